@@ -1,0 +1,34 @@
+# The two commands of the quick start: `make demo` and `make test`. Both set up .venv first.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo test lint typecheck bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test,dask]"
+	touch $(STAMP)
+
+demo: setup
+	$(BIN)/python -m journaltools.demo
+
+test: setup lint typecheck
+	$(BIN)/python -m pytest -q
+
+lint: setup
+	$(BIN)/ruff check journaltools tests benchmarks
+	$(BIN)/ruff format --check journaltools tests benchmarks
+
+typecheck: setup
+	$(BIN)/mypy
+
+bench: setup
+	$(BIN)/python -m benchmarks
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

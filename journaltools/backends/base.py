@@ -1,0 +1,185 @@
+"""The backend contract: what both the file and the JetStream backends do, written once as ``async def``.
+
+Backends only move bytes. Each async method has a blocking twin (``read_run`` / ``read_run_async``)
+that runs it on the process-wide background loop (see ``journaltools.aio``).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Literal
+
+from journaltools.aio import run_sync
+from journaltools.errors import RecordRefused
+from journaltools.protocol.findings import Finding
+from journaltools.protocol.records import (
+    PROTOCOL_VERSION,
+    MetaRecord,
+    RawRecord,
+    decode_record,
+    encode_record,
+    validate_record,
+)
+from journaltools.protocol.runid import validate_run_id
+
+
+@dataclass(slots=True)
+class RunRead:
+    """One run as read from a backend. ``complete`` is False when the journal was refused (corrupt)."""
+
+    run: str
+    records: list[RawRecord]
+    findings: list[Finding] = field(default_factory=list)
+    source: str = ""
+    complete: bool = True
+
+
+ListingStatus = Literal["failed", "cancelled", "suspended", "open", "completed", "invalid"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """One row of a listing (``ls --json``). ``records`` is None where the backend does not count them."""
+
+    run: str
+    status: ListingStatus
+    created: str | None
+    last_seq: int
+    records: int | None
+    model: str | None
+    last_type: str | None = None
+    last_has_calls: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run": self.run,
+            "status": self.status,
+            "created": self.created,
+            "last_seq": self.last_seq,
+            "records": self.records,
+            "model": self.model,
+        }
+
+
+class AppendVerdictTaken(Enum):
+    STORED = "stored"
+    DUPLICATE = "duplicate"
+    ADOPTED = "adopted"  # JetStream: the ack was lost but the server holds our message
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    seq: int
+    outcome: AppendVerdictTaken
+
+
+def prepare_record(run: str, last_seq: int, record: bytes | dict[str, Any]) -> RawRecord:
+    """Validate a record before any write: its shape, its run, and meta-first with the exact version.
+
+    Unlike the source system, journaltools' writers validate what they write; the audits still
+    check stored journals because other writers may not.
+    """
+    raw = record if isinstance(record, bytes) else encode_record(record)
+    if b"\n" in raw:
+        raise RecordRefused(run, None, "schema_violation", "a record must be one line (its bytes contain a newline)")
+    try:
+        parsed = decode_record(raw)
+    except ValueError as exc:
+        raise RecordRefused(run, None, "schema_violation", f"not one JSON object: {exc}") from None
+    validated = validate_record(parsed)
+    if isinstance(validated, Finding):
+        raise RecordRefused(run, validated.seq, validated.code, validated.message)
+    if validated.run != run:
+        raise RecordRefused(run, validated.seq, "run_mismatch", f"record names run {validated.run!r}")
+    if validated.seq == 1 or last_seq == 0:
+        if not isinstance(validated, MetaRecord) or validated.seq != 1:
+            raise RecordRefused(run, validated.seq, "not_meta_first", "a journal starts with meta at seq 1")
+        if validated.version != PROTOCOL_VERSION:
+            raise RecordRefused(
+                run, 1, "version_mismatch", f"meta.version {validated.version} is not {PROTOCOL_VERSION}"
+            )
+    elif isinstance(validated, MetaRecord):
+        raise RecordRefused(run, validated.seq, "not_meta_first", "meta is only ever seq 1")
+    return parsed
+
+
+class JournalWriter(ABC):
+    """Appends records to one run through CheckAppend. ``last_seq`` moves only once a record is durable."""
+
+    run: str
+    last_seq: int
+
+    @abstractmethod
+    async def append_async(self, record: bytes | dict[str, Any]) -> AppendResult: ...
+
+    @abstractmethod
+    async def aclose(self) -> None: ...
+
+    def append(self, record: bytes | dict[str, Any]) -> AppendResult:
+        return run_sync(self.append_async(record))
+
+    def close(self) -> None:
+        run_sync(self.aclose())
+
+    def __enter__(self) -> JournalWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Backend(ABC):
+    """A source of journals. Implementations: ``FileBackend``, ``JetStreamBackend``."""
+
+    url: str
+    kind: str
+
+    @abstractmethod
+    async def list_runs_async(self) -> list[str]:
+        """Every run id in the source, sorted."""
+
+    @abstractmethod
+    async def read_run_async(self, run: str, *, strict: bool = True) -> RunRead:
+        """All records of one run in order. Strict: a corrupt journal raises ``CorruptJournal``;
+        lenient: it comes back with ``complete=False``, no records and a ``corrupt_line`` finding."""
+
+    @abstractmethod
+    async def listing_async(self) -> list[RunSummary]:
+        """The backend's listing of runs (file: fold every run; JetStream: two-record summary)."""
+
+    @abstractmethod
+    async def open_writer_async(self, run: str) -> JournalWriter: ...
+
+    async def aclose(self) -> None:  # noqa: B027 - backends without connections have nothing to close
+        pass
+
+    async def read_runs_async(self, runs: list[str] | None = None, *, strict: bool = True) -> list[RunRead]:
+        return [await self.read_run_async(run, strict=strict) for run in (runs or await self.list_runs_async())]
+
+    # -- the blocking face --------------------------------------------------------------------
+
+    def list_runs(self) -> list[str]:
+        return run_sync(self.list_runs_async())
+
+    def read_run(self, run: str, *, strict: bool = True) -> RunRead:
+        return run_sync(self.read_run_async(validate_run_id(run), strict=strict))
+
+    def read_runs(self, runs: list[str] | None = None, *, strict: bool = True) -> list[RunRead]:
+        return run_sync(self.read_runs_async(runs, strict=strict))
+
+    def listing(self) -> list[RunSummary]:
+        return run_sync(self.listing_async())
+
+    def open_writer(self, run: str) -> JournalWriter:
+        return run_sync(self.open_writer_async(validate_run_id(run)))
+
+    def close(self) -> None:
+        run_sync(self.aclose())
+
+    def __enter__(self) -> Backend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,144 @@
+"""The one error tree of journaltools.
+
+Every refusal names what it refused: the run, the seq where there is one, and the rule broken.
+NATS client errors are translated into this tree in one place (``backends/jetstream.py``), so
+callers never catch a nats-py exception.
+
+::
+
+    JournalError
+    ├── InvalidRunId              a run id that is unsafe as a file name or subject token
+    ├── RunNotFound               no journal for that run in the source
+    ├── SourceError               a source URL or backend that cannot be used
+    │   └── StreamConfigRefused   a JetStream stream whose settings would let records change or expire
+    ├── CorruptJournal            an unparsable interior line: the journal is refused, never half-loaded
+    ├── RecordRefused             one record breaks a protocol rule (run, seq, code, rule)
+    │   ├── FoldError             ... found while folding
+    │   │   └── VersionMismatch   meta.version differs from the reader's
+    │   └── SequenceGap           CheckAppend: seq more than one above the last
+    ├── WriterConflict            somebody else writes this run
+    │   ├── JournalLocked         file backend: another process holds the run's flock
+    │   ├── ConcurrentCreate      JetStream: another writer created the run at the same time
+    │   └── AnotherWriter         JetStream: another writer appended behind this one
+    ├── ClaimRefused              a resume could not land its claim: the resume must not go on
+    ├── AnswerRefused             answering a deferred call was refused
+    │   └── AlreadyAnswered       ... because the call already has a result
+    └── TaskError
+        ├── TaskNotFound
+        └── TaskAlreadyCompleted  a task is completed once: the first write wins
+"""
+
+from __future__ import annotations
+
+
+class JournalError(Exception):
+    """Base of every error journaltools raises on purpose."""
+
+
+class InvalidRunId(JournalError, ValueError):
+    def __init__(self, run: object, why: str) -> None:
+        self.run = run
+        super().__init__(f"invalid run id {run!r}: {why}")
+
+
+class RunNotFound(JournalError, LookupError):
+    def __init__(self, run: str, where: str) -> None:
+        self.run = run
+        super().__init__(f"run {run!r}: no journal in {where}")
+
+
+class SourceError(JournalError):
+    """A source URL, directory or server that cannot be used."""
+
+
+class StreamConfigRefused(SourceError):
+    def __init__(self, stream: str, setting: str, why: str) -> None:
+        self.stream = stream
+        self.setting = setting
+        super().__init__(f"stream {stream!r} refused: {setting}: {why}")
+
+
+class CorruptJournal(JournalError):
+    """An interior line that does not parse. Only valid as a verdict because journals are append-only and synced."""
+
+    def __init__(self, run: str, position: int, why: str, where: str = "") -> None:
+        self.run = run
+        self.position = position
+        self.where = where
+        place = f" ({where})" if where else ""
+        super().__init__(f"run {run!r}: corrupt journal at line {position}{place}: {why}")
+
+
+class RecordRefused(JournalError):
+    """A record breaks a protocol rule. ``code`` is one of the finding codes of INTERFACES.md."""
+
+    def __init__(self, run: str | None, seq: int | None, code: str, rule: str) -> None:
+        self.run = run
+        self.seq = seq
+        self.code = code
+        self.rule = rule
+        super().__init__(f"run {run!r} seq {seq}: {code}: {rule}")
+
+
+class FoldError(RecordRefused):
+    """The fold refused a journal."""
+
+
+class VersionMismatch(FoldError):
+    pass
+
+
+class SequenceGap(RecordRefused):
+    def __init__(self, run: str, last: int, seq: int) -> None:
+        self.last = last
+        super().__init__(run, seq, "seq_gap", f"seq {seq} after last {last} leaves a gap (CheckAppend)")
+
+
+class WriterConflict(JournalError):
+    def __init__(self, run: str, seq: int | None, why: str) -> None:
+        self.run = run
+        self.seq = seq
+        super().__init__(f"run {run!r} seq {seq}: {why}")
+
+
+class JournalLocked(WriterConflict):
+    pass
+
+
+class ConcurrentCreate(WriterConflict):
+    pass
+
+
+class AnotherWriter(WriterConflict):
+    pass
+
+
+class ClaimRefused(JournalError):
+    def __init__(self, run: str, why: str) -> None:
+        self.run = run
+        super().__init__(f"run {run!r}: claim refused, the resume must not continue: {why}")
+
+
+class AnswerRefused(JournalError):
+    def __init__(self, run: str, call: str, why: str) -> None:
+        self.run = run
+        self.call = call
+        super().__init__(f"run {run!r} call {call!r}: answer refused: {why}")
+
+
+class AlreadyAnswered(AnswerRefused):
+    def __init__(self, run: str, call: str, result_seq: int) -> None:
+        self.result_seq = result_seq
+        super().__init__(run, call, f"already answered by the tool_result at seq {result_seq}")
+
+
+class TaskError(JournalError):
+    pass
+
+
+class TaskNotFound(TaskError, LookupError):
+    pass
+
+
+class TaskAlreadyCompleted(TaskError):
+    pass

@@ -1,0 +1,499 @@
+"""The pure fold: records in, conversation, pending batch, counters, resume position and status out.
+
+No I/O. One fold serves both backends, the CLI, the tables and the widgets (PROTOCOL.md section 7).
+
+Strict mode raises ``FoldError`` at the first error-severity finding, naming run, seq and rule.
+Lenient mode (``strict=False``) never raises: it skips the offending record, records the finding
+and carries on, so an audit of many runs reports everything instead of stopping at the first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from journaltools.errors import FoldError, VersionMismatch
+from journaltools.protocol.findings import Finding
+from journaltools.protocol.records import (
+    PROTOCOL_VERSION,
+    AnyRecord,
+    ApprovalRecord,
+    AssistantRecord,
+    CancelRecord,
+    ClaimRecord,
+    DeferralRecord,
+    ErrorRecord,
+    MetaRecord,
+    NoteRecord,
+    RawRecord,
+    TextBlock,
+    ToolResultRecord,
+    ToolUseBlock,
+    UnknownOptionalRecord,
+    UserRecord,
+    validate_record,
+)
+
+Status = Literal["failed", "cancelled", "suspended", "open", "completed"]
+WaitingFor = Literal["model", "tools", "answer"] | None
+STATUSES: tuple[Status, ...] = ("failed", "cancelled", "suspended", "open", "completed")
+
+#: Placeholder content the lenient fold gives a call a broken journal never answered, so the
+#: messages it returns are still valid Messages API input. The finding says it was made up.
+MISSING_RESULT_TEXT = "[journaltools: no tool_result was recorded for this call]"
+
+
+@dataclass(frozen=True, slots=True)
+class PendingCall:
+    id: str
+    name: str
+    input: dict[str, Any]
+    deferred: Literal["approval", "external"] | None
+    approval: Literal["approve", "deny"] | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "input": self.input,
+            "deferred": self.deferred,
+            "approval": self.approval,
+        }
+
+
+@dataclass(slots=True)
+class ToolCallTrace:
+    """Everything the journal says about one tool call, for the ``tool_calls`` table."""
+
+    call_id: str
+    name: str
+    input: dict[str, Any]
+    call_seq: int
+    call_ts: str
+    result_seq: int | None = None
+    result_ts: str | None = None
+    is_error: bool | None = None
+    deferred: str | None = None
+    approval: str | None = None
+
+
+@dataclass(slots=True)
+class Counters:
+    turns: int = 0
+    tool_calls: int = 0
+    tool_errors: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    claims: int = 0
+    errors: int = 0
+    deferrals: int = 0
+    skipped_optional: int = 0
+
+    def to_json(self) -> dict[str, int]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
+@dataclass(frozen=True, slots=True)
+class ResumePosition:
+    last_seq: int
+    waiting_for: WaitingFor
+
+    def to_json(self) -> dict[str, Any]:
+        return {"last_seq": self.last_seq, "waiting_for": self.waiting_for}
+
+
+@dataclass(slots=True)
+class FoldResult:
+    run: str | None
+    status: Status
+    messages: list[dict[str, Any]]
+    pending: list[PendingCall]
+    counters: Counters
+    resume: ResumePosition
+    meta: MetaRecord | None
+    findings: list[Finding]
+    tool_calls: list[ToolCallTrace]
+    records_folded: int
+    first_ts: str | None = None
+    last_ts: str | None = None
+    claim_seqs: list[int] = field(default_factory=list)
+
+    @property
+    def model(self) -> str | None:
+        return self.meta.fingerprint.model if self.meta is not None else None
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``show --json`` shape of INTERFACES.md."""
+        return {
+            "run": self.run,
+            "status": self.status,
+            "messages": self.messages,
+            "pending": [call.to_json() for call in self.pending],
+            "counters": self.counters.to_json(),
+            "resume": self.resume.to_json(),
+        }
+
+
+@dataclass(slots=True)
+class _Call:
+    block: ToolUseBlock
+    trace: ToolCallTrace
+    result: dict[str, Any] | None = None
+    result_seq: int | None = None
+    deferred: Literal["approval", "external"] | None = None
+    approval: Literal["approve", "deny"] | None = None
+
+
+@dataclass(slots=True)
+class _Turn:
+    record: AssistantRecord
+    calls: dict[str, _Call]
+
+    def unanswered(self) -> list[_Call]:
+        return [call for call in self.calls.values() if call.result is None]
+
+
+class _Folder:
+    def __init__(self, strict: bool, expected_run: str | None) -> None:
+        self.strict = strict
+        self.expected_run = expected_run
+        self.run: str | None = expected_run
+        self.meta: MetaRecord | None = None
+        self.messages: list[dict[str, Any]] = []
+        self.turn: _Turn | None = None
+        self.counters = Counters()
+        self.findings: list[Finding] = []
+        self.traces: list[ToolCallTrace] = []
+        self.call_ids: set[str] = set()
+        self.last_seq = 0
+        self.last_decisive: AnyRecord | None = None
+        self.records = 0
+        self.first_ts: str | None = None
+        self.last_ts: str | None = None
+        self.claim_seqs: list[int] = []
+
+    def report(self, seq: int | None, code: str, message: str) -> None:
+        finding = Finding.of(self.run, seq, code, message)
+        if self.strict and finding.severity == "error":
+            error_type = VersionMismatch if code == "version_mismatch" else FoldError
+            raise error_type(self.run, seq, code, message)
+        self.findings.append(finding)
+
+    # -- messages -----------------------------------------------------------------------------
+
+    def _append_user(self, blocks: list[dict[str, Any]] | str, results_first: bool) -> None:
+        if self.messages and self.messages[-1]["role"] == "user":
+            previous = self.messages[-1]
+            merged = _as_blocks(previous["content"]) + _as_blocks(blocks)
+            if results_first:
+                merged.sort(key=lambda block: block["type"] != "tool_result")
+            previous["content"] = merged
+        else:
+            self.messages.append({"role": "user", "content": blocks})
+
+    def _append_assistant(self, content: list[dict[str, Any]]) -> None:
+        if self.messages and self.messages[-1]["role"] == "assistant":
+            # Two assistant records with no user between (a continuation): one message keeps roles alternating.
+            self.messages[-1]["content"] = self.messages[-1]["content"] + content
+        else:
+            self.messages.append({"role": "assistant", "content": content})
+
+    def commit(self, by_seq: int, by_type: str) -> None:
+        turn = self.turn
+        if turn is None:
+            return
+        self.turn = None
+        unanswered = turn.unanswered()
+        if unanswered:
+            ids = ", ".join(call.block.id for call in unanswered)
+            self.report(
+                by_seq,
+                "unanswered_calls",
+                f"a {by_type} record commits the turn of seq {turn.record.seq} with unanswered calls: {ids}",
+            )
+            for call in unanswered:
+                call.result = {
+                    "type": "tool_result",
+                    "tool_use_id": call.block.id,
+                    "content": MISSING_RESULT_TEXT,
+                    "is_error": True,
+                }
+        self._append_assistant([block.model_dump(mode="json") for block in turn.record.content])
+        if turn.calls:
+            results = [call.result for call in turn.calls.values() if call.result is not None]
+            self._append_user(results, results_first=True)
+
+    # -- records ------------------------------------------------------------------------------
+
+    def step(self, raw: RawRecord) -> None:
+        validated = validate_record(raw)
+        if isinstance(validated, Finding):
+            if self.records == 0 and raw.type != "meta":
+                self.report(raw.seq, "not_meta_first", f"the first record is {raw.type!r}, not meta")
+                return
+            self.report(validated.seq, validated.code, validated.message)
+            return
+        record = validated
+        seq = record.seq
+
+        if self.records == 0:
+            if not isinstance(record, MetaRecord) or seq != 1:
+                what = f"a {record.type} record" if not isinstance(record, MetaRecord) else f"meta at seq {seq}"
+                self.report(seq, "not_meta_first", f"the journal must start with meta at seq 1, not {what}")
+                if not isinstance(record, MetaRecord):
+                    return
+            if record.version != PROTOCOL_VERSION:
+                self.report(
+                    seq,
+                    "version_mismatch",
+                    f"meta.version is {record.version}, this reader folds exactly version {PROTOCOL_VERSION}",
+                )
+                return
+            if self.expected_run is not None and record.run != self.expected_run:
+                self.report(seq, "run_mismatch", f"meta says run {record.run!r}, journal is {self.expected_run!r}")
+            self.run = self.run or record.run
+            self.meta = record
+            self._accept(record)
+            return
+        if self.meta is None:
+            # No usable meta: nothing after it can be folded meaningfully; the meta finding says why.
+            return
+
+        if seq <= self.last_seq:
+            self.report(seq, "seq_not_increasing", f"seq {seq} is not greater than the previous seq {self.last_seq}")
+            return
+        if record.run != self.run:
+            self.report(seq, "run_mismatch", f"record says run {record.run!r}, journal is {self.run!r}")
+            return
+        if seq > self.last_seq + 1:
+            self.report(seq, "seq_gap", f"seq {seq} follows seq {self.last_seq}: records are missing")
+
+        handler = _HANDLERS.get(type(record))
+        if handler is not None and not handler(self, record):
+            return
+        self._accept(record)
+
+    def _accept(self, record: AnyRecord) -> None:
+        self.records += 1
+        self.last_seq = record.seq
+        if self.first_ts is None:
+            self.first_ts = record.ts
+        self.last_ts = record.ts
+        if not isinstance(record, ClaimRecord | NoteRecord | UnknownOptionalRecord):
+            self.last_decisive = record
+
+    def on_meta(self, record: MetaRecord) -> bool:
+        self.report(record.seq, "not_meta_first", f"a second meta record at seq {record.seq}")
+        return False
+
+    def on_user(self, record: UserRecord) -> bool:
+        self.commit(record.seq, "user")
+        content = record.content
+        self._append_user(
+            content if isinstance(content, str) else [block.model_dump(mode="json") for block in content],
+            results_first=True,
+        )
+        return True
+
+    def on_assistant(self, record: AssistantRecord) -> bool:
+        calls: dict[str, _Call] = {}
+        for block in record.content:
+            if isinstance(block, ToolUseBlock):
+                if block.id in self.call_ids or block.id in calls:
+                    self.report(
+                        record.seq,
+                        "duplicate_call_id",
+                        f"tool_use id {block.id!r} is already used in this run",
+                    )
+                    return False
+                trace = ToolCallTrace(block.id, block.name, block.input, record.seq, record.ts)
+                calls[block.id] = _Call(block, trace)
+        self.commit(record.seq, "assistant")
+        if not self.messages:
+            self.report(record.seq, "assistant_first", "the conversation would start with an assistant message")
+        self.turn = _Turn(record, calls)
+        self.call_ids.update(calls)
+        self.traces.extend(call.trace for call in calls.values())
+        self.counters.turns += 1
+        self.counters.tool_calls += len(calls)
+        self.counters.input_tokens += record.usage.input_tokens
+        self.counters.output_tokens += record.usage.output_tokens
+        return True
+
+    def _call_of_turn(self, seq: int, call_id: str, what: str) -> _Call | None:
+        call = self.turn.calls.get(call_id) if self.turn is not None else None
+        if call is None:
+            self.report(seq, "unknown_call", f"a {what} for call {call_id!r}, which the current turn does not have")
+        return call
+
+    def on_tool_result(self, record: ToolResultRecord) -> bool:
+        call = self._call_of_turn(record.seq, record.call, "tool_result")
+        if call is None:
+            return False
+        if call.result is not None:
+            self.report(
+                record.seq,
+                "duplicate_result",
+                f"call {record.call!r} already has its result at seq {call.result_seq}",
+            )
+            return False
+        content = record.content
+        block: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": record.call,
+            "content": content if isinstance(content, str) else [b.model_dump(mode="json") for b in content],
+        }
+        if record.is_error:
+            block["is_error"] = True
+            self.counters.tool_errors += 1
+        call.result = block
+        call.result_seq = record.seq
+        call.trace.result_seq = record.seq
+        call.trace.result_ts = record.ts
+        call.trace.is_error = record.is_error
+        return True
+
+    def on_deferral(self, record: DeferralRecord) -> bool:
+        call = self._call_of_turn(record.seq, record.call, "deferral")
+        if call is None:
+            return False
+        if call.result is not None:
+            self.report(record.seq, "unknown_call", f"a deferral for call {record.call!r}, which is already answered")
+            return False
+        call.deferred = record.reason
+        call.trace.deferred = record.reason
+        self.counters.deferrals += 1
+        return True
+
+    def on_approval(self, record: ApprovalRecord) -> bool:
+        call = self._call_of_turn(record.seq, record.call, "approval")
+        if call is None:
+            return False
+        if call.deferred is None:
+            self.report(
+                record.seq,
+                "approval_without_deferral",
+                f"an approval for call {record.call!r}, which was never deferred",
+            )
+        call.approval = record.decision
+        call.trace.approval = record.decision
+        return True
+
+    def on_claim(self, record: ClaimRecord) -> bool:
+        # Completely inert: a claim lands between a turn and its results, touching the turn would commit it early.
+        self.counters.claims += 1
+        self.claim_seqs.append(record.seq)
+        return True
+
+    def on_error(self, record: ErrorRecord) -> bool:
+        self.counters.errors += 1
+        return True
+
+    def on_unknown_optional(self, record: UnknownOptionalRecord) -> bool:
+        self.counters.skipped_optional += 1
+        return True
+
+    # -- the end ------------------------------------------------------------------------------
+
+    def finish(self) -> FoldResult:
+        if self.records == 0 and not any(f.code in _NO_META_CODES for f in self.findings):
+            self.report(None, "empty_journal", "the journal has no records")
+        pending: list[PendingCall] = []
+        turn = self.turn
+        if turn is not None and turn.unanswered():
+            pending = [
+                PendingCall(call.block.id, call.block.name, call.block.input, call.deferred, call.approval)
+                for call in turn.unanswered()
+            ]
+        elif turn is not None:
+            self.commit(self.last_seq, "end of journal")
+        status = self._status(pending)
+        waiting: WaitingFor
+        if status == "suspended":
+            waiting = "answer"
+        elif pending:
+            waiting = "tools"
+        elif self.messages and self.messages[-1]["role"] == "user":
+            waiting = "model"
+        else:
+            waiting = None
+        return FoldResult(
+            run=self.run,
+            status=status,
+            messages=self.messages,
+            pending=pending,
+            counters=self.counters,
+            resume=ResumePosition(self.last_seq, waiting),
+            meta=self.meta,
+            findings=self.findings,
+            tool_calls=self.traces,
+            records_folded=self.records,
+            first_ts=self.first_ts,
+            last_ts=self.last_ts,
+            claim_seqs=self.claim_seqs,
+        )
+
+    def _status(self, pending: list[PendingCall]) -> Status:
+        decisive = self.last_decisive
+        if isinstance(decisive, ErrorRecord) and decisive.fatal:
+            return "failed"
+        if isinstance(decisive, CancelRecord):
+            return "cancelled"
+        if any(call.deferred is not None and call.approval is None for call in pending):
+            return "suspended"
+        if pending or not self.messages or self.messages[-1]["role"] == "user":
+            return "open"
+        return "completed"
+
+
+_NO_META_CODES = frozenset({"not_meta_first", "version_mismatch", "schema_violation", "unknown_type"})
+
+_HANDLERS: dict[type, Any] = {
+    MetaRecord: _Folder.on_meta,
+    UserRecord: _Folder.on_user,
+    AssistantRecord: _Folder.on_assistant,
+    ToolResultRecord: _Folder.on_tool_result,
+    DeferralRecord: _Folder.on_deferral,
+    ApprovalRecord: _Folder.on_approval,
+    ClaimRecord: _Folder.on_claim,
+    ErrorRecord: _Folder.on_error,
+    UnknownOptionalRecord: _Folder.on_unknown_optional,
+}
+
+
+def _as_blocks(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return list(content)
+
+
+def fold(records: Iterable[RawRecord], *, strict: bool = True, run: str | None = None) -> FoldResult:
+    """Fold one run's records.
+
+    ``run`` is the run the records were read as (file name or subject); a record naming another
+    run is a ``run_mismatch``. Strict mode raises ``FoldError`` (``VersionMismatch`` for a version)
+    at the first error; lenient mode returns every finding in ``FoldResult.findings``.
+    """
+    folder = _Folder(strict, run)
+    for record in records:
+        folder.step(record)
+    return folder.finish()
+
+
+def fold_prefixes(records: Sequence[RawRecord], *, strict: bool = False) -> list[FoldResult]:
+    """The fold of every prefix ``records[:1]``, ``records[:2]``, ... (time travel over a run)."""
+    return [fold(records[: end + 1], strict=strict) for end in range(len(records))]
+
+
+def text_of(content: str | list[dict[str, Any]] | list[TextBlock]) -> str:
+    """The plain text of a message's content (text blocks only), for tables and previews."""
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content:
+        if isinstance(block, TextBlock):
+            parts.append(block.text)
+        elif isinstance(block, dict) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+    return "\n".join(parts)

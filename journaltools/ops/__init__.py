@@ -1,0 +1,1 @@
+"""Operations that write: resume (claim + gate), answering a deferred call, migration."""

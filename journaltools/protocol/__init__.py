@@ -1,0 +1,1 @@
+"""The wire contract: records, CheckAppend, run ids, fingerprints and finding codes. No I/O."""

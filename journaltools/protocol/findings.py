@@ -1,0 +1,56 @@
+"""Finding codes (INTERFACES.md) and the finding value every check reports."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+Severity = Literal["error", "warning", "info"]
+
+SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
+
+#: code -> severity. The codes of INTERFACES.md keep their meaning; the last three are ours.
+FINDING_SEVERITY: dict[str, Severity] = {
+    "torn_tail": "warning",
+    "corrupt_line": "error",
+    "empty_journal": "error",
+    "not_meta_first": "error",
+    "version_mismatch": "error",
+    "seq_not_increasing": "error",
+    "seq_gap": "warning",
+    "run_mismatch": "error",
+    "schema_violation": "error",
+    "unknown_type": "error",
+    "optional_not_allowed": "error",
+    "unknown_call": "error",
+    "duplicate_result": "error",
+    "unanswered_calls": "error",
+    "approval_without_deferral": "warning",
+    "listing_documented": "info",
+    "listing_discrepancy": "error",
+    # Added by journaltools:
+    "duplicate_call_id": "error",  # a tool_use id used twice in one run
+    "assistant_first": "error",  # the conversation would start with an assistant message
+    "optional_skipped": "info",  # an unknown record type carrying the optional flag was skipped
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    run: str | None
+    seq: int | None
+    code: str
+    severity: Severity
+    message: str
+    source: str = ""
+
+    @classmethod
+    def of(cls, run: str | None, seq: int | None, code: str, message: str, source: str = "") -> Finding:
+        return cls(run, seq, code, FINDING_SEVERITY[code], message, source)
+
+    def to_json(self) -> dict[str, object]:
+        return {k: v for k, v in asdict(self).items() if k != "source"}
+
+
+def at_least(severity: str, threshold: str) -> bool:
+    return SEVERITY_RANK[severity] >= SEVERITY_RANK[threshold]

@@ -1,0 +1,336 @@
+"""The ten protocol ids as pydantic models, and the raw record every reader keeps.
+
+A record is validated in two steps so a reader pays only for what it needs:
+
+1. ``decode_record`` parses one line (orjson) and keeps its original bytes: enough for tables,
+   digests and migration, which never re-encode.
+2. ``validate_record`` checks the envelope and the payload of a known type against its model and
+   returns either the model or the finding that says which field broke which rule. The result is
+   cached on the record, so folding every prefix of a run validates each record once.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Final, Literal
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from journaltools.protocol.findings import Finding
+from journaltools.protocol.runid import RUN_ID_PATTERN, is_valid_run_id
+
+PROTOCOL_VERSION: Final = 1
+
+RECORD_TYPES: Final = (
+    "meta",
+    "user",
+    "assistant",
+    "tool_result",
+    "deferral",
+    "approval",
+    "claim",
+    "error",
+    "cancel",
+    "note",
+)
+#: Only these may carry ``"optional": true``: a reader that skips them is more conservative, never different.
+OPTIONAL_ALLOWED: Final = frozenset({"approval", "claim", "note"})
+
+TIMESTAMP_PATTERN: Final = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$"
+_TIMESTAMP = re.compile(TIMESTAMP_PATTERN)
+SHA256_PATTERN: Final = r"^[0-9a-f]{64}$"
+
+
+class _Open(BaseModel):
+    """Unknown fields are allowed and ignored (a field added later folds as zero when absent)."""
+
+    model_config = ConfigDict(extra="allow", strict=True, frozen=True)
+
+
+class TextBlock(_Open):
+    type: Literal["text"]
+    text: str
+
+
+class ToolUseBlock(_Open):
+    type: Literal["tool_use"]
+    id: Annotated[str, Field(min_length=1)]
+    name: Annotated[str, Field(min_length=1)]
+    input: dict[str, Any]
+
+
+AssistantBlock = Annotated[TextBlock | ToolUseBlock, Field(discriminator="type")]
+TextContent = str | list[TextBlock]
+
+
+class Usage(_Open):
+    input_tokens: Annotated[int, Field(ge=0)]
+    output_tokens: Annotated[int, Field(ge=0)]
+    cache_read_input_tokens: Annotated[int, Field(ge=0)] | None = None
+    cache_creation_input_tokens: Annotated[int, Field(ge=0)] | None = None
+
+
+class Budget(_Open):
+    max_turns: Annotated[int, Field(ge=0)] | None = None
+    max_tokens: Annotated[int, Field(ge=0)] | None = None
+    max_cost_usd: Annotated[float, Field(ge=0)] | None = None
+
+
+class Fingerprint(_Open):
+    """The configuration a conversation was written under; extra fields are sampling fields (class blocking)."""
+
+    model: Annotated[str, Field(min_length=1)]
+    system_sha256: Annotated[str, Field(pattern=SHA256_PATTERN)]
+    temperature: float | None = None
+    max_tokens: Annotated[int, Field(ge=1)] | None = None
+    tools: dict[str, Annotated[str, Field(pattern=SHA256_PATTERN)]] = Field(default_factory=dict)
+    budget: Budget | None = None
+
+
+class _Envelope(_Open):
+    run: Annotated[str, Field(pattern=RUN_ID_PATTERN)]
+    seq: Annotated[int, Field(ge=1)]
+    ts: Annotated[str, Field(pattern=TIMESTAMP_PATTERN)]
+    optional: bool = False
+
+
+class MetaRecord(_Envelope):
+    type: Literal["meta"]
+    version: int
+    fingerprint: Fingerprint
+    task: str | None = None
+    labels: dict[str, str] | None = None
+
+
+class UserRecord(_Envelope):
+    type: Literal["user"]
+    content: TextContent
+
+
+class AssistantRecord(_Envelope):
+    type: Literal["assistant"]
+    content: list[AssistantBlock]
+    stop_reason: str
+    usage: Usage
+    model: str | None = None
+
+
+class ToolResultRecord(_Envelope):
+    type: Literal["tool_result"]
+    call: Annotated[str, Field(min_length=1)]
+    content: TextContent
+    is_error: bool = False
+
+
+class DeferralRecord(_Envelope):
+    type: Literal["deferral"]
+    call: Annotated[str, Field(min_length=1)]
+    reason: Literal["approval", "external"]
+
+
+class ApprovalRecord(_Envelope):
+    type: Literal["approval"]
+    call: Annotated[str, Field(min_length=1)]
+    decision: Literal["approve", "deny"]
+    by: str
+    note: str | None = None
+
+
+class ClaimRecord(_Envelope):
+    type: Literal["claim"]
+    worker: Annotated[str, Field(min_length=1)]
+    host: str | None = None
+    pid: int | None = None
+    reason: str | None = None
+
+
+class ErrorRecord(_Envelope):
+    type: Literal["error"]
+    where: Literal["provider", "tool", "runner"]
+    message: str
+    fatal: bool
+
+
+class CancelRecord(_Envelope):
+    type: Literal["cancel"]
+    by: str
+    reason: str
+
+
+class NoteRecord(_Envelope):
+    type: Literal["note"]
+    text: str
+    tags: list[str] | None = None
+
+
+class UnknownOptionalRecord(_Envelope):
+    """A type this reader does not know, carrying ``"optional": true``: skipped by the fold, counted."""
+
+    type: str
+
+
+KnownRecord = (
+    MetaRecord
+    | UserRecord
+    | AssistantRecord
+    | ToolResultRecord
+    | DeferralRecord
+    | ApprovalRecord
+    | ClaimRecord
+    | ErrorRecord
+    | CancelRecord
+    | NoteRecord
+)
+AnyRecord = KnownRecord | UnknownOptionalRecord
+
+RECORD_MODELS: Final[dict[str, type[_Envelope]]] = {
+    "meta": MetaRecord,
+    "user": UserRecord,
+    "assistant": AssistantRecord,
+    "tool_result": ToolResultRecord,
+    "deferral": DeferralRecord,
+    "approval": ApprovalRecord,
+    "claim": ClaimRecord,
+    "error": ErrorRecord,
+    "cancel": CancelRecord,
+    "note": NoteRecord,
+}
+
+_RECORD_UNION: TypeAdapter[KnownRecord] = TypeAdapter(Annotated[KnownRecord, Field(discriminator="type")])
+
+
+def record_json_schema() -> dict[str, Any]:
+    """The JSON Schema of the ten record types (``journaltools schema``)."""
+    schema = _RECORD_UNION.json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = f"journaltools record, protocol version {PROTOCOL_VERSION}"
+    return schema
+
+
+class LineNotJson(ValueError):
+    """A line that is not one JSON object; readers decide whether it is a torn tail or corruption."""
+
+
+@dataclass(slots=True, eq=False)
+class RawRecord:
+    """One record as stored: its original bytes (no trailing newline), its parsed body, and where it was read.
+
+    ``position`` is the line number (file) or the stream sequence (JetStream).
+    """
+
+    raw: bytes
+    body: dict[str, Any]
+    position: int = 0
+    _validated: AnyRecord | Finding | None = field(default=None, repr=False)
+
+    @property
+    def type(self) -> str | None:
+        value = self.body.get("type")
+        return value if isinstance(value, str) else None
+
+    @property
+    def run(self) -> str | None:
+        value = self.body.get("run")
+        return value if isinstance(value, str) else None
+
+    @property
+    def seq(self) -> int | None:
+        value = self.body.get("seq")
+        return value if type(value) is int else None
+
+    @property
+    def ts(self) -> str | None:
+        value = self.body.get("ts")
+        return value if isinstance(value, str) else None
+
+    @property
+    def optional(self) -> bool:
+        return self.body.get("optional") is True
+
+
+def decode_record(raw: bytes, position: int = 0) -> RawRecord:
+    """Parse one stored record; raises ``LineNotJson`` when it is not one JSON object."""
+    try:
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise LineNotJson(str(exc)) from None
+    if not isinstance(body, dict):
+        raise LineNotJson(f"a JSON {type(body).__name__}, not an object")
+    return RawRecord(raw, body, position)
+
+
+def encode_record(body: dict[str, Any]) -> bytes:
+    """The canonical bytes journaltools writes for a new record (compact, keys in insertion order)."""
+    return orjson.dumps(body)
+
+
+def _describe(error: ValidationError) -> str:
+    parts = []
+    for item in error.errors(include_url=False)[:3]:
+        where = ".".join(str(p) for p in item["loc"]) or "record"
+        parts.append(f"{where}: {item['msg']}")
+    more = error.error_count() - 3
+    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
+
+
+def check_envelope(record: RawRecord, expected_run: str | None = None) -> Finding | None:
+    """The envelope rules, cheap enough for every record of a table load."""
+    body = record.body
+    kind = body.get("type")
+    run = record.run if is_valid_run_id(body.get("run")) else None
+    seq = record.seq
+    if not isinstance(kind, str) or not kind:
+        return Finding.of(run, seq, "schema_violation", "type: missing or not a string")
+    if run is None:
+        return Finding.of(None, seq, "schema_violation", f"run: {body.get('run')!r} is not a valid run id")
+    if seq is None or seq < 1:
+        return Finding.of(run, None, "schema_violation", f"seq: {body.get('seq')!r} is not an integer >= 1")
+    ts = body.get("ts")
+    if not isinstance(ts, str) or _TIMESTAMP.fullmatch(ts) is None:
+        return Finding.of(run, seq, "schema_violation", f"ts: {ts!r} is not an RFC 3339 UTC timestamp")
+    optional = body.get("optional", False)
+    if not isinstance(optional, bool):
+        return Finding.of(run, seq, "schema_violation", "optional: must be true when present")
+    if expected_run is not None and run != expected_run:
+        return Finding.of(run, seq, "run_mismatch", f"record says run {run!r}, journal is {expected_run!r}")
+    return None
+
+
+def validate_record(record: RawRecord) -> AnyRecord | Finding:
+    """The record as its model, or the one finding that refuses it (cached on the record)."""
+    cached = record._validated
+    if cached is not None:
+        return cached
+    result: AnyRecord | Finding
+    envelope = check_envelope(record)
+    if envelope is not None:
+        result = envelope
+    else:
+        kind = record.body["type"]
+        model = RECORD_MODELS.get(kind)
+        if model is None:
+            if record.optional:
+                result = UnknownOptionalRecord.model_validate(record.body)
+            else:
+                result = Finding.of(
+                    record.run,
+                    record.seq,
+                    "unknown_type",
+                    f"unknown record type {kind!r} without the optional flag",
+                )
+        elif record.optional and kind not in OPTIONAL_ALLOWED:
+            result = Finding.of(
+                record.run,
+                record.seq,
+                "optional_not_allowed",
+                f"a {kind} record may not carry the optional flag (only approval, claim and note may)",
+            )
+        else:
+            try:
+                result = model.model_validate(record.body)  # type: ignore[assignment]
+            except ValidationError as exc:
+                result = Finding.of(record.run, record.seq, "schema_violation", f"{kind}: {_describe(exc)}")
+    record._validated = result
+    return result
