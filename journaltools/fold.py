@@ -169,6 +169,7 @@ class _Folder:
         self.last_seq = 0
         self.last_decisive: AnyRecord | None = None
         self.records = 0
+        self.seen_first = False
         self.first_ts: str | None = None
         self.last_ts: str | None = None
         self.claim_seqs: list[int] = []
@@ -227,9 +228,11 @@ class _Folder:
     # -- records ------------------------------------------------------------------------------
 
     def step(self, raw: RawRecord) -> None:
+        first = not self.seen_first
+        self.seen_first = True
         validated = validate_record(raw)
         if isinstance(validated, Finding):
-            if self.records == 0 and raw.type != "meta":
+            if first and raw.type != "meta":
                 self.report(raw.seq, "not_meta_first", f"the first record is {raw.type!r}, not meta")
                 return
             self.report(validated.seq, validated.code, validated.message)
@@ -237,7 +240,7 @@ class _Folder:
         record = validated
         seq = record.seq
 
-        if self.records == 0:
+        if first:
             if not isinstance(record, MetaRecord) or seq != 1:
                 what = f"a {record.type} record" if not isinstance(record, MetaRecord) else f"meta at seq {seq}"
                 self.report(seq, "not_meta_first", f"the journal must start with meta at seq 1, not {what}")
@@ -257,14 +260,15 @@ class _Folder:
             self._accept(record)
             return
         if self.meta is None:
-            # No usable meta: nothing after it can be folded meaningfully; the meta finding says why.
+            # No usable meta: later records are still validated (above) but cannot be folded; the
+            # finding on the first record says why.
             return
 
         if seq <= self.last_seq:
             self.report(seq, "seq_not_increasing", f"seq {seq} is not greater than the previous seq {self.last_seq}")
             return
-        if record.run != self.run:
-            self.report(seq, "run_mismatch", f"record says run {record.run!r}, journal is {self.run!r}")
+        if record.run != self.meta.run:
+            self.report(seq, "run_mismatch", f"record says run {record.run!r}, its meta says {self.meta.run!r}")
             return
         if seq > self.last_seq + 1:
             self.report(seq, "seq_gap", f"seq {seq} follows seq {self.last_seq}: records are missing")

@@ -35,8 +35,8 @@ def summarize_by_fold(run: str, records: Sequence[RawRecord], complete: bool = T
     return RunSummary(
         run,
         status,
-        result.meta.ts if result.meta is not None else None,
-        result.resume.last_seq,
+        records[0].ts if records else None,
+        (records[-1].seq or 0) if records else 0,
         len(records),
         result.model,
         last_type,
@@ -69,6 +69,5 @@ def summarize_two_records(run: str, first: RawRecord | None, last: RawRecord | N
     created = first.ts if first is not None else None
     status = status_from_last_record(last) if isinstance(meta, MetaRecord) else "invalid"
     last_type, last_has_calls = _last_type_and_calls(last)
-    return RunSummary(
-        run, status, created, last.seq or 0 if last is not None else 0, None, model, last_type, last_has_calls
-    )
+    last_seq = (last.seq or 0) if last is not None else 0
+    return RunSummary(run, status, created, last_seq, None, model, last_type, last_has_calls)

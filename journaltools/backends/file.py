@@ -200,6 +200,14 @@ class FileBackend(Backend):
                     runs.append(run)
         return sorted(runs)
 
+    def unusable_journal_names(self) -> list[str]:
+        """``*.jsonl`` files whose name is not a valid run id: never read as runs, but reported by audits."""
+        return sorted(
+            entry.name
+            for entry in os.scandir(self.root)
+            if entry.name.endswith(JOURNAL_SUFFIX) and not is_valid_run_id(entry.name[: -len(JOURNAL_SUFFIX)])
+        )
+
     def read_run_now(self, run: str, *, strict: bool = True) -> RunRead:
         path = self.path_of(run)
         try:

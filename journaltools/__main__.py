@@ -1,0 +1,5 @@
+import sys
+
+from journaltools.cli import main
+
+sys.exit(main())

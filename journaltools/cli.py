@@ -1,0 +1,269 @@
+"""The ``journaltools`` command line: a thin layer that parses arguments, calls the library and
+turns ``JournalError`` into exit status 1 with the message on stderr (INTERFACES.md).
+
+Exit status: 0 success; 1 the request was refused or failed; 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from journaltools.backends.registry import open_source
+from journaltools.errors import JournalError
+from journaltools.fold import fold, text_of
+
+
+def _emit_json(document: Any) -> None:
+    sys.stdout.buffer.write(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
+    sys.stdout.flush()
+
+
+def print_table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
+    """A plain aligned table; cells are shown with ``str`` and cut at 60 characters."""
+
+    def cell(value: Any) -> str:
+        text = "-" if value is None else str(value)
+        text = text.replace("\n", " ")
+        return text if len(text) <= 60 else text[:57] + "..."
+
+    cells = [[cell(row.get(column)) for column in columns] for row in rows]
+    widths = [max([len(column)] + [len(line[i]) for line in cells]) for i, column in enumerate(columns)]
+    print("  ".join(column.upper().ljust(width) for column, width in zip(columns, widths, strict=True)).rstrip())
+    for line in cells:
+        print("  ".join(value.ljust(width) for value, width in zip(line, widths, strict=True)).rstrip())
+
+
+def cmd_ls(args: argparse.Namespace) -> int:
+    with open_source(args.source) as backend:
+        rows = [summary.to_json() for summary in backend.listing()]
+    if args.json:
+        _emit_json(rows)
+    else:
+        print_table(rows, ["run", "status", "created", "last_seq", "records", "model"])
+    return 0
+
+
+def _print_conversation(document: dict[str, Any]) -> None:
+    print(f"run {document['run']}: {document['status']}")
+    counters = ", ".join(f"{key} {value}" for key, value in document["counters"].items())
+    print(f"counters: {counters}")
+    resume = document["resume"]
+    print(f"resume: last seq {resume['last_seq']}, waiting for {resume['waiting_for'] or 'nothing'}")
+    for index, message in enumerate(document["messages"]):
+        content = message["content"]
+        print(f"\n[{index}] {message['role']}")
+        if isinstance(content, str):
+            print(f"  {content}")
+            continue
+        for block in content:
+            if block["type"] == "text":
+                print(f"  {block['text']}")
+            elif block["type"] == "tool_use":
+                print(f"  -> {block['name']}({json.dumps(block['input'])}) [{block['id']}]")
+            elif block["type"] == "tool_result":
+                flag = " (error)" if block.get("is_error") else ""
+                print(f"  <- {block['tool_use_id']}{flag}: {text_of(block['content'])}")
+    for call in document["pending"]:
+        state = f"deferred ({call['deferred']})" if call["deferred"] else "not yet run"
+        if call["approval"]:
+            state += f", {call['approval']}d"
+        print(f"\npending: {call['name']}({json.dumps(call['input'])}) [{call['id']}]: {state}")
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    with open_source(args.source) as backend:
+        read = backend.read_run(args.run, strict=not args.lenient)
+    result = fold(read.records, strict=not args.lenient, run=args.run)
+    document = result.to_json()
+    if args.lenient:
+        document["findings"] = [finding.to_json() for finding in read.findings + result.findings]
+    if args.json:
+        _emit_json(document)
+    else:
+        _print_conversation(document)
+        for finding in document.get("findings", []):
+            print(f"{finding['severity']}: seq {finding['seq']}: {finding['code']}: {finding['message']}")
+    return 0
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from journaltools.audit import audit_sources
+
+    result = audit_sources(args.sources)
+    rows = [finding.to_json() for finding in result.findings]
+    if args.json:
+        _emit_json(rows)
+    else:
+        print_table(rows, ["run", "seq", "code", "severity", "message"])
+        print(f"\n{result.runs} runs, {result.records} records, {len(rows)} findings", file=sys.stderr)
+    if args.fail_on and result.fails(args.fail_on):
+        return 1
+    return 0
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    from journaltools.protocol.fingerprint import resume_gate
+
+    try:
+        config = json.loads(Path(args.config).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        print(f"journaltools gate: cannot read --config {args.config}: {exc}", file=sys.stderr)
+        return 2
+    with open_source(args.source) as backend:
+        read = backend.read_run(args.run)
+    folded = fold(read.records, run=args.run)
+    assert folded.meta is not None  # a strict fold of a non-empty journal has its meta
+    gate = resume_gate(folded.meta.fingerprint, config, folded, override_blocking=args.override_blocking)
+    document = gate.to_json()
+    if args.json:
+        _emit_json(document)
+    else:
+        print(f"run {args.run}: {'resumable' if gate.resumable else 'NOT resumable'}")
+        print_table(
+            [
+                {**row, "stored": json.dumps(row["stored"]), "candidate": json.dumps(row["candidate"])}
+                for row in document["fields"]
+            ],
+            ["field", "class", "verdict", "stored", "candidate", "why"],
+        )
+    return 0
+
+
+def cmd_answer(args: argparse.Namespace) -> int:
+    from journaltools.ops.answer import answer_call
+
+    with open_source(args.source) as backend:
+        answered = answer_call(backend, args.run, args.call_id, args.result, is_error=args.is_error)
+    if args.json:
+        _emit_json(answered.to_json())
+    else:
+        print(f"run {answered.run}: call {answered.call} answered at seq {answered.seq}")
+    return 0
+
+
+def cmd_samples(args: argparse.Namespace) -> int:
+    from journaltools.samples import write_samples
+
+    runs = write_samples(args.directory)
+    print(f"wrote {len(runs)} sample journals to {args.directory}")
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from journaltools.protocol.records import record_json_schema
+
+    _emit_json(record_json_schema())
+    return 0
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    from journaltools.ops.migrate import migrate
+
+    with open_source(args.source) as source, open_source(args.dest, create=True) as dest:
+        report = migrate(source, dest)
+    if args.json:
+        _emit_json(report.to_json())
+    else:
+        print(f"migrated {report.runs} runs, {report.records} records; verified: {report.verified}")
+        for run, reason in report.refused:
+            print(f"refused {run}: {reason}", file=sys.stderr)
+    return 0 if report.verified else 1
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from journaltools.compare import compare_listings, comparison_rows
+
+    with open_source(args.source_a) as a, open_source(args.source_b) as b:
+        table = compare_listings(a.listing(), b.listing(), label_a=a.kind, label_b=b.kind)
+    rows = comparison_rows(table)
+    if args.json:
+        _emit_json(rows)
+    else:
+        print_table(rows, ["run", "status_a", "status_b", "verdict", "explanation"])
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="journaltools",
+        description="Read, fold, audit and compare append-only agent-run journals (files or NATS JetStream).",
+        epilog="SOURCE is a directory, file:///path, nats://host:port/STREAM or 'embedded'.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, help_text: str, json_flag: bool = True) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        if json_flag:
+            sub.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+        return sub
+
+    ls = command("ls", "list the runs of a source (file: fold every run; JetStream: two-record summary)")
+    ls.add_argument("source")
+    ls.set_defaults(handler=cmd_ls)
+
+    show = command("show", "fold one run and show its conversation, pending calls, counters and resume position")
+    show.add_argument("source")
+    show.add_argument("run")
+    show.add_argument("--lenient", action="store_true", help="fold past problems and list them instead of refusing")
+    show.set_defaults(handler=cmd_show)
+
+    audit = command("audit", "validate every record and run of one or more sources; findings are data, not failures")
+    audit.add_argument("sources", nargs="+", metavar="SOURCE")
+    audit.add_argument("--fail-on", choices=["error", "warning"], help="exit 1 if a finding this severe exists")
+    audit.set_defaults(handler=cmd_audit)
+
+    compare = command("compare", "compare two listings (typically file vs JetStream) run by run")
+    compare.add_argument("source_a", metavar="SOURCE_A")
+    compare.add_argument("source_b", metavar="SOURCE_B")
+    compare.set_defaults(handler=cmd_compare)
+
+    migrate = command("migrate", "copy runs between backends with record bytes unchanged, then verify")
+    migrate.add_argument("source")
+    migrate.add_argument("dest")
+    migrate.set_defaults(handler=cmd_migrate)
+
+    gate = command("gate", "the resume gate for a candidate configuration")
+    gate.add_argument("source")
+    gate.add_argument("run")
+    gate.add_argument("--config", required=True, help="JSON file: the fingerprint fields plus 'system' as plain text")
+    gate.add_argument("--override-blocking", action="store_true", help="accept changed blocking (sampling) fields")
+    gate.set_defaults(handler=cmd_gate)
+
+    answer = command("answer", "answer a deferred call with one tool_result record")
+    answer.add_argument("source")
+    answer.add_argument("run")
+    answer.add_argument("call_id", metavar="CALL_ID")
+    answer.add_argument("--result", required=True, help="the result text")
+    answer.add_argument("--is-error", action="store_true", help="mark the result as an error")
+    answer.set_defaults(handler=cmd_answer)
+
+    samples = command("samples", "write the sample journals into a directory", json_flag=False)
+    samples.add_argument("directory", metavar="DIR")
+    samples.set_defaults(handler=cmd_samples)
+
+    schema = command("schema", "print the JSON Schema of the records", json_flag=False)
+    schema.set_defaults(handler=cmd_schema)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except JournalError as exc:
+        print(f"journaltools {args.command}: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""Resuming a run: claim it first, then read where to continue (PROTOCOL.md section 8)."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from journaltools.backends.base import Backend, JournalWriter
+from journaltools.errors import ClaimRefused, JournalError
+from journaltools.fold import FoldResult, fold
+from journaltools.ops.clock import now_ts
+from journaltools.protocol.fingerprint import GateResult, resume_gate
+
+
+@dataclass(slots=True)
+class Resumed:
+    """A claimed run: the writer (positioned after the claim), the claim's seq and the fold before it."""
+
+    writer: JournalWriter
+    claim_seq: int
+    folded: FoldResult
+    gate: GateResult | None
+
+
+def claim_run(
+    backend: Backend,
+    run: str,
+    worker: str,
+    *,
+    reason: str = "resume",
+    ts: str | None = None,
+    config: Mapping[str, Any] | None = None,
+    override_blocking: bool = False,
+    host: str | None = None,
+    pid: int | None = None,
+) -> Resumed:
+    """Append a claim before anything else, then read the last seq.
+
+    The claim moves the journal's tail, so a worker that still believes it holds the run is refused
+    at its next append. Reading the last seq *after* the claim keeps the runner's first record from
+    colliding with the claim's seq. Any failure to land the claim is fatal to the resume.
+    """
+    read = backend.read_run(run)
+    folded = fold(read.records, run=run)
+    gate = None
+    if config is not None and folded.meta is not None:
+        gate = resume_gate(folded.meta.fingerprint, config, folded, override_blocking=override_blocking)
+        if not gate.resumable:
+            refused = "; ".join(f"{v.field}: {v.why}" for v in gate.fields if v.verdict == "refused")
+            raise ClaimRefused(run, f"the resume gate refuses the configuration ({refused})")
+    try:
+        writer = backend.open_writer(run)
+    except JournalError as exc:
+        raise ClaimRefused(run, str(exc)) from exc
+    claim_seq = writer.last_seq + 1
+    claim = {
+        "type": "claim",
+        "run": run,
+        "seq": claim_seq,
+        "ts": ts or now_ts(),
+        "worker": worker,
+        "host": host if host is not None else socket.gethostname(),
+        "pid": pid if pid is not None else os.getpid(),
+        "reason": reason,
+    }
+    try:
+        writer.append(claim)
+    except JournalError as exc:
+        writer.close()
+        raise ClaimRefused(run, str(exc)) from exc
+    except OSError as exc:
+        writer.close()
+        raise ClaimRefused(run, f"the store is unreachable: {exc}") from exc
+    return Resumed(writer, writer.last_seq, folded, gate)

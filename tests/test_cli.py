@@ -1,0 +1,116 @@
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from journaltools.cli import build_parser, main
+from journaltools.samples import write_samples
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = str(ROOT / "data" / "samples")
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_ls_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "ls", SAMPLES, "--json")
+    rows = json.loads(out)
+    assert code == 0 and len(rows) == 14
+    assert all(set(row) == {"run", "status", "created", "last_seq", "records", "model"} for row in rows)
+    in_flight = next(row for row in rows if row["run"] == "turn-in-flight")
+    assert in_flight == {
+        "run": "turn-in-flight",
+        "status": "open",
+        "created": "2026-11-29T10:05:01.250000Z",
+        "last_seq": 3,
+        "records": 3,
+        "model": "claude-sonnet-4-5",
+    }
+
+
+def test_show_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "show", SAMPLES, "suspended-approval", "--json")
+    document = json.loads(out)
+    assert code == 0
+    assert set(document) == {"run", "status", "messages", "pending", "counters", "resume"}
+    assert document["pending"] == [
+        {"id": "toolu_21", "name": "deploy", "input": {"env": "production"}, "deferred": "approval", "approval": None}
+    ]
+    assert document["resume"] == {"last_seq": 4, "waiting_for": "answer"}
+    assert set(document["counters"]) == {
+        "turns", "tool_calls", "tool_errors", "input_tokens", "output_tokens",
+        "claims", "errors", "deferrals", "skipped_optional",
+    }  # fmt: skip
+    assert [m["role"] for m in document["messages"]] == ["user"]
+
+
+def test_show_refusal_exits_1_naming_run_seq_and_rule(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, "show", SAMPLES, "schema-violation")
+    assert code == 1 and out == ""
+    assert "schema-violation" in err and "seq 3" in err and "schema_violation" in err
+    code, _, err = run_cli(capsys, "show", SAMPLES, "corrupt-interior")
+    assert code == 1 and "line 3" in err
+    code, _, err = run_cli(capsys, "show", SAMPLES, "no-such-run")
+    assert code == 1 and "no journal" in err
+
+
+def test_audit_findings_and_fail_on(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "audit", SAMPLES, "--json")
+    findings = json.loads(out)
+    assert code == 0
+    assert {(f["run"], f["code"]) for f in findings} == {
+        ("corrupt-interior", "corrupt_line"),
+        ("schema-violation", "schema_violation"),
+        ("torn-tail", "torn_tail"),
+        ("version-mismatch", "version_mismatch"),
+    }
+    assert all(set(f) == {"run", "seq", "code", "severity", "message"} for f in findings)
+    assert run_cli(capsys, "audit", SAMPLES, "--fail-on", "error")[0] == 1
+
+
+def test_audit_of_a_clean_source_passes_fail_on(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_samples(tmp_path)
+    for broken in ("corrupt-interior", "schema-violation", "torn-tail", "version-mismatch"):
+        (tmp_path / f"{broken}.jsonl").unlink()
+    assert run_cli(capsys, "audit", str(tmp_path), "--fail-on", "warning", "--json")[:2] == (0, "[]\n")
+
+
+def test_answer_and_gate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_samples(tmp_path)
+    code, out, _ = run_cli(
+        capsys, "answer", str(tmp_path), "suspended-approval", "toolu_21", "--result", "ok", "--json"
+    )
+    assert code == 0 and json.loads(out) == {"run": "suspended-approval", "call": "toolu_21", "seq": 5}
+    code, _, err = run_cli(capsys, "answer", str(tmp_path), "suspended-approval", "toolu_21", "--result", "ok")
+    assert code == 1 and "already answered" in err and "seq 5" in err
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"model": "claude-opus-4", "system": "other"}))
+    code, out, _ = run_cli(capsys, "gate", str(tmp_path), "completed-with-tools", "--config", str(config), "--json")
+    document = json.loads(out)
+    assert code == 0 and document["resumable"] is False
+    assert {f["field"]: f["verdict"] for f in document["fields"]}["model"] == "refused"
+
+
+def test_schema_command_prints_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "schema")
+    assert code == 0 and json.loads(out)["discriminator"]["propertyName"] == "type"
+
+
+def test_bad_usage_exits_2() -> None:
+    result = subprocess.run([sys.executable, "-m", "journaltools", "ls"], capture_output=True, cwd=ROOT)
+    assert result.returncode == 2 and b"usage" in result.stderr
+    result = subprocess.run([sys.executable, "-m", "journaltools", "frobnicate"], capture_output=True, cwd=ROOT)
+    assert result.returncode == 2
+
+
+def test_every_command_has_help_text() -> None:
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if a.dest == "command")
+    for name, sub in subparsers.choices.items():  # type: ignore[union-attr]
+        assert sub.description, f"{name} has no help text"

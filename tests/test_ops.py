@@ -1,0 +1,84 @@
+from pathlib import Path
+
+import pytest
+
+from journaltools.backends.file import FileBackend
+from journaltools.errors import AlreadyAnswered, AnswerRefused, ClaimRefused
+from journaltools.fold import fold
+from journaltools.ops.answer import answer_call
+from journaltools.ops.resume import claim_run
+from journaltools.protocol.fingerprint import resume_gate, system_sha256
+from journaltools.samples import SAMPLE_SYSTEM_PROMPT, sample_fingerprint, write_samples
+
+
+@pytest.fixture
+def samples(tmp_path: Path) -> FileBackend:
+    write_samples(tmp_path)
+    return FileBackend(tmp_path)
+
+
+def test_answering_a_deferred_call_writes_one_tool_result(samples: FileBackend) -> None:
+    before = samples.path_of("suspended-approval").read_bytes()
+    answered = answer_call(samples, "suspended-approval", "toolu_21", "deployed", ts="2026-11-29T12:00:00Z")
+    assert answered.seq == 5
+    after = samples.path_of("suspended-approval").read_bytes()
+    assert after.startswith(before) and after.count(b"\n") == before.count(b"\n") + 1
+    folded = fold(samples.read_run("suspended-approval").records)
+    assert folded.status == "open" and folded.resume.waiting_for == "model"
+    with pytest.raises(AlreadyAnswered) as twice:
+        answer_call(samples, "suspended-approval", "toolu_21", "again")
+    assert twice.value.result_seq == 5
+
+
+def test_answer_refusals_take_no_lock_and_write_nothing(samples: FileBackend) -> None:
+    before = samples.path_of("turn-in-flight").read_bytes()
+    with samples.open_writer("turn-in-flight") as held:  # a lock held elsewhere does not matter for a refusal
+        with pytest.raises(AnswerRefused, match="not deferred"):
+            answer_call(samples, "turn-in-flight", "toolu_11", "x")
+        with pytest.raises(AnswerRefused, match="no such call"):
+            answer_call(samples, "turn-in-flight", "toolu_99", "x")
+        assert held.last_seq == 3
+    assert samples.path_of("turn-in-flight").read_bytes() == before
+
+
+def test_claim_lands_before_anything_and_the_runner_continues_after_it(samples: FileBackend) -> None:
+    resumed = claim_run(samples, "turn-in-flight", "worker-z")
+    with resumed.writer as writer:
+        assert resumed.claim_seq == 4 and writer.last_seq == 4
+    folded = fold(samples.read_run("turn-in-flight").records)
+    assert [call.id for call in folded.pending] == ["toolu_11", "toolu_12"], "the claim left the batch pending"
+
+
+def test_a_claim_that_cannot_land_is_fatal(samples: FileBackend) -> None:
+    with samples.open_writer("turn-in-flight"), pytest.raises(ClaimRefused):
+        claim_run(samples, "turn-in-flight", "worker-z")
+
+
+def test_gate_classes() -> None:
+    folded = fold(
+        FileBackend(Path(__file__).parent.parent / "data" / "samples").read_run("completed-with-tools").records
+    )
+    stored = folded.meta.fingerprint if folded.meta else None
+    assert stored is not None
+    same = {**sample_fingerprint(), "system": SAMPLE_SYSTEM_PROMPT}
+    same.pop("system_sha256")
+    assert resume_gate(stored, same, folded).resumable
+
+    verdicts = {v.field: v.verdict for v in resume_gate(stored, {**same, "model": "other"}, folded).fields}
+    assert verdicts["model"] == "refused"
+    assert not resume_gate(stored, {**same, "system": "changed"}, folded).resumable
+    hotter = {**same, "temperature": 0.9}
+    assert not resume_gate(stored, hotter, folded).resumable
+    assert resume_gate(stored, hotter, folded, override_blocking=True).resumable
+
+    tools = dict(same["tools"])
+    tools["new_tool"] = system_sha256("x")
+    del tools["deploy"]  # never called by this run
+    assert resume_gate(stored, {**same, "tools": tools}, folded).resumable
+    tools["run_tests"] = system_sha256("changed schema")  # called by this run
+    refused = resume_gate(stored, {**same, "tools": tools}, folded)
+    assert not refused.resumable and "run_tests" in next(v.why for v in refused.fields if v.field == "tools")
+
+    tight = resume_gate(stored, {**same, "budget": {"max_turns": 1}}, folded)
+    budget = next(v for v in tight.fields if v.field == "budget")
+    assert tight.resumable and budget.verdict == "exceeded" and "2 turns" in budget.why
