@@ -1,0 +1,754 @@
+"""The JetStream backend (PROTOCOL.md section 5): the record with seq N of run R is the one message on ``journal.R.N``.
+
+Append-only is enforced by the server, not by politeness: the stream keeps one message per subject and discards
+new messages per subject, so a stored record can never be replaced; a stream whose settings would let a record
+be replaced or expire is refused (``check_stream_config``).
+
+Writing. A writer appends ``last + 1`` only, through CheckAppend, publishing to the literal subject
+``journal.R.N`` with ``Nats-Expected-Last-Subject-Sequence: 0`` (the slot must be empty: constant cost) and a
+``Nats-Msg-Id`` made once per logical write and reused on every retry. ``last_seq`` moves only after the ack.
+A rejection (err_code 10071 wrong last sequence, or 10077 maximum messages per subject, which nats-py reports as
+"service unavailable") means the slot is taken; the writer reads the slot back: our message id means the ack was
+lost and the record is ours (adopted), seq 1 means another writer created the run at the same time
+(``ConcurrentCreate``), anything else means another writer moved the tail (``AnotherWriter``). Transient failures
+(timeouts, a server restarting, no responders) are retried with the same message id until the operation times out.
+
+Reading. A run is read with batched direct gets (``$JS.API.DIRECT.GET`` with ``next_by_subj: journal.R.*`` and
+``batch``): no consumer is created, one request returns up to a batch of messages. This was picked by
+measurement over an ordered consumer and an ack-less pull consumer (see ``benchmarks/bench_jetstream.py``).
+Messages are atomic, so there is no torn tail on JetStream: any body that does not parse is corruption.
+
+Listing. Runs are enumerated from the stream's subjects (stream info with ``subjects_filter``), paged with
+``offset`` until the server's ``total`` is covered; nats-py's ``stream_info`` would stop silently at the server's
+100,000 subjects per response. Each run is summarized from two records: ``journal.R.1`` and the last message on
+``journal.R.*`` (``listing.summarize_two_records``).
+
+All I/O is ``async def`` on journaltools' one background loop; the connection lives there and ``aclose`` drains it.
+NATS errors are mapped to the journaltools error tree in one place: ``classify_nats_error``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, TypeVar
+from urllib.parse import parse_qs, urlparse
+
+import nats.errors
+import nats.js.errors
+import orjson
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.js.api import Header
+
+from journaltools.aio import run_sync
+from journaltools.backends.base import (
+    AppendResult,
+    AppendVerdictTaken,
+    Backend,
+    JournalWriter,
+    RunRead,
+    RunSummary,
+    prepare_record,
+)
+from journaltools.errors import (
+    AnotherWriter,
+    ConcurrentCreate,
+    CorruptJournal,
+    JournalError,
+    RunNotFound,
+    SequenceGap,
+    SourceError,
+    StreamConfigRefused,
+)
+from journaltools.listing import summarize_by_fold, summarize_two_records
+from journaltools.protocol.findings import Finding
+from journaltools.protocol.records import LineNotJson, RawRecord, decode_record
+from journaltools.protocol.runid import is_valid_run_id, validate_run_id
+from journaltools.protocol.sequence import AppendVerdict, check_append
+
+T = TypeVar("T")
+
+DEFAULT_STREAM = "JOURNALS"
+DEFAULT_PREFIX = "journal"
+#: The server's page size for subject details in one stream-info response (``JSMaxSubjectDetails``).
+SERVER_SUBJECTS_PAGE = 100_000
+#: Rejections that mean "the slot journal.R.N already holds a message".
+SLOT_TAKEN_CODES = frozenset({10071, 10077})  # wrong last sequence; maximum messages per subject exceeded
+MSG_ID = "Nats-Msg-Id"
+EXPECTED_LAST_SUBJECT_SEQUENCE = "Nats-Expected-Last-Subject-Sequence"
+EXPECTED_STREAM = "Nats-Expected-Stream"
+
+_STREAM_NAME = re.compile(r"^[A-Za-z0-9_-]{1,255}$")
+_PREFIX = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")
+
+
+# -- where ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class JetStreamLocation:
+    """A stream on a server: ``nats://host:port/STREAM`` (``?prefix=`` changes the subject prefix)."""
+
+    servers: str
+    stream: str = DEFAULT_STREAM
+    prefix: str = DEFAULT_PREFIX
+
+    @property
+    def display_url(self) -> str:
+        """The source URL without credentials."""
+        parsed = urlparse(self.servers)
+        host = parsed.hostname or "localhost"
+        port = f":{parsed.port}" if parsed.port else ""
+        query = f"?prefix={self.prefix}" if self.prefix != DEFAULT_PREFIX else ""
+        return f"{parsed.scheme}://{host}{port}/{self.stream}{query}"
+
+
+def parse_nats_url(url: str) -> JetStreamLocation:
+    """``nats://[user:pass@]host:port/STREAM[?prefix=journal]`` → where the journals are."""
+    parsed = urlparse(url)
+    if parsed.scheme not in ("nats", "tls", "ws", "wss"):
+        raise SourceError(f"{url!r}: not a nats:// URL")
+    if not parsed.hostname:
+        raise SourceError(f"{url!r}: no server host")
+    stream = parsed.path.strip("/") or DEFAULT_STREAM
+    query = parse_qs(parsed.query)
+    prefix = query.get("prefix", [DEFAULT_PREFIX])[-1]
+    _check_names(url, stream, prefix)
+    servers = f"{parsed.scheme}://{parsed.netloc}"
+    return JetStreamLocation(servers, stream, prefix)
+
+
+def _check_names(url: str, stream: str, prefix: str) -> None:
+    if not _STREAM_NAME.fullmatch(stream):
+        raise SourceError(f"{url!r}: stream name {stream!r} must be 1-255 characters of [A-Za-z0-9_-]")
+    if not _PREFIX.fullmatch(prefix):
+        raise SourceError(f"{url!r}: subject prefix {prefix!r} must be dot-separated tokens of [A-Za-z0-9_-]")
+
+
+@dataclass(frozen=True, slots=True)
+class JetStreamOptions:
+    """Tunables. The defaults suit the CLI and notebooks; tests shorten the timeouts."""
+
+    request_timeout: float = 5.0
+    """One request: a publish waiting for its ack, one direct get, one batch of a run read."""
+    operation_timeout: float = 30.0
+    """How long one operation (an append, a read) retries transient failures before it gives up."""
+    connect_timeout: float = 5.0
+    reconnect_wait: float = 0.25
+    read_batch: int = 4096
+    """Messages per direct-get batch when reading a run."""
+    concurrency: int = 64
+    """Requests in flight at once when listing or reading many runs."""
+    subjects_page_limit: int | None = None
+    """Use at most this many subjects of each stream-info page (tests lower it to exercise paging)."""
+
+
+# -- the one place NATS errors are mapped ------------------------------------------------------------
+
+
+class Failure(Enum):
+    SLOT_TAKEN = "slot_taken"
+    TRANSIENT = "transient"
+    FATAL = "fatal"
+
+
+_TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
+    TimeoutError,  # nats.errors.TimeoutError and asyncio.TimeoutError are both TimeoutError
+    nats.errors.NoRespondersError,
+    nats.js.errors.NoStreamResponseError,
+    nats.errors.ConnectionReconnectingError,
+    nats.errors.StaleConnectionError,
+    nats.errors.OutboundBufferLimitError,
+    ConnectionError,
+)
+
+
+def classify_nats_error(exc: BaseException) -> Failure:
+    """What a nats-py exception means to a journal.
+
+    10071 and 10077 mean the slot is taken (nats-py raises 10077 as ``ServiceUnavailableError``; it is not
+    transient here: retrying can never empty a slot). Other 503s, timeouts and a reconnecting or briefly
+    unanswered server are transient. Anything else is fatal and becomes a ``SourceError``.
+    """
+    if isinstance(exc, nats.js.errors.APIError):
+        if exc.err_code in SLOT_TAKEN_CODES:
+            return Failure.SLOT_TAKEN
+        if exc.code in (503, 408):
+            return Failure.TRANSIENT
+        return Failure.FATAL
+    if isinstance(exc, _TRANSIENT_ERRORS):
+        return Failure.TRANSIENT
+    return Failure.FATAL
+
+
+def _describe_nats_error(exc: BaseException) -> str:
+    if isinstance(exc, nats.js.errors.APIError):
+        return f"{exc.description or type(exc).__name__} (code {exc.code}, err_code {exc.err_code})"
+    return str(exc) or type(exc).__name__
+
+
+# -- the stream ---------------------------------------------------------------------------------------
+
+
+def stream_config_for(stream: str, prefix: str) -> dict[str, Any]:
+    """The configuration journaltools creates a stream with."""
+    return {
+        "name": stream,
+        "subjects": [f"{prefix}.>"],
+        "retention": "limits",
+        "storage": "file",
+        "num_replicas": 1,
+        "max_msgs_per_subject": 1,
+        "discard": "new",
+        "discard_new_per_subject": True,
+        "max_age": 0,
+        "allow_direct": True,
+        "allow_rollup_hdrs": False,
+        "deny_delete": True,
+        "deny_purge": True,
+    }
+
+
+def check_stream_config(stream: str, config: Mapping[str, Any], prefix: str = DEFAULT_PREFIX) -> None:
+    """Refuse a stream whose settings would let a stored record be replaced, expire or go unread.
+
+    Raises ``StreamConfigRefused`` naming the first offending setting and why it matters.
+    """
+
+    def refuse(setting: str, why: str) -> None:
+        raise StreamConfigRefused(stream, setting, why)
+
+    if config.get("max_age", 0):
+        seconds = int(config["max_age"]) / 1e9
+        refuse("max_age", f"set to {seconds:g}s: stored runs would silently expire; journals must have no maximum age")
+    if config.get("retention", "limits") != "limits":
+        refuse(
+            "retention",
+            f"{config.get('retention')!r} deletes messages once consumed; journals need 'limits' retention",
+        )
+    if config.get("max_msgs_per_subject") != 1:
+        refuse(
+            "max_msgs_per_subject",
+            f"is {config.get('max_msgs_per_subject')}, must be 1: the slot journal.R.N holds exactly one record",
+        )
+    if config.get("discard", "old") != "new":
+        refuse("discard", "is 'old': reaching a limit would delete the oldest records; it must be 'new'")
+    if not config.get("discard_new_per_subject", False):
+        refuse(
+            "discard_new_per_subject",
+            "is off: a second message on journal.R.N would replace the stored record instead of being rejected",
+        )
+    if config.get("storage", "file") != "file":
+        refuse("storage", f"is {config.get('storage')!r}: memory storage loses every record when the server stops")
+    if config.get("allow_rollup_hdrs", False):
+        refuse("allow_rollup_hdrs", "is on: a Nats-Rollup header would purge stored records")
+    if config.get("allow_msg_ttl", False):
+        refuse("allow_msg_ttl", "is on: a Nats-TTL header would make stored records expire")
+    if config.get("subject_delete_marker_ttl"):
+        refuse("subject_delete_marker_ttl", "is set: delete markers come with expiring records")
+    if config.get("allow_msg_counter", False):
+        refuse("allow_msg_counter", "is on: a counter stream folds messages together instead of keeping them")
+    if config.get("subject_transform"):
+        refuse("subject_transform", "is set: records would not be stored on the subject they were appended to")
+    if not config.get("allow_direct", False):
+        refuse("allow_direct", "is off: journaltools reads runs and listings with direct get")
+    subjects = config.get("subjects") or []
+    if f"{prefix}.>" not in subjects and ">" not in subjects:
+        refuse("subjects", f"{subjects!r} do not capture {prefix}.>: records would not be stored in this stream")
+
+
+# -- helpers over messages ----------------------------------------------------------------------------
+
+
+def _status_of(msg: Msg) -> str | None:
+    """A status reply (``NATS/1.0 404``, ``204 EOB``…) carries a status header and no body."""
+    if msg.data or not msg.headers:
+        return None
+    return msg.headers.get("Status")
+
+
+def _description_of(msg: Msg) -> str:
+    headers = msg.headers or {}
+    return str(headers.get(Header.DESCRIPTION, ""))
+
+
+def _header(msg: Msg, name: str) -> str | None:
+    return (msg.headers or {}).get(name)
+
+
+def _stream_sequence(msg: Msg) -> int:
+    value = _header(msg, "Nats-Sequence")
+    return int(value) if value is not None else 0
+
+
+def new_msg_id(run: str, seq: int) -> str:
+    """A message id unique to one logical write (ids are matched stream-wide, so never run and seq alone)."""
+    return f"{run}.{seq}.{uuid.uuid4().hex}"
+
+
+# -- the writer ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PendingWrite:
+    """The logical write in progress: its seq, its bytes and the message id every retry reuses."""
+
+    seq: int
+    raw: bytes
+    msg_id: str
+
+
+class JetStreamJournalWriter(JournalWriter):
+    """Appends to one run. No lock is taken: a second writer is refused at its first append behind another."""
+
+    def __init__(self, backend: JetStreamBackend, run: str, last_seq: int) -> None:
+        self.run = run
+        self.last_seq = last_seq
+        self._backend = backend
+        self._pending: PendingWrite | None = None
+        self._closed = False
+
+    def _prepare(self, record: bytes | dict[str, Any]) -> RawRecord:
+        if self._closed:
+            raise ValueError(f"writer for run {self.run!r} is closed")
+        return prepare_record(self.run, self.last_seq, record)
+
+    def _pending_for(self, seq: int, raw: bytes) -> PendingWrite:
+        pending = self._pending
+        if pending is None or pending.seq != seq or pending.raw != raw:
+            pending = PendingWrite(seq, raw, new_msg_id(self.run, seq))
+            self._pending = pending
+        return pending
+
+    def msg_id_for(self, record: bytes | dict[str, Any]) -> str:
+        """The message id the next append of ``record`` will use (the same on every retry of that write).
+
+        Lets a caller (or a test) see what a lost ack looks like: a message stored with this id before
+        ``append`` is adopted as ours.
+        """
+        parsed = self._prepare(record)
+        seq = parsed.seq
+        assert seq is not None  # prepare_record validated the envelope
+        if check_append(self.last_seq, seq) is not AppendVerdict.NEXT:
+            raise ValueError(f"run {self.run!r}: seq {seq} is not the next append after {self.last_seq}")
+        return self._pending_for(seq, parsed.raw).msg_id
+
+    async def append_async(self, record: bytes | dict[str, Any]) -> AppendResult:
+        parsed = self._prepare(record)
+        seq = parsed.seq
+        assert seq is not None  # prepare_record validated the envelope
+        verdict = check_append(self.last_seq, seq)
+        if verdict is AppendVerdict.DUPLICATE:
+            return AppendResult(seq, AppendVerdictTaken.DUPLICATE)
+        if verdict is AppendVerdict.GAP:
+            raise SequenceGap(self.run, self.last_seq, seq)
+        pending = self._pending_for(seq, parsed.raw)
+        outcome = await self._backend.store_record_async(self.run, pending)
+        self.last_seq = seq  # only now: the server acknowledged (or already held) the record
+        self._pending = None
+        return AppendResult(seq, outcome)
+
+    async def aclose(self) -> None:
+        self._closed = True
+
+
+# -- the backend --------------------------------------------------------------------------------------
+
+
+class JetStreamBackend(Backend):
+    """Journals in one JetStream stream. Open with ``open_jetstream_source`` (or ``open_async``)."""
+
+    kind = "jetstream"
+
+    def __init__(self, client: Client, location: JetStreamLocation, options: JetStreamOptions) -> None:
+        self._nc = client
+        self.location = location
+        self.options = options
+        self.stream = location.stream
+        self.prefix = location.prefix
+        self.url = location.display_url
+        self._closed = False
+
+    # -- opening and closing ---------------------------------------------------------------------
+
+    @classmethod
+    async def open_async(
+        cls, location: JetStreamLocation, *, create: bool = False, options: JetStreamOptions | None = None
+    ) -> JetStreamBackend:
+        """Connect, then create (``create=True``) or verify the stream. Refuses an unsafe stream."""
+        opts = options or JetStreamOptions()
+        client = Client()
+
+        async def quiet(*args: object) -> None:  # nats-py logs every reconnect attempt by default
+            return None
+
+        try:
+            await asyncio.wait_for(
+                client.connect(
+                    servers=[location.servers],
+                    name="journaltools",
+                    allow_reconnect=True,
+                    max_reconnect_attempts=-1,
+                    reconnect_time_wait=opts.reconnect_wait,  # type: ignore[arg-type]  # nats-py says int
+                    connect_timeout=max(1, int(opts.connect_timeout)),
+                    error_cb=quiet,
+                    disconnected_cb=quiet,
+                    reconnected_cb=quiet,
+                    closed_cb=quiet,
+                ),
+                opts.connect_timeout,
+            )
+        except Exception as exc:
+            await client.close()
+            raise SourceError(f"{location.display_url}: cannot connect: {_describe_nats_error(exc)}") from None
+        backend = cls(client, location, opts)
+        try:
+            await backend._ensure_stream(create)
+        except BaseException:
+            await backend.aclose()
+            raise
+        return backend
+
+    async def _ensure_stream(self, create: bool) -> None:
+        try:
+            info = await self._api(f"STREAM.INFO.{self.stream}", b"")
+        except nats.js.errors.NotFoundError:
+            if not create:
+                raise SourceError(f"{self.url}: stream {self.stream!r} does not exist") from None
+            config = stream_config_for(self.stream, self.prefix)
+            info = await self._api(f"STREAM.CREATE.{self.stream}", orjson.dumps(config), what="create the stream")
+        check_stream_config(self.stream, info.get("config") or {}, self.prefix)
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._nc.is_connected:
+            try:
+                await self._nc.drain()
+            except Exception:  # a drain that fails (server gone) still has to close the connection
+                await self._nc.close()
+        else:
+            await self._nc.close()
+
+    # -- subjects --------------------------------------------------------------------------------
+
+    def subject(self, run: str, seq: int | str) -> str:
+        return f"{self.prefix}.{validate_run_id(run)}.{seq}"
+
+    def _slot_of(self, subject: str) -> tuple[str, int] | None:
+        """``journal.R.N`` → (R, N); None for a subject that is not a record slot."""
+        head = self.prefix + "."
+        if not subject.startswith(head):
+            return None
+        run, _, number = subject[len(head) :].partition(".")
+        if not is_valid_run_id(run) or not number.isdigit():
+            return None
+        return run, int(number)
+
+    # -- requests (every NATS call goes through these) ---------------------------------------------
+
+    async def _retrying(
+        self,
+        what: str,
+        attempt: Callable[[], Awaitable[T]],
+        passthrough: tuple[type[Exception], ...] = (),
+    ) -> T:
+        """Run ``attempt`` until it succeeds, retrying transient failures until ``operation_timeout``.
+
+        Journal errors and the ``passthrough`` types propagate as they are; any other failure becomes a
+        ``SourceError`` naming what was being done.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.options.operation_timeout
+        delay = 0.02
+        while True:
+            try:
+                return await attempt()
+            except Exception as exc:
+                if isinstance(exc, (JournalError, *passthrough)):
+                    raise
+                failure = classify_nats_error(exc)
+                if failure is Failure.TRANSIENT and not self._closed and loop.time() + delay < deadline:
+                    await asyncio.sleep(delay)  # back off: the server may be restarting
+                    delay = min(delay * 2, 0.5)
+                    continue
+                if failure is Failure.SLOT_TAKEN:
+                    raise
+                raise SourceError(f"{self.url}: {what} failed: {_describe_nats_error(exc)}") from exc
+
+    async def _api(self, endpoint: str, payload: bytes, *, what: str = "") -> dict[str, Any]:
+        """One ``$JS.API`` request; an error reply is raised as nats-py's ``APIError`` (then mapped)."""
+
+        async def attempt() -> dict[str, Any]:
+            reply = await self._nc.request(f"$JS.API.{endpoint}", payload, timeout=self.options.request_timeout)
+            body: dict[str, Any] = orjson.loads(reply.data)
+            if "error" in body:
+                nats.js.errors.APIError.from_error(body["error"])  # raises the matching APIError subclass
+            return body
+
+        return await self._retrying(what or endpoint, attempt, passthrough=(nats.js.errors.NotFoundError,))
+
+    async def _get_last(self, subject_filter: str) -> Msg | None:
+        """The last message on a subject (wildcards allowed) by direct get, or None."""
+
+        async def attempt() -> Msg | None:
+            reply = await self._nc.request(
+                f"$JS.API.DIRECT.GET.{self.stream}",
+                orjson.dumps({"last_by_subj": subject_filter}),
+                timeout=self.options.request_timeout,
+            )
+            status = _status_of(reply)
+            if status is None:
+                return reply
+            if status == "404":
+                return None
+            raise nats.js.errors.APIError(code=int(status), description=_description_of(reply))
+
+        return await self._retrying(f"direct get of {subject_filter}", attempt)
+
+    async def _get_batch(self, subject_filter: str) -> list[Msg]:
+        """Every message on ``subject_filter`` in stream order, by batched direct gets (no consumer)."""
+        loop = asyncio.get_running_loop()
+        request_subject = f"$JS.API.DIRECT.GET.{self.stream}"
+
+        async def attempt() -> list[Msg]:
+            messages: list[Msg] = []
+            end: list[asyncio.Future[Msg]] = []
+
+            async def on_message(msg: Msg) -> None:
+                if _status_of(msg) is None:
+                    messages.append(msg)
+                elif end and not end[-1].done():
+                    end[-1].set_result(msg)
+
+            inbox = self._nc.new_inbox()
+            subscription = await self._nc.subscribe(inbox, cb=on_message)
+            try:
+                start = 1
+                while True:
+                    end.append(loop.create_future())
+                    request = {"seq": start, "next_by_subj": subject_filter, "batch": self.options.read_batch}
+                    await self._nc.publish(request_subject, orjson.dumps(request), reply=inbox)
+                    final = await asyncio.wait_for(end[-1], self.options.request_timeout)
+                    status = _status_of(final)
+                    if status == "404":  # nothing (more) on the filter
+                        return messages
+                    if status != "204":
+                        raise nats.js.errors.APIError(code=int(status or 0), description=_description_of(final))
+                    pending = int(_header(final, "Nats-Num-Pending") or 0)
+                    if pending == 0 or not messages:
+                        return messages
+                    start = _stream_sequence(messages[-1]) + 1
+            finally:
+                await subscription.unsubscribe()
+
+        return await self._retrying(f"reading {subject_filter}", attempt)
+
+    async def _subject_counts(self, subject_filter: str) -> dict[str, int]:
+        """Every subject on ``subject_filter`` with its message count, paged past the server's page limit.
+
+        The server sends at most ``SERVER_SUBJECTS_PAGE`` subjects per stream-info response, sorted, with the
+        ``total``; this asks again with ``offset`` until ``total`` is covered. ``subjects_page_limit`` makes it
+        use fewer subjects of each page (tests use it to page over a small stream).
+        """
+        subjects: dict[str, int] = {}
+        offset = 0
+        limit = self.options.subjects_page_limit
+        while True:
+            request = orjson.dumps({"subjects_filter": subject_filter, "offset": offset})
+            info = await self._api(f"STREAM.INFO.{self.stream}", request, what="listing subjects")
+            page: dict[str, int] = (info.get("state") or {}).get("subjects") or {}
+            keys = sorted(page)
+            if limit is not None:
+                keys = keys[:limit]
+            for key in keys:
+                subjects[key] = page[key]
+            offset += len(keys)
+            total = info.get("total")
+            if total is None:  # a server that does not page: refuse to truncate silently
+                if len(page) >= SERVER_SUBJECTS_PAGE:
+                    raise SourceError(
+                        f"{self.url}: the server sent {len(page)} subjects without paging information; "
+                        "the listing would be truncated"
+                    )
+                return subjects
+            if not keys or offset >= int(total):
+                return subjects
+
+    async def _run_slots(self) -> dict[str, list[int]]:
+        """run → the seqs of its stored slots, from the stream's subjects."""
+        slots: dict[str, list[int]] = {}
+        for subject in await self._subject_counts(f"{self.prefix}.>"):
+            slot = self._slot_of(subject)
+            if slot is not None:
+                slots.setdefault(slot[0], []).append(slot[1])
+        return slots
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    async def open_writer_async(self, run: str) -> JetStreamJournalWriter:
+        """A writer positioned after the last stored record of ``run`` (0 for a new run)."""
+        last = await self._get_last(self.subject(run, "*"))
+        last_seq = 0
+        if last is not None:
+            slot = self._slot_of(_header(last, "Nats-Subject") or "")
+            if slot is None:
+                raise CorruptJournal(run, _stream_sequence(last), "the last message is not on a record subject")
+            last_seq = slot[1]
+        return JetStreamJournalWriter(self, run, last_seq)
+
+    async def store_record_async(self, run: str, write: PendingWrite) -> AppendVerdictTaken:
+        """Publish one record into its empty slot; decide a rejection by reading the slot back."""
+        subject = self.subject(run, write.seq)
+
+        async def publish() -> bool:
+            headers = {MSG_ID: write.msg_id, EXPECTED_LAST_SUBJECT_SEQUENCE: "0", EXPECTED_STREAM: self.stream}
+            reply = await self._nc.request(subject, write.raw, timeout=self.options.request_timeout, headers=headers)
+            ack: dict[str, Any] = orjson.loads(reply.data)
+            if "error" in ack:
+                try:
+                    nats.js.errors.APIError.from_error(ack["error"])
+                except nats.js.errors.APIError as exc:
+                    if classify_nats_error(exc) is Failure.SLOT_TAKEN:
+                        return False
+                    raise
+            if ack.get("stream") != self.stream:
+                raise SourceError(f"{self.url}: {subject} was stored by stream {ack.get('stream')!r}")
+            return not ack.get("duplicate", False)
+
+        for _ in range(5):
+            stored = await self._retrying(f"append of {subject}", publish)
+            if stored:
+                return AppendVerdictTaken.STORED
+            held = await self._get_last(subject)
+            if held is None:
+                continue  # rejected, yet the slot reads empty: ask the server again
+            if _header(held, MSG_ID) == write.msg_id:
+                return AppendVerdictTaken.ADOPTED  # our message: only the ack was lost
+            if write.seq == 1:
+                raise ConcurrentCreate(run, 1, f"another writer created run {run!r} at the same time")
+            raise AnotherWriter(
+                run,
+                write.seq,
+                f"another writer already stored seq {write.seq} (message id {_header(held, MSG_ID)!r}); "
+                "this writer's view of the run is stale and it must stop",
+            )
+        raise SourceError(f"{self.url}: {subject}: the server rejects the append but the slot reads empty")
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def _decode(self, run: str, messages: list[Msg], strict: bool) -> RunRead:
+        records: list[RawRecord] = []
+        for msg in messages:
+            position = _stream_sequence(msg)
+            try:
+                records.append(decode_record(msg.data, position))
+            except LineNotJson as exc:
+                where = f"{self.url} subject {_header(msg, 'Nats-Subject')}, stream sequence {position}"
+                corrupt = CorruptJournal(run, position, f"message does not parse: {exc}", where)
+                if strict:
+                    raise corrupt from None
+                finding = Finding.of(run, None, "corrupt_line", str(corrupt), self.url)
+                return RunRead(run, [], [finding], self.url, complete=False)
+        return RunRead(run, records, [], self.url)
+
+    async def read_run_async(self, run: str, *, strict: bool = True) -> RunRead:
+        messages = await self._get_batch(self.subject(run, "*"))
+        if not messages:
+            raise RunNotFound(run, self.url)
+        return self._decode(run, messages, strict)
+
+    async def read_runs_async(self, runs: list[str] | None = None, *, strict: bool = True) -> list[RunRead]:
+        """Several runs, in the order asked, a few at a time."""
+        wanted = runs if runs is not None else await self.list_runs_async()
+        gate = asyncio.Semaphore(max(1, self.options.concurrency // 8))
+
+        async def one(run: str) -> RunRead:
+            async with gate:
+                return await self.read_run_async(run, strict=strict)
+
+        return list(await asyncio.gather(*(one(run) for run in wanted)))
+
+    async def list_runs_async(self) -> list[str]:
+        return sorted(await self._run_slots())
+
+    async def _record_at(self, subject_filter: str) -> RawRecord | None:
+        msg = await self._get_last(subject_filter)
+        if msg is None:
+            return None
+        try:
+            return decode_record(msg.data, _stream_sequence(msg))
+        except LineNotJson:
+            return None  # the summary of a run whose record does not parse is "invalid"
+
+    async def listing_async(self) -> list[RunSummary]:
+        """The two-record summary of every run: ``journal.R.1`` and the last message on ``journal.R.*``."""
+        slots = await self._run_slots()
+        gate = asyncio.Semaphore(self.options.concurrency)
+
+        async def summarize(run: str, seqs: list[int]) -> RunSummary:
+            async with gate:
+                first = await self._record_at(self.subject(run, 1)) if 1 in seqs else None
+                last = first if seqs == [1] else await self._record_at(self.subject(run, "*"))
+            return summarize_two_records(run, first, last)
+
+        return list(await asyncio.gather(*(summarize(run, slots[run]) for run in sorted(slots))))
+
+    async def listing_by_fold_async(self) -> list[RunSummary]:
+        """The file backend's listing rule over this stream: read and fold every run (the expensive way)."""
+        reads = await self.read_runs_async(strict=False)
+        return [summarize_by_fold(read.run, read.records, read.complete) for read in reads]
+
+    def listing_by_fold(self) -> list[RunSummary]:
+        return run_sync(self.listing_by_fold_async())
+
+
+# -- opening a source ---------------------------------------------------------------------------------
+
+
+def _location_of(url: str) -> tuple[JetStreamLocation, bool]:
+    """The location of a source URL and whether it is the embedded server (which always creates its stream)."""
+    if url == "embedded" or url.startswith("embedded:"):
+        from journaltools.embedded import shared_server
+
+        stream = url.partition(":")[2] or DEFAULT_STREAM
+        _check_names(url, stream, DEFAULT_PREFIX)
+        return JetStreamLocation(shared_server().url, stream, DEFAULT_PREFIX), True
+    return parse_nats_url(url), False
+
+
+async def open_jetstream_source_async(
+    url: str, create: bool = False, options: JetStreamOptions | None = None
+) -> JetStreamBackend:
+    location, embedded = _location_of(url)
+    return await JetStreamBackend.open_async(location, create=create or embedded, options=options)
+
+
+def open_jetstream_source(url: str, create: bool = False, options: JetStreamOptions | None = None) -> JetStreamBackend:
+    """Open ``nats://host:port/STREAM`` or ``embedded`` (a local server journaltools starts and stops)."""
+    return run_sync(open_jetstream_source_async(url, create, options))
+
+
+__all__ = [
+    "DEFAULT_PREFIX",
+    "DEFAULT_STREAM",
+    "SERVER_SUBJECTS_PAGE",
+    "Failure",
+    "JetStreamBackend",
+    "JetStreamJournalWriter",
+    "JetStreamLocation",
+    "JetStreamOptions",
+    "PendingWrite",
+    "check_stream_config",
+    "classify_nats_error",
+    "open_jetstream_source",
+    "open_jetstream_source_async",
+    "parse_nats_url",
+    "stream_config_for",
+]

