@@ -1,0 +1,24 @@
+"""Notebook widgets (ipywidgets 8). Each widget is a pure, testable ``...Model`` plus a thin view over it.
+
+Journal content is untrusted: everything shown is HTML-escaped, and long values are cut with a "show all".
+"""
+
+from journaltools.widgets.audit import AuditSummary, AuditSummaryModel
+from journaltools.widgets.comparison import ListingComparison, ListingComparisonModel
+from journaltools.widgets.conversation import ConversationModel, ConversationView
+from journaltools.widgets.runs import RunBrowser, RunBrowserModel, load_source
+from journaltools.widgets.timetravel import TimeTravel, TimeTravelModel
+
+__all__ = [
+    "AuditSummary",
+    "AuditSummaryModel",
+    "ConversationModel",
+    "ConversationView",
+    "ListingComparison",
+    "ListingComparisonModel",
+    "RunBrowser",
+    "RunBrowserModel",
+    "TimeTravel",
+    "TimeTravelModel",
+    "load_source",
+]

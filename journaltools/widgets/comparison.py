@@ -1,0 +1,197 @@
+"""ListingComparison: the file and JetStream listings side by side, one row per run, each row with a verdict.
+
+``ListingComparisonModel`` (pure) holds the rows. It takes the table of ``journaltools.compare.compare_listings``
+(columns ``run, status_a, status_b, verdict, explanation``) or any rows of that shape, or two listings
+(``RunSummary`` lists) which it compares by PROTOCOL.md section 7 itself. The documented open-vs-completed
+disagreement is flagged and explained in plain words; a discrepancy is marked louder than a documented case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from journaltools.backends.base import RunSummary
+from journaltools.widgets._html import STYLE, esc, status_badge
+
+Verdict = Literal["agree", "documented", "discrepancy", "missing_a", "missing_b"]
+VERDICTS: tuple[Verdict, ...] = ("discrepancy", "missing_a", "missing_b", "documented", "agree")
+
+#: What a reader sees in the verdict column (a word, never only a colour).
+FLAG_TEXT: dict[str, str] = {
+    "agree": "✓ agree",
+    "documented": "⚑ documented",
+    "discrepancy": "✖ DISCREPANCY",
+    "missing_a": "✖ MISSING in A",
+    "missing_b": "✖ MISSING in B",
+}
+
+#: How loud each verdict is: discrepancies outrank documented cases, which outrank agreement.
+SEVERITY: dict[str, int] = {"agree": 0, "documented": 1, "discrepancy": 3, "missing_a": 2, "missing_b": 2}
+
+DOCUMENTED_EXPLANATION = (
+    "Documented, not a bug: the last record is an assistant turn whose tool calls have no results yet. "
+    "The file listing folds the whole run and calls it open (it waits for tool results); the JetStream listing "
+    "looks only at the type of the last record and calls any assistant record completed."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ComparisonRow:
+    run: str
+    status_a: str | None
+    status_b: str | None
+    verdict: str
+    explanation: str
+
+    @property
+    def flag(self) -> str:
+        return FLAG_TEXT.get(self.verdict, self.verdict)
+
+    @property
+    def css_class(self) -> str:
+        return f"jt-verdict-{self.verdict}"
+
+    @property
+    def severity(self) -> int:
+        return SEVERITY.get(self.verdict, 3)
+
+
+def _is_documented(a: RunSummary, b: RunSummary) -> bool:
+    return a.status == "open" and b.status == "completed" and a.last_type == "assistant" and a.last_has_calls
+
+
+def compare_summaries(
+    a_rows: Iterable[RunSummary], b_rows: Iterable[RunSummary], label_a: str, label_b: str
+) -> list[ComparisonRow]:
+    """The verdict for every run in either listing (section 7's rule), sorted by run."""
+    by_a = {row.run: row for row in a_rows}
+    by_b = {row.run: row for row in b_rows}
+    rows = []
+    for run in sorted(by_a.keys() | by_b.keys()):
+        a, b = by_a.get(run), by_b.get(run)
+        if a is None and b is not None:
+            rows.append(
+                ComparisonRow(run, None, b.status, "missing_a", f"only in {label_b}: {label_a} has no such run")
+            )
+        elif b is None and a is not None:
+            rows.append(
+                ComparisonRow(run, a.status, None, "missing_b", f"only in {label_a}: {label_b} has no such run")
+            )
+        elif a is not None and b is not None:
+            if a.status == b.status:
+                rows.append(ComparisonRow(run, a.status, b.status, "agree", ""))
+            elif _is_documented(a, b) or _is_documented(b, a):
+                rows.append(ComparisonRow(run, a.status, b.status, "documented", DOCUMENTED_EXPLANATION))
+            else:
+                rows.append(
+                    ComparisonRow(
+                        run,
+                        a.status,
+                        b.status,
+                        "discrepancy",
+                        f"{label_a} says {a.status}, {label_b} says {b.status}: "
+                        "not the documented case, look at this run",
+                    )
+                )
+    return rows
+
+
+@dataclass(slots=True)
+class ListingComparisonModel:
+    label_a: str
+    label_b: str
+    rows: list[ComparisonRow]
+
+    @classmethod
+    def from_rows(
+        cls, rows: Iterable[Mapping[str, Any]], label_a: str = "file", label_b: str = "jetstream"
+    ) -> ListingComparisonModel:
+        """From ``compare_listings``' rows (or ``compare --json``): run, status_a, status_b, verdict, explanation."""
+        converted = []
+        for row in rows:
+            verdict = str(row["verdict"])
+            explanation = str(row.get("explanation") or "")
+            if verdict == "documented" and not explanation:
+                explanation = DOCUMENTED_EXPLANATION
+            converted.append(
+                ComparisonRow(str(row["run"]), row.get("status_a"), row.get("status_b"), verdict, explanation)
+            )
+        return cls(label_a, label_b, converted)
+
+    @classmethod
+    def from_table(cls, table: Any, label_a: str = "file", label_b: str = "jetstream") -> ListingComparisonModel:
+        return cls.from_rows(table.to_pylist(), label_a, label_b)
+
+    @classmethod
+    def from_listings(
+        cls,
+        a_rows: Sequence[RunSummary],
+        b_rows: Sequence[RunSummary],
+        label_a: str = "file",
+        label_b: str = "jetstream",
+    ) -> ListingComparisonModel:
+        """Compare two listings: with ``journaltools.compare`` when it is installed, else by the same rule here."""
+        try:
+            from journaltools.compare import compare_listings  # type: ignore[import-not-found,unused-ignore]
+        except ImportError:
+            return cls(label_a, label_b, compare_summaries(a_rows, b_rows, label_a, label_b))
+        return cls.from_table(compare_listings(a_rows, b_rows, label_a, label_b), label_a, label_b)
+
+    def counts(self) -> dict[str, int]:
+        counts: dict[str, int] = dict.fromkeys(VERDICTS, 0)
+        for row in self.rows:
+            counts[row.verdict] = counts.get(row.verdict, 0) + 1
+        return counts
+
+    def row(self, run: str) -> ComparisonRow:
+        return next(row for row in self.rows if row.run == run)
+
+    def summary_text(self) -> str:
+        counts = self.counts()
+        return ", ".join(f"{counts[v]} {v}" for v in VERDICTS if counts.get(v))
+
+    def to_html(self) -> str:
+        head = (
+            f"<tr><th>verdict</th><th>run</th><th>{esc(self.label_a)}</th><th>{esc(self.label_b)}</th>"
+            "<th>explanation</th></tr>"
+        )
+        body = []
+        for row in self.rows:
+            a = status_badge(row.status_a) if row.status_a else "<i>missing</i>"
+            b = status_badge(row.status_b) if row.status_b else "<i>missing</i>"
+            body.append(
+                f'<tr class="jt-row {row.css_class}" data-run="{esc(row.run)}" data-verdict="{esc(row.verdict)}">'
+                f'<td><span class="jt-flag jt-flag-{esc(row.verdict)}">{esc(row.flag)}</span></td>'
+                f"<td><code>{esc(row.run)}</code></td><td>{a}</td><td>{b}</td>"
+                f'<td class="jt-explanation">{esc(row.explanation)}</td></tr>'
+            )
+        return (
+            f'{STYLE}<div class="jt-comparison"><p class="jt-summary">{esc(self.label_a)} vs {esc(self.label_b)}: '
+            f'{esc(self.summary_text())}</p><table class="jt-table">{head}{"".join(body)}</table></div>'
+        )
+
+
+class ListingComparison:
+    """The comparison table, with a toggle to hide the rows that agree."""
+
+    def __init__(self, model: ListingComparisonModel) -> None:
+        import ipywidgets as w
+
+        self.model = model
+        self.only_problems = w.Checkbox(value=False, description="hide rows that agree")
+        self.table = w.HTML(model.to_html())
+        self.only_problems.observe(lambda change: self._refresh(change["new"]), names="value")
+        self.widget = w.VBox([self.only_problems, self.table])
+
+    def _refresh(self, only_problems: bool) -> None:
+        model = self.model
+        if only_problems:
+            model = ListingComparisonModel(
+                model.label_a, model.label_b, [r for r in model.rows if r.verdict != "agree"]
+            )
+        self.table.value = model.to_html()
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
