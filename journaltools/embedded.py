@@ -224,6 +224,11 @@ def shared_server() -> EmbeddedServer:
         return _shared
 
 
+def embedded_url(stream: str = "JOURNALS") -> str:
+    """The ``nats://`` source URL of a stream on this process's embedded server (started on first use)."""
+    return shared_server().source_url(stream)
+
+
 @atexit.register
 def _stop_all() -> None:
     for server in list(_live):
