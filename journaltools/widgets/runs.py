@@ -209,8 +209,9 @@ class RunBrowser:
         if run is None:
             self.detail.children = ()
             return
-        if self.picker.value != run:
-            self.picker.value = run
+        if run in self.picker.options and self.picker.value != run:
+            self.picker.value = run  # observed: comes back here through _on_pick
+            return
         result = self.loader(run) if self.loader is not None else None
         if result is None:
             import ipywidgets as w
