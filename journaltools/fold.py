@@ -13,27 +13,20 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from journaltools._perf import paused_gc
 from journaltools.errors import FoldError, VersionMismatch
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.records import (
     PROTOCOL_VERSION,
-    AnyRecord,
-    ApprovalRecord,
-    AssistantRecord,
-    CancelRecord,
-    ClaimRecord,
-    DeferralRecord,
-    ErrorRecord,
+    RECORD_TYPES,
     MetaRecord,
-    NoteRecord,
     RawRecord,
     TextBlock,
-    ToolResultRecord,
-    ToolUseBlock,
-    UnknownOptionalRecord,
-    UserRecord,
+    check_record,
     validate_record,
 )
+
+Body = dict[str, Any]
 
 Status = Literal["failed", "cancelled", "suspended", "open", "completed"]
 WaitingFor = Literal["model", "tools", "answer"] | None
@@ -137,7 +130,7 @@ class FoldResult:
 
 @dataclass(slots=True)
 class _Call:
-    block: ToolUseBlock
+    block: Body  # the tool_use block, already validated
     trace: ToolCallTrace
     result: dict[str, Any] | None = None
     result_seq: int | None = None
@@ -147,7 +140,7 @@ class _Call:
 
 @dataclass(slots=True)
 class _Turn:
-    record: AssistantRecord
+    record: Body  # the assistant record, already validated
     calls: dict[str, _Call]
 
     def unanswered(self) -> list[_Call]:
@@ -167,7 +160,7 @@ class _Folder:
         self.traces: list[ToolCallTrace] = []
         self.call_ids: set[str] = set()
         self.last_seq = 0
-        self.last_decisive: AnyRecord | None = None
+        self.last_decisive: Body | None = None
         self.records = 0
         self.seen_first = False
         self.first_ts: str | None = None
@@ -207,20 +200,20 @@ class _Folder:
         self.turn = None
         unanswered = turn.unanswered()
         if unanswered:
-            ids = ", ".join(call.block.id for call in unanswered)
+            ids = ", ".join(call.block["id"] for call in unanswered)
             self.report(
                 by_seq,
                 "unanswered_calls",
-                f"a {by_type} record commits the turn of seq {turn.record.seq} with unanswered calls: {ids}",
+                f"a {by_type} record commits the turn of seq {turn.record['seq']} with unanswered calls: {ids}",
             )
             for call in unanswered:
                 call.result = {
                     "type": "tool_result",
-                    "tool_use_id": call.block.id,
+                    "tool_use_id": call.block["id"],
                     "content": MISSING_RESULT_TEXT,
                     "is_error": True,
                 }
-        self._append_assistant([block.model_dump(mode="json") for block in turn.record.content])
+        self._append_assistant(list(turn.record["content"]))
         if turn.calls:
             results = [call.result for call in turn.calls.values() if call.result is not None]
             self._append_user(results, results_first=True)
@@ -230,34 +223,36 @@ class _Folder:
     def step(self, raw: RawRecord) -> None:
         first = not self.seen_first
         self.seen_first = True
-        validated = validate_record(raw)
-        if isinstance(validated, Finding):
+        finding = check_record(raw)
+        if finding is not None:
             if first and raw.type != "meta":
                 self.report(raw.seq, "not_meta_first", f"the first record is {raw.type!r}, not meta")
                 return
-            self.report(validated.seq, validated.code, validated.message)
+            self.report(finding.seq, finding.code, finding.message)
             return
-        record = validated
-        seq = record.seq
+        body = raw.body
+        kind: str = body["type"]
+        seq: int = body["seq"]
 
         if first:
-            if not isinstance(record, MetaRecord) or seq != 1:
-                what = f"a {record.type} record" if not isinstance(record, MetaRecord) else f"meta at seq {seq}"
+            meta = validate_record(raw)
+            if not isinstance(meta, MetaRecord) or seq != 1:
+                what = f"a {kind} record" if not isinstance(meta, MetaRecord) else f"meta at seq {seq}"
                 self.report(seq, "not_meta_first", f"the journal must start with meta at seq 1, not {what}")
-                if not isinstance(record, MetaRecord):
+                if not isinstance(meta, MetaRecord):
                     return
-            if record.version != PROTOCOL_VERSION:
+            if meta.version != PROTOCOL_VERSION:
                 self.report(
                     seq,
                     "version_mismatch",
-                    f"meta.version is {record.version}, this reader folds exactly version {PROTOCOL_VERSION}",
+                    f"meta.version is {meta.version}, this reader folds exactly version {PROTOCOL_VERSION}",
                 )
                 return
-            if self.expected_run is not None and record.run != self.expected_run:
-                self.report(seq, "run_mismatch", f"meta says run {record.run!r}, journal is {self.expected_run!r}")
-            self.run = self.run or record.run
-            self.meta = record
-            self._accept(record)
+            if self.expected_run is not None and meta.run != self.expected_run:
+                self.report(seq, "run_mismatch", f"meta says run {meta.run!r}, journal is {self.expected_run!r}")
+            self.run = self.run or meta.run
+            self.meta = meta
+            self._accept(body)
             return
         if self.meta is None:
             # No usable meta: later records are still validated (above) but cannot be folded; the
@@ -267,62 +262,58 @@ class _Folder:
         if seq <= self.last_seq:
             self.report(seq, "seq_not_increasing", f"seq {seq} is not greater than the previous seq {self.last_seq}")
             return
-        if record.run != self.meta.run:
-            self.report(seq, "run_mismatch", f"record says run {record.run!r}, its meta says {self.meta.run!r}")
+        if body["run"] != self.meta.run:
+            self.report(seq, "run_mismatch", f"record says run {body['run']!r}, its meta says {self.meta.run!r}")
             return
         if seq > self.last_seq + 1:
             self.report(seq, "seq_gap", f"seq {seq} follows seq {self.last_seq}: records are missing")
 
-        handler = _HANDLERS.get(type(record))
-        if handler is not None and not handler(self, record):
-            return
-        self._accept(record)
+        handler = _HANDLERS.get(kind, _Folder.on_unknown_optional)
+        if handler(self, body):
+            self._accept(body)
 
-    def _accept(self, record: AnyRecord) -> None:
+    def _accept(self, body: Body) -> None:
         self.records += 1
-        self.last_seq = record.seq
+        self.last_seq = body["seq"]
         if self.first_ts is None:
-            self.first_ts = record.ts
-        self.last_ts = record.ts
-        if not isinstance(record, ClaimRecord | NoteRecord | UnknownOptionalRecord):
-            self.last_decisive = record
+            self.first_ts = body["ts"]
+        self.last_ts = body["ts"]
+        if body["type"] in _DECISIVE_TYPES:
+            self.last_decisive = body
 
-    def on_meta(self, record: MetaRecord) -> bool:
-        self.report(record.seq, "not_meta_first", f"a second meta record at seq {record.seq}")
+    def on_meta(self, body: Body) -> bool:
+        self.report(body["seq"], "not_meta_first", f"a second meta record at seq {body['seq']}")
         return False
 
-    def on_user(self, record: UserRecord) -> bool:
-        self.commit(record.seq, "user")
-        content = record.content
-        self._append_user(
-            content if isinstance(content, str) else [block.model_dump(mode="json") for block in content],
-            results_first=True,
-        )
+    def on_user(self, body: Body) -> bool:
+        self.commit(body["seq"], "user")
+        content = body["content"]
+        self._append_user(content if isinstance(content, str) else list(content), results_first=True)
         return True
 
-    def on_assistant(self, record: AssistantRecord) -> bool:
+    def on_assistant(self, body: Body) -> bool:
+        seq, ts = body["seq"], body["ts"]
         calls: dict[str, _Call] = {}
-        for block in record.content:
-            if isinstance(block, ToolUseBlock):
-                if block.id in self.call_ids or block.id in calls:
-                    self.report(
-                        record.seq,
-                        "duplicate_call_id",
-                        f"tool_use id {block.id!r} is already used in this run",
-                    )
-                    return False
-                trace = ToolCallTrace(block.id, block.name, block.input, record.seq, record.ts)
-                calls[block.id] = _Call(block, trace)
-        self.commit(record.seq, "assistant")
+        for block in body["content"]:
+            if block["type"] != "tool_use":
+                continue
+            call_id = block["id"]
+            if call_id in self.call_ids or call_id in calls:
+                self.report(seq, "duplicate_call_id", f"tool_use id {call_id!r} is already used in this run")
+                return False
+            calls[call_id] = _Call(block, ToolCallTrace(call_id, block["name"], block["input"], seq, ts))
+        self.commit(seq, "assistant")
         if not self.messages:
-            self.report(record.seq, "assistant_first", "the conversation would start with an assistant message")
-        self.turn = _Turn(record, calls)
+            self.report(seq, "assistant_first", "the conversation would start with an assistant message")
+        self.turn = _Turn(body, calls)
         self.call_ids.update(calls)
         self.traces.extend(call.trace for call in calls.values())
-        self.counters.turns += 1
-        self.counters.tool_calls += len(calls)
-        self.counters.input_tokens += record.usage.input_tokens
-        self.counters.output_tokens += record.usage.output_tokens
+        usage = body["usage"]
+        counters = self.counters
+        counters.turns += 1
+        counters.tool_calls += len(calls)
+        counters.input_tokens += usage["input_tokens"]
+        counters.output_tokens += usage["output_tokens"]
         return True
 
     def _call_of_turn(self, seq: int, call_id: str, what: str) -> _Call | None:
@@ -331,70 +322,69 @@ class _Folder:
             self.report(seq, "unknown_call", f"a {what} for call {call_id!r}, which the current turn does not have")
         return call
 
-    def on_tool_result(self, record: ToolResultRecord) -> bool:
-        call = self._call_of_turn(record.seq, record.call, "tool_result")
+    def on_tool_result(self, body: Body) -> bool:
+        seq, call_id = body["seq"], body["call"]
+        call = self._call_of_turn(seq, call_id, "tool_result")
         if call is None:
             return False
         if call.result is not None:
-            self.report(
-                record.seq,
-                "duplicate_result",
-                f"call {record.call!r} already has its result at seq {call.result_seq}",
-            )
+            self.report(seq, "duplicate_result", f"call {call_id!r} already has its result at seq {call.result_seq}")
             return False
-        content = record.content
-        block: dict[str, Any] = {
+        content = body["content"]
+        block: Body = {
             "type": "tool_result",
-            "tool_use_id": record.call,
-            "content": content if isinstance(content, str) else [b.model_dump(mode="json") for b in content],
+            "tool_use_id": call_id,
+            "content": content if isinstance(content, str) else list(content),
         }
-        if record.is_error:
+        is_error = body.get("is_error", False)
+        if is_error:
             block["is_error"] = True
             self.counters.tool_errors += 1
         call.result = block
-        call.result_seq = record.seq
-        call.trace.result_seq = record.seq
-        call.trace.result_ts = record.ts
-        call.trace.is_error = record.is_error
+        call.result_seq = seq
+        call.trace.result_seq = seq
+        call.trace.result_ts = body["ts"]
+        call.trace.is_error = is_error
         return True
 
-    def on_deferral(self, record: DeferralRecord) -> bool:
-        call = self._call_of_turn(record.seq, record.call, "deferral")
+    def on_deferral(self, body: Body) -> bool:
+        seq, call_id = body["seq"], body["call"]
+        call = self._call_of_turn(seq, call_id, "deferral")
         if call is None:
             return False
         if call.result is not None:
-            self.report(record.seq, "unknown_call", f"a deferral for call {record.call!r}, which is already answered")
+            self.report(seq, "unknown_call", f"a deferral for call {call_id!r}, which is already answered")
             return False
-        call.deferred = record.reason
-        call.trace.deferred = record.reason
+        call.deferred = body["reason"]
+        call.trace.deferred = body["reason"]
         self.counters.deferrals += 1
         return True
 
-    def on_approval(self, record: ApprovalRecord) -> bool:
-        call = self._call_of_turn(record.seq, record.call, "approval")
+    def on_approval(self, body: Body) -> bool:
+        seq, call_id = body["seq"], body["call"]
+        call = self._call_of_turn(seq, call_id, "approval")
         if call is None:
             return False
         if call.deferred is None:
-            self.report(
-                record.seq,
-                "approval_without_deferral",
-                f"an approval for call {record.call!r}, which was never deferred",
-            )
-        call.approval = record.decision
-        call.trace.approval = record.decision
+            self.report(seq, "approval_without_deferral", f"an approval for call {call_id!r}, which was never deferred")
+        call.approval = body["decision"]
+        call.trace.approval = body["decision"]
         return True
 
-    def on_claim(self, record: ClaimRecord) -> bool:
+    def on_claim(self, body: Body) -> bool:
         # Completely inert: a claim lands between a turn and its results, touching the turn would commit it early.
         self.counters.claims += 1
-        self.claim_seqs.append(record.seq)
+        self.claim_seqs.append(body["seq"])
         return True
 
-    def on_error(self, record: ErrorRecord) -> bool:
+    def on_error(self, body: Body) -> bool:
         self.counters.errors += 1
         return True
 
-    def on_unknown_optional(self, record: UnknownOptionalRecord) -> bool:
+    def on_inert(self, body: Body) -> bool:
+        return True
+
+    def on_unknown_optional(self, body: Body) -> bool:
         self.counters.skipped_optional += 1
         return True
 
@@ -407,7 +397,7 @@ class _Folder:
         turn = self.turn
         if turn is not None and turn.unanswered():
             pending = [
-                PendingCall(call.block.id, call.block.name, call.block.input, call.deferred, call.approval)
+                PendingCall(call.block["id"], call.block["name"], call.block["input"], call.deferred, call.approval)
                 for call in turn.unanswered()
             ]
         elif turn is not None:
@@ -440,9 +430,9 @@ class _Folder:
 
     def _status(self, pending: list[PendingCall]) -> Status:
         decisive = self.last_decisive
-        if isinstance(decisive, ErrorRecord) and decisive.fatal:
+        if decisive is not None and decisive["type"] == "error" and decisive["fatal"]:
             return "failed"
-        if isinstance(decisive, CancelRecord):
+        if decisive is not None and decisive["type"] == "cancel":
             return "cancelled"
         if any(call.deferred is not None and call.approval is None for call in pending):
             return "suspended"
@@ -453,16 +443,21 @@ class _Folder:
 
 _NO_META_CODES = frozenset({"not_meta_first", "version_mismatch", "schema_violation", "unknown_type"})
 
-_HANDLERS: dict[type, Any] = {
-    MetaRecord: _Folder.on_meta,
-    UserRecord: _Folder.on_user,
-    AssistantRecord: _Folder.on_assistant,
-    ToolResultRecord: _Folder.on_tool_result,
-    DeferralRecord: _Folder.on_deferral,
-    ApprovalRecord: _Folder.on_approval,
-    ClaimRecord: _Folder.on_claim,
-    ErrorRecord: _Folder.on_error,
-    UnknownOptionalRecord: _Folder.on_unknown_optional,
+#: A run's status comes from the last record of these types (claims, notes and skipped unknown
+#: optional records never decide it).
+_DECISIVE_TYPES = frozenset(RECORD_TYPES) - {"claim", "note"}
+
+_HANDLERS: dict[str, Any] = {
+    "meta": _Folder.on_meta,
+    "user": _Folder.on_user,
+    "assistant": _Folder.on_assistant,
+    "tool_result": _Folder.on_tool_result,
+    "deferral": _Folder.on_deferral,
+    "approval": _Folder.on_approval,
+    "claim": _Folder.on_claim,
+    "error": _Folder.on_error,
+    "cancel": _Folder.on_inert,
+    "note": _Folder.on_inert,
 }
 
 
@@ -480,9 +475,10 @@ def fold(records: Iterable[RawRecord], *, strict: bool = True, run: str | None =
     at the first error; lenient mode returns every finding in ``FoldResult.findings``.
     """
     folder = _Folder(strict, run)
-    for record in records:
-        folder.step(record)
-    return folder.finish()
+    with paused_gc():
+        for record in records:
+            folder.step(record)
+        return folder.finish()
 
 
 def fold_prefixes(records: Sequence[RawRecord], *, strict: bool = False) -> list[FoldResult]:

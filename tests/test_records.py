@@ -1,18 +1,24 @@
+import copy
 import re
+from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.records import (
     RECORD_TYPES,
     LineNotJson,
+    check_record,
     decode_record,
     record_json_schema,
     validate_record,
 )
 from journaltools.protocol.runid import validate_run_id
 from tests.builders import JournalBuilder
+from tests.strategies import valid_runs
 
 
 def test_raw_bytes_are_kept_exactly() -> None:
@@ -76,3 +82,44 @@ def test_schema_covers_the_ten_types() -> None:
 def test_run_id_rules() -> None:
     assert validate_run_id("a" * 128) == "a" * 128
     assert validate_run_id("0-run_X") == "0-run_X"
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=False) | st.text(max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=2) | st.dictionaries(st.sampled_from(["type", "text", "id"]), inner, max_size=2)
+    ),
+    max_leaves=4,
+)
+
+
+def _paths(value: object, prefix: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    found = [prefix] if prefix else []
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            found += _paths(inner, (*prefix, key))
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            found += _paths(inner, (*prefix, index))
+    return found
+
+
+@settings(max_examples=400, deadline=None)
+@given(valid_runs(), st.data())
+def test_fast_checks_accept_exactly_what_the_models_accept(journal: JournalBuilder, data: st.DataObject) -> None:
+    """The fold's hand-written checks for user/assistant/tool_result never disagree with pydantic."""
+    body = copy.deepcopy(data.draw(st.sampled_from(journal.bodies)))
+    paths = [p for p in _paths(body) if p[0] not in ("run", "seq", "ts", "type")]
+    if paths:
+        path = data.draw(st.sampled_from(paths))
+        parent: Any = body
+        for step in path[:-1]:
+            parent = parent[step]
+        if data.draw(st.booleans()) and isinstance(parent, dict):
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = data.draw(json_values)
+    raw = orjson.dumps(body)
+    fast = check_record(decode_record(raw))
+    model = validate_record(decode_record(raw))
+    assert (fast is None) == (not isinstance(model, Finding)), (body, fast, model)

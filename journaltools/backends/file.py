@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from journaltools._perf import paused_gc
 from journaltools.backends.base import (
     AppendResult,
     AppendVerdictTaken,
@@ -50,6 +51,11 @@ class ScannedJournal:
 
 def scan_journal(data: bytes, run: str, where: str = "") -> ScannedJournal:
     """Split journal bytes into records. Never raises: corruption comes back in ``corrupt``."""
+    with paused_gc():
+        return _scan(data, run, where)
+
+
+def _scan(data: bytes, run: str, where: str) -> ScannedJournal:
     records: list[RawRecord] = []
     findings: list[Finding] = []
     lines = data.split(b"\n")
