@@ -26,7 +26,7 @@ from journaltools.widgets import (
     load_source,
 )
 from journaltools.widgets._html import esc, long_text, status_badge
-from journaltools.widgets.comparison import DOCUMENTED_EXPLANATION, compare_summaries
+from journaltools.widgets.comparison import DOCUMENTED_EXPLANATION
 from tests.builders import JournalBuilder
 
 SAMPLES = Path(__file__).resolve().parent.parent / "data" / "samples"
@@ -250,18 +250,16 @@ def test_listing_comparison_verdicts_and_explanations() -> None:
         _summary("wrong", "failed", "error"),
         _summary("<script>only-js", "open"),
     ]
-    rows = {row.run: row for row in compare_summaries(file_rows, js_rows, "file", "jetstream")}
+    model = ListingComparisonModel.from_listings(file_rows, js_rows, "file", "jetstream")
+    rows = {row.run: row for row in model.rows}
     assert rows["same"].verdict == "agree"
-    assert rows["in-flight"].verdict == "documented" and rows["in-flight"].explanation == DOCUMENTED_EXPLANATION
-    assert "tool calls have no results yet" in rows["in-flight"].explanation
-    assert (
-        rows["wrong"].verdict == "discrepancy" and "file says open, jetstream says failed" in rows["wrong"].explanation
-    )
+    assert rows["in-flight"].verdict == "documented"
+    assert "says open" in rows["in-flight"].explanation and "says completed" in rows["in-flight"].explanation
+    assert rows["wrong"].verdict == "discrepancy"
+    assert "file says open but jetstream says failed" in rows["wrong"].explanation
     assert rows["only-file"].verdict == "missing_b" and rows["<script>only-js"].verdict == "missing_a"
     assert rows["wrong"].severity > rows["in-flight"].severity > rows["same"].severity
     assert rows["in-flight"].flag == "⚑ documented" and rows["wrong"].flag == "✖ DISCREPANCY"
-
-    model = ListingComparisonModel("file", "jetstream", list(rows.values()))
     html = model.to_html()
     assert 'class="jt-row jt-verdict-documented"' in html and 'class="jt-row jt-verdict-discrepancy"' in html
     assert "<script>only-js" not in html and "&lt;script&gt;only-js" in html

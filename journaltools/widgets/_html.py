@@ -84,6 +84,7 @@ STYLE = """<style>
 .jt-table th, .jt-table td { border-bottom: 1px solid #e5e7eb; padding: 3px 8px; text-align: left;
     vertical-align: top; }
 .jt-table th { background: #f9fafb; }
+.jt-table td code { white-space: nowrap; }
 .jt-pre { white-space: pre-wrap; word-break: break-word; margin: 2px 0; font-size: 12px; max-width: 60em; }
 .jt-msg { border-left: 4px solid #9ca3af; margin: 6px 0; padding: 2px 8px; font-family: sans-serif; font-size: 13px; }
 .jt-msg-user { border-color: #2563eb; background: #f8fafc; }

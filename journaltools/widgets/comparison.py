@@ -1,8 +1,8 @@
 """ListingComparison: the file and JetStream listings side by side, one row per run, each row with a verdict.
 
 ``ListingComparisonModel`` (pure) holds the rows. It takes the table of ``journaltools.compare.compare_listings``
-(columns ``run, status_a, status_b, verdict, explanation``) or any rows of that shape, or two listings
-(``RunSummary`` lists) which it compares by PROTOCOL.md section 7 itself. The documented open-vs-completed
+(columns ``run, status_a, status_b, verdict, explanation``), any rows of that shape (``compare --json``), or two
+listings (``RunSummary`` lists) which it hands to ``compare_listings``. The documented open-vs-completed
 disagreement is flagged and explained in plain words; a discrepancy is marked louder than a documented case.
 """
 
@@ -30,6 +30,7 @@ FLAG_TEXT: dict[str, str] = {
 #: How loud each verdict is: discrepancies outrank documented cases, which outrank agreement.
 SEVERITY: dict[str, int] = {"agree": 0, "documented": 1, "discrepancy": 3, "missing_a": 2, "missing_b": 2}
 
+#: Shown on a documented row that arrives without an explanation of its own (e.g. hand-made rows).
 DOCUMENTED_EXPLANATION = (
     "Documented, not a bug: the last record is an assistant turn whose tool calls have no results yet. "
     "The file listing folds the whole run and calls it open (it waits for tool results); the JetStream listing "
@@ -56,46 +57,6 @@ class ComparisonRow:
     @property
     def severity(self) -> int:
         return SEVERITY.get(self.verdict, 3)
-
-
-def _is_documented(a: RunSummary, b: RunSummary) -> bool:
-    return a.status == "open" and b.status == "completed" and a.last_type == "assistant" and a.last_has_calls
-
-
-def compare_summaries(
-    a_rows: Iterable[RunSummary], b_rows: Iterable[RunSummary], label_a: str, label_b: str
-) -> list[ComparisonRow]:
-    """The verdict for every run in either listing (section 7's rule), sorted by run."""
-    by_a = {row.run: row for row in a_rows}
-    by_b = {row.run: row for row in b_rows}
-    rows = []
-    for run in sorted(by_a.keys() | by_b.keys()):
-        a, b = by_a.get(run), by_b.get(run)
-        if a is None and b is not None:
-            rows.append(
-                ComparisonRow(run, None, b.status, "missing_a", f"only in {label_b}: {label_a} has no such run")
-            )
-        elif b is None and a is not None:
-            rows.append(
-                ComparisonRow(run, a.status, None, "missing_b", f"only in {label_a}: {label_b} has no such run")
-            )
-        elif a is not None and b is not None:
-            if a.status == b.status:
-                rows.append(ComparisonRow(run, a.status, b.status, "agree", ""))
-            elif _is_documented(a, b) or _is_documented(b, a):
-                rows.append(ComparisonRow(run, a.status, b.status, "documented", DOCUMENTED_EXPLANATION))
-            else:
-                rows.append(
-                    ComparisonRow(
-                        run,
-                        a.status,
-                        b.status,
-                        "discrepancy",
-                        f"{label_a} says {a.status}, {label_b} says {b.status}: "
-                        "not the documented case, look at this run",
-                    )
-                )
-    return rows
 
 
 @dataclass(slots=True)
@@ -132,11 +93,9 @@ class ListingComparisonModel:
         label_a: str = "file",
         label_b: str = "jetstream",
     ) -> ListingComparisonModel:
-        """Compare two listings: with ``journaltools.compare`` when it is installed, else by the same rule here."""
-        try:
-            from journaltools.compare import compare_listings  # type: ignore[import-not-found,unused-ignore]
-        except ImportError:
-            return cls(label_a, label_b, compare_summaries(a_rows, b_rows, label_a, label_b))
+        """Compare two listings with ``journaltools.compare.compare_listings`` (PROTOCOL.md section 7's rule)."""
+        from journaltools.compare import compare_listings
+
         return cls.from_table(compare_listings(a_rows, b_rows, label_a, label_b), label_a, label_b)
 
     def counts(self) -> dict[str, int]:
