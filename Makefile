@@ -18,6 +18,7 @@ demo: setup
 	$(BIN)/python -m journaltools.demo
 
 test: setup lint typecheck
+	sh scripts/setup-browser-tests.sh
 	$(BIN)/python -m pytest -q
 
 lint: setup
