@@ -1,0 +1,250 @@
+"""Write notebooks/*.ipynb from the cells below, without outputs (run: .venv/bin/python scripts/generate-notebooks.py).
+
+The notebooks are committed as generated here, so edit this file, not the .ipynb files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+
+FIND_SAMPLES = """from pathlib import Path
+
+# The notebooks live in notebooks/; the samples in the repository's data/samples (written by `make demo`).
+ROOT = next(p for p in [Path.cwd(), *Path.cwd().parents] if (p / "data" / "samples").is_dir())
+SAMPLES = str(ROOT / "data" / "samples")
+SAMPLES"""
+
+TABLES_HELPER = '''import pyarrow as pa
+
+from journaltools.backends.registry import open_source
+from journaltools.fold import fold
+
+
+def tool_calls_table(source: str) -> pa.Table:
+    """The `tool_calls` table (INTERFACES.md): journaltools.tables when installed, else built from the folds."""
+    try:
+        from journaltools.tables import load
+    except ImportError:
+        pass
+    else:
+        loaded = load(source)
+        return loaded["tool_calls"] if isinstance(loaded, dict) else loaded.tool_calls
+    rows = []
+    with open_source(source) as backend:
+        for run in backend.list_runs():
+            read = backend.read_run(run, strict=False)
+            if not read.complete:
+                continue
+            for t in fold(read.records, strict=False, run=run).tool_calls:
+                rows.append({"run": run, "call_id": t.call_id, "name": t.name, "input": str(t.input),
+                             "call_seq": t.call_seq, "result_seq": t.result_seq, "is_error": t.is_error,
+                             "deferred": t.deferred, "approval": t.approval})
+    return pa.Table.from_pylist(rows)'''
+
+
+def notebook(cells: list[tuple[str, str]]) -> nbformat.NotebookNode:
+    nb = new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    nb.cells = [new_markdown_cell(src) if kind == "md" else new_code_cell(src) for kind, src in cells]
+    return nb
+
+
+EXPLORE = [
+    (
+        "md",
+        "# 01 — Explore runs\n\nLoad the sample journals, browse the runs, open a conversation. "
+        "Pick a run in the *open run* list to see its conversation under the table; filter and sort with the controls.",
+    ),
+    ("code", FIND_SAMPLES),
+    (
+        "code",
+        "from journaltools.widgets import ConversationView, RunBrowser, load_source\n\n"
+        "model, loader = load_source(SAMPLES)  # the file listing, every run folded leniently\n"
+        "browser = RunBrowser(model, loader)\nbrowser",
+    ),
+    ("md", "The model behind the browser is plain Python: rows you can filter and sort without a browser."),
+    (
+        "code",
+        "for row in model.with_filter(statuses={'open', 'suspended'}).sorted_by('pending_calls', True).visible():\n"
+        "    print(f'{row.run:24} {row.status:10} pending={row.pending_calls} turns={row.turns} tokens={row.tokens}')\n"
+        "assert len(model.rows) == 14",
+    ),
+    ("md", "Selecting a run opens its conversation (here from code): tool calls sit next to their results."),
+    ("code", "browser.select('completed-with-tools')\nbrowser.detail.children[0]"),
+    (
+        "md",
+        "A run resumed after a crash: the claim shows as a marker on the timeline in the header; the claim landed "
+        "between a turn and the result answering it and changed nothing in the conversation.",
+    ),
+    (
+        "code",
+        "resumed = ConversationView.from_fold(loader('resumed-after-crash'))\n"
+        "assert [m.seq for m in resumed.model.markers] == [4]\nresumed",
+    ),
+    ("md", "Journal content is untrusted: this user message contains a `<script>` tag, shown as text."),
+    ("code", "ConversationView.from_fold(loader('optional-unknown-record'))"),
+]
+
+POST_MORTEM = [
+    (
+        "md",
+        "# 02 — Post-mortem: a failed run and a stuck run\n\nStep through each run's records with **TimeTravel** "
+        "(the fold of every prefix) and confirm with the `tool_calls` table.",
+    ),
+    ("code", FIND_SAMPLES),
+    ("code", TABLES_HELPER),
+    ("md", "## The failed run\n\n`failed-provider` is `failed`. When did it go wrong, and why?"),
+    (
+        "code",
+        "from journaltools.widgets import TimeTravel\n\n"
+        "failed = TimeTravel.from_source(SAMPLES, 'failed-provider')\n"
+        "failed.model.status_changes()  # (seq, before, after)",
+    ),
+    (
+        "code",
+        "# One record before the failure: the test run came back as an error (out of memory).\n"
+        "failed.show(failed.model.index_of_seq(4))\n"
+        "before = failed.model.snapshot(failed.model.index_of_seq(4))\n"
+        "print(before.status, before.counters['tool_errors'], before.last_messages[-1][1])\nfailed",
+    ),
+    (
+        "code",
+        "after = failed.model.snapshot(failed.model.index_of_seq(5))\nprint(after.status, after.record_text)\n"
+        "assert (before.status, after.status) == ('open', 'failed')",
+    ),
+    (
+        "code",
+        "calls = tool_calls_table(SAMPLES).to_pandas()\n"
+        "calls[calls['is_error'] == True][['run', 'call_id', 'name', 'call_seq', 'result_seq']]",
+    ),
+    (
+        "md",
+        "So: the tool run failed (out of memory), then the provider call for the next turn was overloaded and "
+        "retries ran out — a fatal `error` record ends the run. Resuming would retry the model call.",
+    ),
+    ("md", "## The stuck run\n\n`suspended-approval` has not moved. What is it waiting for?"),
+    (
+        "code",
+        "stuck = TimeTravel.from_source(SAMPLES, 'suspended-approval')\n"
+        "print(stuck.model.status_changes())\n"
+        "last = stuck.model.snapshot(len(stuck.model) - 1)\n"
+        "print(last.status, last.waiting_for, last.pending)\n"
+        "assert last.waiting_for == 'answer' and last.pending[0]['deferred'] == 'approval'\nstuck",
+    ),
+    (
+        "code",
+        "pending = calls[calls['result_seq'].isna()]\npending[['run', 'call_id', 'name', 'deferred', 'approval']]",
+    ),
+    (
+        "md",
+        "`suspended-approval` waits for an operator to approve the `deploy` call (deferred for approval at seq 4, no "
+        "decision yet). `turn-in-flight` is different: its calls are not deferred, the runner simply has not written "
+        "their results — it waits for tools.",
+    ),
+]
+
+COMPARE = [
+    (
+        "md",
+        "# 03 — Compare the file and JetStream listings\n\nStart an embedded JetStream server (source "
+        "`embedded`), migrate the samples into it, and compare both listings run by run.",
+    ),
+    ("code", FIND_SAMPLES),
+    (
+        "code",
+        "from journaltools.backends.registry import open_source\nfrom journaltools.ops.migrate import migrate\n\n"
+        "files = open_source(SAMPLES)\njetstream = open_source('embedded', create=True)  # a throwaway local server\n"
+        "report = migrate(files, jetstream)\nprint(report.to_json())\nfor run, reason in report.refused:\n"
+        "    print('not migrated:', run, '-', reason[:100])",
+    ),
+    (
+        "code",
+        "from journaltools.widgets import ListingComparison, ListingComparisonModel\n\n"
+        "comparison = ListingComparisonModel.from_listings(files.listing(), jetstream.listing(), 'file', 'jetstream')\n"
+        "print(comparison.summary_text())\nListingComparison(comparison)",
+    ),
+    (
+        "md",
+        "`turn-in-flight` is flagged **documented**: the file listing folds the run and sees unanswered tool calls "
+        "(`open`); JetStream's two-record summary sees an assistant record last (`completed`). Anything else that "
+        "differs is a discrepancy — here only the broken journals, which migrate refuses to copy.",
+    ),
+    (
+        "code",
+        "row = comparison.row('turn-in-flight')\nprint(row.flag, '-', row.explanation)\n"
+        "assert row.verdict == 'documented'\n"
+        "assert all(r.verdict in ('agree', 'documented', 'missing_b') for r in comparison.rows)",
+    ),
+    ("code", "jetstream.close()\nfiles.close()"),
+]
+
+AUDIT = [
+    (
+        "md",
+        "# 04 — Batch audit\n\nAudit every journal, write the findings as Parquet, query them (with DuckDB when "
+        "installed), and open the affected runs from the summary.",
+    ),
+    ("code", FIND_SAMPLES),
+    (
+        "code",
+        "from journaltools.audit import audit_sources\nfrom journaltools.widgets import AuditSummary, "
+        "AuditSummaryModel, load_source\n\nresult = audit_sources([SAMPLES])\n"
+        "print(result.runs, 'runs,', result.records, 'records,', len(result.findings), 'findings;',\n"
+        "      'worst:', result.worst())",
+    ),
+    (
+        "code",
+        "_, loader = load_source(SAMPLES)\nsummary = AuditSummary(AuditSummaryModel(result.findings), loader)\nsummary",
+    ),
+    ("code", "summary.open_run('torn-tail')  # what the button under the chart does\nsummary.detail"),
+    ("md", "## To Parquet\n\nThe `findings` table (run, seq, code, severity, message, source) as a Parquet file."),
+    (
+        "code",
+        "import tempfile\n\nimport pyarrow as pa\nimport pyarrow.parquet as pq\n\n"
+        "out = Path(tempfile.mkdtemp(prefix='journaltools-audit-'))\n"
+        "schema = pa.schema([('run', pa.string()), ('seq', pa.int64()), ('code', pa.string()),\n"
+        "                    ('severity', pa.string()), ('message', pa.string()), ('source', pa.string())])\n"
+        "rows = [{**f.to_json(), 'source': f.source} for f in result.findings]\n"
+        "findings = pa.Table.from_pylist(rows, schema=schema)\n"
+        "pq.write_table(findings, out / 'findings.parquet')\nsorted(p.name for p in out.iterdir())",
+    ),
+    (
+        "code",
+        "query = '''\n    SELECT severity, code, count(*) AS n, string_agg(DISTINCT run, ', ') AS runs\n"
+        "    FROM read_parquet(?) GROUP BY severity, code ORDER BY n DESC, code\n'''\n"
+        "try:\n    import duckdb\nexcept ImportError:\n    duckdb = None\n"
+        "if duckdb is not None:\n    answer = duckdb.execute(query, [str(out / 'findings.parquet')]).df()\nelse:\n"
+        "    answer = pq.read_table(out / 'findings.parquet').group_by(['severity', 'code']).aggregate(\n"
+        "        [('run', 'count')]).to_pandas()\nanswer",
+    ),
+    (
+        "code",
+        "errors = pq.read_table(out / 'findings.parquet').to_pandas().query(\"severity == 'error'\")\n"
+        "assert set(errors['run']) >= {'corrupt-interior', 'schema-violation', 'version-mismatch'}\nerrors",
+    ),
+]
+
+
+def main() -> None:
+    NOTEBOOKS.mkdir(exist_ok=True)
+    for name, cells in [
+        ("01-explore", EXPLORE),
+        ("02-post-mortem", POST_MORTEM),
+        ("03-compare-backends", COMPARE),
+        ("04-batch-audit", AUDIT),
+    ]:
+        nb = notebook(cells)
+        for index, cell in enumerate(nb.cells):
+            cell["id"] = f"{name}-{index}"  # stable ids: regenerating gives the same files
+        nbformat.validate(nb)
+        nbformat.write(nb, NOTEBOOKS / f"{name}.ipynb")
+
+
+if __name__ == "__main__":
+    main()
