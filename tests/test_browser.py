@@ -23,7 +23,15 @@ from ipywidgets.embed import embed_minimal_html
 from journaltools.backends.registry import open_source
 from journaltools.fold import fold
 from journaltools.listing import summarize_two_records
-from journaltools.widgets import ConversationModel, ConversationView, ListingComparison, ListingComparisonModel
+from journaltools.widgets import (
+    ConversationModel,
+    ConversationView,
+    ListingComparison,
+    ListingComparisonModel,
+    RunBrowser,
+    TimeTravel,
+    load_source,
+)
 from tests.builders import JournalBuilder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,8 +90,13 @@ def page_url(browser_assets: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     with open_source(str(SAMPLES)) as backend:
         xss_sample = fold(backend.read_run("optional-unknown-record").records)
     hostile = JournalBuilder("hostile").user(INJECTED_IMG).assistant("c1").result("c1", INJECTED).assistant().raw()
+    model, loader = load_source(str(SAMPLES))
+    browser = RunBrowser(model, loader)
+    browser.select("suspended-approval")
     views = [
         comparison.widget,
+        browser.widget,
+        TimeTravel.from_source(str(SAMPLES), "failed-provider").widget,
         ConversationView(ConversationModel.from_fold(xss_sample)).widget,
         ConversationView(ConversationModel.from_fold(fold(hostile))).widget,
     ]
@@ -123,6 +136,7 @@ def rendered(page_url: str) -> Iterator[tuple[Any, list[str]]]:
             page.goto(page_url + "index.html")
             page.wait_for_selector("tr.jt-verdict-documented", timeout=30_000)
             page.wait_for_selector("[data-call='c1']", timeout=30_000)
+            page.wait_for_selector(".jt-snapshot", timeout=30_000)
             yield page, blocked
         finally:
             browser.close()
@@ -174,3 +188,13 @@ def test_only_local_requests_and_a_screenshot(rendered: tuple[Any, list[str]]) -
     target = ARTIFACTS / "listing-comparison.png"
     page.locator(".jt-comparison").first.screenshot(path=str(target))
     assert target.stat().st_size > 10_000
+
+
+def test_run_browser_and_time_travel_render(rendered: tuple[Any, list[str]]) -> None:
+    page, _ = rendered
+    selected = page.locator("table.jt-runs tr.jt-selected")
+    assert selected.get_attribute("data-run") == "suspended-approval"
+    assert selected.locator(".jt-status").inner_text() == "suspended"  # the word, not only the colour
+    assert page.locator(".jt-pending", has_text="pending batch (1 unanswered)").first.is_visible()
+    snapshot = page.locator(".jt-snapshot").first
+    assert "after seq 5" in snapshot.inner_text() and snapshot.locator(".jt-status").inner_text() == "failed"
