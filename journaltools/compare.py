@@ -85,6 +85,13 @@ def _documented_explanation(run: str, open_label: str, completed_label: str) -> 
     )
 
 
+def _missing(run: str, present: RunSummary, label_present: str, label_absent: str) -> str:
+    text = f"{run} is listed by {label_present} ({present.status}) but {label_absent} has no journal for it."
+    if present.status == "invalid":
+        text += " The journal is invalid, and migrate refuses invalid journals rather than copy them."
+    return text
+
+
 def compare_run(
     run: str, a: RunSummary | None, b: RunSummary | None, label_a: str = "a", label_b: str = "b"
 ) -> ComparedRun:
@@ -93,13 +100,9 @@ def compare_run(
         raise ValueError(f"run {run!r} is in neither listing")
     if a is None:
         assert b is not None
-        return ComparedRun(
-            run, None, b.status, "missing_a", f"{run} is listed by {label_b} ({b.status}) but not by {label_a}."
-        )
+        return ComparedRun(run, None, b.status, "missing_a", _missing(run, b, label_b, label_a))
     if b is None:
-        return ComparedRun(
-            run, a.status, None, "missing_b", f"{run} is listed by {label_a} ({a.status}) but not by {label_b}."
-        )
+        return ComparedRun(run, a.status, None, "missing_b", _missing(run, a, label_a, label_b))
     differences = _other_differences(a, b, label_a, label_b)
     if not differences:
         if a.status == b.status:
