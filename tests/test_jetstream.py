@@ -413,3 +413,11 @@ def test_parse_nats_url() -> None:
 )
 def test_nats_errors_are_classified_in_one_place(error: BaseException, failure: Failure) -> None:
     assert classify_nats_error(error) is failure
+
+
+def test_the_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks.bench_jetstream import main
+
+    assert main(["--quick"]) == 0
+    printed = capsys.readouterr().out
+    assert "jetstream_read_vs_ordered_consumer " in printed and "listing_two_record_vs_fold " in printed
