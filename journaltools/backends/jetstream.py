@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import re
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, TypeVar
@@ -72,6 +72,7 @@ from journaltools.protocol.runid import is_valid_run_id, validate_run_id
 from journaltools.protocol.sequence import AppendVerdict, check_append
 
 T = TypeVar("T")
+A = TypeVar("A")
 
 DEFAULT_STREAM = "JOURNALS"
 DEFAULT_PREFIX = "journal"
@@ -284,6 +285,23 @@ def _header(msg: Msg, name: str) -> str | None:
 def _stream_sequence(msg: Msg) -> int:
     value = _header(msg, "Nats-Sequence")
     return int(value) if value is not None else 0
+
+
+async def map_bounded(items: Sequence[A], action: Callable[[A], Awaitable[T]], limit: int) -> list[T]:
+    """``action`` over ``items`` with at most ``limit`` in flight, results in the order of ``items``.
+
+    A fixed set of workers shares one iterator, so a listing of 100,000 runs holds ``limit`` coroutines,
+    not 100,000.
+    """
+    results: list[T | None] = [None] * len(items)
+    work = iter(enumerate(items))
+
+    async def worker() -> None:
+        for index, item in work:
+            results[index] = await action(item)
+
+    await asyncio.gather(*(worker() for _ in range(max(1, min(limit, len(items))))))
+    return results  # type: ignore[return-value]  # every slot was filled
 
 
 def new_msg_id(run: str, seq: int) -> str:
@@ -667,13 +685,11 @@ class JetStreamBackend(Backend):
     async def read_runs_async(self, runs: list[str] | None = None, *, strict: bool = True) -> list[RunRead]:
         """Several runs, in the order asked, a few at a time."""
         wanted = runs if runs is not None else await self.list_runs_async()
-        gate = asyncio.Semaphore(max(1, self.options.concurrency // 8))
 
         async def one(run: str) -> RunRead:
-            async with gate:
-                return await self.read_run_async(run, strict=strict)
+            return await self.read_run_async(run, strict=strict)
 
-        return list(await asyncio.gather(*(one(run) for run in wanted)))
+        return await map_bounded(wanted, one, max(1, self.options.concurrency // 8))
 
     async def list_runs_async(self) -> list[str]:
         return sorted(await self._run_slots())
@@ -690,15 +706,14 @@ class JetStreamBackend(Backend):
     async def listing_async(self) -> list[RunSummary]:
         """The two-record summary of every run: ``journal.R.1`` and the last message on ``journal.R.*``."""
         slots = await self._run_slots()
-        gate = asyncio.Semaphore(self.options.concurrency)
 
-        async def summarize(run: str, seqs: list[int]) -> RunSummary:
-            async with gate:
-                first = await self._record_at(self.subject(run, 1)) if 1 in seqs else None
-                last = first if seqs == [1] else await self._record_at(self.subject(run, "*"))
+        async def summarize(run: str) -> RunSummary:
+            seqs = slots[run]
+            first = await self._record_at(self.subject(run, 1)) if 1 in seqs else None
+            last = first if seqs == [1] else await self._record_at(self.subject(run, "*"))
             return summarize_two_records(run, first, last)
 
-        return list(await asyncio.gather(*(summarize(run, slots[run]) for run in sorted(slots))))
+        return await map_bounded(sorted(slots), summarize, self.options.concurrency)
 
     async def listing_by_fold_async(self) -> list[RunSummary]:
         """The file backend's listing rule over this stream: read and fold every run (the expensive way)."""

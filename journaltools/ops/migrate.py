@@ -170,14 +170,16 @@ async def _migrate_run(source: Backend, dest: Backend, run: str) -> _RunOutcome:
 async def migrate_async(source: Backend, dest: Backend, runs: list[str] | None = None) -> MigrationReport:
     """Copy ``runs`` (default: every run of ``source``) into ``dest`` and verify them; see the module doc."""
     wanted = list(runs) if runs is not None else await source.list_runs_async()
-    gate = asyncio.Semaphore(CONCURRENT_RUNS)
+    outcomes: list[_RunOutcome] = [_RunOutcome(run) for run in wanted]
+    work = iter(enumerate(wanted))
 
-    async def one(run: str) -> _RunOutcome:
-        async with gate:
-            return await _migrate_run(source, dest, run)
+    async def worker() -> None:  # a few workers share one iterator: memory stays flat for any number of runs
+        for index, run in work:
+            outcomes[index] = await _migrate_run(source, dest, run)
 
+    await asyncio.gather(*(worker() for _ in range(CONCURRENT_RUNS)))
     report = MigrationReport()
-    for outcome in await asyncio.gather(*(one(run) for run in wanted)):
+    for outcome in outcomes:
         report.notes.extend((outcome.run, note) for note in outcome.notes)
         if outcome.refused is not None:
             report.refused.append((outcome.run, outcome.refused))
