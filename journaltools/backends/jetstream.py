@@ -15,7 +15,10 @@ lost and the record is ours (adopted), seq 1 means another writer created the ru
 
 Reading. A run is read with batched direct gets (``$JS.API.DIRECT.GET`` with ``next_by_subj: journal.R.*`` and
 ``batch``): no consumer is created, one request returns up to a batch of messages. This was picked by
-measurement over an ordered consumer and an ack-less pull consumer (see ``benchmarks/bench_jetstream.py``).
+measurement (``benchmarks/bench_jetstream.py``, 2 cores): draining a 20,000-record run without decoding, raw
+batched direct get ran at ~38,000 records/s against ~15,000 for nats-py's ordered consumer and ~16,000 for an
+ack-less pull consumer; over 200 short runs read one after another it was ~2x both, because it creates and
+deletes no consumer per run. Batches of 4,096 beat 1,024 by ~40% and 16,384 adds nothing.
 Messages are atomic, so there is no torn tail on JetStream: any body that does not parse is corruption.
 
 Listing. Runs are enumerated from the stream's subjects (stream info with ``subjects_filter``), paged with
@@ -465,7 +468,7 @@ class JetStreamBackend(Backend):
         if not subject.startswith(head):
             return None
         run, _, number = subject[len(head) :].partition(".")
-        if not is_valid_run_id(run) or not number.isdigit():
+        if not is_valid_run_id(run) or not (number.isascii() and number.isdigit()):
             return None
         return run, int(number)
 
