@@ -1,0 +1,1194 @@
+"""Arrow tables over journals: ``records``, ``runs``, ``messages``, ``tool_calls`` and ``findings``.
+
+The tables are built directly as Arrow record batches against the explicit schemas below (no
+dicts -> pandas -> Arrow round trip). Timestamps are ``timestamp[us, tz=UTC]``; the raw bytes of
+every record are kept, as text, in ``records.body``. ``Tables.to_pandas()`` gives DataFrames with
+Arrow-backed dtypes.
+
+One loader for every source (a directory, ``file://``, ``nats://host:port/STREAM``, ``embedded``),
+from one run to all of them::
+
+    tables = load("data/samples", strict=False)     # lenient: good runs + every finding
+    tables.runs, tables.findings                    # pyarrow.Table
+    frames = tables.to_pandas()                     # pandas.DataFrame per table
+
+Strict (the default) raises at the first bad journal: ``CorruptJournal`` for an unparsable
+interior line, ``FoldError`` (``RecordRefused`` with ``fold=False``) for a broken record. A torn
+tail is a warning, never an error. Lenient returns the good runs (a run is good when its journal
+was read and no finding of severity ``error`` names it) plus the ``findings`` of all runs;
+``keep_invalid=True`` keeps the bad runs too, with status ``invalid``.
+
+How the work is spread (see ``iter_tables``):
+
+* ``fold=True``: folding is Python-bound, so batches of journals go to worker processes (both
+  cores); file journals are read by the workers themselves, other sources' bytes are read here
+  and shipped. Results come back batch by batch, in run order, with a bounded number in flight.
+* ``fold=False`` (the records table only) on file journals: the fast path. A reader thread reads
+  a batch of journals into a reused buffer and splits it into the ``body`` column in C++
+  (``split_pattern``), while this thread parses only the envelope fields of each line with
+  ``msgspec`` (unknown fields skipped without building objects) and validates them column-wise.
+  Any batch that does not pass cleanly (a parse error, a count mismatch from a blank line, invalid
+  UTF-8, ...) is redone journal by journal, and any journal still failing goes through the exact
+  reader of the file backend, so the result is the file backend's reader, row for row.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import numpy as np
+import orjson
+import pandas as pd  # type: ignore[import-untyped,unused-ignore]
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from journaltools._perf import paused_gc
+from journaltools.backends.base import Backend, RunRead
+from journaltools.backends.file import FileBackend, scan_journal
+from journaltools.backends.registry import open_source
+from journaltools.errors import FoldError, JournalError, RecordRefused, RunNotFound, SourceError, VersionMismatch
+from journaltools.fold import FoldResult, fold, text_of
+from journaltools.protocol.findings import Finding
+from journaltools.protocol.records import RawRecord, check_envelope, decode_record
+from journaltools.protocol.runid import validate_run_id
+
+try:  # the envelope parser of the fast records path; without it every journal takes the exact path
+    import msgspec
+except ImportError:  # pragma: no cover - msgspec is a dependency; this keeps the loader working without it
+    msgspec = None  # type: ignore[assignment]
+
+TIMESTAMP: Final = pa.timestamp("us", tz="UTC")
+
+RECORDS_SCHEMA: Final = pa.schema(
+    [
+        pa.field("run", pa.string(), nullable=False),
+        pa.field("seq", pa.int64()),
+        pa.field("type", pa.string()),
+        pa.field("ts", TIMESTAMP),
+        pa.field("optional", pa.bool_(), nullable=False),
+        pa.field("size", pa.int64(), nullable=False),
+        pa.field("body", pa.large_string(), nullable=False),
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("position", pa.int64(), nullable=False),
+    ],
+    metadata={"description": "one row per record: envelope fields, the raw bytes as text, where it was read"},
+)
+
+RUNS_SCHEMA: Final = pa.schema(
+    [
+        pa.field("run", pa.string(), nullable=False),
+        pa.field("status", pa.string(), nullable=False),
+        pa.field("created", TIMESTAMP),
+        pa.field("last_seq", pa.int64()),
+        pa.field("last_ts", TIMESTAMP),
+        pa.field("records", pa.int64()),
+        pa.field("model", pa.string()),
+        pa.field("turns", pa.int64()),
+        pa.field("tool_calls", pa.int64()),
+        pa.field("input_tokens", pa.int64()),
+        pa.field("output_tokens", pa.int64()),
+        pa.field("pending_calls", pa.int64()),
+        pa.field("deferred_calls", pa.int64()),
+        pa.field("claims", pa.int64()),
+        pa.field("errors", pa.int64()),
+        pa.field("tool_errors", pa.int64()),
+        pa.field("deferrals", pa.int64()),
+        pa.field("skipped_optional", pa.int64()),
+        pa.field("waiting_for", pa.string()),
+        pa.field("task", pa.string()),
+        pa.field("error_findings", pa.int64(), nullable=False),
+        pa.field("warning_findings", pa.int64(), nullable=False),
+        pa.field("source", pa.string(), nullable=False),
+    ],
+    metadata={
+        "description": "one row per run: the fold's status and counters. status 'invalid' = an error finding "
+        "names the run (kept only with keep_invalid); pending_calls = unanswered calls of the trailing turn, "
+        "deferred_calls = those of them that are deferred, deferrals = every deferral record of the run"
+    },
+)
+
+MESSAGES_SCHEMA: Final = pa.schema(
+    [
+        pa.field("run", pa.string(), nullable=False),
+        pa.field("index", pa.int64(), nullable=False),
+        pa.field("role", pa.string(), nullable=False),
+        pa.field("text", pa.large_string(), nullable=False),
+        pa.field("tool_use_count", pa.int64(), nullable=False),
+        pa.field("tool_result_count", pa.int64(), nullable=False),
+    ],
+    metadata={"description": "one row per folded message (Messages API shape); text = its text blocks joined"},
+)
+
+TOOL_CALLS_SCHEMA: Final = pa.schema(
+    [
+        pa.field("run", pa.string(), nullable=False),
+        pa.field("call_id", pa.string(), nullable=False),
+        pa.field("name", pa.string(), nullable=False),
+        pa.field("input", pa.large_string(), nullable=False),
+        pa.field("call_seq", pa.int64(), nullable=False),
+        pa.field("result_seq", pa.int64()),
+        pa.field("is_error", pa.bool_()),
+        pa.field("deferred", pa.string()),
+        pa.field("approval", pa.string()),
+        pa.field("latency_s", pa.float64()),
+        pa.field("call_ts", TIMESTAMP),
+        pa.field("result_ts", TIMESTAMP),
+    ],
+    metadata={"description": "one row per tool call; input is JSON text; latency_s = result ts - call ts"},
+)
+
+FINDINGS_SCHEMA: Final = pa.schema(
+    [
+        pa.field("run", pa.string()),
+        pa.field("seq", pa.int64()),
+        pa.field("code", pa.string(), nullable=False),
+        pa.field("severity", pa.string(), nullable=False),
+        pa.field("message", pa.string(), nullable=False),
+        pa.field("source", pa.string(), nullable=False),
+    ],
+    metadata={"description": "one row per finding (INTERFACES.md finding codes)"},
+)
+
+TABLE_NAMES: Final = ("records", "runs", "messages", "tool_calls", "findings")
+TableName = Literal["records", "runs", "messages", "tool_calls", "findings"]
+SCHEMAS: Final[dict[str, pa.Schema]] = {
+    "records": RECORDS_SCHEMA,
+    "runs": RUNS_SCHEMA,
+    "messages": MESSAGES_SCHEMA,
+    "tool_calls": TOOL_CALLS_SCHEMA,
+    "findings": FINDINGS_SCHEMA,
+}
+
+# The protocol's patterns in RE2 form. ``[0-9]`` rather than ``\d``: Python's ``\d`` also matches other
+# Unicode digits, so RE2 accepting implies Python accepting; rows RE2 rejects are re-checked in Python.
+_TS_RE2: Final = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z$"
+_RUN_RE2: Final = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$"
+_INT64_MAX: Final = (1 << 63) - 1
+
+
+# -- the tables ----------------------------------------------------------------------------------
+
+
+def to_pandas(table: pa.Table) -> pd.DataFrame:
+    """A DataFrame with Arrow-backed dtypes (``pd.ArrowDtype``): nulls, int64 and UTC timestamps survive."""
+    return table.to_pandas(types_mapper=pd.ArrowDtype)
+
+
+def empty_table(name: str) -> pa.Table:
+    return SCHEMAS[name].empty_table()
+
+
+@dataclass(frozen=True, slots=True)
+class PandasTables:
+    records: pd.DataFrame
+    runs: pd.DataFrame
+    messages: pd.DataFrame
+    tool_calls: pd.DataFrame
+    findings: pd.DataFrame
+
+
+@dataclass(frozen=True, slots=True)
+class Tables:
+    """The five tables of one load. Tables that were not asked for are empty (with their schema)."""
+
+    records: pa.Table
+    runs: pa.Table
+    messages: pa.Table
+    tool_calls: pa.Table
+    findings: pa.Table
+
+    def __getitem__(self, name: str) -> pa.Table:
+        if name not in TABLE_NAMES:
+            raise KeyError(name)
+        table: pa.Table = getattr(self, name)
+        return table
+
+    def items(self) -> Iterator[tuple[str, pa.Table]]:
+        for name in TABLE_NAMES:
+            yield name, self[name]
+
+    def to_pandas(self) -> PandasTables:
+        """Every table as a DataFrame with Arrow-backed dtypes."""
+        return PandasTables(**{name: to_pandas(table) for name, table in self.items()})
+
+    @classmethod
+    def empty(cls) -> Tables:
+        return cls(**{name: empty_table(name) for name in TABLE_NAMES})
+
+    @classmethod
+    def concat(cls, parts: Iterable[Tables]) -> Tables:
+        """One Tables from many (row order kept; no copy, each part becomes chunks)."""
+        collected = list(parts)
+        if not collected:
+            return cls.empty()
+        return cls(**{name: pa.concat_tables([part[name] for part in collected]) for name in TABLE_NAMES})
+
+
+# -- column helpers --------------------------------------------------------------------------------
+
+
+def _parse_ts_python(text: str) -> datetime | None:
+    try:
+        fmt = "%Y-%m-%dT%H:%M:%S.%fZ" if "." in text else "%Y-%m-%dT%H:%M:%SZ"
+        return datetime.strptime(text, fmt).replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+def timestamps(values: pa.Array | Sequence[str | None], *, matches: pa.Array | None = None) -> pa.Array:
+    """RFC 3339 UTC strings (the protocol's ``ts``) as ``timestamp[us, tz=UTC]``.
+
+    Strings that break the protocol's pattern, and impossible dates (a 13th month, a 61st second),
+    become null; more than six fractional digits are truncated to microseconds. The result of each
+    string depends only on that string, whatever else is in the column.
+    """
+    strings = values if isinstance(values, pa.Array) else pa.array(values, pa.string())
+    if len(strings) == 0:
+        return pa.array([], TIMESTAMP)
+    if matches is None:
+        matches = pc.match_substring_regex(strings, _TS_RE2)
+    valid = pc.if_else(matches, strings, pa.scalar(None, pa.string()))
+    # "YYYY-MM-DDTHH:MM:SS.ffffff" is 26 characters: keep at most microseconds.
+    long = pc.greater(pc.utf8_length(valid), 27)
+    if pc.any(long).as_py():
+        valid = pc.if_else(long, pc.binary_join_element_wise(pc.utf8_slice_codeunits(valid, 0, 26), "Z", ""), valid)
+    try:
+        return pc.cast(valid, TIMESTAMP)
+    except pa.ArrowInvalid:  # an impossible date somewhere: decide string by string
+        return pa.array([None if v is None else _parse_ts_python(v) for v in valid.to_pylist()], TIMESTAMP)
+
+
+def _int64s(values: Sequence[int | None]) -> pa.Array:
+    try:
+        return pa.array(values, pa.int64())
+    except (OverflowError, pa.ArrowInvalid):  # a seq beyond int64: valid for the protocol, not storable
+        return pa.array([v if v is None or -_INT64_MAX <= v <= _INT64_MAX else None for v in values], pa.int64())
+
+
+def _strings_repeated(values: Sequence[str], counts: Sequence[int] | np.ndarray) -> pa.Array:
+    """``values[i]`` repeated ``counts[i]`` times, as a plain string column."""
+    if len(values) == 1:
+        return pa.array(np.repeat(np.array(values, dtype=object), counts), pa.string())
+    indices = pa.array(np.repeat(np.arange(len(values), dtype=np.int32), counts), pa.int32())
+    return pa.DictionaryArray.from_arrays(indices, pa.array(values, pa.string())).cast(pa.string())
+
+
+def _with_source(finding: Finding, source: str) -> Finding:
+    if finding.source:
+        return finding
+    return Finding(finding.run, finding.seq, finding.code, finding.severity, finding.message, source)
+
+
+# -- building tables from records and folds (exact path; used by every backend) -----------------------
+
+
+@dataclass(slots=True)
+class _RecordColumns:
+    run: list[str] = field(default_factory=list)
+    seq: list[int | None] = field(default_factory=list)
+    type: list[str | None] = field(default_factory=list)
+    ts: list[str | None] = field(default_factory=list)
+    optional: list[bool] = field(default_factory=list)
+    body: list[bytes] = field(default_factory=list)
+    position: list[int] = field(default_factory=list)
+
+    def add(self, run: str, records: Sequence[RawRecord]) -> None:
+        for record in records:
+            body = record.body
+            kind = body.get("type")
+            ts = body.get("ts")
+            self.type.append(kind if isinstance(kind, str) else None)
+            self.seq.append(record.seq)
+            self.ts.append(ts if isinstance(ts, str) else None)
+            self.optional.append(body.get("optional") is True)
+            self.body.append(record.raw)
+            self.position.append(record.position)
+        self.run.extend([run] * len(records))
+
+    def batch(self, source: str) -> pa.RecordBatch:
+        bodies = pa.array(self.body, pa.large_binary()).view(pa.large_string())  # orjson accepted: valid UTF-8
+        return pa.RecordBatch.from_arrays(
+            [
+                pa.array(self.run, pa.string()),
+                _int64s(self.seq),
+                pa.array(self.type, pa.string()),
+                timestamps(self.ts),
+                pa.array(self.optional, pa.bool_()),
+                pc.binary_length(bodies.view(pa.large_binary())),
+                bodies,
+                pa.array([source] * len(self.run), pa.string()),
+                pa.array(self.position, pa.int64()),
+            ],
+            schema=RECORDS_SCHEMA,
+        )
+
+
+def _count_blocks(content: Any, kind: str) -> int:
+    if isinstance(content, str):
+        return 0
+    return sum(1 for block in content if isinstance(block, dict) and block.get("type") == kind)
+
+
+class TablesBuilder:
+    """Accumulates runs (their records, fold and findings) and emits one record batch per table.
+
+    Pure: no I/O. ``add_run`` decides whether a run is good; ``finish`` returns the batch's ``Tables``.
+    """
+
+    def __init__(self, source: str, *, records: bool = True, keep_invalid: bool = False) -> None:
+        self.source = source
+        self.want_records = records
+        self.keep_invalid = keep_invalid
+        self._records = _RecordColumns()
+        self._runs: dict[str, list[Any]] = {f.name: [] for f in RUNS_SCHEMA}
+        self._messages: dict[str, list[Any]] = {f.name: [] for f in MESSAGES_SCHEMA}
+        self._calls: dict[str, list[Any]] = {f.name: [] for f in TOOL_CALLS_SCHEMA}
+        self._findings: list[Finding] = []
+        self.runs_seen = 0
+        self.records_seen = 0
+        self.bad_runs: list[tuple[str, Finding]] = []  # (run, its first error finding), in order
+
+    def add_findings(self, findings: Iterable[Finding]) -> None:
+        self._findings.extend(_with_source(finding, self.source) for finding in findings)
+
+    def add_run(self, read: RunRead, result: FoldResult | None) -> bool:
+        """Add one run read leniently and folded leniently (``result`` None: the journal was refused).
+
+        Returns whether the run is good (no error finding names it).
+        """
+        run = read.run
+        findings = list(read.findings) + (list(result.findings) if result is not None else [])
+        self.add_findings(findings)
+        self.runs_seen += 1
+        self.records_seen += len(read.records)
+        first_error = next((f for f in findings if f.severity == "error"), None)
+        good = result is not None and first_error is None  # a refused journal always has its corrupt_line
+        if first_error is not None:
+            self.bad_runs.append((run, first_error))
+        if not good and not self.keep_invalid:
+            return good
+        if self.want_records:
+            self._records.add(run, read.records)
+        self._add_run_row(read, result, findings, good)
+        if result is not None:
+            self._add_messages(run, result)
+            self._add_calls(run, result)
+        return good
+
+    def add_records_only(self, read: RunRead) -> None:
+        """Add one run's records without folding it (the ``fold=False`` load of a non-file source)."""
+        findings, first_error = _records_only(read, self._records, self.keep_invalid)
+        self.add_findings(findings)
+        self.runs_seen += 1
+        self.records_seen += len(read.records)
+        if first_error is not None:
+            self.bad_runs.append((read.run, first_error))
+
+    def _add_run_row(self, read: RunRead, result: FoldResult | None, findings: list[Finding], good: bool) -> None:
+        row = self._runs
+        errors = sum(1 for f in findings if f.severity == "error")
+        warnings = sum(1 for f in findings if f.severity == "warning")
+        row["run"].append(read.run)
+        row["error_findings"].append(errors)
+        row["warning_findings"].append(warnings)
+        row["source"].append(self.source)
+        if result is None:
+            for name in row:
+                if name not in ("run", "error_findings", "warning_findings", "source"):
+                    row[name].append("invalid" if name == "status" else None)
+            return
+        counters = result.counters
+        meta = result.meta
+        row["status"].append(result.status if good else "invalid")
+        row["created"].append(meta.ts if meta is not None else None)
+        row["last_seq"].append(result.resume.last_seq)
+        row["last_ts"].append(result.last_ts)
+        row["records"].append(len(read.records))
+        row["model"].append(result.model)
+        row["turns"].append(counters.turns)
+        row["tool_calls"].append(counters.tool_calls)
+        row["input_tokens"].append(counters.input_tokens)
+        row["output_tokens"].append(counters.output_tokens)
+        row["pending_calls"].append(len(result.pending))
+        row["deferred_calls"].append(sum(1 for call in result.pending if call.deferred is not None))
+        row["claims"].append(counters.claims)
+        row["errors"].append(counters.errors)
+        row["tool_errors"].append(counters.tool_errors)
+        row["deferrals"].append(counters.deferrals)
+        row["skipped_optional"].append(counters.skipped_optional)
+        row["waiting_for"].append(result.resume.waiting_for)
+        row["task"].append(meta.task if meta is not None else None)
+
+    def _add_messages(self, run: str, result: FoldResult) -> None:
+        columns = self._messages
+        for index, message in enumerate(result.messages):
+            content = message["content"]
+            columns["run"].append(run)
+            columns["index"].append(index)
+            columns["role"].append(message["role"])
+            columns["text"].append(text_of(content))
+            columns["tool_use_count"].append(_count_blocks(content, "tool_use"))
+            columns["tool_result_count"].append(_count_blocks(content, "tool_result"))
+
+    def _add_calls(self, run: str, result: FoldResult) -> None:
+        columns = self._calls
+        for trace in result.tool_calls:
+            columns["run"].append(run)
+            columns["call_id"].append(trace.call_id)
+            columns["name"].append(trace.name)
+            columns["input"].append(orjson.dumps(trace.input).decode())
+            columns["call_seq"].append(trace.call_seq)
+            columns["result_seq"].append(trace.result_seq)
+            columns["is_error"].append(trace.is_error)
+            columns["deferred"].append(trace.deferred)
+            columns["approval"].append(trace.approval)
+            columns["call_ts"].append(trace.call_ts)
+            columns["result_ts"].append(trace.result_ts)
+            columns["latency_s"].append(None)  # from the parsed timestamps, in finish()
+
+    def finish(self) -> Tables:
+        runs = self._runs
+        run_arrays = []
+        for f in RUNS_SCHEMA:
+            values = runs[f.name]
+            run_arrays.append(timestamps(values) if f.type == TIMESTAMP else pa.array(values, f.type))
+        calls = self._calls
+        call_ts = timestamps(calls["call_ts"])
+        result_ts = timestamps(calls["result_ts"])
+        latency = pc.divide(
+            pc.cast(pc.subtract(result_ts, call_ts), pa.int64()).cast(pa.float64()), pa.scalar(1_000_000.0)
+        )
+        call_arrays = []
+        for f in TOOL_CALLS_SCHEMA:
+            if f.name == "call_ts":
+                call_arrays.append(call_ts)
+            elif f.name == "result_ts":
+                call_arrays.append(result_ts)
+            elif f.name == "latency_s":
+                call_arrays.append(latency)
+            else:
+                call_arrays.append(pa.array(calls[f.name], f.type))
+        messages = self._messages
+        message_arrays = [pa.array(messages[f.name], f.type) for f in MESSAGES_SCHEMA]
+        tables = Tables(
+            records=pa.Table.from_batches([self._records.batch(self.source)], RECORDS_SCHEMA)
+            if self.want_records
+            else empty_table("records"),
+            runs=pa.Table.from_arrays(run_arrays, schema=RUNS_SCHEMA),
+            messages=pa.Table.from_arrays(message_arrays, schema=MESSAGES_SCHEMA),
+            tool_calls=pa.Table.from_arrays(call_arrays, schema=TOOL_CALLS_SCHEMA),
+            findings=findings_table(self._findings),
+        )
+        return tables
+
+
+def findings_table(findings: Sequence[Finding]) -> pa.Table:
+    """The ``findings`` table of a list of findings."""
+    return pa.Table.from_arrays(
+        [
+            pa.array([f.run for f in findings], pa.string()),
+            _int64s([f.seq for f in findings]),
+            pa.array([f.code for f in findings], pa.string()),
+            pa.array([f.severity for f in findings], pa.string()),
+            pa.array([f.message for f in findings], pa.string()),
+            pa.array([f.source for f in findings], pa.string()),
+        ],
+        schema=FINDINGS_SCHEMA,
+    )
+
+
+def tables_of_runs(
+    reads: Iterable[tuple[RunRead, FoldResult | None]],
+    source: str,
+    *,
+    records: bool = True,
+    keep_invalid: bool = False,
+) -> Tables:
+    """The five tables of runs already read and folded (leniently). Pure; handy for notebooks and tests."""
+    builder = TablesBuilder(source, records=records, keep_invalid=keep_invalid)
+    for read, result in reads:
+        builder.add_run(read, result)
+    return builder.finish()
+
+
+# -- batches of work ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BatchJob:
+    """A batch of runs to load: file journals by path (read by whoever runs the job), or shipped reads."""
+
+    source: str  # the source URL, for the tables' source column
+    runs: tuple[str, ...]
+    root: str | None = None  # file backend root: the job reads the journals itself
+    reads: tuple[tuple[str, tuple[tuple[bytes, int], ...], tuple[Finding, ...], bool], ...] = ()
+    fold: bool = True
+    records: bool = True
+    keep_invalid: bool = False
+
+
+@dataclass(slots=True)
+class BatchOutput:
+    tables: Tables
+    runs: int
+    records: int
+    bad_runs: list[tuple[str, Finding]]
+    failed: list[tuple[str, str]]  # (run, error text): a JournalError raised while reading; redone by the caller
+
+
+def _reads_of(job: BatchJob) -> Iterator[RunRead | tuple[str, JournalError]]:
+    if job.root is not None:
+        backend = FileBackend(job.root)
+        for run in job.runs:
+            try:
+                yield backend.read_run_now(run, strict=False)
+            except JournalError as exc:
+                yield run, exc
+        return
+    for run, raws, findings, complete in job.reads:
+        with paused_gc():
+            records = [decode_record(raw, position) for raw, position in raws]
+        yield RunRead(run, records, list(findings), job.source, complete)
+
+
+def run_batch(job: BatchJob) -> BatchOutput:
+    """Load one batch of runs, leniently: read, fold, build the tables. Runs in a worker process or here."""
+    builder = TablesBuilder(job.source, records=job.records, keep_invalid=job.keep_invalid)
+    failed: list[tuple[str, str]] = []
+    for item in _reads_of(job):
+        if isinstance(item, tuple):
+            failed.append((item[0], str(item[1])))
+            continue
+        result = fold(item.records, strict=False, run=item.run) if item.complete and job.fold else None
+        if job.fold:
+            builder.add_run(item, result)
+        else:
+            builder.add_records_only(item)
+    return BatchOutput(builder.finish(), builder.runs_seen, builder.records_seen, builder.bad_runs, failed)
+
+
+def _records_only(read: RunRead, columns: _RecordColumns, keep_invalid: bool) -> tuple[list[Finding], Finding | None]:
+    """The exact records path of one run: the reader's findings, envelope findings per record, no fold.
+
+    Adds the run's records to ``columns`` unless an error finding names it (and ``keep_invalid`` is off);
+    returns the findings and the first error among them.
+    """
+    findings = list(read.findings)
+    for record in read.records:
+        finding = check_envelope(record, expected_run=read.run)
+        if finding is not None:
+            findings.append(finding)
+    first_error = next((f for f in findings if f.severity == "error"), None)
+    if first_error is None or keep_invalid:
+        columns.add(read.run, read.records)
+    return findings, first_error
+
+
+# -- the fast records path (file journals, fold=False) ------------------------------------------------
+#
+# Three stages overlap, batch by batch: the reader thread reads journals into a reused buffer and
+# splits them into the body column (stage 1, GIL released); this thread parses the envelopes with
+# msgspec into Python lists (stage 2, the only stage that holds the GIL for long); the finisher
+# thread validates and assembles the record batch with Arrow compute (stage 3, GIL released).
+
+if msgspec is not None:
+
+    class _Envelope(msgspec.Struct, gc=False):
+        """Only the envelope: msgspec skips every other field without building it."""
+
+        type: str | None = None
+        run: str | None = None
+        seq: int | None = None
+        ts: str | None = None
+        optional: bool | msgspec.UnsetType | None = msgspec.UNSET
+
+    _ENVELOPE_DECODER: Any = msgspec.json.Decoder(_Envelope)
+
+_OPTIONAL_KEY: Final = b'"optional"'
+
+
+@dataclass(frozen=True, slots=True)
+class _Journal:
+    run: str
+    path: str
+    size: int
+
+
+@dataclass(slots=True)
+class _PreparedBatch:
+    """Stage 1's output: a batch of journals read and split into lines."""
+
+    journals: list[_Journal]
+    data: memoryview  # the journals' bytes, each ending in a newline (a view of a reused buffer)
+    starts: np.ndarray  # byte offset of each journal in data
+    lines: pa.LargeBinaryArray  # every line, without its newline
+    line_starts: np.ndarray  # byte offset of each line in data
+    text: pa.LargeStringArray | None  # the same lines as text, or None if the batch is not clean
+    first_line: np.ndarray  # index in lines of each journal's first line
+    counts: np.ndarray  # lines per journal
+
+
+@dataclass(slots=True)
+class _Envelopes:
+    """Stage 2's output for journals whose every line msgspec parsed: the envelope columns as Arrow arrays."""
+
+    journals: list[_Journal]
+    counts: np.ndarray
+    text: pa.LargeStringArray
+    kinds: pa.Array
+    runs: pa.Array
+    seqs: pa.Array
+    ts: pa.Array
+    optional: pa.Array
+    undecided: list[int]  # rows whose optional flag is present but not a bool (re-checked exactly)
+
+
+@dataclass(slots=True)
+class _RecordsPart:
+    batch: pa.RecordBatch
+    findings: list[Finding]
+    bad: list[tuple[str, Finding]]  # (run, its first error finding), in journal order
+
+
+def _read_journals(journals: Sequence[_Journal], buffer: bytearray) -> tuple[memoryview, np.ndarray]:
+    """Read journals into ``buffer`` (large enough), each followed by a newline if it lacks one."""
+    view = memoryview(buffer)
+    starts = np.empty(len(journals), np.int64)
+    position = 0
+    for index, journal in enumerate(journals):
+        starts[index] = position
+        # Read what the journal held when listed: a record appended since is not part of this load.
+        with open(journal.path, "rb", buffering=0) as handle:
+            got = 0
+            while got < journal.size:
+                n = handle.readinto(view[position + got : position + journal.size])
+                if not n:
+                    break
+                got += n
+        position += got
+        if got and buffer[position - 1] != 0x0A:
+            buffer[position] = 0x0A
+            position += 1
+    return view[:position], starts
+
+
+def _split_lines(data: memoryview) -> pa.LargeBinaryArray:
+    """The lines of newline-terminated bytes, without their newlines, copied into one Arrow buffer."""
+    whole = pa.LargeBinaryArray.from_buffers(
+        pa.large_binary(), 1, [None, pa.py_buffer(np.array([0, len(data)], np.int64)), pa.py_buffer(data)]
+    )
+    values = pc.split_pattern(whole, "\n").values
+    return values.slice(0, len(values) - 1)  # the piece after the final newline is always empty
+
+
+def _clean_text(lines: pa.LargeBinaryArray) -> pa.LargeStringArray | None:
+    """The lines as text if every one is non-empty UTF-8 (what orjson also demands), else None."""
+    if len(lines) and pc.min(pc.binary_length(lines)).as_py() == 0:
+        return None  # msgspec skips an empty line; the file reader calls it corrupt (or a torn tail)
+    text = lines.view(pa.large_string())
+    try:
+        text.validate(full=True)  # msgspec does not check the UTF-8 of strings it skips
+    except pa.ArrowInvalid:
+        return None
+    return text
+
+
+def _prepare(journals: list[_Journal], buffers: list[bytearray], slot: int) -> _PreparedBatch:
+    """Stage 1 (reader thread): read and split a batch."""
+    need = sum(j.size for j in journals) + len(journals)
+    if len(buffers[slot]) < need:
+        buffers[slot] = bytearray(need)  # never resized in place: the batch before may still view the old one
+    data, starts = _read_journals(journals, buffers[slot])
+    lines = _split_lines(data)
+    offsets = np.frombuffer(lines.buffers()[1], np.int64, count=len(lines) + 1)
+    line_starts = offsets[:-1] + np.arange(len(lines), dtype=np.int64)  # each earlier line lost one newline
+    first_line = np.searchsorted(line_starts, starts)
+    counts = np.diff(np.append(first_line, len(lines)))
+    return _PreparedBatch(journals, data, starts, lines, line_starts, _clean_text(lines), first_line, counts)
+
+
+def _optional_rows(data: memoryview, base: int, line_starts: np.ndarray) -> np.ndarray | None:
+    """Rows whose bytes contain the key ``"optional"``, or None when the key could hide behind an escape.
+
+    ``data`` views a bytearray from offset ``base``; ``line_starts`` are offsets in that bytearray.
+    """
+    buffer = data.obj
+    assert isinstance(buffer, bytearray)
+    end = base + len(data)
+    if buffer.find(b"\\u", base, end) != -1:
+        return None  # "\u006fptional" is the same key to a JSON parser: look at every row
+    found = []
+    position = buffer.find(_OPTIONAL_KEY, base, end)
+    while position != -1:
+        found.append(position)
+        position = buffer.find(_OPTIONAL_KEY, position + len(_OPTIONAL_KEY), end)
+    return np.unique(np.searchsorted(line_starts, np.array(found, np.int64), side="right") - 1)
+
+
+def _envelopes(
+    journals: list[_Journal],
+    counts: np.ndarray,
+    data: memoryview,
+    base: int,
+    line_starts: np.ndarray,
+    text: pa.LargeStringArray,
+) -> _Envelopes | None:
+    """Stage 2 (this thread): the envelope columns, or None if msgspec does not take every line."""
+    if msgspec is None:
+        return None
+    try:
+        decoded: list[Any] = _ENVELOPE_DECODER.decode_lines(data)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, ValueError):
+        return None
+    if len(decoded) != len(text):
+        return None  # a blank line or two objects on one line
+    candidates = _optional_rows(data, base, line_starts)
+    rows = range(len(decoded)) if candidates is None else candidates.tolist()
+    flagged = [row for row in rows if decoded[row].optional is True]
+    undecided = [row for row in rows if decoded[row].optional is None]  # "optional": null
+    optional = np.zeros(len(decoded), bool)
+    optional[flagged] = True
+    return _Envelopes(
+        journals,
+        counts,
+        text,
+        pa.array([e.type for e in decoded], pa.string()),
+        pa.array([e.run for e in decoded], pa.string()),
+        _int64s([e.seq for e in decoded]),
+        pa.array([e.ts for e in decoded], pa.string()),
+        pa.array(optional),
+        undecided,
+    )
+
+
+def _fast_part(envelopes: _Envelopes, source: str, keep_invalid: bool) -> _RecordsPart:
+    """Stage 3 (finisher thread): validate column-wise and assemble the record batch.
+
+    Rows the column checks reject (or cannot decide) are re-checked with ``check_envelope`` on the
+    orjson-parsed line, so the findings are exactly the exact path's.
+    """
+    journals, counts, text = envelopes.journals, envelopes.counts, envelopes.text
+    n = len(text)
+    expected = _strings_repeated([j.run for j in journals], counts)
+    ts_ok = pc.match_substring_regex(envelopes.ts, _TS_RE2)
+    ok = pc.and_kleene(pc.greater(pc.utf8_length(envelopes.kinds), 0), pc.equal(envelopes.runs, expected))
+    ok = pc.and_kleene(ok, pc.match_substring_regex(envelopes.runs, _RUN_RE2))
+    ok = pc.and_kleene(ok, pc.greater_equal(envelopes.seqs, 1))
+    ok = pc.and_kleene(ok, ts_ok)
+    suspects = set(np.flatnonzero(~pc.fill_null(ok, False).to_numpy(zero_copy_only=False)).tolist())
+    suspects.update(envelopes.undecided)
+    findings: list[Finding] = []
+    first_error: dict[int, Finding] = {}
+    if suspects:
+        owner = np.repeat(np.arange(len(journals)), counts)
+        for row in sorted(suspects):
+            journal = int(owner[row])
+            record = decode_record(text[row].as_py().encode())
+            finding = check_envelope(record, expected_run=journals[journal].run)
+            if finding is not None:
+                findings.append(_with_source(finding, source))
+                if finding.severity == "error":
+                    first_error.setdefault(journal, finding)
+    first_line = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    positions = np.arange(n, dtype=np.int64) - np.repeat(first_line, counts) + 1
+    batch = pa.RecordBatch.from_arrays(
+        [
+            expected,
+            envelopes.seqs,
+            envelopes.kinds,
+            timestamps(envelopes.ts, matches=ts_ok),
+            envelopes.optional,
+            pc.binary_length(text.view(pa.large_binary())),
+            text,
+            _strings_repeated([source], [n]),
+            pa.array(positions, pa.int64()),
+        ],
+        schema=RECORDS_SCHEMA,
+    )
+    if first_error and not keep_invalid:
+        keep = np.ones(len(journals), bool)
+        keep[list(first_error)] = False
+        batch = batch.filter(pa.array(np.repeat(keep, counts)))
+    bad = [(journals[index].run, first_error[index]) for index in sorted(first_error)]
+    return _RecordsPart(batch, findings, bad)
+
+
+def _exact_part(journal: _Journal, source: str, keep_invalid: bool) -> _RecordsPart:
+    """The file backend's reader, for a journal the fast path cannot take as it is."""
+    with open(journal.path, "rb") as handle:
+        data = handle.read(journal.size)
+    scanned = scan_journal(data, journal.run, journal.path)
+    read = RunRead(journal.run, scanned.records, scanned.findings, source, scanned.corrupt is None)
+    columns = _RecordColumns()
+    findings, first_error = _records_only(read, columns, keep_invalid)
+    return _RecordsPart(
+        columns.batch(source),
+        [_with_source(f, source) for f in findings],
+        [(journal.run, first_error)] if first_error is not None else [],
+    )
+
+
+def _parse_batch(prepared: _PreparedBatch) -> list[_Envelopes | _Journal]:
+    """Stage 2 for a batch: all at once when clean, else journal by journal (a ``_Journal`` = exact path)."""
+    if prepared.text is not None:
+        whole = _envelopes(prepared.journals, prepared.counts, prepared.data, 0, prepared.line_starts, prepared.text)
+        if whole is not None:
+            return [whole]
+    parsed: list[_Envelopes | _Journal] = []
+    ends = [*prepared.starts[1:].tolist(), len(prepared.data)]
+    for index, journal in enumerate(prepared.journals):
+        first, count = int(prepared.first_line[index]), int(prepared.counts[index])
+        start = int(prepared.starts[index])
+        text = _clean_text(prepared.lines.slice(first, count)) if count else None
+        one = None
+        if text is not None:
+            one = _envelopes(
+                [journal],
+                np.array([count], np.int64),
+                prepared.data[start : ends[index]],
+                start,
+                prepared.line_starts[first : first + count],
+                text,
+            )
+        parsed.append(one if one is not None else journal)
+    return parsed
+
+
+def _finish_batch(parsed: list[_Envelopes | _Journal], source: str, keep_invalid: bool) -> list[_RecordsPart]:
+    """Stage 3 for a batch."""
+    with paused_gc():
+        return [
+            _exact_part(item, source, keep_invalid)
+            if isinstance(item, _Journal)
+            else _fast_part(item, source, keep_invalid)
+            for item in parsed
+        ]
+
+
+def _file_journals(backend: FileBackend, runs: Sequence[str]) -> list[_Journal]:
+    journals = []
+    for run in runs:
+        path = backend.path_of(run)
+        try:
+            size = os.stat(path).st_size
+        except FileNotFoundError:
+            raise RunNotFound(run, str(backend.root)) from None
+        journals.append(_Journal(run, str(path), size))
+    return journals
+
+
+def _batches_by_size(journals: Sequence[_Journal], target: int) -> list[list[_Journal]]:
+    batches: list[list[_Journal]] = []
+    current: list[_Journal] = []
+    size = 0
+    for journal in journals:
+        if current and size + journal.size > target:
+            batches.append(current)
+            current, size = [], 0
+        current.append(journal)
+        size += journal.size
+    if current:
+        batches.append(current)
+    return batches
+
+
+def _fast_records(
+    backend: FileBackend,
+    runs: Sequence[str],
+    *,
+    strict: bool,
+    keep_invalid: bool,
+    batch_bytes: int,
+    tick: Callable[[int], None],
+) -> Iterator[Tables]:
+    """The records table of file journals, batch by batch (see the comment at the top of this section)."""
+    batches = _batches_by_size(_file_journals(backend, runs), batch_bytes)
+    if not batches:
+        return
+    source = backend.url
+    buffers = [bytearray(), bytearray()]
+    with (
+        ThreadPoolExecutor(1, thread_name_prefix="journaltools-reader") as reader,
+        ThreadPoolExecutor(1, thread_name_prefix="journaltools-finisher") as finisher,
+    ):
+        ahead = reader.submit(_prepare, batches[0], buffers, 0)
+        finishing: list[tuple[int, Future[list[_RecordsPart]]]] = []
+        for number in range(len(batches) + 1):
+            if number < len(batches):
+                prepared = ahead.result()
+                if number + 1 < len(batches):
+                    # Stage 1 of the next batch fills the other buffer while this one is parsed.
+                    ahead = reader.submit(_prepare, batches[number + 1], buffers, (number + 1) % 2)
+                with paused_gc():
+                    parsed = _parse_batch(prepared)
+                del prepared  # stage 3 never sees the buffer: it is free for the batch after next
+                finishing.append((number, finisher.submit(_finish_batch, parsed, source, keep_invalid)))
+                del parsed
+            while finishing and (number == len(batches) or finishing[0][1].done() or len(finishing) > 2):
+                done, future = finishing.pop(0)
+                parts = future.result()
+                bad = [entry for part in parts for entry in part.bad]
+                if strict and bad:
+                    _raise_for(backend, bad[0], fold_runs=False)
+                tick(len(batches[done]))
+                yield Tables(
+                    records=pa.Table.from_batches([part.batch for part in parts], RECORDS_SCHEMA),
+                    runs=empty_table("runs"),
+                    messages=empty_table("messages"),
+                    tool_calls=empty_table("tool_calls"),
+                    findings=findings_table([f for part in parts for f in part.findings]),
+                )
+
+
+def _raise_for(backend: Backend, bad: tuple[str, Finding], *, fold_runs: bool) -> None:
+    """Strict mode: redo the first bad run here, strictly, so the genuine exception is raised."""
+    run, finding = bad
+    read = backend.read_run(run, strict=True)  # raises CorruptJournal for a corrupt journal
+    if fold_runs:
+        fold(read.records, strict=True, run=run)  # raises FoldError / VersionMismatch
+    else:
+        for record in read.records:
+            problem = check_envelope(record, expected_run=run)
+            if problem is not None and problem.severity == "error":
+                raise RecordRefused(problem.run or run, problem.seq, problem.code, problem.message)
+    error_type = VersionMismatch if finding.code == "version_mismatch" else FoldError
+    raise error_type(run, finding.seq, finding.code, finding.message)
+
+
+# -- the loader --------------------------------------------------------------------------------------
+
+
+def _progress_enabled(progress: bool | None, quiet: bool) -> bool:
+    if quiet or progress is False:
+        return False
+    if progress:
+        return True
+    if "ipykernel" in sys.modules:  # a notebook: tqdm.auto draws a widget there
+        return True
+    stream = sys.stderr
+    return stream is not None and hasattr(stream, "isatty") and stream.isatty()
+
+
+class _Progress:
+    """A tqdm bar over runs (tqdm.auto: a widget in notebooks), or nothing."""
+
+    def __init__(self, total: int, enabled: bool, description: str) -> None:
+        self._bar: Any = None
+        if enabled:
+            from tqdm.auto import tqdm
+
+            self._bar = tqdm(total=total, desc=description, unit="run", leave=False, file=sys.stderr)
+
+    def update(self, n: int) -> None:
+        if self._bar is not None:
+            self._bar.update(n)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+def _process_pool(workers: int) -> ProcessPoolExecutor:
+    # forkserver: workers are forked from a clean server process, never from this one (which may run
+    # the NATS loop thread), and the server imports journaltools once for every pool.
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["journaltools.tables"])
+    return ProcessPoolExecutor(workers, mp_context=context)
+
+
+def default_workers() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _jobs(
+    backend: Backend,
+    runs: Sequence[str],
+    *,
+    fold_runs: bool,
+    records: bool,
+    keep_invalid: bool,
+    batch_bytes: int,
+) -> Iterator[BatchJob]:
+    if isinstance(backend, FileBackend):
+        for batch in _batches_by_size(_file_journals(backend, runs), batch_bytes):
+            yield BatchJob(
+                backend.url,
+                tuple(j.run for j in batch),
+                root=str(backend.root),
+                fold=fold_runs,
+                records=records,
+                keep_invalid=keep_invalid,
+            )
+        return
+    # Other backends: read here (their I/O is async and connection-bound), ship the bytes.
+    group: list[RunRead] = []
+    size = 0
+    for start in range(0, len(runs), 64):
+        for read in backend.read_runs(list(runs[start : start + 64]), strict=False):
+            group.append(read)
+            size += sum(len(r.raw) for r in read.records)
+            if size >= batch_bytes:
+                yield _shipped(backend.url, group, fold_runs, records, keep_invalid)
+                group, size = [], 0
+    if group:
+        yield _shipped(backend.url, group, fold_runs, records, keep_invalid)
+
+
+def _shipped(source: str, reads: list[RunRead], fold_runs: bool, records: bool, keep_invalid: bool) -> BatchJob:
+    return BatchJob(
+        source,
+        tuple(read.run for read in reads),
+        reads=tuple(
+            (read.run, tuple((r.raw, r.position) for r in read.records), tuple(read.findings), read.complete)
+            for read in reads
+        ),
+        fold=fold_runs,
+        records=records,
+        keep_invalid=keep_invalid,
+    )
+
+
+def _run_jobs(jobs: Iterator[BatchJob], executor: Executor | None, in_flight: int) -> Iterator[BatchOutput]:
+    """Results in job order, at most ``in_flight`` jobs submitted ahead: memory stays bounded."""
+    if executor is None:
+        for job in jobs:
+            yield run_batch(job)
+        return
+    window: list[Future[BatchOutput]] = []
+    for job in jobs:
+        window.append(executor.submit(run_batch, job))
+        if len(window) >= in_flight:
+            yield window.pop(0).result()
+    while window:
+        yield window.pop(0).result()
+
+
+def iter_tables(
+    source: str | Path | Backend,
+    runs: Sequence[str] | str | None = None,
+    *,
+    strict: bool = True,
+    fold: bool = True,
+    records: bool = True,
+    keep_invalid: bool = False,
+    workers: int | None = None,
+    batch_bytes: int = 16 << 20,
+    progress: bool | None = None,
+    quiet: bool = False,
+) -> Iterator[Tables]:
+    """The tables of a source batch by batch (in run order), so a caller can stream them to disk.
+
+    Memory holds a few batches, never the whole source. Arguments as for ``load``.
+    """
+    backend, owned = (source, False) if isinstance(source, Backend) else (open_source(source), True)
+    try:
+        wanted = [runs] if isinstance(runs, str) else list(runs) if runs is not None else backend.list_runs()
+        wanted = [validate_run_id(run) for run in wanted]
+        bar = _Progress(len(wanted), _progress_enabled(progress, quiet), "journaltools load")
+        try:
+            if not fold and isinstance(backend, FileBackend):
+                yield from _fast_records(
+                    backend, wanted, strict=strict, keep_invalid=keep_invalid, batch_bytes=batch_bytes, tick=bar.update
+                )
+                return
+            yield from _iter_batches(
+                backend, wanted, strict, fold, records, keep_invalid, workers, batch_bytes, bar.update
+            )
+        finally:
+            bar.close()
+    finally:
+        if owned:
+            backend.close()
+
+
+def _iter_batches(
+    backend: Backend,
+    runs: list[str],
+    strict: bool,
+    fold_runs: bool,
+    records: bool,
+    keep_invalid: bool,
+    workers: int | None,
+    batch_bytes: int,
+    tick: Callable[[int], None],
+) -> Iterator[Tables]:
+    jobs = _jobs(
+        backend, runs, fold_runs=fold_runs, records=records, keep_invalid=keep_invalid, batch_bytes=batch_bytes
+    )
+    count = workers if workers is not None else default_workers()
+    # By default a source smaller than one batch is loaded here: a pool would cost more than it saves.
+    use_processes = count > 1 and (workers is not None or _larger_than(backend, runs, batch_bytes))
+    executor = _process_pool(count) if use_processes else None
+    try:
+        for output in _run_jobs(jobs, executor, in_flight=2 * count):
+            for run, text in output.failed:
+                backend.read_run(run, strict=False)  # raises the genuine error (e.g. RunNotFound) here
+                raise SourceError(f"run {run!r} could not be read: {text}")
+            if strict and output.bad_runs:
+                _raise_for(backend, output.bad_runs[0], fold_runs=fold_runs)
+            tick(output.runs)
+            yield output.tables
+    finally:
+        if executor is not None:
+            executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _larger_than(backend: Backend, runs: Sequence[str], limit: int) -> bool:
+    if not isinstance(backend, FileBackend):
+        return len(runs) > 64
+    total = 0
+    for run in runs:
+        try:
+            total += os.stat(backend.path_of(run)).st_size
+        except OSError:
+            continue
+        if total > limit:
+            return True
+    return False
+
+
+def load(
+    source: str | Path | Backend,
+    runs: Sequence[str] | str | None = None,
+    *,
+    strict: bool = True,
+    fold: bool = True,
+    records: bool = True,
+    keep_invalid: bool = False,
+    workers: int | None = None,
+    batch_bytes: int = 16 << 20,
+    progress: bool | None = None,
+    quiet: bool = False,
+) -> Tables:
+    """Load the tables of a source: one run (``runs="r1"``), some, or all (``runs=None``).
+
+    ``source``: a directory, ``file://`` URL, ``nats://host:port/STREAM``, ``embedded``, or an open backend.
+    ``strict``: raise at the first bad journal (``CorruptJournal``, ``FoldError``); lenient returns the good
+    runs and every finding. ``fold=False``: only ``records`` and ``findings`` (envelope checks, torn tails,
+    corrupt lines) via the fast records path. ``records=False``: skip the records table. ``keep_invalid``:
+    lenient mode keeps bad runs too (status ``invalid``). ``workers``: processes for folding (default: one
+    per core; 1 = in this process). ``progress``: a tqdm bar (default: only on a terminal or in a notebook);
+    ``quiet=True`` silences it.
+    """
+    return Tables.concat(
+        iter_tables(
+            source,
+            runs,
+            strict=strict,
+            fold=fold,
+            records=records,
+            keep_invalid=keep_invalid,
+            workers=workers,
+            batch_bytes=batch_bytes,
+            progress=progress,
+            quiet=quiet,
+        )
+    )
