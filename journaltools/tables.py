@@ -170,7 +170,6 @@ SCHEMAS: Final[dict[str, pa.Schema]] = {
 # The protocol's patterns in RE2 form. ``[0-9]`` rather than ``\d``: Python's ``\d`` also matches other
 # Unicode digits, so RE2 accepting implies Python accepting; rows RE2 rejects are re-checked in Python.
 _TS_RE2: Final = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z$"
-_RUN_RE2: Final = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$"
 _INT64_MAX: Final = (1 << 63) - 1
 
 
@@ -255,10 +254,10 @@ def timestamps(values: pa.Array | Sequence[str | None], *, matches: pa.Array | N
         return pa.array([], TIMESTAMP)
     if matches is None:
         matches = pc.match_substring_regex(strings, _TS_RE2)
-    valid = pc.if_else(matches, strings, pa.scalar(None, pa.string()))
-    # "YYYY-MM-DDTHH:MM:SS.ffffff" is 26 characters: keep at most microseconds.
-    long = pc.greater(pc.utf8_length(valid), 27)
-    if pc.any(long).as_py():
+    valid = strings if pc.all(matches).as_py() else pc.if_else(matches, strings, pa.scalar(None, pa.string()))
+    # "YYYY-MM-DDTHH:MM:SS.ffffffZ" is 27 characters: keep at most microseconds.
+    if (pc.max(pc.binary_length(valid)).as_py() or 0) > 27:
+        long = pc.greater(pc.binary_length(valid), 27)
         valid = pc.if_else(long, pc.binary_join_element_wise(pc.utf8_slice_codeunits(valid, 0, 26), "Z", ""), valid)
     try:
         return pc.cast(valid, TIMESTAMP)
@@ -276,7 +275,7 @@ def _int64s(values: Sequence[int | None]) -> pa.Array:
 def _strings_repeated(values: Sequence[str], counts: Sequence[int] | np.ndarray) -> pa.Array:
     """``values[i]`` repeated ``counts[i]`` times, as a plain string column."""
     if len(values) == 1:
-        return pa.array(np.repeat(np.array(values, dtype=object), counts), pa.string())
+        return pa.repeat(pa.scalar(values[0], pa.string()), int(counts[0]))
     indices = pa.array(np.repeat(np.arange(len(values), dtype=np.int32), counts), pa.int32())
     return pa.DictionaryArray.from_arrays(indices, pa.array(values, pa.string())).cast(pa.string())
 
@@ -324,7 +323,7 @@ class _RecordColumns:
                 pa.array(self.optional, pa.bool_()),
                 pc.binary_length(bodies.view(pa.large_binary())),
                 bodies,
-                pa.array([source] * len(self.run), pa.string()),
+                _strings_repeated([source], [len(self.run)]),
                 pa.array(self.position, pa.int64()),
             ],
             schema=RECORDS_SCHEMA,
@@ -594,10 +593,12 @@ def _records_only(read: RunRead, columns: _RecordColumns, keep_invalid: bool) ->
 
 # -- the fast records path (file journals, fold=False) ------------------------------------------------
 #
-# Three stages overlap, batch by batch: the reader thread reads journals into a reused buffer and
-# splits them into the body column (stage 1, GIL released); this thread parses the envelopes with
-# msgspec into Python lists (stage 2, the only stage that holds the GIL for long); the finisher
-# thread validates and assembles the record batch with Arrow compute (stage 3, GIL released).
+# Two threads overlap, batch by batch. This thread reads a batch of journals into one of two reused
+# buffers (stage 1a), parses the envelopes with msgspec (2) and validates and assembles the record
+# batch with Arrow compute (3); meanwhile a helper thread splits the next batch into the body column
+# with one Arrow call that releases the GIL (1b). Everything that needs the GIL often stays in this
+# thread on purpose: a helper that has to win the GIL back for every file read or compute call waits
+# behind msgspec (which holds it while parsing) and stalls the pipeline.
 
 if msgspec is not None:
 
@@ -608,11 +609,9 @@ if msgspec is not None:
         run: str | None = None
         seq: int | None = None
         ts: str | None = None
-        optional: bool | msgspec.UnsetType | None = msgspec.UNSET
+        optional: bool | msgspec.UnsetType = msgspec.UNSET  # "optional": null fails here: exact path
 
     _ENVELOPE_DECODER: Any = msgspec.json.Decoder(_Envelope)
-
-_OPTIONAL_KEY: Final = b'"optional"'
 
 
 @dataclass(frozen=True, slots=True)
@@ -630,7 +629,6 @@ class _PreparedBatch:
     data: memoryview  # the journals' bytes, each ending in a newline (a view of a reused buffer)
     starts: np.ndarray  # byte offset of each journal in data
     lines: pa.LargeBinaryArray  # every line, without its newline
-    line_starts: np.ndarray  # byte offset of each line in data
     text: pa.LargeStringArray | None  # the same lines as text, or None if the batch is not clean
     first_line: np.ndarray  # index in lines of each journal's first line
     counts: np.ndarray  # lines per journal
@@ -648,7 +646,6 @@ class _Envelopes:
     seqs: pa.Array
     ts: pa.Array
     optional: pa.Array
-    undecided: list[int]  # rows whose optional flag is present but not a bool (re-checked exactly)
 
 
 @dataclass(slots=True)
@@ -701,61 +698,38 @@ def _clean_text(lines: pa.LargeBinaryArray) -> pa.LargeStringArray | None:
     return text
 
 
-def _prepare(journals: list[_Journal], buffers: list[bytearray], slot: int) -> _PreparedBatch:
-    """Stage 1 (reader thread): read and split a batch."""
+def _read_batch(journals: list[_Journal], buffers: list[bytearray], slot: int) -> tuple[memoryview, np.ndarray]:
+    """Stage 1a (this thread): read a batch into buffer ``slot``."""
     need = sum(j.size for j in journals) + len(journals)
     if len(buffers[slot]) < need:
-        buffers[slot] = bytearray(need)  # never resized in place: the batch before may still view the old one
-    data, starts = _read_journals(journals, buffers[slot])
+        buffers[slot] = bytearray(need)  # never resized in place: an older batch may still view the old one
+    return _read_journals(journals, buffers[slot])
+
+
+def _split_batch(journals: list[_Journal], data: memoryview, starts: np.ndarray) -> _PreparedBatch:
+    """Stage 1b (helper thread, GIL released): split a batch into lines and check them."""
     lines = _split_lines(data)
     offsets = np.frombuffer(lines.buffers()[1], np.int64, count=len(lines) + 1)
     line_starts = offsets[:-1] + np.arange(len(lines), dtype=np.int64)  # each earlier line lost one newline
     first_line = np.searchsorted(line_starts, starts)
     counts = np.diff(np.append(first_line, len(lines)))
-    return _PreparedBatch(journals, data, starts, lines, line_starts, _clean_text(lines), first_line, counts)
+    return _PreparedBatch(journals, data, starts, lines, _clean_text(lines), first_line, counts)
 
 
-def _optional_rows(data: memoryview, base: int, line_starts: np.ndarray) -> np.ndarray | None:
-    """Rows whose bytes contain the key ``"optional"``, or None when the key could hide behind an escape.
-
-    ``data`` views a bytearray from offset ``base``; ``line_starts`` are offsets in that bytearray.
-    """
-    buffer = data.obj
-    assert isinstance(buffer, bytearray)
-    end = base + len(data)
-    if buffer.find(b"\\u", base, end) != -1:
-        return None  # "\u006fptional" is the same key to a JSON parser: look at every row
-    found = []
-    position = buffer.find(_OPTIONAL_KEY, base, end)
-    while position != -1:
-        found.append(position)
-        position = buffer.find(_OPTIONAL_KEY, position + len(_OPTIONAL_KEY), end)
-    return np.unique(np.searchsorted(line_starts, np.array(found, np.int64), side="right") - 1)
-
-
-def _envelopes(
-    journals: list[_Journal],
-    counts: np.ndarray,
-    data: memoryview,
-    base: int,
-    line_starts: np.ndarray,
-    text: pa.LargeStringArray,
-) -> _Envelopes | None:
-    """Stage 2 (this thread): the envelope columns, or None if msgspec does not take every line."""
+def _decode_journal(data: memoryview, lines: int) -> list[Any] | None:
+    """The envelopes of one journal's ``lines`` lines, or None if msgspec does not take every line."""
     if msgspec is None:
         return None
     try:
         decoded: list[Any] = _ENVELOPE_DECODER.decode_lines(data)
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, ValueError):
         return None
-    if len(decoded) != len(text):
-        return None  # a blank line or two objects on one line
-    candidates = _optional_rows(data, base, line_starts)
-    rows = range(len(decoded)) if candidates is None else candidates.tolist()
-    flagged = [row for row in rows if decoded[row].optional is True]
-    undecided = [row for row in rows if decoded[row].optional is None]  # "optional": null
-    optional = np.zeros(len(decoded), bool)
-    optional[flagged] = True
+    return decoded if len(decoded) == lines else None  # a blank line or two objects on one line
+
+
+def _envelope_columns(
+    journals: list[_Journal], counts: np.ndarray, text: pa.LargeStringArray, decoded: list[Any]
+) -> _Envelopes:
     return _Envelopes(
         journals,
         counts,
@@ -764,32 +738,30 @@ def _envelopes(
         pa.array([e.run for e in decoded], pa.string()),
         _int64s([e.seq for e in decoded]),
         pa.array([e.ts for e in decoded], pa.string()),
-        pa.array(optional),
-        undecided,
+        pa.array([e.optional is True for e in decoded], pa.bool_()),
     )
 
 
 def _fast_part(envelopes: _Envelopes, source: str, keep_invalid: bool) -> _RecordsPart:
-    """Stage 3 (finisher thread): validate column-wise and assemble the record batch.
+    """Stage 3: validate column-wise and assemble the record batch.
 
     Rows the column checks reject (or cannot decide) are re-checked with ``check_envelope`` on the
     orjson-parsed line, so the findings are exactly the exact path's.
     """
     journals, counts, text = envelopes.journals, envelopes.counts, envelopes.text
     n = len(text)
-    expected = _strings_repeated([j.run for j in journals], counts)
+    expected = _strings_repeated([j.run for j in journals], counts)  # valid run ids (checked by the loader)
     ts_ok = pc.match_substring_regex(envelopes.ts, _TS_RE2)
-    ok = pc.and_kleene(pc.greater(pc.utf8_length(envelopes.kinds), 0), pc.equal(envelopes.runs, expected))
-    ok = pc.and_kleene(ok, pc.match_substring_regex(envelopes.runs, _RUN_RE2))
-    ok = pc.and_kleene(ok, pc.greater_equal(envelopes.seqs, 1))
-    ok = pc.and_kleene(ok, ts_ok)
-    suspects = set(np.flatnonzero(~pc.fill_null(ok, False).to_numpy(zero_copy_only=False)).tolist())
-    suspects.update(envelopes.undecided)
+    ok = pc.and_kleene(pc.greater(pc.binary_length(envelopes.kinds), 0), pc.equal(envelopes.runs, expected))
+    ok = pc.and_kleene(pc.and_kleene(ok, pc.greater_equal(envelopes.seqs, 1)), ts_ok)
+    suspects: list[int] = []
+    if not pc.all(ok).as_py():
+        suspects = np.flatnonzero(~pc.fill_null(ok, False).to_numpy(zero_copy_only=False)).tolist()
     findings: list[Finding] = []
     first_error: dict[int, Finding] = {}
     if suspects:
         owner = np.repeat(np.arange(len(journals)), counts)
-        for row in sorted(suspects):
+        for row in suspects:
             journal = int(owner[row])
             record = decode_record(text[row].as_py().encode())
             finding = check_envelope(record, expected_run=journals[journal].run)
@@ -837,28 +809,42 @@ def _exact_part(journal: _Journal, source: str, keep_invalid: bool) -> _RecordsP
 
 
 def _parse_batch(prepared: _PreparedBatch) -> list[_Envelopes | _Journal]:
-    """Stage 2 for a batch: all at once when clean, else journal by journal (a ``_Journal`` = exact path)."""
-    if prepared.text is not None:
-        whole = _envelopes(prepared.journals, prepared.counts, prepared.data, 0, prepared.line_starts, prepared.text)
-        if whole is not None:
-            return [whole]
+    """Stage 2 for a batch: envelope columns for every stretch of journals msgspec takes whole; a journal
+    it does not take (a ``_Journal`` in the result) goes to the exact reader.
+
+    Journal by journal, not the whole batch in one call: each call holds the GIL only briefly, so the
+    reader thread gets it back between calls to start its next read.
+    """
+    journals, counts, starts = prepared.journals, prepared.counts, prepared.starts
+    ends = [*starts[1:].tolist(), len(prepared.data)]
     parsed: list[_Envelopes | _Journal] = []
-    ends = [*prepared.starts[1:].tolist(), len(prepared.data)]
-    for index, journal in enumerate(prepared.journals):
-        first, count = int(prepared.first_line[index]), int(prepared.counts[index])
-        start = int(prepared.starts[index])
-        text = _clean_text(prepared.lines.slice(first, count)) if count else None
-        one = None
-        if text is not None:
-            one = _envelopes(
-                [journal],
-                np.array([count], np.int64),
-                prepared.data[start : ends[index]],
-                start,
-                prepared.line_starts[first : first + count],
-                text,
-            )
-        parsed.append(one if one is not None else journal)
+    stretch: list[int] = []
+    decoded: list[Any] = []
+
+    def close_stretch() -> None:
+        if not stretch:
+            return
+        first, last = stretch[0], stretch[-1]
+        line = int(prepared.first_line[first])
+        lines = int(counts[first : last + 1].sum())
+        text = prepared.lines.slice(line, lines).view(pa.large_string())
+        parsed.append(_envelope_columns(journals[first : last + 1], counts[first : last + 1], text, decoded[:]))
+        stretch.clear()
+        decoded.clear()
+
+    for index, journal in enumerate(journals):
+        count = int(counts[index])
+        clean = prepared.text is not None or (
+            count > 0 and _clean_text(prepared.lines.slice(int(prepared.first_line[index]), count)) is not None
+        )
+        envelopes = _decode_journal(prepared.data[int(starts[index]) : ends[index]], count) if clean else None
+        if envelopes is None:
+            close_stretch()
+            parsed.append(journal)
+        else:
+            stretch.append(index)
+            decoded.extend(envelopes)
+    close_stretch()
     return parsed
 
 
@@ -915,37 +901,31 @@ def _fast_records(
         return
     source = backend.url
     buffers = [bytearray(), bytearray()]
-    with (
-        ThreadPoolExecutor(1, thread_name_prefix="journaltools-reader") as reader,
-        ThreadPoolExecutor(1, thread_name_prefix="journaltools-finisher") as finisher,
-    ):
-        ahead = reader.submit(_prepare, batches[0], buffers, 0)
-        finishing: list[tuple[int, Future[list[_RecordsPart]]]] = []
-        for number in range(len(batches) + 1):
-            if number < len(batches):
-                prepared = ahead.result()
-                if number + 1 < len(batches):
-                    # Stage 1 of the next batch fills the other buffer while this one is parsed.
-                    ahead = reader.submit(_prepare, batches[number + 1], buffers, (number + 1) % 2)
-                with paused_gc():
-                    parsed = _parse_batch(prepared)
-                del prepared  # stage 3 never sees the buffer: it is free for the batch after next
-                finishing.append((number, finisher.submit(_finish_batch, parsed, source, keep_invalid)))
-                del parsed
-            while finishing and (number == len(batches) or finishing[0][1].done() or len(finishing) > 2):
-                done, future = finishing.pop(0)
-                parts = future.result()
-                bad = [entry for part in parts for entry in part.bad]
-                if strict and bad:
-                    _raise_for(backend, bad[0], fold_runs=False)
-                tick(len(batches[done]))
-                yield Tables(
-                    records=pa.Table.from_batches([part.batch for part in parts], RECORDS_SCHEMA),
-                    runs=empty_table("runs"),
-                    messages=empty_table("messages"),
-                    tool_calls=empty_table("tool_calls"),
-                    findings=findings_table([f for part in parts for f in part.findings]),
-                )
+    with ThreadPoolExecutor(1, thread_name_prefix="journaltools-records") as helper:
+        splitting = helper.submit(_split_batch, batches[0], *_read_batch(batches[0], buffers, 0))
+        for number in range(len(batches)):
+            prepared = splitting.result()
+            following = number + 1
+            if following < len(batches):
+                # Read the next batch into the other buffer; the helper splits it while this one is parsed.
+                data, starts = _read_batch(batches[following], buffers, following % 2)
+                splitting = helper.submit(_split_batch, batches[following], data, starts)
+                del data
+            with paused_gc():
+                parts = _finish_batch(_parse_batch(prepared), source, keep_invalid)
+            del prepared  # frees the buffer for the batch after next
+            bad = [entry for part in parts for entry in part.bad]
+            if strict and bad:
+                splitting.result()  # let the helper finish before the error unwinds
+                _raise_for(backend, bad[0], fold_runs=False)
+            tick(len(batches[number]))
+            yield Tables(
+                records=pa.Table.from_batches([part.batch for part in parts], RECORDS_SCHEMA),
+                runs=empty_table("runs"),
+                messages=empty_table("messages"),
+                tool_calls=empty_table("tool_calls"),
+                findings=findings_table([f for part in parts for f in part.findings]),
+            )
 
 
 def _raise_for(backend: Backend, bad: tuple[str, Finding], *, fold_runs: bool) -> None:
