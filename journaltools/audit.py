@@ -3,17 +3,60 @@
 An audit never stops at the first bad journal. It checks what the source system never checks
 (PROTOCOL.md section 9): every record against its schema, the optional-flag rules, run ids against
 file names and subjects, sequence gaps, approvals without deferrals, and every fold rule.
+
+``audit_sources(urls, parquet=DIR)`` also writes the tables of ``journaltools.tables`` (``runs``,
+``messages``, ``tool_calls``, ``findings``, and ``records`` with ``include_records=True``) as Parquet
+that pandas, pyarrow and DuckDB read with the right types (UTC timestamps, int64 counts, nullable
+columns). Every run of the sources is in ``runs``; a run with an error finding has status ``invalid``.
+
+How it runs:
+
+* Locally (default), the sources are loaded batch by batch (``tables.iter_tables``): batches of
+  journals are folded in worker processes (both cores), and each batch is appended to one
+  ``pyarrow.parquet.ParquetWriter`` per table as soon as it comes back, so peak memory holds a few
+  batches whatever the number of runs. Output: ``DIR/<table>.parquet``, one file per table, written
+  under a temporary name and renamed when complete.
+* With ``dask=True`` (or a ``distributed.Client``), one Dask task per batch of journals folds it and
+  writes its own partition: ``DIR/<table>.parquet/part.<n>.parquet`` (the Dask/Spark layout, a
+  directory per table). pandas and pyarrow read either layout with the same path; DuckDB reads a
+  directory with a glob: ``read_parquet('DIR/runs.parquet/*.parquet')``. ``read_audit(DIR)`` reads both.
+
+Progress: a tqdm bar per source (a widget in notebooks), silent when stderr is not a terminal or with
+``quiet=True``.
 """
 
 from __future__ import annotations
 
+import importlib
+import os
+import shutil
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from journaltools.backends.base import Backend, RunRead
 from journaltools.backends.registry import open_source
 from journaltools.fold import FoldResult, fold
 from journaltools.protocol.findings import Finding, at_least
+from journaltools.tables import (
+    SCHEMAS,
+    BatchJob,
+    Tables,
+    empty_table,
+    findings_of,
+    findings_table,
+    iter_tables,
+    jobs_for,
+    run_batch,
+)
+
+#: The tables an audit writes; ``records`` only with ``include_records=True`` (it holds every record's bytes).
+AUDIT_TABLES: Final = ("runs", "messages", "tool_calls", "findings")
 
 
 @dataclass(slots=True)
@@ -31,6 +74,8 @@ class AuditResult:
     findings: list[Finding] = field(default_factory=list)
     runs: int = 0
     records: int = 0
+    parquet: dict[str, Path] = field(default_factory=dict)  # table -> the file (or directory) written
+    rows: dict[str, int] = field(default_factory=dict)  # table -> rows written
 
     def worst(self) -> str | None:
         for severity in ("error", "warning", "info"):
@@ -77,14 +122,215 @@ def source_findings(backend: Backend) -> list[Finding]:
     ]
 
 
-def audit_sources(urls: Sequence[str]) -> AuditResult:
-    """Audit every run of every source; findings in source, run and journal order."""
+# -- Parquet ----------------------------------------------------------------------------------------
+
+
+def _table_names(include_records: bool) -> tuple[str, ...]:
+    return (*AUDIT_TABLES, "records") if include_records else AUDIT_TABLES
+
+
+class ParquetTables:
+    """One ``ParquetWriter`` per table; ``write`` appends a batch's tables as row groups.
+
+    Files are written as ``<table>.parquet.partial`` and renamed by ``close`` once complete, so a
+    failed audit never leaves a file that looks finished.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str], names: Sequence[str]) -> None:
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.rows = dict.fromkeys(names, 0)
+        self._writers = {
+            name: pq.ParquetWriter(self._partial(name), SCHEMAS[name], compression="zstd") for name in names
+        }
+
+    def path(self, name: str) -> Path:
+        return self.directory / f"{name}.parquet"
+
+    def _partial(self, name: str) -> Path:
+        return self.directory / f"{name}.parquet.partial"
+
+    def write_table(self, name: str, table: pa.Table) -> None:
+        if table.num_rows:
+            self._writers[name].write_table(table.cast(SCHEMAS[name]))
+            self.rows[name] += table.num_rows
+
+    def write(self, tables: Tables) -> None:
+        for name in self._writers:
+            self.write_table(name, tables[name])
+
+    def close(self) -> dict[str, Path]:
+        written = {}
+        for name, writer in self._writers.items():
+            writer.close()
+            target = self.path(name)
+            if target.is_dir():  # an earlier Dask audit into the same directory
+                shutil.rmtree(target)
+            os.replace(self._partial(name), target)
+            written[name] = target
+        return written
+
+    def abort(self) -> None:
+        for name, writer in self._writers.items():
+            writer.close()
+            self._partial(name).unlink(missing_ok=True)
+
+
+def read_audit(directory: str | os.PathLike[str], names: Sequence[str] | None = None) -> Tables:
+    """The tables an audit wrote into ``directory`` (either layout), with their schemas; missing ones empty."""
+    root = Path(directory)
+    tables: dict[str, pa.Table] = {}
+    for name in SCHEMAS:
+        path = root / f"{name}.parquet"
+        if (names is not None and name not in names) or not path.exists():
+            tables[name] = empty_table(name)
+            continue
+        parts = sorted(path.glob("*.parquet")) if path.is_dir() else [path]
+        pieces = [pq.read_table(part, schema=SCHEMAS[name]) for part in parts]
+        tables[name] = pa.concat_tables(pieces) if pieces else empty_table(name)
+    return Tables(**tables)
+
+
+# -- the audit --------------------------------------------------------------------------------------
+
+
+def _count_records(runs: pa.Table) -> int:
+    total = pc.sum(runs["records"]).as_py()
+    return int(total or 0)
+
+
+def audit_sources(
+    urls: Sequence[str],
+    *,
+    parquet: str | os.PathLike[str] | None = None,
+    include_records: bool = False,
+    workers: int | None = None,
+    dask: Any = None,
+    batch_bytes: int = 16 << 20,
+    progress: bool | None = None,
+    quiet: bool = False,
+) -> AuditResult:
+    """Audit every run of every source; findings in source, run and journal order.
+
+    ``parquet``: a directory to write the tables into (see the module docstring). ``include_records``:
+    write the ``records`` table too. ``workers``: processes for folding (default one per core, 1 = here).
+    ``dask``: True to run one Dask task per batch on the current scheduler (a ``distributed.Client`` in
+    use, say), or the client itself. ``batch_bytes``: journal bytes per batch. ``progress``/``quiet``:
+    the progress bar (default: on a terminal or in a notebook only).
+    """
+    if dask is not None and dask is not False:
+        if parquet is None:
+            raise ValueError("the Dask audit writes Parquet partitions: give parquet=DIR")
+        return _audit_dask(urls, Path(parquet), include_records, dask, batch_bytes)
     result = AuditResult()
+    writer = ParquetTables(parquet, _table_names(include_records)) if parquet is not None else None
+    try:
+        for url in urls:
+            backend = open_source(url)
+            try:
+                early = source_findings(backend)
+                result.findings.extend(early)
+                if writer is not None:
+                    writer.write_table("findings", findings_table(early))
+                for tables in iter_tables(
+                    backend,
+                    strict=False,
+                    keep_invalid=True,
+                    records=include_records,
+                    workers=workers,
+                    batch_bytes=batch_bytes,
+                    progress=progress,
+                    quiet=quiet,
+                ):
+                    result.runs += tables.runs.num_rows
+                    result.records += _count_records(tables.runs)
+                    result.findings.extend(findings_of(tables.findings))
+                    if writer is not None:
+                        writer.write(tables)
+            finally:
+                if backend.kind != "file":
+                    backend.close()
+    except BaseException:
+        if writer is not None:
+            writer.abort()
+        raise
+    if writer is not None:
+        result.parquet = writer.close()
+        result.rows = dict(writer.rows)
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class _PartitionDone:
+    findings: pa.Table
+    runs: int
+    records: int
+    rows: dict[str, int]
+
+
+def audit_partition(job: BatchJob, directory: str, number: int, names: tuple[str, ...]) -> _PartitionDone:
+    """One Dask task: fold a batch of journals and write its partition of every table."""
+    output = run_batch(job)
+    rows = {}
+    for name in names:
+        table = output.tables[name]
+        folder = Path(directory) / f"{name}.parquet"
+        folder.mkdir(parents=True, exist_ok=True)
+        pq.write_table(table.cast(SCHEMAS[name]), folder / f"part.{number:05d}.parquet", compression="zstd")
+        rows[name] = table.num_rows
+    return _PartitionDone(output.tables.findings, output.runs, output.records, rows)
+
+
+def _audit_dask(
+    urls: Sequence[str], directory: Path, include_records: bool, dask: Any, batch_bytes: int
+) -> AuditResult:
+    dask_module: Any = importlib.import_module("dask")  # the optional "dask" extra; untyped, hence Any
+    delayed = dask_module.delayed
+
+    names = _table_names(include_records)
+    directory.mkdir(parents=True, exist_ok=True)
+    for name in names:  # a previous audit's partitions must not mix with this one's
+        target = directory / f"{name}.parquet"
+        if target.is_dir():
+            shutil.rmtree(target)
+        elif target.exists():
+            target.unlink()
+    result = AuditResult()
+    early: list[Finding] = []
+    tasks: list[Any] = []
     for url in urls:
-        with open_source(url) as backend:
-            result.findings.extend(source_findings(backend))
-            for run_audit in iter_run_audits(backend):
-                result.runs += 1
-                result.records += len(run_audit.read.records)
-                result.findings.extend(run_audit.findings)
+        backend = open_source(url)
+        try:
+            early.extend(source_findings(backend))
+            jobs = jobs_for(
+                backend,
+                backend.list_runs(),
+                fold_runs=True,
+                records=include_records,
+                keep_invalid=True,
+                batch_bytes=batch_bytes,
+            )
+            # Partition 0 holds the source-level findings; batches are numbered from 1, in run order.
+            tasks.extend(delayed(audit_partition)(job, str(directory), len(tasks) + 1, names) for job in jobs)
+        finally:
+            if backend.kind != "file":
+                backend.close()
+    scheduler = None if dask is True else dask
+    done: Sequence[_PartitionDone] = dask_module.compute(*tasks, scheduler=scheduler) if tasks else ()
+    result.rows = dict.fromkeys(names, 0)
+    for name in names:
+        if (early and name == "findings") or not tasks:  # every table directory gets at least one file
+            table = findings_table(early) if name == "findings" else empty_table(name)
+            folder = directory / f"{name}.parquet"
+            folder.mkdir(parents=True, exist_ok=True)
+            pq.write_table(table, folder / "part.00000.parquet", compression="zstd")
+            result.rows[name] += table.num_rows
+    result.findings.extend(early)
+    for part in done:
+        result.findings.extend(findings_of(part.findings))
+        result.runs += part.runs
+        result.records += part.records
+        for name, count in part.rows.items():
+            result.rows[name] += count
+    result.parquet = {name: directory / f"{name}.parquet" for name in names}
     return result

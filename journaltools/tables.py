@@ -37,6 +37,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -67,7 +68,7 @@ except ImportError:  # pragma: no cover - msgspec is a dependency; this keeps th
 
 TIMESTAMP: Final = pa.timestamp("us", tz="UTC")
 
-RECORDS_SCHEMA: Final = pa.schema(
+RECORDS_SCHEMA = pa.schema(
     [
         pa.field("run", pa.string(), nullable=False),
         pa.field("seq", pa.int64()),
@@ -82,7 +83,7 @@ RECORDS_SCHEMA: Final = pa.schema(
     metadata={"description": "one row per record: envelope fields, the raw bytes as text, where it was read"},
 )
 
-RUNS_SCHEMA: Final = pa.schema(
+RUNS_SCHEMA = pa.schema(
     [
         pa.field("run", pa.string(), nullable=False),
         pa.field("status", pa.string(), nullable=False),
@@ -115,7 +116,7 @@ RUNS_SCHEMA: Final = pa.schema(
     },
 )
 
-MESSAGES_SCHEMA: Final = pa.schema(
+MESSAGES_SCHEMA = pa.schema(
     [
         pa.field("run", pa.string(), nullable=False),
         pa.field("index", pa.int64(), nullable=False),
@@ -127,7 +128,7 @@ MESSAGES_SCHEMA: Final = pa.schema(
     metadata={"description": "one row per folded message (Messages API shape); text = its text blocks joined"},
 )
 
-TOOL_CALLS_SCHEMA: Final = pa.schema(
+TOOL_CALLS_SCHEMA = pa.schema(
     [
         pa.field("run", pa.string(), nullable=False),
         pa.field("call_id", pa.string(), nullable=False),
@@ -145,7 +146,7 @@ TOOL_CALLS_SCHEMA: Final = pa.schema(
     metadata={"description": "one row per tool call; input is JSON text; latency_s = result ts - call ts"},
 )
 
-FINDINGS_SCHEMA: Final = pa.schema(
+FINDINGS_SCHEMA = pa.schema(
     [
         pa.field("run", pa.string()),
         pa.field("seq", pa.int64()),
@@ -156,6 +157,22 @@ FINDINGS_SCHEMA: Final = pa.schema(
     ],
     metadata={"description": "one row per finding (INTERFACES.md finding codes)"},
 )
+
+
+def _with_pandas_metadata(schema: pa.Schema) -> pa.Schema:
+    """The schema plus pandas metadata naming Arrow-backed dtypes, so that ``pd.read_parquet`` and a plain
+    ``Table.to_pandas()`` give ``int64[pyarrow]``, ``timestamp[us, tz=UTC][pyarrow]``, ... instead of float64
+    for nullable integers."""
+    frame = schema.empty_table().to_pandas(types_mapper=pd.ArrowDtype)
+    pandas = pa.Schema.from_pandas(frame, preserve_index=False).metadata[b"pandas"]
+    return schema.with_metadata({**(schema.metadata or {}), b"pandas": pandas})
+
+
+RECORDS_SCHEMA = _with_pandas_metadata(RECORDS_SCHEMA)
+RUNS_SCHEMA = _with_pandas_metadata(RUNS_SCHEMA)
+MESSAGES_SCHEMA = _with_pandas_metadata(MESSAGES_SCHEMA)
+TOOL_CALLS_SCHEMA = _with_pandas_metadata(TOOL_CALLS_SCHEMA)
+FINDINGS_SCHEMA = _with_pandas_metadata(FINDINGS_SCHEMA)
 
 TABLE_NAMES: Final = ("records", "runs", "messages", "tool_calls", "findings")
 TableName = Literal["records", "runs", "messages", "tool_calls", "findings"]
@@ -270,6 +287,10 @@ def _int64s(values: Sequence[int | None]) -> pa.Array:
         return pa.array(values, pa.int64())
     except (OverflowError, pa.ArrowInvalid):  # a seq beyond int64: valid for the protocol, not storable
         return pa.array([v if v is None or -_INT64_MAX <= v <= _INT64_MAX else None for v in values], pa.int64())
+
+
+def _array(values: Sequence[Any], type_: pa.DataType) -> pa.Array:
+    return _int64s(values) if type_ == pa.int64() else pa.array(values, type_)
 
 
 def _strings_repeated(values: Sequence[str], counts: Sequence[int] | np.ndarray) -> pa.Array:
@@ -458,7 +479,7 @@ class TablesBuilder:
         run_arrays = []
         for f in RUNS_SCHEMA:
             values = runs[f.name]
-            run_arrays.append(timestamps(values) if f.type == TIMESTAMP else pa.array(values, f.type))
+            run_arrays.append(timestamps(values) if f.type == TIMESTAMP else _array(values, f.type))
         calls = self._calls
         call_ts = timestamps(calls["call_ts"])
         result_ts = timestamps(calls["result_ts"])
@@ -474,9 +495,9 @@ class TablesBuilder:
             elif f.name == "latency_s":
                 call_arrays.append(latency)
             else:
-                call_arrays.append(pa.array(calls[f.name], f.type))
+                call_arrays.append(_array(calls[f.name], f.type))
         messages = self._messages
-        message_arrays = [pa.array(messages[f.name], f.type) for f in MESSAGES_SCHEMA]
+        message_arrays = [_array(messages[f.name], f.type) for f in MESSAGES_SCHEMA]
         tables = Tables(
             records=pa.Table.from_batches([self._records.batch(self.source)], RECORDS_SCHEMA)
             if self.want_records
@@ -487,6 +508,14 @@ class TablesBuilder:
             findings=findings_table(self._findings),
         )
         return tables
+
+
+def findings_of(table: pa.Table) -> list[Finding]:
+    """The ``Finding`` values of a ``findings`` table (the inverse of ``findings_table``)."""
+    return [
+        Finding(row["run"], row["seq"], row["code"], row["severity"], row["message"], row["source"])
+        for row in table.to_pylist()
+    ]
 
 
 def findings_table(findings: Sequence[Finding]) -> pa.Table:
@@ -977,18 +1006,25 @@ class _Progress:
 
 
 def _process_pool(workers: int) -> ProcessPoolExecutor:
-    # forkserver: workers are forked from a clean server process, never from this one (which may run
-    # the NATS loop thread), and the server imports journaltools once for every pool.
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["journaltools.tables"])
-    return ProcessPoolExecutor(workers, mp_context=context)
+    """Worker processes for folding.
+
+    ``fork`` when this process runs no other Python thread: fast to start, and scripts need no
+    ``if __name__ == "__main__"`` guard. Otherwise (e.g. the NATS loop thread is running) ``forkserver``:
+    forking a process while another thread may hold a lock can deadlock the child.
+    """
+    method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() else None
+    if method is None:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["journaltools.tables"])
+        return ProcessPoolExecutor(workers, mp_context=context)
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method))
 
 
 def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def _jobs(
+def jobs_for(
     backend: Backend,
     runs: Sequence[str],
     *,
@@ -997,6 +1033,10 @@ def _jobs(
     keep_invalid: bool,
     batch_bytes: int,
 ) -> Iterator[BatchJob]:
+    """The batches of work for ``runs``: about ``batch_bytes`` of journal bytes each, in run order.
+
+    File journals are named by path (the worker reads them); other backends' runs are read here.
+    """
     if isinstance(backend, FileBackend):
         for batch in _batches_by_size(_file_journals(backend, runs), batch_bytes):
             yield BatchJob(
@@ -1085,8 +1125,8 @@ def iter_tables(
         finally:
             bar.close()
     finally:
-        if owned:
-            backend.close()
+        if owned and not isinstance(backend, FileBackend):  # a file backend holds nothing (and its close()
+            backend.close()  # would start the background event loop thread, which rules out fork later)
 
 
 def _iter_batches(
@@ -1100,7 +1140,7 @@ def _iter_batches(
     batch_bytes: int,
     tick: Callable[[int], None],
 ) -> Iterator[Tables]:
-    jobs = _jobs(
+    jobs = jobs_for(
         backend, runs, fold_runs=fold_runs, records=records, keep_invalid=keep_invalid, batch_bytes=batch_bytes
     )
     count = workers if workers is not None else default_workers()
