@@ -782,10 +782,10 @@ def _fast_part(envelopes: _Envelopes, source: str, keep_invalid: bool) -> _Recor
     expected = _strings_repeated([j.run for j in journals], counts)  # valid run ids (checked by the loader)
     ts_ok = pc.match_substring_regex(envelopes.ts, _TS_RE2)
     ok = pc.and_kleene(pc.greater(pc.binary_length(envelopes.kinds), 0), pc.equal(envelopes.runs, expected))
-    ok = pc.and_kleene(pc.and_kleene(ok, pc.greater_equal(envelopes.seqs, 1)), ts_ok)
+    ok = pc.fill_null(pc.and_kleene(pc.and_kleene(ok, pc.greater_equal(envelopes.seqs, 1)), ts_ok), False)
     suspects: list[int] = []
-    if not pc.all(ok).as_py():
-        suspects = np.flatnonzero(~pc.fill_null(ok, False).to_numpy(zero_copy_only=False)).tolist()
+    if not pc.all(ok).as_py():  # null (a missing field) counts as not ok: filled above, all() skips nulls
+        suspects = np.flatnonzero(~ok.to_numpy(zero_copy_only=False)).tolist()
     findings: list[Finding] = []
     first_error: dict[int, Finding] = {}
     if suspects:

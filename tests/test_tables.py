@@ -1,0 +1,389 @@
+"""The Arrow tables: schemas and values on the samples, strict and lenient loads, the fast records path
+against the file backend's reader (examples and hypothesis), worker processes, JetStream, pandas."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pandas as pd
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from journaltools.backends.file import FileBackend
+from journaltools.errors import CorruptJournal, FoldError, RecordRefused, VersionMismatch
+from journaltools.fold import fold
+from journaltools.generate import generate_corpus, journal_bytes, run_id
+from journaltools.tables import (
+    FINDINGS_SCHEMA,
+    MESSAGES_SCHEMA,
+    RECORDS_SCHEMA,
+    RUNS_SCHEMA,
+    SCHEMAS,
+    TIMESTAMP,
+    TOOL_CALLS_SCHEMA,
+    BatchJob,
+    Tables,
+    findings_of,
+    load,
+    run_batch,
+    timestamps,
+)
+from tests.builders import JournalBuilder
+
+SAMPLES = Path(__file__).resolve().parent.parent / "data" / "samples"
+BROKEN_SAMPLES = {"corrupt-interior", "schema-violation", "version-mismatch"}
+
+
+@pytest.fixture
+def samples(tmp_path: Path) -> Path:
+    """A copy of the sample journals (written by ``journaltools samples`` when the repository has none)."""
+    root = tmp_path / "samples"
+    if any(SAMPLES.glob("*.jsonl")):
+        shutil.copytree(SAMPLES, root)
+    else:
+        from journaltools.samples import write_samples
+
+        write_samples(root)
+    return root
+
+
+def exact_records(root: Path, *, keep_invalid: bool = False) -> Tables:
+    """The records table as the file backend's reader gives it (the exact path, no fast parsing)."""
+    backend = FileBackend(root)
+    job = BatchJob(backend.url, tuple(backend.list_runs()), root=str(root), fold=False, keep_invalid=keep_invalid)
+    return run_batch(job).tables
+
+
+def assert_same_records(root: Path, *, keep_invalid: bool = False) -> Tables:
+    fast = load(root, strict=False, fold=False, keep_invalid=keep_invalid, batch_bytes=4096)
+    exact = exact_records(root, keep_invalid=keep_invalid)
+    assert fast.records.combine_chunks().equals(exact.records.combine_chunks())
+    assert findings_of(fast.findings) == findings_of(exact.findings)
+    return fast
+
+
+# -- schemas and values on the samples -----------------------------------------------------------------
+
+
+def test_every_table_has_its_schema_and_the_interface_columns(samples: Path) -> None:
+    tables = load(samples, strict=False)
+    required = {
+        "records": "run seq type ts optional size body source position",
+        "runs": "run status created last_seq last_ts records model turns tool_calls input_tokens output_tokens "
+        "pending_calls deferred_calls claims errors",
+        "messages": "run index role text tool_use_count tool_result_count",
+        "tool_calls": "run call_id name input call_seq result_seq is_error deferred approval latency_s",
+        "findings": "run seq code severity message source",
+    }
+    for name, table in tables.items():
+        assert table.schema.equals(SCHEMAS[name]), name
+        assert set(required[name].split()) <= set(table.column_names), name
+    assert RECORDS_SCHEMA.field("body").type == pa.large_string()
+    for schema, column in [(RECORDS_SCHEMA, "ts"), (RUNS_SCHEMA, "created"), (TOOL_CALLS_SCHEMA, "call_ts")]:
+        assert schema.field(column).type == pa.timestamp("us", tz="UTC")
+
+
+def test_lenient_load_of_the_samples_returns_the_good_runs_and_every_finding(samples: Path) -> None:
+    tables = load(samples, strict=False)
+    good = sorted(path.stem for path in samples.glob("*.jsonl") if path.stem not in BROKEN_SAMPLES)
+    assert tables.runs.column("run").to_pylist() == good
+    assert set(tables.records.column("run").to_pylist()) == set(good)
+    by_code = {(f.run, f.code) for f in findings_of(tables.findings)}
+    assert {
+        ("corrupt-interior", "corrupt_line"),
+        ("schema-violation", "schema_violation"),
+        ("version-mismatch", "version_mismatch"),
+        ("torn-tail", "torn_tail"),
+    } <= by_code
+    assert all(source for source in tables.findings.column("source").to_pylist())
+
+
+def test_run_rows_match_the_fold(samples: Path) -> None:
+    tables = load(samples, strict=False)
+    backend = FileBackend(samples)
+    for row in tables.runs.to_pylist():
+        read = backend.read_run(row["run"])
+        result = fold(read.records, run=row["run"])
+        assert row["status"] == result.status
+        assert row["records"] == len(read.records)
+        assert row["last_seq"] == result.resume.last_seq
+        assert row["turns"] == result.counters.turns
+        assert row["tool_calls"] == result.counters.tool_calls
+        assert row["input_tokens"] == result.counters.input_tokens
+        assert row["pending_calls"] == len(result.pending)
+        assert row["deferred_calls"] == sum(call.deferred is not None for call in result.pending)
+        assert row["model"] == result.model
+        assert row["created"] == datetime.fromisoformat(read.records[0].ts or "").astimezone(UTC)
+        assert row["waiting_for"] == result.resume.waiting_for
+    statuses = dict(zip(tables.runs["run"].to_pylist(), tables.runs["status"].to_pylist(), strict=True))
+    assert statuses["completed-with-tools"] == "completed"
+    assert statuses["suspended-approval"] == "suspended"
+    assert statuses["failed-provider"] == "failed"
+    assert statuses["cancelled-by-user"] == "cancelled"
+    assert statuses["turn-in-flight"] == "open"
+
+
+def test_records_keep_the_bytes_and_positions_of_the_file(samples: Path) -> None:
+    tables = load(samples, strict=False)
+    records = tables.records.to_pylist()
+    for run in ("completed-with-tools", "torn-tail"):
+        lines = (samples / f"{run}.jsonl").read_bytes().split(b"\n")
+        rows = [row for row in records if row["run"] == run]
+        for row in rows:
+            assert row["body"].encode() == lines[row["position"] - 1]
+            assert row["size"] == len(lines[row["position"] - 1])
+            body = orjson.loads(row["body"])
+            assert (row["seq"], row["type"]) == (body["seq"], body["type"])
+            assert row["ts"] == datetime.strptime(body["ts"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+            assert row["optional"] == (body.get("optional") is True)
+        assert [row["position"] for row in rows] == list(range(1, len(rows) + 1))
+    torn = [row for row in records if row["run"] == "torn-tail"]
+    assert len(torn) == len((samples / "torn-tail.jsonl").read_bytes().split(b"\n")) - 1  # the torn line dropped
+    optional = [row for row in records if row["run"] == "optional-unknown-record" and row["optional"]]
+    assert optional, "the sample with an unknown optional record has optional rows"
+
+
+def test_messages_and_tool_calls_on_a_sample(samples: Path) -> None:
+    tables = load(samples, "completed-with-tools")
+    result = fold(FileBackend(samples).read_run("completed-with-tools").records)
+    messages = tables.messages.to_pylist()
+    assert [m["role"] for m in messages] == [m["role"] for m in result.messages]
+    assert [m["index"] for m in messages] == list(range(len(result.messages)))
+    assert sum(m["tool_use_count"] for m in messages) == result.counters.tool_calls == tables.tool_calls.num_rows
+    assert sum(m["tool_result_count"] for m in messages) == result.counters.tool_calls
+    assert messages[0]["text"] and messages[0]["role"] == "user"
+    calls = tables.tool_calls.to_pylist()
+    for call, trace in zip(calls, result.tool_calls, strict=True):
+        assert orjson.loads(call["input"]) == trace.input
+        assert (call["call_id"], call["call_seq"], call["result_seq"]) == (
+            trace.call_id,
+            trace.call_seq,
+            trace.result_seq,
+        )
+        assert call["latency_s"] == pytest.approx((call["result_ts"] - call["call_ts"]).total_seconds())
+        assert call["latency_s"] > 0
+
+
+def test_a_pending_deferred_call_has_no_result(samples: Path) -> None:
+    calls = load(samples, "suspended-approval").tool_calls.to_pylist()
+    assert [(c["deferred"], c["result_seq"], c["is_error"], c["latency_s"]) for c in calls] == [
+        ("approval", None, None, None)
+    ]
+
+
+def test_to_pandas_uses_arrow_backed_dtypes(samples: Path) -> None:
+    frames = load(samples, strict=False).to_pandas()
+    for frame in (frames.records, frames.runs, frames.messages, frames.tool_calls, frames.findings):
+        assert all(isinstance(dtype, pd.ArrowDtype) for dtype in frame.dtypes)
+    assert frames.runs["created"].dtype == pd.ArrowDtype(TIMESTAMP)
+    assert frames.runs["records"].dtype == pd.ArrowDtype(pa.int64())
+    assert frames.records["body"].dtype == pd.ArrowDtype(pa.large_string())
+    # A plain Table.to_pandas() keeps nullable integers as integers too (pandas metadata in the schema).
+    plain = load(samples, "suspended-approval").tool_calls.to_pandas()
+    assert plain["result_seq"].dtype == pd.ArrowDtype(pa.int64())
+
+
+# -- strict and lenient ------------------------------------------------------------------------------------
+
+
+def test_strict_load_raises_at_the_first_bad_journal(samples: Path) -> None:
+    with pytest.raises(CorruptJournal, match="corrupt-interior"):
+        load(samples)
+    with pytest.raises(FoldError, match="schema_violation"):
+        load(samples, "schema-violation")
+    with pytest.raises(VersionMismatch):
+        load(samples, ["completed-with-tools", "version-mismatch"])
+    torn = load(samples, "torn-tail")  # a torn tail is a warning: strict loads it and reports it
+    assert [f.code for f in findings_of(torn.findings)] == ["torn_tail"]
+    assert torn.runs.num_rows == 1
+
+
+def test_strict_records_only_load_refuses_a_record_naming_another_run(tmp_path: Path) -> None:
+    (tmp_path / "named.jsonl").write_bytes(JournalBuilder("other").user().bytes())
+    with pytest.raises(RecordRefused, match="run_mismatch"):
+        load(tmp_path, fold=False)
+    lenient = load(tmp_path, fold=False, strict=False)
+    assert lenient.records.num_rows == 0
+    assert {f.code for f in findings_of(lenient.findings)} == {"run_mismatch"}
+
+
+def test_keep_invalid_keeps_bad_runs_with_status_invalid(samples: Path) -> None:
+    tables = load(samples, strict=False, keep_invalid=True)
+    statuses = dict(zip(tables.runs["run"].to_pylist(), tables.runs["status"].to_pylist(), strict=True))
+    assert {run for run, status in statuses.items() if status == "invalid"} == BROKEN_SAMPLES
+    refused = tables.runs.filter(pa.compute.equal(tables.runs["run"], "corrupt-interior")).to_pylist()[0]
+    assert refused["records"] is None and refused["error_findings"] == 1
+
+
+def corrupt_corpus(root: Path) -> dict[str, str]:
+    """A generated corpus with one journal broken per way; returns run -> expected finding code."""
+    generate_corpus(root, runs=12, records=40, seed=7, workers=1)
+
+    def rewrite(index: int, change: object) -> str:
+        path = root / f"{run_id(index)}.jsonl"
+        lines = path.read_bytes().split(b"\n")[:-1]
+        lines = change(lines)  # type: ignore[operator]
+        path.write_bytes(b"".join(line + b"\n" for line in lines))
+        return run_id(index)
+
+    def field(line: bytes, **changes: object) -> bytes:
+        return orjson.dumps({**orjson.loads(line), **changes})
+
+    return {
+        rewrite(1, lambda ls: [*ls[:5], b"{not json", *ls[5:]]): "corrupt_line",
+        rewrite(3, lambda ls: [*ls[:-1], ls[-1][: len(ls[-1]) // 2]]): "torn_tail",
+        rewrite(5, lambda ls: [*ls[:7], field(ls[7], seq=0), *ls[8:]]): "schema_violation",
+        rewrite(8, lambda ls: [*ls[:9], field(ls[9], run="someone-else"), *ls[10:]]): "run_mismatch",
+    }
+
+
+def test_lenient_load_of_a_directory_with_corrupt_journals(tmp_path: Path) -> None:
+    broken = corrupt_corpus(tmp_path)
+    tables = load(tmp_path, strict=False, workers=1)
+    runs = tables.runs.column("run").to_pylist()
+    assert "run-0000003" in runs  # a torn tail is only a warning
+    assert set(runs) == {run_id(i) for i in range(12)} - {r for r, code in broken.items() if code != "torn_tail"}
+    found = {(f.run, f.code) for f in findings_of(tables.findings)}
+    assert {(run, code) for run, code in broken.items()} <= found
+    assert tables.records.num_rows == sum(row["records"] for row in tables.runs.to_pylist())
+    with pytest.raises(CorruptJournal, match="run-0000001"):
+        load(tmp_path, workers=1)
+
+
+# -- the fast records path is the file backend's reader ------------------------------------------------------
+
+
+def test_fast_records_equal_the_exact_reader_on_a_generated_corpus(tmp_path: Path) -> None:
+    generate_corpus(tmp_path, runs=30, records=60, seed=3, workers=1)
+    fast = assert_same_records(tmp_path)
+    assert fast.records.num_rows == 30 * 60
+    assert fast.findings.num_rows == 0
+
+
+MUTATIONS: dict[str, object] = {
+    "blank interior line": lambda ls: [*ls[:3], b"", *ls[3:]],
+    "whitespace line": lambda ls: [*ls[:3], b"  \t", *ls[3:]],
+    "torn tail": lambda ls: [*ls, b'{"type":"us'],
+    "trailing blank line": lambda ls: [*ls, b""],
+    "two objects on a line": lambda ls: [*ls[:3], ls[3] + b" " + ls[3], *ls[4:]],
+    "invalid utf-8 in a skipped field": lambda ls: [*ls[:3], ls[3][:-1] + b',"x":"\xff"}', *ls[4:]],
+    "NaN in a skipped field": lambda ls: [*ls[:3], ls[3][:-1] + b',"x":NaN}', *ls[4:]],
+    "not an object": lambda ls: [b"[1, 2]", *ls[1:]],
+    "whitespace around a record": lambda ls: [*ls[:2], b" " + ls[2] + b"\r ", *ls[3:]],
+    "optional null": lambda ls: [*ls[:3], ls[3][:-1] + b',"optional":null}', *ls[4:]],
+    "optional false": lambda ls: [*ls[:3], ls[3][:-1] + b',"optional":false}', *ls[4:]],
+    "optional as a string": lambda ls: [*ls[:3], ls[3][:-1] + b',"optional":"yes"}', *ls[4:]],
+    "escaped optional key": lambda ls: [*ls[:3], ls[3][:-1] + b',"\\u006fptional":true}', *ls[4:]],
+    "duplicate seq key": lambda ls: [*ls[:3], ls[3][:-1] + b',"seq":99}', *ls[4:]],
+    "seq zero": lambda ls: [*ls[:3], ls[3].replace(b'"seq":4', b'"seq":0'), *ls[4:]],
+    "seq as float": lambda ls: [*ls[:3], ls[3].replace(b'"seq":4', b'"seq":4.0'), *ls[4:]],
+    "seq as bool": lambda ls: [*ls[:3], ls[3].replace(b'"seq":4', b'"seq":true'), *ls[4:]],
+    "seq beyond int64": lambda ls: [*ls[:3], ls[3].replace(b'"seq":4', b'"seq":9223372036854775813'), *ls[4:]],
+    "impossible date": lambda ls: [*ls[:3], ls[3].replace(b'"ts":"2026-01', b'"ts":"2026-13'), *ls[4:]],
+    "nanosecond ts": lambda ls: [*ls[:3], ls[3].replace(b'Z"', b'123Z"', 1), *ls[4:]],
+    "type missing": lambda ls: [*ls[:3], ls[3].replace(b'"type":', b'"kind":', 1), *ls[4:]],
+    "last line without newline": lambda ls: ls,  # written without the final newline below
+}
+
+
+@pytest.mark.parametrize("mutation", sorted(MUTATIONS))
+@pytest.mark.parametrize("keep_invalid", [False, True])
+def test_fast_records_equal_the_exact_reader_on_broken_journals(
+    tmp_path: Path, mutation: str, keep_invalid: bool
+) -> None:
+    generate_corpus(tmp_path, runs=3, records=12, seed=11, workers=1)
+    path = tmp_path / f"{run_id(1)}.jsonl"
+    lines = MUTATIONS[mutation](path.read_bytes().split(b"\n")[:-1])  # type: ignore[operator]
+    data = b"".join(line + b"\n" for line in lines)
+    path.write_bytes(data[:-1] if mutation == "last line without newline" else data)
+    assert_same_records(tmp_path, keep_invalid=keep_invalid)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    cut=st.integers(min_value=0, max_value=4000),
+    noise=st.binary(min_size=0, max_size=6),
+    where=st.integers(min_value=0, max_value=4000),
+)
+def test_fast_records_equal_the_exact_reader_on_random_damage(
+    tmp_path_factory: pytest.TempPathFactory, cut: int, noise: bytes, where: int
+) -> None:
+    root = tmp_path_factory.mktemp("damage")
+    good = journal_bytes(5, 0, 8)
+    damaged = journal_bytes(5, 1, 8)
+    where = min(where, len(damaged))
+    damaged = (damaged[:where] + noise + damaged[where:])[: max(1, len(damaged) - cut)]
+    (root / f"{run_id(0)}.jsonl").write_bytes(good)
+    (root / f"{run_id(1)}.jsonl").write_bytes(damaged)
+    (root / f"{run_id(2)}.jsonl").write_bytes(good.replace(run_id(0).encode(), run_id(2).encode()))
+    assert_same_records(root)
+    assert_same_records(root, keep_invalid=True)
+
+
+def test_timestamps_follow_the_protocol_pattern() -> None:
+    values = [
+        "2026-11-29T10:00:00.123456Z",
+        "2026-11-29T10:00:00Z",
+        "2026-11-29T10:00:00.123456789Z",  # truncated to microseconds
+        "2026-13-29T10:00:00Z",  # no 13th month
+        "2026-11-29T10:00:00+00:00",  # RFC 3339 but not the protocol's Z form
+        "\uff12\uff10\uff12\uff16-11-29T10:00:00Z",  # fullwidth digits: Python's \\d matches them
+        None,
+    ]
+    got = timestamps(values).to_pylist()
+    assert got[0] == datetime(2026, 11, 29, 10, 0, 0, 123456, tzinfo=UTC)
+    assert got[1] == datetime(2026, 11, 29, 10, 0, 0, tzinfo=UTC)
+    assert got[2] == datetime(2026, 11, 29, 10, 0, 0, 123456, tzinfo=UTC)
+    assert got[3:] == [None, None, None, None]
+    assert timestamps(values[:2]).to_pylist() == got[:2]  # a value does not depend on its neighbours
+
+
+# -- processes, other sources, progress ------------------------------------------------------------------------
+
+
+def test_worker_processes_give_the_same_tables(tmp_path: Path) -> None:
+    corrupt_corpus(tmp_path)
+    here = load(tmp_path, strict=False, workers=1, batch_bytes=8192)
+    there = load(tmp_path, strict=False, workers=2, batch_bytes=8192)
+    for name, table in here.items():
+        assert table.combine_chunks().equals(there[name].combine_chunks()), name
+
+
+def test_loading_from_jetstream_gives_the_file_tables(samples: Path, jetstream: Any, jetstream_url: str) -> None:
+    from journaltools.ops.migrate import migrate
+
+    migrate(FileBackend(samples), jetstream)
+    from_file = load(samples, strict=False)
+    from_nats = load(jetstream_url, strict=False, workers=1)  # by URL, like any other source
+    for name in ("runs", "messages", "tool_calls"):
+        # The file's torn tail is a warning only there: migration copies the records, not the torn line.
+        columns = [c for c in from_file[name].column_names if c not in ("source", "warning_findings")]
+        assert from_file[name].select(columns).equals(from_nats[name].select(columns)), name
+    columns = ["run", "seq", "type", "ts", "optional", "size", "body"]
+    assert from_file.records.select(columns).equals(from_nats.records.select(columns))
+    assert set(from_nats.records["source"].to_pylist()) == {jetstream.url}
+    assert from_nats.records["position"].to_pylist() != from_file.records["position"].to_pylist()  # stream seqs
+    assert load(jetstream, "completed-with-tools").runs["status"].to_pylist() == ["completed"]  # an open backend
+
+
+def test_progress_bar_only_when_asked_or_on_a_terminal(samples: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    load(samples, strict=False)
+    assert capsys.readouterr().err == ""  # stderr is not a terminal here
+    load(samples, strict=False, progress=True)
+    assert "journaltools load" in capsys.readouterr().err
+    load(samples, strict=False, progress=True, quiet=True)
+    assert capsys.readouterr().err == ""
+
+
+def test_empty_source_gives_empty_tables_with_schemas(tmp_path: Path) -> None:
+    tables = load(tmp_path)
+    for name, table in tables.items():
+        assert table.num_rows == 0 and table.schema.equals(SCHEMAS[name])
+    assert load(tmp_path, fold=False).records.schema.equals(RECORDS_SCHEMA)
+    assert MESSAGES_SCHEMA.names[:2] == ["run", "index"] and FINDINGS_SCHEMA.names[0] == "run"
