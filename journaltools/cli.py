@@ -25,15 +25,15 @@ def _emit_json(document: Any) -> None:
     sys.stdout.flush()
 
 
-def print_table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
-    """A plain aligned table; cells are shown with ``str`` and cut at 60 characters."""
+def print_table(rows: Sequence[dict[str, Any]], columns: Sequence[str], wide: Sequence[str] = ()) -> None:
+    """A plain aligned table; cells are cut at 60 characters except in the ``wide`` columns (put those last)."""
 
-    def cell(value: Any) -> str:
+    def cell(value: Any, column: str) -> str:
         text = "-" if value is None else str(value)
         text = text.replace("\n", " ")
-        return text if len(text) <= 60 else text[:57] + "..."
+        return text if len(text) <= 60 or column in wide else text[:57] + "..."
 
-    cells = [[cell(row.get(column)) for column in columns] for row in rows]
+    cells = [[cell(row.get(column), column) for column in columns] for row in rows]
     widths = [max([len(column)] + [len(line[i]) for line in cells]) for i, column in enumerate(columns)]
     print("  ".join(column.upper().ljust(width) for column, width in zip(columns, widths, strict=True)).rstrip())
     for line in cells:
@@ -101,7 +101,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.json:
         _emit_json(rows)
     else:
-        print_table(rows, ["run", "seq", "code", "severity", "message"])
+        print_table(rows, ["run", "seq", "code", "severity", "message"], wide=["message"])
         print(f"\n{result.runs} runs, {result.records} records, {len(rows)} findings", file=sys.stderr)
     if args.fail_on and result.fails(args.fail_on):
         return 1
@@ -186,7 +186,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.json:
         _emit_json(rows)
     else:
-        print_table(rows, ["run", "status_a", "status_b", "verdict", "explanation"])
+        print_table(rows, ["run", "status_a", "status_b", "verdict", "explanation"], wide=["explanation"])
     return 0
 
 
