@@ -129,20 +129,37 @@ def _table_names(include_records: bool) -> tuple[str, ...]:
     return (*AUDIT_TABLES, "records") if include_records else AUDIT_TABLES
 
 
-class ParquetTables:
-    """One ``ParquetWriter`` per table; ``write`` appends a batch's tables as row groups.
+def _statistics_columns(name: str) -> list[str]:
+    """Columns worth min/max statistics: not the long texts (bodies, messages, inputs). Their statistics
+    would be useless for filtering, and a writer keeps every row group's statistics in memory until it
+    closes, so they would make memory grow with the number of batches."""
+    return [f.name for f in SCHEMAS[name] if f.type != pa.large_string() and f.name != "message"]
 
-    Files are written as ``<table>.parquet.partial`` and renamed by ``close`` once complete, so a
-    failed audit never leaves a file that looks finished.
+
+def _parquet_writer(path: Path, name: str) -> pq.ParquetWriter:
+    return pq.ParquetWriter(path, SCHEMAS[name], compression="zstd", write_statistics=_statistics_columns(name))
+
+
+class ParquetTables:
+    """One ``ParquetWriter`` per table; ``write`` buffers a batch's tables and writes a row group once a
+    table has ``row_group_bytes`` pending (and at ``close``).
+
+    Buffering bounds memory (at most ``row_group_bytes`` pending per table) and keeps the number of row
+    groups, whose metadata every writer holds until it closes, proportional to the data, not to the
+    number of batches. Files are written as ``<table>.parquet.partial`` and renamed by ``close`` once
+    complete, so a failed audit never leaves a file that looks finished.
     """
 
-    def __init__(self, directory: str | os.PathLike[str], names: Sequence[str]) -> None:
+    def __init__(
+        self, directory: str | os.PathLike[str], names: Sequence[str], *, row_group_bytes: int = 8 << 20
+    ) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
+        self.row_group_bytes = row_group_bytes
         self.rows = dict.fromkeys(names, 0)
-        self._writers = {
-            name: pq.ParquetWriter(self._partial(name), SCHEMAS[name], compression="zstd") for name in names
-        }
+        self._pending: dict[str, list[pa.Table]] = {name: [] for name in names}
+        self._pending_bytes = dict.fromkeys(names, 0)
+        self._writers = {name: _parquet_writer(self._partial(name), name) for name in names}
 
     def path(self, name: str) -> Path:
         return self.directory / f"{name}.parquet"
@@ -151,9 +168,21 @@ class ParquetTables:
         return self.directory / f"{name}.parquet.partial"
 
     def write_table(self, name: str, table: pa.Table) -> None:
-        if table.num_rows:
-            self._writers[name].write_table(table.cast(SCHEMAS[name]))
-            self.rows[name] += table.num_rows
+        if not table.num_rows:
+            return
+        self._pending[name].append(table.cast(SCHEMAS[name]))
+        self._pending_bytes[name] += table.nbytes
+        self.rows[name] += table.num_rows
+        if self._pending_bytes[name] >= self.row_group_bytes:
+            self._flush(name)
+
+    def _flush(self, name: str) -> None:
+        pending = self._pending[name]
+        if pending:
+            self._writers[name].write_table(pa.concat_tables(pending), row_group_size=1 << 30)
+        pending.clear()
+        self._pending_bytes[name] = 0
+        pa.default_memory_pool().release_unused()  # hand the row group's buffers back, not just to the pool
 
     def write(self, tables: Tables) -> None:
         for name in self._writers:
@@ -162,6 +191,7 @@ class ParquetTables:
     def close(self) -> dict[str, Path]:
         written = {}
         for name, writer in self._writers.items():
+            self._flush(name)
             writer.close()
             target = self.path(name)
             if target.is_dir():  # an earlier Dask audit into the same directory
@@ -172,6 +202,7 @@ class ParquetTables:
 
     def abort(self) -> None:
         for name, writer in self._writers.items():
+            self._pending[name].clear()
             writer.close()
             self._partial(name).unlink(missing_ok=True)
 
@@ -207,6 +238,7 @@ def audit_sources(
     workers: int | None = None,
     dask: Any = None,
     batch_bytes: int = 16 << 20,
+    row_group_bytes: int = 8 << 20,
     progress: bool | None = None,
     quiet: bool = False,
 ) -> AuditResult:
@@ -215,7 +247,8 @@ def audit_sources(
     ``parquet``: a directory to write the tables into (see the module docstring). ``include_records``:
     write the ``records`` table too. ``workers``: processes for folding (default one per core, 1 = here).
     ``dask``: True to run one Dask task per batch on the current scheduler (a ``distributed.Client`` in
-    use, say), or the client itself. ``batch_bytes``: journal bytes per batch. ``progress``/``quiet``:
+    use, say), or the client itself. ``batch_bytes``: journal bytes per batch. ``row_group_bytes``: Arrow
+    bytes buffered per table before a Parquet row group is written (local path). ``progress``/``quiet``:
     the progress bar (default: on a terminal or in a notebook only).
     """
     if dask is not None and dask is not False:
@@ -223,7 +256,11 @@ def audit_sources(
             raise ValueError("the Dask audit writes Parquet partitions: give parquet=DIR")
         return _audit_dask(urls, Path(parquet), include_records, dask, batch_bytes)
     result = AuditResult()
-    writer = ParquetTables(parquet, _table_names(include_records)) if parquet is not None else None
+    writer = (
+        ParquetTables(parquet, _table_names(include_records), row_group_bytes=row_group_bytes)
+        if parquet is not None
+        else None
+    )
     try:
         for url in urls:
             backend = open_source(url)
@@ -276,7 +313,8 @@ def audit_partition(job: BatchJob, directory: str, number: int, names: tuple[str
         table = output.tables[name]
         folder = Path(directory) / f"{name}.parquet"
         folder.mkdir(parents=True, exist_ok=True)
-        pq.write_table(table.cast(SCHEMAS[name]), folder / f"part.{number:05d}.parquet", compression="zstd")
+        with _parquet_writer(folder / f"part.{number:05d}.parquet", name) as writer:
+            writer.write_table(table.cast(SCHEMAS[name]))
         rows[name] = table.num_rows
     return _PartitionDone(output.tables.findings, output.runs, output.records, rows)
 
@@ -323,7 +361,8 @@ def _audit_dask(
             table = findings_table(early) if name == "findings" else empty_table(name)
             folder = directory / f"{name}.parquet"
             folder.mkdir(parents=True, exist_ok=True)
-            pq.write_table(table, folder / "part.00000.parquet", compression="zstd")
+            with _parquet_writer(folder / "part.00000.parquet", name) as writer:
+                writer.write_table(table)
             result.rows[name] += table.num_rows
     result.findings.extend(early)
     for part in done:

@@ -1,0 +1,202 @@
+"""Audits to Parquet: the files read back with pandas, pyarrow and DuckDB with the right types, the same
+findings as the run-by-run audit, the Dask path equal to the local one, and memory that does not grow
+with the number of runs."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import duckdb
+import orjson
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from journaltools.audit import AUDIT_TABLES, audit_sources, iter_run_audits, read_audit, source_findings
+from journaltools.backends.registry import open_source
+from journaltools.errors import SourceError
+from journaltools.generate import generate_corpus, run_id
+from journaltools.protocol.findings import Finding
+from journaltools.tables import SCHEMAS, TIMESTAMP, findings_of
+
+SAMPLES = Path(__file__).resolve().parent.parent / "data" / "samples"
+
+
+@pytest.fixture
+def samples(tmp_path: Path) -> Path:
+    root = tmp_path / "samples"
+    if any(SAMPLES.glob("*.jsonl")):
+        shutil.copytree(SAMPLES, root)
+    else:
+        from journaltools.samples import write_samples
+
+        write_samples(root)
+    return root
+
+
+def run_by_run_findings(urls: list[str]) -> list[Finding]:
+    """The audit the simple way: every run read and folded on its own, in order."""
+    findings: list[Finding] = []
+    for url in urls:
+        backend = open_source(url)
+        findings.extend(source_findings(backend))
+        for run_audit in iter_run_audits(backend):
+            findings.extend(run_audit.findings)
+    return findings
+
+
+def mixed_corpus(root: Path) -> Path:
+    """Generated runs plus the samples (broken ones included) and a journal with an unusable name."""
+    generate_corpus(root, runs=16, records=50, seed=21, workers=1)
+    for path in SAMPLES.glob("*.jsonl"):
+        shutil.copy(path, root / path.name)
+    path = root / f"{run_id(4)}.jsonl"
+    lines = path.read_bytes().split(b"\n")
+    lines.insert(6, b"garbage")
+    path.write_bytes(b"\n".join(lines))
+    (root / "not a run id.jsonl").write_bytes(b"{}\n")
+    return root
+
+
+def test_parquet_round_trip_with_pandas_pyarrow_and_duckdb(samples: Path, tmp_path: Path) -> None:
+    out = tmp_path / "audit"
+    result = audit_sources([str(samples)], parquet=out, include_records=True)
+    assert sorted(result.parquet) == sorted([*AUDIT_TABLES, "records"])
+    assert sorted(p.name for p in out.iterdir()) == sorted(f"{name}.parquet" for name in result.parquet)
+    assert result.runs == len(list(samples.glob("*.jsonl")))
+
+    # pyarrow: the exact schemas back, row counts as reported.
+    for name, path in result.parquet.items():
+        table = pq.read_table(path)
+        assert table.schema.equals(SCHEMAS[name]), name
+        assert table.num_rows == result.rows[name], name
+    findings = pq.read_table(out / "findings.parquet")
+    assert findings_of(findings) == result.findings
+
+    # pandas: Arrow-backed dtypes without being asked (pandas metadata in the file).
+    runs = pd.read_parquet(out / "runs.parquet")
+    assert runs["created"].dtype == pd.ArrowDtype(TIMESTAMP)
+    assert runs["records"].dtype == pd.ArrowDtype(pa.int64())
+    assert runs.loc[runs["run"] == "corrupt-interior", "records"].isna().all()
+    assert set(runs.loc[runs["status"] == "invalid", "run"]) == {
+        "corrupt-interior",
+        "schema-violation",
+        "version-mismatch",
+    }
+    records = pd.read_parquet(out / "records.parquet")
+    first = records[records["run"] == "completed-with-tools"].iloc[0]
+    assert first["body"].encode() == (samples / "completed-with-tools.jsonl").read_bytes().split(b"\n")[0]
+    assert orjson.loads(first["body"])["type"] == "meta"
+
+    # DuckDB: typed columns and a query over them.
+    con = duckdb.connect()
+    described = {row[0]: row[1] for row in con.sql(f"DESCRIBE SELECT * FROM '{out}/runs.parquet'").fetchall()}
+    assert described["created"] == "TIMESTAMP WITH TIME ZONE"
+    assert described["turns"] == "BIGINT"
+    counts = dict(con.sql(f"SELECT code, count(*) FROM '{out}/findings.parquet' GROUP BY code").fetchall())
+    assert counts["corrupt_line"] == 1 and counts["torn_tail"] == 1
+    latency = con.sql(
+        f"SELECT max(latency_s), min(call_ts) FROM '{out}/tool_calls.parquet' WHERE result_seq IS NOT NULL"
+    ).fetchall()[0]
+    assert latency is not None and latency[0] > 0 and latency[1].tzinfo is not None
+
+
+def test_the_streamed_audit_finds_what_the_run_by_run_audit_finds(tmp_path: Path) -> None:
+    root = mixed_corpus(tmp_path / "corpus")
+    expected = run_by_run_findings([str(root)])
+    assert {f.code for f in expected} >= {"corrupt_line", "torn_tail", "schema_violation", "invalid_run_id"}
+    for workers in (1, 2):
+        result = audit_sources([str(root)], parquet=tmp_path / f"out{workers}", workers=workers, batch_bytes=16384)
+        assert result.findings == expected
+        assert result.runs == len(open_source(str(root)).list_runs())
+    one, two = read_audit(tmp_path / "out1"), read_audit(tmp_path / "out2")
+    for name, table in one.items():
+        assert table.equals(two[name]), name
+
+
+def test_dask_path_gives_the_local_findings_and_tables(tmp_path: Path) -> None:
+    distributed = pytest.importorskip("distributed")
+    root = mixed_corpus(tmp_path / "corpus")
+    local = audit_sources([str(root)], parquet=tmp_path / "local", include_records=True, workers=1, batch_bytes=16384)
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        remote = audit_sources(
+            [str(root)], parquet=tmp_path / "dask", include_records=True, dask=client, batch_bytes=16384
+        )
+    assert remote.findings == local.findings
+    assert (remote.runs, remote.records, remote.rows) == (local.runs, local.records, local.rows)
+    partitions = sorted(p.name for p in (tmp_path / "dask" / "runs.parquet").iterdir())
+    assert len(partitions) > 1 and all(name.startswith("part.") for name in partitions)  # one per batch
+    from_dask, from_local = read_audit(tmp_path / "dask"), read_audit(tmp_path / "local")
+    for name, table in from_local.items():
+        assert table.equals(from_dask[name]), name
+    assert pd.read_parquet(tmp_path / "dask" / "runs.parquet")["turns"].dtype == pd.ArrowDtype(pa.int64())
+    total = duckdb.sql(f"SELECT count(*) FROM '{tmp_path}/dask/records.parquet/*.parquet'").fetchall()[0]
+    assert total is not None and total[0] == local.records
+
+
+def test_a_failed_audit_leaves_no_parquet_file(samples: Path, tmp_path: Path) -> None:
+    out = tmp_path / "audit"
+    with pytest.raises(SourceError):
+        audit_sources([str(samples), str(tmp_path / "missing")], parquet=out)
+    assert list(out.glob("*.parquet*")) == []
+
+
+def test_an_audit_without_runs_writes_empty_tables(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    result = audit_sources([str(tmp_path / "empty")], parquet=tmp_path / "out")
+    assert (result.runs, result.records, result.findings) == (0, 0, [])
+    for name in AUDIT_TABLES:
+        table = pq.read_table(tmp_path / "out" / f"{name}.parquet")
+        assert table.num_rows == 0 and table.schema.equals(SCHEMAS[name])
+
+
+PEAK_RSS = textwrap.dedent(
+    """
+    import sys, tempfile
+    mode, source = sys.argv[1], sys.argv[2]
+    if mode == "audit":
+        from journaltools.audit import audit_sources
+        audit_sources([source], parquet=tempfile.mkdtemp(), include_records=True, workers=1,
+                      batch_bytes=1 << 18, row_group_bytes=1 << 20, quiet=True)
+    else:
+        from journaltools.tables import load
+        tables = load(source, workers=1, batch_bytes=1 << 18)
+    # VmHWM, not ru_maxrss: a child's ru_maxrss keeps the high-water mark of the forked parent it was before exec.
+    with open("/proc/self/status") as status:
+        print(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
+    """
+)
+
+
+def peak_rss_kib(mode: str, source: Path) -> int:
+    done = subprocess.run(
+        [sys.executable, "-c", PEAK_RSS, mode, str(source)], capture_output=True, check=True, text=True
+    )
+    return int(done.stdout.split()[-1])
+
+
+def test_a_ten_times_larger_corpus_does_not_raise_the_audit_peak_memory(tmp_path: Path) -> None:
+    """Peak RSS of an audit (records included) in a fresh process, for a corpus and one ten times larger.
+
+    Batches of 256 KiB and row groups of 1 MiB keep what an audit holds far below the 36 MiB the corpus
+    grows by; an audit holding the data would grow by more than that, as ``load`` does.
+    """
+    generate_corpus(tmp_path / "x1", runs=20, records=200, seed=1, workers=1)
+    generate_corpus(tmp_path / "x10", runs=200, records=200, seed=1, workers=1)
+    corpus_growth_kib = (
+        sum(p.stat().st_size for p in (tmp_path / "x10").iterdir())
+        - sum(p.stat().st_size for p in (tmp_path / "x1").iterdir())
+    ) // 1024
+    audit_growth = peak_rss_kib("audit", tmp_path / "x10") - peak_rss_kib("audit", tmp_path / "x1")
+    # The control: loading everything into memory does grow with the corpus, so the measurement can see it.
+    load_growth = peak_rss_kib("load", tmp_path / "x10") - peak_rss_kib("load", tmp_path / "x1")
+    assert load_growth > corpus_growth_kib
+    assert audit_growth < corpus_growth_kib // 2, (audit_growth, corpus_growth_kib)
