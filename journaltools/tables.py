@@ -975,12 +975,19 @@ def _raise_for(backend: Backend, bad: tuple[str, Finding], *, fold_runs: bool) -
 # -- the loader --------------------------------------------------------------------------------------
 
 
+def _in_notebook() -> bool:
+    """True inside a Jupyter kernel (not merely when IPython or ipykernel has been imported)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
 def _progress_enabled(progress: bool | None, quiet: bool) -> bool:
     if quiet or progress is False:
         return False
     if progress:
         return True
-    if "ipykernel" in sys.modules:  # a notebook: tqdm.auto draws a widget there
+    if _in_notebook():  # tqdm.auto draws a widget there
         return True
     stream = sys.stderr
     return stream is not None and hasattr(stream, "isatty") and stream.isatty()

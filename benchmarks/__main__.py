@@ -1,0 +1,35 @@
+"""``python -m benchmarks [--quick]`` (``make bench``): every benchmark, one line per figure on stdout.
+
+Each benchmark module has a ``main(argv)``; modules are imported only when they run, and a missing one
+is skipped with the reason printed, so one area's benchmarks never block another's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+BENCHMARKS = ("benchmarks.bench_tables", "benchmarks.bench_jetstream")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes for every benchmark: a smoke test")
+    args = ["--quick"] if parser.parse_args(argv).quick else []
+    status = 0
+    for name in BENCHMARKS:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise  # the benchmark exists but something it needs does not: that is a failure
+            print(f"skipped {name}: the module is not there", file=sys.stderr)
+            continue
+        status |= int(module.main(args) or 0)
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
