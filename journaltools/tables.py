@@ -23,13 +23,18 @@ How the work is spread (see ``iter_tables``):
 * ``fold=True``: folding is Python-bound, so batches of journals go to worker processes (both
   cores); file journals are read by the workers themselves, other sources' bytes are read here
   and shipped. Results come back batch by batch, in run order, with a bounded number in flight.
-* ``fold=False`` (the records table only) on file journals: the fast path. A reader thread reads
-  a batch of journals into a reused buffer and splits it into the ``body`` column in C++
-  (``split_pattern``), while this thread parses only the envelope fields of each line with
-  ``msgspec`` (unknown fields skipped without building objects) and validates them column-wise.
-  Any batch that does not pass cleanly (a parse error, a count mismatch from a blank line, invalid
-  UTF-8, ...) is redone journal by journal, and any journal still failing goes through the exact
-  reader of the file backend, so the result is the file backend's reader, row for row.
+* ``fold=False`` (the records table only) on file journals: the fast path (see the comment above
+  ``_fast_records``). This thread reads batches of journals into two reused buffers and parses only
+  the envelope fields of every line with ``msgspec`` (every other field is validated and skipped
+  without building it), while a helper thread splits the next batch into the ``body`` column with
+  one Arrow call; the envelopes are then validated column-wise with Arrow compute. A journal that
+  does not pass cleanly (a line msgspec refuses, a blank line, two objects on a line, invalid UTF-8,
+  a field of the wrong type, ...) goes through the file backend's own reader, and any row the column
+  checks reject is re-checked with ``check_envelope``: rows, findings and errors are the reader's.
+  One known difference: a number beyond the range of a double (``1e400``) in a field the envelope
+  does not name is accepted by msgspec while orjson, and so the file backend, refuses the line; the
+  fast path then keeps a journal the reader calls corrupt. ``fold=True`` loads and audits parse with
+  orjson and are not affected.
 """
 
 from __future__ import annotations
