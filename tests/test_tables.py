@@ -387,3 +387,13 @@ def test_empty_source_gives_empty_tables_with_schemas(tmp_path: Path) -> None:
         assert table.num_rows == 0 and table.schema.equals(SCHEMAS[name])
     assert load(tmp_path, fold=False).records.schema.equals(RECORDS_SCHEMA)
     assert MESSAGES_SCHEMA.names[:2] == ["run", "index"] and FINDINGS_SCHEMA.names[0] == "run"
+
+
+def test_asking_for_a_run_that_is_not_there(samples: Path) -> None:
+    from journaltools.errors import InvalidRunId, RunNotFound
+
+    for fold_runs in (True, False):
+        with pytest.raises(RunNotFound, match="nope"):
+            load(samples, ["completed-with-tools", "nope"], fold=fold_runs)
+    with pytest.raises(InvalidRunId):
+        load(samples, "not a run id")
