@@ -370,6 +370,14 @@ def test_loading_from_jetstream_gives_the_file_tables(samples: Path, jetstream: 
     assert set(from_nats.records["source"].to_pylist()) == {jetstream.url}
     assert from_nats.records["position"].to_pylist() != from_file.records["position"].to_pylist()  # stream seqs
     assert load(jetstream, "completed-with-tools").runs["status"].to_pylist() == ["completed"]  # an open backend
+    records_only = load(jetstream_url, fold=False, strict=False)
+    assert records_only.records.select(columns).equals(from_nats.records.select(columns))
+
+    from journaltools.audit import audit_sources, iter_run_audits
+
+    audit = audit_sources([jetstream_url], parquet=samples.parent / "audit", workers=2)
+    assert audit.findings == [f for run_audit in iter_run_audits(jetstream) for f in run_audit.findings]
+    assert audit.runs == len(jetstream.list_runs()) and audit.rows["runs"] == audit.runs
 
 
 def test_progress_bar_only_when_asked_or_on_a_terminal(samples: Path, capsys: pytest.CaptureFixture[str]) -> None:
