@@ -146,7 +146,10 @@ PEAK = textwrap.dedent(
     """
     import resource, sys, tempfile
     from journaltools.audit import audit_sources
-    result = audit_sources([sys.argv[1]], parquet=tempfile.mkdtemp(dir=sys.argv[2]), quiet=True)
+    from journaltools.tables import default_workers
+    # Worker processes for both sizes (by default a corpus under one batch is audited in-process).
+    result = audit_sources([sys.argv[1]], parquet=tempfile.mkdtemp(dir=sys.argv[2]), workers=default_workers(),
+                           quiet=True)
     with open("/proc/self/status") as status:  # VmHWM: ru_maxrss would include the forked parent's
         own = int(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
     workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
