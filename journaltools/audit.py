@@ -40,7 +40,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from journaltools.backends.base import Backend, RunRead
-from journaltools.backends.registry import open_source
+from journaltools.backends.registry import open_source, scheme_of
 from journaltools.fold import FoldResult, fold
 from journaltools.protocol.findings import Finding, at_least
 from journaltools.tables import (
@@ -239,6 +239,7 @@ def audit_sources(
     dask: Any = None,
     batch_bytes: int = 16 << 20,
     row_group_bytes: int = 8 << 20,
+    runs_per_task: int = 256,
     progress: bool | None = None,
     quiet: bool = False,
 ) -> AuditResult:
@@ -247,14 +248,16 @@ def audit_sources(
     ``parquet``: a directory to write the tables into (see the module docstring). ``include_records``:
     write the ``records`` table too. ``workers``: processes for folding (default one per core, 1 = here).
     ``dask``: True to run one Dask task per batch on the current scheduler (a ``distributed.Client`` in
-    use, say), or the client itself. ``batch_bytes``: journal bytes per batch. ``row_group_bytes``: Arrow
+    use, say), or the client itself: file journals must be reachable at the same path from the workers
+    (a shared filesystem); for a JetStream source each task connects to the server and reads
+    ``runs_per_task`` runs itself. ``batch_bytes``: journal bytes per batch. ``row_group_bytes``: Arrow
     bytes buffered per table before a Parquet row group is written (local path). ``progress``/``quiet``:
     the progress bar (default: on a terminal or in a notebook only).
     """
     if dask is not None and dask is not False:
         if parquet is None:
             raise ValueError("the Dask audit writes Parquet partitions: give parquet=DIR")
-        return _audit_dask(urls, Path(parquet), include_records, dask, batch_bytes)
+        return _audit_dask(urls, Path(parquet), include_records, dask, batch_bytes, runs_per_task)
     result = AuditResult()
     writer = (
         ParquetTables(parquet, _table_names(include_records), row_group_bytes=row_group_bytes)
@@ -319,8 +322,18 @@ def audit_partition(job: BatchJob, directory: str, number: int, names: tuple[str
     return _PartitionDone(output.tables.findings, output.runs, output.records, rows)
 
 
+def _reopening_jobs(url: str, backend: Backend, include_records: bool, runs_per_task: int) -> Iterator[BatchJob]:
+    """Jobs for a JetStream source: each task connects to the server and reads its own runs, so the
+    journals never pass through this process (the URL as given: it may carry credentials)."""
+    reopen = url if scheme_of(url) == "nats" else backend.url  # "embedded": the server this process started
+    runs = backend.list_runs()
+    for start in range(0, len(runs), runs_per_task):
+        batch = tuple(runs[start : start + runs_per_task])
+        yield BatchJob(backend.url, batch, url=reopen, fold=True, records=include_records, keep_invalid=True)
+
+
 def _audit_dask(
-    urls: Sequence[str], directory: Path, include_records: bool, dask: Any, batch_bytes: int
+    urls: Sequence[str], directory: Path, include_records: bool, dask: Any, batch_bytes: int, runs_per_task: int
 ) -> AuditResult:
     dask_module: Any = importlib.import_module("dask")  # the optional "dask" extra; untyped, hence Any
     delayed = dask_module.delayed
@@ -340,13 +353,17 @@ def _audit_dask(
         backend = open_source(url)
         try:
             early.extend(source_findings(backend))
-            jobs = jobs_for(
-                backend,
-                backend.list_runs(),
-                fold_runs=True,
-                records=include_records,
-                keep_invalid=True,
-                batch_bytes=batch_bytes,
+            jobs = (
+                jobs_for(
+                    backend,
+                    backend.list_runs(),
+                    fold_runs=True,
+                    records=include_records,
+                    keep_invalid=True,
+                    batch_bytes=batch_bytes,
+                )
+                if backend.kind == "file"
+                else _reopening_jobs(url, backend, include_records, runs_per_task)
             )
             # Partition 0 holds the source-level findings; batches are numbered from 1, in run order.
             tasks.extend(delayed(audit_partition)(job, str(directory), len(tasks) + 1, names) for job in jobs)

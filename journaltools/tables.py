@@ -557,11 +557,13 @@ def tables_of_runs(
 
 @dataclass(frozen=True, slots=True)
 class BatchJob:
-    """A batch of runs to load: file journals by path (read by whoever runs the job), or shipped reads."""
+    """A batch of runs to load, read by whoever runs the job: file journals by path, runs of a source the job
+    opens itself (a Dask worker connecting to the NATS server), or reads shipped with the job."""
 
     source: str  # the source URL, for the tables' source column
     runs: tuple[str, ...]
     root: str | None = None  # file backend root: the job reads the journals itself
+    url: str | None = None  # a source URL the job opens and reads ``runs`` from
     reads: tuple[tuple[str, tuple[tuple[bytes, int], ...], tuple[Finding, ...], bool], ...] = ()
     fold: bool = True
     records: bool = True
@@ -585,6 +587,14 @@ def _reads_of(job: BatchJob) -> Iterator[RunRead | tuple[str, JournalError]]:
                 yield backend.read_run_now(run, strict=False)
             except JournalError as exc:
                 yield run, exc
+        return
+    if job.url is not None:
+        with open_source(job.url) as source:
+            for run in job.runs:
+                try:
+                    yield source.read_run(run, strict=False)
+                except JournalError as exc:
+                    yield run, exc
         return
     for run, raws, findings, complete in job.reads:
         with paused_gc():

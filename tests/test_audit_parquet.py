@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import orjson
@@ -200,3 +201,25 @@ def test_a_ten_times_larger_corpus_does_not_raise_the_audit_peak_memory(tmp_path
     load_growth = peak_rss_kib("load", tmp_path / "x10") - peak_rss_kib("load", tmp_path / "x1")
     assert load_growth > corpus_growth_kib
     assert audit_growth < corpus_growth_kib // 2, (audit_growth, corpus_growth_kib)
+
+
+def test_dask_tasks_read_a_jetstream_source_themselves(
+    samples: Path, jetstream: Any, jetstream_url: str, tmp_path: Path
+) -> None:
+    distributed = pytest.importorskip("distributed")
+    from journaltools.backends.file import FileBackend
+    from journaltools.ops.migrate import migrate
+
+    migrate(FileBackend(samples), jetstream)
+    local = audit_sources([jetstream_url], parquet=tmp_path / "local", workers=1)
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        remote = audit_sources([jetstream_url], parquet=tmp_path / "dask", dask=client, runs_per_task=3)
+    assert remote.findings == local.findings
+    assert (remote.runs, remote.records) == (local.runs, local.records)
+    assert len(list((tmp_path / "dask" / "runs.parquet").iterdir())) == -(-local.runs // 3)
+    from_dask, from_local = read_audit(tmp_path / "dask"), read_audit(tmp_path / "local")
+    for name in AUDIT_TABLES:
+        assert from_dask[name].equals(from_local[name]), name
