@@ -1217,7 +1217,8 @@ def load(
     runs and every finding. ``fold=False``: only ``records`` and ``findings`` (envelope checks, torn tails,
     corrupt lines) via the fast records path. ``records=False``: skip the records table. ``keep_invalid``:
     lenient mode keeps bad runs too (status ``invalid``). ``workers``: processes for folding (default: one
-    per core; 1 = in this process). ``progress``: a tqdm bar (default: only on a terminal or in a notebook);
+    per core once the source holds more than one batch; 1 = in this process). ``batch_bytes``: journal
+    bytes per batch of work. ``progress``: a tqdm bar (default: only on a terminal or in a notebook);
     ``quiet=True`` silences it.
     """
     return Tables.concat(
