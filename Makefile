@@ -22,8 +22,8 @@ test: setup lint typecheck
 	$(BIN)/python -m pytest -q
 
 lint: setup
-	$(BIN)/ruff check journaltools tests benchmarks
-	$(BIN)/ruff format --check journaltools tests benchmarks
+	$(BIN)/ruff check journaltools tests benchmarks scripts
+	$(BIN)/ruff format --check journaltools tests benchmarks scripts
 
 typecheck: setup
 	$(BIN)/mypy

@@ -96,13 +96,21 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_audit(args: argparse.Namespace) -> int:
     from journaltools.audit import audit_sources
 
-    result = audit_sources(args.sources)
+    result = audit_sources(
+        args.sources,
+        parquet=args.parquet,
+        include_records=args.records,
+        workers=args.workers,
+        quiet=args.quiet,
+    )
     rows = [finding.to_json() for finding in result.findings]
     if args.json:
         _emit_json(rows)
     else:
         print_table(rows, ["run", "seq", "code", "severity", "message"], wide=["message"])
         print(f"\n{result.runs} runs, {result.records} records, {len(rows)} findings", file=sys.stderr)
+    if args.parquet and not args.quiet:
+        print(f"Parquet tables written to {args.parquet}", file=sys.stderr)
     if args.fail_on and result.fails(args.fail_on):
         return 1
     return 0
@@ -217,6 +225,10 @@ def build_parser() -> argparse.ArgumentParser:
     audit = command("audit", "validate every record and run of one or more sources; findings are data, not failures")
     audit.add_argument("sources", nargs="+", metavar="SOURCE")
     audit.add_argument("--fail-on", choices=["error", "warning"], help="exit 1 if a finding this severe exists")
+    audit.add_argument("--parquet", metavar="DIR", help="write runs, messages, tool_calls and findings as Parquet")
+    audit.add_argument("--records", action="store_true", help="with --parquet: write the records table too")
+    audit.add_argument("--workers", type=int, help="processes for folding (default: one per core; 1: none)")
+    audit.add_argument("--quiet", action="store_true", help="no progress bar")
     audit.set_defaults(handler=cmd_audit)
 
     compare = command("compare", "compare two listings (typically file vs JetStream) run by run")

@@ -18,7 +18,10 @@ def banner(text: str) -> None:
     print(f"\n=== {text} " + "=" * max(0, 76 - len(text)), flush=True)
 
 
-def run_demo(samples: Path = SAMPLES, out: Path | None = None) -> int:
+DEFAULT_OUT = Path("out") / "audit"
+
+
+def run_demo(samples: Path = SAMPLES, out: Path = DEFAULT_OUT) -> int:
     source = str(samples)
     banner(f"journaltools ls {source}")
     status = cli(["ls", source])
@@ -26,8 +29,9 @@ def run_demo(samples: Path = SAMPLES, out: Path | None = None) -> int:
     status |= cli(["show", source, "resumed-after-crash"])
     banner("journaltools show ... suspended-approval   (a deferred call waiting for an operator)")
     status |= cli(["show", source, "suspended-approval"])
-    banner(f"journaltools audit {source}")
-    status |= cli(["audit", source])
+    banner(f"journaltools audit {source} --parquet {out}")
+    status |= cli(["audit", source, "--parquet", str(out), "--records", "--quiet"])
+    status |= show_parquet(out)
     try:
         import journaltools.backends.jetstream
         import journaltools.compare
@@ -45,6 +49,26 @@ def run_demo(samples: Path = SAMPLES, out: Path | None = None) -> int:
     banner(f"journaltools compare {source} {url}")
     status |= cli(["compare", source, url])
     return status
+
+
+def show_parquet(out: Path) -> int:
+    """Read the audit back as any Arrow tool would: here pyarrow, and DuckDB when it is installed."""
+    import pyarrow.parquet as pq
+
+    for name in ("runs", "messages", "tool_calls", "findings", "records"):
+        table = pq.read_table(out / f"{name}.parquet")
+        print(f"{out / (name + '.parquet')}: {table.num_rows} rows, columns {', '.join(table.column_names[:6])}, ...")
+    try:
+        import duckdb
+    except ImportError:
+        return 0
+    query = f"SELECT status, count(*) AS runs FROM '{out / 'runs.parquet'}' GROUP BY status ORDER BY runs DESC, status"
+    print(f"\nduckdb> {query}")
+    relation = duckdb.sql(query)
+    assert relation is not None  # a SELECT always gives a relation
+    for status, runs in relation.fetchall():
+        print(f"  {status:10} {runs}")
+    return 0
 
 
 if __name__ == "__main__":

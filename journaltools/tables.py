@@ -52,7 +52,7 @@ from typing import Any, Final, Literal
 
 import numpy as np
 import orjson
-import pandas as pd  # type: ignore[import-untyped,unused-ignore]
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 

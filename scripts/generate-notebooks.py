@@ -193,39 +193,38 @@ AUDIT = [
     ("code", FIND_SAMPLES),
     (
         "code",
-        "from journaltools.audit import audit_sources\nfrom journaltools.widgets import AuditSummary, "
-        "AuditSummaryModel, load_source\n\nresult = audit_sources([SAMPLES])\n"
+        "import tempfile\n\nfrom journaltools.audit import audit_sources\nfrom journaltools.widgets import AuditSummary, "
+        "AuditSummaryModel, load_source\n\nout = Path(tempfile.mkdtemp(prefix='journaltools-audit-'))\n"
+        "# One call: every record checked, every run folded, the tables streamed to Parquet batch by batch.\n"
+        "result = audit_sources([SAMPLES], parquet=out, include_records=True, quiet=True)\n"
         "print(result.runs, 'runs,', result.records, 'records,', len(result.findings), 'findings;',\n"
-        "      'worst:', result.worst())",
+        "      'worst:', result.worst())\nsorted(p.name for p in out.iterdir())",
     ),
     (
         "code",
         "_, loader = load_source(SAMPLES)\nsummary = AuditSummary(AuditSummaryModel(result.findings), loader)\nsummary",
     ),
     ("code", "summary.open_run('torn-tail')  # what the button under the chart does\nsummary.detail"),
-    ("md", "## To Parquet\n\nThe `findings` table (run, seq, code, severity, message, source) as a Parquet file."),
     (
-        "code",
-        "import tempfile\n\nimport pyarrow as pa\nimport pyarrow.parquet as pq\n\n"
-        "out = Path(tempfile.mkdtemp(prefix='journaltools-audit-'))\n"
-        "schema = pa.schema([('run', pa.string()), ('seq', pa.int64()), ('code', pa.string()),\n"
-        "                    ('severity', pa.string()), ('message', pa.string()), ('source', pa.string())])\n"
-        "rows = [{**f.to_json(), 'source': f.source} for f in result.findings]\n"
-        "findings = pa.Table.from_pylist(rows, schema=schema)\n"
-        "pq.write_table(findings, out / 'findings.parquet')\nsorted(p.name for p in out.iterdir())",
+        "md",
+        "## Query the Parquet audit\n\nThe files carry the columns of INTERFACES.md with real types (timestamps in UTC, "
+        "nullable integers); any Arrow tool reads them. Here DuckDB, then pandas with Arrow-backed dtypes.",
     ),
     (
         "code",
-        "query = '''\n    SELECT severity, code, count(*) AS n, string_agg(DISTINCT run, ', ') AS runs\n"
-        "    FROM read_parquet(?) GROUP BY severity, code ORDER BY n DESC, code\n'''\n"
-        "try:\n    import duckdb\nexcept ImportError:\n    duckdb = None\n"
-        "if duckdb is not None:\n    answer = duckdb.execute(query, [str(out / 'findings.parquet')]).df()\nelse:\n"
-        "    answer = pq.read_table(out / 'findings.parquet').group_by(['severity', 'code']).aggregate(\n"
-        "        [('run', 'count')]).to_pandas()\nanswer",
+        'import duckdb\n\nduckdb.sql(f"""\n    SELECT severity, code, count(*) AS n, string_agg(DISTINCT run, \', \') AS runs\n'
+        "    FROM '{out / 'findings.parquet'}' GROUP BY severity, code ORDER BY n DESC, code\n\"\"\").df()",
     ),
     (
         "code",
-        "errors = pq.read_table(out / 'findings.parquet').to_pandas().query(\"severity == 'error'\")\n"
+        'duckdb.sql(f"""\n    SELECT r.run, r.status, r.turns, r.tool_calls, count(t.call_id) FILTER (WHERE t.is_error) AS '
+        "failed_calls\n    FROM '{out / 'runs.parquet'}' r LEFT JOIN '{out / 'tool_calls.parquet'}' t USING (run)\n"
+        '    GROUP BY ALL ORDER BY r.run\n""").df()',
+    ),
+    (
+        "code",
+        "import pandas as pd\n\nruns = pd.read_parquet(out / 'runs.parquet')\nprint(runs.dtypes[['created', 'last_seq', "
+        "'turns']])\nerrors = pd.read_parquet(out / 'findings.parquet').query(\"severity == 'error'\")\n"
         "assert set(errors['run']) >= {'corrupt-interior', 'schema-violation', 'version-mismatch'}\nerrors",
     ),
 ]

@@ -114,3 +114,20 @@ def test_every_command_has_help_text() -> None:
     subparsers = next(a for a in parser._actions if a.dest == "command")
     for name, sub in subparsers.choices.items():  # type: ignore[union-attr]
         assert sub.description, f"{name} has no help text"
+
+
+def test_audit_writes_parquet_tables(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "audit"
+    code, stdout, _ = run_cli(capsys, "audit", SAMPLES, "--parquet", str(out), "--records", "--quiet", "--json")
+    assert code == 0 and len(json.loads(stdout)) == 4
+    assert sorted(p.name for p in out.iterdir()) == [
+        "findings.parquet",
+        "messages.parquet",
+        "records.parquet",
+        "runs.parquet",
+        "tool_calls.parquet",
+    ]
+    assert pq.read_table(out / "runs.parquet").num_rows == 14
+    assert pq.read_table(out / "findings.parquet").num_rows == 4

@@ -243,7 +243,11 @@ class FileBackend(Backend):
     async def open_writer_async(self, run: str) -> FileJournalWriter:
         return FileJournalWriter(self.root, run)
 
-    # Local disk needs no event loop: the blocking face calls straight through.
+    # Local disk needs no event loop: the blocking face calls straight through, and starts no
+    # background thread (a process with that thread can no longer fork worker processes safely).
+    def close(self) -> None:
+        pass
+
     def list_runs(self) -> list[str]:
         return self.list_runs_now()
 
