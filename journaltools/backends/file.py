@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from journaltools._durable import fsync_directory, write_all
 from journaltools._perf import paused_gc
 from journaltools.backends.base import (
     AppendResult,
@@ -86,21 +87,6 @@ def _scan(data: bytes, run: str, where: str) -> ScannedJournal:
     return ScannedJournal(records, findings, min(offset, len(data)), needs_newline=bool(lines) and not terminated)
 
 
-def _fsync_directory(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
 class FileJournalWriter(JournalWriter):
     def __init__(self, root: Path, run: str) -> None:
         self.run = validate_run_id(run)
@@ -137,7 +123,7 @@ class FileJournalWriter(JournalWriter):
             os.fsync(self._fd)
         elif scanned.needs_newline:
             # The last record is whole but its newline never made it: finish the line before appending.
-            _write_all(self._fd, b"\n")
+            write_all(self._fd, b"\n")
             os.fsync(self._fd)
         last = max((record.seq or 0 for record in scanned.records), default=0)
         return last, not scanned.records
@@ -157,10 +143,10 @@ class FileJournalWriter(JournalWriter):
             return AppendResult(seq, AppendVerdictTaken.DUPLICATE)
         if verdict is AppendVerdict.GAP:
             raise SequenceGap(self.run, self.last_seq, seq)
-        _write_all(self._fd, parsed.raw + b"\n")
+        write_all(self._fd, parsed.raw + b"\n")
         os.fsync(self._fd)
         if self._new_journal:
-            _fsync_directory(self._root)
+            fsync_directory(self._root)
             self._new_journal = False
         self.last_seq = seq
         return AppendResult(seq, AppendVerdictTaken.STORED)
