@@ -1,5 +1,8 @@
-"""The README's examples run: its Python blocks execute and its console commands exit as documented."""
+"""The README's examples run, in the order a reader meets them: Python blocks execute, console lines exit
+as documented. They run in a scratch directory holding a link to the samples, so nothing is written into
+the repository; the README's NATS URL is swapped for the test server's."""
 
+import os
 import re
 import shlex
 import subprocess
@@ -13,31 +16,38 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 README_NATS_URL = "nats://127.0.0.1:4222/JOURNALS"
 
 
-def blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", README, flags=re.DOTALL)
+def examples() -> list[tuple[str, str]]:
+    """(language, text) of every python and console block, in README order."""
+    return re.findall(r"```(python|console)\n(.*?)```", README, flags=re.DOTALL)
 
 
-COMMANDS = [line[2:] for block in blocks("console") for line in block.splitlines() if line.startswith("$ ")]
-
-
-def test_python_examples_run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.chdir(ROOT)
-    examples = blocks("python")
-    assert examples
-    for example in examples:
-        exec(compile(example, "README.md", "exec"), {})
+def test_readme_examples_run_in_order(
+    tmp_path: Path, jetstream_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "samples").symlink_to(ROOT / "data" / "samples")
+    monkeypatch.chdir(tmp_path)
+    commands = 0
+    for language, text in examples():
+        if language == "python":
+            exec(compile(text, "README.md", "exec"), {})
+            continue
+        for line in text.splitlines():
+            if not line.startswith("$ "):
+                continue
+            argv = shlex.split(line[2:].replace(README_NATS_URL, jetstream_url))
+            assert argv[0] == "journaltools"
+            result = subprocess.run(
+                [sys.executable, "-m", "journaltools", *argv[1:]],
+                capture_output=True,
+                env={**os.environ, "PYTHONPATH": str(ROOT)},
+            )
+            expected = 1 if "--fail-on" in argv else 0  # the samples hold broken journals on purpose
+            assert result.returncode == expected, f"{line}: {result.stderr.decode()}"
+            if argv[1] == "compare":
+                assert b"documented" in result.stdout and b"discrepancy" not in result.stdout
+            commands += 1
+    assert commands >= 5 and README_NATS_URL in README
     out = capsys.readouterr().out
-    assert "resumed-after-crash" in out and "completed 2 None" in out
-
-
-def test_console_examples_run_in_order(jetstream_url: str) -> None:
-    """Every ``$ journaltools`` line, in README order; the README's NATS URL points at the test server."""
-    assert any(README_NATS_URL in command for command in COMMANDS)
-    for command in COMMANDS:
-        argv = shlex.split(command.replace(README_NATS_URL, jetstream_url))
-        assert argv[0] == "journaltools"
-        result = subprocess.run([sys.executable, "-m", "journaltools", *argv[1:]], cwd=ROOT, capture_output=True)
-        expected = 1 if "--fail-on" in argv else 0  # the samples hold broken journals on purpose
-        assert result.returncode == expected, f"{command}: {result.stderr.decode()}"
-        if argv[1] == "compare":
-            assert b"documented" in result.stdout and b"discrepancy" not in result.stdout
+    assert "resumed-after-crash" in out and "completed 2 None" in out  # the first Python example
+    assert "('completed', 5)" in out  # the DuckDB query over the audit the console example wrote
