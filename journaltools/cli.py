@@ -116,6 +116,20 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _config_problem(config: Any) -> str | None:
+    """Why a candidate configuration cannot be gated, or None (the shape of a fingerprint plus ``system``)."""
+    if not isinstance(config, dict):
+        return "must be a JSON object of fingerprint fields plus 'system'"
+    if "system" in config and not isinstance(config["system"], str):
+        return "'system' must be the system prompt as text"
+    tools = config.get("tools", {})
+    if not isinstance(tools, dict) or not all(isinstance(v, str) for v in tools.values()):
+        return "'tools' must be an object of tool name -> sha256 of its schema"
+    if not isinstance(config.get("budget", {}), dict):
+        return "'budget' must be an object (max_turns, max_tokens, max_cost_usd)"
+    return None
+
+
 def cmd_gate(args: argparse.Namespace) -> int:
     from journaltools.protocol.fingerprint import resume_gate
 
@@ -123,6 +137,10 @@ def cmd_gate(args: argparse.Namespace) -> int:
         config = json.loads(Path(args.config).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         print(f"journaltools gate: cannot read --config {args.config}: {exc}", file=sys.stderr)
+        return 2
+    problem = _config_problem(config)
+    if problem is not None:
+        print(f"journaltools gate: --config {args.config}: {problem}", file=sys.stderr)
         return 2
     with open_source(args.source) as backend:
         read = backend.read_run(args.run)
@@ -236,12 +254,18 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("source_b", metavar="SOURCE_B")
     compare.set_defaults(handler=cmd_compare)
 
-    migrate = command("migrate", "copy runs between backends with record bytes unchanged, then verify")
+    migrate = command(
+        "migrate",
+        "copy runs between backends with record bytes unchanged, then verify; invalid journals are refused and "
+        "reported on stderr (exit 1 only if a copied record fails verification)",
+    )
     migrate.add_argument("source")
     migrate.add_argument("dest")
     migrate.set_defaults(handler=cmd_migrate)
 
-    gate = command("gate", "the resume gate for a candidate configuration")
+    gate = command(
+        "gate", "the resume gate for a candidate configuration (a verdict, so exit 0 whether resumable or not)"
+    )
     gate.add_argument("source")
     gate.add_argument("run")
     gate.add_argument("--config", required=True, help="JSON file: the fingerprint fields plus 'system' as plain text")

@@ -2,6 +2,14 @@
 
 No I/O. One fold serves both backends, the CLI, the tables and the widgets (PROTOCOL.md section 7).
 
+Choices the protocol leaves open, made here so every caller gets the same answer:
+
+- ``messages`` carry the known fields of each block only (unknown fields are ignored, never sent on);
+- two assistant records with no user record between (a continuation) become one assistant message;
+- a skipped unknown optional record never decides the status (a reader that skips it sees the run as
+  if it were not there), just like a claim or a note;
+- an approval for a call that was never deferred is reported and decides nothing.
+
 Strict mode raises ``FoldError`` at the first error-severity finding, naming run, seq and rule.
 Lenient mode (``strict=False``) never raises: it skips the offending record, records the finding
 and carries on, so an audit of many runs reports everything instead of stopping at the first.
@@ -160,6 +168,7 @@ class _Folder:
         self.traces: list[ToolCallTrace] = []
         self.call_ids: set[str] = set()
         self.last_seq = 0
+        self.last_seen_seq = 0
         self.last_decisive: Body | None = None
         self.records = 0
         self.seen_first = False
@@ -213,7 +222,7 @@ class _Folder:
                     "content": MISSING_RESULT_TEXT,
                     "is_error": True,
                 }
-        self._append_assistant(list(turn.record["content"]))
+        self._append_assistant(_assistant_blocks(turn.record["content"]))
         if turn.calls:
             results = [call.result for call in turn.calls.values() if call.result is not None]
             self._append_user(results, results_first=True)
@@ -252,6 +261,7 @@ class _Folder:
                 self.report(seq, "run_mismatch", f"meta says run {meta.run!r}, journal is {self.expected_run!r}")
             self.run = self.run or meta.run
             self.meta = meta
+            self.last_seen_seq = seq
             self._accept(body)
             return
         if self.meta is None:
@@ -259,14 +269,18 @@ class _Folder:
             # finding on the first record says why.
             return
 
-        if seq <= self.last_seq:
-            self.report(seq, "seq_not_increasing", f"seq {seq} is not greater than the previous seq {self.last_seq}")
+        previous = self.last_seen_seq
+        if seq <= previous:
+            self.report(seq, "seq_not_increasing", f"seq {seq} is not greater than the previous seq {previous}")
             return
+        # Ordering is judged against every record read, refused or not, so one refused record does not
+        # make the next look like a gap; the resume position counts only records folded.
+        self.last_seen_seq = seq
         if body["run"] != self.meta.run:
             self.report(seq, "run_mismatch", f"record says run {body['run']!r}, its meta says {self.meta.run!r}")
             return
-        if seq > self.last_seq + 1:
-            self.report(seq, "seq_gap", f"seq {seq} follows seq {self.last_seq}: records are missing")
+        if seq > previous + 1:
+            self.report(seq, "seq_gap", f"seq {seq} follows seq {previous}: records are missing")
 
         handler = _HANDLERS.get(kind, _Folder.on_unknown_optional)
         if handler(self, body):
@@ -288,7 +302,7 @@ class _Folder:
     def on_user(self, body: Body) -> bool:
         self.commit(body["seq"], "user")
         content = body["content"]
-        self._append_user(content if isinstance(content, str) else list(content), results_first=True)
+        self._append_user(content if isinstance(content, str) else _text_blocks(content), results_first=True)
         return True
 
     def on_assistant(self, body: Body) -> bool:
@@ -334,7 +348,7 @@ class _Folder:
         block: Body = {
             "type": "tool_result",
             "tool_use_id": call_id,
-            "content": content if isinstance(content, str) else list(content),
+            "content": content if isinstance(content, str) else _text_blocks(content),
         }
         is_error = body.get("is_error", False)
         if is_error:
@@ -355,6 +369,9 @@ class _Folder:
         if call.result is not None:
             self.report(seq, "unknown_call", f"a deferral for call {call_id!r}, which is already answered")
             return False
+        if call.deferred is not None:
+            self.report(seq, "duplicate_deferral", f"call {call_id!r} was already deferred ({call.deferred})")
+            return False
         call.deferred = body["reason"]
         call.trace.deferred = body["reason"]
         self.counters.deferrals += 1
@@ -366,7 +383,11 @@ class _Folder:
         if call is None:
             return False
         if call.deferred is None:
-            self.report(seq, "approval_without_deferral", f"an approval for call {call_id!r}, which was never deferred")
+            # Recording it would let a later deferral look already decided: the permissive direction.
+            self.report(
+                seq, "approval_without_deferral", f"an approval for call {call_id!r}, which was not deferred; ignored"
+            )
+            return True
         call.approval = body["decision"]
         call.trace.approval = body["decision"]
         return True
@@ -459,6 +480,20 @@ _HANDLERS: dict[str, Any] = {
     "cancel": _Folder.on_inert,
     "note": _Folder.on_inert,
 }
+
+
+def _text_blocks(blocks: list[Body]) -> list[Body]:
+    """Text blocks with their known fields only: unknown fields are ignored, never passed to the API."""
+    return [{"type": "text", "text": block["text"]} for block in blocks]
+
+
+def _assistant_blocks(blocks: list[Body]) -> list[Body]:
+    return [
+        {"type": "text", "text": block["text"]}
+        if block["type"] == "text"
+        else {"type": "tool_use", "id": block["id"], "name": block["name"], "input": block["input"]}
+        for block in blocks
+    ]
 
 
 def _as_blocks(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:

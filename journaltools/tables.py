@@ -63,7 +63,7 @@ from journaltools.backends.registry import open_source
 from journaltools.errors import FoldError, JournalError, RecordRefused, RunNotFound, SourceError, VersionMismatch
 from journaltools.fold import FoldResult, fold, text_of
 from journaltools.protocol.findings import Finding
-from journaltools.protocol.records import RawRecord, check_envelope, decode_record
+from journaltools.protocol.records import TIMESTAMP_PATTERN, RawRecord, check_envelope, decode_record
 from journaltools.protocol.runid import validate_run_id
 
 try:  # the envelope parser of the fast records path; without it every journal takes the exact path
@@ -191,7 +191,7 @@ SCHEMAS: Final[dict[str, pa.Schema]] = {
 
 # The protocol's patterns in RE2 form. ``[0-9]`` rather than ``\d``: Python's ``\d`` also matches other
 # Unicode digits, so RE2 accepting implies Python accepting; rows RE2 rejects are re-checked in Python.
-_TS_RE2: Final = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z$"
+_TS_RE2: Final = TIMESTAMP_PATTERN  # written for both re and RE2
 _INT64_MAX: Final = (1 << 63) - 1
 
 

@@ -30,7 +30,8 @@ from tests.builders import JournalBuilder
 ODD_BYTES = [
     b'{"seq": 2, "type": "user", "run": "odd", "ts": "2026-11-29T10:00:00Z", "content": "caf\\u00e9 \xf0\x9f\x9a\x80"}',
     b'{"type":"note","run":"odd","seq":3,"ts":"2026-11-29T10:00:01.5Z","text":"tab\\there","optional":true,"x":[1]}',
-    b'{ "type" : "user" , "run" : "odd" , "seq" : 4 , "ts" : "2026-11-29T10:00:02Z" , "content" : [ ] }',
+    b'{ "type" : "user" , "run" : "odd" , "seq" : 4 , "ts" : "2026-11-29T10:00:02Z" , '
+    b'"content" : [ { "type" : "text" , "text" : "odd spacing" } ] }',
 ]
 
 

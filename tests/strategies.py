@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 from tests.builders import JournalBuilder
 
 texts = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
+#: User content and text blocks must not be empty (the Messages API refuses them); tool results may be.
+prose = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=40)
 
 
 @st.composite
@@ -19,14 +21,14 @@ def valid_runs(draw: st.DrawFn, run: str = "gen-run") -> JournalBuilder:
     journal may stop with a turn in flight, a fatal error or a cancel.
     """
     journal = JournalBuilder(run)
-    journal.user(draw(texts))
+    journal.user(draw(prose))
     call_number = 0
     for _ in range(draw(st.integers(0, 5))):
         if draw(st.booleans()):
-            journal.add("user", content=[{"type": "text", "text": draw(texts)}])
+            journal.add("user", content=[{"type": "text", "text": draw(prose)}])
         calls = [f"call_{call_number + i}" for i in range(draw(st.integers(0, 3)))]
         call_number += len(calls)
-        journal.assistant(*calls, text=draw(texts), tokens=draw(st.integers(0, 1000)))
+        journal.assistant(*calls, text=draw(prose), tokens=draw(st.integers(0, 1000)))
         order = draw(st.permutations(calls))
         for call in order:
             _maybe_inert(draw, journal)
@@ -37,7 +39,7 @@ def valid_runs(draw: st.DrawFn, run: str = "gen-run") -> JournalBuilder:
             journal.result(call, draw(texts), is_error=draw(st.booleans()))
         _maybe_inert(draw, journal)
         if draw(st.booleans()):
-            journal.user(draw(texts))
+            journal.user(draw(prose))
     ending = draw(st.sampled_from(["none", "in_flight", "fatal", "cancel", "error"]))
     if ending == "in_flight":
         calls = [f"call_{call_number + i}" for i in range(draw(st.integers(1, 3)))]

@@ -131,3 +131,13 @@ def test_audit_writes_parquet_tables(tmp_path: Path, capsys: pytest.CaptureFixtu
     ]
     assert pq.read_table(out / "runs.parquet").num_rows == 14
     assert pq.read_table(out / "findings.parquet").num_rows == 4
+
+
+@pytest.mark.parametrize("config", ["[1]", '{"tools": [1]}', '{"system": 3}', '{"budget": 5}', "not json"])
+def test_gate_refuses_a_malformed_config_as_bad_usage(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], config: str
+) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(config)
+    code, out, err = run_cli(capsys, "gate", SAMPLES, "completed-with-tools", "--config", str(path))
+    assert (code, out) == (2, "") and "--config" in err and "Traceback" not in err

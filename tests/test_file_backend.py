@@ -164,3 +164,35 @@ def test_directory_is_fsynced_on_a_new_journals_first_write(tmp_path: Path, monk
         assert len(synced) == 2, "the record and then the directory"
         writer.append(journal.bodies[1])
         assert len(synced) == 3, "later records sync only the file"
+
+
+def test_a_failed_write_or_fsync_leaves_no_partial_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    backend = FileBackend(tmp_path)
+    journal = JournalBuilder("r").user().assistant()
+    real_write, real_fsync = os.write, os.fsync
+    with backend.open_writer("r") as writer:
+        writer.append(journal.bodies[0])
+        writer.append(journal.bodies[1])
+
+        def partial_then_full(fd: int, data: bytes | memoryview) -> int:
+            monkeypatch.setattr(os, "write", real_write)
+            real_write(fd, bytes(data[:10]))
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(os, "write", partial_then_full)
+        with pytest.raises(OSError):
+            writer.append(journal.bodies[2])
+        assert writer.last_seq == 2
+        assert backend.path_of("r").read_bytes() == JournalBuilder("r").user().bytes(), "the partial line is gone"
+
+        def failing_fsync(fd: int) -> None:
+            monkeypatch.setattr(os, "fsync", real_fsync)
+            raise OSError(5, "Input/output error")
+
+        monkeypatch.setattr(os, "fsync", failing_fsync)
+        with pytest.raises(OSError):
+            writer.append(journal.bodies[2])
+        assert writer.last_seq == 2
+        assert writer.append(journal.bodies[2]).outcome is AppendVerdictTaken.STORED
+    read = backend.read_run("r")
+    assert read.findings == [] and [r.raw for r in read.records] == journal.bytes().splitlines()

@@ -36,6 +36,11 @@ FOLD_CASES = {
     .assistant("t1")
     .add("approval", call="t1", decision="approve", by="op"),
     "duplicate_call_id": JournalBuilder().user().assistant("t1").result("t1").assistant("t1"),
+    "duplicate_deferral": JournalBuilder()
+    .user()
+    .assistant("t1")
+    .add("deferral", call="t1", reason="approval")
+    .add("deferral", call="t1", reason="external"),
     "assistant_first": JournalBuilder().assistant(),
 }
 

@@ -150,3 +150,64 @@ def test_assistant_continuations_merge_into_one_message() -> None:
     assert_messages_api_valid(result.messages)
     assert [block["text"] for block in result.messages[1]["content"]] == ["a", "b"]
     assert result.counters.turns == 2
+
+
+def test_unknown_fields_never_reach_the_messages() -> None:
+    journal = JournalBuilder().user([{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}])
+    journal.add(
+        "assistant",
+        content=[{"type": "tool_use", "id": "t1", "name": "x", "input": {}, "caller": "?"}],
+        stop_reason="tool_use",
+        usage={"input_tokens": 1, "output_tokens": 1},
+        added_later=True,
+    )
+    journal.add("tool_result", call="t1", content=[{"type": "text", "text": "r", "citations": []}])
+    messages = fold(journal.raw()).messages
+    assert messages == [
+        {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "x", "input": {}}]},
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "r"}]}],
+        },
+    ]
+
+
+def test_an_approval_before_its_deferral_decides_nothing() -> None:
+    journal = JournalBuilder().user().assistant("a").add("approval", call="a", decision="approve", by="op")
+    result = fold(journal.add("deferral", call="a", reason="approval").raw(), strict=False)
+    assert [f.code for f in result.findings] == ["approval_without_deferral"]
+    assert (result.status, result.pending[0].approval) == ("suspended", None)
+
+
+def test_a_refused_record_does_not_make_the_next_one_look_like_a_gap() -> None:
+    journal = JournalBuilder().user().assistant("a").result("zz").result("a")
+    result = fold(journal.raw(), strict=False)
+    assert [(f.seq, f.code) for f in result.findings] == [(4, "unknown_call")]
+    assert result.resume.last_seq == 5
+    backwards = JournalBuilder().user().add("note", seq=9, text="x", optional=False).add("note", seq=5, text="y")
+    codes = [f.code for f in fold(backwards.raw(), strict=False).findings]
+    assert "seq_not_increasing" in codes
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"type": "user", "content": ""},
+        {"type": "user", "content": []},
+        {"type": "user", "content": [{"type": "text", "text": ""}]},
+        {
+            "type": "assistant",
+            "content": [],
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": 0, "output_tokens": 0},
+        },
+        {"type": "note", "text": "x", "ts": "2026-13-01T00:00:00Z"},
+        {"type": "note", "text": "x", "ts": "2026-11-29T24:00:00Z"},
+    ],
+)
+def test_records_the_messages_api_or_rfc_3339_would_refuse_are_schema_violations(body: dict[str, Any]) -> None:
+    journal = JournalBuilder().user()
+    journal.add(body.pop("type"), **body)
+    result = fold(journal.raw(), strict=False)
+    assert [f.code for f in result.findings] == ["schema_violation"]

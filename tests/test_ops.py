@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from journaltools.backends.file import FileBackend
+from journaltools.backends.file import FileBackend, FileJournalWriter
 from journaltools.errors import AlreadyAnswered, AnswerRefused, ClaimRefused
 from journaltools.fold import fold
 from journaltools.ops.answer import answer_call
@@ -82,3 +82,19 @@ def test_gate_classes() -> None:
     tight = resume_gate(stored, {**same, "budget": {"max_turns": 1}}, folded)
     budget = next(v for v in tight.fields if v.field == "budget")
     assert tight.resumable and budget.verdict == "exceeded" and "2 turns" in budget.why
+
+
+class AnsweredMeanwhile(FileBackend):
+    """A backend where an operator answers the deferred call between the resume's read and its claim."""
+
+    def open_writer(self, run: str) -> FileJournalWriter:
+        answer_call(FileBackend(self.root), run, "toolu_21", "deployed by hand")
+        return super().open_writer(run)
+
+
+def test_a_resume_that_raced_an_answer_returns_the_fold_after_its_claim(samples: FileBackend) -> None:
+    resumed = claim_run(AnsweredMeanwhile(samples.root), "suspended-approval", "worker-z")
+    with resumed.writer:
+        assert resumed.claim_seq == 6
+    assert resumed.folded.resume.last_seq == 6 and resumed.folded.status == "open"
+    assert resumed.folded.pending == [] and resumed.folded.resume.waiting_for == "model"

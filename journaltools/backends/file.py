@@ -105,6 +105,7 @@ class FileJournalWriter(JournalWriter):
         try:
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
             self.last_seq, self._new_journal = self._recover()
+            self._durable_length = os.fstat(self._fd).st_size
         except BaseException:
             self._release()
             raise
@@ -143,13 +144,32 @@ class FileJournalWriter(JournalWriter):
             return AppendResult(seq, AppendVerdictTaken.DUPLICATE)
         if verdict is AppendVerdict.GAP:
             raise SequenceGap(self.run, self.last_seq, seq)
-        write_all(self._fd, parsed.raw + b"\n")
-        os.fsync(self._fd)
-        if self._new_journal:
-            fsync_directory(self._root)
-            self._new_journal = False
+        line = parsed.raw + b"\n"
+        try:
+            write_all(self._fd, line)
+            os.fsync(self._fd)
+            if self._new_journal:
+                fsync_directory(self._root)
+        except BaseException:
+            self._undo_failed_append()
+            raise
+        self._new_journal = False
+        self._durable_length += len(line)
         self.last_seq = seq
         return AppendResult(seq, AppendVerdictTaken.STORED)
+
+    def _undo_failed_append(self) -> None:
+        """Cut the file back to its last durable record after a failed write or fsync.
+
+        Otherwise a retry would append after half a line (a torn tail that turns into interior
+        corruption once anything follows it) or write the same record twice. If even the cut fails,
+        the writer closes: reopening recovers the file as after a crash.
+        """
+        try:
+            os.ftruncate(self._fd, self._durable_length)
+            os.fsync(self._fd)
+        except OSError:
+            self._release()
 
     def append(self, record: bytes | dict[str, Any]) -> AppendResult:
         return self.append_now(record)

@@ -43,14 +43,8 @@ def claim_run(
     at its next append. Reading the last seq *after* the claim keeps the runner's first record from
     colliding with the claim's seq. Any failure to land the claim is fatal to the resume.
     """
-    read = backend.read_run(run)
-    folded = fold(read.records, run=run)
-    gate = None
-    if config is not None and folded.meta is not None:
-        gate = resume_gate(folded.meta.fingerprint, config, folded, override_blocking=override_blocking)
-        if not gate.resumable:
-            refused = "; ".join(f"{v.field}: {v.why}" for v in gate.fields if v.verdict == "refused")
-            raise ClaimRefused(run, f"the resume gate refuses the configuration ({refused})")
+    folded = fold(backend.read_run(run).records, run=run)
+    gate = _check_gate(run, folded, config, override_blocking)
     try:
         writer = backend.open_writer(run)
     except JournalError as exc:
@@ -68,6 +62,14 @@ def claim_run(
     }
     try:
         writer.append(claim)
+        if folded.resume.last_seq != claim_seq - 1:
+            # Someone appended between our read and our claim: fold again (the claim is inert, so folding
+            # after it is safe) so the runner never acts on a stale view, and gate that view too.
+            folded = fold(backend.read_run(run).records, run=run)
+            gate = _check_gate(run, folded, config, override_blocking)
+    except ClaimRefused:
+        writer.close()
+        raise
     except JournalError as exc:
         writer.close()
         raise ClaimRefused(run, str(exc)) from exc
@@ -75,3 +77,15 @@ def claim_run(
         writer.close()
         raise ClaimRefused(run, f"the store is unreachable: {exc}") from exc
     return Resumed(writer, writer.last_seq, folded, gate)
+
+
+def _check_gate(
+    run: str, folded: FoldResult, config: Mapping[str, Any] | None, override_blocking: bool
+) -> GateResult | None:
+    if config is None or folded.meta is None:
+        return None
+    gate = resume_gate(folded.meta.fingerprint, config, folded, override_blocking=override_blocking)
+    if not gate.resumable:
+        refused = "; ".join(f"{v.field}: {v.why}" for v in gate.fields if v.verdict == "refused")
+        raise ClaimRefused(run, f"the resume gate refuses the configuration ({refused})")
+    return gate

@@ -9,7 +9,7 @@ Severity = Literal["error", "warning", "info"]
 
 SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 
-#: code -> severity. The codes of INTERFACES.md keep their meaning; the last three are journaltools' own.
+#: code -> severity. The codes of INTERFACES.md keep their meaning; the rest are journaltools' own.
 FINDING_SEVERITY: dict[str, Severity] = {
     "torn_tail": "warning",
     "corrupt_line": "error",
@@ -32,6 +32,7 @@ FINDING_SEVERITY: dict[str, Severity] = {
     "duplicate_call_id": "error",  # a tool_use id used twice in one run
     "assistant_first": "error",  # the conversation would start with an assistant message
     "invalid_run_id": "error",  # a journal whose file name or subject token is not a valid run id
+    "duplicate_deferral": "error",  # a second deferral for one call
 }
 
 

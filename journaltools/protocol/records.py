@@ -38,7 +38,12 @@ RECORD_TYPES: Final = (
 #: Only these may carry ``"optional": true``: a reader that skips them is more conservative, never different.
 OPTIONAL_ALLOWED: Final = frozenset({"approval", "claim", "note"})
 
-TIMESTAMP_PATTERN: Final = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$"
+#: RFC 3339 UTC with each field in range (the day is not checked against its month). Written for both
+#: Python's re and RE2, so the Arrow loader checks exactly the same rule column-wise.
+TIMESTAMP_PATTERN: Final = (
+    r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)"
+    r"(\.[0-9]{1,9})?Z$"
+)
 _TIMESTAMP = re.compile(TIMESTAMP_PATTERN)
 SHA256_PATTERN: Final = r"^[0-9a-f]{64}$"
 
@@ -50,8 +55,10 @@ class _Open(BaseModel):
 
 
 class TextBlock(_Open):
+    """A text block; empty text is refused because the Messages API refuses it."""
+
     type: Literal["text"]
-    text: str
+    text: Annotated[str, Field(min_length=1)]
 
 
 class ToolUseBlock(_Open):
@@ -62,7 +69,10 @@ class ToolUseBlock(_Open):
 
 
 AssistantBlock = Annotated[TextBlock | ToolUseBlock, Field(discriminator="type")]
+#: User and tool-result content: a string or text blocks. User content must not be empty (the API refuses
+#: an empty user message); a tool result may be empty.
 TextContent = str | list[TextBlock]
+UserContent = Annotated[str, Field(min_length=1)] | Annotated[list[TextBlock], Field(min_length=1)]
 
 
 class Usage(_Open):
@@ -106,12 +116,12 @@ class MetaRecord(_Envelope):
 
 class UserRecord(_Envelope):
     type: Literal["user"]
-    content: TextContent
+    content: UserContent
 
 
 class AssistantRecord(_Envelope):
     type: Literal["assistant"]
-    content: list[AssistantBlock]
+    content: Annotated[list[AssistantBlock], Field(min_length=1)]
     stop_reason: str
     usage: Usage
     model: str | None = None
@@ -302,10 +312,15 @@ def _is_int(value: object, minimum: int = 0) -> bool:
     return type(value) is int and value >= minimum
 
 
+def _is_text_block(block: object) -> bool:
+    if type(block) is not dict or block.get("type") != "text":
+        return False
+    text = block.get("text")
+    return type(text) is str and bool(text)
+
+
 def _is_text_blocks(value: object) -> bool:
-    return isinstance(value, list) and all(
-        type(block) is dict and block.get("type") == "text" and type(block.get("text")) is str for block in value
-    )
+    return isinstance(value, list) and all(_is_text_block(block) for block in value)
 
 
 def _is_text_content(value: object) -> bool:
@@ -317,7 +332,7 @@ def _is_assistant_block(block: object) -> bool:
         return False
     kind = block.get("type")
     if kind == "text":
-        return type(block.get("text")) is str
+        return _is_text_block(block)
     if kind == "tool_use":
         ident, name = block.get("id"), block.get("name")
         return (
@@ -336,13 +351,15 @@ def _is_usage(usage: object) -> bool:
 
 
 def _fast_user(body: dict[str, Any]) -> bool:
-    return _is_text_content(body.get("content"))
+    content = body.get("content")
+    return bool(content) and _is_text_content(content)
 
 
 def _fast_assistant(body: dict[str, Any]) -> bool:
     content, model = body.get("content"), body.get("model")
     return (
         isinstance(content, list)
+        and bool(content)
         and all(_is_assistant_block(block) for block in content)
         and type(body.get("stop_reason")) is str
         and _is_usage(body.get("usage"))
