@@ -1,4 +1,19 @@
 """Shared pytest fixtures."""
 
+import shutil
+from pathlib import Path
+
+import pytest
+
 # A real nats-server -js for the JetStream tests (see tests/nats_fixtures.py).
 from tests.nats_fixtures import jetstream, jetstream_url, nats_admin, nats_server  # noqa: F401
+
+SAMPLES = Path(__file__).resolve().parent.parent / "data" / "samples"
+
+
+@pytest.fixture
+def samples_dir(tmp_path: Path) -> Path:
+    """A scratch copy of the committed sample journals, for tests that write to them or add files."""
+    root = tmp_path / "samples"
+    shutil.copytree(SAMPLES, root)
+    return root

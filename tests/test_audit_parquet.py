@@ -29,15 +29,8 @@ SAMPLES = Path(__file__).resolve().parent.parent / "data" / "samples"
 
 
 @pytest.fixture
-def samples(tmp_path: Path) -> Path:
-    root = tmp_path / "samples"
-    if any(SAMPLES.glob("*.jsonl")):
-        shutil.copytree(SAMPLES, root)
-    else:
-        from journaltools.samples import write_samples
-
-        write_samples(root)
-    return root
+def samples(samples_dir: Path) -> Path:
+    return samples_dir
 
 
 def run_by_run_findings(urls: list[str]) -> list[Finding]:

@@ -3,7 +3,6 @@ comparison (exactly the documented case is documented), on the sample journals a
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pyarrow as pa
@@ -32,16 +31,8 @@ UNMIGRATABLE = {
 
 
 @pytest.fixture
-def samples(tmp_path: Path) -> FileBackend:
-    """A copy of the sample journals (written by ``journaltools samples`` when the repository has none)."""
-    root = tmp_path / "samples"
-    if any(SAMPLES.glob("*.jsonl")):
-        shutil.copytree(SAMPLES, root)
-    else:
-        from journaltools.samples import write_samples
-
-        write_samples(root)
-    return FileBackend(root)
+def samples(samples_dir: Path) -> FileBackend:
+    return FileBackend(samples_dir)
 
 
 def clean_bytes(path: Path) -> bytes:

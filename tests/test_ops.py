@@ -8,13 +8,12 @@ from journaltools.fold import fold
 from journaltools.ops.answer import answer_call
 from journaltools.ops.resume import claim_run
 from journaltools.protocol.fingerprint import resume_gate, system_sha256
-from journaltools.samples import SAMPLE_SYSTEM_PROMPT, sample_fingerprint, write_samples
+from journaltools.samples import SAMPLE_SYSTEM_PROMPT, sample_fingerprint
 
 
 @pytest.fixture
-def samples(tmp_path: Path) -> FileBackend:
-    write_samples(tmp_path)
-    return FileBackend(tmp_path)
+def samples(samples_dir: Path) -> FileBackend:
+    return FileBackend(samples_dir)
 
 
 def test_answering_a_deferred_call_writes_one_tool_result(samples: FileBackend) -> None:

@@ -3,7 +3,6 @@ against the file backend's reader (examples and hypothesis), worker processes, J
 
 from __future__ import annotations
 
-import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -41,16 +40,8 @@ BROKEN_SAMPLES = {"corrupt-interior", "schema-violation", "version-mismatch"}
 
 
 @pytest.fixture
-def samples(tmp_path: Path) -> Path:
-    """A copy of the sample journals (written by ``journaltools samples`` when the repository has none)."""
-    root = tmp_path / "samples"
-    if any(SAMPLES.glob("*.jsonl")):
-        shutil.copytree(SAMPLES, root)
-    else:
-        from journaltools.samples import write_samples
-
-        write_samples(root)
-    return root
+def samples(samples_dir: Path) -> Path:
+    return samples_dir
 
 
 def exact_records(root: Path, *, keep_invalid: bool = False) -> Tables:
