@@ -19,32 +19,11 @@ ROOT = next(p for p in [Path.cwd(), *Path.cwd().parents] if (p / "data" / "sampl
 SAMPLES = str(ROOT / "data" / "samples")
 SAMPLES"""
 
-TABLES_HELPER = '''import pyarrow as pa
+TABLES = """from journaltools.tables import load
 
-from journaltools.backends.registry import open_source
-from journaltools.fold import fold
-
-
-def tool_calls_table(source: str) -> pa.Table:
-    """The `tool_calls` table (INTERFACES.md): journaltools.tables when installed, else built from the folds."""
-    try:
-        from journaltools.tables import load
-    except ImportError:
-        pass
-    else:
-        loaded = load(source, strict=False)  # the samples include broken journals on purpose
-        return loaded["tool_calls"] if isinstance(loaded, dict) else loaded.tool_calls
-    rows = []
-    with open_source(source) as backend:
-        for run in backend.list_runs():
-            read = backend.read_run(run, strict=False)
-            if not read.complete:
-                continue
-            for t in fold(read.records, strict=False, run=run).tool_calls:
-                rows.append({"run": run, "call_id": t.call_id, "name": t.name, "input": str(t.input),
-                             "call_seq": t.call_seq, "result_seq": t.result_seq, "is_error": t.is_error,
-                             "deferred": t.deferred, "approval": t.approval})
-    return pa.Table.from_pylist(rows)'''
+# Arrow tables of every run (lenient: the samples hold broken journals on purpose; they land in findings).
+tables = load(SAMPLES, strict=False, quiet=True)
+tables.findings.to_pandas()[['run', 'code', 'severity']]"""
 
 
 def notebook(cells: list[tuple[str, str]]) -> nbformat.NotebookNode:
@@ -98,7 +77,7 @@ POST_MORTEM = [
         "(the fold of every prefix) and confirm with the `tool_calls` table.",
     ),
     ("code", FIND_SAMPLES),
-    ("code", TABLES_HELPER),
+    ("code", TABLES),
     ("md", "## The failed run\n\n`failed-provider` is `failed`. When did it go wrong, and why?"),
     (
         "code",
@@ -120,7 +99,7 @@ POST_MORTEM = [
     ),
     (
         "code",
-        "calls = tool_calls_table(SAMPLES).to_pandas()\n"
+        "calls = tables.tool_calls.to_pandas()\n"
         "calls[calls['is_error'] == True][['run', 'call_id', 'name', 'call_seq', 'result_seq']]",
     ),
     (
