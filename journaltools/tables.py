@@ -47,6 +47,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -296,6 +297,33 @@ def _int64s(values: Sequence[int | None]) -> pa.Array:
 
 def _array(values: Sequence[Any], type_: pa.DataType) -> pa.Array:
     return _int64s(values) if type_ == pa.int64() else pa.array(values, type_)
+
+
+# "YYYY-MM-DDTHH:MM:SS.ffffffZ", the form writers use: byte positions of its digits and fixed characters.
+_TS_WIDTH: Final = 27
+_TS_DIGITS: Final = np.array([0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22, 23, 24, 25])
+_TS_FIXED: Final = {4: ord("-"), 7: ord("-"), 10: ord("T"), 13: ord(":"), 16: ord(":"), 19: ord("."), 26: ord("Z")}
+
+
+def _timestamp_matches(strings: pa.Array) -> pa.Array:
+    """``match_substring_regex(strings, _TS_RE2)``, vectorised for the usual case (no nulls, every string
+    27 bytes): a byte-wise check with numpy, about ten times cheaper than the regex. Otherwise the regex."""
+    n = len(strings)
+    if n == 0 or strings.null_count or strings.type != pa.string():
+        return pc.match_substring_regex(strings, _TS_RE2)
+    offsets = np.frombuffer(strings.buffers()[1], np.int32, count=n + 1, offset=strings.offset * 4)
+    if not (np.diff(offsets) == _TS_WIDTH).all():
+        return pc.match_substring_regex(strings, _TS_RE2)
+    start = int(offsets[0])
+    chars = np.frombuffer(strings.buffers()[2], np.uint8, count=n * _TS_WIDTH, offset=start).reshape(n, _TS_WIDTH)
+    digits = chars[:, _TS_DIGITS] - np.uint8(48)  # wraps below "0": not a digit is then > 9
+    ok = (digits <= 9).all(axis=1)
+    for column, char in _TS_FIXED.items():
+        ok &= chars[:, column] == char
+    two = digits[:, 4:14].astype(np.int16)  # month, day, hour, minute, second: two digits each
+    month, day, hour, minute, second = (two[:, 2 * i] * 10 + two[:, 2 * i + 1] for i in range(5))
+    ok &= (month >= 1) & (month <= 12) & (day >= 1) & (day <= 31) & (hour <= 23) & (minute <= 59) & (second <= 60)
+    return pa.array(ok, pa.bool_())
 
 
 def _strings_repeated(values: Sequence[str], counts: Sequence[int] | np.ndarray) -> pa.Array:
@@ -686,7 +714,7 @@ class _Envelopes:
     counts: np.ndarray
     text: pa.LargeStringArray
     kinds: pa.Array
-    runs: pa.Array
+    runs: pa.Array | None  # None: every row names the run of its journal
     seqs: pa.Array
     ts: pa.Array
     optional: pa.Array
@@ -774,12 +802,18 @@ def _decode_journal(data: memoryview, lines: int) -> list[Any] | None:
 def _envelope_columns(
     journals: list[_Journal], counts: np.ndarray, text: pa.LargeStringArray, decoded: list[Any]
 ) -> _Envelopes:
+    runs = [e.run for e in decoded]
+    expected = list(
+        chain.from_iterable(repeat(j.run, count) for j, count in zip(journals, counts.tolist(), strict=True))
+    )
     return _Envelopes(
         journals,
         counts,
         text,
         pa.array([e.type for e in decoded], pa.string()),
-        pa.array([e.run for e in decoded], pa.string()),
+        # Every line names its own run (the usual case, checked here in Python): the column _fast_part
+        # compares with is then the expected runs, and converting these strings to Arrow is skipped.
+        None if runs == expected else pa.array(runs, pa.string()),
         _int64s([e.seq for e in decoded]),
         pa.array([e.ts for e in decoded], pa.string()),
         pa.array([e.optional is True for e in decoded], pa.bool_()),
@@ -795,8 +829,10 @@ def _fast_part(envelopes: _Envelopes, source: str, keep_invalid: bool) -> _Recor
     journals, counts, text = envelopes.journals, envelopes.counts, envelopes.text
     n = len(text)
     expected = _strings_repeated([j.run for j in journals], counts)  # valid run ids (checked by the loader)
-    ts_ok = pc.match_substring_regex(envelopes.ts, _TS_RE2)
-    ok = pc.and_kleene(pc.greater(pc.binary_length(envelopes.kinds), 0), pc.equal(envelopes.runs, expected))
+    ts_ok = _timestamp_matches(envelopes.ts)
+    ok = pc.greater(pc.binary_length(envelopes.kinds), 0)
+    if envelopes.runs is not None:
+        ok = pc.and_kleene(ok, pc.equal(envelopes.runs, expected))
     ok = pc.fill_null(pc.and_kleene(pc.and_kleene(ok, pc.greater_equal(envelopes.seqs, 1)), ts_ok), False)
     suspects: list[int] = []
     if not pc.all(ok).as_py():  # null (a missing field) counts as not ok: filled above, all() skips nulls
