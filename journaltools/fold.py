@@ -17,7 +17,7 @@ and carries on, so an audit of many runs reports everything instead of stopping 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -29,7 +29,6 @@ from journaltools.protocol.records import (
     RECORD_TYPES,
     MetaRecord,
     RawRecord,
-    TextBlock,
     check_record,
     validate_record,
 )
@@ -516,19 +515,8 @@ def fold(records: Iterable[RawRecord], *, strict: bool = True, run: str | None =
         return folder.finish()
 
 
-def fold_prefixes(records: Sequence[RawRecord], *, strict: bool = False) -> list[FoldResult]:
-    """The fold of every prefix ``records[:1]``, ``records[:2]``, ... (time travel over a run)."""
-    return [fold(records[: end + 1], strict=strict) for end in range(len(records))]
-
-
-def text_of(content: str | list[dict[str, Any]] | list[TextBlock]) -> str:
+def text_of(content: str | list[dict[str, Any]]) -> str:
     """The plain text of a message's content (text blocks only), for tables and previews."""
     if isinstance(content, str):
         return content
-    parts = []
-    for block in content:
-        if isinstance(block, TextBlock):
-            parts.append(block.text)
-        elif isinstance(block, dict) and block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
-    return "\n".join(parts)
+    return "\n".join(str(block.get("text", "")) for block in content if block.get("type") == "text")

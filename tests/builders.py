@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from journaltools.backends.base import RunSummary
+from journaltools.backends.registry import open_source
+from journaltools.listing import summarize_two_records
 from journaltools.protocol.records import RawRecord, decode_record, encode_record
 from journaltools.samples import sample_fingerprint
 
@@ -49,3 +52,14 @@ class JournalBuilder:
 
     def bytes(self) -> bytes:
         return b"".join(encode_record(body) + b"\n" for body in self.bodies)
+
+
+def two_record_listing(source: str) -> list[RunSummary]:
+    """JetStream's listing rule applied to a file source, without a server: each run from its first and last record."""
+    with open_source(source) as backend:
+        rows = []
+        for run in backend.list_runs():
+            read = backend.read_run(run, strict=False)
+            if read.records:
+                rows.append(summarize_two_records(run, read.records[0], read.records[-1]))
+    return rows

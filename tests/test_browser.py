@@ -22,7 +22,6 @@ from ipywidgets.embed import embed_minimal_html
 
 from journaltools.backends.registry import open_source
 from journaltools.fold import fold
-from journaltools.listing import summarize_two_records
 from journaltools.widgets import (
     ConversationModel,
     ConversationView,
@@ -32,7 +31,7 @@ from journaltools.widgets import (
     TimeTravel,
     load_source,
 )
-from tests.builders import JournalBuilder
+from tests.builders import JournalBuilder, two_record_listing
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "data" / "samples"
@@ -67,12 +66,7 @@ def _comparison_model() -> ListingComparisonModel:
     """File listing vs the two-record (JetStream) rule over the samples: real documented and discrepancy rows."""
     with open_source(str(SAMPLES)) as backend:
         file_rows = backend.listing()
-        two_record_rows = []
-        for run in backend.list_runs():
-            read = backend.read_run(run, strict=False)
-            if read.records:
-                two_record_rows.append(summarize_two_records(run, read.records[0], read.records[-1]))
-    return ListingComparisonModel.from_listings(file_rows, two_record_rows, "file", "jetstream")
+    return ListingComparisonModel.from_listings(file_rows, two_record_listing(str(SAMPLES)), "file", "jetstream")
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

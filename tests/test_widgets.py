@@ -27,7 +27,7 @@ from journaltools.widgets import (
 )
 from journaltools.widgets._html import esc, long_text, status_badge
 from journaltools.widgets.comparison import DOCUMENTED_EXPLANATION
-from tests.builders import JournalBuilder
+from tests.builders import JournalBuilder, two_record_listing
 
 SAMPLES = Path(__file__).resolve().parent.parent / "data" / "samples"
 SCRIPT = "<script>window.pwned = 1</script>"
@@ -285,16 +285,9 @@ def test_listing_comparison_from_compare_table_rows_and_view_toggle() -> None:
 
 
 def test_listing_comparison_from_listings_flags_the_turn_in_flight_sample() -> None:
-    from journaltools.listing import summarize_two_records
-
     with open_source(str(SAMPLES)) as backend:
         file_rows = backend.listing()
-        js_rows = []
-        for run in backend.list_runs():
-            read = backend.read_run(run, strict=False)
-            if read.records:
-                js_rows.append(summarize_two_records(run, read.records[0], read.records[-1]))
-    model = ListingComparisonModel.from_listings(file_rows, js_rows)
+    model = ListingComparisonModel.from_listings(file_rows, two_record_listing(str(SAMPLES)))
     assert model.row("turn-in-flight").verdict == "documented"
     assert model.row("completed-with-tools").verdict == "agree"
     assert model.row("corrupt-interior").verdict == "missing_b"

@@ -113,7 +113,8 @@ def _message_text(content: Any) -> str:
     """A message as text: its text blocks, then one line per tool call or tool result (results with content)."""
     if isinstance(content, str):
         return content
-    lines = [text_of(content)] if text_of(content) else []
+    text = text_of(content)
+    lines = [text] if text else []
     for block in content:
         if not isinstance(block, dict):
             continue
