@@ -7,7 +7,9 @@ untimed warm-up each. Stdout gets one line per figure; sizes and seconds go to s
 - ``load_vs_pyarrow_json``: ``pyarrow.json.read_json`` on all journals concatenated into one file (its best
   case: one call, all cores, an explicit schema of the five envelope fields, every other field ignored), over
   ``tables.load(corpus, fold=False)`` (the records table: raw bytes kept as text, envelopes validated, torn
-  tails and corruption handled as the file backend does). Above 1 means ours is faster.
+  tails and corruption handled as the file backend does; this process and its co-decoder process). Above 1
+  means ours is faster. Stderr also gets the user and kernel CPU seconds of one run of each: the kernel
+  share of ours is mostly page faults for the body column, which pyarrow does not build.
 - ``load_vs_pyarrow_json_per_journal``: the same, with ``read_json`` called per journal file (what loading a
   directory of journals with it takes).
 - ``load_vs_pandas_read_json``: ``pandas.read_json(lines=True)`` over ``load(fold=False)``, on the first tenth
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -69,6 +72,18 @@ def best_of(repeat: int, action: Callable[[], object]) -> float:
     return min(times)
 
 
+def cpu_seconds(action: Callable[[], object]) -> tuple[float, float]:
+    """User and kernel CPU seconds of one run of ``action``, in this process and the children it waited for."""
+    before = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    result = action()
+    after = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    del result
+    gc.collect()
+    user = sum(a.ru_utime - b.ru_utime for a, b in zip(after, before, strict=True))
+    kernel = sum(a.ru_stime - b.ru_stime for a, b in zip(after, before, strict=True))
+    return user, kernel
+
+
 def pyarrow_json(path: Path) -> pa.Table:
     options = pa_json.ParseOptions(explicit_schema=ENVELOPE, unexpected_field_behavior="ignore")
     return pa_json.read_json(path, parse_options=options)
@@ -91,9 +106,14 @@ def bench_load(corpus: Path, scratch: Path, repeat: int) -> list[str]:
     ours = best_of(repeat, lambda: load(corpus, fold=False))
     theirs = best_of(repeat, lambda: pyarrow_json(joined))
     per_journal = best_of(max(1, repeat - 1), lambda: pyarrow_json_per_journal(paths))
+    ours_cpu = cpu_seconds(lambda: load(corpus, fold=False))
+    theirs_cpu = cpu_seconds(lambda: pyarrow_json(joined))
     note(f"records table: {records:,} records, {size / 1e6:,.0f} MB in {len(paths)} journals")
     note(f"  journaltools load(fold=False)       {ours:7.2f} s  ({records / ours:,.0f} records/s)")
     note(f"  pyarrow.json.read_json (one file)   {theirs:7.2f} s")
+    # Kernel time is mostly page faults: ours builds a body column as large as the input, pyarrow does not.
+    note(f"  CPU of one more run, user + kernel: ours {ours_cpu[0]:.2f} + {ours_cpu[1]:.2f} s (with its co-decoder),")
+    note(f"                                      pyarrow {theirs_cpu[0]:.2f} + {theirs_cpu[1]:.2f} s")
     note(f"  pyarrow.json.read_json (per file)   {per_journal:7.2f} s")
 
     tenth = paths[: max(1, len(paths) // 10)]

@@ -24,25 +24,28 @@ How the work is spread (see ``iter_tables``):
   cores); file journals are read by the workers themselves, other sources' bytes are read here
   and shipped. Results come back batch by batch, in run order, with a bounded number in flight.
 * ``fold=False`` (the records table only) on file journals: the fast path (see the comment above
-  ``_fast_records``). This thread reads batches of journals into two reused buffers and parses only
-  the envelope fields of every line with ``msgspec`` (every other field is validated and skipped
-  without building it), while a helper thread splits the next batch into the ``body`` column with
-  one Arrow call; the envelopes are then validated column-wise with Arrow compute. A journal that
-  does not pass cleanly (a line msgspec refuses, a blank line, two objects on a line, invalid UTF-8,
-  a field of the wrong type, ...) goes through the file backend's own reader, and any row the column
-  checks reject is re-checked with ``check_envelope``: rows, findings and errors are the reader's.
-  One known difference: a number beyond the range of a double (``1e400``) in a field the envelope
-  does not name is accepted by msgspec while orjson, and so the file backend, refuses the line; the
-  fast path then keeps a journal the reader calls corrupt. ``fold=True`` loads and audits parse with
-  orjson and are not affected.
+  ``_fast_records``). This thread reads batches of journals into two reused buffers while a helper
+  thread splits each into the ``body`` column with one Arrow call; the envelope fields of every line are
+  parsed with ``msgspec`` (every other field is validated and skipped without building it) and checked
+  column-wise with Arrow compute, by this thread and by a second process, the co-decoder, which shares
+  the batches and sends back only the checked envelope columns. A journal that does not pass cleanly (a
+  line msgspec refuses, a blank line, two objects on a line, invalid UTF-8, a field of the wrong type,
+  ...) goes through the file backend's own reader, and any row the column checks reject is re-checked
+  with ``check_envelope``: rows, findings and errors are the reader's. One known difference: a number
+  beyond the range of a double (``1e400``) in a field the envelope does not name is accepted by msgspec
+  while orjson, and so the file backend, refuses the line; the fast path then keeps a journal the reader
+  calls corrupt. ``fold=True`` loads and audits parse with orjson and are not affected.
 """
 
 from __future__ import annotations
 
+import mmap
 import multiprocessing
 import os
+import queue
 import sys
 import threading
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -665,12 +668,30 @@ def _records_only(read: RunRead, columns: _RecordColumns, keep_invalid: bool) ->
 
 # -- the fast records path (file journals, fold=False) ------------------------------------------------
 #
-# Two threads overlap, batch by batch. This thread reads a batch of journals into one of two reused
-# buffers (stage 1a), parses the envelopes with msgspec (2) and validates and assembles the record
-# batch with Arrow compute (3); meanwhile a helper thread splits the next batch into the body column
-# with one Arrow call that releases the GIL (1b). Everything that needs the GIL often stays in this
-# thread on purpose: a helper that has to win the GIL back for every file read or compute call waits
-# behind msgspec (which holds it while parsing) and stalls the pipeline.
+# Batch by batch (about batch_bytes of journals each):
+#   1a. this thread reads the batch into one of two reused buffers;
+#   1b. a helper thread splits it into lines (the body column) with one Arrow call that releases the GIL;
+#   2.  the envelope fields of every line are parsed with msgspec and checked column-wise: the envelope work;
+#   3.  this thread re-checks any row the column checks rejected and assembles the record batch.
+# Everything that needs the GIL often stays in this thread on purpose: a helper thread that has to win the
+# GIL back for every file read waits behind msgspec, which holds it while parsing, and stalls the pipeline.
+#
+# Stage 2 is most of the work and is bound to one core by the GIL, so a second process, the co-decoder,
+# shares it: it reads a batch's journals itself (from the page cache) and sends back only the checked
+# envelope columns, a few percent of the bytes. Within each window of batches this thread claims batches
+# from the front and the co-decoder from the back (in shared memory, under a lock): the two meet wherever
+# their speeds put them, neither waits for the other, and results wait here for at most about two windows.
+# A co-decoder result is used only if the co-decoder saw the same bytes (per journal: size, line count,
+# CRC-32 of the last 4 KiB; the rest of an append-only journal never changes); otherwise, or once the
+# co-decoder has died, this thread does the batch's envelope work itself.
+#
+# Dropped after measuring on a 1 GB corpus with 2 cores: whole batches in worker processes with the body
+# column handed back through /dev/shm (0.97x pyarrow's read_json: the copy back cost what the parse saved);
+# reading in the helper thread (it waits for the GIL behind msgspec); mmap instead of reads in this
+# process (a journal truncated during a load would kill it with SIGBUS; the co-decoder may die that way);
+# splitting lines with Arrow's CSV reader, with a uint8 filter, or in C (0.21 s/GB against split_pattern's
+# 0.33: too little for a compiled extension); attrgetter, zip and struct-array column builds, per-journal
+# Literal decoders, a shorter switch interval, and batches of 4, 8 or 32 MB (no gain).
 
 if msgspec is not None:
 
@@ -684,6 +705,11 @@ if msgspec is not None:
         optional: bool | msgspec.UnsetType = msgspec.UNSET  # "optional": null fails here: exact path
 
     _ENVELOPE_DECODER: Any = msgspec.json.Decoder(_Envelope)
+
+_TAIL_BYTES: Final = 4096  # the co-decoder and this thread compare a CRC-32 of each journal's last bytes
+_WINDOW: Final = 64  # batches per window of the co-decoder's claims
+_UNCLAIMED, _CLAIMED_HERE, _CLAIMED_BY_CO_DECODER = 0, 1, 2
+_MAP_POPULATE: Final = getattr(mmap, "MAP_POPULATE", 0)  # fault the pages in with one call (Linux)
 
 
 @dataclass(frozen=True, slots=True)
@@ -701,23 +727,31 @@ class _PreparedBatch:
     data: memoryview  # the journals' bytes, each ending in a newline (a view of a reused buffer)
     starts: np.ndarray  # byte offset of each journal in data
     lines: pa.LargeBinaryArray  # every line, without its newline
-    text: pa.LargeStringArray | None  # the same lines as text, or None if the batch is not clean
+    clean: bool | None  # whether every line is non-empty UTF-8; None: not checked yet
     first_line: np.ndarray  # index in lines of each journal's first line
     counts: np.ndarray  # lines per journal
 
 
 @dataclass(slots=True)
-class _Envelopes:
-    """Stage 2's output for journals whose every line msgspec parsed: the envelope columns as Arrow arrays."""
+class _Checked:
+    """Stage 2's output for a stretch of journals msgspec took whole: the checked envelope columns."""
 
-    journals: list[_Journal]
-    counts: np.ndarray
-    text: pa.LargeStringArray
+    first: int  # index in the batch of the stretch's first journal
+    counts: np.ndarray  # lines per journal
     kinds: pa.Array
-    runs: pa.Array | None  # None: every row names the run of its journal
     seqs: pa.Array
-    ts: pa.Array
+    ts: pa.Array  # timestamp[us, UTC]; null where the string breaks the protocol's pattern
     optional: pa.Array
+    suspects: list[int]  # rows (of the stretch) the column checks rejected or could not decide
+
+
+@dataclass(slots=True)
+class _BatchEnvelopes:
+    """Stage 2's output for a batch: checked stretches, and journals (by index) for the exact reader."""
+
+    items: list[_Checked | int]
+    sizes: list[int]  # bytes per journal as parsed (a missing final newline added)
+    tails: list[int]  # CRC-32 of each journal's last bytes
 
 
 @dataclass(slots=True)
@@ -749,6 +783,17 @@ def _read_journals(journals: Sequence[_Journal], buffer: np.ndarray) -> tuple[me
     return view[:position], starts
 
 
+def _buffer_for(journals: Sequence[_Journal], buffer: np.ndarray) -> np.ndarray:
+    """``buffer``, or a new one if it is too small for the batch.
+
+    Never resized in place: an older batch may still view the old one. numpy rather than bytearray: numpy
+    asks for transparent huge pages for large arrays, which makes the copy from the page cache (and every
+    later pass over the bytes) cheaper.
+    """
+    need = sum(j.size for j in journals) + len(journals)
+    return buffer if len(buffer) >= need else np.empty(need, np.uint8)
+
+
 def _split_lines(data: memoryview) -> pa.LargeBinaryArray:
     """The lines of newline-terminated bytes, without their newlines, copied into one Arrow buffer."""
     whole = pa.LargeBinaryArray.from_buffers(
@@ -770,81 +815,326 @@ def _clean_text(lines: pa.LargeBinaryArray) -> pa.LargeStringArray | None:
     return text
 
 
-def _read_batch(journals: list[_Journal], buffers: list[np.ndarray], slot: int) -> tuple[memoryview, np.ndarray]:
-    """Stage 1a (this thread): read a batch into buffer ``slot``."""
-    need = sum(j.size for j in journals) + len(journals)
-    if len(buffers[slot]) < need:
-        # Never resized in place: an older batch may still view the old one. numpy rather than bytearray:
-        # numpy asks for transparent huge pages for large arrays, which makes the copy from the page cache
-        # (and every later pass over the bytes) cheaper.
-        buffers[slot] = np.empty(need, np.uint8)
-    return _read_journals(journals, buffers[slot])
-
-
-def _split_batch(journals: list[_Journal], data: memoryview, starts: np.ndarray) -> _PreparedBatch:
-    """Stage 1b (helper thread, GIL released): split a batch into lines and check them."""
+def _split_batch(journals: list[_Journal], data: memoryview, starts: np.ndarray, *, check: bool) -> _PreparedBatch:
+    """Stage 1b (helper thread, GIL released): split a batch into lines, and ``check`` them if asked (with a
+    co-decoder, only the batches this thread claims need it, and it is known only then)."""
     lines = _split_lines(data)
     offsets = np.frombuffer(lines.buffers()[1], np.int64, count=len(lines) + 1)
     line_starts = offsets[:-1] + np.arange(len(lines), dtype=np.int64)  # each earlier line lost one newline
     first_line = np.searchsorted(line_starts, starts)
     counts = np.diff(np.append(first_line, len(lines)))
-    return _PreparedBatch(journals, data, starts, lines, _clean_text(lines), first_line, counts)
+    return _PreparedBatch(
+        journals, data, starts, lines, _clean_text(lines) is not None if check else None, first_line, counts
+    )
 
 
-def _decode_journal(data: memoryview, lines: int) -> list[Any] | None:
-    """The envelopes of one journal's ``lines`` lines, or None if msgspec does not take every line."""
+def _decode_journal(data: memoryview) -> list[Any] | None:
+    """The envelopes of one journal's lines, or None if msgspec refuses one of them."""
     if msgspec is None:
         return None
     try:
         decoded: list[Any] = _ENVELOPE_DECODER.decode_lines(data)
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, ValueError):
         return None
-    return decoded if len(decoded) == lines else None  # a blank line or two objects on one line
+    return decoded
 
 
-def _envelope_columns(
-    journals: list[_Journal], counts: np.ndarray, text: pa.LargeStringArray, decoded: list[Any]
-) -> _Envelopes:
+def _check_stretch(journals: Sequence[_Journal], first: int, counts: list[int], decoded: list[Any]) -> _Checked:
+    """The envelope columns of a stretch of journals, with the rows the column checks reject."""
+    kinds = pa.array([e.type for e in decoded], pa.string())
+    seqs = _int64s([e.seq for e in decoded])
+    ts = pa.array([e.ts for e in decoded], pa.string())
+    ts_ok = _timestamp_matches(ts)
+    ok = pc.and_kleene(pc.greater(pc.binary_length(kinds), 0), pc.greater_equal(seqs, 1))
     runs = [e.run for e in decoded]
-    expected = list(
-        chain.from_iterable(repeat(j.run, count) for j, count in zip(journals, counts.tolist(), strict=True))
-    )
-    return _Envelopes(
-        journals,
-        counts,
-        text,
-        pa.array([e.type for e in decoded], pa.string()),
-        # Every line names its own run (the usual case, checked here in Python): the column _fast_part
-        # compares with is then the expected runs, and converting these strings to Arrow is skipped.
-        None if runs == expected else pa.array(runs, pa.string()),
-        _int64s([e.seq for e in decoded]),
-        pa.array([e.ts for e in decoded], pa.string()),
+    expected = list(chain.from_iterable(repeat(j.run, count) for j, count in zip(journals, counts, strict=True)))
+    if runs != expected:  # usually every line names its own run, and no Arrow column is built to check it
+        ok = pc.and_kleene(ok, pc.equal(pa.array(runs, pa.string()), pa.array(expected, pa.string())))
+    ok = pc.fill_null(pc.and_kleene(ok, ts_ok), False)  # a missing field (null) is not ok
+    suspects = [] if pc.all(ok).as_py() else np.flatnonzero(~ok.to_numpy(zero_copy_only=False)).tolist()
+    return _Checked(
+        first,
+        np.array(counts, np.int64),
+        kinds,
+        seqs,
+        timestamps(ts, matches=ts_ok),
         pa.array([e.optional is True for e in decoded], pa.bool_()),
+        suspects,
     )
 
 
-def _fast_part(envelopes: _Envelopes, source: str, keep_invalid: bool) -> _RecordsPart:
-    """Stage 3: validate column-wise and assemble the record batch.
+def _tails(data: memoryview, starts: Sequence[int]) -> list[int]:
+    ends = [*starts[1:], len(data)]
+    return [zlib.crc32(data[max(start, end - _TAIL_BYTES) : end]) for start, end in zip(starts, ends, strict=True)]
 
-    Rows the column checks reject (or cannot decide) are re-checked with ``check_envelope`` on the
-    orjson-parsed line, so the findings are exactly the exact path's.
+
+def _envelope_work(
+    journals: Sequence[_Journal],
+    chunks: Sequence[Any],
+    *,
+    counts: Sequence[int] | None = None,
+    clean: Callable[[int], bool] | None = None,
+) -> list[_Checked | int]:
+    """Stage 2 for a batch: checked envelope columns for every stretch of journals msgspec takes whole, and
+    the index of every other journal (for the exact reader). ``chunks``: each journal's bytes.
+
+    A journal that is not ``clean`` goes to the exact reader, as does one whose decoded lines differ in
+    number from ``counts`` (lines per journal, from the split). The co-decoder, which has not split the
+    batch, passes only a UTF-8 check as ``clean``; this thread compares its line counts with the split's
+    (msgspec skips a blank line, so a journal with one shows a different count).
     """
-    journals, counts, text = envelopes.journals, envelopes.counts, envelopes.text
+    items: list[_Checked | int] = []
+    stretch: list[int] = []
+    stretch_counts: list[int] = []
+    decoded: list[Any] = []
+
+    def close_stretch() -> None:
+        if stretch:
+            items.append(_check_stretch(journals[stretch[0] : stretch[-1] + 1], stretch[0], stretch_counts, decoded))
+            stretch.clear()
+            stretch_counts.clear()
+            decoded.clear()
+
+    for index, chunk in enumerate(chunks):
+        envelopes = _decode_journal(chunk) if clean is None or clean(index) else None
+        # No lines, or another number of lines than the split found (a blank line, two objects on one line):
+        # the exact reader decides.
+        if not envelopes or (counts is not None and len(envelopes) != counts[index]):
+            close_stretch()
+            items.append(index)
+        else:
+            stretch.append(index)
+            stretch_counts.append(len(envelopes))
+            decoded.extend(envelopes)
+    close_stretch()
+    return items
+
+
+def _local_envelopes(prepared: _PreparedBatch) -> _BatchEnvelopes:
+    """Stage 2 in this thread."""
+    first_line, counts = prepared.first_line, prepared.counts
+    whole_batch_clean = prepared.clean if prepared.clean is not None else _clean_text(prepared.lines) is not None
+
+    def clean(index: int) -> bool:
+        count = int(counts[index])
+        return whole_batch_clean or (
+            count > 0 and _clean_text(prepared.lines.slice(int(first_line[index]), count)) is not None
+        )
+
+    starts = prepared.starts.tolist()
+    data = prepared.data
+    chunks = [data[start:end] for start, end in zip(starts, [*starts[1:], len(data)], strict=True)]
+    return _BatchEnvelopes(_envelope_work(prepared.journals, chunks, counts=counts.tolist(), clean=clean), [], [])
+
+
+def _agrees(envelopes: _BatchEnvelopes, prepared: _PreparedBatch) -> bool:
+    """Whether the co-decoder's stage 2 is valid for this thread's bytes of the batch."""
+    starts = prepared.starts.tolist()
+    sizes = [end - start for start, end in zip(starts, [*starts[1:], len(prepared.data)], strict=True)]
+    if envelopes.sizes != sizes or envelopes.tails != _tails(prepared.data, starts):
+        return False
+    for item in envelopes.items:
+        if isinstance(item, _Checked) and not np.array_equal(
+            item.counts, prepared.counts[item.first : item.first + len(item.counts)]
+        ):
+            return False
+    return True
+
+
+def _mapped_batch(journals: Sequence[_Journal]) -> tuple[list[mmap.mmap | bytes], list[int], list[int]]:
+    """The co-decoder's view of a batch: each journal mapped (no copy), with the size and tail CRC-32 the
+    reading thread's layout gives it (a missing final newline added). Raises OSError for a journal that is
+    gone or shorter than listed: this thread's own read then decides."""
+    chunks: list[mmap.mmap | bytes] = []
+    sizes: list[int] = []
+    tails: list[int] = []
+    for journal in journals:
+        if journal.size == 0:
+            chunks.append(b"")
+            sizes.append(0)
+            tails.append(zlib.crc32(b""))
+            continue
+        with open(journal.path, "rb", buffering=0) as handle:
+            if os.fstat(handle.fileno()).st_size < journal.size:
+                raise OSError(f"{journal.path} is shorter than listed")
+            mapped = mmap.mmap(
+                handle.fileno(), journal.size, flags=mmap.MAP_SHARED | _MAP_POPULATE, prot=mmap.PROT_READ
+            )
+        chunks.append(mapped)
+        if mapped[journal.size - 1] == 0x0A:
+            sizes.append(journal.size)
+            tails.append(zlib.crc32(mapped[max(0, journal.size - _TAIL_BYTES) : journal.size]))
+        else:
+            sizes.append(journal.size + 1)
+            tails.append(zlib.crc32(b"\n", zlib.crc32(mapped[max(0, journal.size + 1 - _TAIL_BYTES) : journal.size])))
+    return chunks, sizes, tails
+
+
+def _valid_utf8(chunk: mmap.mmap | bytes) -> bool:
+    """Whether a journal's bytes are UTF-8 (msgspec does not check strings it skips). Its lines are then too:
+    a newline is never part of a multi-byte sequence."""
+    data = pa.py_buffer(chunk)
+    text = pa.LargeStringArray.from_buffers(1, pa.py_buffer(np.array([0, len(data)], np.int64)), data)
+    try:
+        text.validate(full=True)
+    except pa.ArrowInvalid:
+        return False
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class _CoDecoderPlan:
+    """How the co-decoder shares the work. The defaults are the loader's; the others serve the tests."""
+
+    takes_all: bool = False  # every batch is the co-decoder's, claimed before this thread starts
+    exit_after: int | None = None  # it dies holding the batch it claims after this many
+
+
+def _claims(batches: int, owners: Any, lock: Any, plan: _CoDecoderPlan) -> Iterator[int]:
+    """The batches the co-decoder takes, in its order: from the back of each window, while unclaimed."""
+    if plan.takes_all:
+        yield from reversed(range(batches))
+        return
+    for window in range(0, batches, _WINDOW):
+        while True:
+            with lock:
+                back = reversed(range(window, min(window + _WINDOW, batches)))
+                number = next((k for k in back if owners[k] == _UNCLAIMED), None)
+                if number is None:
+                    break
+                owners[number] = _CLAIMED_BY_CO_DECODER
+            yield number
+
+
+def _co_decoder_main(batches: list[list[_Journal]], owners: Any, lock: Any, results: Any, plan: _CoDecoderPlan) -> None:
+    """The co-decoder process: stage 2 of the batches it claims.
+
+    It maps the journals instead of reading them: a journal truncated while mapped kills this process
+    with SIGBUS, and the reading thread, seeing it gone, does the remaining batches itself.
+    """
+    with paused_gc():
+        for done, number in enumerate(_claims(len(batches), owners, lock, plan)):
+            if done == plan.exit_after:
+                os._exit(3)
+            try:
+                chunks, sizes, tails = _mapped_batch(batches[number])
+            except OSError:
+                results.put((number, None))
+                continue
+            utf8 = [_valid_utf8(chunk) for chunk in chunks]
+            envelopes = _BatchEnvelopes(_envelope_work(batches[number], chunks, clean=utf8.__getitem__), sizes, tails)
+            for chunk in chunks:
+                if isinstance(chunk, mmap.mmap):
+                    chunk.close()
+            results.put((number, envelopes))
+
+
+def _multiprocessing_context() -> Any:
+    """``fork`` when this process runs no other Python thread: fast to start, and scripts need no
+    ``if __name__ == "__main__"`` guard. Otherwise (e.g. the NATS loop thread is running) ``forkserver``:
+    forking a process while another thread may hold a lock can deadlock the child.
+    """
+    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["journaltools.tables"])
+    return context
+
+
+class _CoDecoder:
+    """The co-decoder process and this thread's side of its claims (see the comment above)."""
+
+    def __init__(self, batches: list[list[_Journal]], plan: _CoDecoderPlan) -> None:
+        context = _multiprocessing_context()
+        self._owners = context.RawArray("b", len(batches))
+        if plan.takes_all:
+            self._owners[:] = [_CLAIMED_BY_CO_DECODER] * len(batches)
+        self._lock = context.Lock()
+        self._results = context.Queue()
+        self._received: dict[int, _BatchEnvelopes | None] = {}
+        self._process = context.Process(
+            target=_co_decoder_main,
+            args=(batches, self._owners, self._lock, self._results, plan),
+            name="journaltools-co-decoder",
+            daemon=True,
+        )
+        self._process.start()
+        self.alive = True
+
+    def take(self, number: int, prepared: _PreparedBatch) -> _BatchEnvelopes | None:
+        """The co-decoder's stage 2 of batch ``number``, or None if this thread is to do it."""
+        if not self.alive or self._claim_here(number):
+            return None
+        envelopes = self._wait_for(number)
+        return envelopes if envelopes is not None and _agrees(envelopes, prepared) else None
+
+    def _claim_here(self, number: int) -> bool:
+        # A timeout, not a plain acquire: a co-decoder killed while holding the lock never releases it.
+        while not self._lock.acquire(timeout=0.5):
+            if not self._process.is_alive():
+                self.alive = False
+                return True
+        try:
+            if self._owners[number] == _UNCLAIMED:
+                self._owners[number] = _CLAIMED_HERE
+                return True
+            return False
+        finally:
+            self._lock.release()
+
+    def _wait_for(self, number: int) -> _BatchEnvelopes | None:
+        while number not in self._received:
+            try:
+                got, envelopes = self._results.get(timeout=0.5)
+            except queue.Empty:
+                if self._process.is_alive():
+                    continue
+                self._drain()
+                if number not in self._received:  # it died on this batch: from now on, this thread does all
+                    self.alive = False
+                    return None
+                continue
+            self._received[got] = envelopes
+        return self._received.pop(number)
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                got, envelopes = self._results.get(timeout=0.1)
+            except queue.Empty:
+                return
+            self._received[got] = envelopes
+
+    def stop(self) -> None:
+        self._process.terminate()
+        self._process.join()
+        self._process.close()
+        self._results.close()
+
+
+def _co_decoder_pays(batches: Sequence[Sequence[_Journal]], workers: int | None) -> bool:
+    """A co-decoder by default once there are a few batches (starting one costs a few milliseconds);
+    ``workers=1`` means none, ``workers`` > 1 one whenever there are two batches to share."""
+    if msgspec is None or (workers if workers is not None else default_workers()) < 2:
+        return False
+    return len(batches) >= (2 if workers is not None else 3)
+
+
+def _fast_part(
+    checked: _Checked, journals: Sequence[_Journal], text: pa.LargeStringArray, source: str, keep_invalid: bool
+) -> _RecordsPart:
+    """Stage 3 for a stretch: re-check the suspect rows and assemble the record batch.
+
+    A suspect row is re-checked with ``check_envelope`` on the orjson-parsed line, so the findings are
+    exactly the exact path's.
+    """
+    counts = checked.counts
     n = len(text)
-    expected = _strings_repeated([j.run for j in journals], counts)  # valid run ids (checked by the loader)
-    ts_ok = _timestamp_matches(envelopes.ts)
-    ok = pc.greater(pc.binary_length(envelopes.kinds), 0)
-    if envelopes.runs is not None:
-        ok = pc.and_kleene(ok, pc.equal(envelopes.runs, expected))
-    ok = pc.fill_null(pc.and_kleene(pc.and_kleene(ok, pc.greater_equal(envelopes.seqs, 1)), ts_ok), False)
-    suspects: list[int] = []
-    if not pc.all(ok).as_py():  # null (a missing field) counts as not ok: filled above, all() skips nulls
-        suspects = np.flatnonzero(~ok.to_numpy(zero_copy_only=False)).tolist()
     findings: list[Finding] = []
     first_error: dict[int, Finding] = {}
-    if suspects:
+    if checked.suspects:
         owner = np.repeat(np.arange(len(journals)), counts)
-        for row in suspects:
+        for row in checked.suspects:
             journal = int(owner[row])
             record = decode_record(text[row].as_py().encode())
             finding = check_envelope(record, expected_run=journals[journal].run)
@@ -856,11 +1146,11 @@ def _fast_part(envelopes: _Envelopes, source: str, keep_invalid: bool) -> _Recor
     positions = np.arange(n, dtype=np.int64) - np.repeat(first_line, counts) + 1
     batch = pa.RecordBatch.from_arrays(
         [
-            expected,
-            envelopes.seqs,
-            envelopes.kinds,
-            timestamps(envelopes.ts, matches=ts_ok),
-            envelopes.optional,
+            _strings_repeated([j.run for j in journals], counts),  # valid run ids, checked by the loader
+            checked.seqs,
+            checked.kinds,
+            checked.ts,
+            checked.optional,
             pc.binary_length(text.view(pa.large_binary())),
             text,
             _strings_repeated([source], [n]),
@@ -891,55 +1181,20 @@ def _exact_part(journal: _Journal, source: str, keep_invalid: bool) -> _RecordsP
     )
 
 
-def _parse_batch(prepared: _PreparedBatch) -> list[_Envelopes | _Journal]:
-    """Stage 2 for a batch: envelope columns for every stretch of journals msgspec takes whole; a journal
-    it does not take (a ``_Journal`` in the result) goes to the exact reader.
-
-    Journal by journal, not the whole batch in one call: each call holds the GIL only briefly, so the
-    reader thread gets it back between calls to start its next read.
-    """
-    journals, counts, starts = prepared.journals, prepared.counts, prepared.starts
-    ends = [*starts[1:].tolist(), len(prepared.data)]
-    parsed: list[_Envelopes | _Journal] = []
-    stretch: list[int] = []
-    decoded: list[Any] = []
-
-    def close_stretch() -> None:
-        if not stretch:
-            return
-        first, last = stretch[0], stretch[-1]
-        line = int(prepared.first_line[first])
-        lines = int(counts[first : last + 1].sum())
-        text = prepared.lines.slice(line, lines).view(pa.large_string())
-        parsed.append(_envelope_columns(journals[first : last + 1], counts[first : last + 1], text, decoded[:]))
-        stretch.clear()
-        decoded.clear()
-
-    for index, journal in enumerate(journals):
-        count = int(counts[index])
-        clean = prepared.text is not None or (
-            count > 0 and _clean_text(prepared.lines.slice(int(prepared.first_line[index]), count)) is not None
-        )
-        envelopes = _decode_journal(prepared.data[int(starts[index]) : ends[index]], count) if clean else None
-        if envelopes is None:
-            close_stretch()
-            parsed.append(journal)
-        else:
-            stretch.append(index)
-            decoded.extend(envelopes)
-    close_stretch()
-    return parsed
-
-
-def _finish_batch(parsed: list[_Envelopes | _Journal], source: str, keep_invalid: bool) -> list[_RecordsPart]:
+def _finish_batch(
+    prepared: _PreparedBatch, envelopes: _BatchEnvelopes, source: str, keep_invalid: bool
+) -> list[_RecordsPart]:
     """Stage 3 for a batch."""
-    with paused_gc():
-        return [
-            _exact_part(item, source, keep_invalid)
-            if isinstance(item, _Journal)
-            else _fast_part(item, source, keep_invalid)
-            for item in parsed
-        ]
+    parts = []
+    for item in envelopes.items:
+        if isinstance(item, int):
+            parts.append(_exact_part(prepared.journals[item], source, keep_invalid))
+            continue
+        journals = prepared.journals[item.first : item.first + len(item.counts)]
+        line = int(prepared.first_line[item.first])
+        text = prepared.lines.slice(line, int(item.counts.sum())).view(pa.large_string())
+        parts.append(_fast_part(item, journals, text, source, keep_invalid))
+    return parts
 
 
 def _file_journals(backend: FileBackend, runs: Sequence[str]) -> list[_Journal]:
@@ -976,7 +1231,9 @@ def _fast_records(
     strict: bool,
     keep_invalid: bool,
     batch_bytes: int,
+    workers: int | None,
     tick: Callable[[int], None],
+    co_decoder_plan: _CoDecoderPlan | None = None,
 ) -> Iterator[Tables]:
     """The records table of file journals, batch by batch (see the comment at the top of this section)."""
     batches = _batches_by_size(_file_journals(backend, runs), batch_bytes)
@@ -984,31 +1241,46 @@ def _fast_records(
         return
     source = backend.url
     buffers = [np.empty(0, np.uint8), np.empty(0, np.uint8)]
-    with ThreadPoolExecutor(1, thread_name_prefix="journaltools-records") as helper:
-        splitting = helper.submit(_split_batch, batches[0], *_read_batch(batches[0], buffers, 0))
-        for number in range(len(batches)):
-            prepared = splitting.result()
-            following = number + 1
-            if following < len(batches):
-                # Read the next batch into the other buffer; the helper splits it while this one is parsed.
-                data, starts = _read_batch(batches[following], buffers, following % 2)
-                splitting = helper.submit(_split_batch, batches[following], data, starts)
-                del data
-            with paused_gc():
-                parts = _finish_batch(_parse_batch(prepared), source, keep_invalid)
-            del prepared  # frees the buffer for the batch after next
-            bad = [entry for part in parts for entry in part.bad]
-            if strict and bad:
-                splitting.result()  # let the helper finish before the error unwinds
-                _raise_for(backend, bad[0], fold_runs=False)
-            tick(len(batches[number]))
-            yield Tables(
-                records=pa.Table.from_batches([part.batch for part in parts], RECORDS_SCHEMA),
-                runs=empty_table("runs"),
-                messages=empty_table("messages"),
-                tool_calls=empty_table("tool_calls"),
-                findings=findings_table([f for part in parts for f in part.findings]),
-            )
+
+    def read(number: int) -> tuple[memoryview, np.ndarray]:
+        slot = number % 2
+        buffers[slot] = _buffer_for(batches[number], buffers[slot])
+        return _read_journals(batches[number], buffers[slot])
+
+    # Started before the helper thread: with no other thread running, the co-decoder can be forked.
+    plan = co_decoder_plan or _CoDecoderPlan()
+    co_decoder = _CoDecoder(batches, plan) if co_decoder_plan or _co_decoder_pays(batches, workers) else None
+    try:
+        with ThreadPoolExecutor(1, thread_name_prefix="journaltools-records") as helper:
+            check = co_decoder is None
+            splitting = helper.submit(_split_batch, batches[0], *read(0), check=check)
+            for number in range(len(batches)):
+                prepared = splitting.result()
+                following = number + 1
+                if following < len(batches):
+                    # Read the next batch into the other buffer; the helper splits it while this one is parsed.
+                    data, starts = read(following)
+                    splitting = helper.submit(_split_batch, batches[following], data, starts, check=check)
+                    del data
+                with paused_gc():
+                    envelopes = co_decoder.take(number, prepared) if co_decoder is not None else None
+                    parts = _finish_batch(prepared, envelopes or _local_envelopes(prepared), source, keep_invalid)
+                del prepared  # frees the buffer for the batch after next
+                bad = [entry for part in parts for entry in part.bad]
+                if strict and bad:
+                    splitting.result()  # let the helper finish before the error unwinds
+                    _raise_for(backend, bad[0], fold_runs=False)
+                tick(len(batches[number]))
+                yield Tables(
+                    records=pa.Table.from_batches([part.batch for part in parts], RECORDS_SCHEMA),
+                    runs=empty_table("runs"),
+                    messages=empty_table("messages"),
+                    tool_calls=empty_table("tool_calls"),
+                    findings=findings_table([f for part in parts for f in part.findings]),
+                )
+    finally:
+        if co_decoder is not None:
+            co_decoder.stop()
 
 
 def _raise_for(backend: Backend, bad: tuple[str, Finding], *, fold_runs: bool) -> None:
@@ -1067,18 +1339,8 @@ class _Progress:
 
 
 def _process_pool(workers: int) -> ProcessPoolExecutor:
-    """Worker processes for folding.
-
-    ``fork`` when this process runs no other Python thread: fast to start, and scripts need no
-    ``if __name__ == "__main__"`` guard. Otherwise (e.g. the NATS loop thread is running) ``forkserver``:
-    forking a process while another thread may hold a lock can deadlock the child.
-    """
-    method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() else None
-    if method is None:
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["journaltools.tables"])
-        return ProcessPoolExecutor(workers, mp_context=context)
-    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method))
+    """Worker processes for folding (started as ``_multiprocessing_context`` says)."""
+    return ProcessPoolExecutor(workers, mp_context=_multiprocessing_context())
 
 
 def default_workers() -> int:
@@ -1177,7 +1439,13 @@ def iter_tables(
         try:
             if not fold and isinstance(backend, FileBackend):
                 yield from _fast_records(
-                    backend, wanted, strict=strict, keep_invalid=keep_invalid, batch_bytes=batch_bytes, tick=bar.update
+                    backend,
+                    wanted,
+                    strict=strict,
+                    keep_invalid=keep_invalid,
+                    batch_bytes=batch_bytes,
+                    workers=workers,
+                    tick=bar.update,
                 )
                 return
             yield from _iter_batches(
@@ -1256,7 +1524,8 @@ def load(
     runs and every finding. ``fold=False``: only ``records`` and ``findings`` (envelope checks, torn tails,
     corrupt lines) via the fast records path. ``records=False``: skip the records table. ``keep_invalid``:
     lenient mode keeps bad runs too (status ``invalid``). ``workers``: processes for folding (default: one
-    per core once the source holds more than one batch; 1 = in this process). ``batch_bytes``: journal
+    per core once the source holds more than one batch; 1 = in this process); with ``fold=False``, a
+    co-decoder process shares the parsing once there are a few batches, unless ``workers=1``. ``batch_bytes``: journal
     bytes per batch of work. ``progress``: a tqdm bar (default: only on a terminal or in a notebook);
     ``quiet=True`` silences it.
     """

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 import pandas as pd
 import pyarrow as pa
@@ -14,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from journaltools import tables
 from journaltools.backends.file import FileBackend
 from journaltools.errors import CorruptJournal, FoldError, RecordRefused, VersionMismatch
 from journaltools.fold import fold
@@ -51,8 +53,33 @@ def exact_records(root: Path, *, keep_invalid: bool = False) -> Tables:
     return run_batch(job).tables
 
 
-def assert_same_records(root: Path, *, keep_invalid: bool = False) -> Tables:
-    fast = load(root, strict=False, fold=False, keep_invalid=keep_invalid, batch_bytes=4096)
+def fast_records(root: Path, plan: tables._CoDecoderPlan, *, keep_invalid: bool = False) -> Tables:
+    """The fast records path with its co-decoder following ``plan`` (small batches: many of them)."""
+    backend = FileBackend(root)
+    parts = tables._fast_records(
+        backend,
+        backend.list_runs(),
+        strict=False,
+        keep_invalid=keep_invalid,
+        batch_bytes=4096,
+        workers=2,
+        tick=lambda _: None,
+        co_decoder_plan=plan,
+    )
+    return Tables.concat(parts)
+
+
+# Who does the envelope work: this process only, or the co-decoder process for every batch.
+PATHS = {"here": None, "co-decoder": tables._CoDecoderPlan(takes_all=True)}
+
+
+def assert_same_records(root: Path, *, keep_invalid: bool = False, path: str = "default") -> Tables:
+    if path == "default":
+        fast = load(root, strict=False, fold=False, keep_invalid=keep_invalid, batch_bytes=4096)
+    elif path == "here":
+        fast = load(root, strict=False, fold=False, keep_invalid=keep_invalid, batch_bytes=4096, workers=1)
+    else:
+        fast = fast_records(root, PATHS[path], keep_invalid=keep_invalid)  # type: ignore[arg-type]
     exact = exact_records(root, keep_invalid=keep_invalid)
     assert fast.records.combine_chunks().equals(exact.records.combine_chunks())
     assert findings_of(fast.findings) == findings_of(exact.findings)
@@ -250,9 +277,10 @@ def test_lenient_load_of_a_directory_with_corrupt_journals(tmp_path: Path) -> No
 # -- the fast records path is the file backend's reader ------------------------------------------------------
 
 
-def test_fast_records_equal_the_exact_reader_on_a_generated_corpus(tmp_path: Path) -> None:
+@pytest.mark.parametrize("path", ["default", *PATHS])
+def test_fast_records_equal_the_exact_reader_on_a_generated_corpus(tmp_path: Path, path: str) -> None:
     generate_corpus(tmp_path, runs=30, records=60, seed=3, workers=1)
-    fast = assert_same_records(tmp_path)
+    fast = assert_same_records(tmp_path, path=path)
     assert fast.records.num_rows == 30 * 60
     assert fast.findings.num_rows == 0
 
@@ -285,15 +313,16 @@ MUTATIONS: dict[str, object] = {
 
 @pytest.mark.parametrize("mutation", sorted(MUTATIONS))
 @pytest.mark.parametrize("keep_invalid", [False, True])
+@pytest.mark.parametrize("path", sorted(PATHS))
 def test_fast_records_equal_the_exact_reader_on_broken_journals(
-    tmp_path: Path, mutation: str, keep_invalid: bool
+    tmp_path: Path, mutation: str, keep_invalid: bool, path: str
 ) -> None:
     generate_corpus(tmp_path, runs=3, records=12, seed=11, workers=1)
-    path = tmp_path / f"{run_id(1)}.jsonl"
-    lines = MUTATIONS[mutation](path.read_bytes().split(b"\n")[:-1])  # type: ignore[operator]
+    journal = tmp_path / f"{run_id(1)}.jsonl"
+    lines = MUTATIONS[mutation](journal.read_bytes().split(b"\n")[:-1])  # type: ignore[operator]
     data = b"".join(line + b"\n" for line in lines)
-    path.write_bytes(data[:-1] if mutation == "last line without newline" else data)
-    assert_same_records(tmp_path, keep_invalid=keep_invalid)
+    journal.write_bytes(data[:-1] if mutation == "last line without newline" else data)
+    assert_same_records(tmp_path, keep_invalid=keep_invalid, path=path)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -315,6 +344,62 @@ def test_fast_records_equal_the_exact_reader_on_random_damage(
     (root / f"{run_id(2)}.jsonl").write_bytes(good.replace(run_id(0).encode(), run_id(2).encode()))
     assert_same_records(root)
     assert_same_records(root, keep_invalid=True)
+
+
+def test_the_co_decoder_results_are_used_when_it_read_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    generate_corpus(tmp_path, runs=20, records=30, seed=5, workers=1)
+    verdicts: list[bool] = []
+    agrees = tables._agrees
+
+    def spy(envelopes: Any, prepared: Any) -> bool:
+        verdicts.append(agrees(envelopes, prepared))
+        return verdicts[-1]
+
+    monkeypatch.setattr(tables, "_agrees", spy)
+    fast = fast_records(tmp_path, tables._CoDecoderPlan(takes_all=True))
+    assert fast.records.combine_chunks().equals(exact_records(tmp_path).records.combine_chunks())
+    batches = tables._batches_by_size(
+        tables._file_journals(FileBackend(tmp_path), FileBackend(tmp_path).list_runs()), 4096
+    )
+    assert len(verdicts) == len(batches) > 2 and all(verdicts)
+
+
+def test_a_co_decoder_result_for_other_bytes_is_refused() -> None:
+    journal = tables._Journal("run-0000001", "unused", 0)
+    here = journal_bytes(5, 1, 6)
+    lines = here.split(b"\n")
+    lines[-2] = lines[-2].replace(b'"seq":6', b'"seq":7')  # the same size and line count, another last line
+    there = b"\n".join(lines)
+    assert len(there) == len(here) and there != here
+    data = memoryview(np.frombuffer(here, np.uint8).copy().data)
+    prepared = tables._split_batch([journal], data, np.array([0]), check=True)
+    items = tables._envelope_work([journal], [there])
+    assert (
+        tables._agrees(tables._BatchEnvelopes(items, [len(there)], tables._tails(memoryview(there), [0])), prepared)
+        is False
+    )
+    same = tables._BatchEnvelopes(tables._envelope_work([journal], [here]), [len(here)], tables._tails(data, [0]))
+    assert tables._agrees(same, prepared) is True
+
+
+@pytest.mark.parametrize(
+    "plan",
+    [
+        tables._CoDecoderPlan(takes_all=True, exit_after=0),
+        tables._CoDecoderPlan(takes_all=True, exit_after=3),
+        tables._CoDecoderPlan(exit_after=1),
+    ],
+    ids=["dies-at-once", "dies-midway", "dies-sharing"],
+)
+def test_a_co_decoder_that_dies_loses_nothing(tmp_path: Path, plan: Any) -> None:
+    broken = corrupt_corpus(tmp_path)
+    fast = fast_records(tmp_path, plan)
+    exact = exact_records(tmp_path)
+    assert fast.records.combine_chunks().equals(exact.records.combine_chunks())
+    assert findings_of(fast.findings) == findings_of(exact.findings)
+    assert {f.code for f in findings_of(fast.findings)} == set(broken.values())
 
 
 def test_timestamps_follow_the_protocol_pattern() -> None:
