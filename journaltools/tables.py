@@ -677,10 +677,11 @@ def _records_only(read: RunRead, columns: _RecordColumns, keep_invalid: bool) ->
 # GIL back for every file read waits behind msgspec, which holds it while parsing, and stalls the pipeline.
 #
 # Stage 2 is most of the work and is bound to one core by the GIL, so a second process, the co-decoder,
-# shares it: it reads a batch's journals itself (from the page cache) and sends back only the checked
-# envelope columns, a few percent of the bytes. Within each window of batches this thread claims batches
-# from the front and the co-decoder from the back (in shared memory, under a lock): the two meet wherever
-# their speeds put them, neither waits for the other, and results wait here for at most about two windows.
+# shares it: it maps a batch's journals itself (from the page cache), checks their UTF-8 and sends back
+# only the checked envelope columns, a few percent of the bytes. Within each window of batches this thread
+# claims batches from the front and the co-decoder from the back (in shared memory, under a lock): the two
+# meet wherever their speeds put them, neither waits for the other, and results wait here for at most about
+# two windows.
 # A co-decoder result is used only if the co-decoder saw the same bytes (per journal: size, line count,
 # CRC-32 of the last 4 KiB; the rest of an append-only journal never changes); otherwise, or once the
 # co-decoder has died, this thread does the batch's envelope work itself.
@@ -692,6 +693,9 @@ def _records_only(read: RunRead, columns: _RecordColumns, keep_invalid: bool) ->
 # splitting lines with Arrow's CSV reader, with a uint8 filter, or in C (0.21 s/GB against split_pattern's
 # 0.33: too little for a compiled extension); attrgetter, zip and struct-array column builds, per-journal
 # Literal decoders, a shorter switch interval, and batches of 4, 8 or 32 MB (no gain).
+# Where the time goes now (perf, 2-core VM): about a third of all CPU is the kernel zeroing the fresh pages
+# the body column is copied into (clear_page_erms under the split's memmove), a cost pyarrow's read_json,
+# which keeps no raw bytes, does not pay; msgspec's parse and Arrow's split come next.
 
 if msgspec is not None:
 

@@ -155,10 +155,10 @@ def test_an_audit_without_runs_writes_empty_tables(tmp_path: Path) -> None:
 PEAK_RSS = textwrap.dedent(
     """
     import sys, tempfile
-    mode, source = sys.argv[1], sys.argv[2]
+    mode, source, scratch = sys.argv[1], sys.argv[2], sys.argv[3]
     if mode == "audit":
         from journaltools.audit import audit_sources
-        audit_sources([source], parquet=tempfile.mkdtemp(), include_records=True, workers=1,
+        audit_sources([source], parquet=tempfile.mkdtemp(dir=scratch), include_records=True, workers=1,
                       batch_bytes=1 << 18, row_group_bytes=1 << 20, quiet=True)
     else:
         from journaltools.tables import load
@@ -172,7 +172,10 @@ PEAK_RSS = textwrap.dedent(
 
 def peak_rss_kib(mode: str, source: Path) -> int:
     done = subprocess.run(
-        [sys.executable, "-c", PEAK_RSS, mode, str(source)], capture_output=True, check=True, text=True
+        [sys.executable, "-c", PEAK_RSS, mode, str(source), str(source.parent)],
+        capture_output=True,
+        check=True,
+        text=True,
     )
     return int(done.stdout.split()[-1])
 

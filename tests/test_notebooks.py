@@ -36,8 +36,12 @@ def test_the_four_notebooks_exist_without_outputs() -> None:
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
-def test_notebook_runs_top_to_bottom(path: Path, kernel_name: str) -> None:
+def test_notebook_runs_top_to_bottom(
+    path: Path, kernel_name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from nbclient import NotebookClient
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the kernel inherits it: what a notebook writes stays here
 
     notebook = nbformat.read(path, as_version=4)
     client = NotebookClient(
