@@ -39,14 +39,17 @@ How the work is spread (see ``iter_tables``):
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import mmap
 import multiprocessing
 import os
 import queue
+import signal
 import sys
 import threading
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -711,9 +714,12 @@ if msgspec is not None:
     _ENVELOPE_DECODER: Any = msgspec.json.Decoder(_Envelope)
 
 _TAIL_BYTES: Final = 4096  # the co-decoder and this thread compare a CRC-32 of each journal's last bytes
-_WINDOW: Final = 64  # batches per window of the co-decoder's claims
+_WINDOW: Final = 64  # the co-decoder claims only among the next this many batches from where this thread is
+_PIPE_BYTES: Final = 1 << 20  # Linux's default limit for a pipe's buffer
+_RESULT_DEADLINE: Final = 60.0  # seconds this thread waits for one co-decoder result before it gives up on it
 _UNCLAIMED, _CLAIMED_HERE, _CLAIMED_BY_CO_DECODER = 0, 1, 2
 _MAP_POPULATE: Final = getattr(mmap, "MAP_POPULATE", 0)  # fault the pages in with one call (Linux)
+_OPEN_BRACE, _CLOSE_BRACE = ord("{"), ord("}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -731,9 +737,10 @@ class _PreparedBatch:
     data: memoryview  # the journals' bytes, each ending in a newline (a view of a reused buffer)
     starts: np.ndarray  # byte offset of each journal in data
     lines: pa.LargeBinaryArray  # every line, without its newline
-    clean: bool | None  # whether every line is non-empty UTF-8; None: not checked yet
     first_line: np.ndarray  # index in lines of each journal's first line
     counts: np.ndarray  # lines per journal
+    framed: np.ndarray  # per journal: it has lines, and every one starts with "{" and ends with "}"
+    utf8: bool | None  # whether the whole batch is UTF-8; None: not checked (the co-decoder checks its own)
 
 
 @dataclass(slots=True)
@@ -754,8 +761,8 @@ class _BatchEnvelopes:
     """Stage 2's output for a batch: checked stretches, and journals (by index) for the exact reader."""
 
     items: list[_Checked | int]
-    sizes: list[int]  # bytes per journal as parsed (a missing final newline added)
-    tails: list[int]  # CRC-32 of each journal's last bytes
+    sizes: list[int]  # bytes per journal as parsed (a missing final newline added); the co-decoder's only
+    tails: list[int]  # CRC-32 of each journal's last bytes; the co-decoder's only
 
 
 @dataclass(slots=True)
@@ -807,32 +814,55 @@ def _split_lines(data: memoryview) -> pa.LargeBinaryArray:
     return values.slice(0, len(values) - 1)  # the piece after the final newline is always empty
 
 
-def _clean_text(lines: pa.LargeBinaryArray) -> pa.LargeStringArray | None:
-    """The lines as text if every one is non-empty UTF-8 (what orjson also demands), else None."""
-    if len(lines) and pc.min(pc.binary_length(lines)).as_py() == 0:
-        return None  # msgspec skips an empty line; the file reader calls it corrupt (or a torn tail)
-    text = lines.view(pa.large_string())
+def _is_utf8(data: Any) -> bool:
+    """Whether bytes are UTF-8 (msgspec does not check the strings it skips). A newline is never part of a
+    multi-byte sequence, so the lines of UTF-8 bytes are UTF-8 too."""
+    buffer = pa.py_buffer(data)
+    text = pa.LargeStringArray.from_buffers(1, pa.py_buffer(np.array([0, len(buffer)], np.int64)), buffer)
     try:
-        text.validate(full=True)  # msgspec does not check the UTF-8 of strings it skips
+        text.validate(full=True)
     except pa.ArrowInvalid:
-        return None
-    return text
+        return False
+    return True
 
 
-def _split_batch(journals: list[_Journal], data: memoryview, starts: np.ndarray, *, check: bool) -> _PreparedBatch:
-    """Stage 1b (helper thread, GIL released): split a batch into lines, and ``check`` them if asked (with a
-    co-decoder, only the batches this thread claims need it, and it is known only then)."""
+def _framed_journals(lines: pa.LargeBinaryArray, first_line: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Per journal: whether it has lines and each starts with ``{`` and ends with ``}``.
+
+    With every line framed so, no JSON value can run on from one line into the next (what follows a ``}``
+    inside a value is never a ``{``), so msgspec's count of values equals the number of lines only if each
+    line holds exactly one: the envelopes then match the lines row by row. A blank or whitespace-only line,
+    or whitespace around a record, sends the journal to the exact reader.
+    """
+    offsets = np.frombuffer(lines.buffers()[1], np.int64, count=len(lines) + 1, offset=lines.offset * 8)
+    data = np.frombuffer(lines.buffers()[2], np.uint8) if lines.buffers()[2] is not None else np.zeros(0, np.uint8)
+    framed = np.diff(offsets) >= 2
+    if len(data):
+        last = len(data) - 1
+        framed &= data[np.minimum(offsets[:-1], last)] == _OPEN_BRACE
+        framed &= data[np.clip(offsets[1:] - 1, 0, last)] == _CLOSE_BRACE
+    else:
+        framed[:] = False
+    unframed = np.concatenate([[0], np.cumsum(~framed)])
+    per_journal: np.ndarray = (unframed[first_line + counts] == unframed[first_line]) & (counts > 0)
+    return per_journal
+
+
+def _split_batch(journals: list[_Journal], data: memoryview, starts: np.ndarray, *, check_utf8: bool) -> _PreparedBatch:
+    """Stage 1b (helper thread, mostly without the GIL): split a batch into lines and frame-check them; check
+    UTF-8 too if asked (with a co-decoder, only batches this thread claims need it, known only later)."""
     lines = _split_lines(data)
     offsets = np.frombuffer(lines.buffers()[1], np.int64, count=len(lines) + 1)
     line_starts = offsets[:-1] + np.arange(len(lines), dtype=np.int64)  # each earlier line lost one newline
     first_line = np.searchsorted(line_starts, starts)
     counts = np.diff(np.append(first_line, len(lines)))
+    framed = _framed_journals(lines, first_line, counts)
     return _PreparedBatch(
-        journals, data, starts, lines, _clean_text(lines) is not None if check else None, first_line, counts
+        journals, data, starts, lines, first_line, counts, framed, _is_utf8(data) if check_utf8 else None
     )
 
 
-def _decode_journal(data: memoryview) -> list[Any] | None:
+def _decode_journal(data: Any) -> list[Any] | None:
     """The envelopes of one journal's lines, or None if msgspec refuses one of them."""
     if msgspec is None:
         return None
@@ -867,25 +897,17 @@ def _check_stretch(journals: Sequence[_Journal], first: int, counts: list[int], 
     )
 
 
-def _tails(data: memoryview, starts: Sequence[int]) -> list[int]:
-    ends = [*starts[1:], len(data)]
-    return [zlib.crc32(data[max(start, end - _TAIL_BYTES) : end]) for start, end in zip(starts, ends, strict=True)]
-
-
 def _envelope_work(
     journals: Sequence[_Journal],
-    chunks: Sequence[Any],
-    *,
+    decode: Callable[[int], list[Any] | None],
     counts: Sequence[int] | None = None,
-    clean: Callable[[int], bool] | None = None,
 ) -> list[_Checked | int]:
-    """Stage 2 for a batch: checked envelope columns for every stretch of journals msgspec takes whole, and
-    the index of every other journal (for the exact reader). ``chunks``: each journal's bytes.
+    """Stage 2 for a batch: checked envelope columns for every stretch of journals whose envelopes
+    ``decode(index)`` gives, and the index of every other journal (for the exact reader).
 
-    A journal that is not ``clean`` goes to the exact reader, as does one whose decoded lines differ in
-    number from ``counts`` (lines per journal, from the split). The co-decoder, which has not split the
-    batch, passes only a UTF-8 check as ``clean``; this thread compares its line counts with the split's
-    (msgspec skips a blank line, so a journal with one shows a different count).
+    A journal goes to the exact reader too when its envelopes differ in number from ``counts`` (lines per
+    journal, from the split: this thread's). The co-decoder, which has not split the batch, passes no
+    counts; this thread compares its counts with the split's.
     """
     items: list[_Checked | int] = []
     stretch: list[int] = []
@@ -899,10 +921,8 @@ def _envelope_work(
             stretch_counts.clear()
             decoded.clear()
 
-    for index, chunk in enumerate(chunks):
-        envelopes = _decode_journal(chunk) if clean is None or clean(index) else None
-        # No lines, or another number of lines than the split found (a blank line, two objects on one line):
-        # the exact reader decides.
+    for index in range(len(journals)):
+        envelopes = decode(index)
         if not envelopes or (counts is not None and len(envelopes) != counts[index]):
             close_stretch()
             items.append(index)
@@ -916,74 +936,59 @@ def _envelope_work(
 
 def _local_envelopes(prepared: _PreparedBatch) -> _BatchEnvelopes:
     """Stage 2 in this thread."""
-    first_line, counts = prepared.first_line, prepared.counts
-    whole_batch_clean = prepared.clean if prepared.clean is not None else _clean_text(prepared.lines) is not None
+    data, starts = prepared.data, prepared.starts.tolist()
+    ends = [*starts[1:], len(data)]
+    batch_utf8 = prepared.utf8 if prepared.utf8 is not None else _is_utf8(data)
 
-    def clean(index: int) -> bool:
-        count = int(counts[index])
-        return whole_batch_clean or (
-            count > 0 and _clean_text(prepared.lines.slice(int(first_line[index]), count)) is not None
-        )
+    def decode(index: int) -> list[Any] | None:
+        chunk = data[starts[index] : ends[index]]
+        if not prepared.framed[index] or not (batch_utf8 or _is_utf8(chunk)):
+            return None
+        return _decode_journal(chunk)
 
-    starts = prepared.starts.tolist()
-    data = prepared.data
-    chunks = [data[start:end] for start, end in zip(starts, [*starts[1:], len(data)], strict=True)]
-    return _BatchEnvelopes(_envelope_work(prepared.journals, chunks, counts=counts.tolist(), clean=clean), [], [])
+    return _BatchEnvelopes(_envelope_work(prepared.journals, decode, prepared.counts.tolist()), [], [])
+
+
+def _tails(data: memoryview, starts: Sequence[int]) -> list[int]:
+    ends = [*starts[1:], len(data)]
+    return [zlib.crc32(data[max(start, end - _TAIL_BYTES) : end]) for start, end in zip(starts, ends, strict=True)]
 
 
 def _agrees(envelopes: _BatchEnvelopes, prepared: _PreparedBatch) -> bool:
-    """Whether the co-decoder's stage 2 is valid for this thread's bytes of the batch."""
+    """Whether the co-decoder's stage 2 holds for this thread's bytes of the batch: the same sizes, tails and
+    line counts, and every journal of a checked stretch framed (the co-decoder checked UTF-8 itself)."""
     starts = prepared.starts.tolist()
     sizes = [end - start for start, end in zip(starts, [*starts[1:], len(prepared.data)], strict=True)]
     if envelopes.sizes != sizes or envelopes.tails != _tails(prepared.data, starts):
         return False
     for item in envelopes.items:
-        if isinstance(item, _Checked) and not np.array_equal(
-            item.counts, prepared.counts[item.first : item.first + len(item.counts)]
-        ):
-            return False
+        if isinstance(item, _Checked):
+            stretch = slice(item.first, item.first + len(item.counts))
+            if not (np.array_equal(item.counts, prepared.counts[stretch]) and prepared.framed[stretch].all()):
+                return False
     return True
 
 
-def _mapped_batch(journals: Sequence[_Journal]) -> tuple[list[mmap.mmap | bytes], list[int], list[int]]:
-    """The co-decoder's view of a batch: each journal mapped (no copy), with the size and tail CRC-32 the
-    reading thread's layout gives it (a missing final newline added). Raises OSError for a journal that is
-    gone or shorter than listed: this thread's own read then decides."""
-    chunks: list[mmap.mmap | bytes] = []
-    sizes: list[int] = []
-    tails: list[int] = []
-    for journal in journals:
-        if journal.size == 0:
-            chunks.append(b"")
-            sizes.append(0)
-            tails.append(zlib.crc32(b""))
-            continue
-        with open(journal.path, "rb", buffering=0) as handle:
-            if os.fstat(handle.fileno()).st_size < journal.size:
-                raise OSError(f"{journal.path} is shorter than listed")
-            mapped = mmap.mmap(
-                handle.fileno(), journal.size, flags=mmap.MAP_SHARED | _MAP_POPULATE, prot=mmap.PROT_READ
-            )
-        chunks.append(mapped)
-        if mapped[journal.size - 1] == 0x0A:
-            sizes.append(journal.size)
-            tails.append(zlib.crc32(mapped[max(0, journal.size - _TAIL_BYTES) : journal.size]))
+def _mapped_envelopes(journal: _Journal) -> tuple[list[Any] | None, int, int]:
+    """The co-decoder's stage 2 input for one journal: its envelopes (None: not UTF-8, or msgspec refuses a
+    line), with the size and tail CRC-32 the reading thread's layout gives it (a missing final newline
+    added). The journal is mapped, not read, and unmapped before this returns. Raises OSError for a journal
+    that is gone or shorter than listed: this thread's own read then decides."""
+    if journal.size == 0:
+        return None, 0, zlib.crc32(b"")
+    with open(journal.path, "rb", buffering=0) as handle:
+        if os.fstat(handle.fileno()).st_size < journal.size:
+            raise OSError(f"{journal.path} is shorter than listed")
+        mapped = mmap.mmap(handle.fileno(), journal.size, flags=mmap.MAP_SHARED | _MAP_POPULATE, prot=mmap.PROT_READ)
+    with mapped:
+        size = journal.size
+        if mapped[size - 1] == 0x0A:
+            tail = zlib.crc32(mapped[max(0, size - _TAIL_BYTES) : size])
         else:
-            sizes.append(journal.size + 1)
-            tails.append(zlib.crc32(b"\n", zlib.crc32(mapped[max(0, journal.size + 1 - _TAIL_BYTES) : journal.size])))
-    return chunks, sizes, tails
-
-
-def _valid_utf8(chunk: mmap.mmap | bytes) -> bool:
-    """Whether a journal's bytes are UTF-8 (msgspec does not check strings it skips). Its lines are then too:
-    a newline is never part of a multi-byte sequence."""
-    data = pa.py_buffer(chunk)
-    text = pa.LargeStringArray.from_buffers(1, pa.py_buffer(np.array([0, len(data)], np.int64)), data)
-    try:
-        text.validate(full=True)
-    except pa.ArrowInvalid:
-        return False
-    return True
+            tail = zlib.crc32(b"\n", zlib.crc32(mapped[max(0, size + 1 - _TAIL_BYTES) : size]))
+            size += 1
+        envelopes = _decode_journal(mapped) if _is_utf8(mapped) else None
+    return envelopes, size, tail
 
 
 @dataclass(frozen=True, slots=True)
@@ -994,43 +999,108 @@ class _CoDecoderPlan:
     exit_after: int | None = None  # it dies holding the batch it claims after this many
 
 
-def _claims(batches: int, owners: Any, lock: Any, plan: _CoDecoderPlan) -> Iterator[int]:
-    """The batches the co-decoder takes, in its order: from the back of each window, while unclaimed."""
+@dataclass(frozen=True, slots=True)
+class _Shared:
+    """What this thread and the co-decoder share: who owns each batch, where this thread is, and a
+    semaphore released each time it moves on (the co-decoder waits on it when it has nothing to claim)."""
+
+    owners: Any  # multiprocessing RawArray of _UNCLAIMED, _CLAIMED_HERE, _CLAIMED_BY_CO_DECODER
+    position: Any  # multiprocessing RawValue: the batch this thread is at
+    lock: Any
+    advanced: Any
+    parent: int  # this process's pid: the co-decoder stops once it is gone
+
+
+def _parent_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - a pid reused by another user's process
+        return False
+    return True
+
+
+def _claims(count: int, shared: _Shared, plan: _CoDecoderPlan) -> Iterator[int]:
+    """The batches the co-decoder takes: the furthest unclaimed one within ``_WINDOW`` of this thread, so
+    the two work from opposite ends and results never pile up far ahead (even if the load is paused)."""
     if plan.takes_all:
-        yield from reversed(range(batches))
+        yield from reversed(range(count))
         return
-    for window in range(0, batches, _WINDOW):
-        while True:
-            with lock:
-                back = reversed(range(window, min(window + _WINDOW, batches)))
-                number = next((k for k in back if owners[k] == _UNCLAIMED), None)
-                if number is None:
-                    break
-                owners[number] = _CLAIMED_BY_CO_DECODER
+    while True:
+        while not shared.lock.acquire(timeout=1.0):
+            if not _parent_alive(shared.parent):
+                return
+        try:
+            start = shared.position.value
+            window = range(start, min(start + _WINDOW, count))
+            number = next((k for k in reversed(window) if shared.owners[k] == _UNCLAIMED), None)
+            if number is not None:
+                shared.owners[number] = _CLAIMED_BY_CO_DECODER
+        finally:
+            shared.lock.release()
+        if number is not None:
             yield number
+        elif window.stop == count:
+            return  # every batch left is claimed
+        else:
+            while not shared.advanced.acquire(timeout=1.0):
+                if not _parent_alive(shared.parent):
+                    return
 
 
-def _co_decoder_main(batches: list[list[_Journal]], owners: Any, lock: Any, results: Any, plan: _CoDecoderPlan) -> None:
-    """The co-decoder process: stage 2 of the batches it claims.
+def _co_decode_batch(journals: list[_Journal]) -> _BatchEnvelopes:
+    """The co-decoder's stage 2 for one batch."""
+    sizes: list[int] = []
+    tails: list[int] = []
+
+    def decode(index: int) -> list[Any] | None:
+        envelopes, size, tail = _mapped_envelopes(journals[index])
+        sizes.append(size)
+        tails.append(tail)
+        return envelopes
+
+    items = _envelope_work(journals, decode)
+    return _BatchEnvelopes(items, sizes, tails)
+
+
+def _co_decoder_main(
+    batches: list[list[_Journal]], shared: _Shared, results: Any, unused_end: Any, plan: _CoDecoderPlan
+) -> None:
+    """The co-decoder process: stage 2 of the batches it claims, each result sent as soon as it is done.
 
     It maps the journals instead of reading them: a journal truncated while mapped kills this process
     with SIGBUS, and the reading thread, seeing it gone, does the remaining batches itself.
     """
+    # Ctrl-C is for the loading process, which stops this one; SIGTERM must end it whatever the parent set.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    unused_end.close()  # with the loading process gone, a send then fails instead of blocking
+    # A sender thread, so parsing never waits for the loading process to drain the pipe (its reader
+    # thread needs the GIL for that, which msgspec there holds in long stretches).
+    outbox: queue.SimpleQueue[tuple[int, _BatchEnvelopes | None] | None] = queue.SimpleQueue()
+    sender = threading.Thread(target=_send_all, args=(outbox, results), daemon=True)
+    sender.start()
     with paused_gc():
-        for done, number in enumerate(_claims(len(batches), owners, lock, plan)):
+        for done, number in enumerate(_claims(len(batches), shared, plan)):
             if done == plan.exit_after:
                 os._exit(3)
+            if not sender.is_alive():
+                break  # the loading process is gone
             try:
-                chunks, sizes, tails = _mapped_batch(batches[number])
+                envelopes = _co_decode_batch(batches[number])
             except OSError:
-                results.put((number, None))
-                continue
-            utf8 = [_valid_utf8(chunk) for chunk in chunks]
-            envelopes = _BatchEnvelopes(_envelope_work(batches[number], chunks, clean=utf8.__getitem__), sizes, tails)
-            for chunk in chunks:
-                if isinstance(chunk, mmap.mmap):
-                    chunk.close()
-            results.put((number, envelopes))
+                envelopes = None
+            outbox.put((number, envelopes))
+    outbox.put(None)
+    sender.join()
+
+
+def _send_all(outbox: queue.SimpleQueue[tuple[int, _BatchEnvelopes | None] | None], results: Any) -> None:
+    """The co-decoder's sender thread: results to the loading process, in the order they were done."""
+    with contextlib.suppress(BrokenPipeError):  # the loading process is gone
+        while (item := outbox.get()) is not None:
+            results.send(item)
 
 
 def _multiprocessing_context() -> Any:
@@ -1046,24 +1116,58 @@ def _multiprocessing_context() -> Any:
 
 
 class _CoDecoder:
-    """The co-decoder process and this thread's side of its claims (see the comment above)."""
+    """The co-decoder process and this thread's side of it (see the comment above).
+
+    Results come over a one-way pipe that a reader thread here drains as they arrive, so the co-decoder
+    never blocks on a full pipe; the end of the pipe (the co-decoder exited or died) ends the reader.
+    """
 
     def __init__(self, batches: list[list[_Journal]], plan: _CoDecoderPlan) -> None:
         context = _multiprocessing_context()
-        self._owners = context.RawArray("b", len(batches))
+        owners = context.RawArray("b", len(batches))
         if plan.takes_all:
-            self._owners[:] = [_CLAIMED_BY_CO_DECODER] * len(batches)
-        self._lock = context.Lock()
-        self._results = context.Queue()
-        self._received: dict[int, _BatchEnvelopes | None] = {}
+            owners[:] = [_CLAIMED_BY_CO_DECODER] * len(batches)
+        self._shared = _Shared(owners, context.RawValue("q", 0), context.Lock(), context.Semaphore(0), os.getpid())
+        self._results, sending_end = context.Pipe(duplex=False)
+        with contextlib.suppress(OSError, AttributeError):  # room for a result or two: fewer, larger reads
+            fcntl.fcntl(sending_end.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
         self._process = context.Process(
             target=_co_decoder_main,
-            args=(batches, self._owners, self._lock, self._results, plan),
+            args=(batches, self._shared, sending_end, self._results, plan),
             name="journaltools-co-decoder",
             daemon=True,
         )
         self._process.start()
+        sending_end.close()  # the co-decoder holds the only sending end: its exit ends the pipe
+        self._received: dict[int, _BatchEnvelopes | None] = {}
+        self._ended = False
+        self._arrived = threading.Condition()
+        self._reader = threading.Thread(target=self._read, name="journaltools-co-decoder-results", daemon=True)
+        self._reader.start()
         self.alive = True
+
+    @classmethod
+    def start(cls, batches: list[list[_Journal]], plan: _CoDecoderPlan) -> _CoDecoder | None:
+        """A co-decoder, or None where no process can be started (a daemonic worker of a pool or of Dask
+        may not have children; a sandbox may have no shared memory for the lock): this thread does all."""
+        if multiprocessing.current_process().daemon:
+            return None
+        try:
+            return cls(batches, plan)
+        except (OSError, ValueError, AssertionError):
+            return None
+
+    def _read(self) -> None:
+        try:
+            while True:
+                number, envelopes = self._results.recv()
+                with self._arrived:
+                    self._received[number] = envelopes
+                    self._arrived.notify_all()
+        except (EOFError, OSError):
+            with self._arrived:
+                self._ended = True
+                self._arrived.notify_all()
 
     def take(self, number: int, prepared: _PreparedBatch) -> _BatchEnvelopes | None:
         """The co-decoder's stage 2 of batch ``number``, or None if this thread is to do it."""
@@ -1073,47 +1177,42 @@ class _CoDecoder:
         return envelopes if envelopes is not None and _agrees(envelopes, prepared) else None
 
     def _claim_here(self, number: int) -> bool:
+        shared = self._shared
+        shared.position.value = number
         # A timeout, not a plain acquire: a co-decoder killed while holding the lock never releases it.
-        while not self._lock.acquire(timeout=0.5):
+        while not shared.lock.acquire(timeout=0.5):
             if not self._process.is_alive():
                 self.alive = False
                 return True
         try:
-            if self._owners[number] == _UNCLAIMED:
-                self._owners[number] = _CLAIMED_HERE
-                return True
-            return False
+            mine = shared.owners[number] == _UNCLAIMED
+            if mine:
+                shared.owners[number] = _CLAIMED_HERE
         finally:
-            self._lock.release()
+            shared.lock.release()
+        shared.advanced.release()
+        return bool(mine)
 
     def _wait_for(self, number: int) -> _BatchEnvelopes | None:
-        while number not in self._received:
-            try:
-                got, envelopes = self._results.get(timeout=0.5)
-            except queue.Empty:
-                if self._process.is_alive():
-                    continue
-                self._drain()
-                if number not in self._received:  # it died on this batch: from now on, this thread does all
-                    self.alive = False
-                    return None
-                continue
-            self._received[got] = envelopes
-        return self._received.pop(number)
-
-    def _drain(self) -> None:
-        while True:
-            try:
-                got, envelopes = self._results.get(timeout=0.1)
-            except queue.Empty:
-                return
-            self._received[got] = envelopes
+        with self._arrived:
+            arrived = self._arrived.wait_for(lambda: number in self._received or self._ended, timeout=_RESULT_DEADLINE)
+            if arrived and number in self._received:
+                return self._received.pop(number)
+        # It died on this batch, or is stuck: from now on this thread does every batch.
+        self.alive = False
+        self._process.kill()
+        return None
 
     def stop(self) -> None:
+        """End the co-decoder (if it has not ended) and the reader thread. Never waits long."""
         self._process.terminate()
-        self._process.join()
-        self._process.close()
+        self._process.join(timeout=5)
+        if self._process.exitcode is None:
+            self._process.kill()
+            self._process.join()
+        self._reader.join()  # the co-decoder's exit ended the pipe
         self._results.close()
+        self._process.close()
 
 
 def _co_decoder_pays(batches: Sequence[Sequence[_Journal]], workers: int | None) -> bool:
@@ -1238,7 +1337,7 @@ def _fast_records(
     workers: int | None,
     tick: Callable[[int], None],
     co_decoder_plan: _CoDecoderPlan | None = None,
-) -> Iterator[Tables]:
+) -> Generator[Tables, None, None]:
     """The records table of file journals, batch by batch (see the comment at the top of this section)."""
     batches = _batches_by_size(_file_journals(backend, runs), batch_bytes)
     if not batches:
@@ -1253,18 +1352,19 @@ def _fast_records(
 
     # Started before the helper thread: with no other thread running, the co-decoder can be forked.
     plan = co_decoder_plan or _CoDecoderPlan()
-    co_decoder = _CoDecoder(batches, plan) if co_decoder_plan or _co_decoder_pays(batches, workers) else None
+    wanted = co_decoder_plan is not None or _co_decoder_pays(batches, workers)
+    co_decoder = _CoDecoder.start(batches, plan) if wanted else None
     try:
         with ThreadPoolExecutor(1, thread_name_prefix="journaltools-records") as helper:
-            check = co_decoder is None
-            splitting = helper.submit(_split_batch, batches[0], *read(0), check=check)
+            check_utf8 = co_decoder is None
+            splitting = helper.submit(_split_batch, batches[0], *read(0), check_utf8=check_utf8)
             for number in range(len(batches)):
                 prepared = splitting.result()
                 following = number + 1
                 if following < len(batches):
                     # Read the next batch into the other buffer; the helper splits it while this one is parsed.
                     data, starts = read(following)
-                    splitting = helper.submit(_split_batch, batches[following], data, starts, check=check)
+                    splitting = helper.submit(_split_batch, batches[following], data, starts, check_utf8=check_utf8)
                     del data
                 with paused_gc():
                     envelopes = co_decoder.take(number, prepared) if co_decoder is not None else None
@@ -1331,7 +1431,11 @@ class _Progress:
         if enabled:
             from tqdm.auto import tqdm
 
-            self._bar = tqdm(total=total, desc=description, unit="run", leave=False, file=sys.stderr)
+            class Bar(tqdm):  # type: ignore[misc]
+                # No monitor thread: with no other thread running, the loader can still fork its processes.
+                monitor_interval = 0
+
+            self._bar = Bar(total=total, desc=description, unit="run", leave=False, file=sys.stderr)
 
     def update(self, n: int) -> None:
         if self._bar is not None:

@@ -3,6 +3,9 @@ against the file backend's reader (examples and hypothesis), worker processes, J
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import signal
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -308,6 +311,14 @@ MUTATIONS: dict[str, object] = {
     "nanosecond ts": lambda ls: [*ls[:3], ls[3].replace(b'Z"', b'123Z"', 1), *ls[4:]],
     "type missing": lambda ls: [*ls[:3], ls[3].replace(b'"type":', b'"kind":', 1), *ls[4:]],
     "last line without newline": lambda ls: ls,  # written without the final newline below
+    # Each pair keeps msgspec's count of values equal to the number of lines.
+    "a record over two lines, two on another": lambda ls: [
+        *ls[:2],
+        *ls[2].split(b",", 1),
+        ls[3] + b" " + ls[4],
+        *ls[5:],
+    ],
+    "a whitespace line, two records on another": lambda ls: [*ls[:3], b" ", ls[3] + b" " + ls[4], *ls[5:]],
 }
 
 
@@ -366,22 +377,19 @@ def test_the_co_decoder_results_are_used_when_it_read_the_same_bytes(
     assert len(verdicts) == len(batches) > 2 and all(verdicts)
 
 
-def test_a_co_decoder_result_for_other_bytes_is_refused() -> None:
-    journal = tables._Journal("run-0000001", "unused", 0)
+def test_a_co_decoder_result_for_other_bytes_is_refused(tmp_path: Path) -> None:
     here = journal_bytes(5, 1, 6)
     lines = here.split(b"\n")
     lines[-2] = lines[-2].replace(b'"seq":6', b'"seq":7')  # the same size and line count, another last line
     there = b"\n".join(lines)
     assert len(there) == len(here) and there != here
+    journal = tables._Journal(run_id(1), str(tmp_path / f"{run_id(1)}.jsonl"), len(here))
     data = memoryview(np.frombuffer(here, np.uint8).copy().data)
-    prepared = tables._split_batch([journal], data, np.array([0]), check=True)
-    items = tables._envelope_work([journal], [there])
-    assert (
-        tables._agrees(tables._BatchEnvelopes(items, [len(there)], tables._tails(memoryview(there), [0])), prepared)
-        is False
-    )
-    same = tables._BatchEnvelopes(tables._envelope_work([journal], [here]), [len(here)], tables._tails(data, [0]))
-    assert tables._agrees(same, prepared) is True
+    prepared = tables._split_batch([journal], data, np.array([0]), check_utf8=True)
+    Path(journal.path).write_bytes(there)
+    assert tables._agrees(tables._co_decode_batch([journal]), prepared) is False
+    Path(journal.path).write_bytes(here)
+    assert tables._agrees(tables._co_decode_batch([journal]), prepared) is True
 
 
 @pytest.mark.parametrize(
@@ -400,6 +408,52 @@ def test_a_co_decoder_that_dies_loses_nothing(tmp_path: Path, plan: Any) -> None
     assert fast.records.combine_chunks().equals(exact.records.combine_chunks())
     assert findings_of(fast.findings) == findings_of(exact.findings)
     assert {f.code for f in findings_of(fast.findings)} == set(broken.values())
+
+
+def test_a_co_decoder_killed_mid_load_loses_nothing(tmp_path: Path) -> None:
+    """SIGKILL wherever it happens to be (parsing, sending half a result, waiting): the load still ends, whole.
+
+    More batches than the co-decoder may claim ahead of this thread: it is still there after the first one.
+    """
+    generate_corpus(tmp_path, runs=150, records=20, seed=9, workers=1)
+    backend = FileBackend(tmp_path)
+    parts = tables._fast_records(
+        backend,
+        backend.list_runs(),
+        strict=False,
+        keep_invalid=False,
+        batch_bytes=4096,
+        workers=2,
+        tick=lambda _: None,
+    )
+    first = next(parts)
+    (co_decoder,) = [p for p in multiprocessing.active_children() if p.name == "journaltools-co-decoder"]
+    os.kill(co_decoder.pid or 0, signal.SIGKILL)
+    fast = Tables.concat([first, *parts])
+    assert fast.records.combine_chunks().equals(exact_records(tmp_path).records.combine_chunks())
+    assert not [p for p in multiprocessing.active_children() if p.name == "journaltools-co-decoder"]
+
+
+def test_closing_a_load_early_stops_its_co_decoder_even_if_sigterm_is_handled(tmp_path: Path) -> None:
+    generate_corpus(tmp_path, runs=150, records=20, seed=9, workers=1)
+    backend = FileBackend(tmp_path)
+    previous = signal.signal(signal.SIGTERM, lambda *_: None)  # a forked child inherits this handler
+    try:
+        parts = tables._fast_records(
+            backend,
+            backend.list_runs(),
+            strict=False,
+            keep_invalid=False,
+            batch_bytes=4096,
+            workers=2,
+            tick=lambda _: None,
+        )
+        next(parts)
+        assert [p for p in multiprocessing.active_children() if p.name == "journaltools-co-decoder"]
+        parts.close()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert not [p for p in multiprocessing.active_children() if p.name == "journaltools-co-decoder"]
 
 
 def test_timestamps_follow_the_protocol_pattern() -> None:
