@@ -6,6 +6,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+from collections.abc import Generator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -56,10 +57,12 @@ def exact_records(root: Path, *, keep_invalid: bool = False) -> Tables:
     return run_batch(job).tables
 
 
-def fast_records(root: Path, plan: tables._CoDecoderPlan, *, keep_invalid: bool = False) -> Tables:
-    """The fast records path with its co-decoder following ``plan`` (small batches: many of them)."""
+def fast_record_parts(
+    root: Path, plan: tables._CoDecoderPlan | None = None, *, keep_invalid: bool = False
+) -> Generator[Tables, None, None]:
+    """The fast records path, batch by batch, its co-decoder following ``plan`` (small batches: many of them)."""
     backend = FileBackend(root)
-    parts = tables._fast_records(
+    return tables._fast_records(
         backend,
         backend.list_runs(),
         strict=False,
@@ -69,7 +72,10 @@ def fast_records(root: Path, plan: tables._CoDecoderPlan, *, keep_invalid: bool 
         tick=lambda _: None,
         co_decoder_plan=plan,
     )
-    return Tables.concat(parts)
+
+
+def fast_records(root: Path, plan: tables._CoDecoderPlan, *, keep_invalid: bool = False) -> Tables:
+    return Tables.concat(fast_record_parts(root, plan, keep_invalid=keep_invalid))
 
 
 # Who does the envelope work: this process only, or the co-decoder process for every batch.
@@ -416,19 +422,11 @@ def test_a_co_decoder_killed_mid_load_loses_nothing(tmp_path: Path) -> None:
     More batches than the co-decoder may claim ahead of this thread: it is still there after the first one.
     """
     generate_corpus(tmp_path, runs=150, records=20, seed=9, workers=1)
-    backend = FileBackend(tmp_path)
-    parts = tables._fast_records(
-        backend,
-        backend.list_runs(),
-        strict=False,
-        keep_invalid=False,
-        batch_bytes=4096,
-        workers=2,
-        tick=lambda _: None,
-    )
+    parts = fast_record_parts(tmp_path)
     first = next(parts)
     (co_decoder,) = [p for p in multiprocessing.active_children() if p.name == "journaltools-co-decoder"]
-    os.kill(co_decoder.pid or 0, signal.SIGKILL)
+    assert co_decoder.pid is not None
+    os.kill(co_decoder.pid, signal.SIGKILL)
     fast = Tables.concat([first, *parts])
     assert fast.records.combine_chunks().equals(exact_records(tmp_path).records.combine_chunks())
     assert not [p for p in multiprocessing.active_children() if p.name == "journaltools-co-decoder"]
@@ -436,18 +434,9 @@ def test_a_co_decoder_killed_mid_load_loses_nothing(tmp_path: Path) -> None:
 
 def test_closing_a_load_early_stops_its_co_decoder_even_if_sigterm_is_handled(tmp_path: Path) -> None:
     generate_corpus(tmp_path, runs=150, records=20, seed=9, workers=1)
-    backend = FileBackend(tmp_path)
     previous = signal.signal(signal.SIGTERM, lambda *_: None)  # a forked child inherits this handler
     try:
-        parts = tables._fast_records(
-            backend,
-            backend.list_runs(),
-            strict=False,
-            keep_invalid=False,
-            batch_bytes=4096,
-            workers=2,
-            tick=lambda _: None,
-        )
+        parts = fast_record_parts(tmp_path)
         next(parts)
         assert [p for p in multiprocessing.active_children() if p.name == "journaltools-co-decoder"]
         parts.close()
