@@ -78,8 +78,8 @@ def fast_records(root: Path, plan: tables._CoDecoderPlan, *, keep_invalid: bool 
     return Tables.concat(fast_record_parts(root, plan, keep_invalid=keep_invalid))
 
 
-# Who does the envelope work: this process only, or the co-decoder process for every batch.
-PATHS = {"here": None, "co-decoder": tables._CoDecoderPlan(takes_all=True)}
+# Who does the envelope work: this process only, the co-decoder process for every batch, or both as they meet.
+PATHS = {"here": None, "co-decoder": tables._CoDecoderPlan(takes_all=True), "shared": tables._CoDecoderPlan()}
 
 
 def assert_same_records(root: Path, *, keep_invalid: bool = False, path: str = "default") -> Tables:
