@@ -40,7 +40,6 @@ How the work is spread (see ``iter_tables``):
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import mmap
 import multiprocessing
 import os
@@ -681,10 +680,10 @@ def _records_only(read: RunRead, columns: _RecordColumns, keep_invalid: bool) ->
 #
 # Stage 2 is most of the work and is bound to one core by the GIL, so a second process, the co-decoder,
 # shares it: it maps a batch's journals itself (from the page cache), checks their UTF-8 and sends back
-# only the checked envelope columns, a few percent of the bytes. Within each window of batches this thread
-# claims batches from the front and the co-decoder from the back (in shared memory, under a lock): the two
-# meet wherever their speeds put them, neither waits for the other, and results wait here for at most about
-# two windows.
+# only the checked envelope columns, a few percent of the bytes. This thread claims batches in order as it
+# reaches them; the co-decoder claims the furthest unclaimed one within _WINDOW batches of this thread (in
+# shared memory, under a lock): the two work from opposite ends of the window and meet wherever their speeds
+# put them, and results wait here for at most one window, even while a load is paused.
 # A co-decoder result is used only if the co-decoder saw the same bytes (per journal: size, line count,
 # CRC-32 of the last 4 KiB; the rest of an append-only journal never changes); otherwise, or once the
 # co-decoder has died, this thread does the batch's envelope work itself.
@@ -715,7 +714,6 @@ if msgspec is not None:
 
 _TAIL_BYTES: Final = 4096  # the co-decoder and this thread compare a CRC-32 of each journal's last bytes
 _WINDOW: Final = 64  # the co-decoder claims only among the next this many batches from where this thread is
-_PIPE_BYTES: Final = 1 << 20  # Linux's default limit for a pipe's buffer
 # Batches (of 16 MB by default) from which a load starts a co-decoder by default. Measured against none: 5-15%
 # slower from 50 to 250 MB, 5% faster at 500 MB, about 20% at 1 GB. Without fork (another thread runs, as in
 # Jupyter) the first co-decoder of a session also starts the forkserver, about 1.2 s.
@@ -745,6 +743,11 @@ class _PreparedBatch:
     counts: np.ndarray  # lines per journal
     framed: np.ndarray  # per journal: it has lines, and every one starts with "{" and ends with "}"
     utf8: bool | None  # whether the whole batch is UTF-8; None: not checked (the co-decoder checks its own)
+
+    def spans(self) -> list[tuple[int, int]]:
+        """Each journal's (start, end) in ``data``."""
+        starts = self.starts.tolist()
+        return list(zip(starts, [*starts[1:], len(self.data)], strict=True))
 
 
 @dataclass(slots=True)
@@ -940,12 +943,12 @@ def _envelope_work(
 
 def _local_envelopes(prepared: _PreparedBatch) -> _BatchEnvelopes:
     """Stage 2 in this thread."""
-    data, starts = prepared.data, prepared.starts.tolist()
-    ends = [*starts[1:], len(data)]
+    data, spans = prepared.data, prepared.spans()
     batch_utf8 = prepared.utf8 if prepared.utf8 is not None else _is_utf8(data)
 
     def decode(index: int) -> list[Any] | None:
-        chunk = data[starts[index] : ends[index]]
+        start, end = spans[index]
+        chunk = data[start:end]
         if not prepared.framed[index] or not (batch_utf8 or _is_utf8(chunk)):
             return None
         return _decode_journal(chunk)
@@ -953,17 +956,13 @@ def _local_envelopes(prepared: _PreparedBatch) -> _BatchEnvelopes:
     return _BatchEnvelopes(_envelope_work(prepared.journals, decode, prepared.counts.tolist()), [], [])
 
 
-def _tails(data: memoryview, starts: Sequence[int]) -> list[int]:
-    ends = [*starts[1:], len(data)]
-    return [zlib.crc32(data[max(start, end - _TAIL_BYTES) : end]) for start, end in zip(starts, ends, strict=True)]
-
-
 def _agrees(envelopes: _BatchEnvelopes, prepared: _PreparedBatch) -> bool:
     """Whether the co-decoder's stage 2 holds for this thread's bytes of the batch: the same sizes, tails and
     line counts, and every journal of a checked stretch framed (the co-decoder checked UTF-8 itself)."""
-    starts = prepared.starts.tolist()
-    sizes = [end - start for start, end in zip(starts, [*starts[1:], len(prepared.data)], strict=True)]
-    if envelopes.sizes != sizes or envelopes.tails != _tails(prepared.data, starts):
+    data, spans = prepared.data, prepared.spans()
+    if envelopes.sizes != [end - start for start, end in spans]:
+        return False
+    if envelopes.tails != [zlib.crc32(data[max(start, end - _TAIL_BYTES) : end]) for start, end in spans]:
         return False
     for item in envelopes.items:
         if isinstance(item, _Checked):
@@ -1137,8 +1136,6 @@ class _CoDecoder:
             owners[:] = [_CLAIMED_BY_CO_DECODER] * len(batches)
         self._shared = _Shared(owners, context.RawValue("q", 0), context.Lock(), context.Semaphore(0), os.getpid())
         self._results, sending_end = context.Pipe(duplex=False)
-        with contextlib.suppress(OSError, AttributeError):  # room for a result or two: fewer, larger reads
-            fcntl.fcntl(sending_end.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
         self._process = context.Process(
             target=_co_decoder_main,
             args=(batches, self._shared, sending_end, self._results, plan),
