@@ -43,7 +43,8 @@ import pyarrow as pa
 import pyarrow.json as pa_json
 
 from journaltools._perf import paused_gc
-from journaltools.backends.file import FileBackend, scan_journal
+from journaltools.backends.file import FileBackend
+from journaltools.backends.scan import scan_journal
 from journaltools.fold import fold
 from journaltools.generate import generate_corpus, run_id
 from journaltools.protocol.records import RawRecord
@@ -166,10 +167,7 @@ PEAK = textwrap.dedent(
     """
     import resource, sys, tempfile
     from journaltools.audit import audit_sources
-    from journaltools.tables import default_workers
-    # Worker processes for both sizes (by default a corpus under one batch is audited in-process).
-    result = audit_sources([sys.argv[1]], parquet=tempfile.mkdtemp(dir=sys.argv[2]), workers=default_workers(),
-                           quiet=True)
+    result = audit_sources([sys.argv[1]], parquet=tempfile.mkdtemp(dir=sys.argv[2]), quiet=True)
     with open("/proc/self/status") as status:  # VmHWM: ru_maxrss would include the forked parent's
         own = int(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
     workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss

@@ -43,17 +43,8 @@ from journaltools.backends.base import Backend, RunRead
 from journaltools.backends.registry import open_source, scheme_of
 from journaltools.fold import FoldResult, fold
 from journaltools.protocol.findings import Finding, at_least
-from journaltools.tables import (
-    SCHEMAS,
-    BatchJob,
-    Tables,
-    empty_table,
-    findings_of,
-    findings_table,
-    iter_tables,
-    jobs_for,
-    run_batch,
-)
+from journaltools.tables import SCHEMAS, LoadOptions, Tables, empty_table, findings_of, findings_table, iter_tables
+from journaltools.tables.loader import BatchJob, jobs_for, run_job
 
 #: The tables an audit writes; ``records`` only with ``include_records=True`` (it holds every record's bytes).
 AUDIT_TABLES: Final = ("runs", "messages", "tool_calls", "findings")
@@ -113,13 +104,7 @@ def iter_run_audits(backend: Backend, runs: Sequence[str] | None = None) -> Iter
 
 def source_findings(backend: Backend) -> list[Finding]:
     """Findings about the source itself rather than one readable run (e.g. journals with unusable names)."""
-    unusable = getattr(backend, "unusable_journal_names", None)
-    if unusable is None:
-        return []
-    return [
-        Finding.of(None, None, "invalid_run_id", f"{name}: the file name is not a valid run id; not read", backend.url)
-        for name in unusable()
-    ]
+    return backend.source_findings()
 
 
 # -- Parquet ----------------------------------------------------------------------------------------
@@ -235,7 +220,6 @@ def audit_sources(
     *,
     parquet: str | os.PathLike[str] | None = None,
     include_records: bool = False,
-    workers: int | None = None,
     dask: Any = None,
     batch_bytes: int = 16 << 20,
     row_group_bytes: int = 8 << 20,
@@ -246,9 +230,9 @@ def audit_sources(
     """Audit every run of every source; findings in source, run and journal order.
 
     ``parquet``: a directory to write the tables into (see the module docstring). ``include_records``:
-    write the ``records`` table too. ``workers``: processes for folding (default one per core, 1 = here).
-    ``dask``: True to run one Dask task per batch on the current scheduler (a ``distributed.Client`` in
-    use, say), or the client itself: file journals must be reachable at the same path from the workers
+    write the ``records`` table too. ``dask``: True to run one Dask task per batch on the current scheduler
+    (a ``distributed.Client`` in use, say), or the client itself: file journals must be reachable at the
+    same path from the workers
     (a shared filesystem); for a JetStream source each task connects to the server and reads
     ``runs_per_task`` runs itself. ``batch_bytes``: journal bytes per batch. ``row_group_bytes``: Arrow
     bytes buffered per table before a Parquet row group is written (local path). ``progress``/``quiet``:
@@ -268,28 +252,20 @@ def audit_sources(
         for url in urls:
             backend = open_source(url)
             try:
-                early = source_findings(backend)
-                result.findings.extend(early)
-                if writer is not None:
-                    writer.write_table("findings", findings_table(early))
-                for tables in iter_tables(
-                    backend,
+                options = LoadOptions(
                     strict=False,
-                    keep_invalid=True,
                     records=include_records,
-                    workers=workers,
                     batch_bytes=batch_bytes,
-                    progress=progress,
-                    quiet=quiet,
-                ):
+                    progress=False if quiet else progress,
+                )
+                for tables in iter_tables(backend, options=options):
                     result.runs += tables.runs.num_rows
                     result.records += _count_records(tables.runs)
                     result.findings.extend(findings_of(tables.findings))
                     if writer is not None:
                         writer.write(tables)
             finally:
-                if backend.kind != "file":
-                    backend.close()
+                backend.close()
     except BaseException:
         if writer is not None:
             writer.abort()
@@ -310,7 +286,7 @@ class _PartitionDone:
 
 def audit_partition(job: BatchJob, directory: str, number: int, names: tuple[str, ...]) -> _PartitionDone:
     """One Dask task: fold a batch of journals and write its partition of every table."""
-    output = run_batch(job)
+    output = run_job(job)
     rows = {}
     for name in names:
         table = output.tables[name]
@@ -319,17 +295,8 @@ def audit_partition(job: BatchJob, directory: str, number: int, names: tuple[str
         with _parquet_writer(folder / f"part.{number:05d}.parquet", name) as writer:
             writer.write_table(table.cast(SCHEMAS[name]))
         rows[name] = table.num_rows
-    return _PartitionDone(output.tables.findings, output.runs, output.records, rows)
-
-
-def _reopening_jobs(url: str, backend: Backend, include_records: bool, runs_per_task: int) -> Iterator[BatchJob]:
-    """Jobs for a JetStream source: each task connects to the server and reads its own runs, so the
-    journals never pass through this process (the URL as given: it may carry credentials)."""
-    reopen = url if scheme_of(url) == "nats" else backend.url  # "embedded": the server this process started
-    runs = backend.list_runs()
-    for start in range(0, len(runs), runs_per_task):
-        batch = tuple(runs[start : start + runs_per_task])
-        yield BatchJob(backend.url, batch, url=reopen, fold=True, records=include_records, keep_invalid=True)
+    records = _count_records(output.tables.runs)
+    return _PartitionDone(output.tables.findings, output.runs, records, rows)
 
 
 def _audit_dask(
@@ -353,23 +320,15 @@ def _audit_dask(
         backend = open_source(url)
         try:
             early.extend(source_findings(backend))
-            jobs = (
-                jobs_for(
-                    backend,
-                    backend.list_runs(),
-                    fold_runs=True,
-                    records=include_records,
-                    keep_invalid=True,
-                    batch_bytes=batch_bytes,
-                )
-                if backend.kind == "file"
-                else _reopening_jobs(url, backend, include_records, runs_per_task)
-            )
+            # A JetStream task connects to the server itself, with the URL as given (it may carry credentials);
+            # "embedded" names the server this process started.
+            reopen = url if scheme_of(url) == "nats" else backend.url
+            options = LoadOptions(strict=False, records=include_records, batch_bytes=batch_bytes)
+            jobs = jobs_for(backend, reopen, options, runs_per_task)
             # Partition 0 holds the source-level findings; batches are numbered from 1, in run order.
             tasks.extend(delayed(audit_partition)(job, str(directory), len(tasks) + 1, names) for job in jobs)
         finally:
-            if backend.kind != "file":
-                backend.close()
+            backend.close()
     scheduler = None if dask is True else dask
     done: Sequence[_PartitionDone] = dask_module.compute(*tasks, scheduler=scheduler) if tasks else ()
     result.rows = dict.fromkeys(names, 0)

@@ -100,7 +100,6 @@ def cmd_audit(args: argparse.Namespace) -> int:
         args.sources,
         parquet=args.parquet,
         include_records=args.records,
-        workers=args.workers,
         quiet=args.quiet,
     )
     rows = [finding.to_json() for finding in result.findings]
@@ -245,7 +244,6 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--fail-on", choices=["error", "warning"], help="exit 1 if a finding this severe exists")
     audit.add_argument("--parquet", metavar="DIR", help="write runs, messages, tool_calls and findings as Parquet")
     audit.add_argument("--records", action="store_true", help="with --parquet: write the records table too")
-    audit.add_argument("--workers", type=int, help="processes for folding (default: one per core; 1: none)")
     audit.add_argument("--quiet", action="store_true", help="no progress bar")
     audit.set_defaults(handler=cmd_audit)
 

@@ -103,6 +103,29 @@ class ResumePosition:
         return {"last_seq": self.last_seq, "waiting_for": self.waiting_for}
 
 
+@dataclass(frozen=True, slots=True)
+class Ending:
+    """Why a run ended: the fatal error or the cancel that decided its status (``failed``, ``cancelled``)."""
+
+    kind: Literal["error", "cancel"]
+    seq: int
+    where: str | None  # the error's where: provider, tool or runner
+    by: str | None  # who cancelled
+    message: str  # the error's message, or the cancel's reason
+
+    @property
+    def text(self) -> str:
+        """One line for tables and banners: ``provider error: overloaded`` / ``cancelled by alice: wrong repo``."""
+        if self.kind == "error":
+            return f"{self.where or 'unknown'} error: {self.message}"
+        return f"cancelled by {self.by or 'unknown'}: {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        if self.kind == "error":
+            return {"kind": "error", "seq": self.seq, "where": self.where, "message": self.message}
+        return {"kind": "cancel", "seq": self.seq, "by": self.by, "reason": self.message}
+
+
 @dataclass(slots=True)
 class FoldResult:
     run: str | None
@@ -118,6 +141,10 @@ class FoldResult:
     first_ts: str | None = None
     last_ts: str | None = None
     claim_seqs: list[int] = field(default_factory=list)
+    stop_reason: str | None = None
+    """The ``stop_reason`` of the last assistant record folded."""
+    ending: Ending | None = None
+    """Why a ``failed`` or ``cancelled`` run ended; None for every other status."""
 
     @property
     def model(self) -> str | None:
@@ -132,6 +159,8 @@ class FoldResult:
             "pending": [call.to_json() for call in self.pending],
             "counters": self.counters.to_json(),
             "resume": self.resume.to_json(),
+            "stop_reason": self.stop_reason,
+            "end_reason": self.ending.to_json() if self.ending is not None else None,
         }
 
 
@@ -174,6 +203,7 @@ class _Folder:
         self.first_ts: str | None = None
         self.last_ts: str | None = None
         self.claim_seqs: list[int] = []
+        self.stop_reason: str | None = None
 
     def report(self, seq: int | None, code: str, message: str) -> None:
         finding = Finding.of(self.run, seq, code, message)
@@ -319,6 +349,7 @@ class _Folder:
         if not self.messages:
             self.report(seq, "assistant_first", "the conversation would start with an assistant message")
         self.turn = _Turn(body, calls)
+        self.stop_reason = body["stop_reason"]
         self.call_ids.update(calls)
         self.traces.extend(call.trace for call in calls.values())
         usage = body["usage"]
@@ -446,7 +477,17 @@ class _Folder:
             first_ts=self.first_ts,
             last_ts=self.last_ts,
             claim_seqs=self.claim_seqs,
+            stop_reason=self.stop_reason,
+            ending=self._ending(status),
         )
+
+    def _ending(self, status: Status) -> Ending | None:
+        decisive = self.last_decisive
+        if decisive is None or status not in ("failed", "cancelled"):
+            return None
+        if status == "failed":
+            return Ending("error", decisive["seq"], decisive["where"], None, decisive["message"])
+        return Ending("cancel", decisive["seq"], None, decisive["by"], decisive["reason"])
 
     def _status(self, pending: list[PendingCall]) -> Status:
         decisive = self.last_decisive

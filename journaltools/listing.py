@@ -25,8 +25,11 @@ def _last_type_and_calls(last: RawRecord | None) -> tuple[str | None, bool]:
 
 def summarize_by_fold(run: str, records: Sequence[RawRecord], complete: bool = True) -> RunSummary:
     """The file listing's row: the run folded leniently; a run with any error finding is ``invalid``."""
-    if not complete:
-        return RunSummary(run, "invalid", None, 0, None, None)
+    if not complete:  # refused (a corrupt line): not folded, but its parseable records still say something
+        first = records[0] if records else None
+        created = first.ts if first is not None and first.type == "meta" else None
+        last_seq = max((record.seq or 0 for record in records), default=0)
+        return RunSummary(run, "invalid", created, last_seq, len(records), None)
     result = fold(records, strict=False, run=run)
     status: ListingStatus = result.status
     if any(finding.severity == "error" for finding in result.findings):

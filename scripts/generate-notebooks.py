@@ -22,7 +22,7 @@ SAMPLES"""
 TABLES = """from journaltools.tables import load
 
 # Arrow tables of every run (lenient: the samples hold broken journals on purpose; they land in findings).
-tables = load(SAMPLES, strict=False, quiet=True)
+tables = load(SAMPLES, strict=False, progress=False)
 tables.findings.to_pandas()[['run', 'code', 'severity']]"""
 
 

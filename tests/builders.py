@@ -60,6 +60,6 @@ def two_record_listing(source: str) -> list[RunSummary]:
         rows = []
         for run in backend.list_runs():
             read = backend.read_run(run, strict=False)
-            if read.records:
+            if read.records and read.complete:  # a corrupt journal is never migrated
                 rows.append(summarize_two_records(run, read.records[0], read.records[-1]))
     return rows

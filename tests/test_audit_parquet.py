@@ -76,7 +76,7 @@ def test_parquet_round_trip_with_pandas_pyarrow_and_duckdb(samples: Path, tmp_pa
     runs = pd.read_parquet(out / "runs.parquet")
     assert runs["created"].dtype == pd.ArrowDtype(TIMESTAMP)
     assert runs["records"].dtype == pd.ArrowDtype(pa.int64())
-    assert runs.loc[runs["run"] == "corrupt-interior", "records"].isna().all()
+    assert runs.loc[runs["run"] == "corrupt-interior", "turns"].isna().all()  # refused: never folded
     assert set(runs.loc[runs["status"] == "invalid", "run"]) == {
         "corrupt-interior",
         "schema-violation",
@@ -104,19 +104,19 @@ def test_the_streamed_audit_finds_what_the_run_by_run_audit_finds(tmp_path: Path
     root = mixed_corpus(tmp_path / "corpus")
     expected = run_by_run_findings([str(root)])
     assert {f.code for f in expected} >= {"corrupt_line", "torn_tail", "schema_violation", "invalid_run_id"}
-    for workers in (1, 2):
-        result = audit_sources([str(root)], parquet=tmp_path / f"out{workers}", workers=workers, batch_bytes=16384)
+    for batch_bytes in (16384, 1 << 20):
+        result = audit_sources([str(root)], parquet=tmp_path / f"out{batch_bytes}", batch_bytes=batch_bytes)
         assert result.findings == expected
         assert result.runs == len(open_source(str(root)).list_runs())
-    one, two = read_audit(tmp_path / "out1"), read_audit(tmp_path / "out2")
-    for name, table in one.items():
-        assert table.equals(two[name]), name
+    small, large = read_audit(tmp_path / "out16384"), read_audit(tmp_path / f"out{1 << 20}")
+    for name, table in small.items():
+        assert table.equals(large[name]), name
 
 
 def test_dask_path_gives_the_local_findings_and_tables(tmp_path: Path) -> None:
     distributed = pytest.importorskip("distributed")
     root = mixed_corpus(tmp_path / "corpus")
-    local = audit_sources([str(root)], parquet=tmp_path / "local", include_records=True, workers=1, batch_bytes=16384)
+    local = audit_sources([str(root)], parquet=tmp_path / "local", include_records=True, batch_bytes=16384)
     with (
         distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,
         distributed.Client(cluster) as client,
@@ -158,11 +158,11 @@ PEAK_RSS = textwrap.dedent(
     mode, source, scratch = sys.argv[1], sys.argv[2], sys.argv[3]
     if mode == "audit":
         from journaltools.audit import audit_sources
-        audit_sources([source], parquet=tempfile.mkdtemp(dir=scratch), include_records=True, workers=1,
+        audit_sources([source], parquet=tempfile.mkdtemp(dir=scratch), include_records=True,
                       batch_bytes=1 << 18, row_group_bytes=1 << 20, quiet=True)
     else:
         from journaltools.tables import load
-        tables = load(source, workers=1, batch_bytes=1 << 18)
+        tables = load(source, batch_bytes=1 << 18)
     # VmHWM, not ru_maxrss: a child's ru_maxrss keeps the high-water mark of the forked parent it was before exec.
     with open("/proc/self/status") as status:
         print(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
@@ -207,7 +207,7 @@ def test_dask_tasks_read_a_jetstream_source_themselves(
     from journaltools.ops.migrate import migrate
 
     migrate(FileBackend(samples), jetstream)
-    local = audit_sources([jetstream_url], parquet=tmp_path / "local", workers=1)
+    local = audit_sources([jetstream_url], parquet=tmp_path / "local")
     with (
         distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,
         distributed.Client(cluster) as client,

@@ -38,7 +38,8 @@ def test_show_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys, "show", SAMPLES, "suspended-approval", "--json")
     document = json.loads(out)
     assert code == 0
-    assert set(document) == {"run", "status", "messages", "pending", "counters", "resume"}
+    assert set(document) == {"run", "status", "messages", "pending", "counters", "resume", "stop_reason", "end_reason"}
+    assert document["stop_reason"] == "tool_use" and document["end_reason"] is None
     assert document["pending"] == [
         {"id": "toolu_21", "name": "deploy", "input": {"env": "production"}, "deferred": "approval", "approval": None}
     ]

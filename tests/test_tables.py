@@ -1,17 +1,12 @@
-"""The Arrow tables: schemas and values on the samples, strict and lenient loads, the fast records path
-against the file backend's reader (examples and hypothesis), worker processes, JetStream, pandas."""
+"""The Arrow tables: schemas and values on the samples, strict and lenient loads, the records path against
+the file backend's reader (examples and hypothesis), other sources, pandas."""
 
 from __future__ import annotations
 
-import multiprocessing
-import os
-import signal
-from collections.abc import Generator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import orjson
 import pandas as pd
 import pyarrow as pa
@@ -19,11 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from journaltools import tables
 from journaltools.backends.file import FileBackend
-from journaltools.errors import CorruptJournal, FoldError, RecordRefused, VersionMismatch
+from journaltools.errors import CorruptJournal, FoldError, RecordRefused, SourceError, VersionMismatch
 from journaltools.fold import fold
 from journaltools.generate import generate_corpus, journal_bytes, run_id
+from journaltools.protocol.envelope import check_envelope
 from journaltools.tables import (
     FINDINGS_SCHEMA,
     MESSAGES_SCHEMA,
@@ -32,13 +27,14 @@ from journaltools.tables import (
     SCHEMAS,
     TIMESTAMP,
     TOOL_CALLS_SCHEMA,
-    BatchJob,
     Tables,
     findings_of,
+    findings_table,
     load,
-    run_batch,
     timestamps,
 )
+from journaltools.tables.build import RecordColumns
+from journaltools.tables.columns import with_source
 from tests.builders import JournalBuilder
 
 SAMPLES = Path(__file__).resolve().parent.parent / "data" / "samples"
@@ -50,48 +46,35 @@ def samples(samples_dir: Path) -> Path:
     return samples_dir
 
 
-def exact_records(root: Path, *, keep_invalid: bool = False) -> Tables:
-    """The records table as the file backend's reader gives it (the exact path, no fast parsing)."""
+def exact_records(root: Path) -> Tables:
+    """The records table as the file backend's reader gives it, run by run (no fast route)."""
     backend = FileBackend(root)
-    job = BatchJob(backend.url, tuple(backend.list_runs()), root=str(root), fold=False, keep_invalid=keep_invalid)
-    return run_batch(job).tables
-
-
-def fast_record_parts(
-    root: Path, plan: tables._CoDecoderPlan | None = None, *, keep_invalid: bool = False
-) -> Generator[Tables, None, None]:
-    """The fast records path, batch by batch, its co-decoder following ``plan`` (small batches: many of them)."""
-    backend = FileBackend(root)
-    return tables._fast_records(
-        backend,
-        backend.list_runs(),
-        strict=False,
-        keep_invalid=keep_invalid,
-        batch_bytes=4096,
-        workers=2,
-        tick=lambda _: None,
-        co_decoder_plan=plan,
+    columns = RecordColumns()
+    findings = []
+    for run in backend.list_runs():
+        read = backend.read_run(run, strict=False)
+        findings.extend(read.findings)
+        findings.extend(f for r in read.records if (f := check_envelope(r.body, expected_run=run)) is not None)
+        columns.add(run, read.records)
+    return Tables.of(
+        records=pa.Table.from_batches([columns.batch(backend.url)]),
+        findings=findings_table([with_source(f, backend.url) for f in findings]),
     )
 
 
-def fast_records(root: Path, plan: tables._CoDecoderPlan, *, keep_invalid: bool = False) -> Tables:
-    return Tables.concat(fast_record_parts(root, plan, keep_invalid=keep_invalid))
-
-
-# Who does the envelope work: this process only, the co-decoder process for every batch, or both as they meet.
-PATHS = {"here": None, "co-decoder": tables._CoDecoderPlan(takes_all=True), "shared": tables._CoDecoderPlan()}
-
-
-def assert_same_records(root: Path, *, keep_invalid: bool = False, path: str = "default") -> Tables:
-    if path == "default":
-        fast = load(root, strict=False, fold=False, keep_invalid=keep_invalid, batch_bytes=4096)
-    elif path == "here":
-        fast = load(root, strict=False, fold=False, keep_invalid=keep_invalid, batch_bytes=4096, workers=1)
-    else:
-        fast = fast_records(root, PATHS[path], keep_invalid=keep_invalid)  # type: ignore[arg-type]
-    exact = exact_records(root, keep_invalid=keep_invalid)
+def assert_same_records(root: Path) -> Tables:
+    """The records path (small batches: many of them) gives the exact reader's rows and findings, and folding
+    changes nothing about the records."""
+    fast = load(root, strict=False, fold=False, batch_bytes=4096)
+    exact = exact_records(root)
     assert fast.records.combine_chunks().equals(exact.records.combine_chunks())
-    assert findings_of(fast.findings) == findings_of(exact.findings)
+    assert [(f.run, f.seq, f.code, f.message) for f in findings_of(fast.findings)] == [
+        (f.run, f.seq, f.code, f.message) for f in findings_of(exact.findings)
+    ]
+    folded = load(root, strict=False, batch_bytes=4096)
+    assert folded.records.combine_chunks().equals(fast.records.combine_chunks())
+    corrupt = {f.run for f in findings_of(fast.findings) if f.code in ("corrupt_line", "line_too_long")}
+    assert corrupt == {f.run for f in findings_of(folded.findings) if f.code in ("corrupt_line", "line_too_long")}
     return fast
 
 
@@ -116,11 +99,13 @@ def test_every_table_has_its_schema_and_the_interface_columns(samples: Path) -> 
         assert schema.field(column).type == pa.timestamp("us", tz="UTC")
 
 
-def test_lenient_load_of_the_samples_returns_the_good_runs_and_every_finding(samples: Path) -> None:
+def test_lenient_load_of_the_samples_keeps_every_run_record_and_finding(samples: Path) -> None:
     tables = load(samples, strict=False)
-    good = sorted(path.stem for path in samples.glob("*.jsonl") if path.stem not in BROKEN_SAMPLES)
-    assert tables.runs.column("run").to_pylist() == good
-    assert set(tables.records.column("run").to_pylist()) == set(good)
+    journals = sorted(path.stem for path in samples.glob("*.jsonl"))
+    assert tables.runs.column("run").to_pylist() == journals  # one row per journal, the broken ones too
+    statuses = dict(zip(tables.runs["run"].to_pylist(), tables.runs["status"].to_pylist(), strict=True))
+    assert {run for run, status in statuses.items() if status == "invalid"} == BROKEN_SAMPLES
+    assert set(tables.records.column("run").to_pylist()) == set(journals)
     by_code = {(f.run, f.code) for f in findings_of(tables.findings)}
     assert {
         ("corrupt-interior", "corrupt_line"),
@@ -129,12 +114,29 @@ def test_lenient_load_of_the_samples_returns_the_good_runs_and_every_finding(sam
         ("torn-tail", "torn_tail"),
     } <= by_code
     assert all(source for source in tables.findings.column("source").to_pylist())
+    # The corrupt journal is refused (not folded) but its parseable lines are records, positions intact.
+    corrupt = tables.records.filter(pa.compute.equal(tables.records["run"], "corrupt-interior"))
+    lines = (samples / "corrupt-interior.jsonl").read_bytes().split(b"\n")[:-1]
+    assert corrupt["position"].to_pylist() == [n for n, line in enumerate(lines, 1) if n != 3]
+    refused = tables.runs.filter(pa.compute.equal(tables.runs["run"], "corrupt-interior")).to_pylist()[0]
+    assert refused["records"] == len(lines) - 1 and refused["error_findings"] == 1 and refused["turns"] is None
+
+
+def test_why_a_run_ended(samples: Path) -> None:
+    rows = {row["run"]: row for row in load(samples, strict=False).runs.to_pylist()}
+    assert rows["failed-provider"]["end_reason"] == "provider error: overloaded: 3 retries exhausted"
+    assert rows["cancelled-by-user"]["end_reason"] == "cancelled by alice@example.com: wrong repository"
+    assert rows["completed-with-tools"]["end_reason"] is None
+    assert rows["completed-with-tools"]["stop_reason"] == "end_turn"
+    assert rows["turn-in-flight"]["stop_reason"] == "tool_use"
 
 
 def test_run_rows_match_the_fold(samples: Path) -> None:
     tables = load(samples, strict=False)
     backend = FileBackend(samples)
     for row in tables.runs.to_pylist():
+        if row["run"] in BROKEN_SAMPLES:
+            continue
         read = backend.read_run(row["run"])
         result = fold(read.records, run=row["run"])
         assert row["status"] == result.status
@@ -236,16 +238,8 @@ def test_strict_records_only_load_refuses_a_record_naming_another_run(tmp_path: 
     with pytest.raises(RecordRefused, match="run_mismatch"):
         load(tmp_path, fold=False)
     lenient = load(tmp_path, fold=False, strict=False)
-    assert lenient.records.num_rows == 0
+    assert lenient.records.num_rows == 2  # lenient loads keep every parseable record
     assert {f.code for f in findings_of(lenient.findings)} == {"run_mismatch"}
-
-
-def test_keep_invalid_keeps_bad_runs_with_status_invalid(samples: Path) -> None:
-    tables = load(samples, strict=False, keep_invalid=True)
-    statuses = dict(zip(tables.runs["run"].to_pylist(), tables.runs["status"].to_pylist(), strict=True))
-    assert {run for run, status in statuses.items() if status == "invalid"} == BROKEN_SAMPLES
-    refused = tables.runs.filter(pa.compute.equal(tables.runs["run"], "corrupt-interior")).to_pylist()[0]
-    assert refused["records"] is None and refused["error_findings"] == 1
 
 
 def corrupt_corpus(root: Path) -> dict[str, str]:
@@ -272,24 +266,25 @@ def corrupt_corpus(root: Path) -> dict[str, str]:
 
 def test_lenient_load_of_a_directory_with_corrupt_journals(tmp_path: Path) -> None:
     broken = corrupt_corpus(tmp_path)
-    tables = load(tmp_path, strict=False, workers=1)
-    runs = tables.runs.column("run").to_pylist()
-    assert "run-0000003" in runs  # a torn tail is only a warning
-    assert set(runs) == {run_id(i) for i in range(12)} - {r for r, code in broken.items() if code != "torn_tail"}
+    tables = load(tmp_path, strict=False)
+    assert tables.runs.column("run").to_pylist() == [run_id(i) for i in range(12)]
+    statuses = dict(zip(tables.runs["run"].to_pylist(), tables.runs["status"].to_pylist(), strict=True))
+    assert {run for run, status in statuses.items() if status == "invalid"} == {
+        run for run, code in broken.items() if code != "torn_tail"
+    }
     found = {(f.run, f.code) for f in findings_of(tables.findings)}
     assert {(run, code) for run, code in broken.items()} <= found
     assert tables.records.num_rows == sum(row["records"] for row in tables.runs.to_pylist())
     with pytest.raises(CorruptJournal, match="run-0000001"):
-        load(tmp_path, workers=1)
+        load(tmp_path)
 
 
 # -- the fast records path is the file backend's reader ------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", ["default", *PATHS])
-def test_fast_records_equal_the_exact_reader_on_a_generated_corpus(tmp_path: Path, path: str) -> None:
+def test_fast_records_equal_the_exact_reader_on_a_generated_corpus(tmp_path: Path) -> None:
     generate_corpus(tmp_path, runs=30, records=60, seed=3, workers=1)
-    fast = assert_same_records(tmp_path, path=path)
+    fast = assert_same_records(tmp_path)
     assert fast.records.num_rows == 30 * 60
     assert fast.findings.num_rows == 0
 
@@ -325,21 +320,29 @@ MUTATIONS: dict[str, object] = {
         *ls[5:],
     ],
     "a whitespace line, two records on another": lambda ls: [*ls[:3], b" ", ls[3] + b" " + ls[4], *ls[5:]],
+    "a number beyond a double in a skipped field": lambda ls: [*ls[:3], ls[3][:-1] + b',"x":1e400}', *ls[4:]],
+    "a huge integer in a skipped field": lambda ls: [*ls[:3], ls[3][:-1] + b',"x":1' + b"0" * 40 + b"}", *ls[4:]],
+    "a duplicated envelope key": lambda ls: [*ls[:3], ls[3][:-1] + b',"type":"note"}', *ls[4:]],
+    "a duplicated nested key": lambda ls: [*ls[:3], ls[3][:-1] + b',"x":{"a":1,"a":2}}', *ls[4:]],
+    "an unpaired surrogate": lambda ls: [*ls[:3], ls[3][:-1] + b',"x":"\\ud800"}', *ls[4:]],
+    "a surrogate pair": lambda ls: [*ls[:3], ls[3][:-1] + b',"x":"\\ud83d\\ude00"}', *ls[4:]],
+    "a control character in a string": lambda ls: [*ls[:3], ls[3][:-1] + b',"x":"a\x01b"}', *ls[4:]],
+    "nested 300 deep": lambda ls: [*ls[:3], ls[3][:-1] + b',"x":' + b"[" * 300 + b"]" * 300 + b"}", *ls[4:]],
+    "nested 2000 deep": lambda ls: [*ls[:3], ls[3][:-1] + b',"x":' + b"[" * 2000 + b"]" * 2000 + b"}", *ls[4:]],
+    "a carriage return before the newline": lambda ls: [*ls[:3], ls[3] + b"\r", *ls[4:]],
+    "a byte order mark": lambda ls: [b"\xef\xbb\xbf" + ls[0], *ls[1:]],
+    "a journal of one empty line": lambda ls: [b""],
 }
 
 
 @pytest.mark.parametrize("mutation", sorted(MUTATIONS))
-@pytest.mark.parametrize("keep_invalid", [False, True])
-@pytest.mark.parametrize("path", sorted(PATHS))
-def test_fast_records_equal_the_exact_reader_on_broken_journals(
-    tmp_path: Path, mutation: str, keep_invalid: bool, path: str
-) -> None:
+def test_fast_records_equal_the_exact_reader_on_broken_journals(tmp_path: Path, mutation: str) -> None:
     generate_corpus(tmp_path, runs=3, records=12, seed=11, workers=1)
     journal = tmp_path / f"{run_id(1)}.jsonl"
     lines = MUTATIONS[mutation](journal.read_bytes().split(b"\n")[:-1])  # type: ignore[operator]
     data = b"".join(line + b"\n" for line in lines)
     journal.write_bytes(data[:-1] if mutation == "last line without newline" else data)
-    assert_same_records(tmp_path, keep_invalid=keep_invalid, path=path)
+    assert_same_records(tmp_path)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -360,89 +363,25 @@ def test_fast_records_equal_the_exact_reader_on_random_damage(
     (root / f"{run_id(1)}.jsonl").write_bytes(damaged)
     (root / f"{run_id(2)}.jsonl").write_bytes(good.replace(run_id(0).encode(), run_id(2).encode()))
     assert_same_records(root)
-    assert_same_records(root, keep_invalid=True)
 
 
-def test_the_co_decoder_results_are_used_when_it_read_the_same_bytes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    generate_corpus(tmp_path, runs=20, records=30, seed=5, workers=1)
-    verdicts: list[bool] = []
-    agrees = tables._agrees
-
-    def spy(envelopes: Any, prepared: Any) -> bool:
-        verdicts.append(agrees(envelopes, prepared))
-        return verdicts[-1]
-
-    monkeypatch.setattr(tables, "_agrees", spy)
-    fast = fast_records(tmp_path, tables._CoDecoderPlan(takes_all=True))
-    assert fast.records.combine_chunks().equals(exact_records(tmp_path).records.combine_chunks())
-    batches = tables._batches_by_size(
-        tables._file_journals(FileBackend(tmp_path), FileBackend(tmp_path).list_runs()), 4096
-    )
-    assert len(verdicts) == len(batches) > 2 and all(verdicts)
-
-
-def test_a_co_decoder_result_for_other_bytes_is_refused(tmp_path: Path) -> None:
-    here = journal_bytes(5, 1, 6)
-    lines = here.split(b"\n")
-    lines[-2] = lines[-2].replace(b'"seq":6', b'"seq":7')  # the same size and line count, another last line
-    there = b"\n".join(lines)
-    assert len(there) == len(here) and there != here
-    journal = tables._Journal(run_id(1), str(tmp_path / f"{run_id(1)}.jsonl"), len(here))
-    data = memoryview(np.frombuffer(here, np.uint8).copy().data)
-    prepared = tables._split_batch([journal], data, np.array([0]), check_utf8=True)
-    Path(journal.path).write_bytes(there)
-    assert tables._agrees(tables._co_decode_batch([journal]), prepared) is False
-    Path(journal.path).write_bytes(here)
-    assert tables._agrees(tables._co_decode_batch([journal]), prepared) is True
-
-
-@pytest.mark.parametrize(
-    "plan",
-    [
-        tables._CoDecoderPlan(takes_all=True, exit_after=0),
-        tables._CoDecoderPlan(takes_all=True, exit_after=3),
-        tables._CoDecoderPlan(exit_after=1),
-    ],
-    ids=["dies-at-once", "dies-midway", "dies-sharing"],
-)
-def test_a_co_decoder_that_dies_loses_nothing(tmp_path: Path, plan: Any) -> None:
-    broken = corrupt_corpus(tmp_path)
-    fast = fast_records(tmp_path, plan)
-    exact = exact_records(tmp_path)
-    assert fast.records.combine_chunks().equals(exact.records.combine_chunks())
-    assert findings_of(fast.findings) == findings_of(exact.findings)
-    assert {f.code for f in findings_of(fast.findings)} == set(broken.values())
-
-
-def test_a_co_decoder_killed_mid_load_loses_nothing(tmp_path: Path) -> None:
-    """SIGKILL wherever it happens to be (parsing, sending half a result, waiting): the load still ends, whole.
-
-    More batches than the co-decoder may claim ahead of this thread: it is still there after the first one.
-    """
-    generate_corpus(tmp_path, runs=150, records=20, seed=9, workers=1)
-    parts = fast_record_parts(tmp_path)
-    first = next(parts)
-    (co_decoder,) = [p for p in multiprocessing.active_children() if p.name == "journaltools-co-decoder"]
-    assert co_decoder.pid is not None
-    os.kill(co_decoder.pid, signal.SIGKILL)
-    fast = Tables.concat([first, *parts])
-    assert fast.records.combine_chunks().equals(exact_records(tmp_path).records.combine_chunks())
-    assert not [p for p in multiprocessing.active_children() if p.name == "journaltools-co-decoder"]
-
-
-def test_closing_a_load_early_stops_its_co_decoder_even_if_sigterm_is_handled(tmp_path: Path) -> None:
-    generate_corpus(tmp_path, runs=150, records=20, seed=9, workers=1)
-    previous = signal.signal(signal.SIGTERM, lambda *_: None)  # a forked child inherits this handler
-    try:
-        parts = fast_record_parts(tmp_path)
-        next(parts)
-        assert [p for p in multiprocessing.active_children() if p.name == "journaltools-co-decoder"]
-        parts.close()
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    assert not [p for p in multiprocessing.active_children() if p.name == "journaltools-co-decoder"]
+def test_a_line_beyond_the_cap_is_a_finding_and_never_held_whole(tmp_path: Path) -> None:
+    good = journal_bytes(5, 0, 8)
+    lines = journal_bytes(5, 1, 8).split(b"\n")[:-1]
+    huge = lines[3][:-1] + b',"padding":"' + b"x" * 5000 + b'"}'
+    (tmp_path / f"{run_id(0)}.jsonl").write_bytes(good)
+    (tmp_path / f"{run_id(1)}.jsonl").write_bytes(b"\n".join([*lines[:3], huge, *lines[4:]]) + b"\n")
+    for fold_runs in (False, True):
+        tables = load(tmp_path, strict=False, fold=fold_runs, max_line_bytes=4096)
+        codes = [(f.run, f.code) for f in findings_of(tables.findings)]
+        assert codes == [(run_id(1), "line_too_long")]
+        positions = tables.records.filter(pa.compute.equal(tables.records["run"], run_id(1)))["position"]
+        assert positions.to_pylist() == [n for n in range(1, len(lines) + 1) if n != 4]
+        statuses = tables.runs["status"].to_pylist()
+        assert not fold_runs or statuses[1] == "invalid"
+    with pytest.raises(CorruptJournal, match="4,096-byte limit"):
+        load(tmp_path, max_line_bytes=4096)
+    assert load(tmp_path).records.num_rows == 16  # under the default cap the line is an ordinary record
 
 
 def test_timestamps_follow_the_protocol_pattern() -> None:
@@ -466,26 +405,20 @@ def test_timestamps_follow_the_protocol_pattern() -> None:
 # -- processes, other sources, progress ------------------------------------------------------------------------
 
 
-def test_worker_processes_give_the_same_tables(tmp_path: Path) -> None:
-    corrupt_corpus(tmp_path)
-    here = load(tmp_path, strict=False, workers=1, batch_bytes=8192)
-    there = load(tmp_path, strict=False, workers=2, batch_bytes=8192)
-    for name, table in here.items():
-        assert table.combine_chunks().equals(there[name].combine_chunks()), name
-
-
 def test_loading_from_jetstream_gives_the_file_tables(samples: Path, jetstream: Any, jetstream_url: str) -> None:
     from journaltools.ops.migrate import migrate
 
     migrate(FileBackend(samples), jetstream)
     from_file = load(samples, strict=False)
-    from_nats = load(jetstream_url, strict=False, workers=1)  # by URL, like any other source
+    from_nats = load(jetstream_url, strict=False)  # by URL, like any other source
     for name in ("runs", "messages", "tool_calls"):
         # The file's torn tail is a warning only there: migration copies the records, not the torn line.
         columns = [c for c in from_file[name].column_names if c not in ("source", "warning_findings")]
-        assert from_file[name].select(columns).equals(from_nats[name].select(columns)), name
+        migrated = pa.compute.is_in(from_file[name]["run"], value_set=from_nats.runs["run"])
+        assert from_file[name].filter(migrated).select(columns).equals(from_nats[name].select(columns)), name
     columns = ["run", "seq", "type", "ts", "optional", "size", "body"]
-    assert from_file.records.select(columns).equals(from_nats.records.select(columns))
+    migrated = pa.compute.is_in(from_file.records["run"], value_set=from_nats.runs["run"])
+    assert from_file.records.filter(migrated).select(columns).equals(from_nats.records.select(columns))
     assert set(from_nats.records["source"].to_pylist()) == {jetstream.url}
     assert from_nats.records["position"].to_pylist() != from_file.records["position"].to_pylist()  # stream seqs
     assert load(jetstream, "completed-with-tools").runs["status"].to_pylist() == ["completed"]  # an open backend
@@ -494,7 +427,7 @@ def test_loading_from_jetstream_gives_the_file_tables(samples: Path, jetstream: 
 
     from journaltools.audit import audit_sources, iter_run_audits
 
-    audit = audit_sources([jetstream_url], parquet=samples.parent / "audit", workers=2)
+    audit = audit_sources([jetstream_url], parquet=samples.parent / "audit")
     assert audit.findings == [f for run_audit in iter_run_audits(jetstream) for f in run_audit.findings]
     assert audit.runs == len(jetstream.list_runs()) and audit.rows["runs"] == audit.runs
 
@@ -504,7 +437,7 @@ def test_progress_bar_only_when_asked_or_on_a_terminal(samples: Path, capsys: py
     assert capsys.readouterr().err == ""  # stderr is not a terminal here
     load(samples, strict=False, progress=True)
     assert "journaltools load" in capsys.readouterr().err
-    load(samples, strict=False, progress=True, quiet=True)
+    load(samples, strict=False, progress=False)
     assert capsys.readouterr().err == ""
 
 
@@ -524,3 +457,11 @@ def test_asking_for_a_run_that_is_not_there(samples: Path) -> None:
             load(samples, ["completed-with-tools", "nope"], fold=fold_runs)
     with pytest.raises(InvalidRunId):
         load(samples, "not a run id")
+
+
+def test_a_file_that_cannot_be_a_journal_is_reported_once(samples: Path) -> None:
+    (samples / "not a run.jsonl").write_bytes(JournalBuilder("x").bytes())
+    tables = load(samples, strict=False)
+    assert [f.code for f in findings_of(tables.findings) if f.run is None] == ["invalid_run_id"]
+    with pytest.raises(SourceError, match="not a run"):
+        load(samples)

@@ -7,6 +7,7 @@ that runs it on the process-wide background loop (see ``journaltools.aio``).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal
@@ -27,7 +28,9 @@ from journaltools.protocol.runid import validate_run_id
 
 @dataclass(slots=True)
 class RunRead:
-    """One run as read from a backend. ``complete`` is False when the journal was refused (corrupt)."""
+    """One run as read from a backend. ``complete`` is False when the journal was refused (a corrupt or
+    over-long line): ``records`` then holds the lines that parse and ``findings`` one finding per line that
+    does not, but the run must not be folded or copied as if whole."""
 
     run: str
     records: list[RawRecord]
@@ -143,7 +146,7 @@ class Backend(ABC):
     @abstractmethod
     async def read_run_async(self, run: str, *, strict: bool = True) -> RunRead:
         """All records of one run in order. Strict: a corrupt journal raises ``CorruptJournal``;
-        lenient: it comes back with ``complete=False``, no records and a ``corrupt_line`` finding."""
+        lenient: it comes back with ``complete=False``, its parseable records and a finding per bad line."""
 
     @abstractmethod
     async def listing_async(self) -> list[RunSummary]:
@@ -154,6 +157,15 @@ class Backend(ABC):
 
     async def aclose(self) -> None:  # noqa: B027 - backends without connections have nothing to close
         pass
+
+    def local_journals(self, runs: Sequence[str]) -> list[tuple[str, str]] | None:
+        """``(run, path)`` of each run's journal when the journals are local files a loader may read itself;
+        None for a backend whose journals are not files (the loader then reads through the backend)."""
+        return None
+
+    def source_findings(self) -> list[Finding]:
+        """Findings about the source itself rather than one of its runs (say, a file that is not a journal)."""
+        return []
 
     async def read_runs_async(self, runs: list[str] | None = None, *, strict: bool = True) -> list[RunRead]:
         return [await self.read_run_async(run, strict=strict) for run in (runs or await self.list_runs_async())]

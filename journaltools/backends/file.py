@@ -13,12 +13,11 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from journaltools._durable import fsync_directory, write_all
-from journaltools._perf import paused_gc
 from journaltools.backends.base import (
     AppendResult,
     AppendVerdictTaken,
@@ -28,63 +27,15 @@ from journaltools.backends.base import (
     RunSummary,
     prepare_record,
 )
-from journaltools.errors import CorruptJournal, JournalLocked, RunNotFound, SequenceGap, SourceError
+from journaltools.backends.scan import DEFAULT_MAX_LINE_BYTES, read_journal, scan_journal
+from journaltools.errors import JournalLocked, RunNotFound, SequenceGap, SourceError
 from journaltools.listing import summarize_by_fold
 from journaltools.protocol.findings import Finding
-from journaltools.protocol.records import LineNotJson, RawRecord, decode_record
 from journaltools.protocol.runid import is_valid_run_id, validate_run_id
 from journaltools.protocol.sequence import AppendVerdict, check_append
 
 JOURNAL_SUFFIX = ".jsonl"
 LOCK_SUFFIX = ".lock"
-
-
-@dataclass(slots=True)
-class ScannedJournal:
-    """A journal's bytes split into records; ``clean_length`` is where a torn tail starts (or the size)."""
-
-    records: list[RawRecord]
-    findings: list[Finding]
-    clean_length: int
-    needs_newline: bool
-    corrupt: CorruptJournal | None = None
-
-
-def scan_journal(data: bytes, run: str, where: str = "") -> ScannedJournal:
-    """Split journal bytes into records. Never raises: corruption comes back in ``corrupt``."""
-    with paused_gc():
-        return _scan(data, run, where)
-
-
-def _scan(data: bytes, run: str, where: str) -> ScannedJournal:
-    records: list[RawRecord] = []
-    findings: list[Finding] = []
-    lines = data.split(b"\n")
-    terminated = lines[-1] == b""
-    if terminated:
-        lines.pop()
-    offset = 0
-    last_index = len(lines) - 1
-    for index, line in enumerate(lines):
-        try:
-            records.append(decode_record(line, index + 1))
-        except LineNotJson as exc:
-            if index == last_index:
-                findings.append(
-                    Finding.of(
-                        run,
-                        None,
-                        "torn_tail",
-                        f"final line {index + 1} ({len(line)} bytes) does not parse and was dropped: {exc}",
-                        where,
-                    )
-                )
-                return ScannedJournal(records, findings, offset, needs_newline=False)
-            corrupt = CorruptJournal(run, index + 1, f"line does not parse: {exc}", where)
-            finding = Finding.of(run, None, "corrupt_line", str(corrupt), where)
-            return ScannedJournal([], [finding], offset, needs_newline=False, corrupt=corrupt)
-        offset += len(line) + 1
-    return ScannedJournal(records, findings, min(offset, len(data)), needs_newline=bool(lines) and not terminated)
 
 
 class FileJournalWriter(JournalWriter):
@@ -192,8 +143,11 @@ class FileJournalWriter(JournalWriter):
 class FileBackend(Backend):
     kind = "file"
 
-    def __init__(self, root: str | os.PathLike[str], *, create: bool = False) -> None:
+    def __init__(
+        self, root: str | os.PathLike[str], *, create: bool = False, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    ) -> None:
         self.root = Path(root)
+        self.max_line_bytes = max_line_bytes
         if create:
             self.root.mkdir(parents=True, exist_ok=True)
         if not self.root.is_dir():
@@ -220,18 +174,24 @@ class FileBackend(Backend):
             if entry.name.endswith(JOURNAL_SUFFIX) and not is_valid_run_id(entry.name[: -len(JOURNAL_SUFFIX)])
         )
 
+    def local_journals(self, runs: Sequence[str]) -> list[tuple[str, str]]:
+        return [(run, str(self.path_of(run))) for run in runs]
+
+    def source_findings(self) -> list[Finding]:
+        return [
+            Finding.of(None, None, "invalid_run_id", f"{name}: the file name is not a valid run id; not read", self.url)
+            for name in self.unusable_journal_names()
+        ]
+
     def read_run_now(self, run: str, *, strict: bool = True) -> RunRead:
         path = self.path_of(run)
         try:
-            data = path.read_bytes()
+            scanned = read_journal(path, run, self.max_line_bytes)
         except FileNotFoundError:
             raise RunNotFound(run, str(self.root)) from None
-        scanned = scan_journal(data, run, str(path))
-        if scanned.corrupt is not None:
-            if strict:
-                raise scanned.corrupt
-            return RunRead(run, [], scanned.findings, self.url, complete=False)
-        return RunRead(run, scanned.records, scanned.findings, self.url)
+        if scanned.corrupt is not None and strict:
+            raise scanned.corrupt
+        return RunRead(run, scanned.records, scanned.findings, self.url, complete=scanned.corrupt is None)
 
     async def list_runs_async(self) -> list[str]:
         return self.list_runs_now()

@@ -665,7 +665,10 @@ class JetStreamBackend(Backend):
     # -- reading ---------------------------------------------------------------------------------
 
     def _decode(self, run: str, messages: list[Msg], strict: bool) -> RunRead:
+        """Messages are atomic, so a body that does not parse is corruption, never a torn tail; leniently
+        the run comes back with every message that parses and one finding per message that does not."""
         records: list[RawRecord] = []
+        findings: list[Finding] = []
         for msg in messages:
             position = _stream_sequence(msg)
             try:
@@ -675,9 +678,8 @@ class JetStreamBackend(Backend):
                 corrupt = CorruptJournal(run, position, f"message does not parse: {exc}", where)
                 if strict:
                     raise corrupt from None
-                finding = Finding.of(run, None, "corrupt_line", str(corrupt), self.url)
-                return RunRead(run, [], [finding], self.url, complete=False)
-        return RunRead(run, records, [], self.url)
+                findings.append(Finding.of(run, None, "corrupt_line", str(corrupt), self.url))
+        return RunRead(run, records, findings, self.url, complete=not findings)
 
     async def read_run_async(self, run: str, *, strict: bool = True) -> RunRead:
         messages = await self._get_batch(self.subject(run, "*"))

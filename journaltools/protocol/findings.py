@@ -9,7 +9,7 @@ Severity = Literal["error", "warning", "info"]
 
 SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 
-#: code -> severity. The codes of INTERFACES.md keep their meaning; the rest are journaltools' own.
+#: code -> severity. The codes of the interface (docs/interfaces.md) keep their meaning; more may be added.
 FINDING_SEVERITY: dict[str, Severity] = {
     "torn_tail": "warning",
     "corrupt_line": "error",
@@ -27,12 +27,15 @@ FINDING_SEVERITY: dict[str, Severity] = {
     "unanswered_calls": "error",
     "approval_without_deferral": "warning",
     "listing_documented": "info",
+    "listing_summary_rule": "info",
     "listing_discrepancy": "error",
-    # Added by journaltools:
-    "duplicate_call_id": "error",  # a tool_use id used twice in one run
-    "assistant_first": "error",  # the conversation would start with an assistant message
-    "invalid_run_id": "error",  # a journal whose file name or subject token is not a valid run id
-    "duplicate_deferral": "error",  # a second deferral for one call
+    "duplicate_call_id": "error",
+    "assistant_first": "error",
+    "invalid_run_id": "error",
+    "duplicate_deferral": "warning",
+    "empty_content": "warning",
+    # journaltools' own, beyond the interface's list:
+    "line_too_long": "error",  # a line beyond the reader's size cap: skipped unread, the journal refused
 }
 
 

@@ -2,24 +2,27 @@
 
 A record is validated in two steps so a reader pays only for what it needs:
 
-1. ``decode_record`` parses one line (orjson) and keeps its original bytes: enough for tables,
-   digests and migration, which never re-encode.
-2. ``validate_record`` checks the envelope and the payload of a known type against its model and
-   returns either the model or the finding that says which field broke which rule. The result is
-   cached on the record, so folding every prefix of a run validates each record once.
+1. ``decode_record`` parses one line (``jsonline.parse_line``) and keeps its original bytes: enough for
+   tables, digests and migration, which never re-encode.
+2. ``validate_record`` checks the envelope (``envelope.check_envelope``), refuses a key that appears
+   twice in one object, and checks the payload of a known type against its model; it returns either the
+   model or the finding that says which field broke which rule. The result is cached on the record, so
+   folding every prefix of a run validates each record once.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Final, Literal
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from journaltools.protocol.envelope import SEQ_MAX, TIMESTAMP_PATTERN, check_envelope
 from journaltools.protocol.findings import Finding
-from journaltools.protocol.runid import RUN_ID_PATTERN, is_valid_run_id
+from journaltools.protocol.jsonline import LineNotJson as LineNotJson
+from journaltools.protocol.jsonline import parse_line
+from journaltools.protocol.runid import RUN_ID_PATTERN
 
 PROTOCOL_VERSION: Final = 1
 
@@ -38,13 +41,6 @@ RECORD_TYPES: Final = (
 #: Only these may carry ``"optional": true``: a reader that skips them is more conservative, never different.
 OPTIONAL_ALLOWED: Final = frozenset({"approval", "claim", "note"})
 
-#: RFC 3339 UTC with each field in range (the day is not checked against its month). Written for both
-#: Python's re and RE2, so the Arrow loader checks exactly the same rule column-wise.
-TIMESTAMP_PATTERN: Final = (
-    r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)"
-    r"(\.[0-9]{1,9})?Z$"
-)
-_TIMESTAMP = re.compile(TIMESTAMP_PATTERN)
 SHA256_PATTERN: Final = r"^[0-9a-f]{64}$"
 
 
@@ -101,7 +97,7 @@ class Fingerprint(_Open):
 
 class _Envelope(_Open):
     run: Annotated[str, Field(pattern=RUN_ID_PATTERN)]
-    seq: Annotated[int, Field(ge=1)]
+    seq: Annotated[int, Field(ge=1, le=SEQ_MAX)]
     ts: Annotated[str, Field(pattern=TIMESTAMP_PATTERN)]
     optional: bool = False
 
@@ -219,20 +215,18 @@ def record_json_schema() -> dict[str, Any]:
     return schema
 
 
-class LineNotJson(ValueError):
-    """A line that is not one JSON object; readers decide whether it is a torn tail or corruption."""
-
-
 @dataclass(slots=True, eq=False)
 class RawRecord:
     """One record as stored: its original bytes (no trailing newline), its parsed body, and where it was read.
 
-    ``position`` is the line number (file) or the stream sequence (JetStream).
+    ``position`` is the line number (file) or the stream sequence (JetStream). ``duplicate_key`` names the
+    first key the bytes hold twice in one object (the body keeps the last value); validation refuses it.
     """
 
     raw: bytes
     body: dict[str, Any]
     position: int = 0
+    duplicate_key: str | None = None
     _validated: AnyRecord | Finding | None = field(default=None, repr=False)
 
     @property
@@ -262,13 +256,8 @@ class RawRecord:
 
 def decode_record(raw: bytes, position: int = 0) -> RawRecord:
     """Parse one stored record; raises ``LineNotJson`` when it is not one JSON object."""
-    try:
-        body = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise LineNotJson(str(exc)) from None
-    if not isinstance(body, dict):
-        raise LineNotJson(f"a JSON {type(body).__name__}, not an object")
-    return RawRecord(raw, body, position)
+    body, duplicate = parse_line(raw)
+    return RawRecord(raw, body, position, duplicate)
 
 
 def encode_record(body: dict[str, Any]) -> bytes:
@@ -283,29 +272,6 @@ def _describe(error: ValidationError) -> str:
         parts.append(f"{where}: {item['msg']}")
     more = error.error_count() - 3
     return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
-
-
-def check_envelope(record: RawRecord, expected_run: str | None = None) -> Finding | None:
-    """The envelope rules, cheap enough for every record of a table load."""
-    body = record.body
-    kind = body.get("type")
-    run = record.run if is_valid_run_id(body.get("run")) else None
-    seq = record.seq
-    if not isinstance(kind, str) or not kind:
-        return Finding.of(run, seq, "schema_violation", "type: missing or not a string")
-    if run is None:
-        return Finding.of(None, seq, "schema_violation", f"run: {body.get('run')!r} is not a valid run id")
-    if seq is None or seq < 1:
-        return Finding.of(run, None, "schema_violation", f"seq: {body.get('seq')!r} is not an integer >= 1")
-    ts = body.get("ts")
-    if not isinstance(ts, str) or _TIMESTAMP.fullmatch(ts) is None:
-        return Finding.of(run, seq, "schema_violation", f"ts: {ts!r} is not an RFC 3339 UTC timestamp")
-    optional = body.get("optional", False)
-    if not isinstance(optional, bool):
-        return Finding.of(run, seq, "schema_violation", "optional: must be true when present")
-    if expected_run is not None and run != expected_run:
-        return Finding.of(run, seq, "run_mismatch", f"record says run {run!r}, journal is {expected_run!r}")
-    return None
 
 
 def _is_int(value: object, minimum: int = 0) -> bool:
@@ -390,7 +356,13 @@ def check_record(record: RawRecord) -> Finding | None:
         return cached if isinstance(cached, Finding) else None
     body = record.body
     fast = _FAST_CHECKS.get(body.get("type"))  # type: ignore[arg-type]
-    if fast is not None and body.get("optional") is None and fast(body) and check_envelope(record) is None:
+    if (
+        fast is not None
+        and body.get("optional") is None
+        and record.duplicate_key is None
+        and fast(body)
+        and check_envelope(body) is None
+    ):
         return None
     validated = validate_record(record)
     return validated if isinstance(validated, Finding) else None
@@ -402,9 +374,16 @@ def validate_record(record: RawRecord) -> AnyRecord | Finding:
     if cached is not None:
         return cached
     result: AnyRecord | Finding
-    envelope = check_envelope(record)
+    envelope = check_envelope(record.body)
     if envelope is not None:
         result = envelope
+    elif record.duplicate_key is not None:
+        result = Finding.of(
+            record.run,
+            record.seq,
+            "schema_violation",
+            f"duplicate key {record.duplicate_key!r}: an object holds it twice, so its value is ambiguous",
+        )
     else:
         kind = record.body["type"]
         model = RECORD_MODELS.get(kind)

@@ -1,0 +1,203 @@
+"""Reading a file journal's bytes as records: the torn-tail and corruption rules (PROTOCOL.md section 5).
+
+A journal is append-only and every record is fsynced, so only its final line can be torn: an unparsable
+final line is a torn tail (dropped, reported as a warning); an unparsable line with anything after it is
+corruption. A corrupt journal is refused (never folded, never appended to), but reading it leniently
+still returns every line that parses, with one ``corrupt_line`` finding per line that does not: nothing
+a user pointed at disappears without a finding.
+
+A line longer than ``max_line_bytes`` is never held whole: it is reported as ``line_too_long`` (the
+journal is then refused like a corrupt one) and skipped while reading.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Final
+
+from journaltools._perf import paused_gc
+from journaltools.errors import CorruptJournal
+from journaltools.protocol.findings import Finding
+from journaltools.protocol.records import LineNotJson, RawRecord, decode_record
+
+#: The default cap on one record's size: generous for any real record, small enough to never exhaust memory.
+DEFAULT_MAX_LINE_BYTES: Final = 64 << 20
+_READ_BLOCK: Final = 8 << 20
+
+
+@dataclass(slots=True)
+class ScannedJournal:
+    """A journal's records and findings. ``clean_length`` is where a torn tail starts (or the size);
+    ``needs_newline`` says the last record is whole but its newline is missing; ``corrupt`` is set when
+    the journal is refused (the first corrupt or over-long line)."""
+
+    records: list[RawRecord]
+    findings: list[Finding]
+    clean_length: int
+    needs_newline: bool
+    corrupt: CorruptJournal | None = None
+
+
+class _Scanner:
+    """Feeds on lines in order and applies the rules; an unparsable line waits to see whether one follows."""
+
+    def __init__(self, run: str, where: str) -> None:
+        self.run = run
+        self.where = where
+        self.records: list[RawRecord] = []
+        self.findings: list[Finding] = []
+        self.corrupt: CorruptJournal | None = None
+        self._unparsable: tuple[int, int, int, str] | None = None  # number, offset, length, why
+        self.clean_length = 0
+
+    def _refuse(self, number: int, why: str, code: str) -> None:
+        error = CorruptJournal(self.run, number, why, self.where)
+        if self.corrupt is None:
+            self.corrupt = error
+        self.findings.append(Finding.of(self.run, None, code, str(error), self.where))
+
+    def _settle(self) -> None:
+        """Something follows the waiting unparsable line: it was corruption, not a torn tail."""
+        if self._unparsable is not None:
+            number, _, _, why = self._unparsable
+            self._unparsable = None
+            self._refuse(number, f"line does not parse: {why}", "corrupt_line")
+
+    def line(self, raw: bytes, number: int, offset: int) -> None:
+        self._settle()
+        try:
+            self.records.append(decode_record(raw, number))
+        except LineNotJson as exc:
+            self._unparsable = (number, offset, len(raw), str(exc))
+            return
+        self.clean_length = offset + len(raw) + 1
+
+    def too_long(self, length: int, number: int, offset: int, limit: int) -> None:
+        self._settle()
+        self._refuse(number, f"line of {length:,} bytes exceeds the {limit:,}-byte limit; not read", "line_too_long")
+        self.clean_length = offset + length + 1
+
+    def finish(self, size: int, terminated: bool) -> ScannedJournal:
+        needs_newline = False
+        if self._unparsable is not None:
+            number, offset, length, why = self._unparsable
+            self.findings.append(
+                Finding.of(
+                    self.run,
+                    None,
+                    "torn_tail",
+                    f"final line {number} ({length} bytes) does not parse and was dropped: {why}",
+                    self.where,
+                )
+            )
+            self.clean_length = offset
+        else:
+            self.clean_length = min(self.clean_length, size)
+            needs_newline = bool(self.records) and not terminated and self.clean_length == size
+        return ScannedJournal(self.records, self.findings, self.clean_length, needs_newline, self.corrupt)
+
+
+def scan_lines(lines: Iterable[bytes], run: str, where: str = "", *, first_number: int = 1) -> ScannedJournal:
+    """Records of newline-free lines, in order (the last one is the journal's final line)."""
+    scanner = _Scanner(run, where)
+    offset = 0
+    number = first_number - 1
+    with paused_gc():
+        for number, raw in enumerate(lines, first_number):
+            scanner.line(raw, number, offset)
+            offset += len(raw) + 1
+    return scanner.finish(offset, terminated=True)
+
+
+def scan_journal(data: bytes, run: str, where: str = "", max_line_bytes: int | None = None) -> ScannedJournal:
+    """Split a journal's bytes into records. Never raises: corruption comes back in ``corrupt``."""
+    scanner = _Scanner(run, where)
+    lines = data.split(b"\n")
+    terminated = lines[-1] == b""
+    if terminated:
+        lines.pop()
+    offset = 0
+    with paused_gc():
+        for number, raw in enumerate(lines, 1):
+            if max_line_bytes is not None and len(raw) > max_line_bytes:
+                scanner.too_long(len(raw), number, offset, max_line_bytes)
+            else:
+                scanner.line(raw, number, offset)
+            offset += len(raw) + 1
+    return scanner.finish(len(data), terminated)
+
+
+def read_journal(
+    path: str | os.PathLike[str], run: str, max_line_bytes: int, size: int | None = None
+) -> ScannedJournal:
+    """Read and scan a journal file, never holding a line longer than ``max_line_bytes``.
+
+    ``size``: read only this many bytes (what the journal held when it was listed). A journal no larger
+    than the limit is read in one piece; a larger one block by block.
+    """
+    where = str(path)
+    with open(path, "rb", buffering=0) as handle:
+        total = os.fstat(handle.fileno()).st_size if size is None else size
+        if total <= max_line_bytes:
+            return scan_journal(_read_exactly(handle, total), run, where)
+        return _scan_blocks(handle, total, run, where, max_line_bytes)
+
+
+def _read_exactly(handle: io.FileIO, size: int) -> bytes:
+    """``size`` bytes from the current position (fewer if the file is shorter)."""
+    chunks = []
+    left = size
+    while left > 0:
+        chunk = handle.read(left)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _scan_blocks(handle: io.FileIO, total: int, run: str, where: str, limit: int) -> ScannedJournal:
+    scanner = _Scanner(run, where)
+    carry = bytearray()
+    skipping = 0  # bytes of an over-long line seen so far (0: not inside one)
+    number = 0
+    offset = 0  # where the current line starts
+    remaining = total
+    with paused_gc():
+        while remaining > 0:
+            block = handle.read(min(_READ_BLOCK, remaining))
+            if not block:
+                break
+            remaining -= len(block)
+            start = 0
+            while True:
+                end = block.find(b"\n", start)
+                if end < 0:
+                    piece = len(block) - start
+                    if skipping or len(carry) + piece > limit:
+                        skipping = (skipping or len(carry)) + piece
+                        carry.clear()
+                    else:
+                        carry += block[start:]
+                    break
+                number += 1
+                if skipping or len(carry) + end - start > limit:
+                    length = (skipping or len(carry)) + end - start
+                    scanner.too_long(length, number, offset, limit)
+                    skipping = 0
+                else:
+                    raw = bytes(carry) + block[start:end] if carry else block[start:end]
+                    scanner.line(raw, number, offset)
+                    length = len(raw)
+                carry.clear()
+                offset += length + 1
+                start = end + 1
+    if skipping:
+        scanner.too_long(skipping, number + 1, offset, limit)
+        return scanner.finish(total, terminated=False)
+    if carry:
+        scanner.line(bytes(carry), number + 1, offset)
+    return scanner.finish(total, terminated=not carry)
