@@ -50,8 +50,22 @@ def cmd_ls(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ending_text(document: dict[str, Any]) -> str | None:
+    end = document.get("end_reason")
+    if end is None:
+        return None
+    if end["kind"] == "error":
+        return f"ended by a fatal {end['where']} error at seq {end['seq']}: {end['message']}"
+    return f"cancelled by {end['by']} at seq {end['seq']}: {end['reason']}"
+
+
 def _print_conversation(document: dict[str, Any]) -> None:
     print(f"run {document['run']}: {document['status']}")
+    ending = _ending_text(document)
+    if ending is not None:
+        print(ending)
+    if document.get("stop_reason") is not None:
+        print(f"last stop reason: {document['stop_reason']}")
     counters = ", ".join(f"{key} {value}" for key, value in document["counters"].items())
     print(f"counters: {counters}")
     resume = document["resume"]

@@ -142,3 +142,14 @@ def test_gate_refuses_a_malformed_config_as_bad_usage(
     path.write_text(config)
     code, out, err = run_cli(capsys, "gate", SAMPLES, "completed-with-tools", "--config", str(path))
     assert (code, out) == (2, "") and "--config" in err and "Traceback" not in err
+
+
+def test_show_says_why_a_run_ended(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "show", SAMPLES, "failed-provider")
+    assert code == 0 and "ended by a fatal provider error at seq 5: overloaded: 3 retries exhausted" in out
+    _, out, _ = run_cli(capsys, "show", SAMPLES, "cancelled-by-user")
+    assert "cancelled by alice@example.com at seq 4: wrong repository" in out
+    _, out, _ = run_cli(capsys, "show", SAMPLES, "cancelled-by-user", "--json")
+    assert json.loads(out)["end_reason"] == {
+        "kind": "cancel", "seq": 4, "by": "alice@example.com", "reason": "wrong repository"
+    }  # fmt: skip
