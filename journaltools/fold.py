@@ -11,8 +11,14 @@ Choices the protocol leaves open, made here so every caller gets the same answer
 - an approval for a call that was never deferred is reported and decides nothing.
 
 Strict mode raises ``FoldError`` at the first error-severity finding, naming run, seq and rule.
-Lenient mode (``strict=False``) never raises: it skips the offending record, records the finding
-and carries on, so an audit of many runs reports everything instead of stopping at the first.
+Lenient mode (``strict=False``) never raises and loses nothing it can interpret: a record whose payload
+breaks its shape is folded as far as it can be read (a broken field folds as zero: absent, empty, false)
+and flagged; only a record it cannot interpret at all (a broken envelope, an unknown type, a deferral
+without a call) is skipped, with its finding. A finding is never the echo of an earlier one: a skipped
+record's seq still counts as seen, and the results of a dropped turn are dropped with it.
+
+Content the Messages API refuses (an empty text block, empty content) is kept out of ``messages`` with
+an ``empty_content`` warning saying what was dropped, so ``messages`` stays valid API input.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from typing import Any, Literal
 
 from journaltools._perf import paused_gc
 from journaltools.errors import FoldError, VersionMismatch
+from journaltools.protocol.envelope import check_envelope, is_seq
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.records import (
     PROTOCOL_VERSION,
@@ -145,10 +152,10 @@ class FoldResult:
     """The ``stop_reason`` of the last assistant record folded."""
     ending: Ending | None = None
     """Why a ``failed`` or ``cancelled`` run ended; None for every other status."""
-
-    @property
-    def model(self) -> str | None:
-        return self.meta.fingerprint.model if self.meta is not None else None
+    model: str | None = None
+    """The fingerprint's model (read from the meta record even when the rest of it breaks its shape)."""
+    task: str | None = None
+    """The meta's task id in the task store, if any."""
 
     def to_json(self) -> dict[str, Any]:
         """The ``show --json`` shape of INTERFACES.md."""
@@ -178,6 +185,7 @@ class _Call:
 class _Turn:
     record: Body  # the assistant record, already validated
     calls: dict[str, _Call]
+    blocks: list[Body]  # its content for the message: known fields only, no empty text block
 
     def unanswered(self) -> list[_Call]:
         return [call for call in self.calls.values() if call.result is None]
@@ -204,6 +212,15 @@ class _Folder:
         self.last_ts: str | None = None
         self.claim_seqs: list[int] = []
         self.stop_reason: str | None = None
+        self.model: str | None = None
+        self.task: str | None = None
+        self.folding = False  # a usable meta opened the journal
+        self.dropped_calls: set[str] = set()  # tool_use ids of dropped assistant records
+        self.silenced: set[str] = set()  # calls whose result or deferral was reported and skipped
+        self.lost_turn = False  # a skipped record may have been a turn whose calls are unknown
+        self.lost_answer = False  # a skipped record may have answered or deferred a call of the current turn
+        self.user_dropped = False  # a user record was reported and not folded, or had no content to keep
+        self.unnumbered = 0  # records since the last readable seq whose own seq is unreadable
 
     def report(self, seq: int | None, code: str, message: str) -> None:
         finding = Finding.of(self.run, seq, code, message)
@@ -238,12 +255,17 @@ class _Folder:
         self.turn = None
         unanswered = turn.unanswered()
         if unanswered:
-            ids = ", ".join(call.block["id"] for call in unanswered)
-            self.report(
-                by_seq,
-                "unanswered_calls",
-                f"a {by_type} record commits the turn of seq {turn.record['seq']} with unanswered calls: {ids}",
+            ids = ", ".join(
+                call.block["id"]
+                for call in unanswered
+                if call.block["id"] not in self.silenced and not self.lost_answer
             )
+            if ids:  # a call whose result was reported and skipped is not reported a second time
+                self.report(
+                    by_seq,
+                    "unanswered_calls",
+                    f"a {by_type} record commits the turn of seq {turn.record['seq']} with unanswered calls: {ids}",
+                )
             for call in unanswered:
                 call.result = {
                     "type": "tool_result",
@@ -251,7 +273,8 @@ class _Folder:
                     "content": MISSING_RESULT_TEXT,
                     "is_error": True,
                 }
-        self._append_assistant(_assistant_blocks(turn.record["content"]))
+        if turn.blocks:
+            self._append_assistant(turn.blocks)
         if turn.calls:
             results = [call.result for call in turn.calls.values() if call.result is not None]
             self._append_user(results, results_first=True)
@@ -259,61 +282,117 @@ class _Folder:
     # -- records ------------------------------------------------------------------------------
 
     def step(self, raw: RawRecord) -> None:
-        first = not self.seen_first
-        self.seen_first = True
-        finding = check_record(raw)
-        if finding is not None:
-            if first and raw.type != "meta":
-                self.report(raw.seq, "not_meta_first", f"the first record is {raw.type!r}, not meta")
-                return
-            self.report(finding.seq, finding.code, finding.message)
+        if not self.seen_first:
+            self.seen_first = True
+            self._open(raw)
             return
         body = raw.body
-        kind: str = body["type"]
-        seq: int = body["seq"]
-
-        if first:
-            meta = validate_record(raw)
-            if not isinstance(meta, MetaRecord) or seq != 1:
-                what = f"a {kind} record" if not isinstance(meta, MetaRecord) else f"meta at seq {seq}"
-                self.report(seq, "not_meta_first", f"the journal must start with meta at seq 1, not {what}")
-                if not isinstance(meta, MetaRecord):
-                    return
-            if meta.version != PROTOCOL_VERSION:
-                self.report(
-                    seq,
-                    "version_mismatch",
-                    f"meta.version is {meta.version}, this reader folds exactly version {PROTOCOL_VERSION}",
-                )
+        if not self.folding:
+            # No usable meta: later records are still checked but cannot be folded; the first record's
+            # finding says why.
+            finding = check_record(raw)
+            if finding is not None:
+                self.report(finding.seq, finding.code, finding.message)
+            return
+        seq = raw.seq
+        if is_seq(seq):
+            previous = self.last_seen_seq
+            if seq <= previous:
+                self.report(seq, "seq_not_increasing", f"seq {seq} is not greater than the previous seq {previous}")
                 return
-            if self.expected_run is not None and meta.run != self.expected_run:
-                self.report(seq, "run_mismatch", f"meta says run {meta.run!r}, journal is {self.expected_run!r}")
-            self.run = self.run or meta.run
-            self.meta = meta
+            # Ordering is judged against every record read, folded or not, so a skipped record does not make
+            # the next one look like a gap; each record since whose seq is unreadable may fill one slot.
+            if seq > previous + 1 + self.unnumbered:
+                self.report(seq, "seq_gap", f"seq {seq} follows seq {previous}: records are missing")
             self.last_seen_seq = seq
-            self._accept(body)
+            self.unnumbered = 0
+        else:
+            self.unnumbered += 1
+        finding = check_record(raw)
+        if finding is not None and check_envelope(body) is not None:
+            self.report(finding.seq, finding.code, finding.message)  # a broken envelope: nothing to place
+            self._skipped(body)
             return
-        if self.meta is None:
-            # No usable meta: later records are still validated (above) but cannot be folded; the
-            # finding on the first record says why.
+        if body["run"] != self.meta_run:
+            self.report(seq, "run_mismatch", f"record says run {body['run']!r}, its meta says {self.meta_run!r}")
+            self._skipped(body)
             return
-
-        previous = self.last_seen_seq
-        if seq <= previous:
-            self.report(seq, "seq_not_increasing", f"seq {seq} is not greater than the previous seq {previous}")
-            return
-        # Ordering is judged against every record read, refused or not, so one refused record does not
-        # make the next look like a gap; the resume position counts only records folded.
-        self.last_seen_seq = seq
-        if body["run"] != self.meta.run:
-            self.report(seq, "run_mismatch", f"record says run {body['run']!r}, its meta says {self.meta.run!r}")
-            return
-        if seq > previous + 1:
-            self.report(seq, "seq_gap", f"seq {seq} follows seq {previous}: records are missing")
-
-        handler = _HANDLERS.get(kind, _Folder.on_unknown_optional)
+        lost_blocks = False
+        if finding is not None:
+            self.report(finding.seq, finding.code, finding.message)
+            salvaged = _salvage(body) if finding.code != "unknown_type" else None
+            if salvaged is None:
+                self._skipped(body)
+                return
+            lost_blocks = body["type"] == "assistant" and len(salvaged["content"]) < len(body["content"])
+            body = salvaged
+        handler = _HANDLERS.get(body["type"], _Folder.on_unknown_optional)
         if handler(self, body):
             self._accept(body)
+            if lost_blocks:  # an unreadable block may have been a call: what names an unknown call is silent
+                self.lost_turn = True
+
+    def _skipped(self, body: Body) -> None:
+        """A record was reported and not folded: what follows from its absence is not reported again.
+
+        Whatever it still names is silenced: the calls it introduced (their results, deferrals and approvals
+        go with it) and the call it answered or deferred. If it may have been a turn or a result but names
+        nothing readable, the calls it may have touched are silenced until the next turn starts.
+        """
+        kind, call = body.get("type"), body.get("call")
+        self.dropped_calls.update(_tool_use_ids(body))
+        if isinstance(call, str):
+            self.silenced.add(call)
+        elif kind in ("tool_result", "deferral") or not isinstance(kind, str):
+            self.lost_answer = True
+        unreadable_kind = not isinstance(kind, str)
+        if (kind == "assistant" or unreadable_kind) and not isinstance(body.get("content"), list):
+            self.lost_turn = True
+        if kind == "user" or unreadable_kind:
+            self.user_dropped = True
+
+    def _open(self, raw: RawRecord) -> None:
+        """The first record: it must be a meta at seq 1 with exactly this reader's version."""
+        body = raw.body
+        kind = body.get("type")
+        if kind != "meta":
+            self.report(raw.seq, "not_meta_first", f"the first record is {kind!r}, not meta")
+            return
+        envelope = check_envelope(body)
+        if envelope is not None:
+            self.report(envelope.seq, envelope.code, envelope.message)
+            return
+        seq: int = body["seq"]
+        if seq != 1:
+            self.report(seq, "not_meta_first", f"the journal must start with meta at seq 1, not meta at seq {seq}")
+        version = body.get("version")
+        if type(version) is not int:
+            self.report(seq, "schema_violation", f"meta: version: {version!r} is not an integer")
+            return
+        if version != PROTOCOL_VERSION:
+            self.report(
+                seq,
+                "version_mismatch",
+                f"meta.version is {version}, this reader folds exactly version {PROTOCOL_VERSION}",
+            )
+            return
+        validated = validate_record(raw)
+        if isinstance(validated, MetaRecord):
+            self.meta = validated
+            self.model, self.task = validated.fingerprint.model, validated.task
+        elif isinstance(validated, Finding):  # the fingerprint or labels break their shape: fold without them
+            self.report(validated.seq, validated.code, validated.message)
+            fingerprint = body.get("fingerprint")
+            model = fingerprint.get("model") if isinstance(fingerprint, dict) else None
+            self.model = model if isinstance(model, str) else None
+            self.task = body["task"] if isinstance(body.get("task"), str) else None
+        if self.expected_run is not None and body["run"] != self.expected_run:
+            self.report(seq, "run_mismatch", f"meta says run {body['run']!r}, journal is {self.expected_run!r}")
+        self.run = self.run or body["run"]
+        self.meta_run: str = body["run"]  # a journal named otherwise is reported once, here, not at every record
+        self.folding = True
+        self.last_seen_seq = seq
+        self._accept(body)
 
     def _accept(self, body: Body) -> None:
         self.records += 1
@@ -329,9 +408,25 @@ class _Folder:
         return False
 
     def on_user(self, body: Body) -> bool:
-        self.commit(body["seq"], "user")
+        seq = body["seq"]
+        self.commit(seq, "user")
         content = body["content"]
-        self._append_user(content if isinstance(content, str) else _text_blocks(content), results_first=True)
+        if isinstance(content, str):
+            kept: str | list[Body] = content
+            if not content:
+                self.report(seq, "empty_content", "the user content is empty: no message was added")
+        else:
+            kept = _text_blocks(content)
+            empty = len(content) - len(kept)
+            if not content:
+                self.report(seq, "empty_content", "the user content is an empty list: no message was added")
+            elif empty:
+                rest = "no message was added" if not kept else f"{len(kept)} kept"
+                self.report(seq, "empty_content", f"{_blocks_word(empty)} of the user content dropped; {rest}")
+        if kept:
+            self._append_user(kept, results_first=True)
+        else:
+            self.user_dropped = True
         return True
 
     def on_assistant(self, body: Body) -> bool:
@@ -342,13 +437,25 @@ class _Folder:
                 continue
             call_id = block["id"]
             if call_id in self.call_ids or call_id in calls:
-                self.report(seq, "duplicate_call_id", f"tool_use id {call_id!r} is already used in this run")
+                self.report(
+                    seq, "duplicate_call_id", f"tool_use id {call_id!r} is already used in this run; turn dropped"
+                )
+                # Its results would answer an ambiguous call: they go with it, without findings of their own.
+                self.dropped_calls.update(_tool_use_ids(body))
                 return False
             calls[call_id] = _Call(block, ToolCallTrace(call_id, block["name"], block["input"], seq, ts))
         self.commit(seq, "assistant")
-        if not self.messages:
+        self.lost_turn = self.lost_answer = False  # a new turn: what was lost before cannot touch it
+        if not self.messages and not self.user_dropped:
             self.report(seq, "assistant_first", "the conversation would start with an assistant message")
-        self.turn = _Turn(body, calls)
+        blocks = _assistant_blocks(body["content"])
+        empty = len(body["content"]) - len(blocks)
+        if empty:
+            rest = "the turn has no message" if not blocks else f"{len(blocks)} kept"
+            self.report(seq, "empty_content", f"{_blocks_word(empty)} of the assistant content dropped; {rest}")
+        elif not blocks:
+            self.report(seq, "empty_content", "the assistant content is an empty list: the turn has no message")
+        self.turn = _Turn(body, calls, blocks)
         self.stop_reason = body["stop_reason"]
         self.call_ids.update(calls)
         self.traces.extend(call.trace for call in calls.values())
@@ -362,7 +469,7 @@ class _Folder:
 
     def _call_of_turn(self, seq: int, call_id: str, what: str) -> _Call | None:
         call = self.turn.calls.get(call_id) if self.turn is not None else None
-        if call is None:
+        if call is None and call_id not in self.dropped_calls and not self.lost_turn:
             self.report(seq, "unknown_call", f"a {what} for call {call_id!r}, which the current turn does not have")
         return call
 
@@ -372,7 +479,10 @@ class _Folder:
         if call is None:
             return False
         if call.result is not None:
-            self.report(seq, "duplicate_result", f"call {call_id!r} already has its result at seq {call.result_seq}")
+            if call_id not in self.dropped_calls:  # else: it answers the dropped turn's call of the same id
+                self.report(
+                    seq, "duplicate_result", f"call {call_id!r} already has its result at seq {call.result_seq}"
+                )
             return False
         content = body["content"]
         block: Body = {
@@ -397,7 +507,8 @@ class _Folder:
         if call is None:
             return False
         if call.result is not None:
-            self.report(seq, "unknown_call", f"a deferral for call {call_id!r}, which is already answered")
+            if call_id not in self.dropped_calls:
+                self.report(seq, "unknown_call", f"a deferral for call {call_id!r}, which is already answered")
             return False
         if call.deferred is not None:
             self.report(seq, "duplicate_deferral", f"call {call_id!r} was already deferred ({call.deferred})")
@@ -414,9 +525,12 @@ class _Folder:
             return False
         if call.deferred is None:
             # Recording it would let a later deferral look already decided: the permissive direction.
-            self.report(
-                seq, "approval_without_deferral", f"an approval for call {call_id!r}, which was not deferred; ignored"
-            )
+            if call_id not in self.silenced and not self.lost_answer:
+                self.report(
+                    seq,
+                    "approval_without_deferral",
+                    f"an approval for call {call_id!r}, which was not deferred; ignored",
+                )
             return True
         call.approval = body["decision"]
         call.trace.approval = body["decision"]
@@ -479,6 +593,8 @@ class _Folder:
             claim_seqs=self.claim_seqs,
             stop_reason=self.stop_reason,
             ending=self._ending(status),
+            model=self.model,
+            task=self.task,
         )
 
     def _ending(self, status: Status) -> Ending | None:
@@ -523,8 +639,9 @@ _HANDLERS: dict[str, Any] = {
 
 
 def _text_blocks(blocks: list[Body]) -> list[Body]:
-    """Text blocks with their known fields only: unknown fields are ignored, never passed to the API."""
-    return [{"type": "text", "text": block["text"]} for block in blocks]
+    """Text blocks with their known fields only (unknown fields are never passed to the API), without the
+    empty ones the API refuses."""
+    return [{"type": "text", "text": block["text"]} for block in blocks if block["text"]]
 
 
 def _assistant_blocks(blocks: list[Body]) -> list[Body]:
@@ -533,7 +650,143 @@ def _assistant_blocks(blocks: list[Body]) -> list[Body]:
         if block["type"] == "text"
         else {"type": "tool_use", "id": block["id"], "name": block["name"], "input": block["input"]}
         for block in blocks
+        if block["type"] != "text" or block["text"]
     ]
+
+
+def _blocks_word(count: int) -> str:
+    return "an empty text block" if count == 1 else f"{count} empty text blocks"
+
+
+def _tool_use_ids(body: Body) -> set[str]:
+    content = body.get("content")
+    blocks = content if isinstance(content, list) else []
+    return {
+        block["id"]
+        for block in blocks
+        if isinstance(block, dict) and block.get("type") == "tool_use" and isinstance(block.get("id"), str)
+    }
+
+
+# -- fold-as-zero: what the lenient fold reads from a record whose payload breaks its shape -------------------
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _count(value: Any) -> int:
+    return value if type(value) is int and value >= 0 else 0
+
+
+def _text_block_list(value: Any) -> list[Body]:
+    blocks = value if isinstance(value, list) else []
+    return [
+        {"type": "text", "text": block["text"]}
+        for block in blocks
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+    ]
+
+
+def _salvage_user(body: Body) -> Body | None:
+    content = body.get("content")
+    if isinstance(content, str):
+        return {**body, "content": content}
+    if isinstance(content, list):
+        return {**body, "content": _text_block_list(content)}
+    return None
+
+
+def _salvage_assistant(body: Body) -> Body | None:
+    content = body.get("content")
+    if not isinstance(content, list):
+        return None
+    blocks: list[Body] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            blocks.append({"type": "text", "text": block["text"]})
+        elif block.get("type") == "tool_use" and isinstance(block.get("id"), str) and block["id"]:
+            tool_input = block.get("input")
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": block["id"],
+                    "name": _text(block.get("name")),
+                    "input": tool_input if isinstance(tool_input, dict) else {},
+                }
+            )
+    usage: Body = body["usage"] if isinstance(body.get("usage"), dict) else {}
+    stop_reason = body.get("stop_reason")
+    return {
+        **body,
+        "content": blocks,
+        "stop_reason": stop_reason if isinstance(stop_reason, str) else None,
+        "usage": {
+            "input_tokens": _count(usage.get("input_tokens")),
+            "output_tokens": _count(usage.get("output_tokens")),
+        },
+    }
+
+
+def _salvage_tool_result(body: Body) -> Body | None:
+    call = body.get("call")
+    if not isinstance(call, str) or not call:
+        return None
+    content = body.get("content")
+    return {
+        **body,
+        "content": content if isinstance(content, str) else _text_block_list(content),
+        "is_error": body.get("is_error") is True,
+    }
+
+
+def _salvage_deferral(body: Body) -> Body | None:
+    call, reason = body.get("call"), body.get("reason")
+    return body if isinstance(call, str) and call and reason in ("approval", "external") else None
+
+
+def _salvage_approval(body: Body) -> Body | None:
+    call, decision = body.get("call"), body.get("decision")
+    return body if isinstance(call, str) and call and decision in ("approve", "deny") else None
+
+
+def _salvage_error(body: Body) -> Body | None:
+    where = body.get("where")
+    return {
+        **body,
+        "where": where if where in ("provider", "tool", "runner") else None,
+        "message": _text(body.get("message")),
+        "fatal": body.get("fatal") is True,
+    }
+
+
+def _salvage_cancel(body: Body) -> Body | None:
+    return {**body, "by": _text(body.get("by")), "reason": _text(body.get("reason"))}
+
+
+def _salvage_inert(body: Body) -> Body | None:
+    return body  # claims and notes decide nothing: a broken field of theirs changes nothing the fold reads
+
+
+_SALVAGE: dict[str, Any] = {
+    "user": _salvage_user,
+    "assistant": _salvage_assistant,
+    "tool_result": _salvage_tool_result,
+    "deferral": _salvage_deferral,
+    "approval": _salvage_approval,
+    "claim": _salvage_inert,
+    "error": _salvage_error,
+    "cancel": _salvage_cancel,
+    "note": _salvage_inert,
+}
+
+
+def _salvage(body: Body) -> Body | None:
+    """The record as far as the fold can read it (broken fields folded as zero), or None if it cannot."""
+    salvage = _SALVAGE.get(body["type"])
+    return salvage(body) if salvage is not None else None
 
 
 def _as_blocks(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:

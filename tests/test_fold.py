@@ -191,22 +191,51 @@ def test_a_refused_record_does_not_make_the_next_one_look_like_a_gap() -> None:
 
 
 @pytest.mark.parametrize(
+    ("body", "dropped"),
+    [
+        ({"type": "user", "content": ""}, "the user content is empty: no message was added"),
+        ({"type": "user", "content": []}, "the user content is an empty list: no message was added"),
+        ({"type": "user", "content": [{"type": "text", "text": ""}]}, "an empty text block of the user content"),
+        (
+            {
+                "type": "assistant",
+                "content": [],
+                "stop_reason": "end_turn",
+                "usage": {"input_tokens": 0, "output_tokens": 0},
+            },
+            "the assistant content is an empty list: the turn has no message",
+        ),
+        (
+            {
+                "type": "assistant",
+                "content": [{"type": "text", "text": ""}, {"type": "text", "text": "kept"}],
+                "stop_reason": "end_turn",
+                "usage": {"input_tokens": 0, "output_tokens": 0},
+            },
+            "an empty text block of the assistant content dropped; 1 kept",
+        ),
+    ],
+)
+def test_content_the_messages_api_refuses_is_dropped_with_a_warning(body: dict[str, Any], dropped: str) -> None:
+    journal = JournalBuilder().user("first").assistant()
+    journal.add(body.pop("type"), **body)
+    result = fold(journal.raw(), strict=False)
+    assert [(f.code, f.severity) for f in result.findings] == [("empty_content", "warning")]
+    assert result.findings[0].message.startswith(dropped)
+    for message in result.messages:  # still valid Messages API input
+        content = message["content"]
+        assert content and (not isinstance(content, list) or all(b.get("text", "x") for b in content))
+    assert fold(journal.raw(), strict=True).status  # a warning never refuses the journal
+
+
+@pytest.mark.parametrize(
     "body",
     [
-        {"type": "user", "content": ""},
-        {"type": "user", "content": []},
-        {"type": "user", "content": [{"type": "text", "text": ""}]},
-        {
-            "type": "assistant",
-            "content": [],
-            "stop_reason": "end_turn",
-            "usage": {"input_tokens": 0, "output_tokens": 0},
-        },
         {"type": "note", "text": "x", "ts": "2026-13-01T00:00:00Z"},
         {"type": "note", "text": "x", "ts": "2026-11-29T24:00:00Z"},
     ],
 )
-def test_records_the_messages_api_or_rfc_3339_would_refuse_are_schema_violations(body: dict[str, Any]) -> None:
+def test_timestamps_rfc_3339_refuses_are_schema_violations(body: dict[str, Any]) -> None:
     journal = JournalBuilder().user()
     journal.add(body.pop("type"), **body)
     result = fold(journal.raw(), strict=False)

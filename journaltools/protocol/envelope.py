@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 import numpy as np
 import pyarrow as pa
@@ -41,7 +41,7 @@ def is_timestamp(value: object) -> bool:
     return isinstance(value, str) and _TIMESTAMP.fullmatch(value) is not None
 
 
-def is_seq(value: object) -> bool:
+def is_seq(value: object) -> TypeGuard[int]:
     return type(value) is int and 1 <= value <= SEQ_MAX
 
 

@@ -51,10 +51,11 @@ class _Open(BaseModel):
 
 
 class TextBlock(_Open):
-    """A text block; empty text is refused because the Messages API refuses it."""
+    """A text block. Empty text is valid in a journal; the fold keeps it out of the messages (the Messages API
+    refuses it) with an ``empty_content`` warning."""
 
     type: Literal["text"]
-    text: Annotated[str, Field(min_length=1)]
+    text: str
 
 
 class ToolUseBlock(_Open):
@@ -65,10 +66,8 @@ class ToolUseBlock(_Open):
 
 
 AssistantBlock = Annotated[TextBlock | ToolUseBlock, Field(discriminator="type")]
-#: User and tool-result content: a string or text blocks. User content must not be empty (the API refuses
-#: an empty user message); a tool result may be empty.
+#: User and tool-result content: a string or text blocks (empty content is the fold's ``empty_content`` matter).
 TextContent = str | list[TextBlock]
-UserContent = Annotated[str, Field(min_length=1)] | Annotated[list[TextBlock], Field(min_length=1)]
 
 
 class Usage(_Open):
@@ -112,12 +111,12 @@ class MetaRecord(_Envelope):
 
 class UserRecord(_Envelope):
     type: Literal["user"]
-    content: UserContent
+    content: TextContent
 
 
 class AssistantRecord(_Envelope):
     type: Literal["assistant"]
-    content: Annotated[list[AssistantBlock], Field(min_length=1)]
+    content: list[AssistantBlock]
     stop_reason: str
     usage: Usage
     model: str | None = None
@@ -279,10 +278,7 @@ def _is_int(value: object, minimum: int = 0) -> bool:
 
 
 def _is_text_block(block: object) -> bool:
-    if type(block) is not dict or block.get("type") != "text":
-        return False
-    text = block.get("text")
-    return type(text) is str and bool(text)
+    return type(block) is dict and block.get("type") == "text" and type(block.get("text")) is str
 
 
 def _is_text_blocks(value: object) -> bool:
@@ -317,15 +313,13 @@ def _is_usage(usage: object) -> bool:
 
 
 def _fast_user(body: dict[str, Any]) -> bool:
-    content = body.get("content")
-    return bool(content) and _is_text_content(content)
+    return _is_text_content(body.get("content"))
 
 
 def _fast_assistant(body: dict[str, Any]) -> bool:
     content, model = body.get("content"), body.get("model")
     return (
         isinstance(content, list)
-        and bool(content)
         and all(_is_assistant_block(block) for block in content)
         and type(body.get("stop_reason")) is str
         and _is_usage(body.get("usage"))

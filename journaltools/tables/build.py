@@ -157,10 +157,9 @@ class TablesBuilder:
             values: dict[str, Any] = {"status": "invalid", **summary}
         else:
             counters = result.counters
-            meta = result.meta
             values = {
                 "status": result.status if good else "invalid",
-                "created": meta.ts if meta is not None else None,
+                "created": result.first_ts,
                 "last_seq": result.resume.last_seq,
                 "last_ts": result.last_ts,
                 "model": result.model,
@@ -178,7 +177,7 @@ class TablesBuilder:
                 "deferrals": counters.deferrals,
                 "skipped_optional": counters.skipped_optional,
                 "waiting_for": result.resume.waiting_for,
-                "task": meta.task if meta is not None else None,
+                "task": result.task,
             }
         task = values.get("task")
         values["task_state"] = self.task_states.get(task) if task is not None else None
