@@ -209,8 +209,8 @@ class FileBackend(Backend):
     async def open_writer_async(self, run: str) -> FileJournalWriter:
         return FileJournalWriter(self.root, run)
 
-    # Local disk needs no event loop: the blocking face calls straight through, and starts no
-    # background thread (a process with that thread can no longer fork worker processes safely).
+    # Local disk needs no event loop: the blocking face calls straight through instead of a round trip
+    # through the background loop for every call.
     def close(self) -> None:
         pass
 

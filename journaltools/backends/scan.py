@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from journaltools._perf import paused_gc
 from journaltools.errors import CorruptJournal
 from journaltools.protocol.findings import Finding
+from journaltools.protocol.jsonline import parse_line
 from journaltools.protocol.records import LineNotJson, RawRecord, decode_record
 
 #: The default cap on one record's size: generous for any real record, small enough to never exhaust memory.
@@ -100,16 +101,30 @@ class _Scanner:
         return ScannedJournal(self.records, self.findings, self.clean_length, needs_newline, self.corrupt)
 
 
-def scan_lines(lines: Iterable[bytes], run: str, where: str = "", *, first_number: int = 1) -> ScannedJournal:
-    """Records of newline-free lines, in order (the last one is the journal's final line)."""
-    scanner = _Scanner(run, where)
-    offset = 0
-    number = first_number - 1
+def scan_lines(lines: Sequence[bytes], run: str, where: str = "") -> ScannedJournal:
+    """Records of a journal's newline-free lines, in order (the last one is its final line).
+
+    The loaders' path: every line is parsed in one tight loop; the first line that does not parse hands
+    the rest to the rule-keeping scanner.
+    """
+    records: list[RawRecord] = []
+    append = records.append
+    index = 0
     with paused_gc():
-        for number, raw in enumerate(lines, first_number):
-            scanner.line(raw, number, offset)
-            offset += len(raw) + 1
-    return scanner.finish(offset, terminated=True)
+        try:
+            for index, raw in enumerate(lines):
+                body, duplicate = parse_line(raw)
+                append(RawRecord(raw, body, index + 1, duplicate))
+        except LineNotJson:
+            scanner = _Scanner(run, where)
+            scanner.records = records
+            offset = sum(len(raw) + 1 for raw in lines[:index])
+            for number, raw in enumerate(lines[index:], index + 1):
+                scanner.line(raw, number, offset)
+                offset += len(raw) + 1
+            return scanner.finish(offset, terminated=True)
+    size = sum(map(len, lines)) + len(lines)
+    return ScannedJournal(records, [], size, False)
 
 
 def scan_journal(data: bytes, run: str, where: str = "", max_line_bytes: int | None = None) -> ScannedJournal:

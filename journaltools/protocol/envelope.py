@@ -57,11 +57,28 @@ def _seq_problem(seq: object) -> str:
 
 
 def check_envelope(body: dict[str, Any], expected_run: str | None = None) -> Finding | None:
-    """The finding for the first envelope field that breaks the rule, or None."""
+    """The finding for the first envelope field that breaks the rule, or None.
+
+    ``expected_run``: the journal's run id (itself valid), which the record's must equal.
+    """
     kind = body.get("type")
     raw_run = body.get("run")
-    run = raw_run if is_valid_run_id(raw_run) else None
     seq = body.get("seq")
+    ts = body.get("ts")
+    optional = body.get("optional", False)
+    # The common case in one expression; the branches below only say which field broke the rule.
+    if (
+        type(kind) is str
+        and kind
+        and type(seq) is int
+        and 0 < seq <= SEQ_MAX
+        and type(ts) is str
+        and _TIMESTAMP.fullmatch(ts) is not None
+        and type(optional) is bool
+        and (raw_run == expected_run if expected_run is not None else is_valid_run_id(raw_run))
+    ):
+        return None
+    run = raw_run if is_valid_run_id(raw_run) else None
     good_seq = seq if is_seq(seq) else None
     if not isinstance(kind, str) or not kind:
         return Finding.of(run, good_seq, "schema_violation", "type: missing or not a non-empty string")
@@ -69,10 +86,9 @@ def check_envelope(body: dict[str, Any], expected_run: str | None = None) -> Fin
         return Finding.of(None, good_seq, "schema_violation", f"run: {raw_run!r} is not a valid run id")
     if good_seq is None:
         return Finding.of(run, None, "schema_violation", _seq_problem(seq))
-    ts = body.get("ts")
     if not is_timestamp(ts):
         return Finding.of(run, good_seq, "schema_violation", f"ts: {ts!r} is not an RFC 3339 UTC timestamp")
-    if not isinstance(body.get("optional", False), bool):
+    if not isinstance(optional, bool):
         return Finding.of(run, good_seq, "schema_violation", "optional: must be true when present")
     if expected_run is not None and run != expected_run:
         return Finding.of(run, good_seq, "run_mismatch", f"record says run {run!r}, journal is {expected_run!r}")

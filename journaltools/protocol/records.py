@@ -337,10 +337,70 @@ def _fast_tool_result(body: dict[str, Any]) -> bool:
     )
 
 
-#: Hand-written twins of the models for the types that make up nearly every journal. They accept
-#: exactly what the models accept (a property test holds them to it); anything they reject goes to
-#: pydantic for the precise message, so they only ever make the common case faster.
-_FAST_CHECKS = {"user": _fast_user, "assistant": _fast_assistant, "tool_result": _fast_tool_result}
+def _is_call(value: object) -> bool:
+    return type(value) is str and bool(value)
+
+
+def _is_optional_text(value: object) -> bool:
+    return value is None or type(value) is str
+
+
+def _fast_deferral(body: dict[str, Any]) -> bool:
+    return _is_call(body.get("call")) and body.get("reason") in ("approval", "external")
+
+
+def _fast_approval(body: dict[str, Any]) -> bool:
+    return (
+        _is_call(body.get("call"))
+        and body.get("decision") in ("approve", "deny")
+        and type(body.get("by")) is str
+        and _is_optional_text(body.get("note"))
+    )
+
+
+def _fast_claim(body: dict[str, Any]) -> bool:
+    pid = body.get("pid")
+    return (
+        _is_call(body.get("worker"))
+        and _is_optional_text(body.get("host"))
+        and (pid is None or type(pid) is int)
+        and _is_optional_text(body.get("reason"))
+    )
+
+
+def _fast_error(body: dict[str, Any]) -> bool:
+    return (
+        body.get("where") in ("provider", "tool", "runner")
+        and type(body.get("message")) is str
+        and type(body.get("fatal")) is bool
+    )
+
+
+def _fast_cancel(body: dict[str, Any]) -> bool:
+    return type(body.get("by")) is str and type(body.get("reason")) is str
+
+
+def _fast_note(body: dict[str, Any]) -> bool:
+    tags = body.get("tags")
+    return type(body.get("text")) is str and (
+        tags is None or (type(tags) is list and all(type(t) is str for t in tags))
+    )
+
+
+#: Hand-written twins of the models for every type but meta (one per journal). They accept exactly what
+#: the models accept (a property test holds them to it); anything they reject goes to pydantic for the
+#: precise message, so they only ever make the common case faster.
+_FAST_CHECKS = {
+    "user": _fast_user,
+    "assistant": _fast_assistant,
+    "tool_result": _fast_tool_result,
+    "deferral": _fast_deferral,
+    "approval": _fast_approval,
+    "claim": _fast_claim,
+    "error": _fast_error,
+    "cancel": _fast_cancel,
+    "note": _fast_note,
+}
 
 
 def check_record(record: RawRecord) -> Finding | None:
@@ -349,10 +409,12 @@ def check_record(record: RawRecord) -> Finding | None:
     if cached is not None:
         return cached if isinstance(cached, Finding) else None
     body = record.body
-    fast = _FAST_CHECKS.get(body.get("type"))  # type: ignore[arg-type]
+    kind = body.get("type")
+    fast = _FAST_CHECKS.get(kind)  # type: ignore[arg-type]
+    optional = body.get("optional")
     if (
         fast is not None
-        and body.get("optional") is None
+        and (optional is None or optional is False or (optional is True and kind in OPTIONAL_ALLOWED))
         and record.duplicate_key is None
         and fast(body)
         and check_envelope(body) is None

@@ -10,8 +10,22 @@ RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$"
 _RUN_ID = re.compile(RUN_ID_PATTERN)
 
 
+#: Run ids already found valid: a journal repeats its run id in every record, so the regex runs once per run.
+_known_valid: set[str] = set()
+_KNOWN_LIMIT = 1 << 16
+
+
 def is_valid_run_id(run: object) -> bool:
-    return isinstance(run, str) and _RUN_ID.fullmatch(run) is not None
+    if type(run) is not str:
+        return False
+    if run in _known_valid:
+        return True
+    if _RUN_ID.fullmatch(run) is None:
+        return False
+    if len(_known_valid) >= _KNOWN_LIMIT:
+        _known_valid.clear()
+    _known_valid.add(run)
+    return True
 
 
 def validate_run_id(run: object) -> str:

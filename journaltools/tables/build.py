@@ -15,7 +15,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from journaltools.fold import FoldResult, text_of
+from journaltools.fold import FoldResult
 from journaltools.protocol.envelope import is_seq, is_timestamp
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.records import RawRecord
@@ -49,15 +49,13 @@ class RecordColumns:
             return
         self.runs.append(run)
         self.counts.append(len(records))
-        for record in records:
-            body = record.body
-            kind, seq, ts = body.get("type"), body.get("seq"), body.get("ts")
-            self.type.append(kind if type(kind) is str else None)
-            self.seq.append(seq if type(seq) is int else None)
-            self.ts.append(ts if type(ts) is str else None)
-            self.optional.append(body.get("optional") is True)
-            self.body.append(record.raw)
-            self.position.append(record.position)
+        bodies = [record.body for record in records]
+        self.type.extend([kind if type(kind := body.get("type")) is str else None for body in bodies])
+        self.seq.extend([seq if type(seq := body.get("seq")) is int else None for body in bodies])
+        self.ts.extend([ts if type(ts := body.get("ts")) is str else None for body in bodies])
+        self.optional.extend([body.get("optional") is True for body in bodies])
+        self.body.extend([record.raw for record in records])
+        self.position.extend([record.position for record in records])
 
     def batch(self, source: str) -> pa.RecordBatch:
         # Every raw line was decoded from UTF-8 by the parser, so viewing the bytes as text is safe.
@@ -78,10 +76,21 @@ class RecordColumns:
         )
 
 
-def _count_blocks(content: Any, kind: str) -> int:
+def _message_row(content: Any) -> tuple[str, int, int]:
+    """A message's text (its text blocks joined), and its numbers of tool_use and tool_result blocks."""
     if isinstance(content, str):
-        return 0
-    return sum(1 for block in content if block.get("type") == kind)
+        return content, 0, 0
+    texts: list[str] = []
+    uses = results = 0
+    for block in content:
+        kind = block["type"]
+        if kind == "text":
+            texts.append(block["text"])
+        elif kind == "tool_use":
+            uses += 1
+        elif kind == "tool_result":
+            results += 1
+    return "\n".join(texts), uses, results
 
 
 def _unfolded_summary(records: Sequence[RawRecord]) -> dict[str, Any]:
@@ -187,14 +196,14 @@ class TablesBuilder:
 
     def _add_messages(self, run: str, result: FoldResult) -> None:
         columns = self._messages
-        for index, message in enumerate(result.messages):
-            content = message["content"]
-            columns["run"].append(run)
-            columns["index"].append(index)
-            columns["role"].append(message["role"])
-            columns["text"].append(text_of(content))
-            columns["tool_use_count"].append(_count_blocks(content, "tool_use"))
-            columns["tool_result_count"].append(_count_blocks(content, "tool_result"))
+        rows = [_message_row(message["content"]) for message in result.messages]
+        count = len(rows)
+        columns["run"].extend([run] * count)
+        columns["index"].extend(range(count))
+        columns["role"].extend([message["role"] for message in result.messages])
+        columns["text"].extend([row[0] for row in rows])
+        columns["tool_use_count"].extend([row[1] for row in rows])
+        columns["tool_result_count"].extend([row[2] for row in rows])
 
     def _add_calls(self, run: str, result: FoldResult) -> None:
         columns = self._calls

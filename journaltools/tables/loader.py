@@ -17,6 +17,7 @@ from typing import TypedDict, Unpack
 
 import pyarrow as pa
 
+from journaltools._perf import paused_gc
 from journaltools.backends.base import Backend, RunRead
 from journaltools.backends.registry import open_source
 from journaltools.backends.scan import DEFAULT_MAX_LINE_BYTES, read_journal, scan_lines
@@ -27,7 +28,7 @@ from journaltools.protocol.findings import Finding
 from journaltools.protocol.runid import validate_run_id
 from journaltools.tables.build import RecordColumns, TablesBuilder
 from journaltools.tables.columns import findings_table, with_source
-from journaltools.tables.parallel import Progress, pipelined, progress_enabled
+from journaltools.tables.parallel import Progress, pipelined, processes_for, progress_enabled, shared_batches
 from journaltools.tables.records import (
     BatchBytes,
     BatchLines,
@@ -61,6 +62,9 @@ class LoadOptions:
     """A longer line is a ``line_too_long`` finding, skipped without being held whole."""
     progress: bool | None = None
     """A progress bar; by default only in a notebook or on a terminal."""
+    workers: int | None = None
+    """Processes that fold (this one included): None decides by the size of the load (see
+    ``parallel.processes_for``); 1 folds in this process only."""
 
 
 class LoadChanges(TypedDict, total=False):
@@ -72,6 +76,7 @@ class LoadChanges(TypedDict, total=False):
     batch_bytes: int
     max_line_bytes: int
     progress: bool | None
+    workers: int | None
 
 
 def resolve(options: LoadOptions | None, changes: LoadChanges) -> LoadOptions:
@@ -97,14 +102,16 @@ def tables_of_lines(batch: BatchLines, source: str, options: LoadOptions) -> Bat
         tables = Tables.of(records=records, findings=findings_table(part.findings))
         return BatchResult(tables, len(batch.journals), part.bad)
     builder = TablesBuilder(source, records=options.records)
-    for index, journal in enumerate(batch.journals):
-        if batch.streamed:
-            scanned = read_journal(journal.path, journal.run, options.max_line_bytes, journal.size)
-        else:
-            scanned = scan_lines(batch.journal_lines(index), journal.run, journal.path)
-        result = fold(scanned.records, strict=False, run=journal.run) if scanned.corrupt is None else None
-        builder.add_run(journal.run, scanned.records, scanned.findings, result)
-    return BatchResult(builder.finish(), len(batch.journals), builder.bad_runs)
+    # One pause for the batch: a collection between journals would walk every record held so far.
+    with paused_gc():
+        for index, journal in enumerate(batch.journals):
+            if batch.streamed:
+                scanned = read_journal(journal.path, journal.run, options.max_line_bytes, journal.size)
+            else:
+                scanned = scan_lines(batch.journal_lines(index), journal.run, journal.path)
+            result = fold(scanned.records, strict=False, run=journal.run) if scanned.corrupt is None else None
+            builder.add_run(journal.run, scanned.records, scanned.findings, result)
+        return BatchResult(builder.finish(), len(batch.journals), builder.bad_runs)
 
 
 def tables_of_reads(reads: Sequence[RunRead], source: str, options: LoadOptions) -> BatchResult:
@@ -142,6 +149,10 @@ def _runs_wanted(backend: Backend, runs: Sequence[str] | str | None) -> list[str
 def _file_batches(paths: list[tuple[str, str]], source: str, options: LoadOptions) -> Iterator[BatchResult]:
     journals: list[JournalFile] = journal_files(paths)
     batches = batches_by_size(journals, options.batch_bytes, options.max_line_bytes)
+    processes = processes_for(options.workers, sum(j.size for j in journals)) if options.fold else 1
+    if processes > 1 and len(batches) > 1:
+        yield from shared_batches(batches, processes - 1, source, options, _batch_here)
+        return
     buffers = [new_buffer(), new_buffer()]  # two: one batch is read while the one before is worked on
 
     def read(numbered: tuple[int, list[JournalFile]]) -> BatchBytes:
@@ -151,6 +162,11 @@ def _file_batches(paths: list[tuple[str, str]], source: str, options: LoadOption
 
     for lines in pipelined(list(enumerate(batches)), read, split_batch):
         yield tables_of_lines(lines, source, options)
+
+
+def _batch_here(batch: list[JournalFile], source: str, options: LoadOptions) -> BatchResult:
+    lines, _ = read_batch(batch, new_buffer(), options.max_line_bytes)
+    return tables_of_lines(lines, source, options)
 
 
 def _read_batches(backend: Backend, runs: list[str], options: LoadOptions) -> Iterator[BatchResult]:

@@ -1,19 +1,29 @@
-"""How a load spreads its work, and its progress bar.
+"""How a load spreads its work, and its progress bar. The policy, in one place:
 
-The policy, in one place: a load runs in the calling process. The stages that release the interpreter
-(reading journals, splitting them into lines) run in one helper thread, one batch ahead of this thread,
-which parses, checks, folds and builds. No worker process is started, so nothing depends on how many
-threads happen to run, which start method multiprocessing would use, or whether a script guards its
-top level: a load behaves the same in a script, in Jupyter and in a Dask worker. Spreading over machines
-is the batch audit's job (``audit_sources(..., dask=client)``), one task per batch of journals.
+- The records path (``fold=False``) runs in this process: the stages that release the interpreter (the
+  line split, the UTF-8 check) run in one helper thread, one batch ahead of this thread, which reads,
+  decodes the envelopes and builds. A second process would only move the envelope decode, and shipping the
+  records back costs about what it saves.
+- Folding is Python and has no such stages, so a load that folds enough journal bytes (``FOLD_POOL_FROM``)
+  on a machine with more than one core shares its batches with worker processes (``workers.py``): one per
+  further core, started once per process and kept. They are plain child interpreters started with
+  ``subprocess``, so nothing depends on how many threads happen to run, on a start method, or on whether a
+  script guards its top level; this process keeps working on batches meanwhile, so the first load of a
+  process does not wait for them to start. Inside a Dask worker a load never starts processes: Dask
+  spreads the work (``audit_sources(..., dask=client)``). ``workers=1`` folds here only.
 """
 
 from __future__ import annotations
 
+import itertools
+import os
+import queue
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
+
+from journaltools.tables import workers as worker_processes
 
 Item = TypeVar("Item")
 Read = TypeVar("Read")
@@ -35,6 +45,127 @@ def pipelined(
                 upcoming = helper.submit(there, here(items[index + 1]))
             yield current
             del current
+
+
+#: Journal bytes from which a fold starts worker processes (measured: below this the work is over before a
+#: fresh worker, about half a second to start, has taken a batch). A running pool is used for any load.
+FOLD_POOL_FROM: Final = 32 << 20
+#: Batches this process may finish ahead of the oldest one a worker still holds (bounds what waits in memory).
+_AHEAD: Final = 4
+#: Seconds without any reply from a busy worker after which it is given up (its batches are redone here).
+_STALLED: Final = 300.0
+_jobs = itertools.count()
+
+
+def usable_cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _inside_dask_worker() -> bool:
+    distributed = sys.modules.get("distributed")
+    if distributed is None:
+        return False
+    try:
+        distributed.get_worker()
+    except ValueError:
+        return False
+    return True
+
+
+def processes_for(workers: int | None, fold_bytes: int) -> int:
+    """How many processes fold a load (this one included)."""
+    if workers is not None:
+        return max(1, workers)
+    cores = min(usable_cores(), 8)
+    if cores < 2 or _inside_dask_worker():
+        return 1
+    return cores if worker_processes.pool_started() or fold_bytes >= FOLD_POOL_FROM else 1
+
+
+def shared_batches(
+    batches: Sequence[Any],
+    worker_count: int,
+    source: str,
+    options: Any,
+    here: Callable[[Any, str, Any], Any],
+) -> Iterator[Any]:
+    """The results of ``here(batch, source, options)`` for every batch, in order, with the batches shared
+    between this process and ``worker_count`` worker processes (see the module doc). Anything a worker
+    cannot do (it failed on a batch, or died) is done here, so a result is never lost."""
+    pool = worker_processes.pool(worker_count)
+    results: dict[int, Any] = {}
+    held: dict[int, tuple[worker_processes.Worker, int]] = {}  # job -> (worker, batch)
+    next_batch = 0
+    for wanted in range(len(batches)):
+        while wanted not in results:
+            for worker in pool.workers:  # keep every ready worker fed, two batches in flight
+                while (
+                    worker.alive
+                    and worker.ready.is_set()
+                    and len(worker.in_flight) < 2
+                    and next_batch < min(len(batches), wanted + _AHEAD)
+                ):
+                    job = next(_jobs)
+                    if not worker.send(job, batches[next_batch], source, options):
+                        break
+                    held[job] = (worker, next_batch)
+                    next_batch += 1
+            replies = _replies(pool.replies, block=False)
+            if not replies and wanted >= next_batch:
+                results[next_batch] = here(batches[next_batch], source, options)
+                next_batch += 1
+                continue
+            if not replies and next_batch < min(len(batches), wanted + _AHEAD):
+                results[next_batch] = here(batches[next_batch], source, options)  # work while the worker works
+                next_batch += 1
+                continue
+            if not replies:
+                replies = _replies(pool.replies, block=True)
+                if not replies:  # nothing for a long while: give the busy workers up, redo their batches here
+                    for worker in pool.workers:
+                        if worker.in_flight:
+                            worker.process.kill()
+                    continue
+            for reply in replies:
+                _settle(reply, held, results, batches, source, options, here)
+        yield results.pop(wanted)
+
+
+def _replies(replies: queue.SimpleQueue[worker_processes.Reply], *, block: bool) -> list[worker_processes.Reply]:
+    got = []
+    try:
+        got.append(replies.get(block=block, timeout=_STALLED if block else None))
+        while True:
+            got.append(replies.get_nowait())
+    except queue.Empty:
+        pass
+    return got
+
+
+def _settle(
+    reply: worker_processes.Reply,
+    held: dict[int, tuple[worker_processes.Worker, int]],
+    results: dict[int, Any],
+    batches: Sequence[Any],
+    source: str,
+    options: Any,
+    here: Callable[[Any, str, Any], Any],
+) -> None:
+    worker = reply.worker
+    if reply.job < 0:  # the worker has gone: redo what it held
+        for job, (owner, batch) in list(held.items()):
+            if owner is worker:
+                del held[job]
+                results[batch] = here(batches[batch], source, options)
+        worker.in_flight.clear()
+        return
+    if reply.job in worker.in_flight:
+        worker.in_flight.remove(reply.job)
+    entry = held.pop(reply.job, None)
+    if entry is None:  # a reply for a load that was given up
+        return
+    batch = entry[1]
+    results[batch] = reply.value if reply.ok else here(batches[batch], source, options)
 
 
 def _in_notebook() -> bool:
