@@ -19,6 +19,7 @@ from journaltools.protocol.records import (
     PROTOCOL_VERSION,
     MetaRecord,
     RawRecord,
+    check_record,
     decode_record,
     encode_record,
     validate_record,
@@ -91,20 +92,22 @@ def prepare_record(run: str, last_seq: int, record: bytes | dict[str, Any]) -> R
         parsed = decode_record(raw)
     except ValueError as exc:
         raise RecordRefused(run, None, "schema_violation", f"not one JSON object: {exc}") from None
-    validated = validate_record(parsed)
-    if isinstance(validated, Finding):
-        raise RecordRefused(run, validated.seq, validated.code, validated.message)
-    if validated.run != run:
-        raise RecordRefused(run, validated.seq, "run_mismatch", f"record names run {validated.run!r}")
-    if validated.seq == 1 or last_seq == 0:
-        if not isinstance(validated, MetaRecord) or validated.seq != 1:
-            raise RecordRefused(run, validated.seq, "not_meta_first", "a journal starts with meta at seq 1")
+    problem = check_record(parsed)  # the models' hand-written twins; pydantic only to word a refusal
+    if problem is not None:
+        raise RecordRefused(run, problem.seq, problem.code, problem.message)
+    seq = parsed.seq
+    if parsed.run != run:
+        raise RecordRefused(run, seq, "run_mismatch", f"record names run {parsed.run!r}")
+    if seq == 1 or last_seq == 0:
+        validated = validate_record(parsed)  # a meta: once per journal
+        if not isinstance(validated, MetaRecord) or seq != 1:
+            raise RecordRefused(run, seq, "not_meta_first", "a journal starts with meta at seq 1")
         if validated.version != PROTOCOL_VERSION:
             raise RecordRefused(
                 run, 1, "version_mismatch", f"meta.version {validated.version} is not {PROTOCOL_VERSION}"
             )
-    elif isinstance(validated, MetaRecord):
-        raise RecordRefused(run, validated.seq, "not_meta_first", "meta is only ever seq 1")
+    elif parsed.type == "meta":
+        raise RecordRefused(run, seq, "not_meta_first", "meta is only ever seq 1")
     return parsed
 
 

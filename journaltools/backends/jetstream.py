@@ -33,6 +33,7 @@ NATS errors are mapped to the journaltools error tree in one place: ``classify_n
 from __future__ import annotations
 
 import asyncio
+import itertools
 import re
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -266,6 +267,34 @@ def check_stream_config(stream: str, config: Mapping[str, Any], prefix: str = DE
         refuse("subjects", f"{subjects!r} do not capture {prefix}.>: records would not be stored in this stream")
 
 
+# -- the client --------------------------------------------------------------------------------------------
+
+#: What ``bytes.strip()`` strips, for the same stripping on decoded text.
+_ASCII_SPACE = " \t\n\r\x0b\x0c"
+
+
+class JournalClient(Client):
+    """nats-py's client with a faster parser for message headers (every record read carries about eight).
+
+    nats-py's own parser decodes each line and checks each character of each header name in a Python
+    generator. This one decodes the block once and gives the same dictionary for every header block (a
+    property test holds it to nats-py's), in about half the time. Should a later nats-py stop calling this
+    static method, the client is simply nats-py's.
+    """
+
+    @staticmethod
+    def _parse_header_lines(raw: bytes) -> dict[str, str]:
+        headers: dict[str, str] = {}
+        for line in raw.decode("utf-8", "replace").split("\r\n"):
+            name, separator, value = line.partition(":")
+            if separator:
+                name = name.strip(_ASCII_SPACE)
+                # nats-py skips a name that is not ASCII or holds whitespace (as str.isspace says).
+                if name.isascii() and (not name or name.split() == [name]):
+                    headers[name] = value.strip(_ASCII_SPACE)
+        return headers
+
+
 # -- helpers over messages ----------------------------------------------------------------------------
 
 
@@ -310,6 +339,62 @@ async def map_bounded(items: Sequence[A], action: Callable[[A], Awaitable[T]], l
 def new_msg_id(run: str, seq: int) -> str:
     """A message id unique to one logical write (ids are matched stream-wide, so never run and seq alone)."""
     return f"{run}.{seq}.{uuid.uuid4().hex}"
+
+
+class _Batch:
+    """One batched direct get in progress: its messages, and the status message that ends it."""
+
+    def __init__(self, end: asyncio.Future[Msg]) -> None:
+        self.messages: list[Msg] = []
+        self.end = end
+
+
+class _DirectReplies:
+    """Batched direct gets over one wildcard inbox subscription, made once, instead of a subscription (and its
+    SUB and UNSUB round trips) per run read; each request has its own reply subject under the inbox."""
+
+    def __init__(self, client: Client, stream: str, timeout: float) -> None:
+        self._client = client
+        self._request_subject = f"$JS.API.DIRECT.GET.{stream}"
+        self._timeout = timeout
+        self._inbox = ""
+        self._batches: dict[str, _Batch] = {}
+        self._numbers = itertools.count()
+        self._subscribing: asyncio.Lock | None = None
+
+    async def _on_message(self, msg: Msg) -> None:
+        batch = self._batches.get(msg.subject)
+        if batch is None:
+            return  # a reply to a request already given up
+        if _status_of(msg) is None:
+            batch.messages.append(msg)
+        elif not batch.end.done():
+            batch.end.set_result(msg)
+
+    async def _ensure_subscribed(self) -> None:
+        if self._inbox:
+            return
+        if self._subscribing is None:
+            self._subscribing = asyncio.Lock()
+        async with self._subscribing:
+            if not self._inbox:
+                inbox = self._client.new_inbox()
+                await self._client.subscribe(f"{inbox}.*", cb=self._on_message)
+                self._inbox = inbox
+
+    async def batch(self, start: int, subject_filter: str, size: int) -> tuple[list[Msg], Msg]:
+        """Up to ``size`` messages on ``subject_filter`` from stream sequence ``start``, and the end status."""
+        await self._ensure_subscribed()
+        reply = f"{self._inbox}.{next(self._numbers)}"
+        batch = _Batch(asyncio.get_running_loop().create_future())
+        self._batches[reply] = batch
+        try:
+            request = orjson.dumps({"seq": start, "next_by_subj": subject_filter, "batch": size})
+            await self._client.publish(self._request_subject, request, reply=reply)
+            end = await asyncio.wait_for(batch.end, self._timeout)
+        finally:
+            del self._batches[reply]
+        return batch.messages, end
 
 
 # -- the writer ---------------------------------------------------------------------------------------
@@ -394,6 +479,7 @@ class JetStreamBackend(Backend):
         self.prefix = location.prefix
         self.url = location.display_url
         self._closed = False
+        self._replies = _DirectReplies(client, location.stream, options.request_timeout)
 
     # -- opening and closing ---------------------------------------------------------------------
 
@@ -403,7 +489,7 @@ class JetStreamBackend(Backend):
     ) -> JetStreamBackend:
         """Connect, then create (``create=True``) or verify the stream. Refuses an unsafe stream."""
         opts = options or JetStreamOptions()
-        client = Client()
+        client = JournalClient()
 
         async def quiet(*args: object) -> None:  # nats-py logs every reconnect attempt by default
             return None
@@ -535,39 +621,22 @@ class JetStreamBackend(Backend):
 
     async def _get_batch(self, subject_filter: str) -> list[Msg]:
         """Every message on ``subject_filter`` in stream order, by batched direct gets (no consumer)."""
-        loop = asyncio.get_running_loop()
-        request_subject = f"$JS.API.DIRECT.GET.{self.stream}"
 
         async def attempt() -> list[Msg]:
             messages: list[Msg] = []
-            end: list[asyncio.Future[Msg]] = []
-
-            async def on_message(msg: Msg) -> None:
-                if _status_of(msg) is None:
-                    messages.append(msg)
-                elif end and not end[-1].done():
-                    end[-1].set_result(msg)
-
-            inbox = self._nc.new_inbox()
-            subscription = await self._nc.subscribe(inbox, cb=on_message)
-            try:
-                start = 1
-                while True:
-                    end.append(loop.create_future())
-                    request = {"seq": start, "next_by_subj": subject_filter, "batch": self.options.read_batch}
-                    await self._nc.publish(request_subject, orjson.dumps(request), reply=inbox)
-                    final = await asyncio.wait_for(end[-1], self.options.request_timeout)
-                    status = _status_of(final)
-                    if status == "404":  # nothing (more) on the filter
-                        return messages
-                    if status != "204":
-                        raise nats.js.errors.APIError(code=int(status or 0), description=_description_of(final))
-                    pending = int(_header(final, "Nats-Num-Pending") or 0)
-                    if pending == 0 or not messages:
-                        return messages
-                    start = _stream_sequence(messages[-1]) + 1
-            finally:
-                await subscription.unsubscribe()
+            start = 1
+            while True:
+                batch, final = await self._replies.batch(start, subject_filter, self.options.read_batch)
+                messages.extend(batch)
+                status = _status_of(final)
+                if status == "404":  # nothing (more) on the filter
+                    return messages
+                if status != "204":
+                    raise nats.js.errors.APIError(code=int(status or 0), description=_description_of(final))
+                pending = int(_header(final, "Nats-Num-Pending") or 0)
+                if pending == 0 or not batch:
+                    return messages
+                start = _stream_sequence(batch[-1]) + 1
 
         return await self._retrying(f"reading {subject_filter}", attempt)
 
@@ -694,7 +763,7 @@ class JetStreamBackend(Backend):
         async def one(run: str) -> RunRead:
             return await self.read_run_async(run, strict=strict)
 
-        return await map_bounded(wanted, one, max(1, self.options.concurrency // 8))
+        return await map_bounded(wanted, one, max(1, self.options.concurrency // 2))
 
     async def list_runs_async(self) -> list[str]:
         return sorted(await self._run_slots())
@@ -764,6 +833,7 @@ __all__ = [
     "JetStreamJournalWriter",
     "JetStreamLocation",
     "JetStreamOptions",
+    "JournalClient",
     "PendingWrite",
     "check_stream_config",
     "classify_nats_error",
