@@ -142,3 +142,11 @@ class TaskNotFound(TaskError, LookupError):
 
 class TaskAlreadyCompleted(TaskError):
     pass
+
+
+class JournalWarning(UserWarning):
+    """Base of the warnings journaltools gives: something works, but not as well as it could."""
+
+
+class SlowReads(JournalWarning):
+    """A source can only be read the slow way (a JetStream stream without direct get, say)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from pathlib import Path
 from typing import Any
 
 import nats.errors
@@ -14,6 +15,7 @@ import pytest
 
 from journaltools.aio import run_sync
 from journaltools.backends.base import AppendResult, AppendVerdictTaken
+from journaltools.backends.file import FileBackend
 from journaltools.backends.jetstream import (
     SERVER_SUBJECTS_PAGE,
     Failure,
@@ -254,7 +256,6 @@ def test_stream_without_discard_new_per_subject_is_refused(nats_server: Embedded
         ({"allow_rollup_hdrs": True}, "allow_rollup_hdrs"),
         ({"allow_msg_ttl": True}, "allow_msg_ttl"),
         ({"subject_transform": {"src": "journal.>", "dest": "j.>"}}, "subject_transform"),
-        ({"allow_direct": False}, "allow_direct"),
         ({"subjects": ["other.>"]}, "subjects"),
     ],
 )
@@ -264,6 +265,75 @@ def test_unsafe_stream_settings_are_refused_by_name(change: dict[str, Any], sett
         check_stream_config("JOURNALS", {**stream_config_for("JOURNALS", "journal"), **change})
     assert refused.value.setting == setting
     assert setting in str(refused.value)
+
+
+def test_a_stream_without_direct_get_is_read_more_slowly_and_says_so(
+    nats_server: EmbeddedServer, nats_admin: NatsAdmin, samples_dir: Path
+) -> None:
+    """Direct get is a speed, not a safety: such a stream is read through consumers and message gets."""
+    from journaltools.errors import SlowReads
+    from journaltools.ops.migrate import migrate
+    from journaltools.tables import load
+
+    stream, prefix = unique_stream()
+    nats_admin.create_stream({**stream_config_for(stream, prefix), "allow_direct": False})
+    url = nats_server.source_url(stream, prefix=prefix)
+    try:
+        with pytest.warns(SlowReads, match="does not allow direct get") as warned:
+            backend = open_jetstream_source(url, options=TEST_OPTIONS)
+        assert len(warned) == 1 and backend.direct is False
+        with backend:
+            migrate(FileBackend(samples_dir), backend)  # appends, with the slot read back by message get
+            direct_stream, direct_prefix = unique_stream()
+            with open_jetstream_source(
+                nats_server.source_url(direct_stream, prefix=direct_prefix), create=True, options=TEST_OPTIONS
+            ) as direct:
+                migrate(FileBackend(samples_dir), direct)
+                assert backend.list_runs() == direct.list_runs()
+                assert backend.listing() == direct.listing()
+                for run in direct.list_runs():
+                    assert [r.raw for r in backend.read_run(run).records] == [
+                        r.raw for r in direct.read_run(run).records
+                    ]
+                slow, fast = load(backend, strict=False), load(direct, strict=False)
+                assert slow.runs.drop_columns(["source"]).equals(fast.runs.drop_columns(["source"]))
+                assert slow.messages.equals(fast.messages) and slow.tool_calls.equals(fast.tool_calls)
+            nats_admin.delete_stream(direct_stream)
+    finally:
+        nats_admin.delete_stream(stream)
+
+
+def test_a_run_whose_first_record_is_missing_is_still_listed(
+    jetstream: JetStreamBackend, nats_admin: NatsAdmin
+) -> None:
+    journal = JournalBuilder("whole").user().assistant()
+    with jetstream.open_writer("whole") as writer:
+        for body in journal.bodies:
+            writer.append(body)
+    orphan = JournalBuilder("orphan").user()
+    nats_admin.publish(jetstream.subject("orphan", 2), orphan.raw()[1].raw)  # seq 2 without its meta
+    assert jetstream.list_runs() == ["orphan", "whole"]
+    assert {row.run: row.status for row in jetstream.listing()} == {"orphan": "invalid", "whole": "completed"}
+
+
+def test_runs_are_found_from_their_first_subjects_not_every_subject(
+    jetstream: JetStreamBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for run in ("a1", "b2"):
+        with jetstream.open_writer(run) as writer:
+            for body in JournalBuilder(run).user().assistant().user().bodies:
+                writer.append(body)
+    asked: list[str] = []
+    original = JetStreamBackend._subject_counts
+
+    async def spy(self: JetStreamBackend, subject_filter: str) -> dict[str, int]:
+        asked.append(subject_filter)
+        return await original(self, subject_filter)
+
+    monkeypatch.setattr(JetStreamBackend, "_subject_counts", spy)
+    assert jetstream.list_runs() == ["a1", "b2"]
+    assert asked == [f"{jetstream.prefix}.*.1"]  # one subject per run: the cost follows runs, not records
+    assert jetstream.run_census() == {"a1": 4, "b2": 4}
 
 
 def test_missing_stream_is_refused_unless_created(nats_server: EmbeddedServer, nats_admin: NatsAdmin) -> None:

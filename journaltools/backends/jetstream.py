@@ -33,9 +33,11 @@ NATS errors are mapped to the journaltools error tree in one place: ``classify_n
 from __future__ import annotations
 
 import asyncio
+import base64
 import itertools
 import re
 import uuid
+import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -66,6 +68,7 @@ from journaltools.errors import (
     JournalError,
     RunNotFound,
     SequenceGap,
+    SlowReads,
     SourceError,
     StreamConfigRefused,
 )
@@ -260,8 +263,6 @@ def check_stream_config(stream: str, config: Mapping[str, Any], prefix: str = DE
         refuse("allow_msg_counter", "is on: a counter stream folds messages together instead of keeping them")
     if config.get("subject_transform"):
         refuse("subject_transform", "is set: records would not be stored on the subject they were appended to")
-    if not config.get("allow_direct", False):
-        refuse("allow_direct", "is off: journaltools reads runs and listings with direct get")
     subjects = config.get("subjects") or []
     if f"{prefix}.>" not in subjects and ">" not in subjects:
         refuse("subjects", f"{subjects!r} do not capture {prefix}.>: records would not be stored in this stream")
@@ -480,6 +481,8 @@ class JetStreamBackend(Backend):
         self.url = location.display_url
         self._closed = False
         self._replies = _DirectReplies(client, location.stream, options.request_timeout)
+        self.direct = True  # set from the stream's configuration when it is opened
+        self._subjects: list[str] = []
 
     # -- opening and closing ---------------------------------------------------------------------
 
@@ -529,7 +532,18 @@ class JetStreamBackend(Backend):
                 raise SourceError(f"{self.url}: stream {self.stream!r} does not exist") from None
             config = stream_config_for(self.stream, self.prefix)
             info = await self._api(f"STREAM.CREATE.{self.stream}", orjson.dumps(config), what="create the stream")
-        check_stream_config(self.stream, info.get("config") or {}, self.prefix)
+        config = info.get("config") or {}
+        check_stream_config(self.stream, config, self.prefix)
+        self._subjects = list(config.get("subjects") or [])
+        self.direct = bool(config.get("allow_direct", False))
+        if not self.direct:
+            warnings.warn(
+                SlowReads(
+                    f"{self.url}: the stream does not allow direct get; journaltools reads it through consumers "
+                    "and message gets, more slowly (turn allow_direct on to read at full speed)"
+                ),
+                stacklevel=2,
+            )
 
     async def aclose(self) -> None:
         if self._closed:
@@ -603,6 +617,8 @@ class JetStreamBackend(Backend):
 
     async def _get_last(self, subject_filter: str) -> Msg | None:
         """The last message on a subject (wildcards allowed) by direct get, or None."""
+        if not self.direct:
+            return await self._message_get({"last_by_subj": subject_filter})
 
         async def attempt() -> Msg | None:
             reply = await self._nc.request(
@@ -619,8 +635,46 @@ class JetStreamBackend(Backend):
 
         return await self._retrying(f"direct get of {subject_filter}", attempt)
 
+    async def _message_get(self, request: dict[str, Any]) -> Msg | None:
+        """One message by the stream leader's message get (``STREAM.MSG.GET``: no direct get needed), as a
+        message that carries the headers a direct get adds (``Nats-Subject``, ``Nats-Sequence``)."""
+        try:
+            reply = await self._api(f"STREAM.MSG.GET.{self.stream}", orjson.dumps(request), what="message get")
+        except nats.js.errors.NotFoundError:
+            return None
+        stored = reply["message"]
+        headers = JournalClient._parse_header_lines(base64.b64decode(stored["hdrs"])) if stored.get("hdrs") else {}
+        headers.update({"Nats-Subject": stored["subject"], "Nats-Sequence": str(stored["seq"])})
+        data = base64.b64decode(stored.get("data") or b"")
+        return Msg(self._nc, subject=stored["subject"], data=data, headers=headers)
+
+    async def _consume(self, subject_filter: str) -> list[Msg]:
+        """Every message on ``subject_filter`` through an ordered consumer (a stream without direct get).
+
+        How many to wait for comes from the stream's subjects on the filter (one message per subject), not
+        from the consumer: a new consumer's pending count is not always there yet.
+        """
+        expected = sum((await self._subject_counts(subject_filter)).values())
+        messages: list[Msg] = []
+        if not expected:
+            return messages
+        subscription = await self._nc.jetstream().subscribe(subject_filter, ordered_consumer=True, stream=self.stream)
+        try:
+            while len(messages) < expected:
+                msg = await subscription.next_msg(timeout=self.options.request_timeout)
+                headers = dict(msg.headers or {})
+                headers.update({"Nats-Subject": msg.subject, "Nats-Sequence": str(msg.metadata.sequence.stream)})
+                messages.append(Msg(self._nc, subject=msg.subject, data=msg.data, headers=headers))
+                if msg.metadata.num_pending == 0:
+                    break
+        finally:
+            await subscription.unsubscribe()
+        return messages
+
     async def _get_batch(self, subject_filter: str) -> list[Msg]:
         """Every message on ``subject_filter`` in stream order, by batched direct gets (no consumer)."""
+        if not self.direct:
+            return await self._retrying(f"reading {subject_filter}", lambda: self._consume(subject_filter))
 
         async def attempt() -> list[Msg]:
             messages: list[Msg] = []
@@ -672,13 +726,48 @@ class JetStreamBackend(Backend):
                 return subjects
 
     async def _run_slots(self) -> dict[str, list[int]]:
-        """run → the seqs of its stored slots, from the stream's subjects."""
+        """run → the seqs of its stored slots, from every subject of the stream: a cost that follows the
+        number of records (the census's fallback)."""
         slots: dict[str, list[int]] = {}
         for subject in await self._subject_counts(f"{self.prefix}.>"):
             slot = self._slot_of(subject)
             if slot is not None:
                 slots.setdefault(slot[0], []).append(slot[1])
         return slots
+
+    async def _first_and_count(self, run: str) -> tuple[Msg | None, int]:
+        """The first message on ``journal.R.*`` and how many there are, from one direct get of a batch of one
+        (its end-of-batch status says how many messages are pending after it)."""
+
+        async def attempt() -> tuple[Msg | None, int]:
+            batch, final = await self._replies.batch(1, self.subject(run, "*"), 1)
+            if _status_of(final) == "404" or not batch:
+                return None, 0
+            return batch[0], 1 + int(_header(final, "Nats-Num-Pending") or 0)
+
+        return await self._retrying(f"counting the records of {run}", attempt)
+
+    async def census_async(self) -> dict[str, int]:
+        """Every run with its number of stored records, at a cost that follows the number of runs.
+
+        Runs are found from the subjects ``journal.*.1`` (one per run) and counted with one request each.
+        The counts are then held to the stream's own message count: if they fall short (a run whose seq 1
+        is missing, or a stream that holds other subjects too) every subject is listed instead, a cost that
+        follows the number of records but finds every run.
+        """
+        if self.direct:
+            firsts = [self._slot_of(subject) for subject in await self._subject_counts(f"{self.prefix}.*.1")]
+            runs = sorted(slot[0] for slot in firsts if slot is not None and slot[1] == 1)
+
+            async def count(run: str) -> int:
+                return (await self._first_and_count(run))[1]
+
+            counts = dict(zip(runs, await map_bounded(runs, count, self.options.concurrency), strict=True))
+            info = await self._api(f"STREAM.INFO.{self.stream}", b"", what="stream info")
+            stored = int((info.get("state") or {}).get("messages") or 0)
+            if self._subjects == [f"{self.prefix}.>"] and sum(counts.values()) == stored:
+                return counts
+        return {run: len(seqs) for run, seqs in sorted((await self._run_slots()).items())}
 
     # -- writing ---------------------------------------------------------------------------------
 
@@ -766,7 +855,11 @@ class JetStreamBackend(Backend):
         return await map_bounded(wanted, one, max(1, self.options.concurrency // 2))
 
     async def list_runs_async(self) -> list[str]:
-        return sorted(await self._run_slots())
+        return list(await self.census_async())
+
+    def run_census(self) -> dict[str, int]:
+        """Every run with its number of stored records (the blocking face of ``census_async``)."""
+        return run_sync(self.census_async())
 
     async def _record_at(self, subject_filter: str) -> RawRecord | None:
         msg = await self._get_last(subject_filter)
@@ -779,15 +872,14 @@ class JetStreamBackend(Backend):
 
     async def listing_async(self) -> list[RunSummary]:
         """The two-record summary of every run: ``journal.R.1`` and the last message on ``journal.R.*``."""
-        slots = await self._run_slots()
+        census = await self.census_async()
 
         async def summarize(run: str) -> RunSummary:
-            seqs = slots[run]
-            first = await self._record_at(self.subject(run, 1)) if 1 in seqs else None
-            last = first if seqs == [1] else await self._record_at(self.subject(run, "*"))
+            first = await self._record_at(self.subject(run, 1))
+            last = first if census[run] == 1 and first is not None else await self._record_at(self.subject(run, "*"))
             return summarize_two_records(run, first, last)
 
-        return await map_bounded(sorted(slots), summarize, self.options.concurrency)
+        return await map_bounded(list(census), summarize, self.options.concurrency)
 
     async def listing_by_fold_async(self) -> list[RunSummary]:
         """The file backend's listing rule over this stream: read and fold every run (the expensive way)."""
