@@ -146,7 +146,15 @@ class ParquetTables:
         self.rows = dict.fromkeys(names, 0)
         self._pending: dict[str, list[pa.Table]] = {name: [] for name in names}
         self._pending_bytes = dict.fromkeys(names, 0)
-        self._writers = {name: _parquet_writer(self._partial(name), name) for name in names}
+        self._writers: dict[str, pq.ParquetWriter] = {}
+        try:
+            for name in names:
+                self._writers[name] = _parquet_writer(self._partial(name), name)
+        except BaseException:
+            self.abort()  # a full disk can refuse the third file after the first two were made
+            with contextlib.suppress(OSError):
+                self._partial(name).unlink(missing_ok=True)
+            raise
 
     def path(self, name: str) -> Path:
         return self.directory / f"{name}.parquet"

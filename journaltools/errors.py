@@ -98,6 +98,8 @@ class StorageError(SourceError):
     def __init__(self, path: str, doing: str, why: str, hint: str, errno: int | None = None) -> None:
         self.path = path
         self.doing = doing
+        self.why = why
+        self.hint = hint
         self.errno = errno
         super().__init__(f"{path}: cannot {doing}: {why}; {hint}")
 
@@ -107,9 +109,12 @@ class NotAJournalFile(StorageError):
 
     def __init__(self, path: str, doing: str, kind: str) -> None:
         self.kind = kind
-        super().__init__(
-            path, doing, f"it is {kind}, not a regular file", "journals and their locks are regular files: move it away"
+        hint = (
+            "journals are never followed out of their source: put the file itself in its place"
+            if kind == "a symbolic link"
+            else "journals and their locks are regular files: move it away"
         )
+        super().__init__(path, doing, f"it is {kind}, not a regular file", hint)
 
 
 class StreamConfigRefused(SourceError):

@@ -15,6 +15,7 @@ from typing import Any
 from journaltools._durable import fsync_directory
 from journaltools.backends.file import FileBackend
 from journaltools.backends.oserrors import mapped
+from journaltools.errors import StorageError
 from journaltools.ops.answer import answer_call
 from journaltools.ops.clock import format_ts
 from journaltools.ops.resume import claim_run
@@ -240,7 +241,11 @@ def write_samples(directory: str | Path) -> list[str]:
         raise
     moved: list[str] = []
     try:
-        runs = _write_into(scratch)
+        try:
+            runs = _write_into(scratch)
+        except StorageError as exc:  # name the file the user asked for, not the scratch copy that is removed
+            where = str(root / Path(exc.path).name) if exc.path.startswith(str(scratch)) else exc.path
+            raise StorageError(where, exc.doing, exc.why, exc.hint, exc.errno) from None
         with mapped(root, "move the sample journals into place"):
             for run in runs:
                 (scratch / f"{run}.jsonl").rename(root / f"{run}.jsonl")

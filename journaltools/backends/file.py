@@ -41,7 +41,7 @@ from journaltools.backends.base import (
     RunSummary,
     prepare_record,
 )
-from journaltools.backends.oserrors import mapped, open_regular, storage_error
+from journaltools.backends.oserrors import mapped, open_regular, refuse_unless_regular, storage_error
 from journaltools.backends.scan import COMPRESSED_SUFFIXES, DEFAULT_MAX_LINE_BYTES, read_journal, scan_journal
 from journaltools.errors import (
     JournalLocked,
@@ -86,6 +86,8 @@ class FileJournalWriter(JournalWriter):
         self._fd = -1
         lock = root / f"{run}{LOCK_SUFFIX}"
         # Both paths must be regular files, never links: the lock then always sits beside the file it guards.
+        # The journal is looked at first so that refusing it leaves no lock file behind.
+        refuse_unless_regular(self.path, "open the journal for writing")
         self._lock_fd = open_regular(lock, os.O_RDWR | os.O_CREAT, "take the write lock")
         try:
             fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -29,7 +29,7 @@ _MEANINGS: Final[dict[int, tuple[str, str]]] = {
     errno.EISDIR: ("it is a directory", "journals and their locks are regular files: move the directory away"),
     errno.ELOOP: (
         "it is a symbolic link",
-        "journals are never followed out of their source: replace the link with the file itself",
+        "journals are never followed out of their source: put the file itself in its place",
     ),
     errno.ENXIO: ("it is a socket or a device", "journals are regular files: move it away"),
     errno.ENAMETOOLONG: ("the name is too long", "use a shorter path"),
@@ -82,17 +82,7 @@ def open_regular(path: str | os.PathLike[str], flags: int, doing: str, mode: int
     last component (``O_NOFOLLOW``). Raises ``NotAJournalFile`` for anything but a regular file and
     ``StorageError`` for every other failure.
     """
-    try:
-        # Look before opening: opening a device can act on it, and a FIFO must not be touched at all.
-        existing = os.lstat(path)
-    except FileNotFoundError:
-        if not flags & os.O_CREAT:
-            raise storage_error(FileNotFoundError(errno.ENOENT, "not found"), path, doing) from None
-    except OSError as exc:
-        raise storage_error(exc, path, doing) from None
-    else:
-        if not stat.S_ISREG(existing.st_mode):
-            raise NotAJournalFile(os.fsdecode(path), doing, kind_of(existing.st_mode))
+    refuse_unless_regular(path, doing)  # look first: opening a device can act on it
     try:
         fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode)
     except OSError as exc:
@@ -109,6 +99,18 @@ def open_regular(path: str | os.PathLike[str], flags: int, doing: str, mode: int
         raise NotAJournalFile(os.fsdecode(path), doing, kind_of(info.st_mode))
     os.set_blocking(fd, True)
     return fd
+
+
+def refuse_unless_regular(path: str | os.PathLike[str], doing: str) -> None:
+    """Raise ``NotAJournalFile`` if ``path`` exists and is not a regular file (a missing path is fine)."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise storage_error(exc, path, doing) from None
+    if not stat.S_ISREG(info.st_mode):
+        raise NotAJournalFile(os.fsdecode(path), doing, kind_of(info.st_mode))
 
 
 def not_a_journal_file(path: str | os.PathLike[str], doing: str) -> StorageError:
