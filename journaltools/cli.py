@@ -68,9 +68,21 @@ def _open(url: str, command: str, *, create: bool = False) -> Backend:
     return open_source(url, create=create)
 
 
+#: Beyond this many, files that are merely not journals are summed up in one line (``audit`` lists each).
+NOT_JOURNALS_SHOWN = 5
+
+
 def _note_findings(command: str, findings: Sequence[Finding]) -> None:
+    minor = [finding for finding in findings if finding.severity == "info"]
     for finding in findings:
-        _note(command, f"{finding.severity}: {finding.code}: {finding.message}")
+        if finding.severity != "info" or len(minor) <= NOT_JOURNALS_SHOWN:
+            _note(command, f"{finding.severity}: {finding.code}: {finding.message}")
+    if len(minor) > NOT_JOURNALS_SHOWN:
+        first = minor[0].message.partition(":")[0]
+        _note(
+            command,
+            f"info: {len(minor)} entries (such as {first}) are not journals and were not read; audit lists them",
+        )
 
 
 def cmd_ls(args: argparse.Namespace) -> int:

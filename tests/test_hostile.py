@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from journaltools.samples import write_samples
 from tests.builders import JournalBuilder
@@ -429,3 +431,81 @@ def test_hostile_world_row(row: str, open_dir: Path, request: pytest.FixtureRequ
     assert snapshot(*case.watch) == before
     if case.check is not None:
         case.check(outcome)
+
+
+# -- no traceback for any input ---------------------------------------------------------------------------------
+
+
+def test_an_unexpected_error_is_one_line_and_debug_adds_the_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import journaltools.cli as cli_module
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("a bug\nover two lines")
+
+    monkeypatch.setattr(cli_module, "open_source", broken)
+    assert cli_module.main(["ls", "somewhere"]) == 1
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        "journaltools ls: unexpected error: RuntimeError: a bug\\nover two lines; "
+        "run it again with --debug for the traceback, and please report it"
+    ]
+    assert cli_module.main(["--debug", "ls", "somewhere"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("Traceback") and "RuntimeError: a bug" in err
+    assert err.splitlines()[-1].startswith("journaltools ls: unexpected error: RuntimeError")
+
+
+_SOURCES = st.one_of(
+    st.text(max_size=12).filter(lambda t: "**" not in t and not t.startswith(("/", "embedded", "-")) and ".." not in t),
+    st.builds(
+        "nats://127.0.0.1:{}/{}".format, st.sampled_from(["1", "0", "99999", "-3", "x", ""]), st.text(max_size=6)
+    ),
+    st.sampled_from(
+        [
+            *(
+                "nats://",
+                "nats://:1/S",
+                "tls://127.0.0.1:1/S",
+                "file://",
+                "file:///no/such/dir",
+                "embedded:/dev/null/x",
+            ),
+            *("ftp://127.0.0.1/x", "C:", "nats://127.0.0.1:1/bad.stream", "*.jsonl", "x.jsonl.gz", "?"),
+        ]
+    ),
+)
+_COMMANDS = st.sampled_from(["ls", "show", "audit", "answer", "gate", "compare", "migrate"])
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(command=_COMMANDS, source=_SOURCES, run=st.text(max_size=10))
+def test_no_input_makes_the_cli_raise(
+    command: str, source: str, run: str, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from journaltools.cli import main
+
+    scratch = tmp_path_factory.mktemp("fuzz")
+    (scratch / "config.json").write_text("{}")
+    argv = {
+        "ls": ["ls", source],
+        "show": ["show", source, run],
+        "audit": ["audit", source],
+        "answer": ["answer", source, run, "toolu_1", "--result", "ok"],
+        "gate": ["gate", source, run, "--config", str(scratch / "config.json")],
+        "compare": ["compare", source, source],
+        "migrate": ["migrate", source, str(scratch / "dest")],
+    }[command]
+    cwd = os.getcwd()
+    os.chdir(scratch)  # relative sources and globs resolve in an empty scratch directory
+    try:
+        status = main(argv)
+    except SystemExit as exit_:  # argparse's own refusal of the arguments
+        status = exit_.code if isinstance(exit_.code, int) else 2
+    finally:
+        os.chdir(cwd)
+    err = capsys.readouterr().err
+    assert status in (0, 1, 2) and "Traceback" not in err
+    if status != 0:
+        assert err.strip(), "a refusal says why"

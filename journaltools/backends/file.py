@@ -309,6 +309,20 @@ class FileBackend(_LocalJournals):
         with mapped(self.root, "list the directory of journals"), os.scandir(self.root) as scan:
             return list(scan)
 
+    def local_journals(self, runs: Sequence[str]) -> list[tuple[str, str]] | None:
+        # One directory scan instead of a look at every file: its entries already say which are regular files.
+        entries = {entry.name: entry for entry in self._entries()}
+        check_access = os.geteuid() != 0
+        paths = []
+        for run in runs:
+            entry = entries.get(f"{run}{JOURNAL_SUFFIX}")  # an unsafe id is not a name here: None, then refused
+            if entry is None or not entry.is_file(follow_symlinks=False):
+                return None  # compressed, missing or not a regular file: read_run reports each properly
+            if check_access and not os.access(entry.path, os.R_OK):
+                return None
+            paths.append((run, entry.path))
+        return paths
+
     def list_runs_now(self) -> list[str]:
         """Every valid run id with a journal entry, whatever kind of file it is: one that cannot be read is
         still a run, reported when read (``unreadable_journal``), never silently absent."""

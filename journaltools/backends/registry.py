@@ -23,6 +23,8 @@ def _open_file(url: str, create: bool) -> Backend:
     from journaltools.backends.file import FileBackend, has_glob, journal_name_parts, open_journal_files
 
     path = unquote(urlparse(url).path) if url.startswith("file://") else url
+    if not path:
+        raise InvalidSource(f"{url!r}: an empty path is not a source (give a directory, use . for this one)")
     if has_glob(path):
         return open_journal_files(path)
     if journal_name_parts(os.path.basename(path)) is not None and not os.path.isdir(path):
