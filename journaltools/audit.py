@@ -27,6 +27,7 @@ Progress: a tqdm bar per source (a widget in notebooks), silent when stderr is n
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import shutil
@@ -40,6 +41,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from journaltools.backends.base import Backend, RunRead
+from journaltools.backends.oserrors import mapped
 from journaltools.backends.registry import open_source, scheme_of
 from journaltools.fold import FoldResult, fold
 from journaltools.protocol.findings import Finding, at_least
@@ -144,7 +146,15 @@ class ParquetTables:
         self.rows = dict.fromkeys(names, 0)
         self._pending: dict[str, list[pa.Table]] = {name: [] for name in names}
         self._pending_bytes = dict.fromkeys(names, 0)
-        self._writers = {name: _parquet_writer(self._partial(name), name) for name in names}
+        self._writers: dict[str, pq.ParquetWriter] = {}
+        try:
+            for name in names:
+                self._writers[name] = _parquet_writer(self._partial(name), name)
+        except BaseException:
+            self.abort()  # a full disk can refuse the third file after the first two were made
+            with contextlib.suppress(OSError):
+                self._partial(name).unlink(missing_ok=True)
+            raise
 
     def path(self, name: str) -> Path:
         return self.directory / f"{name}.parquet"
@@ -186,10 +196,13 @@ class ParquetTables:
         return written
 
     def abort(self) -> None:
+        """Remove every partial file, even when closing a writer fails too (a full disk fails its last flush)."""
         for name, writer in self._writers.items():
             self._pending[name].clear()
-            writer.close()
-            self._partial(name).unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                writer.close()
+            with contextlib.suppress(OSError):
+                self._partial(name).unlink(missing_ok=True)
 
 
 def read_audit(directory: str | os.PathLike[str], names: Sequence[str] | None = None) -> Tables:
@@ -243,11 +256,12 @@ def audit_sources(
             raise ValueError("the Dask audit writes Parquet partitions: give parquet=DIR")
         return _audit_dask(urls, Path(parquet), include_records, dask, batch_bytes, runs_per_task)
     result = AuditResult()
-    writer = (
-        ParquetTables(parquet, _table_names(include_records), row_group_bytes=row_group_bytes)
-        if parquet is not None
-        else None
-    )
+    with mapped(parquet or ".", "write the Parquet tables"):
+        writer = (
+            ParquetTables(parquet, _table_names(include_records), row_group_bytes=row_group_bytes)
+            if parquet is not None
+            else None
+        )
     try:
         for url in urls:
             backend = open_source(url)
@@ -263,16 +277,18 @@ def audit_sources(
                     result.records += _count_records(tables.runs)
                     result.findings.extend(findings_of(tables.findings))
                     if writer is not None:
-                        writer.write(tables)
+                        with mapped(writer.directory, "write the Parquet tables"):
+                            writer.write(tables)
             finally:
                 backend.close()
+        if writer is not None:
+            with mapped(writer.directory, "write the Parquet tables"):
+                result.parquet = writer.close()
+            result.rows = dict(writer.rows)
     except BaseException:
         if writer is not None:
             writer.abort()
         raise
-    if writer is not None:
-        result.parquet = writer.close()
-        result.rows = dict(writer.rows)
     return result
 
 
@@ -316,9 +332,10 @@ def _audit_dask(
     result = AuditResult()
     early: list[Finding] = []
     tasks: list[Any] = []
-    for url in urls:
-        backend = open_source(url)
-        try:
+    # The sources stay open until the tasks are done: closing an embedded source stops its server.
+    with contextlib.ExitStack() as opened:
+        for url in urls:
+            backend = opened.enter_context(open_source(url))
             early.extend(source_findings(backend))
             # A JetStream task connects to the server itself, with the URL as given (it may carry credentials);
             # "embedded" names the server this process started.
@@ -327,10 +344,8 @@ def _audit_dask(
             jobs = jobs_for(backend, reopen, options, runs_per_task)
             # Partition 0 holds the source-level findings; batches are numbered from 1, in run order.
             tasks.extend(delayed(audit_partition)(job, str(directory), len(tasks) + 1, names) for job in jobs)
-        finally:
-            backend.close()
-    scheduler = None if dask is True else dask
-    done: Sequence[_PartitionDone] = dask_module.compute(*tasks, scheduler=scheduler) if tasks else ()
+        scheduler = None if dask is True else dask
+        done: Sequence[_PartitionDone] = dask_module.compute(*tasks, scheduler=scheduler) if tasks else ()
     result.rows = dict.fromkeys(names, 0)
     for name in names:
         if (early and name == "findings") or not tasks:  # every table directory gets at least one file

@@ -1,23 +1,33 @@
 """The ``journaltools`` command line: a thin layer that parses arguments, calls the library and
 turns ``JournalError`` into exit status 1 with the message on stderr (INTERFACES.md).
 
-Exit status: 0 success; 1 the request was refused or failed; 2 bad usage.
+Exit status: 0 success; 1 the request was refused or failed; 2 bad usage (``InvalidSource`` too: a source
+that cannot be one as written, such as a port out of range). Whatever happens, stderr gets one line per
+problem and never a traceback; ``--debug`` adds the traceback of an unexpected error. Human-readable output
+shows journal content's control characters escaped (``for_terminal``); ``--json`` output is exact JSON.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import os
 import sys
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from journaltools._terminal import for_terminal
+from journaltools.backends.base import Backend
+from journaltools.backends.oserrors import storage_error
 from journaltools.backends.registry import open_source
-from journaltools.errors import JournalError
+from journaltools.errors import InvalidSource, JournalError
 from journaltools.fold import fold, text_of
+from journaltools.protocol.findings import Finding
 
 
 def _emit_json(document: Any) -> None:
@@ -30,7 +40,7 @@ def print_table(rows: Sequence[dict[str, Any]], columns: Sequence[str], wide: Se
 
     def cell(value: Any, column: str) -> str:
         text = "-" if value is None else str(value)
-        text = text.replace("\n", " ")
+        text = for_terminal(text.replace("\n", " "), newlines=False)
         return text if len(text) <= 60 or column in wide else text[:57] + "..."
 
     cells = [[cell(row.get(column), column) for column in columns] for row in rows]
@@ -40,13 +50,56 @@ def print_table(rows: Sequence[dict[str, Any]], columns: Sequence[str], wide: Se
         print("  ".join(value.ljust(width) for value, width in zip(line, widths, strict=True)).rstrip())
 
 
+def _say(text: str = "") -> None:
+    """Print a line of human-readable output that may hold journal content (newlines kept, controls escaped)."""
+    print(for_terminal(text))
+
+
+def _note(command: str, text: str) -> None:
+    """One line on stderr: a warning or a finding worth seeing even with ``--json``."""
+    print(f"journaltools {command}: {for_terminal(text, newlines=False)}", file=sys.stderr)
+
+
+def _open(url: str, command: str, *, create: bool = False) -> Backend:
+    """``open_source``, saying so when ``embedded`` is a throwaway server that lives only for this command."""
+    if url == "embedded":
+        what = "the data ends with this command" if create else "it starts empty in every command"
+        _note(command, f"warning: 'embedded' is a throwaway server: {what}; use embedded:DIR to keep the data in DIR")
+    return open_source(url, create=create)
+
+
+#: Beyond this many, files that are merely not journals are summed up in one line (``audit`` lists each).
+NOT_JOURNALS_SHOWN = 5
+
+
+def _note_findings(command: str, findings: Sequence[Finding]) -> None:
+    minor = [finding for finding in findings if finding.severity == "info"]
+    for finding in findings:
+        if finding.severity != "info" or len(minor) <= NOT_JOURNALS_SHOWN:
+            _note(command, f"{finding.severity}: {finding.code}: {finding.message}")
+    if len(minor) > NOT_JOURNALS_SHOWN:
+        first = minor[0].message.partition(":")[0]
+        _note(
+            command,
+            f"info: {len(minor)} entries (such as {first}) are not journals and were not read; audit lists them",
+        )
+
+
 def cmd_ls(args: argparse.Namespace) -> int:
-    with open_source(args.source) as backend:
-        rows = [summary.to_json() for summary in backend.listing()]
+    rows = []
+    several = len(args.sources) > 1
+    for url in args.sources:
+        with _open(url, "ls") as backend:
+            _note_findings("ls", backend.source_findings())
+            for summary in backend.listing():
+                _note_findings("ls", summary.findings)
+                rows.append({**summary.to_json(), "source": backend.url} if several else summary.to_json())
     if args.json:
         _emit_json(rows)
     else:
-        print_table(rows, ["run", "status", "created", "last_seq", "records", "model"])
+        print_table(
+            rows, ["run", "status", "created", "last_seq", "records", "model", *(["source"] if several else [])]
+        )
     return 0
 
 
@@ -60,39 +113,39 @@ def _ending_text(document: dict[str, Any]) -> str | None:
 
 
 def _print_conversation(document: dict[str, Any]) -> None:
-    print(f"run {document['run']}: {document['status']}")
+    _say(f"run {document['run']}: {document['status']}")
     ending = _ending_text(document)
     if ending is not None:
-        print(ending)
+        _say(ending)
     if document.get("stop_reason") is not None:
-        print(f"last stop reason: {document['stop_reason']}")
+        _say(f"last stop reason: {document['stop_reason']}")
     counters = ", ".join(f"{key} {value}" for key, value in document["counters"].items())
-    print(f"counters: {counters}")
+    _say(f"counters: {counters}")
     resume = document["resume"]
-    print(f"resume: last seq {resume['last_seq']}, waiting for {resume['waiting_for'] or 'nothing'}")
+    _say(f"resume: last seq {resume['last_seq']}, waiting for {resume['waiting_for'] or 'nothing'}")
     for index, message in enumerate(document["messages"]):
         content = message["content"]
-        print(f"\n[{index}] {message['role']}")
+        _say(f"\n[{index}] {message['role']}")
         if isinstance(content, str):
-            print(f"  {content}")
+            _say(f"  {content}")
             continue
         for block in content:
             if block["type"] == "text":
-                print(f"  {block['text']}")
+                _say(f"  {block['text']}")
             elif block["type"] == "tool_use":
-                print(f"  -> {block['name']}({json.dumps(block['input'])}) [{block['id']}]")
+                _say(f"  -> {block['name']}({json.dumps(block['input'])}) [{block['id']}]")
             elif block["type"] == "tool_result":
                 flag = " (error)" if block.get("is_error") else ""
-                print(f"  <- {block['tool_use_id']}{flag}: {text_of(block['content'])}")
+                _say(f"  <- {block['tool_use_id']}{flag}: {text_of(block['content'])}")
     for call in document["pending"]:
         state = f"deferred ({call['deferred']})" if call["deferred"] else "not yet run"
         if call["approval"]:
             state += f", {call['approval']}d"
-        print(f"\npending: {call['name']}({json.dumps(call['input'])}) [{call['id']}]: {state}")
+        _say(f"\npending: {call['name']}({json.dumps(call['input'])}) [{call['id']}]: {state}")
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    with open_source(args.source) as backend:
+    with _open(args.source, "show") as backend:
         read = backend.read_run(args.run, strict=not args.lenient)
     result = fold(read.records, strict=not args.lenient, run=args.run)
     document = result.to_json()
@@ -103,7 +156,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     else:
         _print_conversation(document)
         for finding in document.get("findings", []):
-            print(f"{finding['severity']}: seq {finding['seq']}: {finding['code']}: {finding['message']}")
+            _say(f"{finding['severity']}: seq {finding['seq']}: {finding['code']}: {finding['message']}")
     return 0
 
 
@@ -155,7 +208,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"journaltools gate: --config {args.config}: {problem}", file=sys.stderr)
         return 2
-    with open_source(args.source) as backend:
+    with _open(args.source, "gate") as backend:
         read = backend.read_run(args.run)
     folded = fold(read.records, run=args.run)
     assert folded.meta is not None  # a strict fold of a non-empty journal has its meta
@@ -164,7 +217,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     if args.json:
         _emit_json(document)
     else:
-        print(f"run {args.run}: {'resumable' if gate.resumable else 'NOT resumable'}")
+        _say(f"run {args.run}: {'resumable' if gate.resumable else 'NOT resumable'}")
         print_table(
             [
                 {**row, "stored": json.dumps(row["stored"]), "candidate": json.dumps(row["candidate"])}
@@ -178,12 +231,12 @@ def cmd_gate(args: argparse.Namespace) -> int:
 def cmd_answer(args: argparse.Namespace) -> int:
     from journaltools.ops.answer import answer_call
 
-    with open_source(args.source) as backend:
+    with _open(args.source, "answer") as backend:
         answered = answer_call(backend, args.run, args.call_id, args.result, is_error=args.is_error)
     if args.json:
         _emit_json(answered.to_json())
     else:
-        print(f"run {answered.run}: call {answered.call} answered at seq {answered.seq}")
+        _say(f"run {answered.run}: call {answered.call} answered at seq {answered.seq}")
     return 0
 
 
@@ -205,21 +258,21 @@ def cmd_schema(args: argparse.Namespace) -> int:
 def cmd_migrate(args: argparse.Namespace) -> int:
     from journaltools.ops.migrate import migrate
 
-    with open_source(args.source) as source, open_source(args.dest, create=True) as dest:
+    with _open(args.source, "migrate") as source, _open(args.dest, "migrate", create=True) as dest:
         report = migrate(source, dest)
     if args.json:
         _emit_json(report.to_json())
     else:
         print(f"migrated {report.runs} runs, {report.records} records; verified: {report.verified}")
         for run, reason in report.refused:
-            print(f"refused {run}: {reason}", file=sys.stderr)
+            _note("migrate", f"refused {run}: {reason}")
     return 0 if report.verified else 1
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from journaltools.compare import compare_listings, comparison_rows
 
-    with open_source(args.source_a) as a, open_source(args.source_b) as b:
+    with _open(args.source_a, "compare") as a, _open(args.source_b, "compare") as b:
         table = compare_listings(a.listing(), b.listing(), label_a=a.kind, label_b=b.kind)
     rows = comparison_rows(table)
     if args.json:
@@ -233,8 +286,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="journaltools",
         description="Read, fold, audit and compare append-only agent-run journals (files or NATS JetStream).",
-        epilog="SOURCE is a directory, file:///path, nats://host:port/STREAM or 'embedded'.",
+        epilog="SOURCE is a directory, file:///path, a journal file (run.jsonl, .jsonl.gz, .jsonl.zst), a quoted glob "
+        "('logs/2026-*/*.jsonl'), nats://host:port/STREAM, 'embedded' (a throwaway local server) or embedded:DIR "
+        "(a local server keeping its data in DIR).",
     )
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, help_text: str, json_flag: bool = True) -> argparse.ArgumentParser:
@@ -243,8 +299,12 @@ def build_parser() -> argparse.ArgumentParser:
             sub.add_argument("--json", action="store_true", help="print one JSON document on stdout")
         return sub
 
-    ls = command("ls", "list the runs of a source (file: fold every run; JetStream: two-record summary)")
-    ls.add_argument("source")
+    ls = command(
+        "ls",
+        "list the runs of one or more sources (file: fold every run; JetStream: two-record summary); with several "
+        "sources each row also names its source",
+    )
+    ls.add_argument("sources", nargs="+", metavar="SOURCE")
     ls.set_defaults(handler=cmd_ls)
 
     show = command("show", "fold one run and show its conversation, pending calls, counters and resume position")
@@ -301,16 +361,43 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _fail(args: argparse.Namespace, message: str, status: int) -> int:
+    if args.debug:
+        traceback.print_exc()
+    print(f"journaltools {args.command}: {for_terminal(message, newlines=False)}", file=sys.stderr)
+    return status
+
+
+def _quiet_streams() -> None:
+    """Show what cannot be encoded escaped rather than failing (a terminal that is not UTF-8, say)."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    _quiet_streams()
     try:
         return int(args.handler(args))
+    except InvalidSource as exc:
+        return _fail(args, str(exc), 2)
     except JournalError as exc:
-        print(f"journaltools {args.command}: {exc}", file=sys.stderr)
-        return 1
+        return _fail(args, str(exc), 1)
     except BrokenPipeError:
+        # The reader went away (``| head``): stop quietly, and keep the interpreter's final flush quiet too.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except KeyboardInterrupt:
+        return _fail(args, "interrupted", 130)
+    except OSError as exc:  # a path no backend maps (a --config file, say): still one line naming it
+        return _fail(args, str(storage_error(exc, exc.filename or "?", f"complete {args.command}")), 1)
+    except Exception as exc:
+        detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        hint = "" if args.debug else "; run it again with --debug for the traceback"
+        return _fail(args, f"unexpected error: {detail}{hint}, and please report it", 1)
 
 
 if __name__ == "__main__":

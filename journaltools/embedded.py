@@ -4,12 +4,22 @@
 server answers on its port with a JetStream-enabled ``INFO`` line (no fixed sleeps), and stops it when the
 process exits. ``kill()`` (SIGKILL) and ``restart()`` (same port, same store) exist for fault tests.
 
-The ``embedded`` source URL uses one such server per process (``shared_server``).
+Sources (``open_source``) take a *lease* on a server (``lease_server``) and give it back when the backend
+closes; the server stops when its last lease is returned:
+
+* ``embedded``: one throwaway server per process, its store in a temporary directory that goes with it. It is
+  stopped once no open backend uses it (and not before the process exits if ``shared_server`` was asked for
+  it directly, as the demo does).
+* ``embedded:DIR``: a server whose store lives in DIR, so what one command writes is there for the next.
+  While it runs it holds an exclusive ``flock`` on ``DIR/journaltools-embedded.lock``: a second process asking
+  for the same DIR is refused at once instead of starting a second server on the same files.
 """
 
 from __future__ import annotations
 
 import atexit
+import errno
+import fcntl
 import json
 import os
 import shutil
@@ -32,7 +42,11 @@ BINARY_ENV = "JOURNALTOOLS_NATS_SERVER"
 
 _live: weakref.WeakSet[EmbeddedServer] = weakref.WeakSet()
 _shared: EmbeddedServer | None = None
+_shared_pinned = False
 _shared_lock = threading.Lock()
+#: Leases held on each running server: the throwaway one under the key None, a store directory under its path.
+_leases: dict[str | None, tuple[EmbeddedServer, int]] = {}
+STORE_LOCK_NAME = "journaltools-embedded.lock"
 
 
 def find_nats_server() -> Path:
@@ -215,13 +229,106 @@ class EmbeddedServer:
         self.stop()
 
 
-def shared_server() -> EmbeddedServer:
-    """The one embedded server of this process (the ``embedded`` source), started on first use."""
+def _throwaway_server() -> EmbeddedServer:
     global _shared
+    if _shared is None or not _shared.running:
+        _shared = EmbeddedServer().start()
+    return _shared
+
+
+def shared_server() -> EmbeddedServer:
+    """The one embedded server of this process (the ``embedded`` source), started on first use and kept until
+    the process exits."""
+    global _shared_pinned
     with _shared_lock:
-        if _shared is None or not _shared.running:
-            _shared = EmbeddedServer().start()
-        return _shared
+        _shared_pinned = True
+        return _throwaway_server()
+
+
+def _lock_store(store: Path) -> int:
+    """Hold ``DIR/journaltools-embedded.lock`` so two processes never run a server on one store."""
+    lock = store / STORE_LOCK_NAME
+    try:
+        store.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        raise SourceError(f"embedded:{store}: cannot use the store directory: {exc.strerror}; check the path") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+            raise SourceError(
+                f"embedded:{store}: another process is running a server on this store; wait for it to finish"
+            ) from None
+        raise SourceError(f"embedded:{store}: cannot lock the store: {exc.strerror}") from None
+    return fd
+
+
+class StoreServer(EmbeddedServer):
+    """A server on a store directory the caller keeps (``embedded:DIR``), locked against other processes."""
+
+    def __init__(self, store: Path) -> None:
+        self._store_lock = _lock_store(store)
+        try:
+            super().__init__(store_dir=store)
+        except BaseException:
+            os.close(self._store_lock)
+            raise
+
+    def stop(self) -> None:
+        try:
+            super().stop()
+        finally:
+            if self._store_lock >= 0:
+                os.close(self._store_lock)
+                self._store_lock = -1
+
+
+class ServerLease:
+    """One source's use of an embedded server; ``release`` (once) stops the server if nothing else uses it."""
+
+    def __init__(self, key: str | None, server: EmbeddedServer) -> None:
+        self.key = key
+        self.server = server
+        self._released = False
+
+    def release(self) -> None:
+        with _shared_lock:
+            if self._released:
+                return
+            self._released = True
+            server, count = _leases[self.key]
+            if count > 1:
+                _leases[self.key] = (server, count - 1)
+                return
+            del _leases[self.key]
+            if self.key is None and _shared_pinned:
+                return
+        server.stop()
+
+
+def lease_server(store: str | os.PathLike[str] | None = None) -> ServerLease:
+    """A lease on the throwaway server (``store`` None) or on the server of store directory ``store``,
+    starting it if this process runs none for it."""
+    key = None if store is None else os.path.realpath(store)
+    with _shared_lock:
+        held = _leases.get(key)
+        if held is not None and held[0].running:
+            server = held[0]
+            _leases[key] = (server, held[1] + 1)
+            return ServerLease(key, server)
+        if key is None:
+            server = _throwaway_server()
+        else:
+            server = StoreServer(Path(key))
+            try:
+                server.start()
+            except BaseException:
+                server.stop()
+                raise
+        _leases[key] = (server, 1)
+        return ServerLease(key, server)
 
 
 def embedded_url(stream: str = "JOURNALS") -> str:

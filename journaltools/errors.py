@@ -1,8 +1,10 @@
 """The one error tree of journaltools.
 
-Every refusal names what it refused: the run, the seq where there is one, and the rule broken.
-NATS client errors are translated into this tree in one place (``backends/jetstream.py``), so
-callers never catch a nats-py exception.
+Every refusal names what it refused: the run, the seq where there is one, the path or URL, and the rule
+broken, in one line that says what to do. Low-level errors are translated into this tree in one place per
+backend, so callers never catch a nats-py exception or a bare ``OSError``: operating-system errors on local
+files in ``backends/oserrors.py`` (``storage_error``), NATS client errors in ``backends/jetstream.py``
+(``classify_nats_error`` for requests, ``connect_error`` for connecting).
 
 ::
 
@@ -10,7 +12,12 @@ callers never catch a nats-py exception.
     ├── InvalidRunId              a run id that is unsafe as a file name or subject token
     ├── RunNotFound               no journal for that run in the source
     ├── SourceError               a source URL or backend that cannot be used
-    │   └── StreamConfigRefused   a JetStream stream whose settings would let records change or expire
+    │   ├── InvalidSource         the source as written cannot be a source (bad URL, port): bad usage, CLI exit 2
+    │   ├── StreamConfigRefused   a JetStream stream whose settings would let records change or expire
+    │   ├── ConnectFailed         no connection to a server: refused, unreachable, timed out, authentication, TLS
+    │   ├── ReadOnlySource        a write into a source that is only read (compressed journals, a glob)
+    │   └── StorageError          the operating system refused a file operation (path, errno, what to do)
+    │       └── NotAJournalFile   a journal or lock path that is a symlink, FIFO, directory or device
     ├── CorruptJournal            an unparsable interior line: the journal is refused, never half-loaded
     ├── RecordRefused             one record breaks a protocol rule (run, seq, code, rule)
     │   ├── FoldError             ... found while folding
@@ -49,6 +56,65 @@ class RunNotFound(JournalError, LookupError):
 
 class SourceError(JournalError):
     """A source URL, directory or server that cannot be used."""
+
+
+class InvalidSource(SourceError, ValueError):
+    """The source as written cannot name a source (an unknown scheme, a port out of range): bad usage."""
+
+
+class ConnectFailed(SourceError):
+    """No connection to a server. ``reason`` is one of ``CONNECT_REASONS``; ``url`` never holds credentials."""
+
+    def __init__(self, url: str, reason: str, detail: str, hint: str) -> None:
+        self.url = url
+        self.reason = reason
+        self.detail = detail
+        super().__init__(f"{url}: cannot connect: {reason} ({detail}); {hint}")
+
+
+#: What ``ConnectFailed.reason`` can say.
+CONNECT_REASONS = (
+    "connection refused",
+    "unreachable",
+    "unknown host",
+    "timed out",
+    "authentication failed",
+    "TLS failed",
+    "not a NATS server",
+    "failed",
+)
+
+
+class ReadOnlySource(SourceError):
+    """A write into a source journaltools only reads (compressed journals, a glob of files)."""
+
+
+class StorageError(SourceError):
+    """An operating-system failure on a local path, made one line by ``backends.oserrors.storage_error``.
+
+    ``errno`` is the OS error number (None where the failure has none), ``path`` the file or directory.
+    """
+
+    def __init__(self, path: str, doing: str, why: str, hint: str, errno: int | None = None) -> None:
+        self.path = path
+        self.doing = doing
+        self.why = why
+        self.hint = hint
+        self.errno = errno
+        super().__init__(f"{path}: cannot {doing}: {why}; {hint}")
+
+
+class NotAJournalFile(StorageError):
+    """A journal or lock path that is not a regular file: never followed or opened for reading, never written."""
+
+    def __init__(self, path: str, doing: str, kind: str) -> None:
+        self.kind = kind
+        hint = (
+            "journals are never followed out of their source: put the file itself in its place"
+            if kind == "a symbolic link"
+            else "journals and their locks are regular files: move it away"
+        )
+        super().__init__(path, doing, f"it is {kind}, not a regular file", hint)
 
 
 class StreamConfigRefused(SourceError):

@@ -5,12 +5,17 @@ Timestamps are fixed, so regenerating gives the same bytes as ``data/samples/`` 
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from journaltools._durable import fsync_directory
 from journaltools.backends.file import FileBackend
+from journaltools.backends.oserrors import mapped
+from journaltools.errors import StorageError
 from journaltools.ops.answer import answer_call
 from journaltools.ops.clock import format_ts
 from journaltools.ops.resume import claim_run
@@ -217,9 +222,48 @@ def _broken_journals() -> dict[str, bytes]:
 
 
 def write_samples(directory: str | Path) -> list[str]:
-    """Write every sample journal into ``directory`` (which must not hold them yet); returns the run ids."""
+    """Write every sample journal into ``directory`` (which must not hold them yet); returns the run ids.
+
+    All or nothing: the journals are written into a scratch directory inside ``directory`` and moved into
+    place only once every one of them is complete, so a full disk or a refused write leaves ``directory`` as
+    it was (``StorageError``, naming the path).
+    """
     root = Path(directory)
-    backend = FileBackend(root, create=True)
+    created = not root.exists()
+    with mapped(root, "create the samples directory"):
+        root.mkdir(parents=True, exist_ok=True)
+    try:
+        with mapped(root, "write the sample journals"):
+            scratch = Path(tempfile.mkdtemp(prefix=".samples-", dir=root))
+    except BaseException:
+        if created:
+            shutil.rmtree(root, ignore_errors=True)
+        raise
+    moved: list[str] = []
+    try:
+        try:
+            runs = _write_into(scratch)
+        except StorageError as exc:  # name the file the user asked for, not the scratch copy that is removed
+            where = str(root / Path(exc.path).name) if exc.path.startswith(str(scratch)) else exc.path
+            raise StorageError(where, exc.doing, exc.why, exc.hint, exc.errno) from None
+        with mapped(root, "move the sample journals into place"):
+            for run in runs:
+                (scratch / f"{run}.jsonl").rename(root / f"{run}.jsonl")
+                moved.append(run)
+            fsync_directory(root)
+    except BaseException:
+        for run in moved:
+            (root / f"{run}.jsonl").unlink(missing_ok=True)
+        if created:
+            shutil.rmtree(root, ignore_errors=True)
+        raise
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return runs
+
+
+def _write_into(root: Path) -> list[str]:
+    backend = FileBackend(root)
     runs = []
     for script in _scripts():
         with backend.open_writer(script.run) as writer:
@@ -227,9 +271,8 @@ def write_samples(directory: str | Path) -> list[str]:
                 writer.append(record)
         _post_write(backend, script.run, script)
         runs.append(script.run)
-    for run, data in _broken_journals().items():
-        (root / f"{run}.jsonl").write_bytes(data)
-        runs.append(run)
-    for lock in root.glob("*.lock"):
-        lock.unlink()
+    with mapped(root, "write the sample journals"):
+        for run, data in _broken_journals().items():
+            (root / f"{run}.jsonl").write_bytes(data)
+            runs.append(run)
     return sorted(runs)

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 
 from journaltools.backends.base import AppendVerdictTaken
 from journaltools.backends.file import FileBackend, scan_journal
-from journaltools.errors import CorruptJournal, InvalidRunId, JournalLocked, RecordRefused, SequenceGap
+from journaltools.errors import CorruptJournal, InvalidRunId, JournalLocked, RecordRefused, SequenceGap, StorageError
 from tests.builders import JournalBuilder
 from tests.strategies import valid_runs
 
@@ -182,8 +182,9 @@ def test_a_failed_write_or_fsync_leaves_no_partial_record(tmp_path: Path, monkey
             raise OSError(28, "No space left on device")
 
         monkeypatch.setattr(os, "write", partial_then_full)
-        with pytest.raises(OSError):
+        with pytest.raises(StorageError, match="no space left") as full:
             writer.append(journal.bodies[2])
+        assert full.value.errno == 28 and full.value.path == str(backend.path_of("r"))
         assert writer.last_seq == 2
         assert backend.path_of("r").read_bytes() == JournalBuilder("r").user().bytes(), "the partial line is gone"
 
@@ -192,7 +193,7 @@ def test_a_failed_write_or_fsync_leaves_no_partial_record(tmp_path: Path, monkey
             raise OSError(5, "Input/output error")
 
         monkeypatch.setattr(os, "fsync", failing_fsync)
-        with pytest.raises(OSError):
+        with pytest.raises(StorageError, match="input/output error"):
             writer.append(journal.bodies[2])
         assert writer.last_seq == 2
         assert writer.append(journal.bodies[2]).outcome is AppendVerdictTaken.STORED

@@ -45,7 +45,8 @@ ListingStatus = Literal["failed", "cancelled", "suspended", "open", "completed",
 
 @dataclass(frozen=True, slots=True)
 class RunSummary:
-    """One row of a listing (``ls --json``). ``records`` is None where the backend does not count them."""
+    """One row of a listing (``ls --json``). ``records`` is None where the backend does not count them.
+    ``findings``: why a row is ``invalid`` when the journal could not be read at all (shown, not in the JSON)."""
 
     run: str
     status: ListingStatus
@@ -55,6 +56,7 @@ class RunSummary:
     model: str | None
     last_type: str | None = None
     last_has_calls: bool = False
+    findings: tuple[Finding, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -6,14 +6,28 @@ directory is fsynced on its first write. Exclusion: a writer holds a non-blockin
 so a crash never leaves a stale lock. Because the file is append-only and synced, only the final
 line can be torn: an unparsable final line is dropped and reported, an unparsable interior line
 is corruption and the journal is refused.
+
+A hostile directory changes none of that. A journal or lock path that is a symbolic link, FIFO, socket,
+device or directory is never written (``NotAJournalFile``), so a link cannot send an append outside the
+source nor take the lock beside the link instead of beside the file it writes; for reading such a journal
+is reported and never opened in a way that could block (``scan.open_journal_file``). One journal that
+cannot be read is a finding of its own run, never the end of a listing or a lenient load. Every
+operating-system failure is a ``StorageError`` naming the path (``backends.oserrors``).
+
+Besides directories, ``JournalFilesBackend`` reads an explicit set of journal files: one file named as the
+source, or the matches of a glob. ``<run>.jsonl.gz`` and ``<run>.jsonl.zst`` journals are read (never
+written) in both.
 """
 
 from __future__ import annotations
 
 import errno
 import fcntl
+import glob
 import os
+import stat
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +41,16 @@ from journaltools.backends.base import (
     RunSummary,
     prepare_record,
 )
-from journaltools.backends.scan import DEFAULT_MAX_LINE_BYTES, read_journal, scan_journal
-from journaltools.errors import JournalLocked, RunNotFound, SequenceGap, SourceError
+from journaltools.backends.oserrors import mapped, open_regular, refuse_unless_regular, storage_error
+from journaltools.backends.scan import COMPRESSED_SUFFIXES, DEFAULT_MAX_LINE_BYTES, read_journal, scan_journal
+from journaltools.errors import (
+    JournalLocked,
+    ReadOnlySource,
+    RunNotFound,
+    SequenceGap,
+    SourceError,
+    StorageError,
+)
 from journaltools.listing import summarize_by_fold
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.runid import is_valid_run_id, validate_run_id
@@ -36,6 +58,24 @@ from journaltools.protocol.sequence import AppendVerdict, check_append
 
 JOURNAL_SUFFIX = ".jsonl"
 LOCK_SUFFIX = ".lock"
+#: Every journal name: plain first (it wins when a run has both), then the read-only compressed ones.
+JOURNAL_SUFFIXES = (JOURNAL_SUFFIX, *(JOURNAL_SUFFIX + suffix for suffix in COMPRESSED_SUFFIXES))
+
+
+def journal_name_parts(name: str) -> tuple[str, str] | None:
+    """``"r1.jsonl.gz"`` → ``("r1", ".jsonl.gz")``; None for a name that is not a journal's."""
+    for suffix in sorted(JOURNAL_SUFFIXES, key=len, reverse=True):
+        if name.endswith(suffix):
+            return name[: -len(suffix)], suffix
+    return None
+
+
+def _read_all(fd: int, path: Path) -> bytes:
+    chunks = []
+    with mapped(path, "read the journal"):
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+    return b"".join(chunks)
 
 
 class FileJournalWriter(JournalWriter):
@@ -43,40 +83,44 @@ class FileJournalWriter(JournalWriter):
         self.run = validate_run_id(run)
         self.path = root / f"{run}{JOURNAL_SUFFIX}"
         self._root = root
-        self._lock_fd = os.open(root / f"{run}{LOCK_SUFFIX}", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        self._fd = -1
+        lock = root / f"{run}{LOCK_SUFFIX}"
+        # Both paths must be regular files, never links: the lock then always sits beside the file it guards.
+        # The journal is looked at first so that refusing it leaves no lock file behind.
+        refuse_unless_regular(self.path, "open the journal for writing")
+        self._lock_fd = open_regular(lock, os.O_RDWR | os.O_CREAT, "take the write lock")
         try:
             fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             os.close(self._lock_fd)
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise JournalLocked(
-                    run, None, f"another process holds the write lock {root / (run + LOCK_SUFFIX)}"
-                ) from None
-            raise
+                raise JournalLocked(run, None, f"another process holds the write lock {lock}") from None
+            raise storage_error(exc, lock, "take the write lock") from None
         try:
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+            self._fd = open_regular(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, "open the journal for writing")
             self.last_seq, self._new_journal = self._recover()
-            self._durable_length = os.fstat(self._fd).st_size
+            with mapped(self.path, "open the journal for writing"):
+                self._durable_length = os.fstat(self._fd).st_size
         except BaseException:
             self._release()
             raise
 
     def _recover(self) -> tuple[int, bool]:
         """Read what is stored, truncate a torn tail, and return (last durable seq, journal is new)."""
-        with open(self.path, "rb") as handle:
-            data = handle.read()
+        data = _read_all(self._fd, self.path)
         if not data:
             return 0, True
         scanned = scan_journal(data, self.run, str(self.path))
         if scanned.corrupt is not None:
             raise scanned.corrupt
-        if scanned.clean_length < len(data):
-            os.ftruncate(self._fd, scanned.clean_length)
-            os.fsync(self._fd)
-        elif scanned.needs_newline:
-            # The last record is whole but its newline never made it: finish the line before appending.
-            write_all(self._fd, b"\n")
-            os.fsync(self._fd)
+        with mapped(self.path, "repair the journal's torn tail"):
+            if scanned.clean_length < len(data):
+                os.ftruncate(self._fd, scanned.clean_length)
+                os.fsync(self._fd)
+            elif scanned.needs_newline:
+                # The last record is whole but its newline never made it: finish the line before appending.
+                write_all(self._fd, b"\n")
+                os.fsync(self._fd)
         last = max((record.seq or 0 for record in scanned.records), default=0)
         return last, not scanned.records
 
@@ -101,8 +145,10 @@ class FileJournalWriter(JournalWriter):
             os.fsync(self._fd)
             if self._new_journal:
                 fsync_directory(self._root)
-        except BaseException:
+        except BaseException as exc:
             self._undo_failed_append()
+            if isinstance(exc, OSError):
+                raise storage_error(exc, self.path, f"append seq {seq}") from None
             raise
         self._new_journal = False
         self._durable_length += len(line)
@@ -126,7 +172,7 @@ class FileJournalWriter(JournalWriter):
         return self.append_now(record)
 
     def _release(self) -> None:
-        if getattr(self, "_fd", -1) >= 0:
+        if self._fd >= 0:
             os.close(self._fd)
         self._fd = -1
         if self._lock_fd >= 0:
@@ -140,58 +186,54 @@ class FileJournalWriter(JournalWriter):
         self._release()
 
 
-class FileBackend(Backend):
+class _LocalJournals(Backend):
+    """What a directory and a set of files share: reading journal files, listing by fold, local paths."""
+
     kind = "file"
+    max_line_bytes: int
 
-    def __init__(
-        self, root: str | os.PathLike[str], *, create: bool = False, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
-    ) -> None:
-        self.root = Path(root)
-        self.max_line_bytes = max_line_bytes
-        if create:
-            self.root.mkdir(parents=True, exist_ok=True)
-        if not self.root.is_dir():
-            raise SourceError(f"{self.root}: not a directory of journals")
-        self.url = self.root.resolve().as_uri()
-
-    def path_of(self, run: str) -> Path:
-        return self.root / f"{validate_run_id(run)}{JOURNAL_SUFFIX}"
+    def journal_path(self, run: str) -> Path:
+        """The journal of ``run`` (plain or compressed); ``RunNotFound`` when the source has none."""
+        raise NotImplementedError
 
     def list_runs_now(self) -> list[str]:
-        runs = []
-        for entry in os.scandir(self.root):
-            if entry.name.endswith(JOURNAL_SUFFIX) and entry.is_file():
-                run = entry.name[: -len(JOURNAL_SUFFIX)]
-                if is_valid_run_id(run):
-                    runs.append(run)
-        return sorted(runs)
+        raise NotImplementedError
 
-    def unusable_journal_names(self) -> list[str]:
-        """``*.jsonl`` files whose name is not a valid run id: never read as runs, but reported by audits."""
-        return sorted(
-            entry.name
-            for entry in os.scandir(self.root)
-            if entry.name.endswith(JOURNAL_SUFFIX) and not is_valid_run_id(entry.name[: -len(JOURNAL_SUFFIX)])
-        )
-
-    def local_journals(self, runs: Sequence[str]) -> list[tuple[str, str]]:
-        return [(run, str(self.path_of(run))) for run in runs]
-
-    def source_findings(self) -> list[Finding]:
-        return [
-            Finding.of(None, None, "invalid_run_id", f"{name}: the file name is not a valid run id; not read", self.url)
-            for name in self.unusable_journal_names()
-        ]
+    def _where(self) -> str:
+        return self.url
 
     def read_run_now(self, run: str, *, strict: bool = True) -> RunRead:
-        path = self.path_of(run)
+        """Strict: a journal that cannot be read raises (``StorageError``); lenient: it comes back incomplete
+        with an ``unreadable_journal`` finding, so one bad file never hides the others."""
+        path = self.journal_path(validate_run_id(run))
         try:
             scanned = read_journal(path, run, self.max_line_bytes)
-        except FileNotFoundError:
-            raise RunNotFound(run, str(self.root)) from None
+        except StorageError as exc:
+            if exc.errno == errno.ENOENT:
+                raise RunNotFound(run, self._where()) from None
+            if strict:
+                raise
+            finding = Finding.of(run, None, "unreadable_journal", str(exc), self.url)
+            return RunRead(run, [], [finding], self.url, complete=False)
         if scanned.corrupt is not None and strict:
             raise scanned.corrupt
         return RunRead(run, scanned.records, scanned.findings, self.url, complete=scanned.corrupt is None)
+
+    def local_journals(self, runs: Sequence[str]) -> list[tuple[str, str]] | None:
+        """The paths when every journal is a plain regular file this process may read; None otherwise, so the
+        loader reads through ``read_run`` (which decompresses and turns an unreadable journal into a finding)."""
+        paths = [(run, self.journal_path(run)) for run in runs]
+        check_access = os.geteuid() != 0
+        for _, path in paths:
+            if path.name.endswith(COMPRESSED_SUFFIXES):
+                return None
+            try:
+                info = os.lstat(path)
+            except OSError:
+                return None
+            if not stat.S_ISREG(info.st_mode) or (check_access and not os.access(path, os.R_OK)):
+                return None
+        return [(run, str(path)) for run, path in paths]
 
     async def list_runs_async(self) -> list[str]:
         return self.list_runs_now()
@@ -203,11 +245,10 @@ class FileBackend(Backend):
         rows = []
         for run in self.list_runs_now():
             read = self.read_run_now(run, strict=False)
-            rows.append(summarize_by_fold(run, read.records, read.complete))
+            summary = summarize_by_fold(run, read.records, read.complete)
+            unreadable = tuple(f for f in read.findings if f.code == "unreadable_journal")
+            rows.append(replace(summary, findings=unreadable) if unreadable else summary)
         return rows
-
-    async def open_writer_async(self, run: str) -> FileJournalWriter:
-        return FileJournalWriter(self.root, run)
 
     # Local disk needs no event loop: the blocking face calls straight through instead of a round trip
     # through the background loop for every call.
@@ -221,4 +262,213 @@ class FileBackend(Backend):
         return self.read_run_now(run, strict=strict)
 
     def open_writer(self, run: str) -> FileJournalWriter:
+        return self.open_writer_now(run)
+
+    async def open_writer_async(self, run: str) -> FileJournalWriter:
+        return self.open_writer_now(run)
+
+    def open_writer_now(self, run: str) -> FileJournalWriter:
+        raise NotImplementedError
+
+
+class FileBackend(_LocalJournals):
+    """A directory of ``<run>.jsonl`` journals (and read-only ``<run>.jsonl.gz`` / ``<run>.jsonl.zst``)."""
+
+    def __init__(
+        self, root: str | os.PathLike[str], *, create: bool = False, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    ) -> None:
+        self.root = Path(root)
+        self.max_line_bytes = max_line_bytes
+        if create:
+            with mapped(self.root, "create the directory"):
+                self.root.mkdir(parents=True, exist_ok=True)
+        try:
+            info = os.stat(self.root)
+        except OSError as exc:
+            if exc.errno == errno.ENOENT:
+                raise SourceError(f"{self.root}: no such directory of journals; check the path") from None
+            raise storage_error(exc, self.root, "open the directory of journals") from None
+        if not stat.S_ISDIR(info.st_mode):
+            raise SourceError(f"{self.root}: not a directory of journals")
+        self.url = self.root.resolve().as_uri()
+
+    def _where(self) -> str:
+        return str(self.root)
+
+    def path_of(self, run: str) -> Path:
+        return self.root / f"{validate_run_id(run)}{JOURNAL_SUFFIX}"
+
+    def journal_path(self, run: str) -> Path:
+        for suffix in JOURNAL_SUFFIXES:
+            path = self.root / f"{validate_run_id(run)}{suffix}"
+            if os.path.lexists(path):
+                return path
+        raise RunNotFound(run, str(self.root))
+
+    def _entries(self) -> list[os.DirEntry[str]]:
+        with mapped(self.root, "list the directory of journals"), os.scandir(self.root) as scan:
+            return list(scan)
+
+    def local_journals(self, runs: Sequence[str]) -> list[tuple[str, str]] | None:
+        # One directory scan instead of a look at every file: its entries already say which are regular files.
+        entries = {entry.name: entry for entry in self._entries()}
+        check_access = os.geteuid() != 0
+        paths = []
+        for run in runs:
+            entry = entries.get(f"{run}{JOURNAL_SUFFIX}")  # an unsafe id is not a name here: None, then refused
+            if entry is None or not entry.is_file(follow_symlinks=False):
+                return None  # compressed, missing or not a regular file: read_run reports each properly
+            if check_access and not os.access(entry.path, os.R_OK):
+                return None
+            paths.append((run, entry.path))
+        return paths
+
+    def list_runs_now(self) -> list[str]:
+        """Every valid run id with a journal entry, whatever kind of file it is: one that cannot be read is
+        still a run, reported when read (``unreadable_journal``), never silently absent."""
+        runs = set()
+        for entry in self._entries():
+            parts = journal_name_parts(entry.name)
+            if parts is not None and is_valid_run_id(parts[0]):
+                runs.add(parts[0])
+        return sorted(runs)
+
+    def unusable_journal_names(self) -> list[str]:
+        """Journal names whose run is not a valid run id: never read as runs, but reported by audits."""
+        return sorted(
+            entry.name
+            for entry in self._entries()
+            if (parts := journal_name_parts(entry.name)) is not None and not is_valid_run_id(parts[0])
+        )
+
+    def source_findings(self) -> list[Finding]:
+        """Each entry of the directory that is not a journal this source reads, once: a journal name that is not
+        a valid run id, a second journal for a run (the plain one is read), and any other file or directory
+        (lock files excepted)."""
+        findings = []
+        seen: dict[str, str] = {}
+
+        def plain_first(entry: os.DirEntry[str]) -> tuple[int, str]:
+            parts = journal_name_parts(entry.name)
+            return (JOURNAL_SUFFIXES.index(parts[1]) if parts else 0), entry.name
+
+        for entry in sorted(self._entries(), key=plain_first):
+            parts = journal_name_parts(entry.name)
+            if parts is None:
+                if entry.name.endswith(LOCK_SUFFIX) and is_valid_run_id(entry.name[: -len(LOCK_SUFFIX)]):
+                    continue
+                what = "a directory" if entry.is_dir(follow_symlinks=False) else "not a journal"
+                findings.append(
+                    Finding.of(
+                        None,
+                        None,
+                        "not_a_journal",
+                        f"{entry.name}: {what} (journals are <run>.jsonl); not read",
+                        self.url,
+                    )
+                )
+                continue
+            run = parts[0]
+            if not is_valid_run_id(run):
+                findings.append(
+                    Finding.of(
+                        None,
+                        None,
+                        "invalid_run_id",
+                        f"{entry.name}: the file name is not a valid run id; not read",
+                        self.url,
+                    )
+                )
+            elif run in seen:
+                findings.append(
+                    Finding.of(
+                        run,
+                        None,
+                        "duplicate_journal",
+                        f"{entry.name}: run {run!r} already has the journal {seen[run]}; not read",
+                        self.url,
+                    )
+                )
+            else:
+                seen[run] = entry.name
+        return sorted(findings, key=lambda f: f.message)
+
+    def open_writer_now(self, run: str) -> FileJournalWriter:
+        path = self.journal_path(run) if self._has_journal(run) else self.path_of(run)
+        if path.name != f"{run}{JOURNAL_SUFFIX}":
+            raise ReadOnlySource(f"{path}: a compressed journal is read-only; decompress it to append to run {run!r}")
         return FileJournalWriter(self.root, run)
+
+    def _has_journal(self, run: str) -> bool:
+        try:
+            self.journal_path(run)
+        except RunNotFound:
+            return False
+        return True
+
+
+class JournalFilesBackend(_LocalJournals):
+    """Journal files named one by one (a single file, the matches of a glob); their runs come from the names.
+
+    Reading is as for a directory. Writing appends to a run's plain journal where it is (a compressed one is
+    read-only); a run the set does not hold cannot be created here (``ReadOnlySource``).
+    """
+
+    def __init__(self, url: str, paths: Sequence[Path], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+        self.url = url
+        self.max_line_bytes = max_line_bytes
+        self._paths: dict[str, Path] = {}
+        self._findings: list[Finding] = []
+        for path in paths:
+            parts = journal_name_parts(path.name)
+            if parts is None:
+                what = "a directory" if path.is_dir() else "not a journal"
+                self._findings.append(
+                    Finding.of(None, None, "not_a_journal", f"{path}: {what} (journals are <run>.jsonl); not read", url)
+                )
+            elif not is_valid_run_id(parts[0]):
+                message = f"{path}: the file name is not a valid run id; not read"
+                self._findings.append(Finding.of(None, None, "invalid_run_id", message, url))
+            elif parts[0] in self._paths:
+                message = f"{path}: run {parts[0]!r} already has the journal {self._paths[parts[0]]}; not read"
+                self._findings.append(Finding.of(parts[0], None, "duplicate_journal", message, url))
+            else:
+                self._paths[parts[0]] = path
+
+    def journal_path(self, run: str) -> Path:
+        try:
+            return self._paths[validate_run_id(run)]
+        except KeyError:
+            raise RunNotFound(run, self.url) from None
+
+    def list_runs_now(self) -> list[str]:
+        return sorted(self._paths)
+
+    def source_findings(self) -> list[Finding]:
+        return list(self._findings)
+
+    def open_writer_now(self, run: str) -> FileJournalWriter:
+        path = self._paths.get(validate_run_id(run))
+        if path is None:
+            raise ReadOnlySource(f"{self.url}: run {run!r} has no journal here; create runs in a directory source")
+        if path.name != f"{run}{JOURNAL_SUFFIX}":
+            raise ReadOnlySource(f"{path}: a compressed journal is read-only; decompress it to append to run {run!r}")
+        return FileJournalWriter(path.parent, run)
+
+
+def has_glob(text: str) -> bool:
+    return glob.has_magic(text)
+
+
+def open_journal_files(text: str) -> JournalFilesBackend:
+    """A single journal file, or every match of a glob (``logs/2026-*/*.jsonl``; ``**`` spans directories)."""
+    pattern = os.path.abspath(os.path.expanduser(text))
+    if has_glob(text):
+        matches = sorted(Path(match) for match in glob.glob(pattern, recursive=True))
+        if not matches:
+            raise SourceError(f"{text}: the pattern matches no file; check the path and quote the pattern")
+        return JournalFilesBackend(f"file://{pattern}", matches)
+    path = Path(pattern)
+    if path.is_symlink():  # the user named this link: the journal is what it points to
+        path = path.resolve()
+    return JournalFilesBackend(path.as_uri(), [path])

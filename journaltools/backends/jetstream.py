@@ -27,15 +27,22 @@ Listing. Runs are enumerated from the stream's subjects (stream info with ``subj
 ``journal.R.*`` (``listing.summarize_two_records``).
 
 All I/O is ``async def`` on journaltools' one background loop; the connection lives there and ``aclose`` drains it.
-NATS errors are mapped to the journaltools error tree in one place: ``classify_nats_error``.
+NATS errors are mapped to the journaltools error tree in one place: ``classify_nats_error`` for requests and
+``connect_error`` for connecting (refused, unreachable, unknown host, timed out, authentication, TLS: each a
+``ConnectFailed`` naming the URL without its credentials, reported at the first failed attempt rather than
+after the connect timeout).
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import errno
 import itertools
+import os
 import re
+import socket
+import ssl
 import uuid
 import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -64,7 +71,9 @@ from journaltools.backends.base import (
 from journaltools.errors import (
     AnotherWriter,
     ConcurrentCreate,
+    ConnectFailed,
     CorruptJournal,
+    InvalidSource,
     JournalError,
     RunNotFound,
     SequenceGap,
@@ -119,10 +128,17 @@ class JetStreamLocation:
 def parse_nats_url(url: str) -> JetStreamLocation:
     """``nats://[user:pass@]host:port/STREAM[?prefix=journal]`` → where the journals are."""
     parsed = urlparse(url)
+    shown = _masked(url)
     if parsed.scheme not in ("nats", "tls", "ws", "wss"):
-        raise SourceError(f"{url!r}: not a nats:// URL")
+        raise InvalidSource(f"{shown!r}: not a nats:// URL")
     if not parsed.hostname:
-        raise SourceError(f"{url!r}: no server host")
+        raise InvalidSource(f"{shown!r}: no server host (nats://host:port/STREAM)")
+    try:
+        port = parsed.port
+    except ValueError:
+        raise InvalidSource(f"{shown!r}: the port must be a number from 1 to 65535") from None
+    if port == 0:
+        raise InvalidSource(f"{shown!r}: the port must be a number from 1 to 65535")
     stream = parsed.path.strip("/") or DEFAULT_STREAM
     query = parse_qs(parsed.query)
     prefix = query.get("prefix", [DEFAULT_PREFIX])[-1]
@@ -131,11 +147,18 @@ def parse_nats_url(url: str) -> JetStreamLocation:
     return JetStreamLocation(servers, stream, prefix)
 
 
+def _masked(url: str) -> str:
+    """``url`` with any ``user:password@`` replaced by ``***@``."""
+    return re.sub(r"(?<=://)[^/@]*@", "***@", url)
+
+
 def _check_names(url: str, stream: str, prefix: str) -> None:
     if not _STREAM_NAME.fullmatch(stream):
-        raise SourceError(f"{url!r}: stream name {stream!r} must be 1-255 characters of [A-Za-z0-9_-]")
+        raise InvalidSource(f"{_masked(url)!r}: stream name {stream!r} must be 1-255 characters of [A-Za-z0-9_-]")
     if not _PREFIX.fullmatch(prefix):
-        raise SourceError(f"{url!r}: subject prefix {prefix!r} must be dot-separated tokens of [A-Za-z0-9_-]")
+        raise InvalidSource(
+            f"{_masked(url)!r}: subject prefix {prefix!r} must be dot-separated tokens of [A-Za-z0-9_-]"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +215,57 @@ def classify_nats_error(exc: BaseException) -> Failure:
     if isinstance(exc, _TRANSIENT_ERRORS):
         return Failure.TRANSIENT
     return Failure.FATAL
+
+
+_UNREACHABLE = frozenset({errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EHOSTDOWN, errno.ENETDOWN, errno.EADDRNOTAVAIL})
+
+
+def _connect_errno(exc: OSError) -> int | None:
+    """The errno of a failed connect; asyncio joins the errors of every address tried into one message."""
+    if exc.errno is not None:
+        return exc.errno
+    numbers = [int(n) for n in re.findall(r"\[Errno (\d+)\]", str(exc))]
+    if errno.ECONNREFUSED in numbers:
+        return errno.ECONNREFUSED
+    return numbers[0] if numbers else None
+
+
+def connect_error(exc: BaseException, url: str, timeout: float) -> ConnectFailed:
+    """What a failed connection attempt means, for the user: the one place connection errors are mapped.
+
+    ``url`` must already be free of credentials (``JetStreamLocation.display_url``).
+    """
+    text = str(exc)
+    if isinstance(exc, ssl.SSLError):
+        reason = exc.reason or text
+        return ConnectFailed(
+            url, "TLS failed", reason, "check that the server's certificate is trusted and names the host"
+        )
+    if isinstance(exc, socket.gaierror):
+        return ConnectFailed(url, "unknown host", exc.strerror or text, "check the host name in the URL")
+    if isinstance(exc, TimeoutError):
+        return ConnectFailed(
+            url, "timed out", f"no answer within {timeout:g}s", "check the host, the port and any firewall between"
+        )
+    if isinstance(exc, OSError):
+        code = _connect_errno(exc)
+        if code == errno.ECONNREFUSED:
+            return ConnectFailed(
+                url, "connection refused", "nothing listens on that port", "start the server or fix the port in the URL"
+            )
+        if code in _UNREACHABLE:
+            return ConnectFailed(url, "unreachable", os.strerror(code), "check the address and the network route")
+        return ConnectFailed(url, "failed", exc.strerror or text or type(exc).__name__, "check the URL")
+    lowered = text.lower()
+    if isinstance(exc, nats.errors.AuthorizationError) or "authorization" in lowered or "authentication" in lowered:
+        return ConnectFailed(
+            url, "authentication failed", "the server refused the credentials", "check the user and password (or token)"
+        )
+    if "tls" in lowered or "ssl" in lowered:
+        return ConnectFailed(url, "TLS failed", text, "use tls:// for a TLS server and check its certificate")
+    if "expecting info" in lowered or "info message" in lowered:
+        return ConnectFailed(url, "not a NATS server", text, "check the port: something else answers there")
+    return ConnectFailed(url, "failed", text or type(exc).__name__, "check the URL and the server")
 
 
 def _describe_nats_error(exc: BaseException) -> str:
@@ -483,6 +557,9 @@ class JetStreamBackend(Backend):
         self._replies = _DirectReplies(client, location.stream, options.request_timeout)
         self.direct = True  # set from the stream's configuration when it is opened
         self._subjects: list[str] = []
+        self.on_close: list[Callable[[], None]] = []
+        """Called (in a worker thread) once the connection is closed: what opening the source started, such as
+        an embedded server, stops with it."""
 
     # -- opening and closing ---------------------------------------------------------------------
 
@@ -493,29 +570,45 @@ class JetStreamBackend(Backend):
         """Connect, then create (``create=True``) or verify the stream. Refuses an unsafe stream."""
         opts = options or JetStreamOptions()
         client = JournalClient()
+        loop = asyncio.get_running_loop()
+        first_failure: asyncio.Future[BaseException] = loop.create_future()
 
         async def quiet(*args: object) -> None:  # nats-py logs every reconnect attempt by default
             return None
 
-        try:
-            await asyncio.wait_for(
-                client.connect(
-                    servers=[location.servers],
-                    name="journaltools",
-                    allow_reconnect=True,
-                    max_reconnect_attempts=-1,
-                    reconnect_time_wait=opts.reconnect_wait,  # type: ignore[arg-type]  # nats-py says int
-                    connect_timeout=max(1, int(opts.connect_timeout)),
-                    error_cb=quiet,
-                    disconnected_cb=quiet,
-                    reconnected_cb=quiet,
-                    closed_cb=quiet,
-                ),
-                opts.connect_timeout,
+        async def on_error(exc: BaseException) -> None:
+            # nats-py retries the first connection forever; the first failure is the answer we give.
+            if not first_failure.done():
+                first_failure.set_result(exc)
+
+        connecting = asyncio.ensure_future(
+            client.connect(
+                servers=[location.servers],
+                name="journaltools",
+                allow_reconnect=True,
+                max_reconnect_attempts=-1,
+                reconnect_time_wait=opts.reconnect_wait,  # type: ignore[arg-type]  # nats-py says int
+                connect_timeout=max(1, int(opts.connect_timeout)),
+                error_cb=on_error,
+                disconnected_cb=quiet,
+                reconnected_cb=quiet,
+                closed_cb=quiet,
             )
-        except Exception as exc:
+        )
+        racing: set[asyncio.Future[Any]] = {connecting, first_failure}
+        await asyncio.wait(racing, timeout=opts.connect_timeout, return_when=asyncio.FIRST_COMPLETED)
+        failure: BaseException | None = None
+        if connecting.done() and not connecting.cancelled():
+            failure = connecting.exception()
+        elif first_failure.done():
+            failure = first_failure.result()
+        else:
+            failure = TimeoutError()
+        if failure is not None or not connecting.done():
+            connecting.cancel()
+            await asyncio.gather(connecting, return_exceptions=True)
             await client.close()
-            raise SourceError(f"{location.display_url}: cannot connect: {_describe_nats_error(exc)}") from None
+            raise connect_error(failure or TimeoutError(), location.display_url, opts.connect_timeout) from None
         backend = cls(client, location, opts)
         try:
             await backend._ensure_stream(create)
@@ -549,13 +642,18 @@ class JetStreamBackend(Backend):
         if self._closed:
             return
         self._closed = True
-        if self._nc.is_connected:
-            try:
-                await self._nc.drain()
-            except Exception:  # a drain that fails (server gone) still has to close the connection
+        try:
+            if self._nc.is_connected:
+                try:
+                    await self._nc.drain()
+                except Exception:  # a drain that fails (server gone) still has to close the connection
+                    await self._nc.close()
+            else:
                 await self._nc.close()
-        else:
-            await self._nc.close()
+        finally:
+            for stop in reversed(self.on_close):
+                await asyncio.to_thread(stop)
+            self.on_close.clear()
 
     # -- subjects --------------------------------------------------------------------------------
 
@@ -893,22 +991,29 @@ class JetStreamBackend(Backend):
 # -- opening a source ---------------------------------------------------------------------------------
 
 
-def _location_of(url: str) -> tuple[JetStreamLocation, bool]:
-    """The location of a source URL and whether it is the embedded server (which always creates its stream)."""
-    if url == "embedded" or url.startswith("embedded:"):
-        from journaltools.embedded import shared_server
-
-        stream = url.partition(":")[2] or DEFAULT_STREAM
-        _check_names(url, stream, DEFAULT_PREFIX)
-        return JetStreamLocation(shared_server().url, stream, DEFAULT_PREFIX), True
-    return parse_nats_url(url), False
-
-
 async def open_jetstream_source_async(
     url: str, create: bool = False, options: JetStreamOptions | None = None
 ) -> JetStreamBackend:
-    location, embedded = _location_of(url)
-    return await JetStreamBackend.open_async(location, create=create or embedded, options=options)
+    if url == "embedded" or url.startswith("embedded:"):
+        return await _open_embedded(url, options)
+    return await JetStreamBackend.open_async(parse_nats_url(url), create=create, options=options)
+
+
+async def _open_embedded(url: str, options: JetStreamOptions | None) -> JetStreamBackend:
+    """``embedded`` (a throwaway server) or ``embedded:DIR`` (a server on the store in DIR), always creating its
+    stream; closing the backend gives its lease on the server back, which stops the server if it was the last."""
+    from journaltools.embedded import lease_server
+
+    store = url.partition(":")[2]
+    lease = await asyncio.to_thread(lease_server, os.path.expanduser(store) if store else None)
+    try:
+        location = JetStreamLocation(lease.server.url, DEFAULT_STREAM, DEFAULT_PREFIX)
+        backend = await JetStreamBackend.open_async(location, create=True, options=options)
+    except BaseException:
+        await asyncio.to_thread(lease.release)
+        raise
+    backend.on_close.append(lease.release)
+    return backend
 
 
 def open_jetstream_source(url: str, create: bool = False, options: JetStreamOptions | None = None) -> JetStreamBackend:

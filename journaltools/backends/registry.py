@@ -1,4 +1,5 @@
-"""Sources by URL (INTERFACES.md): a directory or ``file://`` URL, ``nats://host:port/STREAM``, or ``embedded``.
+"""Sources by URL (INTERFACES.md): a directory or ``file://`` URL, a single journal file, a glob of journal
+files, ``nats://host:port/STREAM``, ``embedded`` or ``embedded:DIR``.
 
 One small table maps a scheme to the function that opens its backend; the JetStream backend is
 imported only when a NATS source is asked for.
@@ -6,20 +7,32 @@ imported only when a NATS source is asked for.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from journaltools.backends.base import Backend
-from journaltools.errors import SourceError
+from journaltools.errors import InvalidSource, SourceError
 
 Opener = Callable[[str, bool], Backend]
 
 
 def _open_file(url: str, create: bool) -> Backend:
-    from journaltools.backends.file import FileBackend
+    """A directory of journals, one journal file (``run.jsonl``, ``.jsonl.gz``, ``.jsonl.zst``) or a glob."""
+    from journaltools.backends.file import FileBackend, has_glob, journal_name_parts, open_journal_files
 
     path = unquote(urlparse(url).path) if url.startswith("file://") else url
+    if not path:
+        raise InvalidSource(f"{url!r}: an empty path is not a source (give a directory, use . for this one)")
+    if has_glob(path):
+        return open_journal_files(path)
+    if journal_name_parts(os.path.basename(path)) is not None and not os.path.isdir(path):
+        if not os.path.lexists(path):
+            raise SourceError(f"{path}: no such journal file; check the path")
+        return open_journal_files(path)
+    if os.path.lexists(path) and not os.path.isdir(path):
+        raise SourceError(f"{path}: neither a directory of journals nor a journal file (<run>.jsonl)")
     return FileBackend(Path(path), create=create)
 
 
@@ -29,7 +42,14 @@ def _open_nats(url: str, create: bool) -> Backend:
     return open_jetstream_source(url, create=create)
 
 
-_OPENERS: dict[str, Opener] = {"file": _open_file, "nats": _open_nats, "embedded": _open_nats}
+_OPENERS: dict[str, Opener] = {
+    "file": _open_file,
+    "nats": _open_nats,
+    "tls": _open_nats,
+    "ws": _open_nats,
+    "wss": _open_nats,
+    "embedded": _open_nats,
+}
 
 
 def register_scheme(scheme: str, opener: Opener) -> None:
@@ -42,14 +62,23 @@ def scheme_of(url: str) -> str:
     parsed = urlparse(url)
     if parsed.scheme in ("", "file") or len(parsed.scheme) == 1:  # a bare path (or a Windows drive letter)
         return "file"
+    if parsed.scheme not in _OPENERS and os.path.lexists(url):  # a path that merely contains a colon
+        return "file"
     return parsed.scheme
 
 
 def open_source(url: str | Path, *, create: bool = False) -> Backend:
-    """Open a source. ``create`` makes a missing directory (file) or stream (JetStream) instead of refusing."""
-    text = str(url)
+    """Open a source. ``create`` makes a missing directory (file) or stream (JetStream) instead of refusing.
+
+    Raises ``InvalidSource`` for a source that cannot be one as written (bad usage), and another
+    ``SourceError`` for one that cannot be used now; the backend's ``close`` stops whatever opening started.
+    """
+    text = os.fspath(url)
     scheme = scheme_of(text)
     opener = _OPENERS.get(scheme)
     if opener is None:
-        raise SourceError(f"{text!r}: unknown source scheme {scheme!r} (use a directory, file://, nats:// or embedded)")
+        raise InvalidSource(
+            f"{text!r}: unknown source scheme {scheme!r} "
+            "(use a directory, a journal file or glob, file://, nats://, embedded or embedded:DIR)"
+        )
     return opener(text, create)

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from journaltools._perf import paused_gc
+from journaltools.backends.oserrors import mapped, open_regular
 from journaltools.errors import CorruptJournal
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.jsonline import parse_line
@@ -80,6 +81,14 @@ class _Scanner:
         self._settle()
         self._refuse(number, f"line of {length:,} bytes exceeds the {limit:,}-byte limit; not read", "line_too_long")
         self.clean_length = offset + length + 1
+
+    def damaged(self, number: int, why: str) -> None:
+        """The compressed data breaks off before line ``number``: what came before stands, the journal is refused.
+
+        A waiting unparsable line was cut by the damage, so it is part of it, not a torn tail.
+        """
+        self._unparsable = None
+        self._refuse(number, f"compressed data is damaged: {why}", "corrupt_line")
 
     def finish(self, size: int, terminated: bool) -> ScannedJournal:
         needs_newline = False
@@ -145,20 +154,74 @@ def scan_journal(data: bytes, run: str, where: str = "", max_line_bytes: int | N
     return scanner.finish(len(data), terminated)
 
 
+#: Compressed journals, read-only: the suffix after ``.jsonl`` and how to open its decompressed stream.
+COMPRESSED_SUFFIXES: Final = (".gz", ".zst")
+
+
+def is_compressed(path: str | os.PathLike[str]) -> bool:
+    return os.fsdecode(path).endswith(COMPRESSED_SUFFIXES)
+
+
+def open_journal_file(path: str | os.PathLike[str]) -> io.FileIO:
+    """``path`` opened for reading, never blocking: a regular file, not a symbolic link (``open_regular``).
+
+    Every reader of a journal file opens it through here, so a FIFO, socket, device or directory named like a
+    journal is reported (``NotAJournalFile``) rather than read or waited on, and a link never leads a read
+    out of its source.
+    """
+    fd = open_regular(path, os.O_RDONLY, "read the journal")
+    return io.FileIO(fd, "rb", closefd=True)
+
+
 def read_journal(
     path: str | os.PathLike[str], run: str, max_line_bytes: int, size: int | None = None
 ) -> ScannedJournal:
     """Read and scan a journal file, never holding a line longer than ``max_line_bytes``.
 
     ``size``: read only this many bytes (what the journal held when it was listed). A journal no larger
-    than the limit is read in one piece; a larger one block by block.
+    than the limit is read in one piece; a larger one block by block. A ``.jsonl.gz`` or ``.jsonl.zst``
+    journal is decompressed as it is read (``size`` is then ignored); damaged compressed data refuses the
+    journal like a corrupt line, after the records before it. Operating-system failures raise
+    ``StorageError`` (``NotAJournalFile`` for a path that is not a regular file).
     """
-    where = str(path)
-    with open(path, "rb", buffering=0) as handle:
+    where = os.fsdecode(path)
+    with open_journal_file(path) as handle, mapped(path, "read the journal"):
+        if is_compressed(where):
+            return _scan_compressed(handle, run, where, max_line_bytes)
         total = os.fstat(handle.fileno()).st_size if size is None else size
         if total <= max_line_bytes:
             return scan_journal(_read_exactly(handle, total), run, where)
-        return _scan_blocks(handle, total, run, where, max_line_bytes)
+        return _scan_blocks(handle.read, total, run, where, max_line_bytes)
+
+
+class _Damaged(Exception):
+    """Compressed data that does not decompress (its cause says why)."""
+
+
+def _scan_compressed(handle: io.FileIO, run: str, where: str, limit: int) -> ScannedJournal:
+    if where.endswith(".gz"):
+        import gzip
+        import zlib
+
+        stream: Any = gzip.GzipFile(fileobj=handle, mode="rb")
+        damaged: tuple[type[BaseException], ...] = (gzip.BadGzipFile, EOFError, zlib.error)
+    else:
+        import zstandard
+
+        stream = zstandard.ZstdDecompressor().stream_reader(handle, read_across_frames=True, closefd=False)
+        damaged = (zstandard.ZstdError,)
+
+    def read(size: int) -> bytes:
+        try:
+            data: bytes = stream.read(size)
+        except damaged as exc:
+            raise _Damaged(str(exc) or type(exc).__name__) from exc
+        return data
+
+    try:
+        return _scan_blocks(read, None, run, where, limit)
+    finally:
+        stream.close()
 
 
 def _read_exactly(handle: io.FileIO, size: int) -> bytes:
@@ -174,19 +237,26 @@ def _read_exactly(handle: io.FileIO, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def _scan_blocks(handle: io.FileIO, total: int, run: str, where: str, limit: int) -> ScannedJournal:
+def _scan_blocks(
+    read: Callable[[int], bytes | None], total: int | None, run: str, where: str, limit: int
+) -> ScannedJournal:
+    """Scan ``total`` bytes (None: until the end) block by block; a line over ``limit`` is skipped unheld."""
     scanner = _Scanner(run, where)
     carry = bytearray()
     skipping = 0  # bytes of an over-long line seen so far (0: not inside one)
     number = 0
     offset = 0  # where the current line starts
-    remaining = total
+    consumed = 0
     with paused_gc():
-        while remaining > 0:
-            block = handle.read(min(_READ_BLOCK, remaining))
+        while total is None or consumed < total:
+            try:
+                block = read(_READ_BLOCK if total is None else min(_READ_BLOCK, total - consumed))
+            except _Damaged as exc:
+                scanner.damaged(number + 1, str(exc))
+                return scanner.finish(consumed, terminated=True)
             if not block:
                 break
-            remaining -= len(block)
+            consumed += len(block)
             start = 0
             while True:
                 end = block.find(b"\n", start)
@@ -212,7 +282,7 @@ def _scan_blocks(handle: io.FileIO, total: int, run: str, where: str, limit: int
                 start = end + 1
     if skipping:
         scanner.too_long(skipping, number + 1, offset, limit)
-        return scanner.finish(total, terminated=False)
+        return scanner.finish(consumed, terminated=False)
     if carry:
         scanner.line(bytes(carry), number + 1, offset)
-    return scanner.finish(total, terminated=not carry)
+    return scanner.finish(consumed, terminated=not carry)

@@ -20,7 +20,7 @@ from typing import Any
 
 from journaltools.aio import run_sync
 from journaltools.backends.base import AppendVerdictTaken, Backend, RunRead, prepare_record
-from journaltools.errors import JournalError, RecordRefused, RunNotFound
+from journaltools.errors import JournalError, RecordRefused, RunNotFound, StorageError
 from journaltools.protocol.records import RawRecord
 from journaltools.protocol.runid import validate_run_id
 from journaltools.protocol.sequence import AppendVerdict, check_append
@@ -162,6 +162,8 @@ async def _migrate_run(source: Backend, dest: Backend, run: str) -> _RunOutcome:
         outcome.records = len(read.records)
     except _Refused as exc:
         outcome.refused = exc.reason
+    except StorageError:
+        raise  # the destination's disk is full or read-only: every other run would fail the same way
     except JournalError as exc:  # the destination refused: another writer, a conflict, an unusable source
         outcome.refused = str(exc)
     return outcome
@@ -173,9 +175,17 @@ async def migrate_async(source: Backend, dest: Backend, runs: list[str] | None =
     outcomes: list[_RunOutcome] = [_RunOutcome(run) for run in wanted]
     work = iter(enumerate(wanted))
 
+    failed: list[BaseException] = []
+
     async def worker() -> None:  # a few workers share one iterator: memory stays flat for any number of runs
         for index, run in work:
-            outcomes[index] = await _migrate_run(source, dest, run)
+            if failed:
+                return
+            try:
+                outcomes[index] = await _migrate_run(source, dest, run)
+            except BaseException as exc:
+                failed.append(exc)  # the other workers stop before their next run
+                raise
 
     await asyncio.gather(*(worker() for _ in range(CONCURRENT_RUNS)))
     report = MigrationReport()

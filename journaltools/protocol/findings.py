@@ -36,6 +36,9 @@ FINDING_SEVERITY: dict[str, Severity] = {
     "empty_content": "warning",
     # journaltools' own, beyond the interface's list:
     "line_too_long": "error",  # a line beyond the reader's size cap: skipped unread, the journal refused
+    "unreadable_journal": "error",  # a journal that cannot be read (permission, a FIFO or link, an I/O error)
+    "duplicate_journal": "error",  # a second journal for one run in a source (say r.jsonl and r.jsonl.gz)
+    "not_a_journal": "info",  # a file in a source directory that is not a journal: not read
 }
 
 

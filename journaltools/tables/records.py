@@ -23,6 +23,7 @@ would fail; and measured here, finding the lines with numpy for the views cost m
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -33,8 +34,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from journaltools._perf import paused_gc
-from journaltools.backends.scan import read_journal, scan_lines
-from journaltools.errors import RunNotFound
+from journaltools.backends.oserrors import kind_of, mapped, storage_error
+from journaltools.backends.scan import open_journal_file, read_journal, scan_lines
+from journaltools.errors import NotAJournalFile, RunNotFound
 from journaltools.protocol.envelope import check_envelope, envelope_mask, seq_array, timestamp_mask
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.jsonline import parse_line
@@ -71,14 +73,22 @@ class JournalFile:
 
 
 def journal_files(paths: Sequence[tuple[str, str]]) -> list[JournalFile]:
-    """(run, path) pairs with their sizes now: a record appended later is not part of this load."""
+    """(run, path) pairs with their sizes now: a record appended later is not part of this load.
+
+    A path that is not a regular file (a link, a FIFO...) raises ``NotAJournalFile``; the backends'
+    ``local_journals`` never name one, so only a file replaced since can get here.
+    """
     journals = []
     for run, path in paths:
         try:
-            size = os.stat(path).st_size
+            info = os.lstat(path)
         except FileNotFoundError:
             raise RunNotFound(run, os.path.dirname(path)) from None
-        journals.append(JournalFile(run, path, size))
+        except OSError as exc:
+            raise storage_error(exc, path, "read the journal") from None
+        if not stat.S_ISREG(info.st_mode):
+            raise NotAJournalFile(path, "read the journal", kind_of(info.st_mode))
+        journals.append(JournalFile(run, path, info.st_size))
     return journals
 
 
@@ -157,7 +167,7 @@ def read_journals(
     position = 0
     for index, journal in enumerate(journals):
         starts[index] = position
-        with open(journal.path, "rb", buffering=0) as handle:
+        with open_journal_file(journal.path) as handle, mapped(journal.path, "read the journal"):
             got = 0
             while got < journal.size:
                 n = handle.readinto(view[position + got : position + journal.size])
