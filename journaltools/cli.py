@@ -229,12 +229,25 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _version() -> str:
+    """The installed distribution's version (the package's own when it runs from a source tree)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("journaltools")
+    except PackageNotFoundError:
+        from journaltools import __version__
+
+        return __version__
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="journaltools",
         description="Read, fold, audit and compare append-only agent-run journals (files or NATS JetStream).",
         epilog="SOURCE is a directory, file:///path, nats://host:port/STREAM or 'embedded'.",
     )
+    parser.add_argument("--version", action="version", version=f"journaltools {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, help_text: str, json_flag: bool = True) -> argparse.ArgumentParser:
