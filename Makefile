@@ -22,7 +22,7 @@ demo: setup
 # tracked files. A copy is refreshed only when the tracked notebook is newer (delete out/notebooks to reset).
 lab: setup
 	$(BIN)/python scripts/generate-notebooks.py --working-copies out/notebooks
-	$(BIN)/jupyter lab --ServerApp.root_dir=out/notebooks
+	$(BIN)/jupyter lab --ServerApp.root_dir=out/notebooks $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 test: setup lint typecheck
 	sh scripts/setup-browser-tests.sh

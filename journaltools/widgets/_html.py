@@ -82,13 +82,13 @@ def clamp_lines(limit: int) -> int:
     return max(3, limit // 60)
 
 
-def expandable(inner_html: str, text: str, limit: int = DEFAULT_LIMIT) -> str:
+def expandable(inner_html: str, text: str, limit: int = DEFAULT_LIMIT, lines: int | None = None) -> str:
     """``inner_html`` (already safe) clamped to a few lines when ``text`` is long, with an in-place "show all".
 
     The content appears once: opening the toggle removes the clamp from the same element. Browsers without
     ``:has()`` show the whole value unclamped (the clamp rules sit behind ``@supports``).
     """
-    lines = clamp_lines(limit)
+    lines = lines if lines is not None else clamp_lines(limit)
     if estimated_lines(text) <= lines:
         return inner_html
     return (
@@ -105,8 +105,8 @@ def long_text(text: str, limit: int = DEFAULT_LIMIT, css_class: str = "jt-pre") 
 
 def markdown_text(text: str, limit: int = DEFAULT_LIMIT) -> str:
     """``text`` rendered as Markdown in the proportional content font (safely: see ``_markdown``), clamped
-    in place when long. Code blocks and inline code stay monospace."""
-    return expandable(f'<div class="jt-md">{render_markdown(text)}</div>', text, limit)
+    in place when long (prose gets twice the lines of a code value). Code blocks and inline code stay monospace."""
+    return expandable(f'<div class="jt-md">{render_markdown(text)}</div>', text, limit, 2 * clamp_lines(limit))
 
 
 def status_badge(status: str) -> str:

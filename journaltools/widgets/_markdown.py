@@ -50,8 +50,9 @@ def _image_as_link(self: Any, tokens: Sequence[Token], idx: int, options: Any, e
 
 @lru_cache(maxsize=1)
 def renderer() -> MarkdownIt:
-    """The one configured renderer (CommonMark plus tables and strikethrough, raw HTML off)."""
-    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    """The one configured renderer (CommonMark plus tables and strikethrough, raw HTML off, newlines kept)."""
+    # breaks: a single newline is a line break, as in chat messages (an agent's lists and logs keep their lines).
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False, "breaks": True})
     md.enable(["table", "strikethrough"])
     md.validateLink = is_safe_link  # type: ignore[method-assign]
     md.add_render_rule("link_open", _link_open)

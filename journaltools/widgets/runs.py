@@ -348,7 +348,8 @@ BROWSER_STYLE = """<style>
     width: auto; margin: 0 2px; }
 .jt-browser .jt-chip.jupyter-button.mod-active { background: var(--jt-surface-2); border-color: var(--jt-brand);
     box-shadow: inset 0 0 0 1px var(--jt-brand); }
-.jt-browser .jt-thead, .jt-browser .jt-tr { width: 100%; border-bottom: 1px solid var(--jt-border); }
+.jt-browser .jt-rows { overflow-x: auto; }
+.jt-browser .jt-thead, .jt-browser .jt-tr { min-width: max-content; border-bottom: 1px solid var(--jt-border); }
 .jt-browser .jt-thead { background: var(--jt-surface-2); border-bottom: 1px solid var(--jt-border-strong); }
 .jt-browser .jt-tr { cursor: pointer; }
 .jt-browser .jt-tr:hover { background: rgba(33, 150, 243, 0.08);
@@ -358,16 +359,19 @@ BROWSER_STYLE = """<style>
 .jt-browser .jupyter-button.jt-td, .jt-browser .jupyter-button.jt-th { background: transparent; color: var(--jt-fg);
     text-align: left; padding: 0 8px; margin: 0; height: 28px; line-height: 28px; border-radius: 0;
     box-shadow: none; font-size: 12px; min-width: 0; width: auto; outline-offset: -2px; }
+.jt-browser .jupyter-button.jt-td:focus:not(:focus-visible),
+.jt-browser .jupyter-button.jt-th:focus:not(:focus-visible) { outline: none; box-shadow: none; }
 .jt-browser .jupyter-button.jt-th { font-weight: 700; }
 .jt-browser .jupyter-button.jt-th:hover { text-decoration: underline; }
 .jt-browser .jupyter-button.jt-td.jt-col-run { font-family: var(--jt-mono); }
 .jt-browser .jupyter-button.jt-num { text-align: right; font-variant-numeric: tabular-nums; }
-.jt-browser .jt-col-run { flex: 0 0 15em; }
-.jt-browser .jt-col-status { flex: 0 0 7.5em; }
-.jt-browser .jt-col-reason { flex: 1 1 16em; }
-.jt-browser .jt-col-created { flex: 0 0 10.5em; }
-.jt-browser .jt-col-model { flex: 0 0 10em; }
-.jt-browser .jt-col-turns, .jt-browser .jt-col-pending_calls { flex: 0 0 5em; }
+.jt-browser .jt-col-run { flex: 0 0 17em; }
+.jt-browser .jt-col-status { flex: 0 0 8.5em; }
+.jt-browser .jt-col-reason { flex: 0 0 26em; }
+.jt-browser .jt-col-created { flex: 0 0 12.5em; }
+.jt-browser .jt-col-model { flex: 0 0 11em; }
+.jt-browser .jt-col-turns { flex: 0 0 5em; }
+.jt-browser .jt-col-pending_calls { flex: 0 0 6em; }
 .jt-browser .jt-col-tokens { flex: 0 0 6.5em; }
 .jt-browser .jt-col-task_state { flex: 0 0 7em; }
 .jt-browser .jupyter-button.jt-td.jt-col-status::before { content: ""; display: inline-block; width: 8px;
@@ -442,7 +446,9 @@ class RunBrowser:
         self.detail.layout.display = "none"
         style = w.HTML(STYLE + BROWSER_STYLE)
         style.layout.display = "none"  # a <style> applies wherever it sits in the page
-        self.widget = w.VBox([style, toolbar, head, w.VBox(self.row_widgets), pager, self.detail])
+        table = w.VBox([head, *self.row_widgets])
+        table.add_class("jt-rows")  # header and rows scroll sideways together when the notebook is narrow
+        self.widget = w.VBox([style, toolbar, table, pager, self.detail])
         self.widget.add_class("jt")
         self.widget.add_class("jt-browser")
         self._render()

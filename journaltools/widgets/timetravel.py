@@ -161,12 +161,12 @@ class TimeTravel:
         self.slider.observe(lambda change: self.show(change["new"]), names="value")
         steps = []
         for label, tip, target in (
-            ("⏮", "first record", lambda: 0),
-            ("◀", "previous record", lambda: self._index() - 1),
-            ("▶", "next record", lambda: self._index() + 1),
-            ("⏭", "last record", lambda: len(self.model) - 1),
+            ("first", "the first record", lambda: 0),
+            ("previous", "one record back", lambda: self._index() - 1),
+            ("next", "one record on", lambda: self._index() + 1),
+            ("last", "the last record", lambda: len(self.model) - 1),
         ):
-            button = w.Button(description=label, tooltip=tip, layout=w.Layout(width="3em"))
+            button = w.Button(description=label, tooltip=tip, layout=w.Layout(width="auto"))
             button.on_click(lambda _button, target=target: self.show(target()))
             steps.append(button)
         jumps = []
