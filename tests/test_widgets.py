@@ -331,7 +331,10 @@ def test_ls_the_runs_table_and_every_view_agree_on_each_sample(samples: tuple[Ru
         if read.complete:
             last = TimeTravelModel(run, read.records).snapshot(len(read.records) - 1)
             assert last.status == status, run
-    assert ConversationModel.from_fold(loader("schema-violation")).fold_status == "open"  # the lenient fold alone
+    broken = ConversationModel.from_fold(loader("schema-violation"))  # type: ignore[arg-type]
+    assert broken.status == "invalid" and broken.fold_status in ("open", "completed")  # the lenient fold alone
+    assert broken.banner is not None and f"the fold says {broken.fold_status}" in broken.banner.note
+    assert "Why did the journal" in broken.to_html()  # the broken turn is shown, not dropped
 
 
 # -- ConversationView ---------------------------------------------------------------------------
