@@ -1,21 +1,28 @@
-# The two commands of the quick start: `make demo` and `make test`. Both set up .venv first.
+# The two commands of the quick start: `make demo` and `make test`; then `make lab` for the notebooks.
+# Each sets up .venv first.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint typecheck bench clean
+.PHONY: setup demo lab test lint typecheck bench clean
 
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test,dask]"
+	$(BIN)/python -m pip install --quiet -e ".[test,dask,notebook]"
 	touch $(STAMP)
 
 demo: setup
 	$(BIN)/python -m journaltools.demo
+
+# JupyterLab on working copies of notebooks/ in out/notebooks: saving a notebook there never touches the
+# tracked files. A copy is refreshed only when the tracked notebook is newer (delete out/notebooks to reset).
+lab: setup
+	$(BIN)/python scripts/generate-notebooks.py --working-copies out/notebooks
+	$(BIN)/jupyter lab --ServerApp.root_dir=out/notebooks $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 test: setup lint typecheck
 	sh scripts/setup-browser-tests.sh

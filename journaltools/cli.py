@@ -282,6 +282,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _version() -> str:
+    """The installed distribution's version (the package's own when it runs from a source tree)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("journaltools")
+    except PackageNotFoundError:
+        from journaltools import __version__
+
+        return __version__
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="journaltools",
@@ -291,6 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(a local server keeping its data in DIR).",
     )
     parser.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
+    parser.add_argument("--version", action="version", version=f"journaltools {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, help_text: str, json_flag: bool = True) -> argparse.ArgumentParser:

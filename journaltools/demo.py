@@ -1,7 +1,9 @@
-"""``make demo``: the main job on the bundled samples, start to finish.
+"""``make demo`` (or ``python -m journaltools.demo``): the main job on the bundled samples, start to finish.
 
-The listing, one folded conversation, the audit findings, and (when the JetStream backend is
-available) the samples migrated into an embedded JetStream server with both listings compared.
+The listing, two folded conversations (one that failed, with why), the audit findings, and (when the
+JetStream backend is available) the samples migrated into an embedded JetStream server with both listings
+compared; it ends by saying what to open next. From a checkout it uses ``data/samples``; from an installed
+package it writes the samples into ``out/samples`` first.
 """
 
 from __future__ import annotations
@@ -10,8 +12,7 @@ import sys
 from pathlib import Path
 
 from journaltools.cli import main as cli
-
-SAMPLES = Path(__file__).resolve().parent.parent / "data" / "samples"
+from journaltools.samples import samples_dir
 
 
 def banner(text: str) -> None:
@@ -21,7 +22,8 @@ def banner(text: str) -> None:
 DEFAULT_OUT = Path("out") / "audit"
 
 
-def run_demo(samples: Path = SAMPLES, out: Path = DEFAULT_OUT) -> int:
+def run_demo(samples: Path | None = None, out: Path = DEFAULT_OUT) -> int:
+    samples = samples if samples is not None else samples_dir(fallback=out.parent / "samples")
     source = str(samples)
     banner(f"journaltools ls {source}")
     status = cli(["ls", source])
@@ -29,6 +31,8 @@ def run_demo(samples: Path = SAMPLES, out: Path = DEFAULT_OUT) -> int:
     status |= cli(["show", source, "resumed-after-crash"])
     banner("journaltools show ... suspended-approval   (a deferred call waiting for an operator)")
     status |= cli(["show", source, "suspended-approval"])
+    banner("journaltools show ... failed-provider   (why it failed: the fatal error and its seq)")
+    status |= cli(["show", source, "failed-provider"])
     banner(f"journaltools audit {source} --parquet {out}")
     status |= cli(["audit", source, "--parquet", str(out), "--records", "--quiet"])
     status |= show_parquet(out)
@@ -38,6 +42,7 @@ def run_demo(samples: Path = SAMPLES, out: Path = DEFAULT_OUT) -> int:
         import journaltools.ops.migrate  # noqa: F401
     except ImportError:
         print("\n(JetStream backend not installed in this build: comparison skipped)")
+        print_next_steps(samples, out)
         return status
     from journaltools.embedded import embedded_url
 
@@ -48,7 +53,32 @@ def run_demo(samples: Path = SAMPLES, out: Path = DEFAULT_OUT) -> int:
     status |= cli(["ls", url])
     banner(f"journaltools compare {source} {url}")
     status |= cli(["compare", source, url])
+    print_next_steps(samples, out)
     return status
+
+
+def _in_checkout(samples: Path) -> Path | None:
+    root = samples.resolve().parent.parent
+    return root if (root / "Makefile").is_file() and (root / "notebooks").is_dir() else None
+
+
+def print_next_steps(samples: Path, out: Path = DEFAULT_OUT) -> None:
+    """What to open next: the notebooks in JupyterLab (``make lab`` in a checkout)."""
+    banner("next: browse the runs in JupyterLab")
+    root = _in_checkout(samples)
+    if root is not None:
+        print("  make lab     # JupyterLab (light or dark theme) on working copies of notebooks/, from .venv")
+        print("  then open 01-explore.ipynb: click a run to read its conversation and see why it ended;")
+        print("  02-post-mortem.ipynb steps through the failed run record by record.")
+    else:
+        print('  pip install "journaltools[notebook]"   # JupyterLab, matplotlib and duckdb')
+        print("  jupyter lab                             # in a folder holding the notebooks")
+        print(
+            "  In a notebook: from journaltools.widgets import RunBrowser; RunBrowser.from_source("
+            + repr(str(samples))
+            + ")"
+        )
+    print(f"  samples: {samples}; audit tables: {out}/*.parquet", flush=True)
 
 
 def show_parquet(out: Path) -> int:

@@ -30,9 +30,10 @@ files in ``backends/oserrors.py`` (``storage_error``), NATS client errors in ``b
     ├── ClaimRefused              a resume could not land its claim: the resume must not go on
     ├── AnswerRefused             answering a deferred call was refused
     │   └── AlreadyAnswered       ... because the call already has a result
-    └── TaskError
-        ├── TaskNotFound
-        └── TaskAlreadyCompleted  a task is completed once: the first write wins
+    ├── TaskError
+    │   ├── TaskNotFound
+    │   └── TaskAlreadyCompleted  a task is completed once: the first write wins
+    └── MissingDependency         an optional package a feature needs is not installed (names what to install)
 """
 
 from __future__ import annotations
@@ -216,3 +217,16 @@ class JournalWarning(UserWarning):
 
 class SlowReads(JournalWarning):
     """A source can only be read the slow way (a JetStream stream without direct get, say)."""
+
+
+class MissingDependency(JournalError, ImportError):
+    """An optional package is missing; the message names the feature and what to install."""
+
+    def __init__(self, feature: str, package: str, extra: str = "notebook") -> None:
+        self.feature = feature
+        self.package = package
+        self.extra = extra
+        super().__init__(
+            f"{feature} needs {package}, which is not installed: "
+            f'pip install "journaltools[{extra}]" (or pip install {package})'
+        )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from journaltools.backends.base import ListingStatus, RunSummary
-from journaltools.fold import fold
+from journaltools.fold import FoldResult, fold
 from journaltools.protocol.records import AssistantRecord, MetaRecord, RawRecord, validate_record
 
 
@@ -23,6 +23,15 @@ def _last_type_and_calls(last: RawRecord | None) -> tuple[str | None, bool]:
     return last.type, False
 
 
+def status_of_fold(result: FoldResult) -> ListingStatus:
+    """The file listing's status of a lenient fold: ``invalid`` when any finding is an error, else the fold's.
+
+    Every view that shows a run's status (``ls``, the ``runs`` table, the widgets) uses this one rule."""
+    if any(finding.severity == "error" for finding in result.findings):
+        return "invalid"
+    return result.status
+
+
 def summarize_by_fold(run: str, records: Sequence[RawRecord], complete: bool = True) -> RunSummary:
     """The file listing's row: the run folded leniently; a run with any error finding is ``invalid``."""
     if not complete:  # refused (a corrupt line): not folded, but its parseable records still say something
@@ -31,9 +40,7 @@ def summarize_by_fold(run: str, records: Sequence[RawRecord], complete: bool = T
         last_seq = max((record.seq or 0 for record in records), default=0)
         return RunSummary(run, "invalid", created, last_seq, len(records), None)
     result = fold(records, strict=False, run=run)
-    status: ListingStatus = result.status
-    if any(finding.severity == "error" for finding in result.findings):
-        status = "invalid"
+    status = status_of_fold(result)
     last_type, last_has_calls = _last_type_and_calls(records[-1] if records else None)
     return RunSummary(
         run,

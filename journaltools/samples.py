@@ -1,10 +1,13 @@
 """The bundled sample journals, written with the real writer (and, for the broken ones, as raw bytes).
 
 Timestamps are fixed, so regenerating gives the same bytes as ``data/samples/`` (a test checks it).
+``samples_dir()`` finds them for the demo and the notebooks: the checkout's ``data/samples`` when there is
+one, otherwise a directory it writes them into, so an installed package needs nothing from the repository.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -15,7 +18,7 @@ from typing import Any
 from journaltools._durable import fsync_directory
 from journaltools.backends.file import FileBackend
 from journaltools.backends.oserrors import mapped
-from journaltools.errors import StorageError
+from journaltools.errors import SourceError, StorageError
 from journaltools.ops.answer import answer_call
 from journaltools.ops.clock import format_ts
 from journaltools.ops.resume import claim_run
@@ -276,3 +279,49 @@ def _write_into(root: Path) -> list[str]:
             (root / f"{run}.jsonl").write_bytes(data)
             runs.append(run)
     return sorted(runs)
+
+
+#: Where ``samples_dir`` writes the samples when no checkout holds them (relative to the working directory).
+DEFAULT_SAMPLES_FALLBACK = Path("journaltools-samples")
+
+#: One journal every sample set has, to recognise a directory of samples.
+_MARKER = "completed-with-tools.jsonl"
+
+
+def _holds_samples(directory: Path) -> bool:
+    return (directory / _MARKER).is_file()
+
+
+def _checkout_samples(start: Path) -> Path | None:
+    """``data/samples`` of a journaltools checkout at or above ``start`` (a checkout has ``pyproject.toml``)."""
+    for folder in (start, *start.parents):
+        candidate = folder / "data" / "samples"
+        if (folder / "pyproject.toml").is_file() and _holds_samples(candidate):
+            return candidate
+    return None
+
+
+def samples_dir(fallback: str | os.PathLike[str] | None = None, start: str | os.PathLike[str] | None = None) -> Path:
+    """The directory of sample journals, never raising for want of a repository.
+
+    In order: ``data/samples`` of the checkout holding ``start`` (the working directory by default) or this
+    package; else ``fallback`` (``./journaltools-samples`` by default) when it holds them already; else the
+    samples are written there (the same bytes every time) and it is returned.
+    """
+    here = Path(start) if start is not None else Path.cwd()
+    found = _checkout_samples(here.resolve()) or _checkout_samples(Path(__file__).resolve().parent)
+    if found is not None:
+        return found
+    target = Path(fallback) if fallback is not None else DEFAULT_SAMPLES_FALLBACK
+    if _holds_samples(target):
+        return target
+    if target.exists() and any(target.iterdir()):
+        raise SourceError(f"{target} exists and does not hold the sample journals; remove it or pass another directory")
+    # Written beside the target and renamed into place, so an interrupted write never looks like a sample set.
+    partial = target.with_name(f"{target.name}.partial-{os.getpid()}")
+    shutil.rmtree(partial, ignore_errors=True)
+    write_samples(partial)
+    if target.exists():
+        target.rmdir()
+    partial.rename(target)
+    return target

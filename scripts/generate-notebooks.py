@@ -1,10 +1,15 @@
 """Write notebooks/*.ipynb from the cells below, without outputs (run: .venv/bin/python scripts/generate-notebooks.py).
 
-The notebooks are committed as generated here, so edit this file, not the .ipynb files.
+The notebooks are committed as generated here, so edit this file, not the .ipynb files (a test checks that
+they match and carry no outputs). ``--out DIR`` writes them elsewhere; ``--working-copies DIR`` (``make lab``)
+copies the tracked notebooks into DIR where a copy is missing or older, so saving in JupyterLab never
+touches the tracked files.
 """
 
 from __future__ import annotations
 
+import argparse
+import shutil
 from pathlib import Path
 
 import nbformat
@@ -14,9 +19,10 @@ NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 FIND_SAMPLES = """from pathlib import Path
 
-# The notebooks live in notebooks/; the samples in the repository's data/samples (written by `make demo`).
-ROOT = next(p for p in [Path.cwd(), *Path.cwd().parents] if (p / "data" / "samples").is_dir())
-SAMPLES = str(ROOT / "data" / "samples")
+from journaltools.samples import samples_dir
+
+# The repository's data/samples; outside a checkout the samples are written into ./journaltools-samples.
+SAMPLES = str(samples_dir())
 SAMPLES"""
 
 TABLES = """from journaltools.tables import load
@@ -37,51 +43,77 @@ def notebook(cells: list[tuple[str, str]]) -> nbformat.NotebookNode:
 EXPLORE = [
     (
         "md",
-        "# 01 — Explore runs\n\nLoad the sample journals, browse the runs, open a conversation. "
-        "Pick a run in the *open run* list to see its conversation under the table; filter and sort with the controls.",
+        "# 01 — Explore runs\n\nLoad the sample journals and browse the runs. **Click a row** to open its "
+        "conversation below the table, **click a column header** to sort (again to reverse), type in the filter "
+        "box or pick statuses to narrow the list. *why it stopped* says how each run ended: the fatal error, "
+        "the cancel, the first broken record, or what the run is waiting for.",
     ),
     ("code", FIND_SAMPLES),
     (
         "code",
         "from journaltools.widgets import ConversationView, RunBrowser, load_source\n\n"
-        "model, loader = load_source(SAMPLES)  # the file listing, every run folded leniently\n"
+        "# The runs table of the source, loaded leniently: every journal is a row, broken ones are `invalid`.\n"
+        "model, loader = load_source(SAMPLES)\n"
         "browser = RunBrowser(model, loader)\nbrowser",
     ),
     ("md", "The model behind the browser is plain Python: rows you can filter and sort without a browser."),
     (
         "code",
         "for row in model.with_filter(statuses={'open', 'suspended'}).sorted_by('pending_calls', True).visible():\n"
-        "    print(f'{row.run:24} {row.status:10} pending={row.pending_calls} turns={row.turns} tokens={row.tokens}')\n"
+        "    print(f'{row.run:24} {row.status:10} pending={row.pending_calls} {row.reason}')\n"
         "assert len(model.rows) == 14",
     ),
-    ("md", "Selecting a run opens its conversation (here from code): tool calls sit next to their results."),
-    ("code", "browser.select('completed-with-tools')\nbrowser.detail.children[0]"),
+    (
+        "md",
+        "Opening a run from code does what a click does. The banner at the top says why it ended; the record "
+        "that ended it sits at the end of the conversation, where it is in the journal.",
+    ),
+    ("code", "browser.select('failed-provider')\nbrowser.detail.children[1]"),
     (
         "md",
         "A run resumed after a crash: the claim shows as a marker on the timeline in the header; the claim landed "
-        "between a turn and the result answering it and changed nothing in the conversation.",
+        "between a turn and the result answering it and changed nothing in the conversation. Messages are "
+        "rendered as Markdown (`code` stays monospace); tool calls sit next to their results.",
     ),
     (
         "code",
         "resumed = ConversationView.from_fold(loader('resumed-after-crash'))\n"
         "assert [m.seq for m in resumed.model.markers] == [4]\nresumed",
     ),
-    ("md", "Journal content is untrusted: this user message contains a `<script>` tag, shown as text."),
+    (
+        "md",
+        "Journal content is untrusted: this user message contains a `<script>` tag. It is shown as text and "
+        "never runs; Markdown is rendered without raw HTML, and only http(s) and mailto links become links.",
+    ),
     ("code", "ConversationView.from_fold(loader('optional-unknown-record'))"),
 ]
 
 POST_MORTEM = [
     (
         "md",
-        "# 02 — Post-mortem: a failed run and a stuck run\n\nStep through each run's records with **TimeTravel** "
-        "(the fold of every prefix) and confirm with the `tool_calls` table.",
+        "# 02 — Post-mortem: a failed run and a stuck run\n\nStart with *why*: the `runs` table says how every "
+        "run ended. Then step through a run's records with **TimeTravel** (the fold of every prefix) and confirm "
+        "with the `tool_calls` table.",
     ),
     ("code", FIND_SAMPLES),
     ("code", TABLES),
-    ("md", "## The failed run\n\n`failed-provider` is `failed`. When did it go wrong, and why?"),
     (
         "code",
-        "from journaltools.widgets import TimeTravel\n\n"
+        "runs = tables.runs.to_pandas()\n"
+        "runs[['run', 'status', 'end_reason', 'stop_reason', 'waiting_for']].sort_values('run')",
+    ),
+    ("md", "## The failed run\n\n`failed-provider` is `failed`. Why, and when did it go wrong?"),
+    (
+        "code",
+        "failed_row = runs.set_index('run').loc['failed-provider']\n"
+        "print(failed_row['status'], '—', failed_row['end_reason'])\n"
+        "assert failed_row['end_reason'] == 'provider error: overloaded: 3 retries exhausted'\n\n"
+        "from journaltools.widgets import ConversationView, TimeTravel, load_source\n\n"
+        "_, loader = load_source(SAMPLES)\n"
+        "ConversationView.from_fold(loader('failed-provider'))  # the banner says why; the error record ends it",
+    ),
+    (
+        "code",
         "failed = TimeTravel.from_source(SAMPLES, 'failed-provider')\n"
         "failed.model.status_changes()  # (seq, before, after)",
     ),
@@ -94,7 +126,7 @@ POST_MORTEM = [
     ),
     (
         "code",
-        "after = failed.model.snapshot(failed.model.index_of_seq(5))\nprint(after.status, after.record_text)\n"
+        "after = failed.model.snapshot(failed.model.index_of_seq(5))\nprint(after.status, '—', after.banner.text)\n"
         "assert (before.status, after.status) == ('open', 'failed')",
     ),
     (
@@ -151,14 +183,16 @@ COMPARE = [
     (
         "md",
         "`turn-in-flight` is flagged **documented**: the file listing folds the run and sees unanswered tool calls "
-        "(`open`); JetStream's two-record summary sees an assistant record last (`completed`). Anything else that "
-        "differs is a discrepancy — here only the broken journals, which migrate refuses to copy.",
+        "(`open`); JetStream's two-record summary sees an assistant record last (`completed`). A difference the "
+        "two-record rule explains on the same records is `summary_rule` (expected, shown in blue); a run on one "
+        "side only is `missing` — here the broken journals, which migrate refuses to copy. Only a discrepancy "
+        "(different records) is an error.",
     ),
     (
         "code",
         "row = comparison.row('turn-in-flight')\nprint(row.flag, '-', row.explanation)\n"
         "assert row.verdict == 'documented'\n"
-        "assert all(r.verdict in ('agree', 'documented', 'missing_b') for r in comparison.rows)",
+        "assert all(r.verdict in ('agree', 'documented', 'summary_rule', 'missing_b') for r in comparison.rows)",
     ),
     ("code", "jetstream.close()\nfiles.close()"),
 ]
@@ -209,19 +243,48 @@ AUDIT = [
 ]
 
 
-def main() -> None:
-    NOTEBOOKS.mkdir(exist_ok=True)
-    for name, cells in [
-        ("01-explore", EXPLORE),
-        ("02-post-mortem", POST_MORTEM),
-        ("03-compare-backends", COMPARE),
-        ("04-batch-audit", AUDIT),
-    ]:
+NOTEBOOK_CELLS = {
+    "01-explore": EXPLORE,
+    "02-post-mortem": POST_MORTEM,
+    "03-compare-backends": COMPARE,
+    "04-batch-audit": AUDIT,
+}
+
+
+def write_notebooks(directory: Path) -> list[Path]:
+    """Write the four notebooks, without outputs and with stable cell ids (regenerating gives the same bytes)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, cells in NOTEBOOK_CELLS.items():
         nb = notebook(cells)
         for index, cell in enumerate(nb.cells):
-            cell["id"] = f"{name}-{index}"  # stable ids: regenerating gives the same files
+            cell["id"] = f"{name}-{index}"
         nbformat.validate(nb)
-        nbformat.write(nb, NOTEBOOKS / f"{name}.ipynb")
+        path = directory / f"{name}.ipynb"
+        nbformat.write(nb, path)
+        written.append(path)
+    return written
+
+
+def working_copies(directory: Path) -> None:
+    """Copy each tracked notebook into ``directory`` unless a copy at least as new is there (the user's work)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for tracked in sorted(NOTEBOOKS.glob("*.ipynb")):
+        copy = directory / tracked.name
+        if not copy.exists() or tracked.stat().st_mtime > copy.stat().st_mtime:
+            shutil.copy2(tracked, copy)
+    print(f"JupyterLab opens {directory}: working copies of notebooks/ (saving there leaves the tracked files alone)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=NOTEBOOKS, help="where to write the notebooks")
+    parser.add_argument("--working-copies", type=Path, metavar="DIR", help="copy the tracked notebooks into DIR")
+    args = parser.parse_args()
+    if args.working_copies is not None:
+        working_copies(args.working_copies)
+    else:
+        write_notebooks(args.out)
 
 
 if __name__ == "__main__":

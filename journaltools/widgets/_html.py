@@ -1,19 +1,30 @@
-"""Safe HTML pieces for the widgets. Journal content is untrusted: every value goes through ``esc``.
+"""Safe HTML pieces for the widgets, styled by JupyterLab's theme. Journal content is untrusted.
 
-Nothing here builds markup from unescaped journal text. Long values are cut on screen and the whole value
-stays reachable in a ``<details>`` element (escaped too), so nothing is hidden and nothing is executed.
+Every value goes through ``esc`` (or the Markdown renderer, which escapes too), so nothing from a journal
+becomes markup. Long values are clamped in place: the text is in the page once, a "show all" toggle lifts
+the clamp (CSS only; ipywidgets' HTML runs no script, and none is needed).
+
+Colours and fonts come from JupyterLab's theme variables (``--jp-ui-font-color1``, ``--jp-layout-color2``,
+``--jp-error-color1``, ...), so the widgets follow the light and dark themes; outside JupyterLab, VS Code's
+variables or light defaults stand in. A status is always printed as a word, never shown by colour alone.
 """
 
 from __future__ import annotations
 
 import html
 import json
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
-#: Characters of a value shown before it is cut (the whole value stays one click away).
+from journaltools.widgets._markdown import render_markdown
+
+#: About how many characters of a value are shown before it is clamped (the whole value is one click away).
 DEFAULT_LIMIT = 400
 
-#: Status → (background colour, text colour). The status word is always printed too: never colour alone.
+#: Characters per rendered line, for the estimate of how tall a value will be (prose at the widgets' width).
+_CHARS_PER_LINE = 90
+
+#: Status → (background, text) in the light theme: the fallback where no theme variable is defined.
 STATUS_COLOURS: dict[str, tuple[str, str]] = {
     "completed": ("#d1f2d9", "#14532d"),
     "open": ("#dbeafe", "#1e3a8a"),
@@ -23,7 +34,20 @@ STATUS_COLOURS: dict[str, tuple[str, str]] = {
     "invalid": ("#fecaca", "#7f1d1d"),
 }
 
-SEVERITY_COLOURS: dict[str, str] = {"error": "#b91c1c", "warning": "#b45309", "info": "#1d4ed8"}
+#: Severity → its hue (the chart's bars; the text of a severity is always printed too).
+SEVERITY_COLOURS: dict[str, str] = {"error": "#d32f2f", "warning": "#f57c00", "info": "#1976d2"}
+
+#: Status → the tone of its badge and banner.
+STATUS_TONES: dict[str, str] = {
+    "completed": "ok",
+    "open": "info",
+    "suspended": "warn",
+    "cancelled": "muted",
+    "failed": "error",
+    "invalid": "error",
+}
+
+Tone = Literal["ok", "info", "warn", "error", "muted"]
 
 
 def esc(value: object) -> str:
@@ -48,64 +72,203 @@ def truncate(text: str, limit: int = DEFAULT_LIMIT) -> tuple[str, bool]:
     return text[:limit], True
 
 
-def long_text(text: str, limit: int = DEFAULT_LIMIT, css_class: str = "jt-pre") -> str:
-    """Escaped ``text`` in a ``<pre>``; when longer than ``limit``, cut with a "show all" ``<details>``."""
-    shown, cut = truncate(text, limit)
-    if not cut:
-        return f'<pre class="{css_class}">{esc(text)}</pre>'
+def estimated_lines(text: str, chars_per_line: int = _CHARS_PER_LINE) -> int:
+    """About how many lines ``text`` takes when wrapped at ``chars_per_line`` (each source line at least one)."""
+    return sum(max(1, -(-len(line) // chars_per_line)) for line in text.split("\n"))
+
+
+def clamp_lines(limit: int) -> int:
+    """The lines shown before a value is clamped, for a limit in characters (at least three)."""
+    return max(3, limit // 60)
+
+
+def expandable(inner_html: str, text: str, limit: int = DEFAULT_LIMIT, lines: int | None = None) -> str:
+    """``inner_html`` (already safe) clamped to a few lines when ``text`` is long, with an in-place "show all".
+
+    The content appears once: opening the toggle removes the clamp from the same element. Browsers without
+    ``:has()`` show the whole value unclamped (the clamp rules sit behind ``@supports``).
+    """
+    lines = lines if lines is not None else clamp_lines(limit)
+    if estimated_lines(text) <= lines:
+        return inner_html
     return (
-        f'<pre class="{css_class} jt-cut">{esc(shown)}…</pre>'
-        f'<details class="jt-more"><summary>show all ({len(text):,} characters)</summary>'
-        f'<pre class="{css_class}">{esc(text)}</pre></details>'
+        f'<div class="jt-expand" style="--jt-lines:{lines}"><div class="jt-clamp">{inner_html}</div>'
+        f'<details class="jt-toggle"><summary><span class="jt-when-closed">show all ({len(text):,} characters)'
+        '</span><span class="jt-when-open">show less</span></summary></details></div>'
     )
+
+
+def long_text(text: str, limit: int = DEFAULT_LIMIT, css_class: str = "jt-pre") -> str:
+    """Escaped ``text`` in a monospace ``<pre>`` (code, JSON, tool output), clamped in place when long."""
+    return expandable(f'<pre class="{esc(css_class)}">{esc(text)}</pre>', text, limit)
+
+
+def markdown_text(text: str, limit: int = DEFAULT_LIMIT) -> str:
+    """``text`` rendered as Markdown in the proportional content font (safely: see ``_markdown``), clamped
+    in place when long (prose gets twice the lines of a code value). Code blocks and inline code stay monospace."""
+    return expandable(f'<div class="jt-md">{render_markdown(text)}</div>', text, limit, 2 * clamp_lines(limit))
 
 
 def status_badge(status: str) -> str:
-    """A status as colour AND word (readable without colour)."""
-    background, foreground = STATUS_COLOURS.get(status, ("#f3f4f6", "#111827"))
-    return (
-        f'<span class="jt-status jt-status-{esc(status)}" '
-        f'style="background:{background};color:{foreground};padding:1px 6px;border-radius:8px;'
-        f'font-weight:600">{esc(status)}</span>'
-    )
+    """A status as a word in a tinted badge (readable without colour, in either theme)."""
+    tone = STATUS_TONES.get(status, "muted")
+    return f'<span class="jt-status jt-status-{esc(status)} jt-tone-{tone}">{esc(status)}</span>'
 
 
 def severity_badge(severity: str) -> str:
-    colour = SEVERITY_COLOURS.get(severity, "#111827")
-    return (
-        f'<span class="jt-severity jt-severity-{esc(severity)}" style="color:{colour};font-weight:600">'
-        f"{esc(severity)}</span>"
-    )
+    """A finding's severity as a word, coloured by the theme's error, warning or info colour."""
+    return f'<span class="jt-severity jt-severity-{esc(severity)}">{esc(severity)}</span>'
 
 
-#: Shared styles, included once per widget's HTML (widgets may be displayed alone).
+@dataclass(frozen=True, slots=True)
+class Banner:
+    """A one-line verdict at the top of a view: why a run ended, or what it waits for."""
+
+    tone: Tone
+    title: str
+    detail: str
+    note: str = ""
+
+    @property
+    def text(self) -> str:
+        return " — ".join(part for part in (self.title, self.detail, self.note) if part)
+
+    def to_html(self) -> str:
+        note = f'<div class="jt-banner-note">{esc(self.note)}</div>' if self.note else ""
+        return (
+            f'<div class="jt-banner jt-tone-{self.tone}" role="status"><span class="jt-banner-title">'
+            f'{esc(self.title)}</span> <span class="jt-banner-detail">{esc(self.detail)}</span>{note}</div>'
+        )
+
+
+#: Shared styles, included once per widget's HTML (widgets may be displayed alone). Every colour is a theme
+#: variable with a fallback; ``color-mix`` tints follow the theme and have a plain rgba line before them.
 STYLE = """<style>
-.jt-table { border-collapse: collapse; font-size: 12px; font-family: sans-serif; }
-.jt-table th, .jt-table td { border-bottom: 1px solid #e5e7eb; padding: 3px 8px; text-align: left;
-    vertical-align: top; }
-.jt-table th { background: #f9fafb; }
+:root, .jt {
+  --jt-fg: var(--jp-ui-font-color1, var(--vscode-foreground, rgba(0, 0, 0, 0.87)));
+  --jt-fg-muted: var(--jp-ui-font-color2, var(--vscode-descriptionForeground, rgba(0, 0, 0, 0.6)));
+  --jt-content-fg: var(--jp-content-font-color1, var(--vscode-editor-foreground, rgba(0, 0, 0, 0.87)));
+  --jt-surface: var(--jp-layout-color1, var(--vscode-editor-background, #ffffff));
+  --jt-surface-2: var(--jp-layout-color2, var(--vscode-editorWidget-background, #eeeeee));
+  --jt-border: var(--jp-border-color2, var(--vscode-panel-border, #e0e0e0));
+  --jt-border-strong: var(--jp-border-color1, #bdbdbd);
+  --jt-link: var(--jp-content-link-color, var(--vscode-textLink-foreground, #0d47a1));
+  --jt-brand: var(--jp-brand-color1, #2196f3);
+  --jt-ok: var(--jp-success-color1, #4caf50);
+  --jt-info: var(--jp-brand-color1, #2196f3);
+  --jt-warn: var(--jp-warn-color1, #ff9800);
+  --jt-error: var(--jp-error-color1, #f44336);
+  --jt-error-strong: var(--jp-error-color0, #d32f2f);
+  --jt-muted: var(--jp-border-color1, #9e9e9e);
+  --jt-font: var(--jp-content-font-family, system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif);
+  --jt-ui-font: var(--jp-ui-font-family, system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif);
+  --jt-mono: var(--jp-code-font-family, ui-monospace, Menlo, Consolas, "DejaVu Sans Mono", monospace);
+  --jt-size: var(--jp-content-font-size1, 14px);
+  --jt-code-size: var(--jp-code-font-size, 13px);
+}
+.jt { color: var(--jt-fg); font-family: var(--jt-ui-font); font-size: var(--jp-ui-font-size1, 13px);
+      line-height: 1.5; }
+.jt code, .jt pre, .jt kbd { font-family: var(--jt-mono); font-size: var(--jt-code-size); }
+.jt-muted { color: var(--jt-fg-muted); }
+.jt-table { border-collapse: collapse; font-size: 12px; }
+.jt-table th, .jt-table td { border-bottom: 1px solid var(--jt-border); padding: 3px 8px; text-align: left;
+    vertical-align: top; color: var(--jt-fg); }
+.jt-table th { background: var(--jt-surface-2); font-weight: 600; }
 .jt-table td code { white-space: nowrap; }
-.jt-pre { white-space: pre-wrap; word-break: break-word; margin: 2px 0; font-size: 12px; max-width: 60em; }
-.jt-msg { border-left: 4px solid #9ca3af; margin: 6px 0; padding: 2px 8px; font-family: sans-serif; font-size: 13px; }
-.jt-msg-user { border-color: #2563eb; background: #f8fafc; }
-.jt-msg-assistant { border-color: #16a34a; }
-.jt-role { font-weight: 700; font-size: 11px; text-transform: uppercase; color: #4b5563; }
-.jt-call { display: grid; grid-template-columns: 1fr 1fr; gap: 8px; border: 1px solid #d1d5db; border-radius: 4px;
-           padding: 4px; margin: 4px 0; }
-.jt-call-error { border-color: #dc2626; }
-.jt-call-pending { border-color: #d97706; border-style: dashed; }
-.jt-call h4 { margin: 0; font-size: 11px; color: #4b5563; }
-.jt-timeline { position: relative; height: 18px; background: #f3f4f6; border-radius: 4px; margin: 4px 0; }
-.jt-marker { position: absolute; top: 0; width: 3px; height: 18px; background: #7c3aed; }
-.jt-verdict-agree td { color: #374151; }
-.jt-verdict-documented td { background: #fffbeb; }
+.jt-pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: 2px 0; max-width: 60em; line-height: 1.5;
+          color: var(--jt-content-fg); background: transparent; }
+.jt-md { font-family: var(--jt-font); font-size: var(--jt-size); color: var(--jt-content-fg); max-width: 48em;
+         overflow-wrap: break-word; line-height: 1.5; }
+.jt-md p, .jt-md ul, .jt-md ol, .jt-md blockquote, .jt-md table { margin: 0.35em 0; }
+.jt-md h1, .jt-md h2, .jt-md h3, .jt-md h4, .jt-md h5, .jt-md h6 { font-size: 1.05em; margin: 0.5em 0 0.25em; }
+.jt-md ul, .jt-md ol { padding-left: 1.6em; }
+.jt-md a { color: var(--jt-link); }
+.jt-md code { background: var(--jt-surface-2); padding: 0 0.25em; border-radius: 3px; }
+.jt-md pre { background: var(--jt-surface-2); padding: 6px 8px; border-radius: 4px; white-space: pre-wrap;
+             overflow-wrap: anywhere; }
+.jt-md pre code { background: transparent; padding: 0; }
+.jt-md blockquote { border-left: 3px solid var(--jt-border-strong); padding-left: 0.8em; color: var(--jt-fg-muted); }
+.jt-md table { border-collapse: collapse; }
+.jt-md th, .jt-md td { border: 1px solid var(--jt-border); padding: 2px 6px; }
+.jt-expand > details > summary { cursor: pointer; color: var(--jt-link); font-size: 12px; list-style: none;
+                                 width: max-content; }
+.jt-expand > details > summary::-webkit-details-marker { display: none; }
+.jt-expand > details[open] .jt-when-closed, .jt-expand > details:not([open]) .jt-when-open { display: none; }
+@supports selector(:has(*)) {
+  .jt-expand > .jt-clamp { max-height: calc(var(--jt-lines, 6) * 1.5em + 4px); overflow: hidden;
+      -webkit-mask-image: linear-gradient(to bottom, #000 55%, transparent);
+      mask-image: linear-gradient(to bottom, #000 55%, transparent); }
+  .jt-expand:has(> details[open]) > .jt-clamp { max-height: none; -webkit-mask-image: none; mask-image: none; }
+}
+.jt-status { display: inline-block; padding: 0 7px; border-radius: 9px; font-weight: 600; font-size: 12px;
+             line-height: 18px; color: var(--jt-fg); border: 1px solid var(--jt-tone); white-space: nowrap;
+             background: var(--jt-tint-fallback);
+             background: color-mix(in srgb, var(--jt-tone) 22%, transparent); }
+.jt-tone-ok { --jt-tone: var(--jt-ok); --jt-tint-fallback: rgba(76, 175, 80, 0.22); }
+.jt-tone-info { --jt-tone: var(--jt-info); --jt-tint-fallback: rgba(33, 150, 243, 0.2); }
+.jt-tone-warn { --jt-tone: var(--jt-warn); --jt-tint-fallback: rgba(255, 152, 0, 0.22); }
+.jt-tone-error { --jt-tone: var(--jt-error); --jt-tint-fallback: rgba(244, 67, 54, 0.2); }
+.jt-tone-muted { --jt-tone: var(--jt-muted); --jt-tint-fallback: rgba(158, 158, 158, 0.22); }
+.jt-severity { font-weight: 600; color: var(--jt-fg); border-bottom: 2px solid var(--jt-sev); }
+.jt-severity-error { --jt-sev: var(--jt-error); }
+.jt-severity-warning { --jt-sev: var(--jt-warn); }
+.jt-severity-info { --jt-sev: var(--jt-info); }
+.jt-banner { margin: 4px 0 8px; padding: 6px 10px; border-radius: 4px; border-left: 5px solid var(--jt-tone);
+             color: var(--jt-fg); background: var(--jt-tint-fallback);
+             background: color-mix(in srgb, var(--jt-tone) 14%, transparent); font-size: 13px; }
+.jt-banner-title { font-weight: 700; }
+.jt-banner-note { color: var(--jt-fg); font-size: 12px; margin-top: 2px; }
+.jt-header { color: var(--jt-fg); }
+.jt-header h3 { margin: 2px 0; font-size: 15px; color: var(--jt-fg); }
+.jt-counters { color: var(--jt-fg); font-size: 12px; }
+.jt-msg { border-left: 3px solid var(--jt-border-strong); margin: 8px 0; padding: 4px 10px; border-radius: 2px;
+          color: var(--jt-content-fg); }
+.jt-msg-user { border-color: var(--jt-brand); background: rgba(33, 150, 243, 0.07);
+               background: color-mix(in srgb, var(--jt-brand) 8%, transparent); }
+.jt-msg-assistant { border-color: var(--jt-ok); }
+.jt-role { font-weight: 700; font-size: 11px; letter-spacing: 0.04em; text-transform: uppercase;
+           color: var(--jt-fg); }
+.jt-call { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 8px;
+           border: 1px solid var(--jt-border); border-radius: 4px; padding: 4px 8px; margin: 4px 0; }
+.jt-call-error { border-color: var(--jt-error); }
+.jt-call-pending { border-color: var(--jt-warn); border-style: dashed; }
+.jt-call h4, .jt-pending h4, .jt-msg h4 { margin: 0; font-size: 12px; font-weight: 600; color: var(--jt-fg); }
+.jt-flag { font-weight: 700; padding: 0 6px; border-radius: 8px; white-space: nowrap; color: var(--jt-fg); }
+.jt-event { border: 1px solid var(--jt-tone); border-left-width: 5px; border-radius: 4px; margin: 8px 0;
+            padding: 4px 10px; color: var(--jt-fg); background: var(--jt-tint-fallback);
+            background: color-mix(in srgb, var(--jt-tone) 10%, transparent); }
+.jt-timeline { position: relative; height: 14px; background: var(--jt-surface-2); border-radius: 4px;
+               margin: 4px 0; max-width: 48em; }
+.jt-marker { position: absolute; top: 0; width: 3px; height: 14px; background: var(--jt-brand); }
+.jt-marker-end { background: var(--jt-error); }
+.jt-findings { margin: 2px 0; padding-left: 1.4em; font-size: 12px; }
+.jt-row td { color: var(--jt-fg); }
+.jt-verdict-documented td { background: rgba(255, 152, 0, 0.12);
+                            background: color-mix(in srgb, var(--jt-warn) 12%, transparent); }
+.jt-verdict-summary_rule td { background: rgba(33, 150, 243, 0.08);
+                              background: color-mix(in srgb, var(--jt-info) 8%, transparent); }
 .jt-verdict-discrepancy td, .jt-verdict-missing_a td, .jt-verdict-missing_b td {
-    background: #fee2e2; font-weight: 700; }
+    background: rgba(244, 67, 54, 0.16); background: color-mix(in srgb, var(--jt-error) 16%, transparent);
+    font-weight: 700; }
 .jt-verdict-discrepancy td:first-child, .jt-verdict-missing_a td:first-child, .jt-verdict-missing_b td:first-child {
-    border-left: 6px solid #b91c1c; }
-.jt-verdict-documented td:first-child { border-left: 4px solid #f59e0b; }
-.jt-flag { font-weight: 700; padding: 1px 6px; border-radius: 8px; white-space: nowrap; }
-.jt-flag-agree { color: #166534; }
-.jt-flag-documented { background: #fef3c7; color: #92400e; }
-.jt-flag-discrepancy, .jt-flag-missing_a, .jt-flag-missing_b { background: #b91c1c; color: #ffffff; }
+    border-left: 6px solid var(--jt-error-strong); }
+.jt-verdict-documented td:first-child { border-left: 4px solid var(--jt-warn); }
+.jt-verdict-summary_rule td:first-child { border-left: 4px solid var(--jt-info); }
+.jt-flag-agree { color: var(--jt-fg); }
+.jt-flag-documented, .jt-flag-summary_rule { border: 1px solid var(--jt-tone); background: var(--jt-tint-fallback);
+    background: color-mix(in srgb, var(--jt-tone) 22%, transparent); }
+.jt-flag-documented { --jt-tone: var(--jt-warn); --jt-tint-fallback: rgba(255, 152, 0, 0.22); }
+.jt-flag-summary_rule { --jt-tone: var(--jt-info); --jt-tint-fallback: rgba(33, 150, 243, 0.2); }
+.jt-flag-discrepancy, .jt-flag-missing_a, .jt-flag-missing_b { background: var(--jt-error-strong); color: #ffffff; }
+.jt-chart text { fill: var(--jt-fg); font-family: var(--jt-ui-font); font-size: 11px; }
+.jt-chart .jt-grid { stroke: var(--jt-border); }
+.jt-chart .jt-axis { stroke: var(--jt-border-strong); }
+.jt-chart .jt-bar-error { fill: var(--jt-error); }
+.jt-chart .jt-bar-warning { fill: var(--jt-warn); }
+.jt-chart .jt-bar-info { fill: var(--jt-info); }
 </style>"""
+
+
+def themed(inner_html: str) -> str:
+    """``inner_html`` with the shared styles, inside the themed root element every widget's HTML uses."""
+    return f'{STYLE}<div class="jt">{inner_html}</div>'

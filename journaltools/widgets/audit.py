@@ -1,8 +1,9 @@
-"""AuditSummary: findings by code and severity with counts, a small chart, and the affected runs.
+"""AuditSummary: findings by code and severity with counts, a bar chart, and the affected runs.
 
 ``AuditSummaryModel`` (pure) takes ``Finding`` values (``AuditResult.findings``) or the ``findings`` Arrow table.
-``AuditSummary`` draws the chart with matplotlib (Agg, no pyplot state) and opens an affected run's
-ConversationView when its button is pressed.
+The chart is an inline SVG drawn from the model (whole-number axis, colours from the JupyterLab theme), so the
+widget needs nothing beyond a plain install; ``chart_png()`` draws the same chart with matplotlib for reports
+(``pip install "journaltools[notebook]"``). Pressing an affected run's button opens its ConversationView.
 """
 
 from __future__ import annotations
@@ -12,9 +13,26 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from journaltools.errors import MissingDependency
 from journaltools.protocol.findings import SEVERITY_RANK, Finding
-from journaltools.widgets._html import SEVERITY_COLOURS, STYLE, esc, long_text, severity_badge
+from journaltools.widgets._html import SEVERITY_COLOURS, esc, long_text, severity_badge, themed
 from journaltools.widgets.runs import RunLoader
+
+_NICE_STEPS = (1, 2, 5)
+
+
+def integer_ticks(maximum: int, most: int = 6) -> list[int]:
+    """Whole-number axis ticks from 0 to at least ``maximum``: at most ``most`` of them, steps of 1, 2 or 5
+    times a power of ten (counts are never drawn on a 0.0-1.0 axis)."""
+    maximum = max(1, maximum)
+    scale = 1
+    while True:
+        for base in _NICE_STEPS:
+            step = base * scale
+            top = -(-maximum // step) * step
+            if top // step + 1 <= most:
+                return list(range(0, top + 1, step))
+        scale *= 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +92,45 @@ class AuditSummaryModel:
     def findings_for(self, run: str) -> list[Finding]:
         return [f for f in self.findings if f.run == run]
 
+    def chart_svg(self, width: int = 460) -> str:
+        """A horizontal bar chart of counts by code as inline SVG, worst severity on top, whole-number axis;
+        the bars carry their counts and severities as text too."""
+        counts = self.by_code()
+        if not counts:
+            return ""
+        ticks = integer_ticks(max(c.count for c in counts))
+        left, right, top, bar, gap = 180, 36, 8, 16, 6
+        plot = width - left - right
+        height = top + len(counts) * (bar + gap) + 34
+
+        def x(value: int) -> float:
+            return left + plot * value / ticks[-1]
+
+        parts = [
+            f'<svg class="jt-chart" role="img" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+            'xmlns="http://www.w3.org/2000/svg"><title>findings by code</title>'
+        ]
+        axis_y = top + len(counts) * (bar + gap)
+        for tick in ticks:
+            parts.append(
+                f'<line class="jt-grid" x1="{x(tick):.1f}" y1="{top - 2}" x2="{x(tick):.1f}" y2="{axis_y}"/>'
+                f'<text class="jt-tick" x="{x(tick):.1f}" y="{axis_y + 14}" text-anchor="middle">{tick}</text>'
+            )
+        for index, entry in enumerate(counts):
+            y = top + index * (bar + gap)
+            parts.append(
+                f'<text x="{left - 6}" y="{y + bar - 4}" text-anchor="end">{esc(entry.code)}</text>'
+                f'<rect class="jt-bar jt-bar-{esc(entry.severity)}" x="{left}" y="{y}" '
+                f'width="{max(1.0, x(entry.count) - left):.1f}" height="{bar}" rx="2">'
+                f"<title>{esc(entry.code)}: {entry.count} ({esc(entry.severity)})</title></rect>"
+                f'<text class="jt-count" x="{x(entry.count) + 4:.1f}" y="{y + bar - 4}">{entry.count}</text>'
+            )
+        parts.append(
+            f'<line class="jt-axis" x1="{left}" y1="{axis_y}" x2="{left + plot}" y2="{axis_y}"/>'
+            f'<text x="{left + plot / 2:.1f}" y="{axis_y + 30}" text-anchor="middle">findings</text></svg>'
+        )
+        return "".join(parts)
+
     def to_html(self) -> str:
         totals = ", ".join(f"{severity_badge(s)}: <b>{n}</b>" for s, n in self.by_severity().items())
         rows = "".join(
@@ -87,16 +144,22 @@ class AuditSummaryModel:
             f"<td>{long_text(f.message, 200)}</td></tr>"
             for f in self.findings
         )
-        return (
-            f"{STYLE}<div class='jt-audit'><p>{len(self.findings)} findings — {totals}</p>"
+        return themed(
+            f"<div class='jt-audit'><p>{len(self.findings)} findings — {totals}</p>"
             "<table class='jt-table'><tr><th>code</th><th>severity</th><th>count</th><th>runs</th></tr>"
             f"{rows}</table><details><summary>every finding</summary><table class='jt-table'>"
             f"<tr><th>run</th><th>seq</th><th>code</th><th>message</th></tr>{details}</table></details></div>"
         )
 
     def chart_png(self, width: float = 6.0) -> bytes:
-        """A horizontal bar chart of counts by code, coloured by severity, as PNG bytes."""
-        from matplotlib.figure import Figure
+        """The bar chart of counts by code, coloured by severity, as PNG bytes (matplotlib, whole-number axis).
+
+        Raises ``MissingDependency`` (naming ``journaltools[notebook]``) when matplotlib is not installed."""
+        try:
+            from matplotlib.figure import Figure
+            from matplotlib.ticker import MaxNLocator
+        except ImportError as missing:
+            raise MissingDependency("AuditSummaryModel.chart_png", "matplotlib") from missing
 
         counts = list(reversed(self.by_code()))
         figure = Figure(figsize=(width, max(1.5, 0.3 * len(counts) + 0.8)), dpi=80)
@@ -106,6 +169,8 @@ class AuditSummaryModel:
             [c.count for c in counts],
             color=[SEVERITY_COLOURS.get(c.severity, "#6b7280") for c in counts],
         )
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+        axes.set_xlim(0, integer_ticks(max((c.count for c in counts), default=1))[-1])
         axes.set_xlabel("findings")
         axes.set_title("findings by code (red error, amber warning, blue info)", fontsize=9)
         figure.tight_layout()
@@ -123,7 +188,7 @@ class AuditSummary:
         self.model = model
         self.loader = loader
         self.table = w.HTML(model.to_html())
-        self.chart = w.Image(value=model.chart_png(), format="png") if model.findings else w.HTML("<p>No findings.</p>")
+        self.chart = w.HTML(themed(model.chart_svg() if model.findings else "<p>No findings.</p>"))
         self.buttons = [w.Button(description=run, tooltip=f"open {run}") for run in model.affected_runs()]
         for button in self.buttons:
             button.on_click(lambda b: self.open_run(b.description))
@@ -131,18 +196,19 @@ class AuditSummary:
         self.widget = w.VBox(
             [
                 w.HBox([self.table, self.chart]),
-                w.HTML("<b>affected runs</b> (open a conversation):"),
+                w.HTML(themed("<b>affected runs</b> (open a conversation):")),
                 w.HBox(self.buttons, layout=w.Layout(flex_flow="row wrap")),
                 self.detail,
             ]
         )
+        self.widget.add_class("jt")
 
     @classmethod
     def from_sources(cls, urls: list[str]) -> AuditSummary:
         from journaltools.audit import audit_sources
-        from journaltools.widgets.runs import load_source
+        from journaltools.widgets._source import RunFolds
 
-        loaders = [load_source(url)[1] for url in urls]
+        loaders = [RunFolds.open(url) for url in urls]
 
         def loader(run: str) -> Any:
             for load in loaders:
@@ -162,9 +228,9 @@ class AuditSummary:
             f"<li>{esc(f.code)} at seq {esc(f.seq)}: {esc(f.message)}</li>" for f in self.model.findings_for(run)
         )
         result = self.loader(run) if self.loader is not None else None
-        children: list[Any] = [w.HTML(f"{STYLE}<h4>{esc(run)}</h4><ul>{findings}</ul>")]
+        children: list[Any] = [w.HTML(themed(f"<h4>{esc(run)}</h4><ul>{findings}</ul>"))]
         if result is None:
-            children.append(w.HTML("<p>The journal could not be folded (it was refused); see the findings above.</p>"))
+            children.append(w.HTML(themed("<p>No journal for this run in the sources; see the findings above.</p>")))
         else:
             children.append(ConversationView.from_fold(result).widget)
         self.detail.children = tuple(children)

@@ -2,8 +2,10 @@
 
 ``ListingComparisonModel`` (pure) holds the rows. It takes the table of ``journaltools.compare.compare_listings``
 (columns ``run, status_a, status_b, verdict, explanation``), any rows of that shape (``compare --json``), or two
-listings (``RunSummary`` lists) which it hands to ``compare_listings``. The documented open-vs-completed
-disagreement is flagged and explained in plain words; a discrepancy is marked louder than a documented case.
+listings (``RunSummary`` lists) which it hands to ``compare_listings``. Each difference is shown by its
+cause (PROTOCOL.md section 7): the documented open-vs-completed case (amber) and a ``summary_rule`` difference
+that the two-record rule explains on the same records (blue) are expected and explained in plain words; only a
+discrepancy or a missing run is marked loud (red).
 """
 
 from __future__ import annotations
@@ -13,28 +15,45 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from journaltools.backends.base import RunSummary
-from journaltools.widgets._html import STYLE, esc, status_badge
+from journaltools.widgets._html import esc, status_badge, themed
 
-Verdict = Literal["agree", "documented", "discrepancy", "missing_a", "missing_b"]
-VERDICTS: tuple[Verdict, ...] = ("discrepancy", "missing_a", "missing_b", "documented", "agree")
+Verdict = Literal["agree", "documented", "summary_rule", "discrepancy", "missing_a", "missing_b"]
+VERDICTS: tuple[Verdict, ...] = ("discrepancy", "missing_a", "missing_b", "documented", "summary_rule", "agree")
 
 #: What a reader sees in the verdict column (a word, never only a colour).
 FLAG_TEXT: dict[str, str] = {
     "agree": "✓ agree",
     "documented": "⚑ documented",
+    "summary_rule": "≈ summary rule",
     "discrepancy": "✖ DISCREPANCY",
     "missing_a": "✖ MISSING in A",
     "missing_b": "✖ MISSING in B",
 }
 
-#: How loud each verdict is: discrepancies outrank documented cases, which outrank agreement.
-SEVERITY: dict[str, int] = {"agree": 0, "documented": 1, "discrepancy": 3, "missing_a": 2, "missing_b": 2}
+#: How loud each verdict is: discrepancies outrank missing runs, which outrank the expected differences.
+SEVERITY: dict[str, int] = {
+    "agree": 0,
+    "summary_rule": 1,
+    "documented": 1,
+    "discrepancy": 3,
+    "missing_a": 2,
+    "missing_b": 2,
+}
+
+#: Verdicts that are expected (explained by a rule), never an error.
+EXPECTED: frozenset[str] = frozenset({"agree", "documented", "summary_rule"})
 
 #: Shown on a documented row that arrives without an explanation of its own (e.g. hand-made rows).
 DOCUMENTED_EXPLANATION = (
     "Documented, not a bug: the last record is an assistant turn whose tool calls have no results yet. "
     "The file listing folds the whole run and calls it open (it waits for tool results); the JetStream listing "
     "looks only at the type of the last record and calls any assistant record completed."
+)
+
+#: Shown on a summary_rule row that arrives without an explanation of its own.
+SUMMARY_RULE_EXPLANATION = (
+    "Expected, not an error: both sides hold the same records, and the JetStream listing's two-record rule "
+    "(the status from the type of the last record alone) gives this status; the file listing folds the whole run."
 )
 
 
@@ -76,6 +95,8 @@ class ListingComparisonModel:
             explanation = str(row.get("explanation") or "")
             if verdict == "documented" and not explanation:
                 explanation = DOCUMENTED_EXPLANATION
+            elif verdict == "summary_rule" and not explanation:
+                explanation = SUMMARY_RULE_EXPLANATION
             converted.append(
                 ComparisonRow(str(row["run"]), row.get("status_a"), row.get("status_b"), verdict, explanation)
             )
@@ -126,8 +147,8 @@ class ListingComparisonModel:
                 f"<td><code>{esc(row.run)}</code></td><td>{a}</td><td>{b}</td>"
                 f'<td class="jt-explanation">{esc(row.explanation)}</td></tr>'
             )
-        return (
-            f'{STYLE}<div class="jt-comparison"><p class="jt-summary">{esc(self.label_a)} vs {esc(self.label_b)}: '
+        return themed(
+            f'<div class="jt-comparison"><p class="jt-summary">{esc(self.label_a)} vs {esc(self.label_b)}: '
             f'{esc(self.summary_text())}</p><table class="jt-table">{head}{"".join(body)}</table></div>'
         )
 
@@ -139,7 +160,7 @@ class ListingComparison:
         import ipywidgets as w
 
         self.model = model
-        self.only_problems = w.Checkbox(value=False, description="hide rows that agree")
+        self.only_problems = w.Checkbox(value=False, description="hide rows that agree", indent=False)
         self.table = w.HTML(model.to_html())
         self.only_problems.observe(lambda change: self._refresh(change["new"]), names="value")
         self.widget = w.VBox([self.only_problems, self.table])

@@ -1,8 +1,10 @@
 """ConversationView: one folded run, paged so that thousands of messages never freeze the notebook.
 
-``ConversationModel`` (pure) turns a ``FoldResult`` into message views: text parts, tool calls paired with
-their results (side by side), the pending batch with deferrals and approvals, a header (status, counters,
-resume position) and a timeline of claims. Only the current page is ever rendered to HTML.
+``ConversationModel`` (pure) turns a ``FoldResult`` into message views: text parts (Markdown, rendered
+safely), tool calls paired with their results (side by side), the pending batch with deferrals and
+approvals, the record that ended the run in its place at the end, and a header: a banner saying why the run
+ended or what it waits for, the status by the listing's rule (so it agrees with ``ls`` and the ``runs``
+table), counters, resume position and a timeline of claims. Only the current page is ever rendered to HTML.
 """
 
 from __future__ import annotations
@@ -11,8 +13,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from journaltools.fold import FoldResult
-from journaltools.widgets._html import DEFAULT_LIMIT, STYLE, as_text, esc, long_text, status_badge
+from journaltools.fold import Ending, FoldResult
+from journaltools.listing import status_of_fold
+from journaltools.widgets._html import (
+    DEFAULT_LIMIT,
+    Banner,
+    as_text,
+    esc,
+    long_text,
+    markdown_text,
+    status_badge,
+    themed,
+)
+from journaltools.widgets._why import banner_for
 
 CallState = Literal["answered", "pending"]
 
@@ -70,6 +83,7 @@ class Marker:
     seq: int
     percent: float
     label: str
+    kind: Literal["claim", "end"] = "claim"
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
@@ -86,9 +100,26 @@ def _result_text(block: Mapping[str, Any]) -> str:
     return as_text(content if content is not None else "")
 
 
+def ending_record_html(ending: Ending) -> str:
+    """The record that ended the run (the fatal error or the cancel), shown where it is: after everything else."""
+    if ending.kind == "error":
+        what = f"error · {ending.where or 'unknown'} · fatal"
+        fields = f"where: <b>{esc(ending.where)}</b> · message: <b>{esc(ending.message)}</b>"
+    else:
+        what = "cancel"
+        fields = f"by: <b>{esc(ending.by)}</b> · reason: <b>{esc(ending.message)}</b>"
+    return (
+        f'<div class="jt-event jt-tone-{"error" if ending.kind == "error" else "muted"}" data-seq="{ending.seq}">'
+        f'<span class="jt-role">seq {ending.seq} · {esc(what)}</span><div>{fields}</div>'
+        "<div class='jt-muted'>the run ended here</div></div>"
+    )
+
+
 @dataclass(slots=True)
 class ConversationModel:
-    """A folded run arranged for display. ``page(n)`` gives ``page_size`` messages; the pending batch is last."""
+    """A folded run arranged for display. ``page(n)`` gives ``page_size`` messages; the pending batch and the
+    record that ended the run come last. ``status`` is the listing's (``invalid`` when a finding is an error);
+    ``fold_status`` is what the lenient fold alone says."""
 
     run: str | None
     status: str
@@ -99,9 +130,15 @@ class ConversationModel:
     findings: list[str] = field(default_factory=list)
     page_size: int = 50
     limit: int = DEFAULT_LIMIT
+    banner: Banner | None = None
+    ending: Ending | None = None
+    fold_status: str | None = None
 
     @classmethod
-    def from_fold(cls, result: FoldResult, page_size: int = 50, limit: int = DEFAULT_LIMIT) -> ConversationModel:
+    def from_fold(
+        cls, result: FoldResult, page_size: int = 50, limit: int = DEFAULT_LIMIT, status: str | None = None
+    ) -> ConversationModel:
+        """``status`` overrides the listing's rule (e.g. with a listing's own row); by default ``status_of_fold``."""
         traces = {trace.call_id: trace for trace in result.tool_calls}
         results: dict[str, Mapping[str, Any]] = {}
         for message in result.messages:
@@ -159,19 +196,40 @@ class ConversationModel:
                 )
             )
         last_seq = result.resume.last_seq
-        markers = [
-            Marker(seq, 100.0 * (seq - 1) / max(1, last_seq - 1), f"claim at seq {seq}") for seq in result.claim_seqs
-        ]
+
+        def percent(seq: int) -> float:
+            return 100.0 * (seq - 1) / max(1, last_seq - 1)
+
+        markers = [Marker(seq, percent(seq), f"claim at seq {seq}") for seq in result.claim_seqs]
+        if result.ending is not None:
+            end_seq = result.ending.seq
+            markers.append(Marker(end_seq, percent(end_seq), f"ended at seq {end_seq}", "end"))
+        shown_status = status or status_of_fold(result)
         header: dict[str, Any] = {
             "run": result.run,
-            "status": result.status,
+            "status": shown_status,
             "model": result.model,
             **result.counters.to_json(),
             "last_seq": last_seq,
             "waiting_for": result.resume.waiting_for,
+            "stop_reason": result.stop_reason,
+            "end_reason": result.ending.text if result.ending is not None else None,
         }
         findings = [f"seq {f.seq}: {f.code} ({f.severity}): {f.message}" for f in result.findings]
-        return cls(result.run, result.status, views, pending_views, header, markers, findings, max(1, page_size), limit)
+        return cls(
+            result.run,
+            shown_status,
+            views,
+            pending_views,
+            header,
+            markers,
+            findings,
+            max(1, page_size),
+            limit,
+            banner_for(result, shown_status),
+            result.ending,
+            result.status,
+        )
 
     @property
     def page_count(self) -> int:
@@ -185,8 +243,9 @@ class ConversationModel:
     def header_text(self) -> str:
         h = self.header
         waiting = h["waiting_for"] or "nothing"
+        why = f"{self.banner.text}; " if self.banner is not None else ""
         return (
-            f"{h['run']} — {h['status']} — {h['turns']} turns, {h['tool_calls']} tool calls "
+            f"{h['run']} — {h['status']} — {why}{h['turns']} turns, {h['tool_calls']} tool calls "
             f"({h['tool_errors']} errors), {h['input_tokens']:,} in / {h['output_tokens']:,} out tokens, "
             f"{h['claims']} claims, {h['deferrals']} deferrals, {h['errors']} error records; "
             f"resume after seq {h['last_seq']}, waiting for {waiting}"
@@ -195,9 +254,10 @@ class ConversationModel:
     # -- HTML (escaped) -----------------------------------------------------------------------
 
     def header_html(self) -> str:
+        """The banner (why the run ended), then the run, its status, counters, resume position and timeline."""
         h = self.header
-        counters = ", ".join(
-            f"{esc(name)}: <b>{esc(h[name])}</b>"
+        counters = " · ".join(
+            f"{esc(name.replace('_', ' '))} <b>{esc(h[name])}</b>"
             for name in (
                 "turns",
                 "tool_calls",
@@ -211,19 +271,22 @@ class ConversationModel:
             )
         )
         markers = "".join(
-            f'<span class="jt-marker" style="left:{m.percent:.1f}%" title="{esc(m.label)}"></span>'
+            f'<span class="jt-marker{" jt-marker-end" if m.kind == "end" else ""}" '
+            f'style="left:calc({m.percent:.1f}% - {m.percent * 0.03:.2f}px)" '
+            f'title="{esc(m.label)}"></span>'
             for m in self.markers
         )
-        claims = ", ".join(esc(m.label) for m in self.markers) or "no claims"
+        events = ", ".join(esc(m.label) for m in self.markers) or "no claims"
         findings = "".join(f"<li>{esc(text)}</li>" for text in self.findings)
+        banner = self.banner.to_html() if self.banner is not None else ""
         return (
-            f'<div class="jt-header"><h3 style="margin:2px 0"><code>{esc(h["run"])}</code> {status_badge(self.status)} '
-            f"<small>{esc(h['model'] or '')}</small></h3>"
-            f"<div>{counters}</div>"
-            f"<div>resume position: after seq <b>{esc(h['last_seq'])}</b>, waiting for "
+            f'<div class="jt-header">{banner}<h3><code>{esc(h["run"])}</code> {status_badge(self.status)} '
+            f'<span class="jt-muted">{esc(h["model"] or "")}</span></h3>'
+            f'<div class="jt-counters">{counters}</div>'
+            f'<div class="jt-counters">resume position: after seq <b>{esc(h["last_seq"])}</b>, waiting for '
             f"<b>{esc(h['waiting_for'] or 'nothing')}</b></div>"
             f'<div class="jt-timeline" title="seq 1 … {esc(h["last_seq"])}">{markers}</div>'
-            f"<small>timeline: {claims}</small>"
+            f'<div class="jt-muted">timeline: {events}</div>'
             + (f'<ul class="jt-findings">{findings}</ul>' if findings else "")
             + "</div>"
         )
@@ -238,17 +301,17 @@ class ConversationModel:
         seqs = f"seq {call.call_seq}" if call.call_seq is not None else ""
         if call.result_seq is not None:
             seqs += f" → result seq {call.result_seq}"
-        result = long_text(call.result_text, self.limit) if call.result_text is not None else "<i>no result yet</i>"
-        body = (
+        result = (
+            long_text(call.result_text, self.limit)
+            if call.result_text is not None
+            else "<i class='jt-muted'>no result yet</i>"
+        )
+        return (
             f'<div class="{css}" data-call="{esc(call.id)}">'
-            f"<div><h4>call <code>{esc(call.name)}</code> <small>{esc(call.id)} {esc(seqs)}</small> {flags}</h4>"
-            f"{long_text(call.input_text, self.limit)}</div>"
+            f'<div><h4>call <code>{esc(call.name)}</code> <span class="jt-muted">{esc(call.id)} {esc(seqs)}</span> '
+            f"{flags}</h4>{long_text(call.input_text, self.limit)}</div>"
             f"<div><h4>result</h4>{result}</div></div>"
         )
-        big = len(call.input_text) + len(call.result_text or "") > self.limit
-        if big:  # collapsible when long: open by default so nothing is hidden unless the user folds it
-            return f"<details open><summary>tool call {esc(call.name)} ({esc(call.id)})</summary>{body}</details>"
-        return body
 
     def message_html(self, message: MessageView) -> str:
         if not message.parts:
@@ -260,7 +323,7 @@ class ConversationModel:
             elif part.kind == "result":
                 inner.append(f"<h4>unpaired tool result</h4>{long_text(part.text, self.limit)}")
             else:
-                inner.append(long_text(part.text, self.limit))
+                inner.append(markdown_text(part.text, self.limit))
         return (
             f'<div class="jt-msg jt-msg-{esc(message.role)}" data-index="{message.index}">'
             f'<span class="jt-role">{esc(message.role)} #{message.index}</span>{"".join(inner)}</div>'
@@ -273,12 +336,16 @@ class ConversationModel:
         return f'<div class="jt-pending"><h4>pending batch ({len(self.pending)} unanswered)</h4>{calls}</div>'
 
     def page_html(self, number: int) -> str:
+        """One page of messages; the last page ends with the pending batch and the record that ended the run."""
         messages = "".join(self.message_html(message) for message in self.page(number))
         last = min(max(0, number), self.page_count - 1) == self.page_count - 1
-        return STYLE + messages + (self.pending_html() if last else "")
+        tail = ""
+        if last:
+            tail = self.pending_html() + (ending_record_html(self.ending) if self.ending is not None else "")
+        return themed(messages + tail)
 
     def to_html(self, page: int = 0) -> str:
-        return STYLE + self.header_html() + self.page_html(page)
+        return themed(self.header_html()) + self.page_html(page)
 
 
 class ConversationView:
@@ -288,18 +355,19 @@ class ConversationView:
         import ipywidgets as w
 
         self.model = model
-        self.header = w.HTML(STYLE + model.header_html())
+        self.header = w.HTML(themed(model.header_html()))
         self.pager = w.IntSlider(value=0, min=0, max=model.page_count - 1, description="page", continuous_update=False)
         self.pager.layout.display = "none" if model.page_count == 1 else ""
         self.page_label = w.Label()
         self.body = w.HTML()
         self.pager.observe(lambda change: self.show_page(change["new"]), names="value")
         self.widget = w.VBox([self.header, w.HBox([self.pager, self.page_label]), self.body])
+        self.widget.add_class("jt-conversation")
         self.show_page(0)
 
     @classmethod
-    def from_fold(cls, result: FoldResult, page_size: int = 50) -> ConversationView:
-        return cls(ConversationModel.from_fold(result, page_size=page_size))
+    def from_fold(cls, result: FoldResult, page_size: int = 50, status: str | None = None) -> ConversationView:
+        return cls(ConversationModel.from_fold(result, page_size=page_size, status=status))
 
     def show_page(self, number: int) -> None:
         self.body.value = self.model.page_html(number)

@@ -1,22 +1,51 @@
-"""RunBrowser: a sortable, filterable table of runs; selecting a run opens its ConversationView.
+"""RunBrowser: a table of runs you sort by clicking a column header and open by clicking a row.
 
-``RunBrowserModel`` is pure (rows, filter, sort, HTML); ``RunBrowser`` is the ipywidgets view over it.
+``RunBrowserModel`` is pure (rows, filter, sort, paging, HTML); ``RunBrowser`` is the ipywidgets view over
+it. The view renders one page of rows at a time from a fixed pool of row widgets, so ten thousand runs page
+as fast as ten: sorting or paging only changes the cells' text. Each row says why its run stopped (the fatal
+error, the cancel, the first error finding, or what it waits for); a click opens the conversation below.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 from journaltools.backends.base import RunSummary
 from journaltools.fold import FoldResult
-from journaltools.widgets._html import STYLE, esc, status_badge
+from journaltools.listing import status_of_fold
+from journaltools.widgets._html import STATUS_TONES, STYLE, esc, status_badge, themed
+from journaltools.widgets._why import banner_for, reason_text
 
-#: run id → its lenient fold (None when the journal cannot be read), used to open a conversation.
+#: run id → its lenient fold (None when the source has no such run), used to open a conversation.
 RunLoader = Callable[[str], FoldResult | None]
 
-SORT_KEYS: tuple[str, ...] = ("run", "status", "created", "model", "turns", "tokens", "pending_calls", "last_seq")
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    key: str
+    label: str
+    numeric: bool = False
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("run", "run"),
+    Column("status", "status"),
+    Column("reason", "why it stopped"),
+    Column("created", "created (UTC)"),
+    Column("model", "model"),
+    Column("turns", "turns", numeric=True),
+    Column("tokens", "tokens", numeric=True),
+    Column("pending_calls", "pending", numeric=True),
+    Column("task_state", "task"),
+)
+SORT_KEYS: tuple[str, ...] = (*(column.key for column in COLUMNS), "last_seq")
+
+#: Rows shown per page unless the caller says otherwise.
+DEFAULT_ROWS_PER_PAGE = 25
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,15 +60,39 @@ class RunRow:
     tokens: int | None
     pending_calls: int | None
     last_seq: int
+    reason: str = ""
+    task_state: str | None = None
 
     def sort_value(self, key: str) -> tuple[bool, Any]:
         value = getattr(self, key)
         return (value is None, value if value is not None else 0)
 
+    def cell(self, key: str) -> str:
+        """The cell's text as shown (``—`` for unknown)."""
+        value = getattr(self, key)
+        if value is None or value == "":
+            return "—"
+        if key == "created":
+            return str(value)[:19].replace("T", " ")
+        if key == "tokens":
+            return f"{value:,}"
+        return str(value)
+
+
+def _created_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value.isoformat() if isinstance(value, datetime) else str(value)
+
 
 def row_of(summary: RunSummary, result: FoldResult | None = None) -> RunRow:
-    """A row from a listing entry, with counts from the run's fold when there is one."""
+    """A row from a listing entry, with counts and the reason from the run's fold when there is one."""
     counters = result.counters if result is not None else None
+    reason = ""
+    if result is not None:
+        reason = banner_for(result, summary.status).detail
+    elif summary.status == "invalid":
+        reason = "the journal could not be read (see its findings)"
     return RunRow(
         run=summary.run,
         status=summary.status,
@@ -49,6 +102,7 @@ def row_of(summary: RunSummary, result: FoldResult | None = None) -> RunRow:
         tokens=counters.input_tokens + counters.output_tokens if counters is not None else None,
         pending_calls=len(result.pending) if result is not None else None,
         last_seq=summary.last_seq,
+        reason=reason,
     )
 
 
@@ -56,15 +110,31 @@ def _int_or_none(value: Any) -> int | None:
     return None if value is None else int(value)
 
 
+def first_errors(findings_table: Any) -> dict[str, str]:
+    """run → its first error finding as text, from a ``findings`` table (or rows of that shape)."""
+    rows = findings_table.to_pylist() if hasattr(findings_table, "to_pylist") else list(findings_table)
+    first: dict[str, str] = {}
+    for row in rows:
+        run = row.get("run")
+        if run is None or run in first or row.get("severity") != "error":
+            continue
+        where = f"seq {row['seq']}: " if row.get("seq") is not None else ""
+        first[str(run)] = f"{where}{row['code']} — {row.get('message') or ''}"
+    return first
+
+
 @dataclass(slots=True)
 class RunBrowserModel:
-    """All rows, plus the current filter and sort. ``visible()`` is what the table shows."""
+    """All rows, plus the current filter, sort and page. ``visible()`` is every row that passes the filter, in
+    order; ``page_rows()`` the ones on the current page."""
 
     rows: list[RunRow]
     text_filter: str = ""
     statuses: frozenset[str] = field(default_factory=frozenset)  # empty: every status
     sort_key: str = "created"
     descending: bool = False
+    page: int = 0
+    page_size: int = DEFAULT_ROWS_PER_PAGE
 
     @classmethod
     def from_summaries(
@@ -74,30 +144,82 @@ class RunBrowserModel:
         return cls([row_of(summary, folds.get(summary.run)) for summary in summaries])
 
     @classmethod
-    def from_runs_table(cls, table: Any) -> RunBrowserModel:
-        """From the ``runs`` Arrow table of ``journaltools.tables`` (columns of INTERFACES.md)."""
+    def from_folds(cls, folds: Mapping[str, FoldResult]) -> RunBrowserModel:
+        """From folds alone (run → lenient fold), each row's status by the listing's rule."""
+        rows = []
+        for run, result in folds.items():
+            status = status_of_fold(result)
+            counters = result.counters
+            rows.append(
+                RunRow(
+                    run=run,
+                    status=status,
+                    created=result.meta.ts if result.meta is not None else result.first_ts,
+                    model=result.model,
+                    turns=counters.turns,
+                    tokens=counters.input_tokens + counters.output_tokens,
+                    pending_calls=len(result.pending),
+                    last_seq=result.resume.last_seq,
+                    reason=banner_for(result, status).detail,
+                )
+            )
+        return cls(rows)
+
+    @classmethod
+    def from_runs_table(cls, table: Any, findings: Any = None) -> RunBrowserModel:
+        """From the ``runs`` Arrow table of ``journaltools.tables`` (columns of INTERFACES.md), and optionally its
+        ``findings`` table, which names the first error of each ``invalid`` run."""
+        problems = first_errors(findings) if findings is not None else {}
         rows = []
         for item in table.to_pylist():
             tokens = None
             if item.get("input_tokens") is not None or item.get("output_tokens") is not None:
                 tokens = int(item.get("input_tokens") or 0) + int(item.get("output_tokens") or 0)
+            status = str(item["status"])
+            pending = _int_or_none(item.get("pending_calls"))
             rows.append(
                 RunRow(
                     run=str(item["run"]),
-                    status=str(item["status"]),
-                    created=None if item.get("created") is None else str(item["created"]),
+                    status=status,
+                    created=_created_text(item.get("created")),
                     model=item.get("model"),
                     turns=_int_or_none(item.get("turns")),
                     tokens=tokens,
-                    pending_calls=_int_or_none(item.get("pending_calls")),
+                    pending_calls=pending,
                     last_seq=int(item.get("last_seq") or 0),
+                    reason=reason_text(
+                        status,
+                        end_reason=item.get("end_reason"),
+                        stop_reason=item.get("stop_reason"),
+                        waiting_for=item.get("waiting_for"),
+                        problem=problems.get(str(item["run"])),
+                        pending=pending or 0,
+                    ),
+                    task_state=item.get("task_state"),
                 )
             )
         return cls(rows)
 
+    @classmethod
+    def from_tables(cls, tables: Any) -> RunBrowserModel:
+        """From a ``journaltools.tables.Tables`` (its ``runs`` and ``findings``)."""
+        return cls.from_runs_table(tables.runs, tables.findings)
+
+    # -- what is shown ---------------------------------------------------------------------------
+
+    @property
+    def columns(self) -> list[Column]:
+        """The columns shown: ``task`` only when some row has a task state."""
+        has_tasks = any(row.task_state is not None for row in self.rows)
+        return [column for column in COLUMNS if column.key != "task_state" or has_tasks]
+
     @property
     def status_choices(self) -> list[str]:
         return sorted({row.status for row in self.rows})
+
+    def status_counts(self) -> dict[str, int]:
+        counts = Counter(row.status for row in self.rows)
+        return {status: counts[status] for status in sorted(counts)}
 
     def visible(self) -> list[RunRow]:
         needle = self.text_filter.strip().lower()
@@ -105,7 +227,12 @@ class RunBrowserModel:
             row
             for row in self.rows
             if (not self.statuses or row.status in self.statuses)
-            and (not needle or needle in row.run.lower() or needle in (row.model or "").lower())
+            and (
+                not needle
+                or needle in row.run.lower()
+                or needle in (row.model or "").lower()
+                or needle in row.reason.lower()
+            )
         ]
         key = self.sort_key if self.sort_key in SORT_KEYS else "run"
         # Unknown values (None) always sort last, whichever the direction.
@@ -114,113 +241,338 @@ class RunBrowserModel:
         known.sort(key=lambda row: (getattr(row, key), row.run), reverse=self.descending)
         return known + sorted(unknown, key=lambda row: row.run)
 
+    @property
+    def page_count(self) -> int:
+        return max(1, -(-len(self.visible()) // self.page_size))
+
+    def page_rows(self) -> list[RunRow]:
+        """The rows of the current page (the page is kept within range)."""
+        visible = self.visible()
+        last_page = max(0, -(-len(visible) // self.page_size) - 1)
+        start = min(max(0, self.page), last_page) * self.page_size
+        return visible[start : start + self.page_size]
+
+    def page_text(self) -> str:
+        """``runs 26-50 of 10,000`` (``of 14 (10,000 in all)`` when a filter hides some)."""
+        total = len(self.visible())
+        if total == 0:
+            return f"no runs match (of {len(self.rows):,})"
+        page = min(max(0, self.page), self.page_count - 1)
+        first = page * self.page_size + 1
+        last = min(total, first + self.page_size - 1)
+        hidden = f" ({len(self.rows):,} in all)" if total != len(self.rows) else ""
+        return f"runs {first:,}-{last:,} of {total:,}{hidden}"
+
+    # -- changes (each returns a new model) --------------------------------------------------------
+
     def with_filter(self, text: str = "", statuses: Iterable[str] = ()) -> RunBrowserModel:
-        return replace(self, text_filter=text, statuses=frozenset(statuses))
+        return replace(self, text_filter=text, statuses=frozenset(statuses), page=0)
 
     def sorted_by(self, key: str, descending: bool = False) -> RunBrowserModel:
         if key not in SORT_KEYS:
             raise ValueError(f"cannot sort by {key!r}; choose one of {', '.join(SORT_KEYS)}")
-        return replace(self, sort_key=key, descending=descending)
+        return replace(self, sort_key=key, descending=descending, page=0)
+
+    def toggle_sort(self, key: str) -> RunBrowserModel:
+        """A header click: sort by ``key`` ascending, or flip the direction when already sorted by it."""
+        if key == self.sort_key:
+            return self.sorted_by(key, not self.descending)
+        return self.sorted_by(key, False)
+
+    def with_page(self, page: int) -> RunBrowserModel:
+        return replace(self, page=min(max(0, page), self.page_count - 1))
+
+    def page_of(self, run: str) -> int | None:
+        """The page that shows ``run`` under the current filter and sort, or None when it is filtered out."""
+        for index, row in enumerate(self.visible()):
+            if row.run == run:
+                return index // self.page_size
+        return None
+
+    def neighbour(self, run: str, step: int) -> str | None:
+        """The run ``step`` rows after ``run`` (before, when negative) in the visible order."""
+        order = [row.run for row in self.visible()]
+        if run not in order:
+            return None
+        index = order.index(run) + step
+        return order[index] if 0 <= index < len(order) else None
+
+    def header_label(self, column: Column) -> str:
+        arrow = (" ▼" if self.descending else " ▲") if column.key == self.sort_key else ""
+        return column.label + arrow
+
+    # -- HTML (escaped): the current page as a plain table, for static output -----------------------
 
     def to_html(self, selected: str | None = None) -> str:
+        columns = self.columns
         head = "".join(
-            f"<th>{esc(name)}</th>" for name in ("run", "status", "created", "model", "turns", "tokens", "pending")
+            f'<th data-sort="{esc(column.key)}" aria-sort="'
+            f'{("descending" if self.descending else "ascending") if column.key == self.sort_key else "none"}">'
+            f"{esc(self.header_label(column))}</th>"
+            for column in columns
         )
         body = []
-        for row in self.visible():
-            cells = [
-                f"<td><code>{esc(row.run)}</code></td>",
-                f"<td>{status_badge(row.status)}</td>",
-                f"<td>{esc(row.created or '—')}</td>",
-                f"<td>{esc(row.model or '—')}</td>",
-                f"<td>{esc('—' if row.turns is None else row.turns)}</td>",
-                f"<td>{esc('—' if row.tokens is None else f'{row.tokens:,}')}</td>",
-                f"<td>{esc('—' if row.pending_calls is None else row.pending_calls)}</td>",
-            ]
-            marker = ' class="jt-selected" style="outline:2px solid #2563eb"' if row.run == selected else ""
+        for row in self.page_rows():
+            cells = []
+            for column in columns:
+                if column.key == "run":
+                    cells.append(f"<td><code>{esc(row.run)}</code></td>")
+                elif column.key == "status":
+                    cells.append(f"<td>{status_badge(row.status)}</td>")
+                else:
+                    cells.append(f"<td>{esc(row.cell(column.key))}</td>")
+            marker = ' class="jt-selected"' if row.run == selected else ""
             body.append(f'<tr data-run="{esc(row.run)}"{marker}>{"".join(cells)}</tr>')
-        count = f"<p>{len(body)} of {len(self.rows)} runs</p>"
-        return f'{STYLE}{count}<table class="jt-table jt-runs"><tr>{head}</tr>{"".join(body)}</table>'
+        count = f'<p class="jt-muted">{esc(self.page_text())}</p>'
+        return themed(f'{count}<table class="jt-table jt-runs"><tr>{head}</tr>{"".join(body)}</table>')
 
 
-def load_source(url: str) -> tuple[RunBrowserModel, RunLoader]:
-    """Open a source, fold every run leniently (file listing semantics) and give the model and a run loader."""
+def load_source(url: str, progress: bool | None = None) -> tuple[RunBrowserModel, RunLoader]:
+    """Open a source, load its ``runs`` table leniently (every run, broken ones ``invalid``; a progress bar in
+    a notebook), and give the model plus a loader that reads and folds a run when it is opened."""
     from journaltools.backends.registry import open_source
-    from journaltools.fold import fold
+    from journaltools.tables import load
+    from journaltools.widgets._source import RunFolds
 
     backend = open_source(url)
-    summaries = backend.listing()
-    folds: dict[str, FoldResult | None] = {}
-    for summary in summaries:
-        read = backend.read_run(summary.run, strict=False)
-        folds[summary.run] = fold(read.records, strict=False, run=summary.run) if read.complete else None
-    return RunBrowserModel.from_summaries(summaries, folds), folds.get
+    tables = load(backend, strict=False, records=False, progress=progress)
+    return RunBrowserModel.from_tables(tables), RunFolds(backend, owned=True)
+
+
+#: The browser's own styles: buttons made to look and behave like the cells of a table.
+BROWSER_STYLE = """<style>
+.jt-browser { max-width: 100%; }
+.jt-browser .jt-toolbar { align-items: center; gap: 6px; flex-wrap: wrap; }
+.jt-browser .jt-chip.jupyter-button { height: 24px; line-height: 22px; border-radius: 12px; padding: 0 10px;
+    font-size: 12px; color: var(--jt-fg); background: transparent; border: 1px solid var(--jt-border-strong);
+    width: auto; margin: 0 2px; }
+.jt-browser .jt-chip.jupyter-button.mod-active { background: var(--jt-surface-2); border-color: var(--jt-brand);
+    box-shadow: inset 0 0 0 1px var(--jt-brand); }
+.jt-browser .jt-rows { overflow-x: auto; }
+.jt-browser .jt-thead, .jt-browser .jt-tr { min-width: max-content; border-bottom: 1px solid var(--jt-border); }
+.jt-browser .jt-thead { background: var(--jt-surface-2); border-bottom: 1px solid var(--jt-border-strong); }
+.jt-browser .jt-tr { cursor: pointer; }
+.jt-browser .jt-tr:hover { background: rgba(33, 150, 243, 0.08);
+    background: color-mix(in srgb, var(--jt-brand) 9%, transparent); }
+.jt-browser .jt-tr.jt-selected { background: rgba(33, 150, 243, 0.16);
+    background: color-mix(in srgb, var(--jt-brand) 18%, transparent); box-shadow: inset 3px 0 0 var(--jt-brand); }
+.jt-browser .jupyter-button.jt-td, .jt-browser .jupyter-button.jt-th { background: transparent; color: var(--jt-fg);
+    text-align: left; padding: 0 8px; margin: 0; height: 28px; line-height: 28px; border-radius: 0;
+    box-shadow: none; font-size: 12px; min-width: 0; width: auto; outline-offset: -2px; }
+.jt-browser .jupyter-button.jt-td:focus:not(:focus-visible),
+.jt-browser .jupyter-button.jt-th:focus:not(:focus-visible) { outline: none; box-shadow: none; }
+.jt-browser .jupyter-button.jt-th { font-weight: 700; }
+.jt-browser .jupyter-button.jt-th:hover { text-decoration: underline; }
+.jt-browser .jupyter-button.jt-td.jt-col-run { font-family: var(--jt-mono); }
+.jt-browser .jupyter-button.jt-num { text-align: right; font-variant-numeric: tabular-nums; }
+.jt-browser .jt-col-run { flex: 0 0 17em; }
+.jt-browser .jt-col-status { flex: 0 0 8.5em; }
+.jt-browser .jt-col-reason { flex: 0 0 26em; }
+.jt-browser .jt-col-created { flex: 0 0 12.5em; }
+.jt-browser .jt-col-model { flex: 0 0 11em; }
+.jt-browser .jt-col-turns { flex: 0 0 5em; }
+.jt-browser .jt-col-pending_calls { flex: 0 0 6em; }
+.jt-browser .jt-col-tokens { flex: 0 0 6.5em; }
+.jt-browser .jt-col-task_state { flex: 0 0 7em; }
+.jt-browser .jupyter-button.jt-td.jt-col-status::before { content: ""; display: inline-block; width: 8px;
+    height: 8px; border-radius: 50%; margin-right: 6px; background: var(--jt-tone); }
+.jt-browser .jt-pager { align-items: center; gap: 6px; }
+.jt-browser .jt-pager .jupyter-button { width: auto; height: 24px; line-height: 24px; font-size: 12px; }
+.jt-browser .jt-detail { border-top: 2px solid var(--jt-border-strong); margin-top: 6px; padding-top: 4px; }
+</style>"""
 
 
 class RunBrowser:
-    """The view: filter box, status filter, sort controls, the table and the selected run's conversation."""
+    """The view: a filter box, status chips, the table (click a header to sort, a row to open), a pager and
+    the opened run's conversation below, with previous/next to step through the runs in table order."""
 
-    def __init__(self, model: RunBrowserModel, loader: RunLoader | None = None, page_size: int = 50) -> None:
+    def __init__(
+        self,
+        model: RunBrowserModel,
+        loader: RunLoader | None = None,
+        rows_per_page: int | None = None,
+        conversation_page_size: int = 50,
+    ) -> None:
         import ipywidgets as w
 
+        if rows_per_page is not None:
+            model = replace(model, page_size=max(1, rows_per_page), page=0)
         self.model = model
         self.loader = loader
-        self.page_size = page_size
-        self.filter_box = w.Text(placeholder="filter by run or model", description="filter")
-        self.status_box = w.SelectMultiple(options=model.status_choices, description="status", rows=4)
-        self.sort_box = w.Dropdown(options=list(SORT_KEYS), value=model.sort_key, description="sort by")
-        self.descending_box = w.Checkbox(value=model.descending, description="descending")
-        self.picker = w.Select(options=[], description="open run", rows=8)
-        self.table = w.HTML()
+        self.conversation_page_size = conversation_page_size
+        self.selected: str | None = None
+        self.columns = model.columns
+
+        self.filter_box = w.Text(placeholder="filter by run, model or reason", layout=w.Layout(width="22em"))
+        self.filter_box.observe(self._on_filter, names="value")
+        self.chips = {status: w.ToggleButton(value=False) for status in model.status_choices}
+        for status, chip in self.chips.items():
+            chip.add_class("jt-chip")
+            chip.tooltip = f"show only {status} runs (several may be chosen)"
+            chip.observe(self._on_filter, names="value")
+        self.summary = w.HTML()
+        toolbar = w.HBox([self.filter_box, *self.chips.values(), self.summary])
+        toolbar.add_class("jt-toolbar")
+
+        self.headers = [self._cell_button("jt-th", column) for column in self.columns]
+        for column, button in zip(self.columns, self.headers, strict=True):
+            button.on_click(lambda _button, key=column.key: self.sort_by_header(key))
+        head = w.HBox(self.headers)
+        head.add_class("jt-thead")
+
+        self.row_widgets: list[Any] = []
+        self.row_cells: list[list[Any]] = []
+        self._row_runs: list[str | None] = []
+        for index in range(model.page_size):
+            cells = [self._cell_button("jt-td", column) for column in self.columns]
+            for cell in cells:
+                cell.on_click(lambda _button, i=index: self._on_row_click(i))
+            row = w.HBox(cells)
+            row.add_class("jt-tr")
+            self.row_widgets.append(row)
+            self.row_cells.append(cells)
+            self._row_runs.append(None)
+
+        self.previous_page = w.Button(description="← previous", tooltip="previous page")
+        self.next_page = w.Button(description="next →", tooltip="next page")
+        self.previous_page.on_click(lambda _button: self.go_to_page(self.model.page - 1))
+        self.next_page.on_click(lambda _button: self.go_to_page(self.model.page + 1))
+        self.page_label = w.Label()
+        pager = w.HBox([self.previous_page, self.page_label, self.next_page])
+        pager.add_class("jt-pager")
+
         self.detail = w.VBox()
-        for control in (self.filter_box, self.status_box, self.sort_box, self.descending_box):
-            control.observe(self._on_controls, names="value")
-        self.picker.observe(self._on_pick, names="value")
-        controls = w.HBox([w.VBox([self.filter_box, self.sort_box, self.descending_box]), self.status_box])
-        self.widget = w.VBox([controls, w.HBox([self.table, self.picker]), self.detail])
-        self._refresh()
+        self.detail.add_class("jt-detail")
+        self.detail.layout.display = "none"
+        style = w.HTML(STYLE + BROWSER_STYLE)
+        style.layout.display = "none"  # a <style> applies wherever it sits in the page
+        table = w.VBox([head, *self.row_widgets])
+        table.add_class("jt-rows")  # header and rows scroll sideways together when the notebook is narrow
+        self.widget = w.VBox([style, toolbar, table, pager, self.detail])
+        self.widget.add_class("jt")
+        self.widget.add_class("jt-browser")
+        self._render()
+
+    @staticmethod
+    def _cell_button(kind: str, column: Column) -> Any:
+        import ipywidgets as w
+
+        button = w.Button()
+        button._dom_classes = (kind, f"jt-col-{column.key}", *(("jt-num",) if column.numeric else ()))
+        return button
 
     @classmethod
-    def from_source(cls, url: str) -> RunBrowser:
-        model, loader = load_source(url)
-        return cls(model, loader)
+    def from_source(cls, url: str, progress: bool | None = None, rows_per_page: int | None = None) -> RunBrowser:
+        """Load a source's runs (a progress bar in a notebook) and browse them."""
+        model, loader = load_source(url, progress=progress)
+        return cls(model, loader, rows_per_page=rows_per_page)
 
-    def _on_controls(self, _change: object) -> None:
-        self.model = self.model.with_filter(self.filter_box.value, self.status_box.value).sorted_by(
-            self.sort_box.value, self.descending_box.value
+    @classmethod
+    def from_tables(cls, tables: Any, loader: RunLoader | None = None, **options: Any) -> RunBrowser:
+        return cls(RunBrowserModel.from_tables(tables), loader, **options)
+
+    # -- events ------------------------------------------------------------------------------------
+
+    def _on_filter(self, _change: object) -> None:
+        chosen = [status for status, chip in self.chips.items() if chip.value]
+        self.model = self.model.with_filter(self.filter_box.value, chosen)
+        self._render()
+
+    def _on_row_click(self, index: int) -> None:
+        run = self._row_runs[index]
+        if run is not None:
+            self.select(run)
+
+    def sort_by_header(self, key: str) -> None:
+        """What a click on a column header does: sort by it, or flip the direction."""
+        self.model = self.model.toggle_sort(key)
+        if self.selected is not None:
+            self.model = self.model.with_page(self.model.page_of(self.selected) or 0)
+        self._render()
+
+    def go_to_page(self, page: int) -> None:
+        self.model = self.model.with_page(page)
+        self._render()
+
+    # -- rendering ---------------------------------------------------------------------------------
+
+    def _render(self) -> None:
+        model = self.model
+        for column, button in zip(self.columns, self.headers, strict=True):
+            button.description = model.header_label(column)
+            button.tooltip = f"sort by {column.label}"
+        counts = model.status_counts()
+        for status, chip in self.chips.items():
+            chip.description = f"{status} {counts.get(status, 0):,}"
+        rows = model.page_rows()
+        for index, (row_widget, cells) in enumerate(zip(self.row_widgets, self.row_cells, strict=True)):
+            row = rows[index] if index < len(rows) else None
+            self._row_runs[index] = row.run if row is not None else None
+            row_widget.layout.display = "" if row is not None else "none"
+            if row is None:
+                continue
+            row_widget._dom_classes = ("jt-tr", "jt-selected") if row.run == self.selected else ("jt-tr",)
+            for column, cell in zip(self.columns, cells, strict=True):
+                text = row.cell(column.key)
+                cell.description = text
+                cell.tooltip = f"{row.run}: {text}" if column.key == "reason" else text
+                if column.key == "status":
+                    tone = STATUS_TONES.get(row.status, "muted")
+                    cell._dom_classes = ("jt-td", "jt-col-status", f"jt-tone-{tone}", f"jt-status-{row.status}")
+        self.page_label.value = f"{model.page_text()} · page {min(model.page, model.page_count - 1) + 1} of " + (
+            f"{model.page_count:,}"
         )
-        self._refresh()
-
-    def _refresh(self) -> None:
-        runs = [row.run for row in self.model.visible()]
-        current = self.picker.value if self.picker.value in runs else None
-        self.picker.options = runs
-        self.picker.value = current
-        self.table.value = self.model.to_html(selected=current)
-
-    def _on_pick(self, change: Mapping[str, Any]) -> None:
-        self.select(change["new"])
+        self.previous_page.disabled = model.page <= 0
+        self.next_page.disabled = model.page >= model.page_count - 1
+        self.summary.value = f'<span class="jt-muted">{len(model.rows):,} runs</span>'
 
     def select(self, run: str | None) -> None:
-        """Open ``run``'s ConversationView below the table (or clear it)."""
+        """Open ``run``'s conversation below the table (``None`` closes it); its row is marked and shown."""
+        import ipywidgets as w
+
         from journaltools.widgets.conversation import ConversationView
 
-        self.table.value = self.model.to_html(selected=run)
+        self.selected = run
         if run is None:
             self.detail.children = ()
+            self.detail.layout.display = "none"
+            self._render()
             return
-        if run in self.picker.options and self.picker.value != run:
-            self.picker.value = run  # observed: comes back here through _on_pick
-            return
+        page = self.model.page_of(run)
+        if page is not None and page != self.model.page:
+            self.model = self.model.with_page(page)
+        self._render()
+        status = next((row.status for row in self.model.rows if row.run == run), None)
         result = self.loader(run) if self.loader is not None else None
         if result is None:
-            import ipywidgets as w
-
-            self.detail.children = (
-                w.HTML(f"<p>No conversation for <code>{esc(run)}</code>: the journal was not readable.</p>"),
+            body: Any = w.HTML(
+                themed(f"<p>No conversation for <code>{esc(run)}</code>: the source has no readable journal.</p>")
             )
-            return
-        self.detail.children = (ConversationView.from_fold(result, page_size=self.page_size).widget,)
+        else:
+            body = ConversationView.from_fold(result, page_size=self.conversation_page_size, status=status).widget
+        self.detail.children = (self._detail_bar(run), body)
+        self.detail.layout.display = ""
+
+    def _detail_bar(self, run: str) -> Any:
+        import ipywidgets as w
+
+        previous_run, next_run = self.model.neighbour(run, -1), self.model.neighbour(run, 1)
+        previous = w.Button(description="← previous run", disabled=previous_run is None, tooltip=previous_run or "")
+        following = w.Button(description="next run →", disabled=next_run is None, tooltip=next_run or "")
+        close = w.Button(description="close", tooltip="close this conversation")
+        previous.on_click(lambda _button: self.select(previous_run))
+        following.on_click(lambda _button: self.select(next_run))
+        close.on_click(lambda _button: self.select(None))
+        title = w.HTML(themed(f"<b>opened</b> <code>{esc(run)}</code>"))
+        bar = w.HBox([previous, following, close, title])
+        bar.add_class("jt-pager")
+        return bar
+
+    def close(self) -> None:
+        """Close the source the loader reads from, when the browser opened it."""
+        closer = getattr(self.loader, "close", None)
+        if callable(closer):
+            closer()
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.widget._repr_mimebundle_(**kwargs)
