@@ -11,7 +11,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-BENCHMARKS = ("benchmarks.bench_tables", "benchmarks.bench_jetstream")
+BENCHMARKS = ("benchmarks.bench_tables", "benchmarks.bench_jetstream", "benchmarks.bench_audit")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

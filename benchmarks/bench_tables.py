@@ -1,53 +1,45 @@
-"""Table loading, folding and audit benchmarks. ``python -m benchmarks.bench_tables [--quick] [--corpus DIR]``.
+"""Loading tables. ``python -m benchmarks.bench_tables [--quick] [--corpus DIR]``.
 
-On a generated corpus (journaltools.generate: 1,000 runs x 1,000 records, about 1 GB, unless --quick), every
-figure is a ratio of two timings taken in this process on the same bytes, best of ``--repeat`` after one
-untimed warm-up each. Stdout gets one line per figure; sizes and seconds go to stderr.
+On a generated corpus (journaltools.generate: 200 runs x 1,000 records, about 200 MB, unless --quick), each
+figure compares journaltools with a baseline on the same bytes (see ``measure``), warm (one process, rounds
+interleaved) and fresh (the first call in a new interpreter, imports done, several interpreters):
 
-- ``load_vs_pyarrow_json``: ``pyarrow.json.read_json`` on all journals concatenated into one file (its best
-  case: one call, all cores, an explicit schema of the five envelope fields, every other field ignored), over
-  ``tables.load(corpus, fold=False)`` (the records table: raw bytes kept as text, envelopes validated, torn
-  tails and corruption handled as the file backend does; this process and its co-decoder process). Above 1
-  means ours is faster. Stderr also gets the user and kernel CPU seconds of one run of each: the kernel
-  share of ours is mostly page faults for the body column, which pyarrow does not build.
-- ``load_vs_pyarrow_json_per_journal``: the same, with ``read_json`` called per journal file (what loading a
-  directory of journals with it takes).
-- ``load_vs_pandas_read_json``: ``pandas.read_json(lines=True)`` over ``load(fold=False)``, on the first tenth
-  of the corpus (pandas builds every nested field as Python objects; the whole corpus would take minutes).
-- ``fold_vs_parse``: the time the fold takes for already-parsed records, as a multiple of the time orjson
-  takes merely to parse the same lines (both with the cyclic collector paused, as journaltools' readers
-  parse). Lower is better: 1.0x would mean folding costs as much as one more parse.
-- ``audit_peak_rss_10x_over_1x``: peak memory of ``journaltools.audit.audit_sources(..., parquet=DIR)`` in a
-  fresh process (its own high-water mark plus its worker processes'), on the corpus over its first tenth.
-  Near 1 means memory does not grow with the number of runs.
+- ``records_vs_pyarrow_json``: ``pyarrow.json.read_json`` on all journals concatenated into one file with an
+  explicit schema of the five envelope fields (its best case: one call, every core, every other field
+  skipped) over ``load(corpus, fold=False)`` (every line checked, the envelope validated, the body kept).
+  Above 1 means journaltools is faster. Also against polars ``read_ndjson`` and DuckDB ``read_json`` with
+  the same schema, where those are installed.
+- ``load_vs_orjson_parse``: ``load(corpus)`` (all five tables, every run folded) over a bare
+  ``orjson.loads`` of every line already in memory, with the collector paused. Lower is better.
+- ``first_over_warm``: the first load in a new interpreter over a warm one, for both kinds of load.
+- ``records_peak_rss_over_corpus``: peak resident memory of ``load(fold=False)`` in a new interpreter over
+  the corpus bytes on disk.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
-import os
-import resource
-import shutil
-import subprocess
+import importlib.util
 import sys
 import tempfile
-import textwrap
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import orjson
-import pandas as pd
 import pyarrow as pa
 import pyarrow.json as pa_json
 
-from journaltools._perf import paused_gc
-from journaltools.backends.file import FileBackend
-from journaltools.backends.scan import scan_journal
-from journaltools.fold import fold
-from journaltools.generate import generate_corpus, run_id
-from journaltools.protocol.records import RawRecord
+from benchmarks.measure import (
+    figure,
+    fresh_ratio,
+    fresh_timings,
+    interleaved,
+    load_average,
+    note,
+    peak_rss_kib,
+)
+from journaltools.generate import generate_corpus
 from journaltools.tables import load
 
 ENVELOPE = pa.schema(
@@ -55,173 +47,166 @@ ENVELOPE = pa.schema(
 )
 
 
-def note(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
-
-
-def best_of(repeat: int, action: Callable[[], object]) -> float:
-    """The best wall time of ``repeat`` runs after one untimed warm-up (results dropped between runs)."""
-    action()
-    gc.collect()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = action()
-        times.append(time.perf_counter() - start)
-        del result
-        gc.collect()
-    return min(times)
-
-
-def cpu_seconds(action: Callable[[], object]) -> tuple[float, float]:
-    """User and kernel CPU seconds of one run of ``action``, in this process and the children it waited for."""
-    before = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
-    result = action()
-    after = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
-    del result
-    gc.collect()
-    user = sum(a.ru_utime - b.ru_utime for a, b in zip(after, before, strict=True))
-    kernel = sum(a.ru_stime - b.ru_stime for a, b in zip(after, before, strict=True))
-    return user, kernel
-
-
 def pyarrow_json(path: Path) -> pa.Table:
     options = pa_json.ParseOptions(explicit_schema=ENVELOPE, unexpected_field_behavior="ignore")
     return pa_json.read_json(path, parse_options=options)
 
 
-def pyarrow_json_per_journal(paths: Sequence[Path]) -> pa.Table:
-    options = pa_json.ParseOptions(explicit_schema=ENVELOPE, unexpected_field_behavior="ignore")
-    return pa.concat_tables([pa_json.read_json(path, parse_options=options) for path in paths])
+def polars_ndjson(path: Path) -> object:
+    import polars as pl
+
+    schema = {"type": pl.Utf8, "run": pl.Utf8, "seq": pl.Int64, "ts": pl.Utf8, "optional": pl.Boolean}
+    return pl.read_ndjson(path, schema=schema)
 
 
-def bench_load(corpus: Path, scratch: Path, repeat: int) -> list[str]:
-    paths = sorted(corpus.glob("*.jsonl"))
-    joined = scratch / "all.jsonl"
-    with open(joined, "wb") as out:
-        for path in paths:
-            out.write(path.read_bytes())
+def duckdb_json(path: Path) -> pa.Table:
+    import duckdb
+
+    columns = "{'type': 'VARCHAR', 'run': 'VARCHAR', 'seq': 'BIGINT', 'ts': 'VARCHAR', 'optional': 'BOOLEAN'}"
+    query = f"SELECT * FROM read_json('{path}', format='newline_delimited', columns={columns})"
+    relation = duckdb.sql(query)
+    table: pa.Table = relation.to_arrow_table() if hasattr(relation, "to_arrow_table") else relation.fetch_arrow_table()
+    return table
+
+
+def _installed(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+FRESH_RECORDS = """
+import json, sys, time
+order, corpus, joined = sys.argv[1].split(","), sys.argv[2], sys.argv[3]
+from benchmarks.bench_tables import pyarrow_json
+from journaltools.tables import load
+calls = {"ours": lambda: load(corpus, fold=False, progress=False), "pyarrow": lambda: pyarrow_json(joined)}
+times = {}
+for name in order:
+    started = time.perf_counter(); calls[name](); times[name] = time.perf_counter() - started
+print(json.dumps(times))
+"""
+
+FRESH_FOLD = """
+import gc, json, sys, time
+order, corpus = sys.argv[1].split(","), sys.argv[2]
+import orjson
+from pathlib import Path
+from journaltools.tables import load
+lines = [line for path in sorted(Path(corpus).glob("*.jsonl")) for line in path.read_bytes().split(b"\\n")[:-1]]
+def parse():
+    gc.disable()
+    try:
+        return [orjson.loads(line) for line in lines]
+    finally:
+        gc.enable()
+calls = {"ours": lambda: load(corpus, progress=False), "orjson": parse}
+times = {}
+for name in order:
+    started = time.perf_counter(); calls[name](); times[name] = time.perf_counter() - started
+print(json.dumps(times))
+"""
+
+PEAK_RECORDS = """
+import sys
+from journaltools.tables import load
+if sys.argv[2] == "load":
+    tables = load(sys.argv[1], fold=False, progress=False)
+"""
+
+
+def bench_records(corpus: Path, joined: Path, rounds: int, processes: int) -> list[str]:
     size = joined.stat().st_size
-    records = load(corpus, fold=False).records.num_rows
-    assert pyarrow_json(joined).num_rows == records  # the same rows, or the comparison means nothing
-    ours = best_of(repeat, lambda: load(corpus, fold=False))
-    theirs = best_of(repeat, lambda: pyarrow_json(joined))
-    per_journal = best_of(max(1, repeat - 1), lambda: pyarrow_json_per_journal(paths))
-    ours_cpu = cpu_seconds(lambda: load(corpus, fold=False))
-    theirs_cpu = cpu_seconds(lambda: pyarrow_json(joined))
-    note(f"records table: {records:,} records, {size / 1e6:,.0f} MB in {len(paths)} journals")
-    note(f"  journaltools load(fold=False)       {ours:7.2f} s  ({records / ours:,.0f} records/s)")
-    note(f"  pyarrow.json.read_json (one file)   {theirs:7.2f} s")
-    # Kernel time is mostly page faults: ours builds a body column as large as the input, pyarrow does not.
-    note(f"  CPU of one more run, user + kernel: ours {ours_cpu[0]:.2f} + {ours_cpu[1]:.2f} s (with its co-decoder),")
-    note(f"                                      pyarrow {theirs_cpu[0]:.2f} + {theirs_cpu[1]:.2f} s")
-    note(f"  pyarrow.json.read_json (per file)   {per_journal:7.2f} s")
+    records = load(corpus, fold=False, progress=False).records.num_rows
+    assert pyarrow_json(joined).num_rows == records, "the same rows, or the comparison means nothing"
+    contenders: dict[str, Callable[[], object]] = {
+        "ours": lambda: load(corpus, fold=False, progress=False),
+        "pyarrow": lambda: pyarrow_json(joined),
+    }
+    if _installed("polars"):
+        contenders["polars"] = lambda: polars_ndjson(joined)
+    if _installed("duckdb"):
+        contenders["duckdb"] = lambda: duckdb_json(joined)
+    warm = interleaved(contenders, rounds)
+    note(f"records: {records:,} records, {size / 1e6:,.0f} MB in {len(list(corpus.glob('*.jsonl')))} journals")
+    for name, times in warm.times.items():
+        note(f"  {name:8} best {min(times):6.3f} s   median {sorted(times)[len(times) // 2]:6.3f} s")
+    lines = [figure("records_vs_pyarrow_json", warm.ratio("pyarrow", "ours"), "at least 1.0x, stretch 1.5x")]
+    for other in ("polars", "duckdb"):
+        if other in contenders:
+            lines.append(figure(f"records_vs_{other}_read_json", warm.ratio(other, "ours"), "for reference"))
+    orders = [("ours,pyarrow" if n % 2 == 0 else "pyarrow,ours") for n in range(processes)]
+    fresh = [t for order in orders for t in fresh_timings(FRESH_RECORDS, [order, str(corpus), str(joined)], 1)]
+    lines.append(figure("records_vs_pyarrow_json_fresh", fresh_ratio(fresh, "pyarrow", "ours"), "at least 1.0x"))
+    first = [t["ours"] for t in fresh]
+    warm_best = warm.best("ours")
+    lines.append(
+        figure(
+            "records_first_over_warm", (sorted(first)[len(first) // 2] / warm_best, min(first) / warm_best), "near 1"
+        )
+    )
+    peak = peak_rss_kib(PEAK_RECORDS, [str(corpus), "load"]) * 1024
+    idle = peak_rss_kib(PEAK_RECORDS, [str(corpus), "import only"]) * 1024
+    note(f"  peak RSS of load(fold=False) in a new interpreter: {peak / 1e6:,.0f} MB for {size / 1e6:,.0f} MB")
+    note(f"  (the interpreter with journaltools imported and nothing loaded: {idle / 1e6:,.0f} MB)")
+    lines.append(
+        f"records_peak_rss_over_corpus {(peak - idle) / size:.2f}x (beyond the idle interpreter; "
+        f"{peak / size:.2f}x with it)  goal: at most 1.3x"
+    )
+    return lines
 
-    tenth = paths[: max(1, len(paths) // 10)]
-    part = scratch / "tenth.jsonl"
-    with open(part, "wb") as out:
-        for path in tenth:
-            out.write(path.read_bytes())
-    runs = [path.stem for path in tenth]
-    ours_tenth = best_of(repeat, lambda: load(corpus, runs, fold=False))
-    pandas = best_of(1, lambda: pd.read_json(part, lines=True))
-    note(f"  on the first {len(runs)} journals: ours {ours_tenth:.2f} s, pandas.read_json(lines=True) {pandas:.2f} s")
-    return [
-        f"load_vs_pyarrow_json {theirs / ours:.2f}x",
-        f"load_vs_pyarrow_json_per_journal {per_journal / ours:.2f}x",
-        f"load_vs_pandas_read_json {pandas / ours_tenth:.1f}x",
-    ]
 
-
-def bench_fold(corpus: Path, repeat: int) -> list[str]:
-    backend = FileBackend(corpus)
-    runs = backend.list_runs()[: max(1, len(backend.list_runs()) // 5)]
-    journals = [(run, backend.path_of(run).read_bytes()) for run in runs]
-    lines = [line for _, data in journals for line in data.split(b"\n") if line]
+def bench_fold(corpus: Path, rounds: int, processes: int) -> list[str]:
+    lines = [line for path in sorted(corpus.glob("*.jsonl")) for line in path.read_bytes().split(b"\n")[:-1]]
 
     def parse() -> list[object]:
-        loads = orjson.loads
-        with paused_gc():  # as journaltools' own readers parse: no collector passes over fresh dicts
-            return [loads(line) for line in lines]
+        gc.disable()
+        try:
+            return [orjson.loads(line) for line in lines]
+        finally:
+            gc.enable()
 
-    def fresh() -> list[tuple[str, list[RawRecord]]]:
-        return [(run, scan_journal(data, run).records) for run, data in journals]
-
-    def fold_all() -> float:
-        parsed = fresh()  # new records each time: nothing validated before is reused
-        start = time.perf_counter()
-        for run, records in parsed:
-            fold(records, run=run)
-        return time.perf_counter() - start
-
-    parse_s = best_of(repeat, parse)
-    fold_all()
-    fold_s = min(fold_all() for _ in range(repeat))
-    note(f"fold: {len(lines):,} records of {len(runs)} runs")
-    note(f"  orjson.loads per line   {parse_s:6.2f} s  ({len(lines) / parse_s:,.0f} records/s)")
-    note(f"  fold (parsed records)   {fold_s:6.2f} s  ({len(lines) / fold_s:,.0f} records/s)")
-    return [f"fold_vs_parse {fold_s / parse_s:.1f}x"]
-
-
-PEAK = textwrap.dedent(
-    """
-    import resource, sys, tempfile
-    from journaltools.audit import audit_sources
-    result = audit_sources([sys.argv[1]], parquet=tempfile.mkdtemp(dir=sys.argv[2]), quiet=True)
-    with open("/proc/self/status") as status:  # VmHWM: ru_maxrss would include the forked parent's
-        own = int(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
-    workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    print(own, workers, result.runs, result.records)
-    """
-)
-
-
-def audit_peak_kib(corpus: Path, scratch: Path) -> tuple[int, int, float]:
-    start = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-c", PEAK, str(corpus), str(scratch)], capture_output=True, text=True, check=True
+    warm = interleaved({"ours": lambda: load(corpus, progress=False), "orjson": parse}, rounds)
+    note(
+        f"fold: {len(lines):,} records; load() best {warm.best('ours'):.2f} s, orjson best {warm.best('orjson'):.2f} s"
     )
-    own, workers, runs, records = (int(value) for value in done.stdout.split()[-4:])
-    note(f"  audit of {runs} runs, {records:,} records: peak {own // 1024} MiB + workers {workers // 1024} MiB")
-    return own, workers, time.perf_counter() - start
-
-
-def bench_audit_memory(corpus: Path, scratch: Path) -> list[str]:
-    paths = sorted(corpus.glob("*.jsonl"))
-    small = scratch / "tenth"
-    small.mkdir()
-    for path in paths[: max(1, len(paths) // 10)]:
-        os.link(path, small / path.name)
-    note("audit peak memory (parent high-water mark + the largest worker's):")
-    own_1, workers_1, seconds_1 = audit_peak_kib(small, scratch)
-    own_10, workers_10, seconds_10 = audit_peak_kib(corpus, scratch)
-    note(f"  {seconds_1:.1f} s and {seconds_10:.1f} s")
-    return [f"audit_peak_rss_10x_over_1x {(own_10 + workers_10) / (own_1 + workers_1):.2f}"]
+    orders = [("ours,orjson" if n % 2 == 0 else "orjson,ours") for n in range(processes)]
+    fresh = [t for order in orders for t in fresh_timings(FRESH_FOLD, [order, str(corpus)], 1)]
+    first = [t["ours"] for t in fresh]
+    warm_best = warm.best("ours")
+    return [
+        figure("load_vs_orjson_parse", warm.ratio("ours", "orjson"), "at most 3x (lower is better)"),
+        figure("load_vs_orjson_parse_fresh", fresh_ratio(fresh, "ours", "orjson"), "at most 3x (lower is better)"),
+        figure("load_first_over_warm", (sorted(first)[len(first) // 2] / warm_best, min(first) / warm_best), "near 1"),
+    ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_tables", description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="a 50,000-record corpus: a smoke test, not a figure")
+    parser.add_argument("--quick", action="store_true", help="a small corpus: a smoke test, not a figure")
     parser.add_argument("--corpus", type=Path, help="reuse (or create) the generated corpus in this directory")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--processes", type=int, default=4, help="new interpreters for the fresh figures")
     args = parser.parse_args(argv)
-    runs, records = (100, 500) if args.quick else (1000, 1000)
-    with tempfile.TemporaryDirectory(prefix="journaltools-bench-") as temporary:
-        scratch = Path(temporary)
+    runs, records = (20, 300) if args.quick else (200, 1000)
+    if args.quick:
+        args.rounds, args.processes = 2, 2
+    with tempfile.TemporaryDirectory(prefix="bench-tables-") as scratch_name:
+        scratch = Path(scratch_name)
         corpus = args.corpus or scratch / "corpus"
-        if not (corpus / f"{run_id(runs - 1)}.jsonl").exists():
-            start = time.perf_counter()
-            stats = generate_corpus(corpus, runs=runs, records=records, seed=0)
-            elapsed = time.perf_counter() - start
-            note(f"generated {stats.records:,} records ({stats.bytes / 1e6:,.0f} MB) in {elapsed:.0f} s")
-        figures = bench_load(corpus, scratch, args.repeat)
-        figures += bench_fold(corpus, args.repeat)
-        figures += bench_audit_memory(corpus, scratch)
-        shutil.rmtree(scratch / "tenth", ignore_errors=True)
-    for line in figures:
-        print(line, flush=True)
+        if not any(corpus.glob("*.jsonl")):
+            generate_corpus(corpus, runs=runs, records=records, seed=0)
+        joined = scratch / "all.jsonl"
+        with open(joined, "wb") as out:
+            for path in sorted(corpus.glob("*.jsonl")):
+                out.write(path.read_bytes())
+        print(f"# bench_tables: {load_average()}", flush=True)
+        for line in [
+            *bench_records(corpus, joined, args.rounds, args.processes),
+            *bench_fold(corpus, args.rounds, args.processes),
+        ]:
+            print(line, flush=True)
+        print(f"# bench_tables done: {load_average()}", flush=True)
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

@@ -101,6 +101,11 @@ with open("/proc/self/status") as _status:
 """
 
 
+def child_env() -> dict[str, str]:
+    """The environment of a new interpreter that can import ``benchmarks`` (the checkout on its path)."""
+    return _env()
+
+
 def _env() -> dict[str, str]:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ)

@@ -28,13 +28,14 @@ Progress: a tqdm bar per source (a widget in notebooks), silent when stderr is n
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import os
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypedDict, Unpack
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -43,6 +44,7 @@ import pyarrow.parquet as pq
 from journaltools.backends.base import Backend, RunRead
 from journaltools.backends.oserrors import mapped
 from journaltools.backends.registry import open_source, scheme_of
+from journaltools.backends.scan import DEFAULT_MAX_LINE_BYTES
 from journaltools.fold import FoldResult, fold
 from journaltools.protocol.findings import Finding, at_least
 from journaltools.tables import SCHEMAS, LoadOptions, Tables, empty_table, findings_of, findings_table, iter_tables
@@ -62,22 +64,87 @@ class RunAudit:
     findings: list[Finding]
 
 
+@dataclass(frozen=True, slots=True)
+class AuditOptions:
+    """How to audit. Change a field with a keyword of ``audit_sources`` (``audit_sources(urls, parquet="out")``)."""
+
+    parquet: str | os.PathLike[str] | None = None
+    """A directory to write the tables into as Parquet (see the module doc)."""
+    include_records: bool = False
+    """Write the ``records`` table too (every record's bytes)."""
+    dask: Any = None
+    """True: one Dask task per batch on the current scheduler; or a ``distributed.Client`` to use."""
+    batch_bytes: int = 16 << 20
+    """Journal bytes per batch (and per Dask task of file journals)."""
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    """A longer line is a ``line_too_long`` finding, skipped without being held whole."""
+    row_group_bytes: int = 8 << 20
+    """Arrow bytes buffered per table before a Parquet row group is written (local audits)."""
+    runs_per_task: int = 256
+    """Runs per Dask task of a JetStream source (each task reads its own from the server)."""
+    workers: int | None = None
+    """Processes that fold (see ``LoadOptions.workers``)."""
+    progress: bool | None = None
+    """A progress bar; by default only in a notebook or on a terminal."""
+    quiet: bool = False
+    """No progress bar, whatever ``progress`` says."""
+    keep_findings: bool = True
+    """Keep every finding in ``AuditResult.findings``; False keeps only counts (memory then stays flat however
+    many findings there are: an audit of millions of runs streams them to ``on_finding`` and Parquet)."""
+    on_finding: Callable[[Finding], None] | None = None
+    """Called with each finding as its batch is done, in source, run and journal order."""
+
+    def load_options(self) -> LoadOptions:
+        return LoadOptions(
+            strict=False,
+            records=self.include_records,
+            batch_bytes=self.batch_bytes,
+            max_line_bytes=self.max_line_bytes,
+            progress=False if self.quiet else self.progress,
+            workers=self.workers,
+        )
+
+
+class AuditChanges(TypedDict, total=False):
+    """The fields of ``AuditOptions`` as keywords."""
+
+    parquet: str | os.PathLike[str] | None
+    include_records: bool
+    dask: Any
+    batch_bytes: int
+    max_line_bytes: int
+    row_group_bytes: int
+    runs_per_task: int
+    workers: int | None
+    progress: bool | None
+    quiet: bool
+    keep_findings: bool
+    on_finding: Callable[[Finding], None] | None
+
+
 @dataclass(slots=True)
 class AuditResult:
     findings: list[Finding] = field(default_factory=list)
+    """Every finding, unless the audit was asked not to keep them (``keep_findings=False``)."""
+    counts: dict[str, int] = field(default_factory=lambda: {"error": 0, "warning": 0, "info": 0})
+    """Findings by severity (kept or not)."""
     runs: int = 0
     records: int = 0
     parquet: dict[str, Path] = field(default_factory=dict)  # table -> the file (or directory) written
     rows: dict[str, int] = field(default_factory=dict)  # table -> rows written
 
+    def add(self, finding: Finding, options: AuditOptions) -> None:
+        self.counts[finding.severity] = self.counts.get(finding.severity, 0) + 1
+        if options.keep_findings:
+            self.findings.append(finding)
+        if options.on_finding is not None:
+            options.on_finding(finding)
+
     def worst(self) -> str | None:
-        for severity in ("error", "warning", "info"):
-            if any(finding.severity == severity for finding in self.findings):
-                return severity
-        return None
+        return next((s for s in ("error", "warning", "info") if self.counts.get(s)), None)
 
     def fails(self, threshold: str) -> bool:
-        return any(at_least(finding.severity, threshold) for finding in self.findings)
+        return any(count and at_least(severity, threshold) for severity, count in self.counts.items())
 
 
 def _with_source(findings: list[Finding], source: str) -> list[Finding]:
@@ -229,53 +296,35 @@ def _count_records(runs: pa.Table) -> int:
 
 
 def audit_sources(
-    urls: Sequence[str],
-    *,
-    parquet: str | os.PathLike[str] | None = None,
-    include_records: bool = False,
-    dask: Any = None,
-    batch_bytes: int = 16 << 20,
-    row_group_bytes: int = 8 << 20,
-    runs_per_task: int = 256,
-    progress: bool | None = None,
-    quiet: bool = False,
+    urls: Sequence[str], options: AuditOptions | None = None, **changes: Unpack[AuditChanges]
 ) -> AuditResult:
     """Audit every run of every source; findings in source, run and journal order.
 
-    ``parquet``: a directory to write the tables into (see the module docstring). ``include_records``:
-    write the ``records`` table too. ``dask``: True to run one Dask task per batch on the current scheduler
-    (a ``distributed.Client`` in use, say), or the client itself: file journals must be reachable at the
-    same path from the workers
-    (a shared filesystem); for a JetStream source each task connects to the server and reads
-    ``runs_per_task`` runs itself. ``batch_bytes``: journal bytes per batch. ``row_group_bytes``: Arrow
-    bytes buffered per table before a Parquet row group is written (local path). ``progress``/``quiet``:
-    the progress bar (default: on a terminal or in a notebook only).
+    ``options`` (or its fields as keywords): see ``AuditOptions``. Locally the sources are loaded batch by
+    batch and each batch is written out before the next is loaded; with ``dask`` each task writes its own
+    partition (file journals must then be reachable at the same path from the workers).
     """
-    if dask is not None and dask is not False:
-        if parquet is None:
+    opts = dataclasses.replace(options or AuditOptions(), **changes) if changes else options or AuditOptions()
+    if opts.dask is not None and opts.dask is not False:
+        if opts.parquet is None:
             raise ValueError("the Dask audit writes Parquet partitions: give parquet=DIR")
-        return _audit_dask(urls, Path(parquet), include_records, dask, batch_bytes, runs_per_task)
+        return _audit_dask(urls, Path(opts.parquet), opts)
     result = AuditResult()
-    with mapped(parquet or ".", "write the Parquet tables"):
-        writer = (
-            ParquetTables(parquet, _table_names(include_records), row_group_bytes=row_group_bytes)
-            if parquet is not None
-            else None
-        )
+    writer = None
+    if opts.parquet is not None:
+        with mapped(opts.parquet, "write the Parquet tables"):
+            writer = ParquetTables(
+                opts.parquet, _table_names(opts.include_records), row_group_bytes=opts.row_group_bytes
+            )
     try:
         for url in urls:
             backend = open_source(url)
             try:
-                options = LoadOptions(
-                    strict=False,
-                    records=include_records,
-                    batch_bytes=batch_bytes,
-                    progress=False if quiet else progress,
-                )
-                for tables in iter_tables(backend, options=options):
+                for tables in iter_tables(backend, options=opts.load_options()):
                     result.runs += tables.runs.num_rows
                     result.records += _count_records(tables.runs)
-                    result.findings.extend(findings_of(tables.findings))
+                    for finding in findings_of(tables.findings):
+                        result.add(finding, opts)
                     if writer is not None:
                         with mapped(writer.directory, "write the Parquet tables"):
                             writer.write(tables)
@@ -315,13 +364,11 @@ def audit_partition(job: BatchJob, directory: str, number: int, names: tuple[str
     return _PartitionDone(output.tables.findings, output.runs, records, rows)
 
 
-def _audit_dask(
-    urls: Sequence[str], directory: Path, include_records: bool, dask: Any, batch_bytes: int, runs_per_task: int
-) -> AuditResult:
+def _audit_dask(urls: Sequence[str], directory: Path, opts: AuditOptions) -> AuditResult:
     dask_module: Any = importlib.import_module("dask")  # the optional "dask" extra; untyped, hence Any
     delayed = dask_module.delayed
 
-    names = _table_names(include_records)
+    names = _table_names(opts.include_records)
     directory.mkdir(parents=True, exist_ok=True)
     for name in names:  # a previous audit's partitions must not mix with this one's
         target = directory / f"{name}.parquet"
@@ -340,11 +387,10 @@ def _audit_dask(
             # A JetStream task connects to the server itself, with the URL as given (it may carry credentials);
             # "embedded" names the server this process started.
             reopen = url if scheme_of(url) == "nats" else backend.url
-            options = LoadOptions(strict=False, records=include_records, batch_bytes=batch_bytes)
-            jobs = jobs_for(backend, reopen, options, runs_per_task)
+            jobs = jobs_for(backend, reopen, opts.load_options(), opts.runs_per_task)
             # Partition 0 holds the source-level findings; batches are numbered from 1, in run order.
             tasks.extend(delayed(audit_partition)(job, str(directory), len(tasks) + 1, names) for job in jobs)
-        scheduler = None if dask is True else dask
+        scheduler = None if opts.dask is True else opts.dask
         done: Sequence[_PartitionDone] = dask_module.compute(*tasks, scheduler=scheduler) if tasks else ()
     result.rows = dict.fromkeys(names, 0)
     for name in names:
@@ -355,9 +401,11 @@ def _audit_dask(
             with _parquet_writer(folder / "part.00000.parquet", name) as writer:
                 writer.write_table(table)
             result.rows[name] += table.num_rows
-    result.findings.extend(early)
+    for finding in early:
+        result.add(finding, opts)
     for part in done:
-        result.findings.extend(findings_of(part.findings))
+        for finding in findings_of(part.findings):
+            result.add(finding, opts)
         result.runs += part.runs
         result.records += part.records
         for name, count in part.rows.items():

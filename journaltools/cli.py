@@ -25,6 +25,7 @@ from journaltools._terminal import for_terminal
 from journaltools.backends.base import Backend
 from journaltools.backends.oserrors import storage_error
 from journaltools.backends.registry import open_source
+from journaltools.backends.scan import DEFAULT_MAX_LINE_BYTES
 from journaltools.errors import InvalidSource, JournalError
 from journaltools.fold import fold, text_of
 from journaltools.protocol.findings import Finding
@@ -160,21 +161,73 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+class _StreamedFindings:
+    """An audit's findings printed as they come, so memory stays flat however many there are: one JSON array
+    written element by element, or an aligned table (lines in a fixed layout past ``TABLE_LIMIT``)."""
+
+    TABLE_LIMIT = 10_000
+    COLUMNS = ("run", "seq", "code", "severity", "message")
+
+    def __init__(self, as_json: bool) -> None:
+        self.as_json = as_json
+        self.count = 0
+        self._held: list[dict[str, Any]] | None = []
+
+    def add(self, finding: Finding) -> None:
+        row = finding.to_json()
+        self.count += 1
+        if self.as_json:
+            prefix = b"[\n  " if self.count == 1 else b",\n  "
+            sys.stdout.buffer.write(prefix + orjson.dumps(row))
+            return
+        if self._held is not None:
+            self._held.append(row)
+            if len(self._held) <= self.TABLE_LIMIT:
+                return
+            held, self._held = self._held, None
+            for early in held:
+                self._line(early)
+            return
+        self._line(row)
+
+    def _line(self, row: dict[str, Any]) -> None:
+        cells = ["-" if row[c] is None else str(row[c]) for c in self.COLUMNS]
+        print(for_terminal("  ".join(cells).replace("\n", " "), newlines=False))
+
+    def finish(self) -> None:
+        if self.as_json:
+            sys.stdout.buffer.write(b"[]\n" if self.count == 0 else b"\n]\n")
+            sys.stdout.flush()
+        elif self._held is not None:
+            print_table(self._held, list(self.COLUMNS), wide=["message"])
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{value} is not above 0")
+    return value
+
+
 def cmd_audit(args: argparse.Namespace) -> int:
     from journaltools.audit import audit_sources
 
+    printer = _StreamedFindings(args.json)
     result = audit_sources(
         args.sources,
         parquet=args.parquet,
         include_records=args.records,
         quiet=args.quiet,
+        max_line_bytes=args.max_line_bytes,
+        keep_findings=False,
+        on_finding=printer.add,
     )
-    rows = [finding.to_json() for finding in result.findings]
-    if args.json:
-        _emit_json(rows)
-    else:
-        print_table(rows, ["run", "seq", "code", "severity", "message"], wide=["message"])
-        print(f"\n{result.runs} runs, {result.records} records, {len(rows)} findings", file=sys.stderr)
+    printer.finish()
+    if not args.json:
+        print(f"\n{result.runs} runs, {result.records} records, {printer.count} findings", file=sys.stderr)
     if args.parquet and not args.quiet:
         print(f"Parquet tables written to {args.parquet}", file=sys.stderr)
     if args.fail_on and result.fails(args.fail_on):
@@ -332,6 +385,13 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--parquet", metavar="DIR", help="write runs, messages, tool_calls and findings as Parquet")
     audit.add_argument("--records", action="store_true", help="with --parquet: write the records table too")
     audit.add_argument("--quiet", action="store_true", help="no progress bar")
+    audit.add_argument(
+        "--max-line-bytes",
+        type=_positive_int,
+        default=DEFAULT_MAX_LINE_BYTES,
+        metavar="N",
+        help="a longer line is a line_too_long finding, skipped unread (default 64 MiB)",
+    )
     audit.set_defaults(handler=cmd_audit)
 
     compare = command("compare", "compare two listings (typically file vs JetStream) run by run")

@@ -219,3 +219,34 @@ def test_dask_tasks_read_a_jetstream_source_themselves(
     from_dask, from_local = read_audit(tmp_path / "dask"), read_audit(tmp_path / "local")
     for name in AUDIT_TABLES:
         assert from_dask[name].equals(from_local[name]), name
+
+
+def test_an_audit_that_keeps_no_findings_streams_them_all_and_counts_them(tmp_path: Path) -> None:
+    root = mixed_corpus(tmp_path / "corpus")
+    kept = audit_sources([str(root)])
+    streamed: list[Any] = []
+    counted = audit_sources([str(root)], keep_findings=False, on_finding=streamed.append)
+    assert counted.findings == [] and streamed == kept.findings
+    assert counted.counts == kept.counts and sum(counted.counts.values()) == len(kept.findings)
+    assert counted.worst() == kept.worst() == "error" and counted.fails("warning") and counted.fails("error")
+
+
+def test_the_cli_prints_findings_as_they_come(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json as json_module
+
+    from journaltools import cli
+
+    root = mixed_corpus(tmp_path / "corpus")
+    expected = [f.to_json() for f in audit_sources([str(root)]).findings]
+    monkeypatch.setattr(cli._StreamedFindings, "TABLE_LIMIT", 2)  # past it, lines instead of a table
+    done = subprocess.run(
+        [sys.executable, "-m", "journaltools", "audit", str(root), "--quiet", "--json"], capture_output=True, text=True
+    )
+    assert json_module.loads(done.stdout) == expected
+    lines: list[str] = []
+    printer = cli._StreamedFindings(as_json=False)
+    monkeypatch.setattr("builtins.print", lambda text="", **kw: lines.append(str(text)))
+    for finding in audit_sources([str(root)]).findings:
+        printer.add(finding)
+    printer.finish()
+    assert len(lines) == len(expected) and all(row["code"] in line for row, line in zip(expected, lines, strict=True))

@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypedDict, Unpack
+from typing import Final, TypedDict, Unpack
 
 import pyarrow as pa
 
@@ -146,10 +146,31 @@ def _runs_wanted(backend: Backend, runs: Sequence[str] | str | None) -> list[str
     return [validate_run_id(run) for run in wanted]
 
 
-def _file_batches(paths: list[tuple[str, str]], source: str, options: LoadOptions) -> Iterator[BatchResult]:
+#: Runs whose journals are listed and batched at a time: a source of a million runs is never held as a million
+#: paths and sizes at once.
+_CHUNK_RUNS: Final = 8192
+
+
+def _batches(backend: Backend, runs: list[str], options: LoadOptions) -> Iterator[BatchResult]:
+    """Every run's tables, batch by batch: journal files read here (or by worker processes), other runs
+    through the backend."""
+    chunks = [runs[start : start + _CHUNK_RUNS] for start in range(0, len(runs), _CHUNK_RUNS)] or [[]]
+    for chunk in chunks:
+        paths = backend.local_journals(chunk)
+        if paths is None:
+            yield from _read_batches(backend, chunk, options)
+        else:
+            yield from _file_batches(paths, backend.url, options, of_chunks=len(chunks))
+
+
+def _file_batches(
+    paths: list[tuple[str, str]], source: str, options: LoadOptions, of_chunks: int = 1
+) -> Iterator[BatchResult]:
     journals: list[JournalFile] = journal_files(paths)
     batches = batches_by_size(journals, options.batch_bytes, options.max_line_bytes)
-    processes = processes_for(options.workers, sum(j.size for j in journals)) if options.fold else 1
+    # The load's size, estimated from the chunk at hand: the pool decision is made before the rest is listed.
+    estimate = sum(j.size for j in journals) * of_chunks
+    processes = processes_for(options.workers, estimate) if options.fold else 1
     if processes > 1 and len(batches) > 1:
         yield from shared_batches(batches, processes - 1, source, options, _batch_here)
         return
@@ -227,11 +248,7 @@ def iter_tables(
             yield Tables.of(findings=findings_table([with_source(f, backend.url) for f in early]))
         bar = Progress(len(wanted), progress_enabled(opts.progress), "journaltools load")
         try:
-            paths = backend.local_journals(wanted)
-            parts = (
-                _file_batches(paths, backend.url, opts) if paths is not None else _read_batches(backend, wanted, opts)
-            )
-            for part in parts:
+            for part in _batches(backend, wanted, opts):
                 if opts.strict and part.bad:
                     _raise_for(backend, *part.bad[0], opts)
                 bar.update(part.runs)

@@ -92,9 +92,16 @@ def journal_files(paths: Sequence[tuple[str, str]]) -> list[JournalFile]:
     return journals
 
 
-def batches_by_size(journals: Sequence[JournalFile], target: int, max_line_bytes: int) -> list[list[JournalFile]]:
-    """Consecutive journals in batches of about ``target`` bytes. A journal larger than ``max_line_bytes``
-    is a batch of its own: it is read block by block, so one over-long line is never held whole."""
+#: Journals per batch at most: what a batch holds per run (its fold, its rows) is bounded too, not only its bytes.
+BATCH_RUNS: Final = 1024
+
+
+def batches_by_size(
+    journals: Sequence[JournalFile], target: int, max_line_bytes: int, max_runs: int = BATCH_RUNS
+) -> list[list[JournalFile]]:
+    """Consecutive journals in batches of about ``target`` bytes and at most ``max_runs`` journals. A journal
+    larger than ``max_line_bytes`` is a batch of its own: it is read block by block, so one over-long line is
+    never held whole."""
     batches: list[list[JournalFile]] = []
     current: list[JournalFile] = []
     size = 0
@@ -105,7 +112,7 @@ def batches_by_size(journals: Sequence[JournalFile], target: int, max_line_bytes
                 current, size = [], 0
             batches.append([journal])
             continue
-        if current and size + journal.size > target:
+        if current and (size + journal.size > target or len(current) >= max_runs):
             batches.append(current)
             current, size = [], 0
         current.append(journal)
