@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, Final, TypeGuard
-
-import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
+from typing import TYPE_CHECKING, Any, Final, TypeGuard
 
 from journaltools.protocol.findings import Finding
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
 from journaltools.protocol.runid import is_valid_run_id
 
 SEQ_MAX: Final = (1 << 63) - 1
@@ -97,9 +97,12 @@ def check_envelope(body: dict[str, Any], expected_run: str | None = None) -> Fin
 
 # -- many records --------------------------------------------------------------------------------------
 
+# The column checkers import numpy and pyarrow when first called: the scalar rule, which every reader and
+# writer needs, keeps ``import journaltools`` free of them.
+
 # "YYYY-MM-DDTHH:MM:SS.ffffffZ", the form writers use: byte positions of its digits and fixed characters.
 _TS_WIDTH: Final = 27
-_TS_DIGITS: Final = np.array([0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22, 23, 24, 25])
+_TS_DIGITS: Final = (0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22, 23, 24, 25)
 _TS_FIXED: Final = {4: ord("-"), 7: ord("-"), 10: ord("T"), 13: ord(":"), 16: ord(":"), 19: ord("."), 26: ord("Z")}
 
 
@@ -109,6 +112,10 @@ def timestamp_mask(strings: pa.Array) -> np.ndarray:
     The usual case (every string 27 bytes) is checked byte-wise with numpy, about ten times cheaper
     than the regex; anything else goes through RE2.
     """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     n = len(strings)
     if n and not strings.null_count and strings.type == pa.string():
         offsets = np.frombuffer(strings.buffers()[1], np.int32, count=n + 1, offset=strings.offset * 4)
@@ -116,7 +123,7 @@ def timestamp_mask(strings: pa.Array) -> np.ndarray:
             start = int(offsets[0])
             data = np.frombuffer(strings.buffers()[2], np.uint8, count=n * _TS_WIDTH, offset=start)
             chars = data.reshape(n, _TS_WIDTH)
-            digits = chars[:, _TS_DIGITS] - np.uint8(48)  # wraps below "0": a non-digit is then > 9
+            digits = chars[:, list(_TS_DIGITS)] - np.uint8(48)  # wraps below "0": a non-digit is then > 9
             ok = (digits <= 9).all(axis=1)
             for column, char in _TS_FIXED.items():
                 ok &= chars[:, column] == char
@@ -132,6 +139,8 @@ def timestamp_mask(strings: pa.Array) -> np.ndarray:
 
 def seq_array(seqs: Sequence[int | None]) -> pa.Array:
     """``seq`` values as int64; a value outside int64 (valid JSON, never a valid seq) becomes null."""
+    import pyarrow as pa
+
     try:
         return pa.array(seqs, pa.int64())
     except (OverflowError, pa.ArrowInvalid):
@@ -148,6 +157,8 @@ def envelope_mask(
     itself). ``optional`` needs no column: the decoder only lets a boolean or an absent flag through.
     ``ts_matches``: ``timestamp_mask(ts)``, when the caller has it already.
     """
+    import pyarrow.compute as pc
+
     ok: np.ndarray = pc.fill_null(pc.greater(pc.binary_length(kinds), 0), False).to_numpy(zero_copy_only=False)
     ok &= pc.fill_null(pc.greater_equal(seqs, 1), False).to_numpy(zero_copy_only=False)
     ok &= runs_match
