@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from journaltools._perf import paused_gc
 from journaltools.errors import FoldError, VersionMismatch
-from journaltools.protocol.envelope import check_envelope, is_seq
+from journaltools.protocol.envelope import SEQ_MAX, check_envelope
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.records import (
     PROTOCOL_VERSION,
@@ -294,8 +294,8 @@ class _Folder:
             if finding is not None:
                 self.report(finding.seq, finding.code, finding.message)
             return
-        seq = raw.seq
-        if is_seq(seq):
+        seq = body.get("seq")
+        if type(seq) is int and 0 < seq <= SEQ_MAX:
             previous = self.last_seen_seq
             if seq <= previous:
                 self.report(seq, "seq_not_increasing", f"seq {seq} is not greater than the previous seq {previous}")

@@ -11,12 +11,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from journaltools.fold import FoldResult
-from journaltools.protocol.envelope import is_seq, is_timestamp
+from journaltools.protocol.envelope import envelope_mask, is_seq, is_timestamp
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.records import RawRecord
 from journaltools.tables.columns import column, findings_table, int64s, strings_repeated, timestamps, with_source
@@ -56,6 +57,27 @@ class RecordColumns:
         self.optional.extend([body.get("optional") is True for body in bodies])
         self.body.extend([record.raw for record in records])
         self.position.extend([record.position for record in records])
+
+    def check_envelopes(self, start: int, records: Sequence[RawRecord], expected_runs: Sequence[str]) -> None:
+        """Check the envelope rule column-wise for the rows from ``start`` on (``records``, each read from the
+        journal of its ``expected_runs`` entry), marking the records for which it holds."""
+        if not records:
+            return
+        ok = envelope_mask(
+            pa.array(self.type[start:], pa.string()),
+            int64s(self.seq[start:]),
+            pa.array(self.ts[start:], pa.string()),
+            np.array(
+                [
+                    r.body.get("run") == run and type(r.body.get("optional", False)) is bool
+                    for r, run in zip(records, expected_runs, strict=True)
+                ],
+                bool,
+            ),
+        )
+        for record, holds in zip(records, ok.tolist(), strict=True):
+            if holds:
+                record.envelope_checked = True
 
     def batch(self, source: str) -> pa.RecordBatch:
         # Every raw line was decoded from UTF-8 by the parser, so viewing the bytes as text is safe.
@@ -131,15 +153,24 @@ class TablesBuilder:
         self.findings.extend(with_source(finding, self.source) for finding in findings)
 
     def add_run(
-        self, run: str, records: Sequence[RawRecord], reader_findings: Sequence[Finding], result: FoldResult | None
+        self,
+        run: str,
+        records: Sequence[RawRecord],
+        reader_findings: Sequence[Finding],
+        result: FoldResult | None,
+        *,
+        records_added: bool = False,
     ) -> bool:
-        """Add one run; ``result`` is None when the journal was refused. Returns whether no error names it."""
+        """Add one run; ``result`` is None when the journal was refused. Returns whether no error names it.
+
+        ``records_added``: its records are in ``self.records`` already (a loader put them there first).
+        """
         findings = [*reader_findings, *(result.findings if result is not None else ())]
         self.add_findings(findings)
         first_error = next((f for f in findings if f.severity == "error"), None)
         if first_error is not None:
             self.bad_runs.append((run, first_error))
-        if self.want_records:
+        if self.want_records and not records_added:
             self.records.add(run, records)
         self._add_run_row(run, records, findings, result, good=first_error is None and result is not None)
         if result is not None:

@@ -101,16 +101,28 @@ def tables_of_lines(batch: BatchLines, source: str, options: LoadOptions) -> Bat
         records = part.records if options.records else Tables.empty().records
         tables = Tables.of(records=records, findings=findings_table(part.findings))
         return BatchResult(tables, len(batch.journals), part.bad)
-    builder = TablesBuilder(source, records=options.records)
+    builder = TablesBuilder(source, records=True)
     # One pause for the batch: a collection between journals would walk every record held so far.
     with paused_gc():
+        scans = []
         for index, journal in enumerate(batch.journals):
             if batch.streamed:
-                scanned = read_journal(journal.path, journal.run, options.max_line_bytes, journal.size)
+                scans.append(read_journal(journal.path, journal.run, options.max_line_bytes, journal.size))
             else:
-                scanned = scan_lines(batch.journal_lines(index), journal.run, journal.path)
+                scans.append(scan_lines(batch.journal_lines(index), journal.run, journal.path))
+        # The envelopes of the whole batch checked column-wise, once, rather than record by record in the fold.
+        for journal, scanned in zip(batch.journals, scans, strict=True):
+            builder.records.add(journal.run, scanned.records)
+        every = [record for scanned in scans for record in scanned.records]
+        runs = [journal.run for journal, scanned in zip(batch.journals, scans, strict=True) for _ in scanned.records]
+        builder.records.check_envelopes(0, every, runs)
+        if not options.records:
+            builder.records = RecordColumns()
+            builder.want_records = False
+        del every, runs
+        for journal, scanned in zip(batch.journals, scans, strict=True):
             result = fold(scanned.records, strict=False, run=journal.run) if scanned.corrupt is None else None
-            builder.add_run(journal.run, scanned.records, scanned.findings, result)
+            builder.add_run(journal.run, scanned.records, scanned.findings, result, records_added=True)
         return BatchResult(builder.finish(), len(batch.journals), builder.bad_runs)
 
 
