@@ -109,11 +109,13 @@ _PREFIX = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")
 
 @dataclass(frozen=True, slots=True)
 class JetStreamLocation:
-    """A stream on a server: ``nats://host:port/STREAM`` (``?prefix=`` changes the subject prefix)."""
+    """A stream on a server: ``nats://host:port/STREAM`` (``?prefix=`` changes the subject prefix, ``?replicas=``
+    how many copies a JetStream cluster keeps of a stream journaltools creates)."""
 
     servers: str
     stream: str = DEFAULT_STREAM
     prefix: str = DEFAULT_PREFIX
+    replicas: int = 1
 
     @property
     def display_url(self) -> str:
@@ -126,7 +128,7 @@ class JetStreamLocation:
 
 
 def parse_nats_url(url: str) -> JetStreamLocation:
-    """``nats://[user:pass@]host:port/STREAM[?prefix=journal]`` → where the journals are."""
+    """``nats://[user:pass@]host:port/STREAM[?prefix=journal][&replicas=3]`` → where the journals are."""
     parsed = urlparse(url)
     shown = _masked(url)
     if parsed.scheme not in ("nats", "tls", "ws", "wss"):
@@ -143,8 +145,20 @@ def parse_nats_url(url: str) -> JetStreamLocation:
     query = parse_qs(parsed.query)
     prefix = query.get("prefix", [DEFAULT_PREFIX])[-1]
     _check_names(url, stream, prefix)
+    replicas = parse_replicas(url, query.get("replicas", ["1"])[-1])
     servers = f"{parsed.scheme}://{parsed.netloc}"
-    return JetStreamLocation(servers, stream, prefix)
+    return JetStreamLocation(servers, stream, prefix, replicas)
+
+
+#: JetStream keeps at most five copies of a stream.
+MAX_REPLICAS = 5
+
+
+def parse_replicas(url: str, text: str) -> int:
+    """The ``replicas=`` of a URL: how many copies of a stream or bucket a cluster keeps (1 to 5)."""
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_REPLICAS:
+        raise SourceError(f"{url!r}: replicas={text!r} must be a whole number from 1 to {MAX_REPLICAS}")
+    return int(text)
 
 
 def _masked(url: str) -> str:
@@ -277,14 +291,14 @@ def _describe_nats_error(exc: BaseException) -> str:
 # -- the stream ---------------------------------------------------------------------------------------
 
 
-def stream_config_for(stream: str, prefix: str) -> dict[str, Any]:
-    """The configuration journaltools creates a stream with."""
+def stream_config_for(stream: str, prefix: str, replicas: int = 1) -> dict[str, Any]:
+    """The configuration journaltools creates a stream with (``replicas`` > 1 needs a JetStream cluster)."""
     return {
         "name": stream,
         "subjects": [f"{prefix}.>"],
         "retention": "limits",
         "storage": "file",
-        "num_replicas": 1,
+        "num_replicas": replicas,
         "max_msgs_per_subject": 1,
         "discard": "new",
         "discard_new_per_subject": True,
@@ -623,7 +637,7 @@ class JetStreamBackend(Backend):
         except nats.js.errors.NotFoundError:
             if not create:
                 raise SourceError(f"{self.url}: stream {self.stream!r} does not exist") from None
-            config = stream_config_for(self.stream, self.prefix)
+            config = stream_config_for(self.stream, self.prefix, self.location.replicas)
             info = await self._api(f"STREAM.CREATE.{self.stream}", orjson.dumps(config), what="create the stream")
         config = info.get("config") or {}
         check_stream_config(self.stream, config, self.prefix)
