@@ -8,7 +8,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from journaltools.errors import JournalError
 
@@ -181,8 +181,14 @@ class TurnRecord(_Model):
         return self.model_dump_json(by_alias=True, exclude_none=True).encode()
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> TurnRecord:
-        return cls.model_validate_json(data)
+    def from_bytes(cls, data: bytes, where: str = "") -> TurnRecord:
+        """Decode a stored record; ``InvalidTurnRecord`` (naming ``where``) when the bytes are not one."""
+        try:
+            return cls.model_validate_json(data)
+        except ValidationError as exc:
+            place = f" in {where}" if where else ""
+            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'record'}: {e['msg']}" for e in exc.errors())
+            raise InvalidTurnRecord("?", f"stored record{place} is not a turn record: {problems}") from None
 
     def with_changes(self, **changes: Any) -> TurnRecord:
         return self.model_copy(update=changes)
