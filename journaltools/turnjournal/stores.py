@@ -61,15 +61,30 @@ class StoredTurn:
     record: TurnRecord | None
     problem: str | None = None
 
+    @property
+    def digest(self) -> str:
+        """The key's record digest (``record_digest`` of workspace and task), known even when the bytes are not."""
+        return self.key.removesuffix(".json").rsplit(".", 1)[-1]
+
+
+def owner_digest(owner_identity: str) -> str:
+    """The last token of an owner's index key: the SHA-256 of the owner identity."""
+    return hashlib.sha256(owner_identity.encode()).hexdigest()
+
 
 @dataclass(frozen=True, slots=True)
 class OwnerIndex:
-    """One owner's index blob: the records recovery of this owner looks at."""
+    """One owner's index blob: the records recovery of this owner looks at. ``owner_digest`` comes from the key,
+    so an index that does not parse (``problem``) still says whose it is."""
 
     key: str
     owner_identity: str | None
     entries: tuple[TurnKey, ...]
     problem: str | None = None
+
+    @property
+    def owner_digest(self) -> str:
+        return self.key.rsplit(".", 1)[-1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +159,8 @@ class TurnStore(ABC):
         return stamped
 
 
-def _record_digest(workspace_id: str, task_id: str) -> str:
+def record_digest(workspace_id: str, task_id: str) -> str:
+    """The name of a record in a store: the SHA-256 of its workspace and task (safe as a file name and a key)."""
     return hashlib.sha256(orjson.dumps([workspace_id, task_id])).hexdigest()
 
 
@@ -167,7 +183,7 @@ class FileStore(TurnStore):
         self._thread_lock = threading.Lock()
 
     def _path(self, workspace_id: str, task_id: str) -> Path:
-        return self.root / f"{_record_digest(workspace_id, task_id)}.json"
+        return self.root / f"{record_digest(workspace_id, task_id)}.json"
 
     def _read(self, workspace_id: str, task_id: str) -> TurnRecord:
         path = self._path(workspace_id, task_id)
@@ -304,10 +320,10 @@ class CASStore(TurnStore):
         self.url = blobs.url
 
     def _key(self, workspace_id: str, task_id: str) -> str:
-        return f"{self.prefix}.records.{_record_digest(workspace_id, task_id)}"
+        return f"{self.prefix}.records.{record_digest(workspace_id, task_id)}"
 
     def _index_key(self, owner_identity: str) -> str:
-        return f"{self.prefix}.owners.{hashlib.sha256(owner_identity.encode()).hexdigest()}"
+        return f"{self.prefix}.owners.{owner_digest(owner_identity)}"
 
     def _change_index(self, record: TurnRecord, add: bool) -> None:
         """Add or remove the record's entry in its owner's index by compare-and-swap, with bounded retries."""
