@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 
 from journaltools.backends.jetstream import JetStreamOptions
 from journaltools.natskv import CasBucket, parse_bucket_url
-from journaltools.turnjournal.stores import CASStore
+from journaltools.turnjournal.stores import CASStore, validate_prefix
 
 DEFAULT_BUCKET = "TURNS"
 DEFAULT_PREFIX = "turnjournal"
@@ -56,7 +56,7 @@ def open_nats_turn_store(
 ) -> CASStore:
     """A ``CASStore`` over the bucket of ``url`` (``create=True``: create the bucket if it is missing)."""
     location = parse_bucket_url(url, DEFAULT_BUCKET, parameters=("prefix",))
-    prefix = location.parameters.get("prefix", DEFAULT_PREFIX)
+    prefix = validate_prefix(location.parameters.get("prefix", DEFAULT_PREFIX))  # before anything is created
     bucket = CasBucket.open(location, create=create, options=options)
     try:
         return CASStore(NatsBlobStore(bucket), prefix=prefix, max_retries=max_retries, now=now)

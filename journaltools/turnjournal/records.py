@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
@@ -21,6 +21,10 @@ class InvalidTurnRecord(JournalError, ValueError):
     def __init__(self, task_id: str, why: str) -> None:
         self.task_id = task_id
         super().__init__(f"turnjournal task {task_id!r}: {why}")
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
 
 
 class Phase(StrEnum):
@@ -123,8 +127,8 @@ class TurnRecord(_Model):
     last_message_id: str | None = None
     tool_batch: ToolBatchCheckpoint | None = None
     failure_reason: str | None = None
-    created_at: datetime
-    updated_at: datetime
+    created_at: datetime = Field(default_factory=_utc_now)  # stamped by the store on create and update
+    updated_at: datetime = Field(default_factory=_utc_now)
     completed_at: datetime | None = None
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)

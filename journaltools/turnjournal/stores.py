@@ -27,6 +27,14 @@ from journaltools.turnjournal.records import InvalidTurnRecord, TurnRecord
 
 _PREFIX = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")
 
+
+def validate_prefix(prefix: str) -> str:
+    """A CAS store's key prefix: dot-separated tokens of ``[A-Za-z0-9_-]`` (safe as key-value subject tokens)."""
+    if not _PREFIX.fullmatch(prefix):
+        raise JournalError(f"turnjournal key prefix {prefix!r} must be dot-separated tokens of [A-Za-z0-9_-]")
+    return prefix
+
+
 TurnKey = tuple[str, str]
 """(workspace_id, task_id): the identity of one parent task's record."""
 
@@ -312,10 +320,8 @@ class CASStore(TurnStore):
         now: Callable[[], datetime] = _now,
     ) -> None:
         super().__init__(now)
-        if not _PREFIX.fullmatch(prefix):
-            raise JournalError(f"turnjournal key prefix {prefix!r} must be dot-separated tokens of [A-Za-z0-9_-]")
         self.blobs = blobs
-        self.prefix = prefix
+        self.prefix = validate_prefix(prefix)
         self.max_retries = max_retries
         self.url = blobs.url
 
