@@ -341,11 +341,17 @@ class CasBucket:
             return None
         return Versioned(stored.data, stored.revision)
 
-    async def put_async(self, key: str, data: bytes, expected_revision: int) -> int | None:
+    async def put_async(
+        self, key: str, data: bytes, expected_revision: int, *, msg_id: str | None = None
+    ) -> int | None:
         """Store ``data`` if the key's revision is ``expected_revision`` (0: the key has no value); returns the new
-        revision, or None when another writer holds a different revision."""
+        revision, or None when another writer holds a different revision.
+
+        ``msg_id`` names this logical write (made here when not given): a caller that lost track of a write (its
+        process lost the answer) and repeats it with the same id gets the revision it stored, not a conflict.
+        """
         subject = self._subject(key)
-        msg_id = uuid.uuid4().hex
+        msg_id = msg_id or uuid.uuid4().hex
         expected = expected_revision
         for _ in range(3):  # at most: a delete marker in the way of a create, then the write
             outcome = await self._publish(subject, data, expected, msg_id)
@@ -408,8 +414,8 @@ class CasBucket:
     def get(self, key: str) -> Versioned | None:
         return run_sync(self.get_async(key))
 
-    def put(self, key: str, data: bytes, expected_revision: int) -> int | None:
-        return run_sync(self.put_async(key, data, expected_revision))
+    def put(self, key: str, data: bytes, expected_revision: int, *, msg_id: str | None = None) -> int | None:
+        return run_sync(self.put_async(key, data, expected_revision, msg_id=msg_id))
 
     def keys(self, prefix: str = "") -> list[str]:
         return run_sync(self.keys_async(prefix))

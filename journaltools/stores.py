@@ -33,6 +33,8 @@ def store_scheme(url: str) -> str:
     """``file``, ``nats`` or ``memory`` (anything else is returned as written, and refused by the openers)."""
     if url == "memory" or url.startswith("memory:"):
         return "memory"
+    if url == "embedded" or url.startswith("embedded:"):
+        return "embedded"  # a journal source only: a store that vanishes with the process would hold no answers
     parsed = urlparse(url)
     if parsed.scheme in ("", "file") or len(parsed.scheme) == 1:  # a bare path (or a Windows drive letter)
         return "file"

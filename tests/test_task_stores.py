@@ -49,8 +49,9 @@ def test_the_registry_refuses_what_is_not_a_task_store(tmp_path: Path, nats_serv
     (tmp_path / "file").write_text("x")
     with pytest.raises(SourceError, match="directory"):
         open_task_store(tmp_path / "file", create=True)
-    with pytest.raises(SourceError, match="not a task store URL"):
-        open_task_store("http://example.com/tasks")
+    for not_a_store in ["http://example.com/tasks", "embedded", "embedded:TASKS"]:
+        with pytest.raises(SourceError, match="not a task store URL"):
+            open_task_store(not_a_store, create=True)
     with pytest.raises(SourceError, match="bucket 'NOPE' does not exist"):
         open_task_store(f"{nats_server.url}/NOPE")
     with pytest.raises(SourceError, match="bucket name"):

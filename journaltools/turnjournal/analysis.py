@@ -23,10 +23,12 @@
   ``turn_record_invalid``      error    a stored record that is not a valid turn record
   ============================ ======== ===============================================================
 
-"Active" is neither terminal nor pending terminal: an outbox-boundary record's calls no longer matter, since
-recovery finishes its handshake without replaying tools. The index checks apply to stores that keep an owner
-index (the CAS stores); an entry of a terminal record is harmless (an update that crashed before dropping it)
-and not reported. ``findings`` also come as ``Finding`` values (``TurnAudit.findings``) for ``audit``.
+"Active" is what ``list_active`` returns: not terminal. Calls are checked only in active records that are not
+at the outbox boundary either (completing, failing, interrupting): there the turn's outcome is durable and recovery
+finishes its handshake without replaying tools, so their calls no longer matter. The index checks apply to
+stores that keep an owner index (the CAS stores); an entry of a terminal record is harmless (an update that
+crashed before dropping it) and not reported. The findings also come as ``Finding`` values
+(``TurnAudit.findings``) for ``audit``.
 """
 
 from __future__ import annotations
