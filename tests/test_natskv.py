@@ -164,3 +164,11 @@ def test_writes_across_server_crashes_are_never_lost_nor_mistaken_for_conflicts(
         stored = bucket.get("counter")
         assert stored is not None and orjson.loads(stored.data) == 39 and done == list(range(40))
         bucket.close()
+
+
+def test_an_unreachable_server_is_a_source_error_naming_the_bucket() -> None:
+    from journaltools.embedded import free_port
+
+    url = f"nats://127.0.0.1:{free_port()}/TASKS"
+    with pytest.raises(SourceError, match=f"{url}: cannot connect"):
+        CasBucket.open(parse_bucket_url(url, "D"), options=JetStreamOptions(connect_timeout=0.3))
