@@ -42,10 +42,11 @@ from journaltools.backends.jetstream import (
     Failure,
     JetStreamOptions,
     classify_nats_error,
+    connect_client,
     map_bounded,
     parse_replicas,
 )
-from journaltools.errors import JournalError, SourceError
+from journaltools.errors import InvalidSource, JournalError, SourceError
 
 T = TypeVar("T")
 
@@ -82,21 +83,35 @@ class BucketLocation:
         return f"{parsed.scheme}://{parsed.hostname or 'localhost'}{port}/{self.bucket}"
 
 
+def _masked(url: str) -> str:
+    """``url`` with any ``user:password@`` replaced by ``***@``: messages never carry credentials."""
+    return re.sub(r"(?<=://)[^/@]*@", "***@", url)
+
+
 def parse_bucket_url(url: str, default_bucket: str, parameters: Sequence[str] = ()) -> BucketLocation:
-    """``nats://[user:pass@]host:port/BUCKET[?replicas=N]`` plus the store's own ``parameters`` (e.g. ``prefix``)."""
+    """``nats://[user:pass@]host:port/BUCKET[?replicas=N]`` plus the store's own ``parameters`` (e.g. ``prefix``).
+
+    A URL that cannot name a bucket is ``InvalidSource`` (bad usage)."""
     parsed = urlparse(url)
+    shown = _masked(url)
     if parsed.scheme not in ("nats", "tls", "ws", "wss"):
-        raise SourceError(f"{url!r}: not a nats:// URL")
+        raise InvalidSource(f"{shown!r}: not a nats:// URL")
     if not parsed.hostname:
-        raise SourceError(f"{url!r}: no server host")
+        raise InvalidSource(f"{shown!r}: no server host (nats://host:port/BUCKET)")
+    try:
+        port = parsed.port
+    except ValueError:
+        port = 0
+    if port == 0:
+        raise InvalidSource(f"{shown!r}: the port must be a number from 1 to 65535")
     bucket = parsed.path.strip("/") or default_bucket
     if not _BUCKET_NAME.fullmatch(bucket):
-        raise SourceError(f"{url!r}: bucket name {bucket!r} must be 1-200 characters of [A-Za-z0-9_-]")
+        raise InvalidSource(f"{shown!r}: bucket name {bucket!r} must be 1-200 characters of [A-Za-z0-9_-]")
     query = {name: values[-1] for name, values in parse_qs(parsed.query).items()}
     unknown = sorted(set(query) - {"replicas", *parameters})
     if unknown:
         known = ", ".join(["replicas", *parameters])
-        raise SourceError(f"{url!r}: unknown parameter {unknown[0]!r} (known: {known})")
+        raise InvalidSource(f"{shown!r}: unknown parameter {unknown[0]!r} (known: {known})")
     replicas = parse_replicas(url, query.pop("replicas", "1"))
     return BucketLocation(f"{parsed.scheme}://{parsed.netloc}", bucket, replicas, query)
 
@@ -187,10 +202,6 @@ def _describe(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-async def _quiet(*args: object) -> None:  # nats-py logs every reconnect attempt by default
-    return None
-
-
 class CasBucket:
     """One key-value bucket, compare-and-swap only. Open with ``open_async`` (or ``open``); close with
     ``aclose``/``close``. Every method has a blocking face (``get``) over its async core (``get_async``)."""
@@ -215,26 +226,7 @@ class CasBucket:
     ) -> CasBucket:
         """Connect, then create (``create=True``) or verify the bucket. Refuses a bucket whose values could expire."""
         opts = options or JetStreamOptions()
-        client = Client()
-        try:
-            await asyncio.wait_for(
-                client.connect(
-                    servers=[location.servers],
-                    name="journaltools",
-                    allow_reconnect=True,
-                    max_reconnect_attempts=-1,
-                    reconnect_time_wait=opts.reconnect_wait,  # type: ignore[arg-type]  # nats-py says int
-                    connect_timeout=max(1, int(opts.connect_timeout)),
-                    error_cb=_quiet,
-                    disconnected_cb=_quiet,
-                    reconnected_cb=_quiet,
-                    closed_cb=_quiet,
-                ),
-                opts.connect_timeout,
-            )
-        except Exception as exc:
-            await client.close()
-            raise SourceError(f"{location.display_url}: cannot connect: {_describe(exc)}") from None
+        client = await connect_client(Client(), location.servers, location.display_url, opts)
         bucket = cls(client, location, opts)
         try:
             await bucket._ensure(create, history)

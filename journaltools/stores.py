@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
-from journaltools.errors import SourceError
+from journaltools.errors import InvalidSource, SourceError
 
 if TYPE_CHECKING:
     from journaltools.tasks import TaskStore
@@ -42,6 +42,8 @@ def store_scheme(url: str) -> str:
 
 
 def _directory(url: str, create: bool, what: str) -> Path:
+    if not url.strip():
+        raise InvalidSource(f"{url!r}: an empty path is not a {what} (give a directory, use . for this one)")
     path = Path(unquote(urlparse(url).path) if url.startswith("file://") else url)
     if path.exists() and not path.is_dir():
         raise SourceError(f"{url!r}: a {what} is a directory, and this is a file")
@@ -102,7 +104,7 @@ def open_task_store(url: str | Path, *, create: bool = False) -> TaskStore:
     text = str(url)
     opener = _TASK_OPENERS.get(store_scheme(text))
     if opener is None:
-        raise SourceError(f"{text!r}: not a task store URL (use a directory or nats://host:port/BUCKET)")
+        raise InvalidSource(f"{text!r}: not a task store URL (use a directory or nats://host:port/BUCKET)")
     return opener(text, create)
 
 
@@ -112,7 +114,9 @@ def open_turn_store(url: str | Path, *, create: bool = False) -> TurnStore:
     text = str(url)
     opener = _TURN_OPENERS.get(store_scheme(text))
     if opener is None:
-        raise SourceError(f"{text!r}: not a turn store URL (use a directory, memory[:NAME] or nats://host:port/BUCKET)")
+        raise InvalidSource(
+            f"{text!r}: not a turn store URL (use a directory, memory[:NAME] or nats://host:port/BUCKET)"
+        )
     return opener(text, create)
 
 

@@ -319,6 +319,9 @@ def test_the_turns_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     capsys.readouterr()
     assert main(["turns", str(tmp_path / "nowhere")]) == 1
     assert "does not exist" in capsys.readouterr().err
+    for bad_usage in ["nats://user:secret@localhost:99999/TURNS", "nats://localhost:4222/no.dots", "s3://b/t", ""]:
+        assert main(["turns", bad_usage]) == 2, bad_usage
+        assert "secret" not in capsys.readouterr().err
     with pytest.raises(SystemExit) as usage:
         main(["turns", str(tmp_path / "turns"), "--stuck-after", "soon"])
     assert usage.value.code == 2

@@ -157,7 +157,7 @@ MAX_REPLICAS = 5
 def parse_replicas(url: str, text: str) -> int:
     """The ``replicas=`` of a URL: how many copies of a stream or bucket a cluster keeps (1 to 5)."""
     if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_REPLICAS:
-        raise SourceError(f"{url!r}: replicas={text!r} must be a whole number from 1 to {MAX_REPLICAS}")
+        raise InvalidSource(f"{_masked(url)!r}: replicas={text!r} must be a whole number from 1 to {MAX_REPLICAS}")
     return int(text)
 
 
@@ -360,6 +360,51 @@ def check_stream_config(stream: str, config: Mapping[str, Any], prefix: str = DE
 
 #: What ``bytes.strip()`` strips, for the same stripping on decoded text.
 _ASCII_SPACE = " \t\n\r\x0b\x0c"
+
+
+async def connect_client(client: Client, servers: str, display_url: str, opts: JetStreamOptions) -> Client:
+    """``client`` connected to ``servers``, or ``ConnectFailed`` naming ``display_url`` and why, at the first failure
+    (nats-py alone would retry the first connection forever). The one way journaltools connects to NATS."""
+    loop = asyncio.get_running_loop()
+    first_failure: asyncio.Future[BaseException] = loop.create_future()
+
+    async def quiet(*args: object) -> None:  # nats-py logs every reconnect attempt by default
+        return None
+
+    async def on_error(exc: BaseException) -> None:
+        # nats-py retries the first connection forever; the first failure is the answer we give.
+        if not first_failure.done():
+            first_failure.set_result(exc)
+
+    connecting = asyncio.ensure_future(
+        client.connect(
+            servers=[servers],
+            name="journaltools",
+            allow_reconnect=True,
+            max_reconnect_attempts=-1,
+            reconnect_time_wait=opts.reconnect_wait,  # type: ignore[arg-type]  # nats-py says int
+            connect_timeout=max(1, int(opts.connect_timeout)),
+            error_cb=on_error,
+            disconnected_cb=quiet,
+            reconnected_cb=quiet,
+            closed_cb=quiet,
+        )
+    )
+    racing: set[asyncio.Future[Any]] = {connecting, first_failure}
+    await asyncio.wait(racing, timeout=opts.connect_timeout, return_when=asyncio.FIRST_COMPLETED)
+    failure: BaseException | None = None
+    if connecting.done() and not connecting.cancelled():
+        failure = connecting.exception()
+    elif first_failure.done():
+        failure = first_failure.result()
+    else:
+        failure = TimeoutError()
+    if failure is not None or not connecting.done():
+        connecting.cancel()
+        await asyncio.gather(connecting, return_exceptions=True)
+        await client.close()
+        raise connect_error(failure or TimeoutError(), display_url, opts.connect_timeout) from None
+    return client
 
 
 class JournalClient(Client):
@@ -583,46 +628,7 @@ class JetStreamBackend(Backend):
     ) -> JetStreamBackend:
         """Connect, then create (``create=True``) or verify the stream. Refuses an unsafe stream."""
         opts = options or JetStreamOptions()
-        client = JournalClient()
-        loop = asyncio.get_running_loop()
-        first_failure: asyncio.Future[BaseException] = loop.create_future()
-
-        async def quiet(*args: object) -> None:  # nats-py logs every reconnect attempt by default
-            return None
-
-        async def on_error(exc: BaseException) -> None:
-            # nats-py retries the first connection forever; the first failure is the answer we give.
-            if not first_failure.done():
-                first_failure.set_result(exc)
-
-        connecting = asyncio.ensure_future(
-            client.connect(
-                servers=[location.servers],
-                name="journaltools",
-                allow_reconnect=True,
-                max_reconnect_attempts=-1,
-                reconnect_time_wait=opts.reconnect_wait,  # type: ignore[arg-type]  # nats-py says int
-                connect_timeout=max(1, int(opts.connect_timeout)),
-                error_cb=on_error,
-                disconnected_cb=quiet,
-                reconnected_cb=quiet,
-                closed_cb=quiet,
-            )
-        )
-        racing: set[asyncio.Future[Any]] = {connecting, first_failure}
-        await asyncio.wait(racing, timeout=opts.connect_timeout, return_when=asyncio.FIRST_COMPLETED)
-        failure: BaseException | None = None
-        if connecting.done() and not connecting.cancelled():
-            failure = connecting.exception()
-        elif first_failure.done():
-            failure = first_failure.result()
-        else:
-            failure = TimeoutError()
-        if failure is not None or not connecting.done():
-            connecting.cancel()
-            await asyncio.gather(connecting, return_exceptions=True)
-            await client.close()
-            raise connect_error(failure or TimeoutError(), location.display_url, opts.connect_timeout) from None
+        client = await connect_client(JournalClient(), location.servers, location.display_url, opts)
         backend = cls(client, location, opts)
         try:
             await backend._ensure_stream(create)
