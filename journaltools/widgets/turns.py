@@ -14,7 +14,7 @@ from typing import Any
 
 from journaltools.protocol.findings import SEVERITY_RANK
 from journaltools.turnjournal.analysis import TurnAudit, TurnFinding
-from journaltools.widgets._html import STYLE, esc, long_text, severity_badge, status_badge
+from journaltools.widgets._html import esc, long_text, severity_badge, status_badge, themed
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,8 +166,8 @@ class TurnCheckpointsModel:
         )
         loose_html = f"<p><b>not tied to one stored record</b></p><ul>{loose}</ul>" if loose else ""
         counts = ", ".join(f"{severity_badge(s)}: <b>{totals[s]}</b>" for s in ("error", "warning", "info"))
-        return (
-            f"{STYLE}<div class='jt-turns'><p>{esc(self.store)}: {totals['records']} records, "
+        return themed(
+            f"<div class='jt-turns'><p>{esc(self.store)}: {totals['records']} records, "
             f"{totals['needs_attention']} need attention — {counts}</p>"
             f"<table class='jt-table jt-turns-table'><tr>{head}</tr>{''.join(body)}</table>{loose_html}</div>"
         )
