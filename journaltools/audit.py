@@ -23,6 +23,11 @@ How it runs:
 
 Progress: a tqdm bar per source (a widget in notebooks), silent when stderr is not a terminal or with
 ``quiet=True``.
+
+Beyond the journals: ``task_store=`` (a task store or its URL) fills the ``task_state`` column of ``runs`` for
+every run whose meta names a task; ``turn_store=`` (a turnjournal store or its URL) adds the turn-checkpoint
+findings (``turnjournal.analysis``: calls waiting for an operator, stuck or unacknowledged records, owner-index
+problems) to the result and to the ``findings`` table, after the journals' findings.
 """
 
 from __future__ import annotations
@@ -34,8 +39,9 @@ import os
 import shutil
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
-from typing import Any, Final, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, Final, TypedDict, Unpack
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -49,6 +55,11 @@ from journaltools.fold import FoldResult, fold
 from journaltools.protocol.findings import Finding, at_least
 from journaltools.tables import SCHEMAS, LoadOptions, Tables, empty_table, findings_of, findings_table, iter_tables
 from journaltools.tables.loader import BatchJob, jobs_for, run_job
+from journaltools.turnjournal.analysis import DEFAULT_STUCK_AFTER
+
+if TYPE_CHECKING:
+    from journaltools.tasks import TaskStore
+    from journaltools.turnjournal.stores import TurnStore
 
 #: The tables an audit writes; ``records`` only with ``include_records=True`` (it holds every record's bytes).
 AUDIT_TABLES: Final = ("runs", "messages", "tool_calls", "findings")
@@ -93,6 +104,13 @@ class AuditOptions:
     many findings there are: an audit of millions of runs streams them to ``on_finding`` and Parquet)."""
     on_finding: Callable[[Finding], None] | None = None
     """Called with each finding as its batch is done, in source, run and journal order."""
+    task_store: str | os.PathLike[str] | TaskStore | None = None
+    """A task store (or its URL; a URL only with ``dask``): fills ``runs.task_state`` for runs whose meta names a
+    task."""
+    turn_store: str | os.PathLike[str] | TurnStore | None = None
+    """A turnjournal store (or its URL): its turn-checkpoint findings are added after the journals'."""
+    stuck_after: timedelta = DEFAULT_STUCK_AFTER
+    """With ``turn_store``: how long a record may stay in one phase, or wait for its acknowledgement."""
 
     def load_options(self) -> LoadOptions:
         return LoadOptions(
@@ -120,6 +138,9 @@ class AuditChanges(TypedDict, total=False):
     quiet: bool
     keep_findings: bool
     on_finding: Callable[[Finding], None] | None
+    task_store: str | os.PathLike[str] | TaskStore | None
+    turn_store: str | os.PathLike[str] | TurnStore | None
+    stuck_after: timedelta
 
 
 @dataclass(slots=True)
@@ -295,6 +316,41 @@ def _count_records(runs: pa.Table) -> int:
     return int(total or 0)
 
 
+# -- task states and turn checkpoints ---------------------------------------------------------------
+
+
+def with_task_states(tables: Tables, store: TaskStore) -> Tables:
+    """``tables`` with the ``task_state`` of every run whose meta names a task the store holds (else null)."""
+    runs = tables.runs
+    if not runs.num_rows:
+        return tables
+    from journaltools.tasks import task_states
+
+    tasks = runs.column("task").to_pylist()
+    states = task_states(store, tasks)
+    column = pa.array([states.get(task) if task is not None else None for task in tasks], pa.string())
+    position = runs.schema.get_field_index("task_state")
+    return dataclasses.replace(tables, runs=runs.set_column(position, runs.schema.field(position), column))
+
+
+def _open_task_store(store: str | os.PathLike[str] | TaskStore | None) -> tuple[TaskStore | None, bool]:
+    """The task store to use and whether this audit opened it (and so closes it)."""
+    if store is None or not isinstance(store, (str, os.PathLike)):
+        return store, False
+    from journaltools.stores import open_task_store
+
+    return open_task_store(os.fspath(store)), True
+
+
+def _turn_findings(store: str | os.PathLike[str] | TurnStore | None, stuck_after: timedelta) -> list[Finding]:
+    if store is None:
+        return []
+    from journaltools.turnjournal.analysis import audit_turns
+
+    opened = os.fspath(store) if isinstance(store, os.PathLike) else store
+    return audit_turns(opened, stuck_after=stuck_after).findings
+
+
 def audit_sources(
     urls: Sequence[str], options: AuditOptions | None = None, **changes: Unpack[AuditChanges]
 ) -> AuditResult:
@@ -308,6 +364,8 @@ def audit_sources(
     if opts.dask is not None and opts.dask is not False:
         if opts.parquet is None:
             raise ValueError("the Dask audit writes Parquet partitions: give parquet=DIR")
+        if opts.task_store is not None and not isinstance(opts.task_store, (str, os.PathLike)):
+            raise ValueError("the Dask audit's tasks open the task store themselves: give its URL")
         return _audit_dask(urls, Path(opts.parquet), opts)
     result = AuditResult()
     writer = None
@@ -316,11 +374,15 @@ def audit_sources(
             writer = ParquetTables(
                 opts.parquet, _table_names(opts.include_records), row_group_bytes=opts.row_group_bytes
             )
+    tasks, close_tasks = None, False
     try:
+        tasks, close_tasks = _open_task_store(opts.task_store)  # both stores first: a wrong URL fails before work
+        turns = _turn_findings(opts.turn_store, opts.stuck_after)
         for url in urls:
             backend = open_source(url)
             try:
-                for tables in iter_tables(backend, options=opts.load_options()):
+                for batch in iter_tables(backend, options=opts.load_options()):
+                    tables = with_task_states(batch, tasks) if tasks is not None else batch
                     result.runs += tables.runs.num_rows
                     result.records += _count_records(tables.runs)
                     for finding in findings_of(tables.findings):
@@ -330,14 +392,20 @@ def audit_sources(
                             writer.write(tables)
             finally:
                 backend.close()
+        for finding in turns:  # after the journals' findings
+            result.add(finding, opts)
         if writer is not None:
             with mapped(writer.directory, "write the Parquet tables"):
+                writer.write_table("findings", findings_table(turns))
                 result.parquet = writer.close()
             result.rows = dict(writer.rows)
     except BaseException:
         if writer is not None:
             writer.abort()
         raise
+    finally:
+        if tasks is not None and close_tasks:
+            tasks.close()
     return result
 
 
@@ -349,19 +417,28 @@ class _PartitionDone:
     rows: dict[str, int]
 
 
-def audit_partition(job: BatchJob, directory: str, number: int, names: tuple[str, ...]) -> _PartitionDone:
-    """One Dask task: fold a batch of journals and write its partition of every table."""
+def audit_partition(
+    job: BatchJob, directory: str, number: int, names: tuple[str, ...], task_store: str | None = None
+) -> _PartitionDone:
+    """One Dask task: fold a batch of journals and write its partition of every table (``task_store``: the URL
+    of the task store the task reads ``task_state`` from)."""
     output = run_job(job)
+    tables = output.tables
+    if task_store is not None:
+        from journaltools.stores import open_task_store
+
+        with open_task_store(task_store) as store:
+            tables = with_task_states(tables, store)
     rows = {}
     for name in names:
-        table = output.tables[name]
+        table = tables[name]
         folder = Path(directory) / f"{name}.parquet"
         folder.mkdir(parents=True, exist_ok=True)
         with _parquet_writer(folder / f"part.{number:05d}.parquet", name) as writer:
             writer.write_table(table.cast(SCHEMAS[name]))
         rows[name] = table.num_rows
-    records = _count_records(output.tables.runs)
-    return _PartitionDone(output.tables.findings, output.runs, records, rows)
+    records = _count_records(tables.runs)
+    return _PartitionDone(tables.findings, output.runs, records, rows)
 
 
 def _audit_dask(urls: Sequence[str], directory: Path, opts: AuditOptions) -> AuditResult:
@@ -379,6 +456,8 @@ def _audit_dask(urls: Sequence[str], directory: Path, opts: AuditOptions) -> Aud
     result = AuditResult()
     early: list[Finding] = []
     tasks: list[Any] = []
+    task_store = os.fspath(opts.task_store) if isinstance(opts.task_store, (str, os.PathLike)) else None
+    turns = _turn_findings(opts.turn_store, opts.stuck_after)  # first: a wrong URL fails before any work
     # The sources stay open until the tasks are done: closing an embedded source stops its server.
     with contextlib.ExitStack() as opened:
         for url in urls:
@@ -389,7 +468,10 @@ def _audit_dask(urls: Sequence[str], directory: Path, opts: AuditOptions) -> Aud
             reopen = url if scheme_of(url) == "nats" else backend.url
             jobs = jobs_for(backend, reopen, opts.load_options(), opts.runs_per_task)
             # Partition 0 holds the source-level findings; batches are numbered from 1, in run order.
-            tasks.extend(delayed(audit_partition)(job, str(directory), len(tasks) + 1, names) for job in jobs)
+            tasks.extend(
+                delayed(audit_partition)(job, str(directory), len(tasks) + 1, names, task_store) for job in jobs
+            )
+        early.extend(turns)  # partition 0 holds them too: findings about the sources, not one batch
         scheduler = None if opts.dask is True else opts.dask
         done: Sequence[_PartitionDone] = dask_module.compute(*tasks, scheduler=scheduler) if tasks else ()
     result.rows = dict.fromkeys(names, 0)

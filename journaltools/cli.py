@@ -16,6 +16,7 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -224,6 +225,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
         max_line_bytes=args.max_line_bytes,
         keep_findings=False,
         on_finding=printer.add,
+        task_store=args.task_store,
+        turn_store=args.turn_store,
+        stuck_after=args.stuck_after,
     )
     printer.finish()
     if not args.json:
@@ -231,6 +235,27 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.parquet and not args.quiet:
         print(f"Parquet tables written to {args.parquet}", file=sys.stderr)
     if args.fail_on and result.fails(args.fail_on):
+        return 1
+    return 0
+
+
+def cmd_turns(args: argparse.Namespace) -> int:
+    from journaltools.protocol.findings import at_least
+    from journaltools.turnjournal.analysis import audit_turns
+
+    result = audit_turns(args.store, stuck_after=args.stuck_after)
+    document = result.to_json()
+    if args.json:
+        _emit_json(document)
+    else:
+        columns = ["workspace_id", "task_id", "revision", "code", "severity", "message"]
+        print_table(document["findings"], columns, wide=["message"])
+        print(
+            f"\n{document['records']} records ({document['active']} active), {document['tool_calls']} tool calls, "
+            f"{len(document['findings'])} findings",
+            file=sys.stderr,
+        )
+    if args.fail_on and any(at_least(finding.severity, args.fail_on) for finding in result.turn_findings):
         return 1
     return 0
 
@@ -347,6 +372,16 @@ def _version() -> str:
         return __version__
 
 
+def _duration(text: str) -> timedelta:
+    """An argparse type: a bad duration is bad usage (exit 2), said by argparse."""
+    from journaltools.turnjournal.analysis import parse_duration
+
+    try:
+        return parse_duration(text)
+    except JournalError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="journaltools",
@@ -392,7 +427,32 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="a longer line is a line_too_long finding, skipped unread (default 64 MiB)",
     )
+    audit.add_argument("--task-store", metavar="URL", help="fill runs.task_state from this task store")
+    audit.add_argument("--turn-store", metavar="URL", help="add this turnjournal store's findings (see 'turns')")
+    audit.add_argument(
+        "--stuck-after",
+        type=_duration,
+        default="1h",
+        metavar="DURATION",
+        help="with --turn-store: see 'turns' (default 1h)",
+    )
     audit.set_defaults(handler=cmd_audit)
+
+    turns = command(
+        "turns",
+        "analyse a turn-checkpoint store: calls requested or uncertain, records stuck in a phase or waiting for an "
+        "acknowledgement, owner-index problems; findings are data, not failures",
+    )
+    turns.add_argument("store", metavar="STORE", help="a directory or nats://host:port/BUCKET")
+    turns.add_argument(
+        "--stuck-after",
+        type=_duration,
+        default="1h",
+        metavar="DURATION",
+        help="how long a record may stay in one phase or wait for its acknowledgement (90s, 30m, 2h; default 1h)",
+    )
+    turns.add_argument("--fail-on", choices=["error", "warning"], help="exit 1 if a finding this severe exists")
+    turns.set_defaults(handler=cmd_turns)
 
     compare = command("compare", "compare two listings (typically file vs JetStream) run by run")
     compare.add_argument("source_a", metavar="SOURCE_A")

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import settings
 
 # A real nats-server -js for the JetStream tests (see tests/nats_fixtures.py).
-from tests.nats_fixtures import jetstream, jetstream_url, nats_admin, nats_server  # noqa: F401
+from tests.nats_fixtures import bucket_url, jetstream, jetstream_url, nats_admin, nats_server  # noqa: F401
 
 # These machines are shared: a wall-clock deadline per example only measures the neighbours.
 settings.register_profile("journaltools", deadline=None)

@@ -2,6 +2,7 @@
 
 ``nats_server`` is one server per test session on a free port with its own temporary store. Each test that
 asks for ``jetstream`` gets a fresh stream with its own name and subject prefix, deleted afterwards.
+``bucket_url`` is the same for a key-value bucket (the NATS task and turn stores).
 ``nats_admin`` is a plain nats-py connection that plays "somebody else": it publishes out of band, creates
 misconfigured streams and reads raw server state.
 """
@@ -96,6 +97,14 @@ def jetstream_url(nats_server: EmbeddedServer, nats_admin: NatsAdmin) -> Iterato
     stream, prefix = unique_stream()
     yield nats_server.source_url(stream, prefix=prefix)
     nats_admin.delete_stream(stream)
+
+
+@pytest.fixture
+def bucket_url(nats_server: EmbeddedServer, nats_admin: NatsAdmin) -> Iterator[str]:
+    """The URL of a key-value bucket no other test uses (created by the store that opens it, deleted afterwards)."""
+    bucket = f"B{uuid.uuid4().hex[:12]}"
+    yield f"{nats_server.url}/{bucket}"
+    nats_admin.delete_stream(f"KV_{bucket}")
 
 
 @pytest.fixture

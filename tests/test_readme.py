@@ -2,6 +2,7 @@
 as documented. They run in a scratch directory holding a link to the samples, so nothing is written into
 the repository; the README's NATS URL is swapped for the test server's."""
 
+import json
 import os
 import re
 import shlex
@@ -11,9 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from journaltools.embedded import EmbeddedServer
+
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 README_NATS_URL = "nats://127.0.0.1:4222/JOURNALS"
+#: Any other stream or bucket of the README lives on the test server under its README name.
+README_NATS_SERVER = "nats://127.0.0.1:4222"
 
 
 def examples() -> list[tuple[str, str]]:
@@ -22,20 +27,25 @@ def examples() -> list[tuple[str, str]]:
 
 
 def test_readme_examples_run_in_order(
-    tmp_path: Path, jetstream_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    jetstream_url: str,
+    nats_server: EmbeddedServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "samples").symlink_to(ROOT / "data" / "samples")
     monkeypatch.chdir(tmp_path)
     commands = 0
     for language, text in examples():
+        text = text.replace(README_NATS_URL, jetstream_url).replace(README_NATS_SERVER, nats_server.url)
         if language == "python":
             exec(compile(text, "README.md", "exec"), {})
             continue
         for line in text.splitlines():
             if not line.startswith("$ "):
                 continue
-            argv = shlex.split(line[2:].replace(README_NATS_URL, jetstream_url))
+            argv = shlex.split(line[2:])
             assert argv[0] == "journaltools"
             result = subprocess.run(
                 [sys.executable, "-m", "journaltools", *argv[1:]],
@@ -46,8 +56,11 @@ def test_readme_examples_run_in_order(
             assert result.returncode == expected, f"{line}: {result.stderr.decode()}"
             if argv[1] == "compare":
                 assert b"documented" in result.stdout and b"discrepancy" not in result.stdout
+            if argv[1] == "turns":  # the requested call the Python example checkpointed needs an operator
+                assert [f["code"] for f in json.loads(result.stdout)["findings"]] == ["turn_call_requested"]
             commands += 1
     assert commands >= 5 and README_NATS_URL in README
     out = capsys.readouterr().out
     assert "resumed-after-crash" in out and "completed 2 None" in out  # the first Python example
     assert "('completed', 5)" in out  # the DuckDB query over the audit the console example wrote
+    assert "task 'invoice-42' already succeeded" in out and "[('call-1', 'ask_operator')]" in out

@@ -109,11 +109,13 @@ _PREFIX = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")
 
 @dataclass(frozen=True, slots=True)
 class JetStreamLocation:
-    """A stream on a server: ``nats://host:port/STREAM`` (``?prefix=`` changes the subject prefix)."""
+    """A stream on a server: ``nats://host:port/STREAM`` (``?prefix=`` changes the subject prefix, ``?replicas=``
+    how many copies a JetStream cluster keeps of a stream journaltools creates)."""
 
     servers: str
     stream: str = DEFAULT_STREAM
     prefix: str = DEFAULT_PREFIX
+    replicas: int = 1
 
     @property
     def display_url(self) -> str:
@@ -126,7 +128,7 @@ class JetStreamLocation:
 
 
 def parse_nats_url(url: str) -> JetStreamLocation:
-    """``nats://[user:pass@]host:port/STREAM[?prefix=journal]`` → where the journals are."""
+    """``nats://[user:pass@]host:port/STREAM[?prefix=journal][&replicas=3]`` → where the journals are."""
     parsed = urlparse(url)
     shown = _masked(url)
     if parsed.scheme not in ("nats", "tls", "ws", "wss"):
@@ -143,8 +145,20 @@ def parse_nats_url(url: str) -> JetStreamLocation:
     query = parse_qs(parsed.query)
     prefix = query.get("prefix", [DEFAULT_PREFIX])[-1]
     _check_names(url, stream, prefix)
+    replicas = parse_replicas(url, query.get("replicas", ["1"])[-1])
     servers = f"{parsed.scheme}://{parsed.netloc}"
-    return JetStreamLocation(servers, stream, prefix)
+    return JetStreamLocation(servers, stream, prefix, replicas)
+
+
+#: JetStream keeps at most five copies of a stream.
+MAX_REPLICAS = 5
+
+
+def parse_replicas(url: str, text: str) -> int:
+    """The ``replicas=`` of a URL: how many copies of a stream or bucket a cluster keeps (1 to 5)."""
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_REPLICAS:
+        raise InvalidSource(f"{_masked(url)!r}: replicas={text!r} must be a whole number from 1 to {MAX_REPLICAS}")
+    return int(text)
 
 
 def _masked(url: str) -> str:
@@ -277,14 +291,14 @@ def _describe_nats_error(exc: BaseException) -> str:
 # -- the stream ---------------------------------------------------------------------------------------
 
 
-def stream_config_for(stream: str, prefix: str) -> dict[str, Any]:
-    """The configuration journaltools creates a stream with."""
+def stream_config_for(stream: str, prefix: str, replicas: int = 1) -> dict[str, Any]:
+    """The configuration journaltools creates a stream with (``replicas`` > 1 needs a JetStream cluster)."""
     return {
         "name": stream,
         "subjects": [f"{prefix}.>"],
         "retention": "limits",
         "storage": "file",
-        "num_replicas": 1,
+        "num_replicas": replicas,
         "max_msgs_per_subject": 1,
         "discard": "new",
         "discard_new_per_subject": True,
@@ -346,6 +360,51 @@ def check_stream_config(stream: str, config: Mapping[str, Any], prefix: str = DE
 
 #: What ``bytes.strip()`` strips, for the same stripping on decoded text.
 _ASCII_SPACE = " \t\n\r\x0b\x0c"
+
+
+async def connect_client(client: Client, servers: str, display_url: str, opts: JetStreamOptions) -> Client:
+    """``client`` connected to ``servers``, or ``ConnectFailed`` naming ``display_url`` and why, at the first failure
+    (nats-py alone would retry the first connection forever). The one way journaltools connects to NATS."""
+    loop = asyncio.get_running_loop()
+    first_failure: asyncio.Future[BaseException] = loop.create_future()
+
+    async def quiet(*args: object) -> None:  # nats-py logs every reconnect attempt by default
+        return None
+
+    async def on_error(exc: BaseException) -> None:
+        # nats-py retries the first connection forever; the first failure is the answer we give.
+        if not first_failure.done():
+            first_failure.set_result(exc)
+
+    connecting = asyncio.ensure_future(
+        client.connect(
+            servers=[servers],
+            name="journaltools",
+            allow_reconnect=True,
+            max_reconnect_attempts=-1,
+            reconnect_time_wait=opts.reconnect_wait,  # type: ignore[arg-type]  # nats-py says int
+            connect_timeout=max(1, int(opts.connect_timeout)),
+            error_cb=on_error,
+            disconnected_cb=quiet,
+            reconnected_cb=quiet,
+            closed_cb=quiet,
+        )
+    )
+    racing: set[asyncio.Future[Any]] = {connecting, first_failure}
+    await asyncio.wait(racing, timeout=opts.connect_timeout, return_when=asyncio.FIRST_COMPLETED)
+    failure: BaseException | None = None
+    if connecting.done() and not connecting.cancelled():
+        failure = connecting.exception()
+    elif first_failure.done():
+        failure = first_failure.result()
+    else:
+        failure = TimeoutError()
+    if failure is not None or not connecting.done():
+        connecting.cancel()
+        await asyncio.gather(connecting, return_exceptions=True)
+        await client.close()
+        raise connect_error(failure or TimeoutError(), display_url, opts.connect_timeout) from None
+    return client
 
 
 class JournalClient(Client):
@@ -569,46 +628,7 @@ class JetStreamBackend(Backend):
     ) -> JetStreamBackend:
         """Connect, then create (``create=True``) or verify the stream. Refuses an unsafe stream."""
         opts = options or JetStreamOptions()
-        client = JournalClient()
-        loop = asyncio.get_running_loop()
-        first_failure: asyncio.Future[BaseException] = loop.create_future()
-
-        async def quiet(*args: object) -> None:  # nats-py logs every reconnect attempt by default
-            return None
-
-        async def on_error(exc: BaseException) -> None:
-            # nats-py retries the first connection forever; the first failure is the answer we give.
-            if not first_failure.done():
-                first_failure.set_result(exc)
-
-        connecting = asyncio.ensure_future(
-            client.connect(
-                servers=[location.servers],
-                name="journaltools",
-                allow_reconnect=True,
-                max_reconnect_attempts=-1,
-                reconnect_time_wait=opts.reconnect_wait,  # type: ignore[arg-type]  # nats-py says int
-                connect_timeout=max(1, int(opts.connect_timeout)),
-                error_cb=on_error,
-                disconnected_cb=quiet,
-                reconnected_cb=quiet,
-                closed_cb=quiet,
-            )
-        )
-        racing: set[asyncio.Future[Any]] = {connecting, first_failure}
-        await asyncio.wait(racing, timeout=opts.connect_timeout, return_when=asyncio.FIRST_COMPLETED)
-        failure: BaseException | None = None
-        if connecting.done() and not connecting.cancelled():
-            failure = connecting.exception()
-        elif first_failure.done():
-            failure = first_failure.result()
-        else:
-            failure = TimeoutError()
-        if failure is not None or not connecting.done():
-            connecting.cancel()
-            await asyncio.gather(connecting, return_exceptions=True)
-            await client.close()
-            raise connect_error(failure or TimeoutError(), location.display_url, opts.connect_timeout) from None
+        client = await connect_client(JournalClient(), location.servers, location.display_url, opts)
         backend = cls(client, location, opts)
         try:
             await backend._ensure_stream(create)
@@ -623,7 +643,7 @@ class JetStreamBackend(Backend):
         except nats.js.errors.NotFoundError:
             if not create:
                 raise SourceError(f"{self.url}: stream {self.stream!r} does not exist") from None
-            config = stream_config_for(self.stream, self.prefix)
+            config = stream_config_for(self.stream, self.prefix, self.location.replicas)
             info = await self._api(f"STREAM.CREATE.{self.stream}", orjson.dumps(config), what="create the stream")
         config = info.get("config") or {}
         check_stream_config(self.stream, config, self.prefix)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from journaltools.errors import JournalError
 
@@ -21,6 +21,10 @@ class InvalidTurnRecord(JournalError, ValueError):
     def __init__(self, task_id: str, why: str) -> None:
         self.task_id = task_id
         super().__init__(f"turnjournal task {task_id!r}: {why}")
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
 
 
 class Phase(StrEnum):
@@ -123,8 +127,8 @@ class TurnRecord(_Model):
     last_message_id: str | None = None
     tool_batch: ToolBatchCheckpoint | None = None
     failure_reason: str | None = None
-    created_at: datetime
-    updated_at: datetime
+    created_at: datetime = Field(default_factory=_utc_now)  # stamped by the store on create and update
+    updated_at: datetime = Field(default_factory=_utc_now)
     completed_at: datetime | None = None
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
@@ -181,8 +185,14 @@ class TurnRecord(_Model):
         return self.model_dump_json(by_alias=True, exclude_none=True).encode()
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> TurnRecord:
-        return cls.model_validate_json(data)
+    def from_bytes(cls, data: bytes, where: str = "") -> TurnRecord:
+        """Decode a stored record; ``InvalidTurnRecord`` (naming ``where``) when the bytes are not one."""
+        try:
+            return cls.model_validate_json(data)
+        except ValidationError as exc:
+            place = f" in {where}" if where else ""
+            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'record'}: {e['msg']}" for e in exc.errors())
+            raise InvalidTurnRecord("?", f"stored record{place} is not a turn record: {problems}") from None
 
     def with_changes(self, **changes: Any) -> TurnRecord:
         return self.model_copy(update=changes)

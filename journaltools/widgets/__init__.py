@@ -8,6 +8,7 @@ from journaltools.widgets.comparison import ListingComparison, ListingComparison
 from journaltools.widgets.conversation import ConversationModel, ConversationView
 from journaltools.widgets.runs import RunBrowser, RunBrowserModel, load_source
 from journaltools.widgets.timetravel import TimeTravel, TimeTravelModel
+from journaltools.widgets.turns import TurnCheckpoints, TurnCheckpointsModel
 
 __all__ = [
     "AuditSummary",
@@ -20,5 +21,7 @@ __all__ = [
     "RunBrowserModel",
     "TimeTravel",
     "TimeTravelModel",
+    "TurnCheckpoints",
+    "TurnCheckpointsModel",
     "load_source",
 ]
