@@ -41,6 +41,7 @@ from journaltools.protocol.sequence import AppendVerdict, check_append
 
 if TYPE_CHECKING:
     from journaltools.audit import AuditOptions, AuditResult, audit_sources, read_audit
+    from journaltools.stores import open_task_store, open_turn_store
     from journaltools.tables import LoadOptions, Tables, iter_tables, load
 
 #: name -> the module that defines it, imported when the name is first used.
@@ -53,6 +54,8 @@ _LAZY = {
     "read_audit": "journaltools.audit",
     "AuditOptions": "journaltools.audit",
     "AuditResult": "journaltools.audit",
+    "open_task_store": "journaltools.stores",
+    "open_turn_store": "journaltools.stores",
 }
 
 
@@ -93,6 +96,8 @@ __all__ = [
     "iter_tables",
     "load",
     "open_source",
+    "open_task_store",
+    "open_turn_store",
     "read_audit",
 ]
 __version__ = "0.1.0"

@@ -54,7 +54,7 @@ from journaltools.backends.scan import DEFAULT_MAX_LINE_BYTES
 from journaltools.fold import FoldResult, fold
 from journaltools.protocol.findings import Finding, at_least
 from journaltools.tables import SCHEMAS, LoadOptions, Tables, empty_table, findings_of, findings_table, iter_tables
-from journaltools.tables.loader import BatchJob, jobs_for, run_job
+from journaltools.tables.loader import BatchJob, jobs_for, open_task_store_of, run_job, with_task_states
 from journaltools.turnjournal.analysis import DEFAULT_STUCK_AFTER
 
 if TYPE_CHECKING:
@@ -319,29 +319,6 @@ def _count_records(runs: pa.Table) -> int:
 # -- task states and turn checkpoints ---------------------------------------------------------------
 
 
-def with_task_states(tables: Tables, store: TaskStore) -> Tables:
-    """``tables`` with the ``task_state`` of every run whose meta names a task the store holds (else null)."""
-    runs = tables.runs
-    if not runs.num_rows:
-        return tables
-    from journaltools.tasks import task_states
-
-    tasks = runs.column("task").to_pylist()
-    states = task_states(store, tasks)
-    column = pa.array([states.get(task) if task is not None else None for task in tasks], pa.string())
-    position = runs.schema.get_field_index("task_state")
-    return dataclasses.replace(tables, runs=runs.set_column(position, runs.schema.field(position), column))
-
-
-def _open_task_store(store: str | os.PathLike[str] | TaskStore | None) -> tuple[TaskStore | None, bool]:
-    """The task store to use and whether this audit opened it (and so closes it)."""
-    if store is None or not isinstance(store, (str, os.PathLike)):
-        return store, False
-    from journaltools.stores import open_task_store
-
-    return open_task_store(os.fspath(store)), True
-
-
 def _turn_findings(store: str | os.PathLike[str] | TurnStore | None, stuck_after: timedelta) -> list[Finding]:
     if store is None:
         return []
@@ -376,13 +353,13 @@ def audit_sources(
             )
     tasks, close_tasks = None, False
     try:
-        tasks, close_tasks = _open_task_store(opts.task_store)  # both stores first: a wrong URL fails before work
+        tasks, close_tasks = open_task_store_of(opts.task_store)  # both stores first: a wrong URL fails before work
         turns = _turn_findings(opts.turn_store, opts.stuck_after)
+        load_options = dataclasses.replace(opts.load_options(), task_store=tasks)
         for url in urls:
             backend = open_source(url)
             try:
-                for batch in iter_tables(backend, options=opts.load_options()):
-                    tables = with_task_states(batch, tasks) if tasks is not None else batch
+                for tables in iter_tables(backend, options=load_options):
                     result.runs += tables.runs.num_rows
                     result.records += _count_records(tables.runs)
                     for finding in findings_of(tables.findings):

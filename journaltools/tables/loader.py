@@ -10,10 +10,11 @@ record and every finding: nothing the source holds disappears without a finding.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, TypedDict, Unpack
+from typing import TYPE_CHECKING, Final, TypedDict, Unpack
 
 import pyarrow as pa
 
@@ -43,6 +44,9 @@ from journaltools.tables.records import (
 )
 from journaltools.tables.schema import Tables
 
+if TYPE_CHECKING:
+    from journaltools.tasks import TaskStore
+
 Source = str | Path | Backend
 
 
@@ -65,6 +69,9 @@ class LoadOptions:
     workers: int | None = None
     """Processes that fold (this one included): None decides by the size of the load (see
     ``parallel.processes_for``); 1 folds in this process only."""
+    task_store: str | os.PathLike[str] | TaskStore | None = None
+    """A task store (or its URL: a directory or ``nats://host:port/BUCKET``): fills ``task_state`` in ``runs``
+    for every run whose meta names a task it holds."""
 
 
 class LoadChanges(TypedDict, total=False):
@@ -77,6 +84,7 @@ class LoadChanges(TypedDict, total=False):
     max_line_bytes: int
     progress: bool | None
     workers: int | None
+    task_store: str | os.PathLike[str] | TaskStore | None
 
 
 def resolve(options: LoadOptions | None, changes: LoadChanges) -> LoadOptions:
@@ -259,14 +267,17 @@ def iter_tables(
                 raise SourceError(problem.message)
             yield Tables.of(findings=findings_table([with_source(f, backend.url) for f in early]))
         bar = Progress(len(wanted), progress_enabled(opts.progress), "journaltools load")
+        tasks, close_tasks = open_task_store_of(opts.task_store)
         try:
             for part in _batches(backend, wanted, opts):
                 if opts.strict and part.bad:
                     _raise_for(backend, *part.bad[0], opts)
                 bar.update(part.runs)
-                yield part.tables
+                yield with_task_states(part.tables, tasks) if tasks is not None else part.tables
         finally:
             bar.close()
+            if tasks is not None and close_tasks:
+                tasks.close()
     finally:
         if owned:
             backend.close()
@@ -284,6 +295,29 @@ def load(
     ``options`` (or its fields as keywords, ``load(source, strict=False)``): see ``LoadOptions``.
     """
     return Tables.concat(iter_tables(source, runs, options, **changes))
+
+
+def with_task_states(tables: Tables, store: TaskStore) -> Tables:
+    """``tables`` with the ``task_state`` of every run whose meta names a task the store holds (else null)."""
+    runs = tables.runs
+    if not runs.num_rows:
+        return tables
+    from journaltools.tasks import task_states  # the task store is needed only by loads that name one
+
+    tasks = runs.column("task").to_pylist()
+    states = task_states(store, tasks)
+    column = pa.array([states.get(task) if task is not None else None for task in tasks], pa.string())
+    position = runs.schema.get_field_index("task_state")
+    return dataclasses.replace(tables, runs=runs.set_column(position, runs.schema.field(position), column))
+
+
+def open_task_store_of(store: str | os.PathLike[str] | TaskStore | None) -> tuple[TaskStore | None, bool]:
+    """The task store to use and whether this call opened it (and so closes it)."""
+    if store is None or not isinstance(store, (str, os.PathLike)):
+        return store, False
+    from journaltools.stores import open_task_store
+
+    return open_task_store(os.fspath(store)), True
 
 
 # -- batches a task loads itself (Dask) ------------------------------------------------------------------------
