@@ -54,7 +54,8 @@ from journaltools.backends.scan import DEFAULT_MAX_LINE_BYTES
 from journaltools.fold import FoldResult, fold
 from journaltools.protocol.findings import Finding, at_least
 from journaltools.tables import SCHEMAS, LoadOptions, Tables, empty_table, findings_of, findings_table, iter_tables
-from journaltools.tables.loader import BatchJob, jobs_for, open_task_store_of, run_job, with_task_states
+from journaltools.tables.batch import BatchJob, jobs_for, run_job
+from journaltools.tables.loader import open_task_store_of, with_task_states
 from journaltools.turnjournal.analysis import DEFAULT_STUCK_AFTER
 
 if TYPE_CHECKING:

@@ -9,12 +9,14 @@ run to all of them::
 
 The package, by what each file holds: ``schema`` (the five schemas, ``Tables``), ``build`` (the pure
 builder from folds), ``records`` (the records path: journal files into the ``records`` table),
-``loader`` (``load``, ``iter_tables``, ``LoadOptions``), ``parallel`` (how the work is spread).
+``batch`` (``LoadOptions`` and the tables of one batch), ``loader`` (``load``, ``iter_tables``),
+``parallel`` and ``workers`` (how the work is spread).
 """
 
+from journaltools.tables.batch import LoadOptions
 from journaltools.tables.build import TablesBuilder, tables_of_runs
 from journaltools.tables.columns import findings_of, findings_table, timestamps
-from journaltools.tables.loader import LoadOptions, iter_tables, load
+from journaltools.tables.loader import iter_tables, load
 from journaltools.tables.schema import (
     FINDINGS_SCHEMA,
     MESSAGES_SCHEMA,

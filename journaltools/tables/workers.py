@@ -95,7 +95,7 @@ def _send_result(stream: IO[bytes], job: int, ok: bool, value: object) -> None:
 
 def serve(requests: IO[bytes], replies: IO[bytes]) -> None:
     """The worker's loop: one batch per request, until the parent closes the pipe."""
-    from journaltools.tables.loader import tables_of_lines
+    from journaltools.tables.batch import tables_of_lines
     from journaltools.tables.records import new_buffer, read_batch
 
     buffer = new_buffer()
