@@ -86,7 +86,7 @@ class AuditOptions:
     """Write the ``records`` table too (every record's bytes)."""
     dask: Any = None
     """True: one Dask task per batch on the current scheduler; or a ``distributed.Client`` to use."""
-    batch_bytes: int = 16 << 20
+    batch_bytes: int = 8 << 20
     """Journal bytes per batch (and per Dask task of file journals)."""
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     """A longer line is a ``line_too_long`` finding, skipped without being held whole."""

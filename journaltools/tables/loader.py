@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Unpack
 
@@ -37,11 +38,11 @@ from journaltools.tables.batch import (
     tables_of_reads,
 )
 from journaltools.tables.columns import findings_table, with_source
-from journaltools.tables.parallel import Progress, pipelined, processes_for, progress_enabled, shared_batches
+from journaltools.tables.parallel import Progress, processes_for, progress_enabled, shared_batches
 from journaltools.tables.records import (
-    BatchBytes,
     JournalFile,
     batches_by_size,
+    decode_envelopes,
     journal_files,
     new_buffer,
     read_batch,
@@ -94,19 +95,32 @@ def _file_batches(
     if processes > 1 and len(batches) > 1:
         yield from shared_batches(batches, processes - 1, source, options, _batch_here)
         return
-    buffers = [new_buffer(), new_buffer()]  # two: one batch is read while the one before is worked on
+    yield from _pipelined_batches(batches, source, options)
 
-    def read(numbered: tuple[int, list[JournalFile]]) -> BatchBytes:
-        number, batch = numbered
-        read, buffers[number % 2] = read_journals(batch, buffers[number % 2], options.max_line_bytes)
-        return read
 
-    for lines in pipelined(list(enumerate(batches)), read, split_batch):
-        yield tables_of_lines(lines, source, options)
+def _pipelined_batches(batches: list[list[JournalFile]], source: str, options: LoadOptions) -> Iterator[BatchResult]:
+    """Each batch's tables, with the helper thread splitting batch n while this thread decodes its envelopes
+    (both read the one buffer), then splitting batch n + 1 while this thread builds the tables of n."""
+    if not batches:
+        return
+    wants_envelopes = not options.fold
+    buffer = new_buffer()
+    with ThreadPoolExecutor(1, thread_name_prefix="journaltools-split") as helper:
+        read, buffer = read_journals(batches[0], buffer, options.max_line_bytes)
+        splitting = helper.submit(split_batch, read)
+        for index in range(len(batches)):
+            envelopes = decode_envelopes(read) if wants_envelopes else None
+            lines = splitting.result()  # both readers are done with the buffer
+            lines.envelopes = envelopes
+            if index + 1 < len(batches):
+                read, buffer = read_journals(batches[index + 1], buffer, options.max_line_bytes)
+                splitting = helper.submit(split_batch, read)
+            yield tables_of_lines(lines, source, options)
+            del lines, envelopes
 
 
 def _batch_here(batch: list[JournalFile], source: str, options: LoadOptions) -> BatchResult:
-    lines, _ = read_batch(batch, new_buffer(), options.max_line_bytes)
+    lines, _ = read_batch(batch, new_buffer(), options.max_line_bytes, envelopes=not options.fold)
     return tables_of_lines(lines, source, options)
 
 

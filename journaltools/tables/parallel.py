@@ -1,8 +1,8 @@
 """How a load spreads its work, and its progress bar. The policy, in one place:
 
 - The records path (``fold=False``) runs in this process: the stages that release the interpreter (the
-  line split, the UTF-8 check) run in one helper thread, one batch ahead of this thread, which reads,
-  decodes the envelopes and builds. A second process would only move the envelope decode, and shipping the
+  line split, the UTF-8 check) run in one helper thread (``loader._pipelined_batches``) while this thread
+  decodes the same batch's envelopes, then builds its tables while the helper splits the next one. A second process would only move the envelope decode, and shipping the
   records back costs about what it saves.
 - Folding is Python and has no such stages, so a load that folds enough journal bytes (``FOLD_POOL_FROM``)
   on a machine with more than one core shares its batches with worker processes (``workers.py``): one per
@@ -20,7 +20,6 @@ import os
 import queue
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Final, TypeVar
 
 from journaltools.tables import workers as worker_processes
@@ -28,23 +27,6 @@ from journaltools.tables import workers as worker_processes
 Item = TypeVar("Item")
 Read = TypeVar("Read")
 Prepared = TypeVar("Prepared")
-
-
-def pipelined(
-    items: Sequence[Item], here: Callable[[Item], Read], there: Callable[[Read], Prepared]
-) -> Iterator[Prepared]:
-    """``there(here(item))`` for each item in order: ``here`` in this thread, ``there`` in a helper thread,
-    one item ahead, so the helper's work on the next item overlaps the caller's work on this one."""
-    if not items:
-        return
-    with ThreadPoolExecutor(1, thread_name_prefix="journaltools-split") as helper:
-        upcoming: Future[Prepared] = helper.submit(there, here(items[0]))
-        for index in range(len(items)):
-            current = upcoming.result()
-            if index + 1 < len(items):
-                upcoming = helper.submit(there, here(items[index + 1]))
-            yield current
-            del current
 
 
 #: Journal bytes from which a fold starts worker processes (measured: below this the work is over before a

@@ -2,14 +2,16 @@
 
 A batch (about ``batch_bytes`` of journals) goes through two stages:
 
-1. ``read_batch`` reads its journals into one reused buffer (a newline added where a journal lacks its
-   last one) and splits it into lines with one Arrow call. The split is the ``body`` column: every record's
-   bytes, copied once from the read buffer, which lets the buffer be reused by the next batch. Both steps
-   release the interpreter, so the loader runs them in a helper thread while this thread works on the
-   batch before.
+1. ``read_journals`` reads its journals into one reused buffer (a newline added where a journal lacks its
+   last one). Two readers then share that buffer: ``split_batch`` splits it into lines with one Arrow call
+   and checks framing and UTF-8 (all of which release the interpreter, so the loader runs it in a helper
+   thread), while ``decode_envelopes`` decodes each journal's envelopes with msgspec in this thread. The
+   split is the ``body`` column: every record's bytes, copied once, so once both readers are done the
+   buffer holds nothing anyone needs and the next batch is read into it (one buffer, not one per batch in
+   flight).
 2. ``records_of_batch`` checks every line and builds the other columns. A journal takes the fast route when
-   every line is framed as one object (starts with ``{``, ends with ``}``), the batch is UTF-8, and msgspec
-   decodes every line's envelope (every other field is validated as JSON and skipped, never built); the
+   every line is framed as one object (starts with ``{``, ends with ``}``), its lines are UTF-8, and msgspec
+   decoded every line's envelope (every other field is validated as JSON and skipped, never built); the
    envelope columns are then checked with ``envelope.envelope_mask``, and a row the mask rejects is checked
    again by ``check_envelope`` for its finding. Any other journal goes to the exact reader
    (``backends.scan``), the same that ``FileBackend.read_run`` uses: rows, findings and errors are the
@@ -137,14 +139,13 @@ class BatchLines:
     """A batch read and split: ``lines`` holds every line of every journal, in order, without newlines."""
 
     journals: list[JournalFile]
-    data: memoryview
-    starts: np.ndarray
     lines: pa.LargeBinaryArray
     first_line: np.ndarray  # index in lines of each journal's first line
     counts: np.ndarray  # lines per journal
     framed: np.ndarray  # per journal: it has lines and each is framed as one object (see ``_framed``)
     utf8: bool  # whether the whole batch is UTF-8
     streamed: bool = False
+    envelopes: list[list[_Envelope] | None] | None = None  # per journal, from ``decode_envelopes``
 
     def journal_lines(self, index: int) -> list[bytes]:
         first, count = int(self.first_line[index]), int(self.counts[index])
@@ -162,13 +163,16 @@ def read_journals(
     """Stage 1a: read a batch into ``buffer`` (or a larger one, returned for reuse).
 
     Runs in the loading thread: a helper thread would need the interpreter back after every file it opens
-    and reads, and would wait for it behind msgspec, which holds it while it parses.
+    and reads, and would wait for it behind msgspec, which holds it while it parses. The buffer may be
+    reused once ``split_batch`` and ``decode_envelopes`` are done with the batch.
     """
     if len(journals) == 1 and journals[0].size > max_line_bytes:
         return BatchBytes(journals, memoryview(b""), np.zeros(1, np.int64), streamed=True), buffer
     need = sum(j.size for j in journals) + len(journals)
     if len(buffer) < need:
-        buffer = np.empty(max(need, 2 * len(buffer)), np.uint8)
+        # An eighth over what this batch needs, not double: batches are of about one size, and every byte of
+        # the buffer that a read touches stays resident until the load ends.
+        buffer = np.empty(need + need // 8, np.uint8)
     view = memoryview(buffer.data)
     starts = np.empty(len(journals), np.int64)
     position = 0
@@ -193,7 +197,7 @@ def split_batch(batch: BatchBytes) -> BatchLines:
     if batch.streamed:
         empty = pa.array([], pa.large_binary())
         zeros = np.zeros(1, np.int64)
-        return BatchLines(batch.journals, batch.data, zeros, empty, zeros, zeros, np.zeros(1, bool), True, True)
+        return BatchLines(batch.journals, empty, zeros, zeros, np.zeros(1, bool), True, True)
     data = batch.data
     whole = pa.LargeBinaryArray.from_buffers(
         pa.large_binary(), 1, [None, pa.py_buffer(np.array([0, len(data)], np.int64)), pa.py_buffer(data)]
@@ -205,13 +209,35 @@ def split_batch(batch: BatchBytes) -> BatchLines:
     first_line = np.searchsorted(line_starts, batch.starts)
     counts = np.diff(np.append(first_line, len(lines)))
     framed = _framed(lines, first_line, counts)
-    return BatchLines(batch.journals, data, batch.starts, lines, first_line, counts, framed, _is_utf8(data))
+    return BatchLines(batch.journals, lines, first_line, counts, framed, _is_utf8(data))
 
 
-def read_batch(journals: list[JournalFile], buffer: np.ndarray, max_line_bytes: int) -> tuple[BatchLines, np.ndarray]:
-    """Both stages of reading a batch, in this thread."""
+def decode_envelopes(batch: BatchBytes) -> list[list[_Envelope] | None]:
+    """Stage 1c, in this thread beside the split: each journal's envelopes, or None where msgspec refuses
+    its bytes. Whether the journal may take the fast route is decided later, from the split."""
+    if batch.streamed:
+        return [None]
+    decoded: list[list[_Envelope] | None] = []
+    ends = [*batch.starts[1:].tolist(), len(batch.data)]
+    with paused_gc():
+        for start, end in zip(batch.starts.tolist(), ends, strict=True):
+            try:
+                decoded.append(_ENVELOPES.decode_lines(batch.data[start:end]))
+            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+                decoded.append(None)
+    return decoded
+
+
+def read_batch(
+    journals: list[JournalFile], buffer: np.ndarray, max_line_bytes: int, *, envelopes: bool
+) -> tuple[BatchLines, np.ndarray]:
+    """Every stage of reading a batch, in this thread; ``envelopes`` for ``records_of_batch``, which needs
+    them (a fold reads the lines instead)."""
     read, buffer = read_journals(journals, buffer, max_line_bytes)
-    return split_batch(read), buffer
+    decoded = decode_envelopes(read) if envelopes else None
+    lines = split_batch(read)
+    lines.envelopes = decoded
+    return lines, buffer
 
 
 @dataclass(slots=True)
@@ -249,6 +275,10 @@ def _is_utf8(data: Any) -> bool:
     multi-byte sequence, so the lines of UTF-8 bytes are UTF-8 too."""
     buffer = pa.py_buffer(data)
     text = pa.LargeStringArray.from_buffers(1, pa.py_buffer(np.array([0, len(buffer)], np.int64)), buffer)
+    return _valid(text)
+
+
+def _valid(text: pa.Array) -> bool:
     try:
         text.validate(full=True)
     except pa.ArrowInvalid:
@@ -258,18 +288,16 @@ def _is_utf8(data: Any) -> bool:
 
 def _fast_envelopes(batch: BatchLines, index: int) -> list[_Envelope] | None:
     """The envelopes of journal ``index`` by the fast route, or None if it must take the exact one."""
-    if not batch.framed[index]:
+    if batch.envelopes is None:
+        raise ValueError("records_of_batch needs the envelopes: read the batch with envelopes=True")
+    envelopes = batch.envelopes[index]
+    if envelopes is None or not batch.framed[index] or len(envelopes) != batch.counts[index]:
         return None
-    start = int(batch.starts[index])
-    end = int(batch.starts[index + 1]) if index + 1 < len(batch.journals) else len(batch.data)
-    chunk = batch.data[start:end]
-    if not batch.utf8 and not _is_utf8(chunk):
-        return None
-    try:
-        envelopes: list[_Envelope] = _ENVELOPES.decode_lines(chunk)
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-        return None
-    return envelopes if len(envelopes) == batch.counts[index] else None
+    if not batch.utf8:
+        first, count = int(batch.first_line[index]), int(batch.counts[index])
+        if not _valid(batch.lines.slice(first, count).view(pa.large_string())):
+            return None
+    return envelopes
 
 
 def _exact_part(journal: JournalFile, lines: list[bytes] | None, source: str, max_line_bytes: int) -> RecordsPart:

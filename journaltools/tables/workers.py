@@ -104,7 +104,7 @@ def serve(requests: IO[bytes], replies: IO[bytes]) -> None:
     while (frame := _read_frame(requests)) is not None:
         job, journals, source, options = pickle.loads(frame)
         try:
-            lines, buffer = read_batch(journals, buffer, options.max_line_bytes)
+            lines, buffer = read_batch(journals, buffer, options.max_line_bytes, envelopes=not options.fold)
             result = tables_of_lines(lines, source, options)
             del lines
         except Exception as exc:  # the parent redoes the batch itself and meets the error there
