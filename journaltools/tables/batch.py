@@ -119,7 +119,11 @@ def tables_of_lines(batch: BatchLines, source: str, options: LoadOptions) -> Bat
         for journal, scanned in zip(batch.journals, scans, strict=True):
             result = fold(scanned.records, strict=False, run=journal.run) if scanned.corrupt is None else None
             builder.add_run(journal.run, scanned.records, scanned.findings, result, records_added=True)
-        return BatchResult(builder.finish(), len(batch.journals), builder.bad_runs)
+        done = BatchResult(builder.finish(), len(batch.journals), builder.bad_runs)
+        # Freed while the collector is still paused: resumed first, it would walk every record and fold of
+        # the batch once more just before they die (measured: a tenth of a load).
+        del scans, builder
+    return done
 
 
 def tables_of_reads(reads: Sequence[RunRead], source: str, options: LoadOptions) -> BatchResult:
