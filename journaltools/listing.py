@@ -2,15 +2,20 @@
 
 The file backend folds every run; JetStream summarizes from the first and last record only. They
 disagree in one documented case: a run whose last record is an assistant turn with tool calls in
-flight is ``open`` by the fold and ``completed`` by the two-record summary.
+flight is ``open`` by the fold and ``completed`` by the two-record summary. Other differences follow
+from the two-record rule too (a trailing claim or note, a record that breaks the schema); each row
+carries the digests of its first and last record and the two-record rule's status on its own records,
+so ``journaltools.compare`` can tell a difference the rule explains from one where the records differ.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 
 from journaltools.backends.base import ListingStatus, RunSummary
 from journaltools.fold import FoldResult, fold
+from journaltools.protocol.findings import Finding
 from journaltools.protocol.records import AssistantRecord, MetaRecord, RawRecord, validate_record
 
 
@@ -32,25 +37,60 @@ def status_of_fold(result: FoldResult) -> ListingStatus:
     return result.status
 
 
-def summarize_by_fold(run: str, records: Sequence[RawRecord], complete: bool = True) -> RunSummary:
-    """The file listing's row: the run folded leniently; a run with any error finding is ``invalid``."""
+def _sha256(record: RawRecord | None) -> str | None:
+    return hashlib.sha256(record.raw).hexdigest() if record is not None else None
+
+
+def _meta_model(first: RawRecord | None) -> str | None:
+    """The model the meta record names, whether or not the journal folds (a newer version, say)."""
+    meta = validate_record(first) if first is not None else None
+    return meta.fingerprint.model if isinstance(meta, MetaRecord) else None
+
+
+def _problem(findings: Sequence[Finding]) -> str | None:
+    """The first error, in one line: what a listing row says about why the run is invalid."""
+    first = next((finding for finding in findings if finding.severity == "error"), None)
+    if first is None:
+        return None
+    where = f"seq {first.seq}: " if first.seq is not None else ""
+    return f"{where}{first.code}: {first.message}"
+
+
+def summarize_by_fold(
+    run: str, records: Sequence[RawRecord], complete: bool = True, findings: Sequence[Finding] = ()
+) -> RunSummary:
+    """The file listing's row: the run folded leniently; a run with any error finding is ``invalid``.
+
+    ``complete`` is False for a journal the reader refused (a corrupt line); ``findings`` are the reader's
+    findings for it, which say why in ``problem``.
+    """
+    first = records[0] if records else None
+    last = records[-1] if records else None
     if not complete:  # refused (a corrupt line): not folded, but its parseable records still say something
-        first = records[0] if records else None
         created = first.ts if first is not None and first.type == "meta" else None
         last_seq = max((record.seq or 0 for record in records), default=0)
-        return RunSummary(run, "invalid", created, last_seq, len(records), None)
+        refused = _problem(findings) or "the journal was refused: a line does not parse"
+        return RunSummary(
+            run, "invalid", created, last_seq, len(records), None, problem=refused, first_sha256=_sha256(first)
+        )
     result = fold(records, strict=False, run=run)
     status = status_of_fold(result)
-    last_type, last_has_calls = _last_type_and_calls(records[-1] if records else None)
+    problem = _problem(result.findings)
+    last_type, last_has_calls = _last_type_and_calls(last)
+    two_records = summarize_two_records(run, first, last).status if records else None
     return RunSummary(
         run,
         status,
-        records[0].ts if records else None,
-        (records[-1].seq or 0) if records else 0,
+        first.ts if first is not None else None,
+        (last.seq or 0) if last is not None else 0,
         len(records),
-        result.model,
+        result.model or _meta_model(first),
         last_type,
         last_has_calls,
+        first_sha256=_sha256(first),
+        last_sha256=_sha256(last),
+        two_record_status=two_records,
+        problem=problem,
     )
 
 
@@ -72,6 +112,16 @@ def status_from_last_record(last: RawRecord | None) -> ListingStatus:
     return "open"
 
 
+def _two_record_problem(first: RawRecord | None, last: RawRecord | None, meta: object) -> str | None:
+    if first is None:
+        return "journal.R.1 holds no readable record"
+    if not isinstance(meta, MetaRecord):
+        return "the first record is not a valid meta record"
+    if last is None:
+        return "the last record does not parse"
+    return None
+
+
 def summarize_two_records(run: str, first: RawRecord | None, last: RawRecord | None) -> RunSummary:
     """The JetStream listing's row, from ``journal.R.1`` and the last message on ``journal.R.*``."""
     meta = validate_record(first) if first is not None else None
@@ -80,4 +130,17 @@ def summarize_two_records(run: str, first: RawRecord | None, last: RawRecord | N
     status = status_from_last_record(last) if isinstance(meta, MetaRecord) else "invalid"
     last_type, last_has_calls = _last_type_and_calls(last)
     last_seq = (last.seq or 0) if last is not None else 0
-    return RunSummary(run, status, created, last_seq, None, model, last_type, last_has_calls)
+    return RunSummary(
+        run,
+        status,
+        created,
+        last_seq,
+        None,
+        model,
+        last_type,
+        last_has_calls,
+        first_sha256=_sha256(first),
+        last_sha256=_sha256(last),
+        two_record_status=status,
+        problem=_two_record_problem(first, last, meta) if status == "invalid" else None,
+    )

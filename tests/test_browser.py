@@ -38,6 +38,7 @@ from ipywidgets.embed import embed_snippet
 
 from journaltools.backends.registry import open_source
 from journaltools.fold import fold
+from journaltools.listing import summarize_by_fold, summarize_two_records
 from journaltools.widgets import (
     AuditSummary,
     AuditSummaryModel,
@@ -199,10 +200,14 @@ def guarded_page(browser: Any, allowed_prefix: str, blocked: list[str]) -> Any:
 
 
 def _comparison_model() -> ListingComparisonModel:
-    """File listing vs the two-record (JetStream) rule over the samples: real documented and discrepancy rows."""
+    """File listing vs the two-record (JetStream) rule over the samples (documented, summary_rule and missing rows),
+    plus a run whose JetStream copy lost its last record (a discrepancy)."""
     with open_source(str(SAMPLES)) as backend:
         file_rows = backend.listing()
-    return ListingComparisonModel.from_listings(file_rows, two_record_listing(str(SAMPLES)), "file", "jetstream")
+    lost = JournalBuilder("lost-last-record").user().assistant().raw()
+    file_rows.append(summarize_by_fold("lost-last-record", lost))
+    js_rows = [*two_record_listing(str(SAMPLES)), summarize_two_records("lost-last-record", lost[0], lost[-2])]
+    return ListingComparisonModel.from_listings(file_rows, js_rows, "file", "jetstream")
 
 
 def hostile_run() -> list[Any]:
@@ -404,6 +409,23 @@ def test_discrepancy_row_looks_different_and_louder(rendered: tuple[Any, list[st
     red = parse_colour(flag.evaluate("el => getComputedStyle(el).backgroundColor"))
     assert red[0] > 150 and red[1] < 80 and red[2] < 80  # the theme's strong red, not the amber of a documented row
     assert rendered_contrast(flag) >= MIN_CONTRAST
+
+
+def test_summary_rule_rows_look_expected_not_red(rendered: tuple[Any, list[str], str]) -> None:
+    page, _, _ = rendered
+    row = page.locator("tr.jt-verdict-summary_rule", has_text="schema-violation")
+    discrepancy = page.locator("tr.jt-verdict-discrepancy").first
+    assert row.count() == 1 and row.locator(".jt-flag").inner_text() == "≈ summary rule"
+    assert "validates" in row.locator(".jt-explanation").inner_text()
+
+    def style(locator: Any, prop: str) -> str:
+        return str(locator.evaluate(f"el => getComputedStyle(el)['{prop}']"))
+
+    cell, loud_cell = row.locator("td").nth(1), discrepancy.locator("td").nth(1)
+    assert style(cell, "backgroundColor") != style(loud_cell, "backgroundColor")
+    assert int(style(cell, "fontWeight")) < int(style(loud_cell, "fontWeight"))
+    red, flag = parse_colour(style(discrepancy.locator(".jt-flag"), "backgroundColor")), row.locator(".jt-flag")
+    assert parse_colour(style(flag, "backgroundColor")) != red and rendered_contrast(flag) >= MIN_CONTRAST
 
 
 def test_only_local_requests_and_screenshots(rendered: tuple[Any, list[str], str]) -> None:

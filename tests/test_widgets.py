@@ -20,6 +20,7 @@ from journaltools.backends.base import RunSummary
 from journaltools.backends.registry import open_source
 from journaltools.errors import MissingDependency
 from journaltools.fold import fold
+from journaltools.listing import summarize_by_fold, summarize_two_records
 from journaltools.protocol.findings import Finding
 from journaltools.tables import load
 from journaltools.widgets import (
@@ -39,7 +40,7 @@ from journaltools.widgets._html import esc, estimated_lines, long_text, markdown
 from journaltools.widgets._markdown import is_safe_link, render_markdown
 from journaltools.widgets._source import RunFolds
 from journaltools.widgets.audit import integer_ticks
-from journaltools.widgets.comparison import DOCUMENTED_EXPLANATION, SUMMARY_RULE_EXPLANATION
+from journaltools.widgets.comparison import DOCUMENTED_EXPLANATION, SEVERITY, SUMMARY_RULE_EXPLANATION
 from journaltools.widgets.runs import RunRow
 from tests.builders import JournalBuilder, two_record_listing
 
@@ -531,6 +532,19 @@ def test_a_summary_rule_verdict_is_expected_not_red() -> None:
     assert css is not None and "summary_rule" not in css.group(0)  # the loud red rule leaves it out
 
 
+def test_a_summary_rule_row_from_two_listings_is_explained_and_expected() -> None:
+    records = JournalBuilder("ends-in-note").user().assistant().add("note", text="seen", optional=True).raw()
+    file_rows = [summarize_by_fold("ends-in-note", records)]
+    js_rows = [summarize_two_records("ends-in-note", records[0], records[-1])]
+    model = ListingComparisonModel.from_listings(file_rows, js_rows, "file", "jetstream")
+    row = model.row("ends-in-note")
+    assert (row.status_a, row.status_b, row.verdict) == ("completed", "open", "summary_rule")
+    assert row.flag == "≈ summary rule" and row.severity == SEVERITY["documented"] < SEVERITY["discrepancy"]
+    assert "not an error" in row.explanation and "a trailing note is inert" in row.explanation
+    html = model.to_html()
+    assert 'class="jt-row jt-verdict-summary_rule"' in html and "1 summary_rule" in model.summary_text()
+
+
 def test_listing_comparison_from_compare_table_rows_and_view_toggle() -> None:
     table = pa.table(
         {
@@ -556,6 +570,7 @@ def test_listing_comparison_from_listings_flags_the_turn_in_flight_sample() -> N
     assert model.row("turn-in-flight").verdict == "documented"
     assert model.row("completed-with-tools").verdict == "agree"
     assert model.row("corrupt-interior").verdict == "missing_b"
+    assert model.row("schema-violation").verdict == "summary_rule"
 
 
 # -- AuditSummary -------------------------------------------------------------------------------

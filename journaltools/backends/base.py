@@ -46,7 +46,13 @@ ListingStatus = Literal["failed", "cancelled", "suspended", "open", "completed",
 @dataclass(frozen=True, slots=True)
 class RunSummary:
     """One row of a listing (``ls --json``). ``records`` is None where the backend does not count them.
-    ``findings``: why a row is ``invalid`` when the journal could not be read at all (shown, not in the JSON)."""
+    ``findings``: why a row is ``invalid`` when the journal could not be read at all (shown, not in the JSON).
+
+    Beyond the ``ls`` columns, a row carries what a comparison of two listings needs to tell *why* they
+    differ (``journaltools.compare``): the digests of the first and last record, so two sides can be shown
+    to hold the same records, and the status JetStream's two-record rule gives on this run's own first and
+    last record, so a difference that rule alone causes can be recognised as such.
+    """
 
     run: str
     status: ListingStatus
@@ -57,6 +63,16 @@ class RunSummary:
     last_type: str | None = None
     last_has_calls: bool = False
     findings: tuple[Finding, ...] = ()
+    first_sha256: str | None = None
+    """SHA-256 (hex) of the first record's bytes; None when the listing did not read it."""
+    last_sha256: str | None = None
+    """SHA-256 (hex) of the last record's bytes; None when the listing did not read it."""
+    two_record_status: ListingStatus | None = None
+    """What ``listing.summarize_two_records`` says on this run's own first and last record: the JetStream
+    listing's status itself, or for the file listing the status JetStream would list the same records with.
+    None when the run was not read whole (a corrupt journal), so no rule can be applied to its records."""
+    problem: str | None = None
+    """Why the listing says ``invalid``, in one line (the first error found); None for any other status."""
 
     def to_json(self) -> dict[str, Any]:
         return {

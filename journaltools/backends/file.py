@@ -245,7 +245,7 @@ class _LocalJournals(Backend):
         rows = []
         for run in self.list_runs_now():
             read = self.read_run_now(run, strict=False)
-            summary = summarize_by_fold(run, read.records, read.complete)
+            summary = summarize_by_fold(run, read.records, read.complete, read.findings)
             unreadable = tuple(f for f in read.findings if f.code == "unreadable_journal")
             rows.append(replace(summary, findings=unreadable) if unreadable else summary)
         return rows

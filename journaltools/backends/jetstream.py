@@ -1002,7 +1002,7 @@ class JetStreamBackend(Backend):
     async def listing_by_fold_async(self) -> list[RunSummary]:
         """The file backend's listing rule over this stream: read and fold every run (the expensive way)."""
         reads = await self.read_runs_async(strict=False)
-        return [summarize_by_fold(read.run, read.records, read.complete) for read in reads]
+        return [summarize_by_fold(read.run, read.records, read.complete, read.findings) for read in reads]
 
     def listing_by_fold(self) -> list[RunSummary]:
         return run_sync(self.listing_by_fold_async())
