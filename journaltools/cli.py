@@ -341,22 +341,36 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     if args.json:
         _emit_json(report.to_json())
     else:
-        print(f"migrated {report.runs} runs, {report.records} records; verified: {report.verified}")
-        for run, reason in report.refused:
-            _note("migrate", f"refused {run}: {reason}")
-    return 0 if report.verified else 1
+        print(
+            f"migrated {report.runs} runs, {report.records} records ({report.copied} copied, "
+            f"{report.skipped} already there); verified: {'yes' if report.verified else 'NO'}"
+        )
+    # Refusals and failed verifications go to stderr in both modes: --json keeps stdout one document.
+    for refusal in report.refused:
+        word = "skipped" if args.skip_invalid and refusal.invalid_source else "refused"
+        _note("migrate", f"{word} {refusal.run}: {refusal.code}: {refusal.message}")
+    for run, message in report.mismatches:
+        _note("migrate", f"verification failed for {run}: {message}")
+    return 1 if report.failed(skip_invalid=args.skip_invalid) else 0
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from journaltools.compare import compare_listings, comparison_rows
+    from journaltools.compare import FAIL_ON, compare_listings, comparison_rows
 
     with _open(args.source_a, "compare") as a, _open(args.source_b, "compare") as b:
-        table = compare_listings(a.listing(), b.listing(), label_a=a.kind, label_b=b.kind)
+        # Name the sides by backend kind; two sources of one kind go by their URLs.
+        label_a, label_b = (a.kind, b.kind) if a.kind != b.kind else (a.url, b.url)
+        table = compare_listings(a.listing(), b.listing(), label_a=label_a, label_b=label_b)
     rows = comparison_rows(table)
     if args.json:
         _emit_json(rows)
     else:
         print_table(rows, ["run", "status_a", "status_b", "verdict", "explanation"], wide=["explanation"])
+    failing = [row["run"] for row in rows if args.fail_on and row["verdict"] in FAIL_ON[args.fail_on]]
+    if failing:
+        shown = ", ".join(failing[:10]) + (f" and {len(failing) - 10} more" if len(failing) > 10 else "")
+        print(f"journaltools compare: {len(failing)} run(s) fail --fail-on {args.fail_on}: {shown}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -454,26 +468,49 @@ def build_parser() -> argparse.ArgumentParser:
     turns.add_argument("--fail-on", choices=["error", "warning"], help="exit 1 if a finding this severe exists")
     turns.set_defaults(handler=cmd_turns)
 
-    compare = command("compare", "compare two listings (typically file vs JetStream) run by run")
+    compare = command(
+        "compare",
+        "compare two listings (typically file vs JetStream) run by run; each difference is classified by cause: "
+        "documented, summary_rule (both expected), discrepancy, missing_a or missing_b",
+    )
     compare.add_argument("source_a", metavar="SOURCE_A")
     compare.add_argument("source_b", metavar="SOURCE_B")
+    compare.add_argument(
+        "--fail-on",
+        choices=["discrepancy", "missing"],
+        help="exit 1 if a discrepancy exists ('missing': also a run listed on one side only)",
+    )
     compare.set_defaults(handler=cmd_compare)
 
     migrate = command(
         "migrate",
-        "copy runs between backends with record bytes unchanged, then verify; invalid journals are refused and "
-        "reported on stderr (exit 1 only if a copied record fails verification)",
+        "copy runs between backends with record bytes unchanged (records that break the schema included), then "
+        "verify; a journal that cannot be copied faithfully is refused and named on stderr; exit 1 if any run "
+        "was refused or verification failed",
     )
     migrate.add_argument("source")
     migrate.add_argument("dest")
+    migrate.add_argument(
+        "--skip-invalid",
+        action="store_true",
+        help="exit 0 although invalid source journals were refused (a failed verification or a destination "
+        "holding different records still exits 1)",
+    )
     migrate.set_defaults(handler=cmd_migrate)
 
     gate = command(
-        "gate", "the resume gate for a candidate configuration (a verdict, so exit 0 whether resumable or not)"
+        "gate",
+        "the resume gate for a candidate configuration; the verdict is printed either way, exit 1 when the run "
+        "is not resumable",
     )
     gate.add_argument("source")
     gate.add_argument("run")
-    gate.add_argument("--config", required=True, help="JSON file: the fingerprint fields plus 'system' as plain text")
+    gate.add_argument(
+        "--config",
+        required=True,
+        help="JSON file: the fingerprint fields, 'system' as plain text and an optional 'reminder' (appended to "
+        "the prompt for the runner, never compared)",
+    )
     gate.add_argument("--override-blocking", action="store_true", help="accept changed blocking (sampling) fields")
     gate.set_defaults(handler=cmd_gate)
 

@@ -8,6 +8,7 @@ say how the backend differs where the protocol lets it: whether a second writer 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from typing import ClassVar, Literal
 
 import pytest
@@ -23,6 +24,7 @@ from journaltools.errors import (
     SequenceGap,
     WriterConflict,
 )
+from journaltools.listing import summarize_two_records
 from journaltools.protocol.records import encode_record
 from tests.builders import JournalBuilder
 
@@ -188,6 +190,47 @@ class BackendContract:
             writer.append(raw)
         assert stored(backend, "bad") == []
 
+    # -- the raw path (migration): bytes as stored, CheckAppend still holds ---------------------------
+
+    def test_raw_append_copies_records_that_break_the_schema(self, backend: Backend) -> None:
+        journal = JournalBuilder("as-stored").user()
+        newer_meta = encode_record({**journal.bodies[0], "version": 2})
+        no_usage = encode_record({"type": "assistant", "run": "as-stored", "seq": 3, "ts": "t", "content": []})
+        with backend.open_writer("as-stored") as writer:
+            with pytest.raises(RecordRefused):  # the runtime's append still validates
+                writer.append(newer_meta)
+            assert writer.append_raw(newer_meta).outcome is AppendVerdictTaken.STORED
+            writer.append_raw(journal.raw()[1].raw)
+            with pytest.raises(RecordRefused) as refused:
+                writer.append(no_usage)
+            assert refused.value.code == "schema_violation"
+            assert writer.append_raw(no_usage).outcome is AppendVerdictTaken.STORED
+            assert writer.append_raw(no_usage).outcome is AppendVerdictTaken.DUPLICATE
+            assert writer.last_seq == 3
+        assert stored(backend, "as-stored") == [newer_meta, journal.raw()[1].raw, no_usage]
+
+    @pytest.mark.parametrize(
+        ("raw", "error"),
+        [
+            (b'{"type":"note","run":"raw","seq":3,"ts":"t","text":"skips seq 2"}', SequenceGap),
+            (b'{"type":"note","run":"other","seq":2,"ts":"t","text":"another run"}', RecordRefused),
+            (b'{"type":"note","run":"raw","ts":"t","text":"no seq"}', RecordRefused),
+            (b'{"type":"note","run":"raw","seq":"2","ts":"t","text":"seq as text"}', RecordRefused),
+            (b'{"type":"note","run":"raw",\n"seq":2,"ts":"t","text":"two lines"}', RecordRefused),
+            (b"not json", RecordRefused),
+        ],
+    )
+    def test_raw_append_still_enforces_check_append_one_line_and_the_run(
+        self, backend: Backend, raw: bytes, error: type[Exception]
+    ) -> None:
+        first = JournalBuilder("raw").raw()[0].raw
+        with backend.open_writer("raw") as writer:
+            writer.append_raw(first)
+            with pytest.raises(error):
+                writer.append_raw(raw)
+            assert writer.last_seq == 1
+        assert stored(backend, "raw") == [first]
+
     @pytest.mark.parametrize("run", ["", "../etc", "a.b", "a b", "-leading", "x" * 129, "a*", "a>"])
     def test_run_ids_are_validated(self, backend: Backend, run: str) -> None:
         with pytest.raises(InvalidRunId):
@@ -266,6 +309,12 @@ class BackendContract:
             assert row.records in (None, len(journal.bodies))
         assert rows["in-flight"].last_type == "assistant" and rows["in-flight"].last_has_calls
         assert rows["in-flight"].to_json()["status"] == in_flight
+        for run, journal in journals.items():  # what a comparison needs to show two sides hold the same records
+            records = journal.raw()
+            assert rows[run].first_sha256 == hashlib.sha256(records[0].raw).hexdigest()
+            assert rows[run].last_sha256 == hashlib.sha256(records[-1].raw).hexdigest()
+            assert rows[run].two_record_status == summarize_two_records(run, records[0], records[-1]).status
+        assert rows["in-flight"].two_record_status == "completed"
 
     def test_lenient_read_of_a_good_run_is_complete(self, backend: Backend) -> None:
         write_journal(backend, JournalBuilder("good").user())

@@ -129,14 +129,49 @@ def prepare_record(run: str, last_seq: int, record: bytes | dict[str, Any]) -> R
     return parsed
 
 
+def prepare_raw_record(run: str, record: bytes) -> RawRecord:
+    """Check a stored record for a verbatim copy: one line, one JSON object, naming ``run``, with an integer seq.
+
+    Migration writes through this instead of ``prepare_record``: a copy must keep what a journal holds, so the
+    payload schema (and meta-first, and the version) are not checked here; the audits report those. What a
+    writer needs to place the record is still enforced: its bytes are one line, it belongs to this run, and
+    its seq goes through CheckAppend like any other append.
+    """
+    if b"\n" in record:
+        raise RecordRefused(run, None, "schema_violation", "a record must be one line (its bytes contain a newline)")
+    try:
+        parsed = decode_record(record)
+    except ValueError as exc:
+        raise RecordRefused(run, None, "corrupt_line", f"not one JSON object: {exc}") from None
+    if parsed.run != run:
+        raise RecordRefused(run, parsed.seq, "run_mismatch", f"record names run {parsed.body.get('run')!r}")
+    if parsed.seq is None or parsed.seq < 1:
+        raise RecordRefused(
+            run, None, "schema_violation", f"seq {parsed.body.get('seq')!r} is not an integer of at least 1"
+        )
+    return parsed
+
+
 class JournalWriter(ABC):
-    """Appends records to one run through CheckAppend. ``last_seq`` moves only once a record is durable."""
+    """Appends records to one run through CheckAppend. ``last_seq`` moves only once a record is durable.
+
+    ``append`` validates every record before writing it (``prepare_record``); ``append_raw`` is migration's
+    path, which copies stored bytes as they are (``prepare_raw_record``): CheckAppend, one line and the run
+    id still hold, the payload schema is not checked.
+    """
 
     run: str
     last_seq: int
 
     @abstractmethod
     async def append_async(self, record: bytes | dict[str, Any]) -> AppendResult: ...
+
+    @abstractmethod
+    async def append_raw_async(self, record: bytes) -> AppendResult:
+        """Append stored bytes unchanged (see ``prepare_raw_record``); for copying journals, not for runtimes."""
+
+    def append_raw(self, record: bytes) -> AppendResult:
+        return run_sync(self.append_raw_async(record))
 
     @abstractmethod
     async def aclose(self) -> None: ...

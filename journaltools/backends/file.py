@@ -39,6 +39,7 @@ from journaltools.backends.base import (
     JournalWriter,
     RunRead,
     RunSummary,
+    prepare_raw_record,
     prepare_record,
 )
 from journaltools.backends.oserrors import mapped, open_regular, refuse_unless_regular, storage_error
@@ -53,6 +54,7 @@ from journaltools.errors import (
 )
 from journaltools.listing import summarize_by_fold
 from journaltools.protocol.findings import Finding
+from journaltools.protocol.records import RawRecord
 from journaltools.protocol.runid import is_valid_run_id, validate_run_id
 from journaltools.protocol.sequence import AppendVerdict, check_append
 
@@ -129,11 +131,28 @@ class FileJournalWriter(JournalWriter):
 
     def append_now(self, record: bytes | dict[str, Any]) -> AppendResult:
         """Append in the calling thread (file I/O needs no event loop; used by ``append`` and crash tests)."""
+        self._check_open()
+        return self._store(prepare_record(self.run, self.last_seq, record))
+
+    def append_raw_now(self, record: bytes) -> AppendResult:
+        """``append_raw`` in the calling thread: stored bytes copied as they are (migration)."""
+        self._check_open()
+        return self._store(prepare_raw_record(self.run, record))
+
+    async def append_raw_async(self, record: bytes) -> AppendResult:
+        return self.append_raw_now(record)
+
+    def append_raw(self, record: bytes) -> AppendResult:
+        return self.append_raw_now(record)
+
+    def _check_open(self) -> None:
         if self._fd < 0:
             raise ValueError(f"writer for run {self.run!r} is closed")
-        parsed = prepare_record(self.run, self.last_seq, record)
+
+    def _store(self, parsed: RawRecord) -> AppendResult:
+        """CheckAppend, then write and fsync one line; ``last_seq`` moves only after the fsync."""
         seq = parsed.seq
-        assert seq is not None  # prepare_record validated the envelope
+        assert seq is not None  # both prepare functions refuse a record without an integer seq
         verdict = check_append(self.last_seq, seq)
         if verdict is AppendVerdict.DUPLICATE:
             return AppendResult(seq, AppendVerdictTaken.DUPLICATE)

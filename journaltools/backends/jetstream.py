@@ -66,6 +66,7 @@ from journaltools.backends.base import (
     JournalWriter,
     RunRead,
     RunSummary,
+    prepare_raw_record,
     prepare_record,
 )
 from journaltools.errors import (
@@ -579,9 +580,17 @@ class JetStreamJournalWriter(JournalWriter):
         return self._pending_for(seq, parsed.raw).msg_id
 
     async def append_async(self, record: bytes | dict[str, Any]) -> AppendResult:
-        parsed = self._prepare(record)
+        return await self._store(self._prepare(record))
+
+    async def append_raw_async(self, record: bytes) -> AppendResult:
+        if self._closed:
+            raise ValueError(f"writer for run {self.run!r} is closed")
+        return await self._store(prepare_raw_record(self.run, record))
+
+    async def _store(self, parsed: RawRecord) -> AppendResult:
+        """CheckAppend, then publish into the empty slot; ``last_seq`` moves only after the ack."""
         seq = parsed.seq
-        assert seq is not None  # prepare_record validated the envelope
+        assert seq is not None  # both prepare functions refuse a record without an integer seq
         verdict = check_append(self.last_seq, seq)
         if verdict is AppendVerdict.DUPLICATE:
             return AppendResult(seq, AppendVerdictTaken.DUPLICATE)

@@ -1,14 +1,20 @@
 """Copy runs between backends with every record's bytes unchanged, then verify (``journaltools migrate``).
 
-Per run: read the source leniently; refuse a journal that is corrupt, holds an invalid record, or whose
-sequence the destination writer could not reproduce (a duplicate or a gap), before anything is written.
-Then append every record through the destination's own writer, so CheckAppend's duplicate rule makes a
-re-run idempotent (records the destination already holds are skipped, not written twice), and the
-destination's guarantees (fsync, the JetStream slot rule) apply to every copied record. Finally read the
-destination back and compare the SHA-256 digest of every record with the source's.
+Migration moves what exists (PROTOCOL.md section 10). It copies every journal whose lines parse and whose
+seqs pass CheckAppend (1, 2, 3, … with nothing repeated or skipped), bytes unchanged, including records that
+break the schema, an unknown version or a missing meta: the audit reports those, and a copy that dropped them
+would lose stored data. It refuses only what it cannot copy faithfully, and says which run and why
+(``Refusal``): a journal that does not parse whole, a seq out of order, a record of another run, or a
+destination that already holds different records for the run.
 
-A refused run is reported and the others carry on; a run that the destination already holds with
-different records is refused rather than mixed.
+Per run: read the source leniently and check it (``check_copyable``) before anything is written. Then append
+every record through the destination writer's raw path (``JournalWriter.append_raw``): CheckAppend, one line
+per record and the run id still hold there, so a re-run is idempotent (records the destination already holds
+are skipped as duplicates, not written twice) and the destination's guarantees (fsync, the JetStream slot
+rule) apply to every copied record. Finally read the destination back and compare the SHA-256 digest of every
+record with the source's.
+
+A refused run is reported and the others carry on.
 """
 
 from __future__ import annotations
@@ -16,17 +22,50 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from journaltools.aio import run_sync
-from journaltools.backends.base import AppendVerdictTaken, Backend, RunRead, prepare_record
-from journaltools.errors import JournalError, RecordRefused, RunNotFound, StorageError
+from journaltools.backends.base import AppendVerdictTaken, Backend, RunRead
+from journaltools.errors import InvalidRunId, JournalError, RunNotFound, StorageError
 from journaltools.protocol.records import RawRecord
 from journaltools.protocol.runid import validate_run_id
 from journaltools.protocol.sequence import AppendVerdict, check_append
 
 #: Runs copied at once (each run is copied in order; runs are independent).
 CONCURRENT_RUNS = 8
+
+#: Refusals that say the *source journal* cannot be copied faithfully: ``--skip-invalid`` accepts these.
+#: The other codes (``run_not_found``, ``destination_differs``, ``destination_refused``, ``source_unreadable``)
+#: are about the request or the destination, and always fail a migration.
+INVALID_SOURCE_CODES: Final = frozenset(
+    {
+        "invalid_run_id",  # the run id cannot name a file or a subject
+        "corrupt_line",  # a line that does not parse, with more after it
+        "line_too_long",  # a line beyond the reader's size cap
+        "empty_journal",  # nothing to copy
+        "seq_missing",  # a record without an integer seq cannot be placed
+        "run_mismatch",  # a record of another run
+        "seq_not_increasing",  # a repeated or lower seq: the copy would drop the record as a duplicate
+        "seq_gap",  # a skipped seq: the destination writer refuses the gap
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A run not migrated: which, a code (``INVALID_SOURCE_CODES`` or a request/destination code) and why."""
+
+    run: str
+    code: str
+    message: str
+
+    @property
+    def invalid_source(self) -> bool:
+        """The source journal itself cannot be copied faithfully (what ``--skip-invalid`` skips)."""
+        return self.code in INVALID_SOURCE_CODES
+
+    def to_json(self) -> dict[str, str]:
+        return {"run": self.run, "code": self.code, "message": self.message}
 
 
 @dataclass(slots=True)
@@ -42,22 +81,29 @@ class MigrationReport:
     skipped: int = 0
     """Records the destination already held (CheckAppend duplicates)."""
     verified: bool = True
-    refused: list[tuple[str, str]] = field(default_factory=list)
-    """(run, reason) for every run not migrated."""
+    refused: list[Refusal] = field(default_factory=list)
+    """Every run not migrated, with its reason."""
     mismatches: list[tuple[str, str]] = field(default_factory=list)
     """(run, what differs) for every run whose read-back did not match the source."""
     notes: list[tuple[str, str]] = field(default_factory=list)
     """(run, note) worth knowing that did not stop the run, e.g. a torn tail left behind."""
+
+    def failed(self, *, skip_invalid: bool = False) -> bool:
+        """Whether the migration failed: verification failed, or a run was refused (with ``skip_invalid``,
+        only a refusal that is not about an invalid source journal counts)."""
+        if not self.verified:
+            return True
+        return any(not (skip_invalid and refusal.invalid_source) for refusal in self.refused)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "runs": self.runs,
             "records": self.records,
             "verified": self.verified,
+            "refused": [refusal.to_json() for refusal in self.refused],
             "copied": self.copied,
             "skipped": self.skipped,
-            "refused": [{"run": run, "reason": reason} for run, reason in self.refused],
-            "mismatches": [{"run": run, "reason": reason} for run, reason in self.mismatches],
+            "mismatches": [{"run": run, "message": message} for run, message in self.mismatches],
             "notes": [{"run": run, "note": note} for run, note in self.notes],
         }
 
@@ -67,9 +113,10 @@ def record_digest(record: RawRecord) -> str:
 
 
 class _Refused(Exception):
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-        super().__init__(reason)
+    def __init__(self, code: str, message: str) -> None:
+        self.code = code
+        self.message = message
+        super().__init__(message)
 
 
 @dataclass(slots=True)
@@ -78,32 +125,38 @@ class _RunOutcome:
     records: int = 0
     copied: int = 0
     skipped: int = 0
-    refused: str | None = None
+    refused: Refusal | None = None
     mismatch: str | None = None
     notes: list[str] = field(default_factory=list)
 
 
 def check_copyable(run: str, records: list[RawRecord]) -> None:
-    """Refuse (``_Refused``) a journal the destination writer would not store exactly as it is.
+    """Refuse (``_Refused``) a journal the destination writer could not store exactly as it is.
 
-    Every record must pass the writers' validation, and seqs must run 1, 2, 3…: a repeated seq would be
-    skipped as a duplicate (a record lost) and a gap would be refused half-way through the copy.
+    The payload is not checked (a copy keeps records that break the schema). What is: every record names
+    this run and has an integer seq, and the seqs run 1, 2, 3…: a repeated seq would be skipped as a
+    duplicate (a record lost) and a gap would be refused half-way through the copy.
     """
     if not records:
-        raise _Refused("the journal holds no records")
+        raise _Refused("empty_journal", "the journal holds no records")
     last = 0
     for record in records:
-        try:
-            prepare_record(run, last, record.raw)
-        except RecordRefused as exc:
-            raise _Refused(f"seq {exc.seq}: {exc.code}: {exc.rule}") from None
         seq = record.seq
-        assert seq is not None  # prepare_record validated the envelope
+        if seq is None:
+            raise _Refused(
+                "seq_missing", f"the record after seq {last} has seq {record.body.get('seq')!r}, not an integer"
+            )
+        if record.run != run:
+            raise _Refused("run_mismatch", f"seq {seq} names run {record.body.get('run')!r}, not {run!r}")
         verdict = check_append(last, seq)
         if verdict is AppendVerdict.DUPLICATE:
-            raise _Refused(f"seq {seq} follows seq {last}: seqs must increase, a copy would drop the record")
+            raise _Refused(
+                "seq_not_increasing", f"seq {seq} follows seq {last}: seqs must increase, a copy would drop the record"
+            )
         if verdict is AppendVerdict.GAP:
-            raise _Refused(f"seq {seq} follows seq {last}: a gap the destination writer refuses (CheckAppend)")
+            raise _Refused(
+                "seq_gap", f"seq {seq} follows seq {last}: a gap the destination writer refuses (CheckAppend)"
+            )
         last = seq
 
 
@@ -111,10 +164,14 @@ async def _read_source(source: Backend, run: str) -> RunRead:
     try:
         read = await source.read_run_async(run, strict=False)
     except RunNotFound as exc:
-        raise _Refused(str(exc)) from None
+        raise _Refused("run_not_found", str(exc)) from None
+    except JournalError as exc:
+        raise _Refused("source_unreadable", str(exc)) from None
     if not read.complete:
-        reasons = "; ".join(finding.message for finding in read.findings) or "the journal was refused"
-        raise _Refused(f"corrupt journal, not copied: {reasons}")
+        bad = [finding for finding in read.findings if finding.severity == "error"] or read.findings
+        code = bad[0].code if bad else "corrupt_line"
+        reasons = "; ".join(finding.message for finding in bad) or "the journal was refused"
+        raise _Refused(code, f"the journal does not parse whole, not copied: {reasons}")
     return read
 
 
@@ -123,14 +180,19 @@ async def _copy(dest: Backend, run: str, records: list[RawRecord], outcome: _Run
     try:
         held = writer.last_seq
         if held > len(records):
-            raise _Refused(f"the destination already holds {held} records, more than the source's {len(records)}")
+            raise _Refused(
+                "destination_differs",
+                f"the destination already holds {held} records, more than the source's {len(records)}",
+            )
         if held:
             existing = (await dest.read_run_async(run, strict=True)).records
             for ours, theirs in zip(records, existing, strict=False):
                 if ours.raw != theirs.raw:
-                    raise _Refused(f"the destination already holds a different record at seq {theirs.seq}")
+                    raise _Refused(
+                        "destination_differs", f"the destination already holds a different record at seq {theirs.seq}"
+                    )
         for record in records:
-            result = await writer.append_async(record.raw)
+            result = await writer.append_raw_async(record.raw)
             if result.outcome is AppendVerdictTaken.DUPLICATE:
                 outcome.skipped += 1
             else:
@@ -153,19 +215,23 @@ async def _verify(dest: Backend, run: str, records: list[RawRecord]) -> str | No
 async def _migrate_run(source: Backend, dest: Backend, run: str) -> _RunOutcome:
     outcome = _RunOutcome(run)
     try:
-        validate_run_id(run)
+        try:
+            validate_run_id(run)
+        except InvalidRunId as exc:
+            raise _Refused("invalid_run_id", str(exc)) from None
         read = await _read_source(source, run)
         outcome.notes = [finding.message for finding in read.findings]  # a torn tail: dropped, as a writer would
         check_copyable(run, read.records)
-        await _copy(dest, run, read.records, outcome)
-        outcome.mismatch = await _verify(dest, run, read.records)
+        try:
+            await _copy(dest, run, read.records, outcome)
+            outcome.mismatch = await _verify(dest, run, read.records)
+        except StorageError:
+            raise  # the destination's disk is full or read-only: every other run would fail the same way
+        except JournalError as exc:  # the destination refused: another writer, a lock, an unusable store
+            raise _Refused("destination_refused", str(exc)) from None
         outcome.records = len(read.records)
     except _Refused as exc:
-        outcome.refused = exc.reason
-    except StorageError:
-        raise  # the destination's disk is full or read-only: every other run would fail the same way
-    except JournalError as exc:  # the destination refused: another writer, a conflict, an unusable source
-        outcome.refused = str(exc)
+        outcome.refused = Refusal(run, exc.code, exc.message)
     return outcome
 
 
@@ -192,7 +258,7 @@ async def migrate_async(source: Backend, dest: Backend, runs: list[str] | None =
     for outcome in outcomes:
         report.notes.extend((outcome.run, note) for note in outcome.notes)
         if outcome.refused is not None:
-            report.refused.append((outcome.run, outcome.refused))
+            report.refused.append(outcome.refused)
             continue
         report.copied += outcome.copied
         report.skipped += outcome.skipped
