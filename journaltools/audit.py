@@ -21,6 +21,10 @@ How it runs:
   directory per table). pandas and pyarrow read either layout with the same path; DuckDB reads a
   directory with a glob: ``read_parquet('DIR/runs.parquet/*.parquet')``. ``read_audit(DIR)`` reads both.
 
+Given one file source and one JetStream source, the audit also compares their listings, taken while each
+source is open (``listing_findings``): ``listing_documented``, ``listing_summary_rule`` and
+``listing_discrepancy`` findings, after the others and in the Parquet ``findings`` table too.
+
 Progress: a tqdm bar per source (a widget in notebooks), silent when stderr is not a terminal or with
 ``quiet=True``.
 
@@ -47,10 +51,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from journaltools.backends.base import Backend, RunRead
+from journaltools.backends.base import Backend, RunRead, RunSummary
 from journaltools.backends.oserrors import mapped
 from journaltools.backends.registry import open_source, scheme_of
 from journaltools.backends.scan import DEFAULT_MAX_LINE_BYTES
+from journaltools.compare import compare_listings, findings_from_comparison
 from journaltools.fold import FoldResult, fold
 from journaltools.protocol.findings import Finding, at_least
 from journaltools.tables import SCHEMAS, LoadOptions, Tables, empty_table, findings_of, findings_table, iter_tables
@@ -196,6 +201,40 @@ def iter_run_audits(backend: Backend, runs: Sequence[str] | None = None) -> Iter
 def source_findings(backend: Backend) -> list[Finding]:
     """Findings about the source itself rather than one readable run (e.g. journals with unusable names)."""
     return backend.source_findings()
+
+
+@dataclass(frozen=True, slots=True)
+class SourceListing:
+    """One source's listing, taken while the source is open (an embedded server stops when it closes)."""
+
+    kind: str
+    url: str
+    rows: list[RunSummary]
+
+    @classmethod
+    def of(cls, backend: Backend) -> SourceListing:
+        return cls(backend.kind, backend.url, backend.listing())
+
+
+def compares_listings(urls: Sequence[str]) -> bool:
+    """Whether an audit of ``urls`` compares their listings: one file source and one JetStream source."""
+    kinds = sorted("nats" if scheme_of(url) in ("nats", "embedded") else scheme_of(url) for url in urls)
+    return kinds == ["file", "nats"]
+
+
+def listing_findings(listings: Sequence[SourceListing]) -> list[Finding]:
+    """For one file listing and one JetStream listing (either order), the ``listing_*`` finding of every run
+    they disagree on (``journaltools.compare``, file as side a); [] for any other listings.
+
+    Each finding's ``source`` names both sides (``FILE_URL vs NATS_URL``). Memory holds the two listings: one
+    small row per run.
+    """
+    by_kind = {listing.kind: listing for listing in listings}
+    file_side, nats_side = by_kind.get("file"), by_kind.get("jetstream")
+    if len(listings) != 2 or file_side is None or nats_side is None:
+        return []
+    table = compare_listings(file_side.rows, nats_side.rows, "file", "jetstream")
+    return findings_from_comparison(table, f"{file_side.url} vs {nats_side.url}")
 
 
 # -- Parquet ----------------------------------------------------------------------------------------
@@ -346,6 +385,8 @@ def audit_sources(
             raise ValueError("the Dask audit's tasks open the task store themselves: give its URL")
         return _audit_dask(urls, Path(opts.parquet), opts)
     result = AuditResult()
+    compare = compares_listings(urls)
+    listed: list[SourceListing] = []
     writer = None
     if opts.parquet is not None:
         with mapped(opts.parquet, "write the Parquet tables"):
@@ -360,6 +401,8 @@ def audit_sources(
         for url in urls:
             backend = open_source(url)
             try:
+                if compare:
+                    listed.append(SourceListing.of(backend))
                 for tables in iter_tables(backend, options=load_options):
                     result.runs += tables.runs.num_rows
                     result.records += _count_records(tables.runs)
@@ -370,11 +413,12 @@ def audit_sources(
                             writer.write(tables)
             finally:
                 backend.close()
-        for finding in turns:  # after the journals' findings
+        comparison = listing_findings(listed)
+        for finding in [*turns, *comparison]:  # after the journals' findings
             result.add(finding, opts)
         if writer is not None:
             with mapped(writer.directory, "write the Parquet tables"):
-                writer.write_table("findings", findings_table(turns))
+                writer.write_table("findings", findings_table([*turns, *comparison]))
                 result.parquet = writer.close()
             result.rows = dict(writer.rows)
     except BaseException:
@@ -433,6 +477,8 @@ def _audit_dask(urls: Sequence[str], directory: Path, opts: AuditOptions) -> Aud
             target.unlink()
     result = AuditResult()
     early: list[Finding] = []
+    compare = compares_listings(urls)
+    listed: list[SourceListing] = []
     tasks: list[Any] = []
     task_store = os.fspath(opts.task_store) if isinstance(opts.task_store, (str, os.PathLike)) else None
     turns = _turn_findings(opts.turn_store, opts.stuck_after)  # first: a wrong URL fails before any work
@@ -440,6 +486,8 @@ def _audit_dask(urls: Sequence[str], directory: Path, opts: AuditOptions) -> Aud
     with contextlib.ExitStack() as opened:
         for url in urls:
             backend = opened.enter_context(open_source(url))
+            if compare:
+                listed.append(SourceListing.of(backend))
             early.extend(source_findings(backend))
             # A JetStream task connects to the server itself, with the URL as given (it may carry credentials);
             # "embedded" names the server this process started.
@@ -450,6 +498,7 @@ def _audit_dask(urls: Sequence[str], directory: Path, opts: AuditOptions) -> Aud
                 delayed(audit_partition)(job, str(directory), len(tasks) + 1, names, task_store) for job in jobs
             )
         early.extend(turns)  # partition 0 holds them too: findings about the sources, not one batch
+        comparison = listing_findings(listed)
         scheduler = None if opts.dask is True else opts.dask
         done: Sequence[_PartitionDone] = dask_module.compute(*tasks, scheduler=scheduler) if tasks else ()
     result.rows = dict.fromkeys(names, 0)
@@ -470,5 +519,13 @@ def _audit_dask(urls: Sequence[str], directory: Path, opts: AuditOptions) -> Aud
         result.records += part.records
         for name, count in part.rows.items():
             result.rows[name] += count
+    if comparison:  # after every batch, as in the local audit: the last partition of the findings
+        folder = directory / "findings.parquet"
+        folder.mkdir(parents=True, exist_ok=True)
+        with _parquet_writer(folder / f"part.{len(tasks) + 1:05d}.parquet", "findings") as writer:
+            writer.write_table(findings_table(comparison))
+        result.rows["findings"] += len(comparison)
+        for finding in comparison:
+            result.add(finding, opts)
     result.parquet = {name: directory / f"{name}.parquet" for name in names}
     return result

@@ -428,7 +428,11 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--lenient", action="store_true", help="fold past problems and list them instead of refusing")
     show.set_defaults(handler=cmd_show)
 
-    audit = command("audit", "validate every record and run of one or more sources; findings are data, not failures")
+    audit = command(
+        "audit",
+        "validate every record and run of one or more sources; findings are data, not failures. Given one file "
+        "source and one JetStream source, also compare their listings (listing_* findings)",
+    )
     audit.add_argument("sources", nargs="+", metavar="SOURCE")
     audit.add_argument("--fail-on", choices=["error", "warning"], help="exit 1 if a finding this severe exists")
     audit.add_argument("--parquet", metavar="DIR", help="write runs, messages, tool_calls and findings as Parquet")

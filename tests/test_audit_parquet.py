@@ -250,3 +250,66 @@ def test_the_cli_prints_findings_as_they_come(tmp_path: Path, monkeypatch: pytes
         printer.add(finding)
     printer.finish()
     assert len(lines) == len(expected) and all(row["code"] in line for row, line in zip(expected, lines, strict=True))
+
+
+def _file_and_jetstream_sources(root: Path, jetstream: Any) -> str:
+    """Three runs written to a file source and to JetStream: a turn in flight, a completed run ending in a note
+    (the two-record rule says open), and one whose JetStream copy lost its last record."""
+    from journaltools.backends.file import FileBackend
+    from tests.builders import JournalBuilder
+
+    files = FileBackend(root, create=True)
+    journals = [
+        (JournalBuilder("in-flight").user().assistant("c1"), None),
+        (JournalBuilder("ends-in-note").user().assistant().add("note", text="seen", optional=True), None),
+        (JournalBuilder("lost-last").user().assistant(), -1),
+    ]
+    for journal, cut in journals:
+        for backend, upto in ((files, None), (jetstream, cut)):
+            with backend.open_writer(journal.run) as writer:
+                for body in journal.bodies[:upto]:
+                    writer.append(body)
+    return str(root)
+
+
+LISTING_FINDINGS = {
+    ("in-flight", "listing_documented", "info"),
+    ("ends-in-note", "listing_summary_rule", "info"),
+    ("lost-last", "listing_discrepancy", "error"),
+}
+
+
+@pytest.mark.parametrize("with_dask", [False, True], ids=["local", "dask"])
+def test_auditing_a_file_and_a_jetstream_source_compares_their_listings(
+    jetstream: Any, jetstream_url: str, tmp_path: Path, with_dask: bool
+) -> None:
+    files = _file_and_jetstream_sources(tmp_path / "files", jetstream)
+    out = tmp_path / "audit"
+    if with_dask:
+        pytest.importorskip("dask")
+    result = audit_sources([files, jetstream_url], parquet=out, dask=True if with_dask else None)
+    listing = [f for f in result.findings if f.code.startswith("listing_")]
+    assert {(f.run, f.code, f.severity) for f in listing} == LISTING_FINDINGS
+    assert all(" vs " in f.source and jetstream.url in f.source for f in listing)
+    lost = next(f for f in listing if f.run == "lost-last")
+    assert "different records" in lost.message and "the last seq is 3 in file but 2 in jetstream" in lost.message
+    parquet = findings_of(read_audit(out).findings)
+    assert {(f.run, f.code, f.severity) for f in parquet if f.code.startswith("listing_")} == LISTING_FINDINGS
+    assert result.fails("error") and not any(f.code.startswith("listing_") for f in audit_sources([files]).findings)
+
+
+def test_audit_command_over_a_file_and_a_jetstream_source(
+    jetstream: Any, jetstream_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from journaltools.cli import main
+
+    files = _file_and_jetstream_sources(tmp_path / "files", jetstream)
+    code = main(["audit", jetstream_url, files, "--json", "--quiet", "--parquet", str(tmp_path / "out")])
+    findings = orjson.loads(capsys.readouterr().out)
+    assert code == 0  # findings are data
+    assert {(f["run"], f["code"], f["severity"]) for f in findings if f["code"].startswith("listing_")} == (
+        LISTING_FINDINGS
+    )
+    codes = pq.read_table(tmp_path / "out" / "findings.parquet").column("code").to_pylist()
+    assert sorted(code for code in codes if code.startswith("listing_")) == sorted(c for _, c, _ in LISTING_FINDINGS)
+    assert main(["audit", jetstream_url, files, "--fail-on", "error", "--quiet"]) == 1
