@@ -261,11 +261,13 @@ def cmd_turns(args: argparse.Namespace) -> int:
 
 
 def _config_problem(config: Any) -> str | None:
-    """Why a candidate configuration cannot be gated, or None (the shape of a fingerprint plus ``system``)."""
+    """Why a candidate configuration cannot be gated, or None (a fingerprint plus ``system``, ``reminder``)."""
     if not isinstance(config, dict):
         return "must be a JSON object of fingerprint fields plus 'system'"
     if "system" in config and not isinstance(config["system"], str):
         return "'system' must be the system prompt as text"
+    if "reminder" in config and not isinstance(config["reminder"], str):
+        return "'reminder' must be text (it is appended to the prompt for the runner, never compared)"
     tools = config.get("tools", {})
     if not isinstance(tools, dict) or not all(isinstance(v, str) for v in tools.values()):
         return "'tools' must be an object of tool name -> sha256 of its schema"
@@ -303,7 +305,17 @@ def cmd_gate(args: argparse.Namespace) -> int:
             ],
             ["field", "class", "verdict", "stored", "candidate", "why"],
         )
-    return 0
+        if gate.system is not None:
+            reminder = len(config.get("reminder") or "")
+            print(
+                f"system prompt for the runner: {len(gate.system)} characters "
+                f"(the prompt, then a reminder of {reminder} characters, which no verdict depends on)"
+            )
+    if gate.resumable:
+        return 0
+    refused = "; ".join(f"{field.field}: {field.why}" for field in gate.fields if field.verdict == "refused")
+    print(f"journaltools gate: run {args.run!r} is not resumable: {refused}", file=sys.stderr)
+    return 1
 
 
 def cmd_answer(args: argparse.Namespace) -> int:

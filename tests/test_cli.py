@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from journaltools.cli import build_parser, main
-from journaltools.samples import write_samples
+from journaltools.samples import SAMPLE_SYSTEM_PROMPT, sample_fingerprint, write_samples
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = str(ROOT / "data" / "samples")
@@ -92,10 +92,46 @@ def test_answer_and_gate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert code == 1 and "already answered" in err and "seq 5" in err
     config = tmp_path / "config.json"
     config.write_text(json.dumps({"model": "claude-opus-4", "system": "other"}))
-    code, out, _ = run_cli(capsys, "gate", str(tmp_path), "completed-with-tools", "--config", str(config), "--json")
-    document = json.loads(out)
-    assert code == 0 and document["resumable"] is False
+    code, out, err = run_cli(capsys, "gate", str(tmp_path), "completed-with-tools", "--config", str(config), "--json")
+    document = json.loads(out)  # printed although the run is not resumable
+    assert code == 1 and document["resumable"] is False
     assert {f["field"]: f["verdict"] for f in document["fields"]}["model"] == "refused"
+    assert "'completed-with-tools' is not resumable" in err and "model: a hard field may never change" in err
+
+
+def _gate_config(tmp_path: Path, **changes: object) -> str:
+    config: dict[str, object] = {**sample_fingerprint(), "system": SAMPLE_SYSTEM_PROMPT}
+    config.pop("system_sha256")
+    config.update(changes)
+    path = tmp_path / "candidate.json"
+    path.write_text(json.dumps(config))
+    return str(path)
+
+
+def test_gate_exit_status_and_the_reminder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    reminder = "\n\nYou are resuming this run after a crash: check the last tool results before acting."
+    config = _gate_config(tmp_path, reminder=reminder)
+    code, out, err = run_cli(capsys, "gate", SAMPLES, "completed-with-tools", "--config", config, "--json")
+    document = json.loads(out)
+    assert (code, err) == (0, "") and document["resumable"] is True
+    assert document["system"] == SAMPLE_SYSTEM_PROMPT + reminder  # the prompt for the runner
+    verdicts = {f["field"]: f["verdict"] for f in document["fields"]}
+    assert verdicts["system_sha256"] == "same" and "reminder" not in verdicts
+    code, out, _ = run_cli(capsys, "gate", SAMPLES, "completed-with-tools", "--config", config)
+    assert code == 0 and "completed-with-tools: resumable" in out
+    assert f"system prompt for the runner: {len(SAMPLE_SYSTEM_PROMPT + reminder)} characters" in out
+
+    # The reminder pasted into the prompt is a changed prompt: refused, and said so, in both modes.
+    pasted = _gate_config(tmp_path, system=SAMPLE_SYSTEM_PROMPT + reminder)
+    code, out, err = run_cli(capsys, "gate", SAMPLES, "completed-with-tools", "--config", pasted, "--json")
+    assert code == 1 and json.loads(out)["resumable"] is False and "system_sha256" in err
+    code, out, err = run_cli(capsys, "gate", SAMPLES, "completed-with-tools", "--config", pasted)
+    assert code == 1 and "completed-with-tools: NOT resumable" in out and "refused" in out
+    assert "system_sha256: a hard field may never change" in err
+
+    not_text = _gate_config(tmp_path, reminder=3)
+    code, out, err = run_cli(capsys, "gate", SAMPLES, "completed-with-tools", "--config", not_text)
+    assert (code, out) == (2, "") and "'reminder' must be text" in err
 
 
 def test_schema_command_prints_json_schema(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,6 +1,9 @@
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from journaltools.backends.file import FileBackend, FileJournalWriter
 from journaltools.errors import AlreadyAnswered, AnswerRefused, ClaimRefused
@@ -8,7 +11,9 @@ from journaltools.fold import fold
 from journaltools.ops.answer import answer_call
 from journaltools.ops.resume import claim_run
 from journaltools.protocol.fingerprint import resume_gate, system_sha256
-from journaltools.samples import SAMPLE_SYSTEM_PROMPT, sample_fingerprint
+from journaltools.samples import SAMPLE_SYSTEM_PROMPT, SAMPLE_TOOLS, sample_fingerprint
+
+SAMPLES = Path(__file__).resolve().parent.parent / "data" / "samples"
 
 
 @pytest.fixture
@@ -97,3 +102,62 @@ def test_a_resume_that_raced_an_answer_returns_the_fold_after_its_claim(samples:
         assert resumed.claim_seq == 6
     assert resumed.folded.resume.last_seq == 6 and resumed.folded.status == "open"
     assert resumed.folded.pending == [] and resumed.folded.resume.waiting_for == "model"
+
+
+# -- the resume reminder: appended after the fingerprint, so it can never change a verdict ---------------------
+
+
+def _candidate(**changes: object) -> dict[str, Any]:
+    config: dict[str, Any] = {**sample_fingerprint(), "system": SAMPLE_SYSTEM_PROMPT}
+    config.pop("system_sha256")
+    config.update(changes)
+    return config
+
+
+candidate_changes = st.fixed_dictionaries(
+    {},
+    optional={
+        "model": st.sampled_from(["claude-sonnet-4-5", "claude-opus-4"]),
+        "system": st.sampled_from([SAMPLE_SYSTEM_PROMPT, SAMPLE_SYSTEM_PROMPT + " ", "another prompt"]),
+        "temperature": st.sampled_from([0.2, 0.9]),
+        "max_tokens": st.sampled_from([4096, 1024]),
+        "top_p": st.just(0.5),
+        "tools": st.dictionaries(
+            st.sampled_from(["read_file", "run_tests", "deploy", "new_tool"]),
+            st.sampled_from([*SAMPLE_TOOLS.values(), system_sha256("changed")]),
+        ),
+        "budget": st.fixed_dictionaries({}, optional={"max_turns": st.integers(0, 30), "max_tokens": st.integers()}),
+    },
+)
+
+
+@settings(max_examples=200)
+@given(
+    changes=candidate_changes,
+    reminder=st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=200),
+    run=st.sampled_from(["completed-with-tools", "turn-in-flight", "suspended-approval"]),
+    override=st.booleans(),
+)
+def test_no_reminder_changes_any_verdict(changes: dict[str, Any], reminder: str, run: str, override: bool) -> None:
+    folded = fold(FileBackend(SAMPLES).read_run(run).records)
+    assert folded.meta is not None
+    config = _candidate(**changes)
+    without = resume_gate(folded.meta.fingerprint, config, folded, override_blocking=override)
+    with_reminder = resume_gate(
+        folded.meta.fingerprint, {**config, "reminder": reminder}, folded, override_blocking=override
+    )
+    assert with_reminder.resumable == without.resumable
+    assert [v.to_json() for v in with_reminder.fields] == [v.to_json() for v in without.fields]
+    assert with_reminder.system == config["system"] + reminder and without.system == config["system"]
+    digest = next(v for v in with_reminder.fields if v.field == "system_sha256")
+    assert digest.candidate == system_sha256(config["system"])  # the prompt alone is hashed
+
+
+def test_a_resume_with_a_reminder_hands_the_runner_prompt_plus_reminder(samples: FileBackend) -> None:
+    reminder = "\n\nThis run was resumed; its last turn's tool calls still need results."
+    resumed = claim_run(samples, "turn-in-flight", "worker-z", config=_candidate(reminder=reminder))
+    with resumed.writer:
+        assert resumed.gate is not None and resumed.gate.resumable
+        assert resumed.system_prompt == SAMPLE_SYSTEM_PROMPT + reminder
+    with pytest.raises(ClaimRefused, match="system_sha256"):  # pasted into the prompt, it is a changed prompt
+        claim_run(samples, "turn-in-flight", "worker-z", config=_candidate(system=SAMPLE_SYSTEM_PROMPT + reminder))

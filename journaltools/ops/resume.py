@@ -24,6 +24,12 @@ class Resumed:
     folded: FoldResult
     gate: GateResult | None
 
+    @property
+    def system_prompt(self) -> str | None:
+        """The prompt to resume with: the configuration's ``system`` with its ``reminder`` appended (None
+        without a gated configuration)."""
+        return self.gate.system if self.gate is not None else None
+
 
 def claim_run(
     backend: Backend,
@@ -38,6 +44,10 @@ def claim_run(
     pid: int | None = None,
 ) -> Resumed:
     """Append a claim before anything else, then read the last seq.
+
+    With ``config`` (fingerprint fields, ``system`` as text, optional ``reminder``) the resume gate runs
+    first and a refusal raises ``ClaimRefused`` before anything is written; the reminder never changes the
+    verdict, and ``Resumed.system_prompt`` is the prompt with the reminder appended, for the runner.
 
     The claim moves the journal's tail, so a worker that still believes it holds the run is refused
     at its next append. Reading the last seq *after* the claim keeps the runner's first record from

@@ -2,6 +2,11 @@
 
 Pure: it compares the stored ``meta.fingerprint`` with a candidate configuration and the fold's
 view of which tools the conversation used. It never reads or writes a journal.
+
+The system prompt and the resume reminder are separate inputs (``system`` and ``reminder`` in the
+configuration). The prompt alone is hashed and compared with ``system_sha256``; the reminder is appended
+to it only afterwards, in the prompt the gate hands back for the runner (``GateResult.system``), so no
+reminder can change a verdict.
 """
 
 from __future__ import annotations
@@ -18,8 +23,9 @@ FieldClass = Literal["hard", "blocking", "tools", "budget"]
 Verdict = Literal["same", "refused", "overridden", "allowed", "exceeded"]
 
 HARD_FIELDS = frozenset({"model", "system_sha256"})
-#: Fields that are not sampling parameters and so are not compared by the gate.
-NOT_COMPARED = frozenset({"system"})
+#: Configuration keys that are not fingerprint fields: the prompt (compared through its digest) and the
+#: resume reminder (never compared: it is appended after the fingerprint is computed).
+NOT_COMPARED = frozenset({"system", "reminder"})
 
 
 def system_sha256(system_prompt: str) -> str:
@@ -61,17 +67,33 @@ class FieldVerdict:
 class GateResult:
     resumable: bool
     fields: list[FieldVerdict]
+    system: str | None = None
+    """The system prompt for the runner: the candidate's prompt with the reminder appended (None when the
+    configuration gives no prompt)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"resumable": self.resumable, "fields": [field.to_json() for field in self.fields]}
+        return {
+            "resumable": self.resumable,
+            "fields": [field.to_json() for field in self.fields],
+            "system": self.system,
+        }
 
 
 def candidate_fingerprint(config: Mapping[str, Any]) -> dict[str, Any]:
-    """A candidate configuration as fingerprint fields: ``system`` (plain text) becomes ``system_sha256``."""
+    """A candidate configuration as fingerprint fields: ``system`` (plain text) becomes ``system_sha256``;
+    ``reminder`` is left out (it is appended to the prompt after the digest is taken)."""
     fields = {key: value for key, value in config.items() if key not in NOT_COMPARED}
     if "system" in config:
         fields["system_sha256"] = system_sha256(str(config["system"]))
     return fields
+
+
+def runner_system_prompt(config: Mapping[str, Any]) -> str | None:
+    """The prompt the runner resumes with: ``system`` then ``reminder``, joined as given (no separator is
+    added: put any blank line at the start of the reminder). None without a ``system``."""
+    if "system" not in config:
+        return None
+    return str(config["system"]) + str(config.get("reminder") or "")
 
 
 def _tools_verdict(stored: dict[str, str], candidate: dict[str, str], used: set[str]) -> FieldVerdict:
@@ -113,9 +135,11 @@ def resume_gate(
 ) -> GateResult:
     """Decide whether a run folded as ``folded`` may resume under ``config``.
 
-    Hard fields refuse any change; blocking fields refuse unless ``override_blocking``; tools refuse
-    only a missing or changed tool the conversation or pending batch used; budget never refuses but
-    says when the counters already exceed it.
+    ``config`` holds the candidate's fingerprint fields, ``system`` (the prompt as text, compared by its
+    digest) and optionally ``reminder`` (never compared). Hard fields refuse any change; blocking fields
+    refuse unless ``override_blocking``; tools refuse only a missing or changed tool the conversation or
+    pending batch used; budget never refuses but says when the counters already exceed it. The result's
+    ``system`` is the prompt for the runner: prompt + reminder.
     """
     stored_fields = stored.model_dump(mode="json", exclude_none=True)
     candidate = candidate_fingerprint(config)
@@ -136,4 +160,4 @@ def resume_gate(
             verdicts.append(FieldVerdict(name, kind, old, new, "overridden", "changed, explicitly overridden"))
         else:
             verdicts.append(FieldVerdict(name, kind, old, new, "refused", "changed; pass an override to accept it"))
-    return GateResult(all(v.verdict != "refused" for v in verdicts), verdicts)
+    return GateResult(all(v.verdict != "refused" for v in verdicts), verdicts, runner_system_prompt(config))
