@@ -48,11 +48,11 @@ def run_demo(samples: Path | None = None, out: Path = DEFAULT_OUT) -> int:
 
     url = embedded_url()
     banner(f"journaltools migrate {source} {url}")
-    cli(["migrate", source, url])  # refuses the broken samples by design, and says so
+    status |= cli(["migrate", source, url, "--skip-invalid"])  # refuses the corrupt sample by design, and says so
     banner(f"journaltools ls {url}   (two-record summary)")
     status |= cli(["ls", url])
     banner(f"journaltools compare {source} {url}")
-    status |= cli(["compare", source, url])
+    status |= cli(["compare", source, url, "--fail-on", "discrepancy"])
     print_next_steps(samples, out)
     return status
 

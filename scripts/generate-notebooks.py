@@ -171,8 +171,8 @@ COMPARE = [
         "code",
         "from journaltools.backends.registry import open_source\nfrom journaltools.ops.migrate import migrate\n\n"
         "files = open_source(SAMPLES)\njetstream = open_source('embedded', create=True)  # a throwaway local server\n"
-        "report = migrate(files, jetstream)\nprint(report.to_json())\nfor run, reason in report.refused:\n"
-        "    print('not migrated:', run, '-', reason[:100])",
+        "report = migrate(files, jetstream)\nprint(report.to_json())\nfor refusal in report.refused:\n"
+        "    print('not migrated:', refusal.run, '-', refusal.code, '-', refusal.message[:100])",
     ),
     (
         "code",
@@ -183,15 +183,17 @@ COMPARE = [
     (
         "md",
         "`turn-in-flight` is flagged **documented**: the file listing folds the run and sees unanswered tool calls "
-        "(`open`); JetStream's two-record summary sees an assistant record last (`completed`). A difference the "
-        "two-record rule explains on the same records is `summary_rule` (expected, shown in blue); a run on one "
-        "side only is `missing` — here the broken journals, which migrate refuses to copy. Only a discrepancy "
-        "(different records) is an error.",
+        "(`open`); JetStream's two-record summary sees an assistant record last (`completed`). `schema-violation` "
+        "and `version-mismatch` are flagged **summary rule** (expected, shown in blue): migrate copies every journal whose lines parse, as it "
+        "is; the file listing validates and calls them invalid, the two-record summary does not validate. Only "
+        "`corrupt-interior` is missing on the JetStream side: migrate refuses a journal whose lines do not all parse. "
+        "A **discrepancy** (the records differ) would be an error; there is none here.",
     ),
     (
         "code",
         "row = comparison.row('turn-in-flight')\nprint(row.flag, '-', row.explanation)\n"
         "assert row.verdict == 'documented'\n"
+        "assert comparison.row('schema-violation').verdict == 'summary_rule'\n"
         "assert all(r.verdict in ('agree', 'documented', 'summary_rule', 'missing_b') for r in comparison.rows)",
     ),
     ("code", "jetstream.close()\nfiles.close()"),
