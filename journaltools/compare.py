@@ -196,8 +196,8 @@ def _missing(run: str, present: _Side, absent_label: str) -> str:
     if row.status == "invalid" and row.two_record_status is None:
         why = f" ({row.problem})" if row.problem else ""
         text += (
-            f" The journal cannot be read whole{why}: migrate refuses to copy a journal whose lines do not all "
-            "parse, and says so."
+            f" The journal is invalid{why}: migrate refuses a journal it cannot copy faithfully (a line that "
+            "does not parse, seqs out of order, no records) and names it with the reason."
         )
     return text
 

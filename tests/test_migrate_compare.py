@@ -543,6 +543,16 @@ def test_compare_verdicts() -> None:
     }.items()}  # fmt: skip
 
 
+def test_a_run_on_one_side_only_says_why_when_its_journal_is_invalid(tmp_path: Path) -> None:
+    files = FileBackend(tmp_path, create=True)
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    (tmp_path / "fine.jsonl").write_bytes(JournalBuilder("fine").user().bytes())
+    rows = {row["run"]: row for row in comparison_rows(compare_listings(files.listing(), [], "file", "jetstream"))}
+    assert {run: row["verdict"] for run, row in rows.items()} == {"empty": "missing_b", "fine": "missing_b"}
+    assert "empty_journal" in rows["empty"]["explanation"] and "migrate refuses" in rows["empty"]["explanation"]
+    assert rows["fine"]["explanation"] == "fine is listed by file (open) but jetstream has no journal for it."
+
+
 def test_compare_empty_listings() -> None:
     table = compare_listings([], [])
     assert table.num_rows == 0 and table.schema.equals(COMPARISON_SCHEMA) and comparison_rows(table) == []
