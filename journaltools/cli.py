@@ -314,7 +314,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     if gate.resumable:
         return 0
     refused = "; ".join(f"{field.field}: {field.why}" for field in gate.fields if field.verdict == "refused")
-    print(f"journaltools gate: run {args.run!r} is not resumable: {refused}", file=sys.stderr)
+    _note("gate", f"run {args.run!r} is not resumable: {refused}")
     return 1
 
 
@@ -381,7 +381,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     failing = [row["run"] for row in rows if args.fail_on and row["verdict"] in FAIL_ON[args.fail_on]]
     if failing:
         shown = ", ".join(failing[:10]) + (f" and {len(failing) - 10} more" if len(failing) > 10 else "")
-        print(f"journaltools compare: {len(failing)} run(s) fail --fail-on {args.fail_on}: {shown}", file=sys.stderr)
+        _note("compare", f"{len(failing)} run(s) fail --fail-on {args.fail_on}: {shown}")
         return 1
     return 0
 

@@ -5,6 +5,8 @@ and on journals written to a real nats-server."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,7 +27,8 @@ from tests.builders import JournalBuilder
 from tests.nats_fixtures import NatsAdmin
 from tests.strategies import valid_runs
 
-SAMPLES = Path(__file__).resolve().parent.parent / "data" / "samples"
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "data" / "samples"
 
 #: What ``compare data/samples <the samples migrated to JetStream>`` says of each sample. Every sample agrees
 #: except the turn in flight (documented), the journals the file listing calls invalid although migrate copies
@@ -556,3 +559,21 @@ def test_a_run_on_one_side_only_says_why_when_its_journal_is_invalid(tmp_path: P
 def test_compare_empty_listings() -> None:
     table = compare_listings([], [])
     assert table.num_rows == 0 and table.schema.equals(COMPARISON_SCHEMA) and comparison_rows(table) == []
+
+
+def test_the_samples_through_an_embedded_store_two_commands(tmp_path: Path) -> None:
+    """The issue's scenario as a user types it: migrate into embedded:DIR, then compare in a second process."""
+    store = f"embedded:{tmp_path / 'store'}"
+
+    def journaltools(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "journaltools", *argv], capture_output=True, text=True, timeout=120, cwd=ROOT
+        )
+
+    migrated = journaltools("migrate", str(SAMPLES), store, "--skip-invalid")
+    assert migrated.returncode == 0, migrated.stderr
+    assert "skipped corrupt-interior: corrupt_line" in migrated.stderr and "line 3" in migrated.stderr
+    compared = journaltools("compare", str(SAMPLES), store, "--json", "--fail-on", "discrepancy")
+    assert compared.returncode == 0, compared.stderr
+    assert {row["run"]: row["verdict"] for row in json.loads(compared.stdout)} == SAMPLE_VERDICTS
+    assert journaltools("migrate", str(SAMPLES), store).returncode == 1  # without --skip-invalid the refusal fails
