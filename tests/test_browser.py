@@ -586,18 +586,19 @@ def test_in_jupyterlab_a_header_click_sorts(lab: tuple[Any, list[str]], theme: s
     page, _ = lab
     set_lab_theme(page, theme)
     header = page.locator(".jt-browser .jt-th.jt-col-run")
-    header.click()
-    page.wait_for_function(
-        "() => document.querySelector('.jt-browser .jt-th.jt-col-run').innerText.trim().endsWith('▲')"
-        " || document.querySelector('.jt-browser .jt-th.jt-col-run').innerText.trim().endsWith('▼')",
-        timeout=30_000,
-    )
-    if header.inner_text().strip().endswith("▼"):  # sorted by run already: one more click for ascending
+    # The page is shared by both themes: start from whatever order the last test left, and wait for each
+    # click to show before looking at the header again (reading it first raced the click).
+    for _ in range(3):
+        shown = header.inner_text().strip()
+        if shown.endswith("▲"):
+            break
         header.click()
         page.wait_for_function(
-            "() => document.querySelector('.jt-browser .jt-th.jt-col-run').innerText.trim().endsWith('▲')",
+            "(before) => document.querySelector('.jt-browser .jt-th.jt-col-run').innerText.trim() !== before",
+            arg=shown,
             timeout=30_000,
         )
+    assert header.inner_text().strip().endswith("▲")
     page.wait_for_function(
         "() => { const runs = [...document.querySelectorAll('.jt-browser .jt-tr .jt-col-run')]"
         ".filter(el => el.offsetParent).map(el => el.innerText.trim());"

@@ -2,8 +2,9 @@
 
 - The records path (``fold=False``) runs in this process: the stages that release the interpreter (the
   line split, the UTF-8 check) run in one helper thread (``loader._pipelined_batches``) while this thread
-  decodes the same batch's envelopes, then builds its tables while the helper splits the next one. A second process would only move the envelope decode, and shipping the
-  records back costs about what it saves.
+  decodes the same batch's envelopes, then builds its tables while the helper splits the next one. A
+  second process would only move the envelope decode, and shipping the records back costs about what it
+  saves.
 - Folding is Python and has no such stages, so a load that folds enough journal bytes (``FOLD_POOL_FROM``)
   on a machine with more than one core shares its batches with worker processes (``workers.py``): one per
   further core, started once per process and kept. They are plain child interpreters started with
