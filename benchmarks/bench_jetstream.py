@@ -13,6 +13,9 @@ headers). Each figure compares journaltools with raw nats-py on the same message
 - ``listing_many_short_over_few_long``: listing the runs of two streams holding the same number of records,
   one as many one-record runs, one as a few long runs: the time ratio should follow the ratio of their run
   counts (the cost follows runs, not records); the old enumeration of every subject is shown beside it.
+  ``listing_short_vs_every_subject`` and ``listing_long_vs_every_subject``: that enumeration over the
+  listing, per shape (above 1: the listing is faster). Counting a run costs the server time in proportion
+  to its records, and each count is a request: where runs are short the listing enumerates every subject.
 - ``listing_two_record_vs_fold``: the two-record summary against folding every run.
 """
 
@@ -193,7 +196,9 @@ def bench_listing_shapes(client: Client, server: EmbeddedServer, runs: int, long
             ratio,
             f"close to {runs // long_runs}x, the ratio of run counts at {runs:,} records each",
             f"enumerating every subject instead: {old[0]:.2f}x",
-        )
+        ),
+        figure("listing_short_vs_every_subject", timed.ratio("short, every subject", "short"), "at least 1x"),
+        figure("listing_long_vs_every_subject", timed.ratio("long, every subject", "long"), "above 1x"),
     ]
 
 

@@ -50,7 +50,7 @@ def test_a_timeout_cancels_the_coroutine() -> None:
             cancelled.set()
             raise
 
-    with pytest.raises(TimeoutError, match="0.05 seconds"):
+    with pytest.raises(TimeoutError, match=r"0\.05 seconds"):
         run_sync(wait_forever(), timeout=0.05)
     assert cancelled.is_set()  # run_sync waited for the cancellation to land before raising
     never.set()

@@ -13,6 +13,7 @@ import nats.js.errors
 import orjson
 import pytest
 
+import journaltools.backends.jetstream as jetstream_module
 from journaltools.aio import run_sync
 from journaltools.backends.base import AppendResult, AppendVerdictTaken
 from journaltools.backends.file import FileBackend
@@ -303,9 +304,12 @@ def test_a_stream_without_direct_get_is_read_more_slowly_and_says_so(
         nats_admin.delete_stream(stream)
 
 
+@pytest.mark.parametrize("census", ["counted run by run", "every subject listed"])
 def test_a_run_whose_first_record_is_missing_is_still_listed(
-    jetstream: JetStreamBackend, nats_admin: NatsAdmin
+    jetstream: JetStreamBackend, nats_admin: NatsAdmin, monkeypatch: pytest.MonkeyPatch, census: str
 ) -> None:
+    if census == "counted run by run":
+        monkeypatch.setattr(jetstream_module, "LIST_EVERY_SUBJECT_UP_TO", 0)
     journal = JournalBuilder("whole").user().assistant()
     with jetstream.open_writer("whole") as writer:
         for body in journal.bodies:
@@ -331,9 +335,17 @@ def test_runs_are_found_from_their_first_subjects_not_every_subject(
         return await original(self, subject_filter)
 
     monkeypatch.setattr(JetStreamBackend, "_subject_counts", spy)
+    # Four records a run: listing every subject costs less than a request per run, and says the same.
     assert jetstream.list_runs() == ["a1", "b2"]
-    assert asked == [f"{jetstream.prefix}.*.1"]  # one subject per run: the cost follows runs, not records
+    assert asked == [f"{jetstream.prefix}.*.1", f"{jetstream.prefix}.>"]
     assert jetstream.run_census() == {"a1": 4, "b2": 4}
+    # Longer runs are counted one request each: one subject per run is listed, the cost follows runs.
+    asked.clear()
+    monkeypatch.setattr(jetstream_module, "LIST_EVERY_SUBJECT_UP_TO", 3)
+    assert jetstream.list_runs() == ["a1", "b2"]
+    assert asked == [f"{jetstream.prefix}.*.1"]
+    assert jetstream.run_census() == {"a1": 4, "b2": 4}
+    assert {row.run: row.status for row in jetstream.listing()} == {"a1": "open", "b2": "open"}
 
 
 def test_missing_stream_is_refused_unless_created(nats_server: EmbeddedServer, nats_admin: NatsAdmin) -> None:
@@ -494,5 +506,7 @@ def test_the_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
         "read_all_runs_vs_ordered_consumer",
         "append_blocking_vs_raw_publish",
         "listing_many_short_over_few_long",
+        "listing_short_vs_every_subject",
+        "listing_long_vs_every_subject",
     ):
         assert f"{name} " in printed, name

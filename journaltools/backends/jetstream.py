@@ -95,6 +95,9 @@ DEFAULT_STREAM = "JOURNALS"
 DEFAULT_PREFIX = "journal"
 #: The server's page size for subject details in one stream-info response (``JSMaxSubjectDetails``).
 SERVER_SUBJECTS_PAGE = 100_000
+#: Records per run on average up to which a census lists every subject rather than counting run by run:
+#: measured on a local server, a counting request costs about 130 us and a listed subject about 2 us.
+LIST_EVERY_SUBJECT_UP_TO = 32
 #: Rejections that mean "the slot journal.R.N already holds a message".
 SLOT_TAKEN_CODES = frozenset({10071, 10077})  # wrong last sequence; maximum messages per subject exceeded
 MSG_ID = "Nats-Msg-Id"
@@ -544,6 +547,14 @@ class PendingWrite:
     msg_id: str
 
 
+def _record_of(msg: Msg) -> RawRecord | None:
+    """The record a message holds; None for one that does not parse (its run's summary is "invalid")."""
+    try:
+        return decode_record(msg.data, _stream_sequence(msg))
+    except LineNotJson:
+        return None
+
+
 class JetStreamJournalWriter(JournalWriter):
     """Appends to one run. No lock is taken: a second writer is refused at its first append behind another."""
 
@@ -877,24 +888,29 @@ class JetStreamBackend(Backend):
     async def census_async(self) -> dict[str, int]:
         """Every run with its number of stored records, at a cost that follows the number of runs.
 
-        Runs are found from the subjects ``journal.*.1`` (one per run) and counted with one request each.
-        The counts are then held to the stream's own message count: if they fall short (a run whose seq 1
-        is missing, or a stream that holds other subjects too) every subject is listed instead, a cost that
-        follows the number of records but finds every run.
+        Runs are found from the subjects ``journal.*.1`` (one per run). Where the stream holds few records
+        per run (``LIST_EVERY_SUBJECT_UP_TO`` on average) every subject is listed, which then costs less than
+        a request per run; otherwise each run is counted with one request. The per-run counts are held to the
+        stream's own message count: if they fall short (a run whose seq 1 is missing, or a stream that holds
+        other subjects too) every subject is listed after all, which finds every run.
         """
+        return (await self._census())[0]
+
+    async def _census(self) -> tuple[dict[str, int], dict[str, Msg]]:
+        """The census, and the first message of each run where counting fetched it anyway."""
         if self.direct:
             firsts = [self._slot_of(subject) for subject in await self._subject_counts(f"{self.prefix}.*.1")]
             runs = sorted(slot[0] for slot in firsts if slot is not None and slot[1] == 1)
-
-            async def count(run: str) -> int:
-                return (await self._first_and_count(run))[1]
-
-            counts = dict(zip(runs, await map_bounded(runs, count, self.options.concurrency), strict=True))
             info = await self._api(f"STREAM.INFO.{self.stream}", b"", what="stream info")
             stored = int((info.get("state") or {}).get("messages") or 0)
-            if self._subjects == [f"{self.prefix}.>"] and sum(counts.values()) == stored:
-                return counts
-        return {run: len(seqs) for run, seqs in sorted((await self._run_slots()).items())}
+            if runs and stored > LIST_EVERY_SUBJECT_UP_TO * len(runs):
+                counted = await map_bounded(runs, self._first_and_count, self.options.concurrency)
+                counts = {run: count for run, (_, count) in zip(runs, counted, strict=True)}
+                if self._subjects == [f"{self.prefix}.>"] and sum(counts.values()) == stored:
+                    first_messages = {run: msg for run, (msg, _) in zip(runs, counted, strict=True) if msg is not None}
+                    return counts, first_messages
+        every = {run: len(seqs) for run, seqs in sorted((await self._run_slots()).items())}
+        return every, {}
 
     # -- writing ---------------------------------------------------------------------------------
 
@@ -990,19 +1006,18 @@ class JetStreamBackend(Backend):
 
     async def _record_at(self, subject_filter: str) -> RawRecord | None:
         msg = await self._get_last(subject_filter)
-        if msg is None:
-            return None
-        try:
-            return decode_record(msg.data, _stream_sequence(msg))
-        except LineNotJson:
-            return None  # the summary of a run whose record does not parse is "invalid"
+        return _record_of(msg) if msg is not None else None
 
     async def listing_async(self) -> list[RunSummary]:
         """The two-record summary of every run: ``journal.R.1`` and the last message on ``journal.R.*``."""
-        census = await self.census_async()
+        census, first_messages = await self._census()
 
         async def summarize(run: str) -> RunSummary:
-            first = await self._record_at(self.subject(run, 1))
+            held = first_messages.get(run)  # the first in stream order: seq 1 unless written out of order
+            if held is not None and _header(held, "Nats-Subject") == self.subject(run, 1):
+                first = _record_of(held)
+            else:
+                first = await self._record_at(self.subject(run, 1))
             last = first if census[run] == 1 and first is not None else await self._record_at(self.subject(run, "*"))
             return summarize_two_records(run, first, last)
 
