@@ -290,6 +290,14 @@ class _LocalJournals(Backend):
         raise NotImplementedError
 
 
+def _is_directory(path: Path) -> bool:
+    """A directory itself, not a link to one (a name that vanished since the scan is no directory)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 class FileBackend(_LocalJournals):
     """A directory of ``<run>.jsonl`` journals (and read-only ``<run>.jsonl.gz`` / ``<run>.jsonl.zst``)."""
 
@@ -324,30 +332,37 @@ class FileBackend(_LocalJournals):
                 return path
         raise RunNotFound(run, str(self.root))
 
-    def _entries(self) -> list[os.DirEntry[str]]:
+    def _names(self) -> list[str]:
+        """The directory's entry names: only names, since a source may hold millions of journals and an
+        ``os.DirEntry`` costs several times its name."""
         with mapped(self.root, "list the directory of journals"), os.scandir(self.root) as scan:
-            return list(scan)
+            return [entry.name for entry in scan]
 
     def local_journals(self, runs: Sequence[str]) -> list[tuple[str, str]] | None:
-        # One directory scan instead of a look at every file: its entries already say which are regular files.
-        entries = {entry.name: entry for entry in self._entries()}
+        # A look at each journal asked for (not a scan of the whole directory, which the loader would repeat for
+        # every chunk of runs it lists): a plain regular file this process may read, or None.
         check_access = os.geteuid() != 0
+        root = str(self.root)
         paths = []
         for run in runs:
-            entry = entries.get(f"{run}{JOURNAL_SUFFIX}")  # an unsafe id is not a name here: None, then refused
-            if entry is None or not entry.is_file(follow_symlinks=False):
-                return None  # compressed, missing or not a regular file: read_run reports each properly
-            if check_access and not os.access(entry.path, os.R_OK):
+            if not is_valid_run_id(run):
                 return None
-            paths.append((run, entry.path))
+            path = os.path.join(root, f"{run}{JOURNAL_SUFFIX}")
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                return None  # compressed, missing or unreadable: read_run reports each properly
+            if not stat.S_ISREG(mode) or (check_access and not os.access(path, os.R_OK)):
+                return None
+            paths.append((run, path))
         return paths
 
     def list_runs_now(self) -> list[str]:
         """Every valid run id with a journal entry, whatever kind of file it is: one that cannot be read is
         still a run, reported when read (``unreadable_journal``), never silently absent."""
         runs = set()
-        for entry in self._entries():
-            parts = journal_name_parts(entry.name)
+        for name in self._names():
+            parts = journal_name_parts(name)
             if parts is not None and is_valid_run_id(parts[0]):
                 runs.add(parts[0])
         return sorted(runs)
@@ -355,9 +370,9 @@ class FileBackend(_LocalJournals):
     def unusable_journal_names(self) -> list[str]:
         """Journal names whose run is not a valid run id: never read as runs, but reported by audits."""
         return sorted(
-            entry.name
-            for entry in self._entries()
-            if (parts := journal_name_parts(entry.name)) is not None and not is_valid_run_id(parts[0])
+            name
+            for name in self._names()
+            if (parts := journal_name_parts(name)) is not None and not is_valid_run_id(parts[0])
         )
 
     def source_findings(self) -> list[Finding]:
@@ -367,22 +382,22 @@ class FileBackend(_LocalJournals):
         findings = []
         seen: dict[str, str] = {}
 
-        def plain_first(entry: os.DirEntry[str]) -> tuple[int, str]:
-            parts = journal_name_parts(entry.name)
-            return (JOURNAL_SUFFIXES.index(parts[1]) if parts else 0), entry.name
+        def plain_first(name: str) -> tuple[int, str]:
+            parts = journal_name_parts(name)
+            return (JOURNAL_SUFFIXES.index(parts[1]) if parts else 0), name
 
-        for entry in sorted(self._entries(), key=plain_first):
-            parts = journal_name_parts(entry.name)
+        for name in sorted(self._names(), key=plain_first):
+            parts = journal_name_parts(name)
             if parts is None:
-                if entry.name.endswith(LOCK_SUFFIX) and is_valid_run_id(entry.name[: -len(LOCK_SUFFIX)]):
+                if name.endswith(LOCK_SUFFIX) and is_valid_run_id(name[: -len(LOCK_SUFFIX)]):
                     continue
-                what = "a directory" if entry.is_dir(follow_symlinks=False) else "not a journal"
+                what = "a directory" if _is_directory(self.root / name) else "not a journal"
                 findings.append(
                     Finding.of(
                         None,
                         None,
                         "not_a_journal",
-                        f"{entry.name}: {what} (journals are <run>.jsonl); not read",
+                        f"{name}: {what} (journals are <run>.jsonl); not read",
                         self.url,
                     )
                 )
@@ -394,7 +409,7 @@ class FileBackend(_LocalJournals):
                         None,
                         None,
                         "invalid_run_id",
-                        f"{entry.name}: the file name is not a valid run id; not read",
+                        f"{name}: the file name is not a valid run id; not read",
                         self.url,
                     )
                 )
@@ -404,12 +419,12 @@ class FileBackend(_LocalJournals):
                         run,
                         None,
                         "duplicate_journal",
-                        f"{entry.name}: run {run!r} already has the journal {seen[run]}; not read",
+                        f"{name}: run {run!r} already has the journal {seen[run]}; not read",
                         self.url,
                     )
                 )
             else:
-                seen[run] = entry.name
+                seen[run] = name
         return sorted(findings, key=lambda f: f.message)
 
     def open_writer_now(self, run: str) -> FileJournalWriter:
