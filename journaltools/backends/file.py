@@ -26,7 +26,7 @@ import fcntl
 import glob
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -332,11 +332,12 @@ class FileBackend(_LocalJournals):
                 return path
         raise RunNotFound(run, str(self.root))
 
-    def _names(self) -> list[str]:
-        """The directory's entry names: only names, since a source may hold millions of journals and an
-        ``os.DirEntry`` costs several times its name."""
+    def _names(self) -> Iterator[str]:
+        """The directory's entry names, one at a time: a source may hold millions of journals, so callers keep
+        only what they need (an ``os.DirEntry`` costs several times its name)."""
         with mapped(self.root, "list the directory of journals"), os.scandir(self.root) as scan:
-            return [entry.name for entry in scan]
+            for entry in scan:
+                yield entry.name
 
     def local_journals(self, runs: Sequence[str]) -> list[tuple[str, str]] | None:
         # A look at each journal asked for (not a scan of the whole directory, which the loader would repeat for
@@ -360,12 +361,14 @@ class FileBackend(_LocalJournals):
     def list_runs_now(self) -> list[str]:
         """Every valid run id with a journal entry, whatever kind of file it is: one that cannot be read is
         still a run, reported when read (``unreadable_journal``), never silently absent."""
-        runs = set()
+        runs = []
         for name in self._names():
             parts = journal_name_parts(name)
             if parts is not None and is_valid_run_id(parts[0]):
-                runs.add(parts[0])
-        return sorted(runs)
+                runs.append(parts[0])
+        runs.sort()
+        # A run with a plain and a compressed journal is listed once; sorted, its names sit side by side.
+        return [run for index, run in enumerate(runs) if index == 0 or runs[index - 1] != run]
 
     def unusable_journal_names(self) -> list[str]:
         """Journal names whose run is not a valid run id: never read as runs, but reported by audits."""
@@ -375,56 +378,34 @@ class FileBackend(_LocalJournals):
             if (parts := journal_name_parts(name)) is not None and not is_valid_run_id(parts[0])
         )
 
+    def _journal_preferred_to(self, run: str, suffix: str) -> str | None:
+        """The name of the journal read for ``run`` instead of its ``suffix`` one, if there is one."""
+        for preferred in JOURNAL_SUFFIXES[: JOURNAL_SUFFIXES.index(suffix)]:
+            if os.path.lexists(self.root / f"{run}{preferred}"):
+                return f"{run}{preferred}"
+        return None
+
     def source_findings(self) -> list[Finding]:
         """Each entry of the directory that is not a journal this source reads, once: a journal name that is not
         a valid run id, a second journal for a run (the plain one is read), and any other file or directory
-        (lock files excepted)."""
+        (lock files excepted). Nothing is kept per journal, so millions of them cost no memory here."""
         findings = []
-        seen: dict[str, str] = {}
-
-        def plain_first(name: str) -> tuple[int, str]:
-            parts = journal_name_parts(name)
-            return (JOURNAL_SUFFIXES.index(parts[1]) if parts else 0), name
-
-        for name in sorted(self._names(), key=plain_first):
+        for name in self._names():
             parts = journal_name_parts(name)
             if parts is None:
                 if name.endswith(LOCK_SUFFIX) and is_valid_run_id(name[: -len(LOCK_SUFFIX)]):
                     continue
                 what = "a directory" if _is_directory(self.root / name) else "not a journal"
-                findings.append(
-                    Finding.of(
-                        None,
-                        None,
-                        "not_a_journal",
-                        f"{name}: {what} (journals are <run>.jsonl); not read",
-                        self.url,
-                    )
-                )
+                message = f"{name}: {what} (journals are <run>.jsonl); not read"
+                findings.append(Finding.of(None, None, "not_a_journal", message, self.url))
                 continue
-            run = parts[0]
+            run, suffix = parts
             if not is_valid_run_id(run):
-                findings.append(
-                    Finding.of(
-                        None,
-                        None,
-                        "invalid_run_id",
-                        f"{name}: the file name is not a valid run id; not read",
-                        self.url,
-                    )
-                )
-            elif run in seen:
-                findings.append(
-                    Finding.of(
-                        run,
-                        None,
-                        "duplicate_journal",
-                        f"{name}: run {run!r} already has the journal {seen[run]}; not read",
-                        self.url,
-                    )
-                )
-            else:
-                seen[run] = name
+                message = f"{name}: the file name is not a valid run id; not read"
+                findings.append(Finding.of(None, None, "invalid_run_id", message, self.url))
+            elif suffix != JOURNAL_SUFFIX and (preferred := self._journal_preferred_to(run, suffix)) is not None:
+                message = f"{name}: run {run!r} already has the journal {preferred}; not read"
+                findings.append(Finding.of(run, None, "duplicate_journal", message, self.url))
         return sorted(findings, key=lambda f: f.message)
 
     def open_writer_now(self, run: str) -> FileJournalWriter:

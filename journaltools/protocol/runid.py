@@ -12,7 +12,7 @@ _RUN_ID = re.compile(RUN_ID_PATTERN)
 
 #: Run ids already found valid: a journal repeats its run id in every record, so the regex runs once per run.
 _known_valid: set[str] = set()
-_KNOWN_LIMIT = 1 << 16
+_KNOWN_LIMIT = 1 << 12
 
 
 def is_valid_run_id(run: object) -> bool:
