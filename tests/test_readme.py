@@ -1,6 +1,7 @@
-"""The README's examples run, in the order a reader meets them: Python blocks execute, console lines exit
-as documented. They run in a scratch directory holding a link to the samples, so nothing is written into
-the repository; the README's NATS URL is swapped for the test server's."""
+"""The README's examples run, in the order a reader meets them: Python blocks execute in one namespace (as
+in one notebook, so ``jt`` is imported once), console lines exit as documented. They run in a scratch
+directory holding a link to the samples, so nothing is written into the repository; the README's NATS URL is
+swapped for the test server's."""
 
 import json
 import os
@@ -37,10 +38,11 @@ def test_readme_examples_run_in_order(
     (tmp_path / "data" / "samples").symlink_to(ROOT / "data" / "samples")
     monkeypatch.chdir(tmp_path)
     commands = 0
+    namespace: dict[str, object] = {}
     for language, text in examples():
         text = text.replace(README_NATS_URL, jetstream_url).replace(README_NATS_SERVER, nats_server.url)
         if language == "python":
-            exec(compile(text, "README.md", "exec"), {})
+            exec(compile(text, "README.md", "exec"), namespace)
             continue
         for line in text.splitlines():
             if not line.startswith("$ "):
@@ -56,6 +58,9 @@ def test_readme_examples_run_in_order(
             # samples differ between the listings only by cause, so compare --fail-on discrepancy passes.
             expected = 1 if argv[1] == "audit" and "--fail-on" in argv else 0
             assert result.returncode == expected, f"{line}: {result.stderr.decode()}"
+            if argv[1] == "ls" and any("*" in arg for arg in argv):  # a journal file and a glob, each row its source
+                runs = [row.split()[0] for row in result.stdout.decode().splitlines()[1:]]
+                assert runs == ["torn-tail", "answered-deferral", "approved-deferral"]
             if argv[1] == "compare":
                 assert b"documented" in result.stdout and b"summary_rule" in result.stdout
                 assert b"discrepancy" not in result.stdout
@@ -66,4 +71,7 @@ def test_readme_examples_run_in_order(
     out = capsys.readouterr().out
     assert "resumed-after-crash" in out and "completed 2 None" in out  # the first Python example
     assert "('completed', 5)" in out  # the DuckDB query over the audit the console example wrote
+    assert "14 runs" in out  # iter_tables, batch by batch, keeps every run of the samples
+    assert "14 {'error': 3, 'warning': 1, 'info': 0}" in out  # audit_sources: runs and findings by severity
+    assert (tmp_path / "out" / "audit-py" / "runs.parquet").exists()
     assert "task 'invoice-42' already succeeded" in out and "[('call-1', 'ask_operator')]" in out
