@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from journaltools.backends.base import ListingStatus, RunSummary
 from journaltools.fold import FoldResult, fold
+from journaltools.protocol.envelope import is_timestamp
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.records import AssistantRecord, MetaRecord, RawRecord, validate_record
 
@@ -41,10 +43,34 @@ def _sha256(record: RawRecord | None) -> str | None:
     return hashlib.sha256(record.raw).hexdigest() if record is not None else None
 
 
-def _meta_model(first: RawRecord | None) -> str | None:
-    """The model the meta record names, whether or not the journal folds (a newer version, say)."""
-    meta = validate_record(first) if first is not None else None
-    return meta.fingerprint.model if isinstance(meta, MetaRecord) else None
+@dataclass(frozen=True, slots=True)
+class UnfoldedFacts:
+    """What a run's records say without folding them: the facts every view shows for an invalid run."""
+
+    created: str | None
+    """The first record's ``ts`` when that record is a meta record with a valid timestamp."""
+    last_seq: int
+    """The last record's ``seq`` (0 when it has none, as for an empty journal)."""
+    model: str | None
+    """The model the meta record's fingerprint names, whether or not the journal folds (a newer version, say)."""
+
+
+def unfolded_facts(records: Sequence[RawRecord]) -> UnfoldedFacts:
+    """``created``, ``last_seq`` and ``model`` from the records alone.
+
+    ``ls`` and the ``runs`` table both use this for a run that is invalid (refused by the reader, or folded
+    with an error), so the two agree on every run; for a run that folds cleanly it equals the fold's values."""
+    if not records:
+        return UnfoldedFacts(None, 0, None)
+    first, last = records[0], records[-1]
+    is_meta = first.type == "meta"
+    fingerprint = first.body.get("fingerprint") if is_meta else None
+    model = fingerprint.get("model") if isinstance(fingerprint, dict) else None
+    return UnfoldedFacts(
+        created=first.ts if is_meta and is_timestamp(first.ts) else None,
+        last_seq=last.seq or 0,
+        model=model if isinstance(model, str) else None,
+    )
 
 
 def _problem(findings: Sequence[Finding]) -> str | None:
@@ -66,12 +92,18 @@ def summarize_by_fold(
     """
     first = records[0] if records else None
     last = records[-1] if records else None
+    facts = unfolded_facts(records)
     if not complete:  # refused (a corrupt line): not folded, but its parseable records still say something
-        created = first.ts if first is not None and first.type == "meta" else None
-        last_seq = max((record.seq or 0 for record in records), default=0)
         refused = _problem(findings) or "the journal was refused: a line does not parse"
         return RunSummary(
-            run, "invalid", created, last_seq, len(records), None, problem=refused, first_sha256=_sha256(first)
+            run,
+            "invalid",
+            facts.created,
+            facts.last_seq,
+            len(records),
+            facts.model,
+            problem=refused,
+            first_sha256=_sha256(first),
         )
     result = fold(records, strict=False, run=run)
     status = status_of_fold(result)
@@ -81,10 +113,10 @@ def summarize_by_fold(
     return RunSummary(
         run,
         status,
-        first.ts if first is not None else None,
-        (last.seq or 0) if last is not None else 0,
+        facts.created,
+        facts.last_seq,
         len(records),
-        result.model or _meta_model(first),
+        result.model or facts.model,
         last_type,
         last_has_calls,
         first_sha256=_sha256(first),

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pyarrow as pa
@@ -321,6 +322,19 @@ def test_ls_the_runs_table_and_every_view_agree_on_each_sample(samples: tuple[Ru
     table_status = dict(zip(runs_table.column("run").to_pylist(), runs_table.column("status").to_pylist(), strict=True))
     browser_status = {row.run: row.status for row in model.rows}
     assert ls_status == table_status == browser_status and len(ls_status) == 14
+    # An invalid run's row says what its records say, the same way in both (a refused or newer journal too).
+    table_rows = {row["run"]: row for row in runs_table.to_pylist()}
+    for row in listed:
+        table_row = table_rows[row["run"]]
+        created = datetime.fromisoformat(row["created"]) if row["created"] is not None else None
+        assert (created, row["last_seq"], row["records"], row["model"], row["status"]) == (
+            table_row["created"],
+            table_row["last_seq"],
+            table_row["records"],
+            table_row["model"],
+            table_row["status"],
+        ), row["run"]
+    assert table_rows["version-mismatch"]["model"] is not None and table_rows["corrupt-interior"]["model"] is not None
     for run, status in ls_status.items():
         result = loader(run)
         assert result is not None, run

@@ -17,7 +17,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from journaltools.fold import FoldResult
-from journaltools.protocol.envelope import envelope_mask, is_seq, is_timestamp
+from journaltools.listing import unfolded_facts
+from journaltools.protocol.envelope import envelope_mask, is_timestamp
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.records import RawRecord
 from journaltools.tables.columns import column, findings_table, int64s, strings_repeated, timestamps, with_source
@@ -116,17 +117,16 @@ def _message_row(content: Any) -> tuple[str, int, int]:
 
 
 def _unfolded_summary(records: Sequence[RawRecord]) -> dict[str, Any]:
-    """What the records of a refused journal say without folding them."""
+    """What the records of a refused journal say without folding them (``created``, ``last_seq`` and
+    ``model`` by the listing's rule, so ``ls`` and the ``runs`` table agree)."""
     first = records[0].body if records else {}
-    seqs = [record.body["seq"] for record in records if is_seq(record.body.get("seq"))]
     stamps = [ts for record in records if is_timestamp(ts := record.body.get("ts"))]
-    fingerprint = first.get("fingerprint") if first.get("type") == "meta" else None
-    model = fingerprint.get("model") if isinstance(fingerprint, dict) else None
+    facts = unfolded_facts(records)
     return {
-        "created": first.get("ts") if first.get("type") == "meta" and is_timestamp(first.get("ts")) else None,
-        "last_seq": max(seqs) if seqs else None,
+        "created": facts.created,
+        "last_seq": facts.last_seq,
         "last_ts": stamps[-1] if stamps else None,
-        "model": model if isinstance(model, str) else None,
+        "model": facts.model,
         "task": first.get("task") if isinstance(first.get("task"), str) else None,
     }
 
@@ -197,12 +197,14 @@ class TablesBuilder:
             values: dict[str, Any] = {"status": "invalid", **summary}
         else:
             counters = result.counters
+            # An invalid run's identity columns come from its records, by the listing's rule.
+            facts = None if good else unfolded_facts(records)
             values = {
                 "status": result.status if good else "invalid",
-                "created": result.first_ts,
-                "last_seq": result.resume.last_seq,
+                "created": result.first_ts if facts is None else facts.created,
+                "last_seq": result.resume.last_seq if facts is None else facts.last_seq,
                 "last_ts": result.last_ts,
-                "model": result.model,
+                "model": result.model if facts is None else result.model or facts.model,
                 "turns": counters.turns,
                 "tool_calls": counters.tool_calls,
                 "input_tokens": counters.input_tokens,
