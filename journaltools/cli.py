@@ -29,6 +29,7 @@ from journaltools.backends.registry import open_source
 from journaltools.backends.scan import DEFAULT_MAX_LINE_BYTES
 from journaltools.errors import InvalidSource, JournalError
 from journaltools.fold import fold, text_of
+from journaltools.listing import status_of_fold
 from journaltools.protocol.findings import Finding
 
 
@@ -115,7 +116,9 @@ def _ending_text(document: dict[str, Any]) -> str | None:
 
 
 def _print_conversation(document: dict[str, Any]) -> None:
-    _say(f"run {document['run']}: {document['status']}")
+    fold_status = document.get("fold_status")
+    says = f" (read leniently, the fold says {fold_status})" if fold_status not in (None, document["status"]) else ""
+    _say(f"run {document['run']}: {document['status']}{says}")
     ending = _ending_text(document)
     if ending is not None:
         _say(ending)
@@ -152,13 +155,18 @@ def cmd_show(args: argparse.Namespace) -> int:
     result = fold(read.records, strict=not args.lenient, run=args.run)
     document = result.to_json()
     if args.lenient:
+        # ``status`` is what ``ls`` says of the run; the lenient fold's own verdict stays beside it.
+        refused = not read.complete or any(finding.severity == "error" for finding in read.findings)
+        document["fold_status"] = document["status"]
+        document["status"] = "invalid" if refused else status_of_fold(result)
         document["findings"] = [finding.to_json() for finding in read.findings + result.findings]
     if args.json:
         _emit_json(document)
     else:
         _print_conversation(document)
         for finding in document.get("findings", []):
-            _say(f"{finding['severity']}: seq {finding['seq']}: {finding['code']}: {finding['message']}")
+            seq = "-" if finding["seq"] is None else finding["seq"]
+            _say(f"{finding['severity']}: seq {seq}: {finding['code']}: {finding['message']}")
     return 0
 
 

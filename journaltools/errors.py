@@ -144,7 +144,7 @@ class RecordRefused(JournalError):
         self.seq = seq
         self.code = code
         self.rule = rule
-        super().__init__(f"run {run!r} seq {seq}: {code}: {rule}")
+        super().__init__(f"run {run!r} seq {'-' if seq is None else seq}: {code}: {rule}")
 
 
 class FoldError(RecordRefused):

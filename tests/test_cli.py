@@ -61,6 +61,31 @@ def test_show_refusal_exits_1_naming_run_seq_and_rule(capsys: pytest.CaptureFixt
     assert code == 1 and "no journal" in err
 
 
+def test_show_lenient_says_the_status_ls_says_and_keeps_the_folds_own(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "ls", SAMPLES, "--json")
+    listed = {row["run"]: row["status"] for row in json.loads(out)}
+    assert code == 0 and len(listed) == 14
+    for run, status in listed.items():
+        code, out, _ = run_cli(capsys, "show", SAMPLES, run, "--lenient", "--json")
+        document = json.loads(out)
+        assert code == 0 and document["status"] == status, run
+        assert document["fold_status"] in ("open", "completed", "suspended", "failed", "cancelled"), run
+    # A refused journal and a newer version: invalid by the listing, though the fold of what was read is not.
+    for run, folded in (("corrupt-interior", "completed"), ("version-mismatch", "open")):
+        code, out, _ = run_cli(capsys, "show", SAMPLES, run, "--lenient")
+        assert code == 0 and out.splitlines()[0] == f"run {run}: invalid (read leniently, the fold says {folded})"
+    code, out, _ = run_cli(capsys, "show", SAMPLES, "completed-with-tools", "--lenient")
+    assert out.splitlines()[0] == "run completed-with-tools: completed"
+
+
+def test_a_finding_without_a_seq_says_seq_dash(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    code, out, _ = run_cli(capsys, "show", str(tmp_path), "empty", "--lenient")
+    assert code == 0 and "error: seq -: empty_journal" in out and "None" not in out
+    code, _, err = run_cli(capsys, "show", str(tmp_path), "empty")
+    assert code == 1 and "seq -: empty_journal" in err and "None" not in err
+
+
 def test_audit_findings_and_fail_on(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys, "audit", SAMPLES, "--json")
     findings = json.loads(out)
