@@ -33,9 +33,10 @@ from journaltools.tables import (
     load,
     timestamps,
 )
-from journaltools.tables.build import RecordColumns
+from journaltools.tables.build import RecordColumns, tables_of_runs
 from journaltools.tables.columns import with_source
 from tests.builders import JournalBuilder
+from tests.strategies import valid_runs
 
 SAMPLES = Path(__file__).resolve().parent.parent / "data" / "samples"
 BROKEN_SAMPLES = {"corrupt-interior", "schema-violation", "version-mismatch"}
@@ -485,3 +486,67 @@ def test_a_task_store_fills_task_state(tmp_path: Path) -> None:
             run: None if task is None else "succeeded" if task == named[0] else "pending" for run, task in tasks.items()
         }
         assert {row["run"]: row["task_state"] for row in runs} == expected
+
+
+# -- load() against the pure builder over per-run folds ---------------------------------------------------------
+
+#: Damage a journal's bytes the way storage does: a torn last line, a line that is not JSON, a lost record,
+#: a newer version. Each keeps the run readable leniently.
+DAMAGE = {
+    "none": lambda data: data,
+    "torn tail": lambda data: data[: data.rindex(b"\n", 0, len(data) - 1) + 1] + data.split(b"\n")[-2][:7],
+    "garbage line": lambda data: data.replace(b"\n", b"\nnot json\n", 2).replace(b"\nnot json\n", b"\n", 1),
+    "lost record": lambda data: b"\n".join(line for i, line in enumerate(data.split(b"\n")) if i != 2),
+    "newer version": lambda data: data.replace(b'"version":1', b'"version":2', 1),
+}
+
+
+@st.composite
+def run_sets(draw: st.DrawFn, min_runs: int = 1) -> list[tuple[str, bytes]]:
+    """Runs with unique ids (valid, or damaged by one of ``DAMAGE``), as (run, journal bytes)."""
+    count = draw(st.integers(min_runs, 4))
+    runs = []
+    for index in range(count):
+        run = f"gen-{index}"
+        data = draw(valid_runs(run)).bytes()
+        runs.append((run, DAMAGE[draw(st.sampled_from(sorted(DAMAGE)))](data)))
+    return runs
+
+
+def folded_tables(root: Path) -> Tables:
+    """The tables the pure builder makes of each run read by the file backend's reader and folded on its own."""
+    backend = FileBackend(root)
+    folded = []
+    for run in backend.list_runs():
+        read = backend.read_run(run, strict=False)
+        folded.append(
+            (run, read.records, read.findings, fold(read.records, strict=False, run=run) if read.complete else None)
+        )
+    return tables_of_runs(folded, backend.url)
+
+
+def assert_load_equals_the_folds(root: Path, runs: list[tuple[str, bytes]], **options: Any) -> None:
+    for run, data in runs:
+        (root / f"{run}.jsonl").write_bytes(data)
+    loaded = load(root, strict=False, progress=False, **options)
+    expected = folded_tables(root)
+    for name in ("runs", "messages", "tool_calls"):
+        assert loaded[name].equals(expected[name]), (name, loaded[name].to_pylist(), expected[name].to_pylist())
+    key = lambda f: (f.run or "", f.seq or 0, f.code, f.message)  # noqa: E731
+    assert sorted(findings_of(loaded.findings), key=key) == sorted(findings_of(expected.findings), key=key)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(runs=run_sets(), batch_bytes=st.sampled_from([1, 400, 2000, 8 << 20]))
+def test_load_equals_the_builder_over_per_run_folds(
+    tmp_path_factory: pytest.TempPathFactory, runs: list[tuple[str, bytes]], batch_bytes: int
+) -> None:
+    assert_load_equals_the_folds(tmp_path_factory.mktemp("runs"), runs, batch_bytes=batch_bytes, workers=1)
+
+
+@settings(max_examples=1, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(runs=run_sets(min_runs=3))
+def test_load_with_worker_processes_equals_the_builder_over_per_run_folds(
+    tmp_path_factory: pytest.TempPathFactory, runs: list[tuple[str, bytes]]
+) -> None:
+    assert_load_equals_the_folds(tmp_path_factory.mktemp("runs"), runs, batch_bytes=1, workers=2)
