@@ -16,12 +16,13 @@ import pyarrow as pa
 import pytest
 import zstandard
 
+from journaltools.audit import audit_sources
 from journaltools.backends.file import FileBackend, JournalFilesBackend
 from journaltools.backends.jetstream import JetStreamBackend
 from journaltools.backends.registry import open_source
 from journaltools.embedded import STORE_LOCK_NAME, lease_server, shared_server
 from journaltools.errors import CorruptJournal, ReadOnlySource, SourceError
-from journaltools.tables import Tables, load
+from journaltools.tables import Tables, findings_of, load
 from tests.builders import JournalBuilder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -240,3 +241,16 @@ def test_paths_with_unusual_names_are_still_paths(tmp_path: Path) -> None:
     with open_source(str(odd)) as backend:
         assert len(backend.list_runs()) == 14
     assert os.fspath(odd).count(":") == 1
+
+
+def test_every_finding_names_the_source_url_and_a_damaged_journal_its_path_in_the_message(tmp_path: Path) -> None:
+    packed = compressed_copy(SAMPLES, tmp_path / "packed", ".zst")
+    for root, suffix in ((SAMPLES, ".jsonl"), (packed, ".jsonl.zst")):
+        url = root.as_uri()
+        findings = findings_of(load(root, strict=False).findings)
+        assert {f.code for f in findings} >= {"corrupt_line", "torn_tail", "schema_violation"}
+        assert {f.source for f in findings} == {url}, root
+        assert {f.source for f in audit_sources([str(root)]).findings} == {url}, root
+        for finding in findings:
+            if finding.code in ("corrupt_line", "torn_tail"):
+                assert f"{finding.run}{suffix}" in finding.message, finding

@@ -44,7 +44,10 @@ class ScannedJournal:
 
 
 class _Scanner:
-    """Feeds on lines in order and applies the rules; an unparsable line waits to see whether one follows."""
+    """Feeds on lines in order and applies the rules; an unparsable line waits to see whether one follows.
+
+    ``where`` (the journal's path) is named in the messages; a finding's ``source`` is left empty for the
+    reader's caller to fill with the source's URL, like every other finding."""
 
     def __init__(self, run: str, where: str) -> None:
         self.run = run
@@ -59,7 +62,7 @@ class _Scanner:
         error = CorruptJournal(self.run, number, why, self.where)
         if self.corrupt is None:
             self.corrupt = error
-        self.findings.append(Finding.of(self.run, None, code, str(error), self.where))
+        self.findings.append(Finding.of(self.run, None, code, str(error)))
 
     def _settle(self) -> None:
         """Something follows the waiting unparsable line: it was corruption, not a torn tail."""
@@ -94,13 +97,13 @@ class _Scanner:
         needs_newline = False
         if self._unparsable is not None:
             number, offset, length, why = self._unparsable
+            place = f" of {self.where}" if self.where else ""
             self.findings.append(
                 Finding.of(
                     self.run,
                     None,
                     "torn_tail",
-                    f"final line {number} ({length} bytes) does not parse and was dropped: {why}",
-                    self.where,
+                    f"final line {number} ({length:,} bytes){place} does not parse and was dropped: {why}",
                 )
             )
             self.clean_length = offset
