@@ -28,12 +28,13 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs
 
 import nats.js.errors
 import orjson
 from nats.aio.client import Client
 
+from journaltools._urls import parse_url
 from journaltools.aio import run_sync
 from journaltools.backends.jetstream import (
     EXPECTED_LAST_SUBJECT_SEQUENCE,
@@ -78,8 +79,11 @@ class BucketLocation:
     @property
     def display_url(self) -> str:
         """The URL without credentials."""
-        parsed = urlparse(self.servers)
-        port = f":{parsed.port}" if parsed.port else ""
+        parsed = parse_url(self.servers)
+        try:
+            port = f":{parsed.port}" if parsed.port else ""
+        except ValueError:
+            raise InvalidSource(f"{_masked(self.servers)!r}: the port must be a number from 1 to 65535") from None
         return f"{parsed.scheme}://{parsed.hostname or 'localhost'}{port}/{self.bucket}"
 
 
@@ -92,7 +96,7 @@ def parse_bucket_url(url: str, default_bucket: str, parameters: Sequence[str] = 
     """``nats://[user:pass@]host:port/BUCKET[?replicas=N]`` plus the store's own ``parameters`` (e.g. ``prefix``).
 
     A URL that cannot name a bucket is ``InvalidSource`` (bad usage)."""
-    parsed = urlparse(url)
+    parsed = parse_url(url)
     shown = _masked(url)
     if parsed.scheme not in ("nats", "tls", "ws", "wss"):
         raise InvalidSource(f"{shown!r}: not a nats:// URL")

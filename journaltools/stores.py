@@ -16,8 +16,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import unquote, urlparse
 
+from journaltools._urls import file_url_path, parse_url
 from journaltools.errors import InvalidSource, SourceError
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ def store_scheme(url: str) -> str:
         return "memory"
     if url == "embedded" or url.startswith("embedded:"):
         return "embedded"  # a journal source only: a store that vanishes with the process would hold no answers
-    parsed = urlparse(url)
+    parsed = parse_url(url)
     if parsed.scheme in ("", "file") or len(parsed.scheme) == 1:  # a bare path (or a Windows drive letter)
         return "file"
     return "nats" if parsed.scheme in _NATS_SCHEMES else parsed.scheme
@@ -44,7 +44,7 @@ def store_scheme(url: str) -> str:
 def _directory(url: str, create: bool, what: str) -> Path:
     if not url.strip():
         raise InvalidSource(f"{url!r}: an empty path is not a {what} (give a directory, use . for this one)")
-    path = Path(unquote(urlparse(url).path) if url.startswith("file://") else url)
+    path = Path(file_url_path(url) if url.startswith("file://") else url)
     if path.exists() and not path.is_dir():
         raise SourceError(f"{url!r}: a {what} is a directory, and this is a file")
     if not path.exists() and not create:

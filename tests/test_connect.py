@@ -163,11 +163,26 @@ def test_connect_errors_are_mapped_in_one_place(error: BaseException, reason: st
     assert "\n" not in str(failure)
 
 
-def test_a_port_out_of_range_is_bad_usage_not_a_connection() -> None:
-    for url in ("nats://127.0.0.1:99999/S", "nats://127.0.0.1:0/S", "nats://u:secret@127.0.0.1:x/S"):
-        with pytest.raises(InvalidSource) as bad:
-            open_source(url)
-        assert "port" in str(bad.value) and "secret" not in str(bad.value)
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        ("nats://127.0.0.1:99999/S", "port"),
+        ("nats://127.0.0.1:0/S", "port"),
+        ("nats://u:secret@127.0.0.1:x/S", "port"),
+        ("nats://[::1", "not a valid URL"),
+        ("nats://[zz]:1/S", "not a valid URL"),
+        ("nats://u:secret@[zz]:1/S", "not a valid URL"),
+        ("file://[zz]/var/journals", "not a valid URL"),
+    ],
+)
+def test_a_malformed_source_url_is_bad_usage_not_a_connection(url: str, says: str) -> None:
+    with pytest.raises(InvalidSource) as bad:
+        open_source(url)
+    assert says in str(bad.value) and "secret" not in str(bad.value)
+    done = subprocess.run([sys.executable, "-m", "journaltools", "ls", url], capture_output=True, timeout=60)
+    lines = done.stderr.decode().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and says in lines[0] and done.stdout == b"", lines
+    assert "secret" not in lines[0] and "Traceback" not in lines[0]
 
 
 def test_the_cli_reports_a_refused_connection_in_one_line_quickly() -> None:
@@ -180,3 +195,13 @@ def test_the_cli_reports_a_refused_connection_in_one_line_quickly() -> None:
     lines = done.stderr.decode().splitlines()
     assert len(lines) == 1 and "connection refused" in lines[0] and f"127.0.0.1:{port}" in lines[0]
     assert ":pw@" not in lines[0] and "Traceback" not in done.stderr.decode()
+
+
+@pytest.mark.parametrize("url", ["nats://[::1", "nats://u:secret@[zz]:1/TASKS"])
+def test_a_malformed_store_url_is_bad_usage(url: str) -> None:
+    from journaltools.stores import open_task_store, open_turn_store
+
+    for opener in (open_task_store, open_turn_store):
+        with pytest.raises(InvalidSource) as bad:
+            opener(url)
+        assert "secret" not in str(bad.value)

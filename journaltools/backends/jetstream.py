@@ -49,7 +49,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, TypeVar
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs
 
 import nats.errors
 import nats.js.errors
@@ -58,6 +58,7 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js.api import Header
 
+from journaltools._urls import parse_url
 from journaltools.aio import run_sync
 from journaltools.backends.base import (
     AppendResult,
@@ -124,16 +125,19 @@ class JetStreamLocation:
     @property
     def display_url(self) -> str:
         """The source URL without credentials."""
-        parsed = urlparse(self.servers)
+        parsed = parse_url(self.servers)
+        try:
+            port = f":{parsed.port}" if parsed.port else ""
+        except ValueError:
+            raise InvalidSource(f"{_masked(self.servers)!r}: the port must be a number from 1 to 65535") from None
         host = parsed.hostname or "localhost"
-        port = f":{parsed.port}" if parsed.port else ""
         query = f"?prefix={self.prefix}" if self.prefix != DEFAULT_PREFIX else ""
         return f"{parsed.scheme}://{host}{port}/{self.stream}{query}"
 
 
 def parse_nats_url(url: str) -> JetStreamLocation:
     """``nats://[user:pass@]host:port/STREAM[?prefix=journal][&replicas=3]`` → where the journals are."""
-    parsed = urlparse(url)
+    parsed = parse_url(url)
     shown = _masked(url)
     if parsed.scheme not in ("nats", "tls", "ws", "wss"):
         raise InvalidSource(f"{shown!r}: not a nats:// URL")

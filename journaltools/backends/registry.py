@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import unquote, urlparse
 
+from journaltools._urls import file_url_path, parse_url
 from journaltools.backends.base import Backend
 from journaltools.errors import InvalidSource, SourceError
 
@@ -22,7 +22,7 @@ def _open_file(url: str, create: bool) -> Backend:
     """A directory of journals, one journal file (``run.jsonl``, ``.jsonl.gz``, ``.jsonl.zst``) or a glob."""
     from journaltools.backends.file import FileBackend, has_glob, journal_name_parts, open_journal_files
 
-    path = unquote(urlparse(url).path) if url.startswith("file://") else url
+    path = file_url_path(url) if url.startswith("file://") else url
     if not path:
         raise InvalidSource(f"{url!r}: an empty path is not a source (give a directory, use . for this one)")
     if has_glob(path):
@@ -59,7 +59,12 @@ def register_scheme(scheme: str, opener: Opener) -> None:
 def scheme_of(url: str) -> str:
     if url == "embedded" or url.startswith("embedded:"):
         return "embedded"
-    parsed = urlparse(url)
+    try:
+        parsed = parse_url(url)
+    except InvalidSource:
+        if os.path.lexists(url):  # a path that merely looks like a malformed URL
+            return "file"
+        raise
     if parsed.scheme in ("", "file") or len(parsed.scheme) == 1:  # a bare path (or a Windows drive letter)
         return "file"
     if parsed.scheme not in _OPENERS and os.path.lexists(url):  # a path that merely contains a colon

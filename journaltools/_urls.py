@@ -1,0 +1,32 @@
+"""Source and store URLs split into their parts, with a malformed one as bad usage rather than a crash.
+
+``urllib.parse`` raises ``ValueError`` for a bracketed host it cannot read (``nats://[::1``,
+``nats://[zz]:1/S``); every opener goes through ``parse_url`` so a user sees one line naming the URL.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import ParseResult, unquote, urlparse
+
+from journaltools.errors import InvalidSource
+
+
+def masked(url: str) -> str:
+    """``url`` with any ``user:password@`` replaced by ``***@``: messages never carry credentials."""
+    return re.sub(r"(?<=://)[^/@]*@", "***@", url)
+
+
+def parse_url(url: str) -> ParseResult:
+    """The parts of ``url``; ``InvalidSource`` (naming the URL without credentials) when it cannot be split."""
+    try:
+        parsed = urlparse(url)
+        _ = parsed.hostname  # reading the host is where some malformed hosts are noticed
+    except ValueError as error:
+        raise InvalidSource(f"{masked(url)!r}: not a valid URL ({error}); check the host part") from None
+    return parsed
+
+
+def file_url_path(url: str) -> str:
+    """The local path a ``file://`` URL names."""
+    return unquote(parse_url(url).path)
