@@ -28,5 +28,14 @@ def parse_url(url: str) -> ParseResult:
 
 
 def file_url_path(url: str) -> str:
-    """The local path a ``file://`` URL names."""
-    return unquote(parse_url(url).path)
+    """The local path a ``file://`` URL names.
+
+    A host other than ``localhost`` is refused: the journals would be read from this machine's path of the same
+    name, which is not what ``file://otherhost/path`` asks for."""
+    parsed = parse_url(url)
+    if parsed.netloc not in ("", "localhost"):
+        raise InvalidSource(
+            f"{masked(url)!r}: file:// URLs name this machine only (file:///path or file://localhost/path), "
+            f"not host {parsed.netloc!r}"
+        )
+    return unquote(parsed.path)

@@ -173,6 +173,7 @@ def test_connect_errors_are_mapped_in_one_place(error: BaseException, reason: st
         ("nats://[zz]:1/S", "not a valid URL"),
         ("nats://u:secret@[zz]:1/S", "not a valid URL"),
         ("file://[zz]/var/journals", "not a valid URL"),
+        ("file://elsewhere/var/journals", "file:// URLs name this machine only"),
     ],
 )
 def test_a_malformed_source_url_is_bad_usage_not_a_connection(url: str, says: str) -> None:
@@ -183,6 +184,13 @@ def test_a_malformed_source_url_is_bad_usage_not_a_connection(url: str, says: st
     lines = done.stderr.decode().splitlines()
     assert done.returncode == 2 and len(lines) == 1 and says in lines[0] and done.stdout == b"", lines
     assert "secret" not in lines[0] and "Traceback" not in lines[0]
+
+
+def test_file_urls_of_this_machine_are_read(tmp_path: Path) -> None:
+    (tmp_path / "r1.jsonl").write_bytes(b"")
+    for url in (tmp_path.as_uri(), f"file://localhost{tmp_path}"):
+        with open_source(url) as backend:
+            assert backend.list_runs() == ["r1"], url
 
 
 def test_the_cli_reports_a_refused_connection_in_one_line_quickly() -> None:
@@ -197,7 +205,7 @@ def test_the_cli_reports_a_refused_connection_in_one_line_quickly() -> None:
     assert ":pw@" not in lines[0] and "Traceback" not in done.stderr.decode()
 
 
-@pytest.mark.parametrize("url", ["nats://[::1", "nats://u:secret@[zz]:1/TASKS"])
+@pytest.mark.parametrize("url", ["nats://[::1", "nats://u:secret@[zz]:1/TASKS", "file://elsewhere/var/tasks"])
 def test_a_malformed_store_url_is_bad_usage(url: str) -> None:
     from journaltools.stores import open_task_store, open_turn_store
 
