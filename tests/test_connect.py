@@ -172,8 +172,11 @@ def test_connect_errors_are_mapped_in_one_place(error: BaseException, reason: st
         ("nats://[::1", "not a valid URL"),
         ("nats://[zz]:1/S", "not a valid URL"),
         ("nats://u:secret@[zz]:1/S", "not a valid URL"),
-        ("file://[zz]/var/journals", "not a valid URL"),
+        ("nats://127.0.0.1:4222/S?bogus=1", "unknown parameter 'bogus' (a nats:// source accepts: prefix, replicas)"),
+        ("nats://u:secret@127.0.0.1:4222/S?prefix=p&bogus", "unknown parameter 'bogus'"),
         ("file://elsewhere/var/journals", "file:// URLs name this machine only"),
+        ("file://[zz]/var/journals", "not a valid URL"),
+        ("embedded:", "no directory after 'embedded:'"),
     ],
 )
 def test_a_malformed_source_url_is_bad_usage_not_a_connection(url: str, says: str) -> None:

@@ -135,6 +135,10 @@ class JetStreamLocation:
         return f"{parsed.scheme}://{host}{port}/{self.stream}{query}"
 
 
+#: The query parameters of a ``nats://`` source URL.
+SOURCE_URL_PARAMETERS = ("prefix", "replicas")
+
+
 def parse_nats_url(url: str) -> JetStreamLocation:
     """``nats://[user:pass@]host:port/STREAM[?prefix=journal][&replicas=3]`` → where the journals are."""
     parsed = parse_url(url)
@@ -150,7 +154,11 @@ def parse_nats_url(url: str) -> JetStreamLocation:
     if port == 0:
         raise InvalidSource(f"{shown!r}: the port must be a number from 1 to 65535")
     stream = parsed.path.strip("/") or DEFAULT_STREAM
-    query = parse_qs(parsed.query)
+    query = parse_qs(parsed.query, keep_blank_values=True)
+    unknown = sorted(set(query) - set(SOURCE_URL_PARAMETERS))
+    if unknown:
+        known = ", ".join(SOURCE_URL_PARAMETERS)
+        raise InvalidSource(f"{shown!r}: unknown parameter {unknown[0]!r} (a nats:// source accepts: {known})")
     prefix = query.get("prefix", [DEFAULT_PREFIX])[-1]
     _check_names(url, stream, prefix)
     replicas = parse_replicas(url, query.get("replicas", ["1"])[-1])
@@ -1053,6 +1061,11 @@ async def _open_embedded(url: str, options: JetStreamOptions | None) -> JetStrea
     from journaltools.embedded import lease_server
 
     store = url.partition(":")[2]
+    if url.startswith("embedded:") and not store.strip():
+        raise InvalidSource(
+            f"{url!r}: no directory after 'embedded:' (embedded:DIR keeps the server's store in DIR; "
+            "embedded alone starts a throwaway server)"
+        )
     lease = await asyncio.to_thread(lease_server, os.path.expanduser(store) if store else None)
     try:
         location = JetStreamLocation(lease.server.url, DEFAULT_STREAM, DEFAULT_PREFIX)
