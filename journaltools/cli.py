@@ -27,7 +27,7 @@ from journaltools.backends.base import Backend
 from journaltools.backends.oserrors import storage_error
 from journaltools.backends.registry import open_source
 from journaltools.backends.scan import DEFAULT_MAX_LINE_BYTES
-from journaltools.errors import InvalidSource, JournalError
+from journaltools.errors import FoldError, InvalidSource, JournalError
 from journaltools.fold import fold, text_of
 from journaltools.listing import status_of_fold
 from journaltools.protocol.findings import Finding
@@ -152,7 +152,14 @@ def _print_conversation(document: dict[str, Any]) -> None:
 def cmd_show(args: argparse.Namespace) -> int:
     with _open(args.source, "show") as backend:
         read = backend.read_run(args.run, strict=not args.lenient)
-    result = fold(read.records, strict=not args.lenient, run=args.run)
+    try:
+        result = fold(read.records, strict=not args.lenient, run=args.run)
+    except FoldError as error:
+        # "No records" alone hides why when the reader dropped the journal's only line as a torn tail.
+        dropped = next((finding for finding in read.findings if finding.code == "torn_tail"), None)
+        if error.code != "empty_journal" or dropped is None:
+            raise
+        raise FoldError(error.run, error.seq, error.code, f"{error.rule}: {dropped.message}") from None
     document = result.to_json()
     if args.lenient:
         # ``status`` is what ``ls`` says of the run; the lenient fold's own verdict stays beside it.

@@ -214,3 +214,17 @@ def test_show_says_why_a_run_ended(capsys: pytest.CaptureFixture[str]) -> None:
     assert json.loads(out)["end_reason"] == {
         "kind": "cancel", "seq": 4, "by": "alice@example.com", "reason": "wrong repository"
     }  # fmt: skip
+
+
+@pytest.mark.parametrize("ending", [b"", b"\n"])
+def test_strict_show_of_a_journal_of_one_garbage_line_says_the_line_was_dropped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], ending: bytes
+) -> None:
+    (tmp_path / "garb.jsonl").write_bytes(b"x" * 10_000_000 + ending)
+    code, out, err = run_cli(capsys, "show", str(tmp_path), "garb")
+    assert code == 1 and out == "" and len(err.splitlines()) == 1
+    assert "run 'garb' seq -: empty_journal" in err
+    assert "final line 1 (10,000,000 bytes)" in err and "does not parse and was dropped" in err
+    (tmp_path / "none.jsonl").write_bytes(b"")  # a journal with no line at all: nothing more to say
+    code, _, err = run_cli(capsys, "show", str(tmp_path), "none")
+    assert code == 1 and err.strip().endswith("empty_journal: the journal has no records")
