@@ -227,6 +227,34 @@ def test_run_browser_from_runs_table_with_task_states() -> None:
     assert "<b>disk full" not in html and "&lt;b&gt;disk full" in html and ">succeeded</td>" in html
 
 
+def test_run_browser_from_a_source_with_a_task_store_shows_task_states(tmp_path: Path) -> None:
+    from journaltools.tasks import FileTaskStore
+
+    journals = tmp_path / "journals"
+    journals.mkdir()
+    for run, task in (("done", "task-1"), ("broke", "task-2"), ("waiting", "task-3"), ("loose", None)):
+        journal = JournalBuilder(run).user("hi")
+        if task is not None:
+            journal.bodies[0]["task"] = task
+        (journals / f"{run}.jsonl").write_bytes(journal.bytes())
+    store = FileTaskStore(tmp_path / "tasks")
+    for task in ("task-1", "task-2", "task-3"):
+        store.create(task, {"ask": task})
+    store.complete("task-1", result={"ok": True})
+    store.complete("task-2", error="disk full")
+    expected = {"done": "succeeded", "broke": "failed", "waiting": "pending", "loose": None}
+    browser = RunBrowser.from_source(str(journals), progress=False, task_store=str(tmp_path / "tasks"))
+    try:
+        assert {row.run: row.task_state for row in browser.model.rows} == expected
+        assert "task_state" in [column.key for column in browser.model.columns]
+        assert ">succeeded</td>" in browser.model.to_html()
+    finally:
+        browser.close()
+    model, loader = load_source(str(journals), progress=False, task_store=store)  # a store object, too
+    assert {row.run: row.task_state for row in model.rows} == expected
+    loader.close()  # type: ignore[attr-defined]
+
+
 def test_clicking_a_row_opens_its_conversation_with_the_reason(samples: tuple[RunBrowserModel, RunFolds]) -> None:
     model, loader = samples
     browser = RunBrowser(model, loader, rows_per_page=5)

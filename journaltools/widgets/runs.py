@@ -8,17 +8,21 @@ error, the cancel, the first error finding, or what it waits for); a click opens
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from journaltools.backends.base import RunSummary
 from journaltools.fold import FoldResult
 from journaltools.listing import status_of_fold
 from journaltools.widgets._html import STATUS_TONES, STYLE, esc, status_badge, themed
 from journaltools.widgets._why import banner_for, reason_text
+
+if TYPE_CHECKING:
+    from journaltools.tasks import TaskStore
 
 #: run id → its lenient fold (None when the source has no such run), used to open a conversation.
 RunLoader = Callable[[str], FoldResult | None]
@@ -327,15 +331,26 @@ class RunBrowserModel:
         return themed(f'{count}<table class="jt-table jt-runs"><tr>{head}</tr>{"".join(body)}</table>')
 
 
-def load_source(url: str, progress: bool | None = None) -> tuple[RunBrowserModel, RunLoader]:
+def load_source(
+    url: str,
+    progress: bool | None = None,
+    task_store: str | os.PathLike[str] | TaskStore | None = None,
+) -> tuple[RunBrowserModel, RunLoader]:
     """Open a source, load its ``runs`` table leniently (every run, broken ones ``invalid``; a progress bar in
-    a notebook), and give the model plus a loader that reads and folds a run when it is opened."""
+    a notebook), and give the model plus a loader that reads and folds a run when it is opened.
+
+    ``task_store`` (a store, or its URL as ``load`` takes it) fills the ``task`` column with the state of the task
+    each run's meta names."""
     from journaltools.backends.registry import open_source
     from journaltools.tables import load
     from journaltools.widgets._source import RunFolds
 
     backend = open_source(url)
-    tables = load(backend, strict=False, records=False, progress=progress)
+    try:
+        tables = load(backend, strict=False, records=False, progress=progress, task_store=task_store)
+    except BaseException:
+        backend.close()
+        raise
     return RunBrowserModel.from_tables(tables), RunFolds(backend, owned=True)
 
 
@@ -462,9 +477,16 @@ class RunBrowser:
         return button
 
     @classmethod
-    def from_source(cls, url: str, progress: bool | None = None, rows_per_page: int | None = None) -> RunBrowser:
-        """Load a source's runs (a progress bar in a notebook) and browse them."""
-        model, loader = load_source(url, progress=progress)
+    def from_source(
+        cls,
+        url: str,
+        progress: bool | None = None,
+        rows_per_page: int | None = None,
+        task_store: str | os.PathLike[str] | TaskStore | None = None,
+    ) -> RunBrowser:
+        """Load a source's runs (a progress bar in a notebook) and browse them; ``task_store`` as for
+        ``load_source``."""
+        model, loader = load_source(url, progress=progress, task_store=task_store)
         return cls(model, loader, rows_per_page=rows_per_page)
 
     @classmethod
