@@ -34,7 +34,8 @@ from nats.aio.client import Client
 
 from benchmarks.measure import figure, interleaved, load_average, note
 from journaltools.aio import run_sync
-from journaltools.backends.jetstream import JetStreamBackend, JetStreamOptions, new_msg_id, open_jetstream_source
+from journaltools.backends.jetstream import JetStreamBackend, new_msg_id, open_jetstream_source
+from journaltools.backends.nats_connection import JetStreamOptions
 from journaltools.embedded import EmbeddedServer
 from journaltools.generate import generate_corpus, run_id
 from journaltools.protocol.records import encode_record

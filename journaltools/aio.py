@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+A = TypeVar("A")
 
 #: Seconds a cancelled coroutine is given to stop before ``run_sync`` returns to its caller anyway.
 _CANCEL_WAIT = 10.0
@@ -90,3 +91,20 @@ def _cancel(loop: asyncio.AbstractEventLoop, started: list[asyncio.Task[Any]], d
 
     loop.call_soon_threadsafe(cancel)  # queued after ``start``, so the task exists by the time it runs
     done.acquire(timeout=_CANCEL_WAIT)
+
+
+async def map_bounded(items: Sequence[A], action: Callable[[A], Awaitable[T]], limit: int) -> list[T]:
+    """``action`` over ``items`` with at most ``limit`` in flight, results in the order of ``items``.
+
+    A fixed set of workers shares one iterator, so a listing of 100,000 runs holds ``limit`` coroutines,
+    not 100,000.
+    """
+    results: list[T | None] = [None] * len(items)
+    work = iter(enumerate(items))
+
+    async def worker() -> None:
+        for index, item in work:
+            results[index] = await action(item)
+
+    await asyncio.gather(*(worker() for _ in range(max(1, min(limit, len(items))))))
+    return results  # type: ignore[return-value]  # every slot was filled

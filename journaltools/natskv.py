@@ -35,8 +35,8 @@ import orjson
 from nats.aio.client import Client
 
 from journaltools._urls import parse_url
-from journaltools.aio import run_sync
-from journaltools.backends.jetstream import (
+from journaltools.aio import map_bounded, run_sync
+from journaltools.backends.nats_connection import (
     EXPECTED_LAST_SUBJECT_SEQUENCE,
     EXPECTED_STREAM,
     MSG_ID,
@@ -44,7 +44,6 @@ from journaltools.backends.jetstream import (
     JetStreamOptions,
     classify_nats_error,
     connect_client,
-    map_bounded,
     parse_replicas,
 )
 from journaltools.errors import InvalidSource, JournalError, SourceError

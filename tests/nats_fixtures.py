@@ -19,7 +19,8 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 
 from journaltools.aio import run_sync
-from journaltools.backends.jetstream import JetStreamBackend, JetStreamOptions, open_jetstream_source
+from journaltools.backends.jetstream import JetStreamBackend, open_jetstream_source
+from journaltools.backends.nats_connection import JetStreamOptions
 from journaltools.embedded import EmbeddedServer
 
 #: Short timeouts: a healthy local server answers in milliseconds.

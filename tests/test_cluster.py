@@ -10,7 +10,8 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from journaltools.backends.base import AppendResult, AppendVerdictTaken
-from journaltools.backends.jetstream import JetStreamOptions, open_jetstream_source, parse_nats_url, stream_config_for
+from journaltools.backends.jetstream import open_jetstream_source, stream_config_for
+from journaltools.backends.nats_connection import JetStreamOptions, parse_nats_url
 from journaltools.embedded import EmbeddedCluster, EmbeddedServer
 from journaltools.errors import SourceError
 from tests.builders import JournalBuilder

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from journaltools.backends.jetstream import JetStreamOptions, connect_error, open_jetstream_source
+from journaltools.backends.jetstream import open_jetstream_source
+from journaltools.backends.nats_connection import JetStreamOptions, connect_error
 from journaltools.backends.registry import open_source
 from journaltools.embedded import find_nats_server, free_port
 from journaltools.errors import ConnectFailed, InvalidSource

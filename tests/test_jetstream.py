@@ -19,15 +19,12 @@ from journaltools.backends.base import AppendResult, AppendVerdictTaken
 from journaltools.backends.file import FileBackend
 from journaltools.backends.jetstream import (
     SERVER_SUBJECTS_PAGE,
-    Failure,
     JetStreamBackend,
-    JetStreamOptions,
     check_stream_config,
-    classify_nats_error,
     open_jetstream_source,
-    parse_nats_url,
     stream_config_for,
 )
+from journaltools.backends.nats_connection import Failure, JetStreamOptions, classify_nats_error, parse_nats_url
 from journaltools.backends.registry import open_source
 from journaltools.embedded import EmbeddedServer
 from journaltools.errors import (

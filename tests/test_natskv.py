@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import orjson
 import pytest
 
-from journaltools.backends.jetstream import JetStreamOptions
+from journaltools.backends.nats_connection import JetStreamOptions
 from journaltools.embedded import EmbeddedServer
 from journaltools.errors import JournalError, SourceError
 from journaltools.natskv import BucketLocation, CasBucket, bucket_config_for, check_bucket_config, parse_bucket_url

@@ -21,35 +21,29 @@ ack-less pull consumer; over 200 short runs read one after another it was ~2x bo
 deletes no consumer per run. Batches of 4,096 beat 1,024 by ~40% and 16,384 adds nothing.
 Messages are atomic, so there is no torn tail on JetStream: any body that does not parse is corruption.
 
-Listing. Runs are enumerated from the stream's subjects (stream info with ``subjects_filter``), paged with
-``offset`` until the server's ``total`` is covered; nats-py's ``stream_info`` would stop silently at the server's
-100,000 subjects per response. Each run is summarized from two records: ``journal.R.1`` and the last message on
-``journal.R.*`` (``listing.summarize_two_records``).
+Listing. A census finds the runs from the subjects ``journal.*.1`` (stream info with ``subjects_filter``,
+paged with ``offset`` past the server's 100,000 subjects per response, where nats-py's ``stream_info`` would
+stop silently), so its cost follows the number of runs. It then checks that the runs' message counts add up to
+the stream's: when they do not (a run whose seq 1 is missing, another subject in the stream), or when runs are
+short enough that listing every subject under ``journal.>`` is cheaper (``LIST_EVERY_SUBJECT_UP_TO``), every
+subject is listed instead, so no run is ever missed. Each run is summarized from two records: ``journal.R.1``
+and the last message on ``journal.R.*`` (``listing.summarize_two_records``).
 
 All I/O is ``async def`` on journaltools' one background loop; the connection lives there and ``aclose`` drains it.
-NATS errors are mapped to the journaltools error tree in one place: ``classify_nats_error`` for requests and
-``connect_error`` for connecting (refused, unreachable, unknown host, timed out, authentication, TLS: each a
-``ConnectFailed`` naming the URL without its credentials, reported at the first failed attempt rather than
-after the connect timeout).
+URLs, connecting and the mapping of NATS errors to the journaltools error tree live in ``nats_connection``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import errno
 import itertools
 import os
-import re
-import socket
-import ssl
 import uuid
 import warnings
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any, TypeVar
-from urllib.parse import parse_qs
 
 import nats.errors
 import nats.js.errors
@@ -58,8 +52,7 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js.api import Header
 
-from journaltools._urls import parse_url
-from journaltools.aio import run_sync
+from journaltools.aio import map_bounded, run_sync
 from journaltools.backends.base import (
     AppendResult,
     AppendVerdictTaken,
@@ -70,10 +63,24 @@ from journaltools.backends.base import (
     prepare_raw_record,
     prepare_record,
 )
+from journaltools.backends.nats_connection import (
+    DEFAULT_PREFIX,
+    DEFAULT_STREAM,
+    EXPECTED_LAST_SUBJECT_SEQUENCE,
+    EXPECTED_STREAM,
+    MSG_ID,
+    Failure,
+    JetStreamLocation,
+    JetStreamOptions,
+    JournalClient,
+    classify_nats_error,
+    connect_client,
+    describe_nats_error,
+    parse_nats_url,
+)
 from journaltools.errors import (
     AnotherWriter,
     ConcurrentCreate,
-    ConnectFailed,
     CorruptJournal,
     InvalidSource,
     JournalError,
@@ -92,216 +99,11 @@ from journaltools.protocol.sequence import AppendVerdict, check_append
 T = TypeVar("T")
 A = TypeVar("A")
 
-DEFAULT_STREAM = "JOURNALS"
-DEFAULT_PREFIX = "journal"
 #: The server's page size for subject details in one stream-info response (``JSMaxSubjectDetails``).
 SERVER_SUBJECTS_PAGE = 100_000
 #: Records per run on average up to which a census lists every subject rather than counting run by run:
 #: measured on a local server, a counting request costs about 130 us and a listed subject about 2 us.
 LIST_EVERY_SUBJECT_UP_TO = 32
-#: Rejections that mean "the slot journal.R.N already holds a message".
-SLOT_TAKEN_CODES = frozenset({10071, 10077})  # wrong last sequence; maximum messages per subject exceeded
-MSG_ID = "Nats-Msg-Id"
-EXPECTED_LAST_SUBJECT_SEQUENCE = "Nats-Expected-Last-Subject-Sequence"
-EXPECTED_STREAM = "Nats-Expected-Stream"
-
-_STREAM_NAME = re.compile(r"^[A-Za-z0-9_-]{1,255}$")
-_PREFIX = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")
-
-
-# -- where ------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class JetStreamLocation:
-    """A stream on a server: ``nats://host:port/STREAM`` (``?prefix=`` changes the subject prefix, ``?replicas=``
-    how many copies a JetStream cluster keeps of a stream journaltools creates)."""
-
-    servers: str
-    stream: str = DEFAULT_STREAM
-    prefix: str = DEFAULT_PREFIX
-    replicas: int = 1
-
-    @property
-    def display_url(self) -> str:
-        """The source URL without credentials."""
-        parsed = parse_url(self.servers)
-        try:
-            port = f":{parsed.port}" if parsed.port else ""
-        except ValueError:
-            raise InvalidSource(f"{_masked(self.servers)!r}: the port must be a number from 1 to 65535") from None
-        host = parsed.hostname or "localhost"
-        query = f"?prefix={self.prefix}" if self.prefix != DEFAULT_PREFIX else ""
-        return f"{parsed.scheme}://{host}{port}/{self.stream}{query}"
-
-
-#: The query parameters of a ``nats://`` source URL.
-SOURCE_URL_PARAMETERS = ("prefix", "replicas")
-
-
-def parse_nats_url(url: str) -> JetStreamLocation:
-    """``nats://[user:pass@]host:port/STREAM[?prefix=journal][&replicas=3]`` → where the journals are."""
-    parsed = parse_url(url)
-    shown = _masked(url)
-    if parsed.scheme not in ("nats", "tls", "ws", "wss"):
-        raise InvalidSource(f"{shown!r}: not a nats:// URL")
-    if not parsed.hostname:
-        raise InvalidSource(f"{shown!r}: no server host (nats://host:port/STREAM)")
-    try:
-        port = parsed.port
-    except ValueError:
-        raise InvalidSource(f"{shown!r}: the port must be a number from 1 to 65535") from None
-    if port == 0:
-        raise InvalidSource(f"{shown!r}: the port must be a number from 1 to 65535")
-    stream = parsed.path.strip("/") or DEFAULT_STREAM
-    query = parse_qs(parsed.query, keep_blank_values=True)
-    unknown = sorted(set(query) - set(SOURCE_URL_PARAMETERS))
-    if unknown:
-        known = ", ".join(SOURCE_URL_PARAMETERS)
-        raise InvalidSource(f"{shown!r}: unknown parameter {unknown[0]!r} (a nats:// source accepts: {known})")
-    prefix = query.get("prefix", [DEFAULT_PREFIX])[-1]
-    _check_names(url, stream, prefix)
-    replicas = parse_replicas(url, query.get("replicas", ["1"])[-1])
-    servers = f"{parsed.scheme}://{parsed.netloc}"
-    return JetStreamLocation(servers, stream, prefix, replicas)
-
-
-#: JetStream keeps at most five copies of a stream.
-MAX_REPLICAS = 5
-
-
-def parse_replicas(url: str, text: str) -> int:
-    """The ``replicas=`` of a URL: how many copies of a stream or bucket a cluster keeps (1 to 5)."""
-    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_REPLICAS:
-        raise InvalidSource(f"{_masked(url)!r}: replicas={text!r} must be a whole number from 1 to {MAX_REPLICAS}")
-    return int(text)
-
-
-def _masked(url: str) -> str:
-    """``url`` with any ``user:password@`` replaced by ``***@``."""
-    return re.sub(r"(?<=://)[^/@]*@", "***@", url)
-
-
-def _check_names(url: str, stream: str, prefix: str) -> None:
-    if not _STREAM_NAME.fullmatch(stream):
-        raise InvalidSource(f"{_masked(url)!r}: stream name {stream!r} must be 1-255 characters of [A-Za-z0-9_-]")
-    if not _PREFIX.fullmatch(prefix):
-        raise InvalidSource(
-            f"{_masked(url)!r}: subject prefix {prefix!r} must be dot-separated tokens of [A-Za-z0-9_-]"
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class JetStreamOptions:
-    """Tunables. The defaults suit the CLI and notebooks; tests shorten the timeouts."""
-
-    request_timeout: float = 5.0
-    """One request: a publish waiting for its ack, one direct get, one batch of a run read."""
-    operation_timeout: float = 30.0
-    """How long one operation (an append, a read) retries transient failures before it gives up."""
-    connect_timeout: float = 5.0
-    reconnect_wait: float = 0.25
-    read_batch: int = 4096
-    """Messages per direct-get batch when reading a run."""
-    concurrency: int = 64
-    """Requests in flight at once when listing or reading many runs."""
-    subjects_page_limit: int | None = None
-    """Use at most this many subjects of each stream-info page (tests lower it to exercise paging)."""
-
-
-# -- the one place NATS errors are mapped ------------------------------------------------------------
-
-
-class Failure(Enum):
-    SLOT_TAKEN = "slot_taken"
-    TRANSIENT = "transient"
-    FATAL = "fatal"
-
-
-_TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
-    TimeoutError,  # nats.errors.TimeoutError and asyncio.TimeoutError are both TimeoutError
-    nats.errors.NoRespondersError,
-    nats.js.errors.NoStreamResponseError,
-    nats.errors.ConnectionReconnectingError,
-    nats.errors.StaleConnectionError,
-    nats.errors.OutboundBufferLimitError,
-    ConnectionError,
-)
-
-
-def classify_nats_error(exc: BaseException) -> Failure:
-    """What a nats-py exception means to a journal.
-
-    10071 and 10077 mean the slot is taken (nats-py raises 10077 as ``ServiceUnavailableError``; it is not
-    transient here: retrying can never empty a slot). Other 503s, timeouts and a reconnecting or briefly
-    unanswered server are transient. Anything else is fatal and becomes a ``SourceError``.
-    """
-    if isinstance(exc, nats.js.errors.APIError):
-        if exc.err_code in SLOT_TAKEN_CODES:
-            return Failure.SLOT_TAKEN
-        if exc.code in (503, 408):
-            return Failure.TRANSIENT
-        return Failure.FATAL
-    if isinstance(exc, _TRANSIENT_ERRORS):
-        return Failure.TRANSIENT
-    return Failure.FATAL
-
-
-_UNREACHABLE = frozenset({errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EHOSTDOWN, errno.ENETDOWN, errno.EADDRNOTAVAIL})
-
-
-def _connect_errno(exc: OSError) -> int | None:
-    """The errno of a failed connect; asyncio joins the errors of every address tried into one message."""
-    if exc.errno is not None:
-        return exc.errno
-    numbers = [int(n) for n in re.findall(r"\[Errno (\d+)\]", str(exc))]
-    if errno.ECONNREFUSED in numbers:
-        return errno.ECONNREFUSED
-    return numbers[0] if numbers else None
-
-
-def connect_error(exc: BaseException, url: str, timeout: float) -> ConnectFailed:
-    """What a failed connection attempt means, for the user: the one place connection errors are mapped.
-
-    ``url`` must already be free of credentials (``JetStreamLocation.display_url``).
-    """
-    text = str(exc)
-    if isinstance(exc, ssl.SSLError):
-        reason = exc.reason or text
-        return ConnectFailed(
-            url, "TLS failed", reason, "check that the server's certificate is trusted and names the host"
-        )
-    if isinstance(exc, socket.gaierror):
-        return ConnectFailed(url, "unknown host", exc.strerror or text, "check the host name in the URL")
-    if isinstance(exc, TimeoutError):
-        return ConnectFailed(
-            url, "timed out", f"no answer within {timeout:g}s", "check the host, the port and any firewall between"
-        )
-    if isinstance(exc, OSError):
-        code = _connect_errno(exc)
-        if code == errno.ECONNREFUSED:
-            return ConnectFailed(
-                url, "connection refused", "nothing listens on that port", "start the server or fix the port in the URL"
-            )
-        if code in _UNREACHABLE:
-            return ConnectFailed(url, "unreachable", os.strerror(code), "check the address and the network route")
-        return ConnectFailed(url, "failed", exc.strerror or text or type(exc).__name__, "check the URL")
-    lowered = text.lower()
-    if isinstance(exc, nats.errors.AuthorizationError) or "authorization" in lowered or "authentication" in lowered:
-        return ConnectFailed(
-            url, "authentication failed", "the server refused the credentials", "check the user and password (or token)"
-        )
-    if "tls" in lowered or "ssl" in lowered:
-        return ConnectFailed(url, "TLS failed", text, "use tls:// for a TLS server and check its certificate")
-    if "expecting info" in lowered or "info message" in lowered:
-        return ConnectFailed(url, "not a NATS server", text, "check the port: something else answers there")
-    return ConnectFailed(url, "failed", text or type(exc).__name__, "check the URL and the server")
-
-
-def _describe_nats_error(exc: BaseException) -> str:
-    if isinstance(exc, nats.js.errors.APIError):
-        return f"{exc.description or type(exc).__name__} (code {exc.code}, err_code {exc.err_code})"
-    return str(exc) or type(exc).__name__
 
 
 # -- the stream ---------------------------------------------------------------------------------------
@@ -372,79 +174,6 @@ def check_stream_config(stream: str, config: Mapping[str, Any], prefix: str = DE
         refuse("subjects", f"{subjects!r} do not capture {prefix}.>: records would not be stored in this stream")
 
 
-# -- the client --------------------------------------------------------------------------------------------
-
-#: What ``bytes.strip()`` strips, for the same stripping on decoded text.
-_ASCII_SPACE = " \t\n\r\x0b\x0c"
-
-
-async def connect_client(client: Client, servers: str, display_url: str, opts: JetStreamOptions) -> Client:
-    """``client`` connected to ``servers``, or ``ConnectFailed`` naming ``display_url`` and why, at the first failure
-    (nats-py alone would retry the first connection forever). The one way journaltools connects to NATS."""
-    loop = asyncio.get_running_loop()
-    first_failure: asyncio.Future[BaseException] = loop.create_future()
-
-    async def quiet(*args: object) -> None:  # nats-py logs every reconnect attempt by default
-        return None
-
-    async def on_error(exc: BaseException) -> None:
-        # nats-py retries the first connection forever; the first failure is the answer we give.
-        if not first_failure.done():
-            first_failure.set_result(exc)
-
-    connecting = asyncio.ensure_future(
-        client.connect(
-            servers=[servers],
-            name="journaltools",
-            allow_reconnect=True,
-            max_reconnect_attempts=-1,
-            reconnect_time_wait=opts.reconnect_wait,  # type: ignore[arg-type]  # nats-py says int
-            connect_timeout=max(1, int(opts.connect_timeout)),
-            error_cb=on_error,
-            disconnected_cb=quiet,
-            reconnected_cb=quiet,
-            closed_cb=quiet,
-        )
-    )
-    racing: set[asyncio.Future[Any]] = {connecting, first_failure}
-    await asyncio.wait(racing, timeout=opts.connect_timeout, return_when=asyncio.FIRST_COMPLETED)
-    failure: BaseException | None = None
-    if connecting.done() and not connecting.cancelled():
-        failure = connecting.exception()
-    elif first_failure.done():
-        failure = first_failure.result()
-    else:
-        failure = TimeoutError()
-    if failure is not None or not connecting.done():
-        connecting.cancel()
-        await asyncio.gather(connecting, return_exceptions=True)
-        await client.close()
-        raise connect_error(failure or TimeoutError(), display_url, opts.connect_timeout) from None
-    return client
-
-
-class JournalClient(Client):
-    """nats-py's client with a faster parser for message headers (every record read carries about eight).
-
-    nats-py's own parser decodes each line and checks each character of each header name in a Python
-    generator. This one decodes the block once and gives the same dictionary for every header block (a
-    property test holds it to nats-py's), in about half the time. Should a later nats-py stop calling this
-    static method, the client is simply nats-py's.
-    """
-
-    @staticmethod
-    def _parse_header_lines(raw: bytes) -> dict[str, str]:
-        headers: dict[str, str] = {}
-        for line in raw.decode("utf-8", "replace").split("\r\n"):
-            name, separator, value = line.partition(":")
-            if separator:
-                name = name.strip(_ASCII_SPACE)
-                # nats-py skips a name that is not ASCII or holds whitespace (as str.isspace says).
-                if name.isascii() and (not name or name.split() == [name]):
-                    headers[name] = value.strip(_ASCII_SPACE)
-        return headers
-
-
 # -- helpers over messages ----------------------------------------------------------------------------
 
 
@@ -467,23 +196,6 @@ def _header(msg: Msg, name: str) -> str | None:
 def _stream_sequence(msg: Msg) -> int:
     value = _header(msg, "Nats-Sequence")
     return int(value) if value is not None else 0
-
-
-async def map_bounded(items: Sequence[A], action: Callable[[A], Awaitable[T]], limit: int) -> list[T]:
-    """``action`` over ``items`` with at most ``limit`` in flight, results in the order of ``items``.
-
-    A fixed set of workers shares one iterator, so a listing of 100,000 runs holds ``limit`` coroutines,
-    not 100,000.
-    """
-    results: list[T | None] = [None] * len(items)
-    work = iter(enumerate(items))
-
-    async def worker() -> None:
-        for index, item in work:
-            results[index] = await action(item)
-
-    await asyncio.gather(*(worker() for _ in range(max(1, min(limit, len(items))))))
-    return results  # type: ignore[return-value]  # every slot was filled
 
 
 def new_msg_id(run: str, seq: int) -> str:
@@ -751,7 +463,7 @@ class JetStreamBackend(Backend):
                     continue
                 if failure is Failure.SLOT_TAKEN:
                     raise
-                raise SourceError(f"{self.url}: {what} failed: {_describe_nats_error(exc)}") from exc
+                raise SourceError(f"{self.url}: {what} failed: {describe_nats_error(exc)}") from exc
 
     async def _api(self, endpoint: str, payload: bytes, *, what: str = "") -> dict[str, Any]:
         """One ``$JS.API`` request; an error reply is raised as nats-py's ``APIError`` (then mapped)."""

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from journaltools.aio import run_sync
-from journaltools.backends.jetstream import JetStreamOptions
+from journaltools.backends.nats_connection import JetStreamOptions
 from journaltools.errors import TaskError, TaskNotFound
 from journaltools.natskv import BucketLocation, CasBucket, parse_bucket_url
 from journaltools.ops.clock import now_ts

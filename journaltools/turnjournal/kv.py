@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from journaltools.backends.jetstream import JetStreamOptions
+from journaltools.backends.nats_connection import JetStreamOptions
 from journaltools.natskv import CasBucket, parse_bucket_url
 from journaltools.turnjournal.stores import CASStore, validate_prefix
 
