@@ -345,6 +345,30 @@ def test_runs_are_found_from_their_first_subjects_not_every_subject(
     assert {row.run: row.status for row in jetstream.listing()} == {"a1": "open", "b2": "open"}
 
 
+def test_runs_of_one_record_each_need_no_second_listing(
+    jetstream: JetStreamBackend, nats_admin: NatsAdmin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for run in ("c1", "d2", "e3"):
+        with jetstream.open_writer(run) as writer:
+            writer.append(JournalBuilder(run).bodies[0])
+    asked: list[str] = []
+    original = JetStreamBackend._subject_counts
+
+    async def spy(self: JetStreamBackend, subject_filter: str) -> dict[str, int]:
+        asked.append(subject_filter)
+        return await original(self, subject_filter)
+
+    monkeypatch.setattr(JetStreamBackend, "_subject_counts", spy)
+    # As many messages as first records: each run holds one record, the census of first subjects says it all.
+    assert jetstream.run_census() == {"c1": 1, "d2": 1, "e3": 1}
+    assert asked == [f"{jetstream.prefix}.*.1"]
+    # One message more (a run's second record) and the counts are taken again, correctly.
+    nats_admin.publish(jetstream.subject("c1", 2), JournalBuilder("c1").user().raw()[1].raw)
+    asked.clear()
+    assert jetstream.run_census() == {"c1": 2, "d2": 1, "e3": 1}
+    assert asked == [f"{jetstream.prefix}.*.1", f"{jetstream.prefix}.>"]
+
+
 def test_missing_stream_is_refused_unless_created(nats_server: EmbeddedServer, nats_admin: NatsAdmin) -> None:
     stream, prefix = unique_stream()
     with pytest.raises(SourceError, match="does not exist"):

@@ -627,10 +627,14 @@ class JetStreamBackend(Backend):
             runs = sorted(slot[0] for slot in firsts if slot is not None and slot[1] == 1)
             info = await self._api(f"STREAM.INFO.{self.stream}", b"", what="stream info")
             stored = int((info.get("state") or {}).get("messages") or 0)
+            only_journals = self._subjects == [f"{self.prefix}.>"]
+            if runs and only_journals and stored == len(runs):
+                # Every message is some run's seq 1, so each run holds exactly one record: nothing to count.
+                return dict.fromkeys(runs, 1), {}
             if runs and stored > LIST_EVERY_SUBJECT_UP_TO * len(runs):
                 counted = await map_bounded(runs, self._first_and_count, self.options.concurrency)
                 counts = {run: count for run, (_, count) in zip(runs, counted, strict=True)}
-                if self._subjects == [f"{self.prefix}.>"] and sum(counts.values()) == stored:
+                if only_journals and sum(counts.values()) == stored:
                     first_messages = {run: msg for run, (msg, _) in zip(runs, counted, strict=True) if msg is not None}
                     return counts, first_messages
         every = {run: len(seqs) for run, seqs in sorted((await self._run_slots()).items())}
