@@ -34,7 +34,6 @@ import nats.js.errors
 import orjson
 from nats.aio.client import Client
 
-from journaltools._urls import parse_url
 from journaltools.aio import map_bounded, run_sync
 from journaltools.backends.nats_connection import (
     EXPECTED_LAST_SUBJECT_SEQUENCE,
@@ -45,6 +44,8 @@ from journaltools.backends.nats_connection import (
     classify_nats_error,
     connect_client,
     parse_replicas,
+    server_display,
+    split_server_url,
 )
 from journaltools.errors import InvalidSource, JournalError, SourceError
 
@@ -78,35 +79,14 @@ class BucketLocation:
     @property
     def display_url(self) -> str:
         """The URL without credentials."""
-        parsed = parse_url(self.servers)
-        try:
-            port = f":{parsed.port}" if parsed.port else ""
-        except ValueError:
-            raise InvalidSource(f"{_masked(self.servers)!r}: the port must be a number from 1 to 65535") from None
-        return f"{parsed.scheme}://{parsed.hostname or 'localhost'}{port}/{self.bucket}"
-
-
-def _masked(url: str) -> str:
-    """``url`` with any ``user:password@`` replaced by ``***@``: messages never carry credentials."""
-    return re.sub(r"(?<=://)[^/@]*@", "***@", url)
+        return f"{server_display(self.servers)}/{self.bucket}"
 
 
 def parse_bucket_url(url: str, default_bucket: str, parameters: Sequence[str] = ()) -> BucketLocation:
     """``nats://[user:pass@]host:port/BUCKET[?replicas=N]`` plus the store's own ``parameters`` (e.g. ``prefix``).
 
     A URL that cannot name a bucket is ``InvalidSource`` (bad usage)."""
-    parsed = parse_url(url)
-    shown = _masked(url)
-    if parsed.scheme not in ("nats", "tls", "ws", "wss"):
-        raise InvalidSource(f"{shown!r}: not a nats:// URL")
-    if not parsed.hostname:
-        raise InvalidSource(f"{shown!r}: no server host (nats://host:port/BUCKET)")
-    try:
-        port = parsed.port
-    except ValueError:
-        port = 0
-    if port == 0:
-        raise InvalidSource(f"{shown!r}: the port must be a number from 1 to 65535")
+    parsed, shown = split_server_url(url, "BUCKET")
     bucket = parsed.path.strip("/") or default_bucket
     if not _BUCKET_NAME.fullmatch(bucket):
         raise InvalidSource(f"{shown!r}: bucket name {bucket!r} must be 1-200 characters of [A-Za-z0-9_-]")

@@ -317,13 +317,8 @@ def test_a_run_whose_first_record_is_missing_is_still_listed(
     assert {row.run: row.status for row in jetstream.listing()} == {"orphan": "invalid", "whole": "completed"}
 
 
-def test_runs_are_found_from_their_first_subjects_not_every_subject(
-    jetstream: JetStreamBackend, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    for run in ("a1", "b2"):
-        with jetstream.open_writer(run) as writer:
-            for body in JournalBuilder(run).user().assistant().user().bodies:
-                writer.append(body)
+def _subject_filters_asked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The subject filters the backend asks the server to list, in order, from now on."""
     asked: list[str] = []
     original = JetStreamBackend._subject_counts
 
@@ -332,6 +327,17 @@ def test_runs_are_found_from_their_first_subjects_not_every_subject(
         return await original(self, subject_filter)
 
     monkeypatch.setattr(JetStreamBackend, "_subject_counts", spy)
+    return asked
+
+
+def test_runs_are_found_from_their_first_subjects_not_every_subject(
+    jetstream: JetStreamBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for run in ("a1", "b2"):
+        with jetstream.open_writer(run) as writer:
+            for body in JournalBuilder(run).user().assistant().user().bodies:
+                writer.append(body)
+    asked = _subject_filters_asked(monkeypatch)
     # Four records a run: listing every subject costs less than a request per run, and says the same.
     assert jetstream.list_runs() == ["a1", "b2"]
     assert asked == [f"{jetstream.prefix}.*.1", f"{jetstream.prefix}.>"]
@@ -351,14 +357,7 @@ def test_runs_of_one_record_each_need_no_second_listing(
     for run in ("c1", "d2", "e3"):
         with jetstream.open_writer(run) as writer:
             writer.append(JournalBuilder(run).bodies[0])
-    asked: list[str] = []
-    original = JetStreamBackend._subject_counts
-
-    async def spy(self: JetStreamBackend, subject_filter: str) -> dict[str, int]:
-        asked.append(subject_filter)
-        return await original(self, subject_filter)
-
-    monkeypatch.setattr(JetStreamBackend, "_subject_counts", spy)
+    asked = _subject_filters_asked(monkeypatch)
     # As many messages as first records: each run holds one record, the census of first subjects says it all.
     assert jetstream.run_census() == {"c1": 1, "d2": 1, "e3": 1}
     assert asked == [f"{jetstream.prefix}.*.1"]

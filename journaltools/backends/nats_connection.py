@@ -19,7 +19,7 @@ import ssl
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import ParseResult, parse_qs
 
 import nats.errors
 import nats.js.errors
@@ -57,14 +57,8 @@ class JetStreamLocation:
     @property
     def display_url(self) -> str:
         """The source URL without credentials."""
-        parsed = parse_url(self.servers)
-        try:
-            port = f":{parsed.port}" if parsed.port else ""
-        except ValueError:
-            raise InvalidSource(f"{_masked(self.servers)!r}: the port must be a number from 1 to 65535") from None
-        host = parsed.hostname or "localhost"
         query = f"?prefix={self.prefix}" if self.prefix != DEFAULT_PREFIX else ""
-        return f"{parsed.scheme}://{host}{port}/{self.stream}{query}"
+        return f"{server_display(self.servers)}/{self.stream}{query}"
 
 
 #: The query parameters of a ``nats://`` source URL.
@@ -73,18 +67,7 @@ SOURCE_URL_PARAMETERS = ("prefix", "replicas")
 
 def parse_nats_url(url: str) -> JetStreamLocation:
     """``nats://[user:pass@]host:port/STREAM[?prefix=journal][&replicas=3]`` → where the journals are."""
-    parsed = parse_url(url)
-    shown = _masked(url)
-    if parsed.scheme not in ("nats", "tls", "ws", "wss"):
-        raise InvalidSource(f"{shown!r}: not a nats:// URL")
-    if not parsed.hostname:
-        raise InvalidSource(f"{shown!r}: no server host (nats://host:port/STREAM)")
-    try:
-        port = parsed.port
-    except ValueError:
-        raise InvalidSource(f"{shown!r}: the port must be a number from 1 to 65535") from None
-    if port == 0:
-        raise InvalidSource(f"{shown!r}: the port must be a number from 1 to 65535")
+    parsed, shown = split_server_url(url, "STREAM")
     stream = parsed.path.strip("/") or DEFAULT_STREAM
     query = parse_qs(parsed.query, keep_blank_values=True)
     unknown = sorted(set(query) - set(SOURCE_URL_PARAMETERS))
@@ -94,8 +77,35 @@ def parse_nats_url(url: str) -> JetStreamLocation:
     prefix = query.get("prefix", [DEFAULT_PREFIX])[-1]
     _check_names(url, stream, prefix)
     replicas = parse_replicas(url, query.get("replicas", ["1"])[-1])
-    servers = f"{parsed.scheme}://{parsed.netloc}"
-    return JetStreamLocation(servers, stream, prefix, replicas)
+    return JetStreamLocation(f"{parsed.scheme}://{parsed.netloc}", stream, prefix, replicas)
+
+
+def split_server_url(url: str, path_name: str) -> tuple[ParseResult, str]:
+    """``url`` parsed, and shown without credentials, once its scheme, host and port are known to be usable:
+    the part every ``nats://`` URL shares (``path_name`` says what its path names, for the message)."""
+    parsed = parse_url(url)
+    shown = masked(url)
+    if parsed.scheme not in ("nats", "tls", "ws", "wss"):
+        raise InvalidSource(f"{shown!r}: not a nats:// URL")
+    if not parsed.hostname:
+        raise InvalidSource(f"{shown!r}: no server host (nats://host:port/{path_name})")
+    try:
+        port = parsed.port
+    except ValueError:
+        port = 0
+    if port == 0:
+        raise InvalidSource(f"{shown!r}: the port must be a number from 1 to 65535")
+    return parsed, shown
+
+
+def server_display(servers: str) -> str:
+    """``scheme://host[:port]`` of a server URL, without credentials."""
+    parsed = parse_url(servers)
+    try:
+        port = f":{parsed.port}" if parsed.port else ""
+    except ValueError:
+        raise InvalidSource(f"{masked(servers)!r}: the port must be a number from 1 to 65535") from None
+    return f"{parsed.scheme}://{parsed.hostname or 'localhost'}{port}"
 
 
 #: JetStream keeps at most five copies of a stream.
@@ -105,22 +115,20 @@ MAX_REPLICAS = 5
 def parse_replicas(url: str, text: str) -> int:
     """The ``replicas=`` of a URL: how many copies of a stream or bucket a cluster keeps (1 to 5)."""
     if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_REPLICAS:
-        raise InvalidSource(f"{_masked(url)!r}: replicas={text!r} must be a whole number from 1 to {MAX_REPLICAS}")
+        raise InvalidSource(f"{masked(url)!r}: replicas={text!r} must be a whole number from 1 to {MAX_REPLICAS}")
     return int(text)
 
 
-def _masked(url: str) -> str:
+def masked(url: str) -> str:
     """``url`` with any ``user:password@`` replaced by ``***@``."""
     return re.sub(r"(?<=://)[^/@]*@", "***@", url)
 
 
 def _check_names(url: str, stream: str, prefix: str) -> None:
     if not _STREAM_NAME.fullmatch(stream):
-        raise InvalidSource(f"{_masked(url)!r}: stream name {stream!r} must be 1-255 characters of [A-Za-z0-9_-]")
+        raise InvalidSource(f"{masked(url)!r}: stream name {stream!r} must be 1-255 characters of [A-Za-z0-9_-]")
     if not _PREFIX.fullmatch(prefix):
-        raise InvalidSource(
-            f"{_masked(url)!r}: subject prefix {prefix!r} must be dot-separated tokens of [A-Za-z0-9_-]"
-        )
+        raise InvalidSource(f"{masked(url)!r}: subject prefix {prefix!r} must be dot-separated tokens of [A-Za-z0-9_-]")
 
 
 @dataclass(frozen=True, slots=True)
