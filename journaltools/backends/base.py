@@ -197,7 +197,7 @@ class Backend(ABC):
 
     @abstractmethod
     async def list_runs_async(self) -> list[str]:
-        """Every run id in the source, sorted."""
+        """Every run id in the source, sorted; only valid run ids (a journal named otherwise is a source finding)."""
 
     @abstractmethod
     async def read_run_async(self, run: str, *, strict: bool = True) -> RunRead:

@@ -62,9 +62,14 @@ __all__ = ["BatchJob", "LoadOptions", "iter_tables", "jobs_for", "load", "run_jo
 # -- a source ------------------------------------------------------------------------------------------------
 
 
-def _runs_wanted(backend: Backend, runs: Sequence[str] | str | None) -> list[str]:
-    wanted = [runs] if isinstance(runs, str) else list(runs) if runs is not None else backend.list_runs()
-    return [validate_run_id(run) for run in wanted]
+def _runs_wanted(backend: Backend, runs: Sequence[str] | str | None) -> pa.StringArray:
+    """The run ids to load, validated, held as one Arrow array: a few bytes a run rather than a Python string
+    and a list slot each, since a load holds them from start to end and a source may have millions."""
+    if runs is None:
+        listed = backend.list_runs()  # a backend lists valid run ids only
+    else:
+        listed = [validate_run_id(run) for run in ([runs] if isinstance(runs, str) else runs)]
+    return pa.array(listed, pa.string())
 
 
 #: Runs whose journals are listed and batched at a time: a source of a million runs is never held as a million
@@ -72,16 +77,17 @@ def _runs_wanted(backend: Backend, runs: Sequence[str] | str | None) -> list[str
 _CHUNK_RUNS: Final = 8192
 
 
-def _batches(backend: Backend, runs: list[str], options: LoadOptions) -> Iterator[BatchResult]:
+def _batches(backend: Backend, runs: pa.StringArray, options: LoadOptions) -> Iterator[BatchResult]:
     """Every run's tables, batch by batch: journal files read here (or by worker processes), other runs
     through the backend."""
-    chunks = [runs[start : start + _CHUNK_RUNS] for start in range(0, len(runs), _CHUNK_RUNS)] or [[]]
-    for chunk in chunks:
+    chunks = max(1, -(-len(runs) // _CHUNK_RUNS))
+    for start in range(0, chunks * _CHUNK_RUNS, _CHUNK_RUNS):
+        chunk: list[str] = runs.slice(start, _CHUNK_RUNS).to_pylist()
         paths = backend.local_journals(chunk)
         if paths is None:
             yield from _read_batches(backend, chunk, options)
         else:
-            yield from _file_batches(paths, backend.url, options, of_chunks=len(chunks))
+            yield from _file_batches(paths, backend.url, options, of_chunks=chunks)
 
 
 def _file_batches(
