@@ -4,6 +4,8 @@
   command, in a new interpreter) over a directory of 100,000 tiny runs, over the same for 10,000. Each run
   has a finding (a seq gap), so findings grow with runs too. Near 1 means memory does not grow with the
   number of runs or findings; the goal is at most 1.2x.
+- ``audit_peak_rss_300k_over_100k``: the same from 100,000 to 300,000 runs, where the Parquet row-group
+  buffers are full at both sizes: near 1 means nothing is held per run.
 - ``audit_peak_rss_long_line_over_cap``: the same command over one journal holding a line of 300 MB, above
   the 64 MiB cap: its growth in peak memory over an audit of an empty directory, as a multiple of the cap (a
   line up to the cap has to be held to be parsed; one beyond it is skipped as it is read). Near 1 means
@@ -60,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_audit", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke test")
     args = parser.parse_args(argv)
-    small, large, line_mb = (1_000, 10_000, 80) if args.quick else (10_000, 100_000, 300)
+    small, large, larger, line_mb = (1_000, 10_000, 30_000, 80) if args.quick else (10_000, 100_000, 300_000, 300)
     print(f"# bench_audit: {load_average()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-audit-") as scratch_name:
         scratch = Path(scratch_name)
@@ -71,6 +73,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         note(f"audit peak RSS: {small:,} runs {peak_small / 1024:.0f} MiB, {large:,} runs {peak_large / 1024:.0f} MiB")
         print(
             f"audit_peak_rss_{large // 1000}k_over_{small // 1000}k {peak_large / peak_small:.2f}x  goal: at most 1.2x"
+        )
+        # Between the two sizes above, the Parquet writers' row-group buffers (row_group_bytes per table) fill
+        # up; beyond them, anything still growing is held per run.
+        tiny_runs(scratch / "larger", larger)
+        peak_larger = audit_peak_kib(scratch / "larger", scratch / "out-larger")
+        note(f"audit peak RSS: {larger:,} runs {peak_larger / 1024:.0f} MiB")
+        print(
+            f"audit_peak_rss_{larger // 1000}k_over_{large // 1000}k {peak_larger / peak_large:.2f}x"
+            "  goal: near 1 (the buffers are full at both sizes)"
         )
 
         (scratch / "empty").mkdir()
