@@ -21,7 +21,6 @@ retried until ``operation_timeout``; anything else becomes a ``SourceError`` nam
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import re
 import uuid
@@ -39,11 +38,10 @@ from journaltools.backends.nats_connection import (
     EXPECTED_LAST_SUBJECT_SEQUENCE,
     EXPECTED_STREAM,
     MSG_ID,
-    Failure,
     JetStreamOptions,
-    classify_nats_error,
     connect_client,
     parse_replicas,
+    retry_transient,
     server_display,
     split_server_url,
 )
@@ -179,12 +177,6 @@ def _parse_headers(encoded: str | None) -> dict[str, str]:
     return headers
 
 
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, nats.js.errors.APIError):
-        return f"{exc.description or type(exc).__name__} (code {exc.code}, err_code {exc.err_code})"
-    return str(exc) or type(exc).__name__
-
-
 class CasBucket:
     """One key-value bucket, compare-and-swap only. Open with ``open_async`` (or ``open``); close with
     ``aclose``/``close``. Every method has a blocking face (``get``) over its async core (``get_async``)."""
@@ -264,22 +256,8 @@ class CasBucket:
         return f"$KV.{self.location.bucket}.{validate_key(key)}"
 
     async def _retrying(self, what: str, attempt: Callable[[], Awaitable[T]]) -> T:
-        """``attempt`` until it succeeds, retrying transient failures until ``operation_timeout``."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.options.operation_timeout
-        delay = 0.02
-        while True:
-            try:
-                return await attempt()
-            except JournalError:
-                raise
-            except Exception as exc:
-                transient = classify_nats_error(exc) is Failure.TRANSIENT
-                if transient and not self._closed and loop.time() + delay < deadline:
-                    await asyncio.sleep(delay)  # back off: a leader is being elected or a server restarts
-                    delay = min(delay * 2, 0.5)
-                    continue
-                raise SourceError(f"{self.url}: {what} failed: {_describe(exc)}") from exc
+        """``attempt`` with transient failures retried (``retry_transient``)."""
+        return await retry_transient(what, attempt, where=self.url, options=self.options, closed=lambda: self._closed)
 
     async def _api(
         self, endpoint: str, payload: bytes, what: str, *, missing_ok: bool = False

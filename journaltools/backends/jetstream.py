@@ -75,15 +75,14 @@ from journaltools.backends.nats_connection import (
     JournalClient,
     classify_nats_error,
     connect_client,
-    describe_nats_error,
     parse_nats_url,
+    retry_transient,
 )
 from journaltools.errors import (
     AnotherWriter,
     ConcurrentCreate,
     CorruptJournal,
     InvalidSource,
-    JournalError,
     RunNotFound,
     SequenceGap,
     SlowReads,
@@ -442,28 +441,16 @@ class JetStreamBackend(Backend):
         attempt: Callable[[], Awaitable[T]],
         passthrough: tuple[type[Exception], ...] = (),
     ) -> T:
-        """Run ``attempt`` until it succeeds, retrying transient failures until ``operation_timeout``.
-
-        Journal errors and the ``passthrough`` types propagate as they are; any other failure becomes a
-        ``SourceError`` naming what was being done.
-        """
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.options.operation_timeout
-        delay = 0.02
-        while True:
-            try:
-                return await attempt()
-            except Exception as exc:
-                if isinstance(exc, (JournalError, *passthrough)):
-                    raise
-                failure = classify_nats_error(exc)
-                if failure is Failure.TRANSIENT and not self._closed and loop.time() + delay < deadline:
-                    await asyncio.sleep(delay)  # back off: the server may be restarting
-                    delay = min(delay * 2, 0.5)
-                    continue
-                if failure is Failure.SLOT_TAKEN:
-                    raise
-                raise SourceError(f"{self.url}: {what} failed: {describe_nats_error(exc)}") from exc
+        """``attempt`` with transient failures retried (``retry_transient``); a taken slot is the caller's."""
+        return await retry_transient(
+            what,
+            attempt,
+            where=self.url,
+            options=self.options,
+            closed=lambda: self._closed,
+            passthrough=passthrough,
+            slot_taken_passes=True,
+        )
 
     async def _api(self, endpoint: str, payload: bytes, *, what: str = "") -> dict[str, Any]:
         """One ``$JS.API`` request; an error reply is raised as nats-py's ``APIError`` (then mapped)."""

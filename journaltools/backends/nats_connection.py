@@ -16,9 +16,10 @@ import os
 import re
 import socket
 import ssl
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import ParseResult, parse_qs
 
 import nats.errors
@@ -26,7 +27,9 @@ import nats.js.errors
 from nats.aio.client import Client
 
 from journaltools._urls import parse_url
-from journaltools.errors import ConnectFailed, InvalidSource
+from journaltools.errors import ConnectFailed, InvalidSource, JournalError, SourceError
+
+T = TypeVar("T")
 
 DEFAULT_STREAM = "JOURNALS"
 DEFAULT_PREFIX = "journal"
@@ -242,6 +245,42 @@ def describe_nats_error(exc: BaseException) -> str:
     if isinstance(exc, nats.js.errors.APIError):
         return f"{exc.description or type(exc).__name__} (code {exc.code}, err_code {exc.err_code})"
     return str(exc) or type(exc).__name__
+
+
+async def retry_transient(
+    what: str,
+    attempt: Callable[[], Awaitable[T]],
+    *,
+    where: str,
+    options: JetStreamOptions,
+    closed: Callable[[], bool],
+    passthrough: tuple[type[Exception], ...] = (),
+    slot_taken_passes: bool = False,
+) -> T:
+    """Run ``attempt`` until it succeeds, retrying transient failures (with back-off) until
+    ``options.operation_timeout`` or until ``closed()``: the one retry loop of every NATS request.
+
+    Journal errors and the ``passthrough`` types propagate as they are, and so does a slot-taken rejection
+    when ``slot_taken_passes`` (the caller decides what it means); any other failure becomes a
+    ``SourceError`` naming ``where`` and what was being done.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + options.operation_timeout
+    delay = 0.02
+    while True:
+        try:
+            return await attempt()
+        except Exception as exc:
+            if isinstance(exc, (JournalError, *passthrough)):
+                raise
+            failure = classify_nats_error(exc)
+            if failure is Failure.TRANSIENT and not closed() and loop.time() + delay < deadline:
+                await asyncio.sleep(delay)  # back off: a server restarting, a leader being elected
+                delay = min(delay * 2, 0.5)
+                continue
+            if failure is Failure.SLOT_TAKEN and slot_taken_passes:
+                raise
+            raise SourceError(f"{where}: {what} failed: {describe_nats_error(exc)}") from exc
 
 
 # -- the client --------------------------------------------------------------------------------------------
