@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from journaltools.errors import InvalidRunId, TaskAlreadyCompleted, TaskError, TaskNotFound
 from journaltools.tasks import Task, TaskStore, task_states
+from tests.concurrency import run_in_threads
 
 Outcome = tuple[str, Any]  # ("result", value) or ("error", message)
 
@@ -135,11 +136,7 @@ class TaskStoreContract:
             except TaskAlreadyCompleted:
                 losers.append(n)
 
-        threads = [threading.Thread(target=completer, args=(n,)) for n in range(8)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(60)
+        run_in_threads(completer, 8)
         for handle in handles[1:]:
             handle.close()
         assert len(winners) == 1 and sorted(winners + losers) == list(range(8))

@@ -8,6 +8,7 @@ import threading
 import pytest
 
 from journaltools.aio import background_loop, run_sync
+from tests.concurrency import run_in_threads
 
 
 async def _double(value: int) -> int:
@@ -31,11 +32,7 @@ def test_calls_from_many_threads_each_get_their_own_result() -> None:
     def call(n: int) -> None:
         results[n] = run_sync(_double(n))
 
-    threads = [threading.Thread(target=call, args=(n,)) for n in range(16)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    run_in_threads(call, 16)
     assert results == {n: 2 * n for n in range(16)}
 
 

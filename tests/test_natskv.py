@@ -14,6 +14,7 @@ from journaltools.backends.nats_connection import JetStreamOptions
 from journaltools.embedded import EmbeddedServer
 from journaltools.errors import JournalError, SourceError
 from journaltools.natskv import BucketLocation, CasBucket, bucket_config_for, check_bucket_config, parse_bucket_url
+from tests.concurrency import run_in_threads
 from tests.nats_fixtures import TEST_OPTIONS, NatsAdmin
 
 
@@ -55,11 +56,7 @@ def test_exactly_one_of_many_concurrent_writers_wins(bucket: CasBucket, bucket_u
         barrier.wait()
         results.append(handle.put("k", str(n).encode(), base))
 
-    threads = [threading.Thread(target=writer, args=(n,)) for n in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
+    run_in_threads(writer, 8, timeout=30)
     for other in others:
         other.close()
     winners = [revision for revision in results if revision is not None]

@@ -20,6 +20,7 @@ from journaltools.errors import JournalError, TaskNotFound
 from journaltools.turnjournal import Phase, RevisionConflict, ToolOutcome, TurnRecord, TurnStore
 from journaltools.turnjournal.records import InvalidTurnRecord
 from journaltools.turnjournal.stores import TurnRecordExists
+from tests.concurrency import run_in_threads
 from tests.turn_builders import T0, Clock, call, in_phase, new_record
 
 
@@ -162,11 +163,7 @@ class TurnStoreContract:
             except RevisionConflict:
                 pass
 
-        threads = [threading.Thread(target=writer, args=(n,)) for n in range(6)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(60)
+        run_in_threads(writer, 6)
         for handle in handles[1:]:
             handle.close()
         final = store.get("ws", "t1")
@@ -183,11 +180,7 @@ class TurnStoreContract:
             for k in range(5):
                 handles[n].create(new_record(f"w{n}-{k}", owner="shared-owner"))
 
-        threads = [threading.Thread(target=creator, args=(n,)) for n in range(4)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(60)
+        run_in_threads(creator, 4)
         for handle in handles[1:]:
             handle.close()
         assert len(store.list_active("shared-owner")) == 20
