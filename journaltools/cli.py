@@ -413,6 +413,13 @@ def _version() -> str:
         return __version__
 
 
+def _add_stuck_after(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """``--stuck-after``, the same option (and default) for ``audit --turn-store`` and ``turns``."""
+    parser.add_argument(
+        "--stuck-after", type=_duration, default="1h", metavar="DURATION", help=f"{help_text} (default 1h)"
+    )
+
+
 def _duration(text: str) -> timedelta:
     """An argparse type: a bad duration is bad usage (exit 2), said by argparse."""
     from journaltools.turnjournal.analysis import parse_duration
@@ -474,13 +481,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     audit.add_argument("--task-store", metavar="URL", help="fill runs.task_state from this task store")
     audit.add_argument("--turn-store", metavar="URL", help="add this turnjournal store's findings (see 'turns')")
-    audit.add_argument(
-        "--stuck-after",
-        type=_duration,
-        default="1h",
-        metavar="DURATION",
-        help="with --turn-store: see 'turns' (default 1h)",
-    )
+    _add_stuck_after(audit, "with --turn-store: see 'turns'")
     audit.set_defaults(handler=cmd_audit)
 
     turns = command(
@@ -489,13 +490,7 @@ def build_parser() -> argparse.ArgumentParser:
         "acknowledgement, owner-index problems; findings are data, not failures",
     )
     turns.add_argument("store", metavar="STORE", help="a directory or nats://host:port/BUCKET")
-    turns.add_argument(
-        "--stuck-after",
-        type=_duration,
-        default="1h",
-        metavar="DURATION",
-        help="how long a record may stay in one phase or wait for its acknowledgement (90s, 30m, 2h; default 1h)",
-    )
+    _add_stuck_after(turns, "how long a record may stay in one phase or wait for its acknowledgement (90s, 30m, 2h...)")
     turns.add_argument("--fail-on", choices=["error", "warning"], help="exit 1 if a finding this severe exists")
     turns.set_defaults(handler=cmd_turns)
 
