@@ -370,14 +370,6 @@ class FileBackend(_LocalJournals):
         # A run with a plain and a compressed journal is listed once; sorted, its names sit side by side.
         return [run for index, run in enumerate(runs) if index == 0 or runs[index - 1] != run]
 
-    def unusable_journal_names(self) -> list[str]:
-        """Journal names whose run is not a valid run id: never read as runs, but reported by audits."""
-        return sorted(
-            name
-            for name in self._names()
-            if (parts := journal_name_parts(name)) is not None and not is_valid_run_id(parts[0])
-        )
-
     def _journal_preferred_to(self, run: str, suffix: str) -> str | None:
         """The name of the journal read for ``run`` instead of its ``suffix`` one, if there is one."""
         for preferred in JOURNAL_SUFFIXES[: JOURNAL_SUFFIXES.index(suffix)]:

@@ -276,10 +276,6 @@ def _describe(error: ValidationError) -> str:
     return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
 
 
-def _is_text_block(block: object) -> bool:
-    return type(block) is dict and block.get("type") == "text" and type(block.get("text")) is str
-
-
 def _is_text_blocks(value: object) -> bool:
     if type(value) is not list:
         return False

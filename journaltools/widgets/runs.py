@@ -67,10 +67,6 @@ class RunRow:
     reason: str = ""
     task_state: str | None = None
 
-    def sort_value(self, key: str) -> tuple[bool, Any]:
-        value = getattr(self, key)
-        return (value is None, value if value is not None else 0)
-
     def cell(self, key: str) -> str:
         """The cell's text as shown (``—`` for unknown)."""
         value = getattr(self, key)
