@@ -18,6 +18,7 @@ files in ``backends/oserrors.py`` (``storage_error``), NATS client errors in ``b
     │   ├── ReadOnlySource        a write into a source that is only read (compressed journals, a glob)
     │   └── StorageError          the operating system refused a file operation (path, errno, what to do)
     │       └── NotAJournalFile   a journal or lock path that is a symlink, FIFO, directory or device
+    ├── UndecodableLine           one line the runtime's decoder refuses (the reason Go gives)
     ├── CorruptJournal            an unparsable interior line: the journal is refused, never half-loaded
     ├── RecordRefused             one record breaks a protocol rule (run, seq, code, rule)
     │   ├── FoldError             ... found while folding
@@ -123,6 +124,14 @@ class StreamConfigRefused(SourceError):
         self.stream = stream
         self.setting = setting
         super().__init__(f"stream {stream!r} refused: {setting}: {why}")
+
+
+class UndecodableLine(JournalError, ValueError):
+    """One stored line the Go decoder refuses; the journal reader decides if it is a torn tail or corruption."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
 
 
 class CorruptJournal(JournalError):

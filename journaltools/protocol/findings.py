@@ -23,7 +23,7 @@ FINDING_SEVERITY: dict[str, Severity] = {
     "unknown_type": "error",
     "optional_not_allowed": "error",
     "unknown_call": "error",
-    "duplicate_result": "error",
+    "duplicate_result": "warning",
     "unanswered_calls": "error",
     "approval_without_deferral": "warning",
     "listing_documented": "info",
@@ -34,6 +34,20 @@ FINDING_SEVERITY: dict[str, Severity] = {
     "invalid_run_id": "error",
     "duplicate_deferral": "warning",
     "empty_content": "warning",
+    # runstate version 3 (the fold of journaltools.folding):
+    "resumed_after_torn_tail": "error",
+    "noncanonical_line": "warning",
+    "duplicate_meta": "error",
+    "missing_payload": "error",
+    "unknown_protocol": "error",
+    "result_outside_turn": "error",
+    "unanswered_call": "warning",
+    "unknown_call_result": "warning",
+    "tool_use_id_mismatch": "warning",
+    "unknown_deferral": "warning",
+    "unknown_terminal_reason": "warning",
+    "turn_without_claim": "warning",
+    "stream_config": "warning",
     # journaltools' own, beyond the interface's list:
     "line_too_long": "error",  # a line beyond the reader's size cap: skipped unread, the journal refused
     "unreadable_journal": "error",  # a journal that cannot be read (permission, a FIFO or link, an I/O error)

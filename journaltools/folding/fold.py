@@ -1,0 +1,360 @@
+"""The pure fold: typed records in, the runtime's ``RunState`` plus a post-mortem's view out. No I/O.
+
+``fold(records)`` (strict) returns the state fisk-ai's ``runstate.Fold`` returns and refuses exactly what it
+refuses, raising ``FoldError`` (``VersionMismatch``) naming the run, the seq and the rule. ``strict=False``
+never raises: a record Go would refuse is skipped with an error finding (its seq still counts as seen) and
+the run's status becomes ``invalid``.
+
+Both modes also report warnings for what Go folds silently but a post-mortem must see (PROTOCOL 4):
+``unanswered_call``, ``unknown_call_result``, ``duplicate_result``, ``tool_use_id_mismatch``,
+``unknown_deferral``, ``unknown_terminal_reason`` and ``turn_without_claim``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from journaltools.errors import FoldError, VersionMismatch
+from journaltools.folding.state import Counters, PendingTurn, RunState, wrap_int64
+from journaltools.folding.status import Segment, Status, segments_of, status_of, waiting_for_of
+from journaltools.protocol.blocks import ASSISTANT, USER, Block, Message, ToolResultBlock, tool_uses, user_text
+from journaltools.protocol.findings import Finding
+from journaltools.protocol.kinds import FORMAT_VERSION, TERMINAL_REASONS, Assistant, Deferred, Record
+
+
+@dataclass(frozen=True, slots=True)
+class PendingCall:
+    """A call of the turn in flight that has no result yet, with what the journal says about it."""
+
+    id: str
+    name: str
+    input: bytes
+    deferred: Deferred | None
+    call_approved: bool
+
+
+@dataclass(slots=True)
+class FoldResult:
+    """The fold of one journal: the runtime's state (None when there is no meta to fold from) and more."""
+
+    run: str
+    state: RunState | None
+    status: Status
+    findings: list[Finding]
+    segments: list[Segment]
+    last_seq: int
+    records: int
+    #: The last terminal is followed by a new turn: the status still names the previous turn's ending.
+    stale_terminal: bool = False
+    pending_calls: list[PendingCall] = field(default_factory=list)
+
+    @property
+    def messages(self) -> list[Message]:
+        return self.state.messages if self.state is not None else []
+
+    @property
+    def waiting_for(self) -> str | None:
+        return waiting_for_of(self.state, self.pending_calls)
+
+
+class _Refusal(Exception):
+    """A record the Go fold refuses; strict mode raises it as FoldError, lenient mode records it."""
+
+    def __init__(self, seq: int, code: str, rule: str) -> None:
+        self.seq = seq
+        self.code = code
+        self.rule = rule
+
+
+@dataclass(slots=True)
+class _Turn:
+    """The assistant turn being gathered: its record, results in journal order, answered and deferred ids."""
+
+    assistant: Assistant
+    seq: int
+    results: list[ToolResultBlock] = field(default_factory=list)
+    answered: set[str] = field(default_factory=set)
+    deferred: dict[str, Deferred] = field(default_factory=dict)
+    call_ids: frozenset[str] = frozenset()
+
+
+def fold(records: Sequence[Record] | Iterable[Record], *, run: str | None = None, strict: bool = True) -> FoldResult:
+    """Fold one journal's records (in stored order). ``run`` names the journal where the store knows it (a
+    file name, a subject); otherwise ``meta.run_id`` does."""
+    records = records if isinstance(records, Sequence) else list(records)
+    walk = _Walk(records, run, strict)
+    return walk.result()
+
+
+class _Walk:
+    def __init__(self, records: Sequence[Record], run: str | None, strict: bool) -> None:
+        self.records = records
+        self.strict = strict
+        self.findings: list[Finding] = []
+        first = records[0] if records else None
+        meta = first.meta if first is not None else None
+        self.run = run or (meta.run_id if meta is not None else "") or "?"
+        self.state: RunState | None = None
+        self.turn: _Turn | None = None
+        self.last_iteration = 0
+        self.last_stop = ""
+        self.saw_assistant = False
+        self.counters = Counters()
+        self.terminal_seq: int | None = None
+        self.claim_since_terminal = False
+
+    # -- the frame -------------------------------------------------------------------------------------------------
+
+    def result(self) -> FoldResult:
+        records = self.records
+        if not records:
+            self._refuse_journal(None, "empty_journal", "no records")
+            return self._finish(0)
+        first = records[0]
+        if first.kind != "meta" or first.meta is None:
+            self._refuse_journal(first.seq, "not_meta_first", "first record is not meta")
+            return self._finish(max(r.seq for r in records))
+        meta = first.meta
+        if meta.version != FORMAT_VERSION:
+            rule = f"unsupported snapshot version: snapshot version {meta.version}, supported {FORMAT_VERSION}"
+            if self.strict:
+                raise VersionMismatch(self.run, first.seq, "version_mismatch", rule)
+            self.findings.append(Finding.of(self.run, first.seq, "version_mismatch", rule))
+        self.state = RunState(
+            version=meta.version,
+            run_id=meta.run_id,
+            fingerprint=meta.fingerprint,
+            prompt=meta.prompt,
+            interactive=meta.interactive,
+            conversation_token=meta.conversation_token,
+            caller=meta.caller,
+            messages=[user_text(meta.prompt)],
+        )
+        last_seq = first.seq
+        for record in records[1:]:
+            if record.seq <= last_seq:
+                self._refuse(record.seq, "seq_not_increasing", f"seq {record.seq} not increasing after {last_seq}")
+                continue
+            last_seq = record.seq
+            try:
+                self._apply(record)
+            except _Refusal as refusal:
+                if self.strict:
+                    raise FoldError(self.run, refusal.seq, refusal.code, refusal.rule) from None
+                self.findings.append(Finding.of(self.run, refusal.seq, refusal.code, refusal.rule))
+        self._end()
+        return self._finish(last_seq)
+
+    def _refuse(self, seq: int, code: str, rule: str) -> None:
+        if self.strict:
+            raise FoldError(self.run, seq, code, rule)
+        self.findings.append(Finding.of(self.run, seq, code, rule))
+
+    def _refuse_journal(self, seq: int | None, code: str, rule: str) -> None:
+        if self.strict:
+            raise FoldError(self.run, seq, code, rule)
+        self.findings.append(Finding.of(self.run, seq, code, rule))
+
+    def _warn(self, seq: int, code: str, message: str) -> None:
+        self.findings.append(Finding.of(self.run, seq, code, message))
+
+    # -- one record ------------------------------------------------------------------------------------------------
+
+    def _apply(self, record: Record) -> None:
+        kind = record.kind
+        seq = record.seq
+        state = self.state
+        assert state is not None
+        if kind is None:
+            if record.optional:
+                return
+            raise _Refusal(seq, "unknown_protocol", f"unknown record protocol {_quoted(record.protocol)} at seq {seq}")
+        if kind == "meta":
+            raise _Refusal(seq, "duplicate_meta", f"duplicate meta at seq {seq}")
+        payload = getattr(record, kind)
+        if payload is None:
+            label = "call approval" if kind == "call_approval" else kind.replace("_", " ")
+            if kind == "tool_result":
+                label = "tool_result"
+            raise _Refusal(seq, "missing_payload", f"{label} record with no payload at seq {seq}")
+        if kind == "assistant":
+            self._assistant(payload, seq)
+        elif kind == "user":
+            self._new_turn_after_terminal(seq)
+            if self.turn is not None:
+                self._commit(self.turn, committed_by=seq)
+                self.turn = None
+            _append_or_merge_user(state.messages, payload.message)
+        elif kind == "tool_result":
+            turn = self._open_turn(seq, "tool_result")
+            result = payload.result
+            if payload.tool_use_id not in turn.call_ids:
+                self._warn(
+                    seq, "unknown_call_result", f"a result for {payload.tool_use_id!r}, which the turn never called"
+                )
+            elif payload.tool_use_id in turn.answered:
+                self._warn(seq, "duplicate_result", f"a second result for call {payload.tool_use_id!r}")
+            if result.tool_use_id != payload.tool_use_id:
+                self._warn(
+                    seq,
+                    "tool_use_id_mismatch",
+                    f"the record answers {payload.tool_use_id!r} but its result block names {result.tool_use_id!r}",
+                )
+            turn.results.append(result)
+            turn.answered.add(payload.tool_use_id)
+            self.counters.tool_calls += 1
+            if payload.remote:
+                self.counters.remote_tool_calls += 1
+        elif kind == "deferred":
+            turn = self._open_turn(seq, "deferred")
+            if payload.tool_use_id not in turn.call_ids:
+                self._warn(
+                    seq, "unknown_deferral", f"a deferral of {payload.tool_use_id!r}, which the turn never called"
+                )
+            turn.deferred[payload.tool_use_id] = payload
+        elif kind == "decision":
+            state.approvals = [*(state.approvals or ()), payload.tool]
+        elif kind == "call_approval":
+            state.call_approvals = [*(state.call_approvals or ()), payload]
+        elif kind == "memory_revisions":
+            state.memory_revisions = payload.revisions
+        elif kind == "terminal":
+            state.terminal = payload
+            state.call_approvals = None
+            self.terminal_seq = seq
+            self.claim_since_terminal = False
+            if payload.reason not in TERMINAL_REASONS:
+                self._warn(
+                    seq, "unknown_terminal_reason", f"terminal reason {payload.reason!r} is not one the runtime writes"
+                )
+        elif kind == "claim":
+            self.claim_since_terminal = True
+
+    def _assistant(self, assistant: Assistant, seq: int) -> None:
+        self._new_turn_after_terminal(seq)
+        if self.turn is not None:
+            self._commit(self.turn, committed_by=seq)
+        self.turn = _Turn(assistant, seq, call_ids=frozenset(call.id for call in tool_uses(assistant.message)))
+        self.last_iteration = assistant.iteration
+        self.last_stop = assistant.stop_reason
+        self.saw_assistant = True
+        counters = self.counters
+        counters.llm_calls += 1
+        counters.in_tokens += assistant.in_tokens
+        counters.out_tokens += assistant.out_tokens
+        counters.cache_read_tokens += assistant.cache_read_tokens
+        counters.cache_create_tokens += assistant.cache_create_tokens
+        counters.thinking_tokens += assistant.thinking_tokens
+
+    def _open_turn(self, seq: int, what: str) -> _Turn:
+        if self.turn is None:
+            raise _Refusal(seq, "result_outside_turn", f"{what} before any assistant at seq {seq}")
+        return self.turn
+
+    def _new_turn_after_terminal(self, seq: int) -> None:
+        if self.terminal_seq is not None and not self.claim_since_terminal:
+            self._warn(
+                seq,
+                "turn_without_claim",
+                f"a new turn after the terminal at seq {self.terminal_seq} with no claim between",
+            )
+        # One warning per terminal: the turn has started.
+        self.terminal_seq = None
+
+    def _commit(self, turn: _Turn, *, committed_by: int | None) -> None:
+        state = self.state
+        assert state is not None
+        if committed_by is not None:
+            for call in tool_uses(turn.assistant.message):
+                if call.id not in turn.answered:
+                    self._warn(
+                        turn.seq,
+                        "unanswered_call",
+                        f"call {call.id!r} ({call.name}) has no result; the turn was closed at seq {committed_by}",
+                    )
+        state.messages.append(turn.assistant.message)
+        if turn.results:
+            state.messages.append(Message(role=USER, content=[Block(tool_result=result) for result in turn.results]))
+
+    # -- the end ---------------------------------------------------------------------------------------------------
+
+    def _end(self) -> None:
+        state = self.state
+        assert state is not None
+        turn = self.turn
+        if turn is not None:
+            if all(call.id in turn.answered for call in tool_uses(turn.assistant.message)):
+                self._commit(turn, committed_by=None)
+            else:
+                state.pending = PendingTurn(
+                    assistant=turn.assistant.message,
+                    iteration=turn.assistant.iteration,
+                    stop_reason=turn.assistant.stop_reason,
+                    results=tuple(turn.results),
+                    answered=frozenset(turn.answered),
+                    deferred=dict(turn.deferred),
+                    seq=turn.seq,
+                )
+        if self.saw_assistant:
+            state.next_iteration = wrap_int64(self.last_iteration + 1)
+            state.last_stop_reason = self.last_stop
+        state.counters = self.counters.wrapped()
+
+    def _finish(self, last_seq: int) -> FoldResult:
+        state = self.state
+        invalid = any(finding.severity == "error" for finding in self.findings)
+        segments = segments_of(self.records) if state is not None else []
+        pending_calls = _pending_calls(state) if state is not None else []
+        return FoldResult(
+            run=self.run,
+            state=state,
+            status=status_of(state, invalid=invalid),
+            findings=self.findings,
+            segments=segments,
+            last_seq=last_seq,
+            records=len(self.records),
+            stale_terminal=_stale_terminal(self.records),
+            pending_calls=pending_calls,
+        )
+
+
+def _quoted(text: str) -> str:
+    """Quoted as Go's %q does for printable text, with every control character escaped (journal content)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _append_or_merge_user(messages: list[Message], message: Message) -> None:
+    """The runtime's rule: a user message after a user message adds its blocks to it."""
+    if messages and messages[-1].role == USER:
+        last = messages[-1]
+        if message.content:
+            messages[-1] = Message(role=last.role, content=[*(last.content or ()), *message.content])
+        return
+    messages.append(message)
+
+
+def _pending_calls(state: RunState) -> list[PendingCall]:
+    pending = state.pending
+    if pending is None:
+        return []
+    approved = {approval.tool_use_id for approval in state.call_approvals or ()}
+    return [
+        PendingCall(call.id, call.name, bytes(call.input), pending.deferred.get(call.id), call.id in approved)
+        for call in pending.unanswered_calls()
+    ]
+
+
+def _stale_terminal(records: Sequence[Record]) -> bool:
+    """Whether a user or assistant record follows the last terminal."""
+    for record in reversed(records):
+        kind = record.kind
+        if kind == "terminal":
+            return False
+        if kind in ("user", "assistant"):
+            return any(r.kind == "terminal" for r in records)
+    return False
+
+
+__all__ = ["ASSISTANT", "FoldResult", "PendingCall", "fold"]

@@ -1,0 +1,141 @@
+"""What the fold produces: the runtime's ``RunState``, field for field, as typed values.
+
+``RunState`` holds exactly what fisk-ai's ``runstate.Fold`` returns, so it can be compared with the Go state
+(``to_go_json``) and resumed from. What journaltools adds for a post-mortem (status, process-run segments,
+findings, the pending calls with their deferral notes) lives beside it in ``FoldResult`` (``folding.fold``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from journaltools.protocol.blocks import Message, ToolResultBlock, ToolUseBlock, tool_uses
+from journaltools.protocol.kinds import CallApproval, Deferred, Fingerprint, Terminal
+
+_INT64 = 1 << 64
+_INT64_MAX = (1 << 63) - 1
+
+
+def wrap_int64(value: int) -> int:
+    """``value`` as Go's int64 arithmetic leaves it (sums of counters wrap around on overflow)."""
+    value %= _INT64
+    return value - _INT64 if value > _INT64_MAX else value
+
+
+@dataclass(slots=True)
+class Counters:
+    llm_calls: int = 0
+    tool_calls: int = 0
+    remote_tool_calls: int = 0
+    in_tokens: int = 0
+    out_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_create_tokens: int = 0
+    #: Part of ``out_tokens``.
+    thinking_tokens: int = 0
+
+    def wrapped(self) -> Counters:
+        return Counters(*(wrap_int64(getattr(self, name)) for name in self.__slots__))
+
+    @property
+    def total_tokens(self) -> int:
+        """The runtime CLI's total: input, output and both cache tiers (thinking is inside output)."""
+        return self.in_tokens + self.out_tokens + self.cache_read_tokens + self.cache_create_tokens
+
+    def to_json(self) -> dict[str, int]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
+@dataclass(frozen=True, slots=True)
+class PendingTurn:
+    """An assistant turn whose calls are not all answered: nothing of it is committed to ``messages``."""
+
+    assistant: Message
+    iteration: int
+    stop_reason: str
+    #: The results gathered so far, in journal order.
+    results: tuple[ToolResultBlock, ...]
+    answered: frozenset[str]
+    deferred: dict[str, Deferred]
+    #: The seq of the assistant record that opened the turn.
+    seq: int
+
+    def unanswered_calls(self) -> list[ToolUseBlock]:
+        """The turn's calls without a result, in message order."""
+        return [call for call in tool_uses(self.assistant) if call.id not in self.answered]
+
+    def open_deferrals(self) -> list[Deferred]:
+        """Deferred calls not answered yet, sorted by call id (byte order), as the runtime lists them."""
+        open_ = [d for call_id, d in self.deferred.items() if call_id not in self.answered]
+        return sorted(open_, key=lambda deferred: deferred.tool_use_id.encode())
+
+
+@dataclass(slots=True)
+class RunState:
+    version: int
+    run_id: str
+    fingerprint: Fingerprint
+    prompt: str
+    interactive: bool
+    #: A credential: never shown, logged or exported (``conversation_digest`` is what tables carry).
+    conversation_token: str
+    caller: str
+    messages: list[Message]
+    counters: Counters = field(default_factory=Counters)
+    next_iteration: int = 0
+    pending: PendingTurn | None = None
+    last_stop_reason: str = ""
+    approvals: list[str] | None = None
+    call_approvals: list[CallApproval] | None = None
+    memory_revisions: dict[str, int] | None = None
+    terminal: Terminal | None = None
+
+    def completed(self) -> bool:
+        return self.terminal is not None and self.terminal.reason == "completed"
+
+    def to_go_json(self) -> dict[str, Any]:
+        """The state exactly as Go's encoding/json marshals the runtime's RunState (Go field names, nil as
+        null): what the real corpus records, and so what the corpus tests compare with."""
+        pending = self.pending
+        return {
+            "Version": self.version,
+            "RunID": self.run_id,
+            "Fingerprint": _plain(self.fingerprint),
+            "Prompt": self.prompt,
+            "Interactive": self.interactive,
+            "ConversationToken": self.conversation_token,
+            "Caller": self.caller,
+            "Messages": _plain(self.messages),
+            "Counters": {_go_name(name): value for name, value in self.counters.to_json().items()},
+            "NextIteration": self.next_iteration,
+            "Pending": None
+            if pending is None
+            else {
+                "Assistant": _plain(pending.assistant),
+                "Iteration": pending.iteration,
+                "StopReason": pending.stop_reason,
+                "Results": _plain(list(pending.results)) if pending.results else None,
+                "Answered": {call_id: True for call_id in sorted(pending.answered)},
+                "Deferred": {call_id: _plain(d) for call_id, d in sorted(pending.deferred.items())},
+            },
+            "LastStopReason": self.last_stop_reason,
+            "Approvals": self.approvals,
+            "CallApprovals": _plain(self.call_approvals) if self.call_approvals is not None else None,
+            "MemoryRevisions": self.memory_revisions,
+            "Terminal": _plain(self.terminal) if self.terminal is not None else None,
+        }
+
+
+def _plain(value: Any) -> Any:
+    """Typed wire values as the JSON values Go would marshal them to."""
+    from journaltools.protocol.encode import encode_go_json
+
+    return msgspec.json.decode(encode_go_json(value))
+
+
+def _go_name(snake: str) -> str:
+    special = {"llm_calls": "LlmCalls"}
+    return special.get(snake) or "".join(part.capitalize() for part in snake.split("_"))

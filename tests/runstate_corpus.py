@@ -1,0 +1,41 @@
+"""The real fisk-ai corpus kept in tests/corpus/runstate: journals, listings and stream messages written by the
+runtime's own Go code, with what its fold and listings returned for each (tests/corpus/runstate/MANIFEST.md)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+CORPUS = Path(__file__).parent / "corpus" / "runstate"
+
+
+def expected(name: str) -> list[dict[str, Any]]:
+    """One fold result per journal of ``expected/<name>.jsonl`` (file, random, broken, jetstream)."""
+    return _expected(name)
+
+
+@cache
+def _expected(name: str) -> list[dict[str, Any]]:
+    with open(CORPUS / "expected" / f"{name}.jsonl", encoding="utf-8") as lines:
+        return [json.loads(line) for line in lines]
+
+
+def journal_bytes(entry: dict[str, Any]) -> bytes:
+    return (CORPUS / entry["path"]).read_bytes()
+
+
+def jsonl(name: str) -> list[dict[str, Any]]:
+    with open(CORPUS / name, encoding="utf-8") as lines:
+        return [json.loads(line) for line in lines if line.strip()]
+
+
+def canonical_lines() -> Iterator[tuple[str, bytes]]:
+    """Every line of every journal the runtime wrote through its API (file/ and random/)."""
+    for folder in ("file", "random"):
+        for path in sorted((CORPUS / folder).glob("*.json")):
+            for line in path.read_bytes().split(b"\n"):
+                if line:
+                    yield path.name, line
