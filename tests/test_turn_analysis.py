@@ -33,7 +33,8 @@ from journaltools.widgets.turns import TurnCheckpointsModel
 from tests.builders import JournalBuilder
 from tests.turn_builders import Clock, call, in_phase, new_record
 
-TURN_CODES = sorted(code for code in FINDING_SEVERITY if code.startswith("turn_"))
+#: Turn-store codes; ``turn_without_claim`` is the journal fold's (a new turn after a terminal), not the store's.
+TURN_CODES = sorted(code for code in FINDING_SEVERITY if code.startswith("turn_") and code != "turn_without_claim")
 
 
 def codes(audit: TurnAudit) -> list[str]:
