@@ -1,11 +1,12 @@
 # The two commands of the quick start: `make demo` and `make test`; then `make lab` for the notebooks.
-# Each sets up .venv first.
+# Each sets up .venv first. `make check` is the fast lane while working (lint, types, the unit tests: well under
+# 90 s on two cores); `make test` is everything, and what CI runs.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo lab test lint typecheck bench clean
+.PHONY: setup demo lab test check lint typecheck bench clean
 
 setup: $(STAMP)
 
@@ -27,6 +28,15 @@ lab: setup
 test: setup lint typecheck
 	sh scripts/setup-browser-tests.sh
 	$(BIN)/python -m pytest -q
+
+# The tests left out of `make check`: each starts servers or processes (nats-server, a browser, Jupyter, a
+# wheel build, killed writers) and together they are most of the full suite's time. `make test` runs them.
+SLOW_TESTS := test_aio test_audit_parquet test_backend_contract test_browser test_cluster test_connect test_crash \
+	test_jetstream test_jetstream_client test_listing_corpus test_migrate_compare test_natskv test_notebooks \
+	test_parallel test_readme test_setup test_sources test_task_stores test_turn_stores test_wheel test_widgets
+
+check: setup lint typecheck
+	$(BIN)/python -m pytest -q $(foreach name,$(SLOW_TESTS),--ignore=tests/$(name).py)
 
 lint: setup
 	$(BIN)/ruff check journaltools tests benchmarks scripts

@@ -1,22 +1,25 @@
-"""journaltools: understand what an LLM agent run actually did.
+"""journaltools: understand what a fisk-ai agent run actually did, from its journal.
 
 The analysis job first::
 
     import journaltools as jt
 
-    tables = jt.load("data/samples", strict=False)   # five Arrow tables: records, runs, messages, tool_calls, findings
+    tables = jt.load("data/samples", strict=False)   # Arrow tables: records, runs, segments, messages, tool_calls,
+    tables.runs                                      # findings; a refused journal is a row with status invalid
     frames = tables.to_pandas()                      # pandas with Arrow-backed dtypes
     result = jt.audit_sources(["data/samples"], parquet="out/audit")
     again = jt.read_audit("out/audit")
 
-One run, folded::
+One run, folded as the runtime folds it::
 
-    with jt.open_source("data/samples") as source:       # a directory, file://, nats://host:port/STREAM, embedded
-        folded = jt.fold(source.read_run("failed-provider").records)
-    folded.status, folded.ending, folded.messages
+    with jt.open_source("data/samples") as source:   # a directory, file://, nats://host:port/STREAM, embedded
+        folded = jt.fold(source.read_run("deferred-waiting").typed())
+    folded.status, folded.state.terminal, folded.pending_calls, folded.segments
 
-Every error journaltools raises on purpose is a ``JournalError`` (the tree is drawn in ``journaltools.errors``).
-The names that need pyarrow or pandas are imported on first use, so ``import journaltools`` stays light.
+``jt.open_source()`` with no argument (and ``jt.load()``) reads the runtime's own directory,
+``jt.default_source()``. Every error journaltools raises on purpose is a ``JournalError`` (the tree is drawn
+in ``journaltools.errors``). The names that need pyarrow or pandas are imported on first use, so
+``import journaltools`` stays light.
 """
 
 from __future__ import annotations
@@ -24,27 +27,28 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from journaltools.backends.registry import open_source
+from journaltools.backends.registry import default_source, open_source
 from journaltools.errors import (
     CorruptJournal,
     FoldError,
     JournalError,
-    RecordRefused,
     RunNotFound,
     SourceError,
     VersionMismatch,
+    WriterConflict,
 )
-from journaltools.fold import Ending, FoldResult, fold
+from journaltools.folding import FoldResult, RunState, fold
+from journaltools.protocol.blocks import Message
+from journaltools.protocol.decode import decode_line
 from journaltools.protocol.findings import Finding
-from journaltools.protocol.records import RawRecord, decode_record
-from journaltools.protocol.sequence import AppendVerdict, check_append
+from journaltools.protocol.kinds import Record
 
 if TYPE_CHECKING:
-    from journaltools.audit import AuditOptions, AuditResult, audit_sources, read_audit
+    from journaltools.audit import audit_sources, read_audit
     from journaltools.stores import open_task_store, open_turn_store
     from journaltools.tables import LoadOptions, Tables, iter_tables, load
 
-#: name -> the module that defines it, imported when the name is first used.
+#: name -> the module that defines it, imported when the name is first used (these pull in pyarrow).
 _LAZY = {
     "load": "journaltools.tables",
     "iter_tables": "journaltools.tables",
@@ -52,8 +56,6 @@ _LAZY = {
     "LoadOptions": "journaltools.tables",
     "audit_sources": "journaltools.audit",
     "read_audit": "journaltools.audit",
-    "AuditOptions": "journaltools.audit",
-    "AuditResult": "journaltools.audit",
     "open_task_store": "journaltools.stores",
     "open_turn_store": "journaltools.stores",
 }
@@ -72,32 +74,31 @@ def __dir__() -> list[str]:
     return sorted(__all__)
 
 
-__all__ = [
-    "AppendVerdict",
-    "AuditOptions",
-    "AuditResult",
-    "CorruptJournal",
-    "Ending",
-    "Finding",
-    "FoldError",
-    "FoldResult",
-    "JournalError",
-    "LoadOptions",
-    "RawRecord",
-    "RecordRefused",
-    "RunNotFound",
-    "SourceError",
-    "Tables",
-    "VersionMismatch",
-    "audit_sources",
-    "check_append",
-    "decode_record",
-    "fold",
-    "iter_tables",
+# The analysis job first, then one run, the format's values, the stores, and the error tree.
+__all__ = [  # noqa: RUF022 - in reading order, not alphabetical
     "load",
+    "iter_tables",
+    "Tables",
+    "LoadOptions",
+    "audit_sources",
+    "read_audit",
     "open_source",
+    "default_source",
+    "fold",
+    "FoldResult",
+    "RunState",
+    "Finding",
+    "Record",
+    "Message",
+    "decode_line",
     "open_task_store",
     "open_turn_store",
-    "read_audit",
+    "JournalError",
+    "SourceError",
+    "RunNotFound",
+    "CorruptJournal",
+    "FoldError",
+    "VersionMismatch",
+    "WriterConflict",
 ]
 __version__ = "0.1.0"

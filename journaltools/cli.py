@@ -1,49 +1,69 @@
-"""The ``journaltools`` command line: a thin layer that parses arguments, calls the library and
-turns ``JournalError`` into exit status 1 with the message on stderr (INTERFACES.md).
+"""The ``journaltools`` command line: a thin layer that parses arguments, calls the library and turns
+``JournalError`` into exit status 1 with one line on stderr (docs/interfaces.md).
 
 Exit status: 0 success; 1 the request was refused or failed; 2 bad usage (``InvalidSource`` too: a source
 that cannot be one as written, such as a port out of range). Whatever happens, stderr gets one line per
 problem and never a traceback; ``--debug`` adds the traceback of an unexpected error. Human-readable output
 shows journal content's control characters escaped (``for_terminal``); ``--json`` output is exact JSON.
+
+``meta.conversation_token`` is a credential: nothing here ever reads it, so no output can hold it.
 """
 
 from __future__ import annotations
 
 import argparse
 import io
-import json
 import os
 import sys
 import traceback
 from collections.abc import Sequence
-from datetime import timedelta
+from dataclasses import asdict
+from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import orjson
+import msgspec
 
 from journaltools._terminal import for_terminal
-from journaltools.backends.base import Backend
 from journaltools.backends.oserrors import storage_error
 from journaltools.backends.registry import open_source
-from journaltools.backends.scan import DEFAULT_MAX_LINE_BYTES
 from journaltools.errors import FoldError, InvalidSource, JournalError
-from journaltools.fold import fold, text_of
-from journaltools.listing import status_of_fold
+from journaltools.folding import FoldResult, fold
+from journaltools.protocol.blocks import Block
+from journaltools.protocol.encode import encode_go_json
 from journaltools.protocol.findings import Finding
+
+if TYPE_CHECKING:
+    from journaltools.backends.base import Backend, RunRead
+
+
+class UsageError(Exception):
+    """Bad usage found after parsing (a run that must be named, a bad ``--config``): exit 2, one line."""
+
+
+# -- output ------------------------------------------------------------------------------------------------------
 
 
 def _emit_json(document: Any) -> None:
-    sys.stdout.buffer.write(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
+    # msgspec, not the json module: the journal's raw JSON (tool inputs, provider blocks) is spliced in as the
+    # runtime wrote it, so a number like 1e3 or an integer beyond 64 bits keeps its spelling.
+    sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(document), indent=2) + b"\n")
     sys.stdout.flush()
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, datetime):
+        return value.isoformat().replace("+00:00", "Z")
+    return str(value)
 
 
 def print_table(rows: Sequence[dict[str, Any]], columns: Sequence[str], wide: Sequence[str] = ()) -> None:
     """A plain aligned table; cells are cut at 60 characters except in the ``wide`` columns (put those last)."""
 
     def cell(value: Any, column: str) -> str:
-        text = "-" if value is None else str(value)
-        text = for_terminal(text.replace("\n", " "), newlines=False)
+        text = for_terminal(_text(value), newlines=False)
         return text if len(text) <= 60 or column in wide else text[:57] + "..."
 
     cells = [[cell(row.get(column), column) for column in columns] for row in rows]
@@ -63,12 +83,16 @@ def _note(command: str, text: str) -> None:
     print(f"journaltools {command}: {for_terminal(text, newlines=False)}", file=sys.stderr)
 
 
-def _open(url: str, command: str, *, create: bool = False) -> Backend:
-    """``open_source``, saying so when ``embedded`` is a throwaway server that lives only for this command."""
-    if url == "embedded":
-        what = "the data ends with this command" if create else "it starts empty in every command"
-        _note(command, f"warning: 'embedded' is a throwaway server: {what}; use embedded:DIR to keep the data in DIR")
-    return open_source(url, create=create)
+def finding_json(finding: Finding) -> dict[str, Any]:
+    """A finding as every ``--json`` output shows it (``source`` included, unlike ``Finding.to_json``)."""
+    return {
+        "run": finding.run,
+        "seq": finding.seq,
+        "code": finding.code,
+        "severity": finding.severity,
+        "message": finding.message,
+        "source": finding.source,
+    }
 
 
 #: Beyond this many, files that are merely not journals are summed up in one line (``audit`` lists each).
@@ -81,100 +105,301 @@ def _note_findings(command: str, findings: Sequence[Finding]) -> None:
         if finding.severity != "info" or len(minor) <= NOT_JOURNALS_SHOWN:
             _note(command, f"{finding.severity}: {finding.code}: {finding.message}")
     if len(minor) > NOT_JOURNALS_SHOWN:
-        first = minor[0].message.partition(":")[0]
-        _note(
-            command,
-            f"info: {len(minor)} entries (such as {first}) are not journals and were not read; audit lists them",
-        )
+        _note(command, f"info: {len(minor)} entries are not journals and were not read; audit lists them")
+
+
+# -- sources -----------------------------------------------------------------------------------------------------
+
+
+def _default_source() -> str:
+    """The runtime's own journal directory: what every command reads when no source is given."""
+    from journaltools.backends.registry import default_source
+
+    return str(default_source())
+
+
+def _open(url: str, command: str, *, create: bool = False) -> Backend:
+    """``open_source``, saying so when ``embedded`` is a throwaway server that lives only for this command."""
+    if url == "embedded":
+        what = "the data ends with this command" if create else "it starts empty in every command"
+        _note(command, f"warning: 'embedded' is a throwaway server: {what}; use embedded:DIR to keep the data in DIR")
+    return open_source(url, create=create)
+
+
+def _is_source(text: str) -> bool:
+    """Whether a positional argument names a source rather than a run. A run id is one token of letters,
+    digits, ``_`` and ``-``; anything with a scheme, a path that exists or a glob is a source."""
+    return (
+        "://" in text
+        or text == "embedded"
+        or text.startswith("embedded:")
+        or any(char in text for char in "/\\*?[")
+        or os.path.lexists(text)
+    )
+
+
+def _source_and_rest(command: str, words: Sequence[str], names: Sequence[str]) -> tuple[str, list[str]]:
+    """Split ``[SOURCE] NAME...``: the source is optional (the runtime's directory), the names are not."""
+    if len(words) == len(names) + 1:
+        return words[0], list(words[1:])
+    if len(words) == len(names):
+        if words and _is_source(words[0]):
+            raise UsageError(f"{words[0]!r} looks like a source; give {' '.join(names)} after it")
+        return _default_source(), list(words)
+    wanted = " ".join(names)
+    raise UsageError(f"expected [SOURCE] {wanted}, got {len(words)} argument(s)")
+
+
+def _only_run(backend: Backend) -> str:
+    """The run of a source holding exactly one (a journal file given alone)."""
+    runs = backend.list_runs()
+    if len(runs) != 1:
+        raise UsageError(f"{backend.url} holds {len(runs)} runs: name the one to show")
+    return runs[0]
+
+
+# -- ls ----------------------------------------------------------------------------------------------------------
+
+#: ``prompt`` is cut to this many characters in the table; ``--json`` carries it whole.
+PROMPT_SHOWN = 40
+
+
+def _shortened(text: str | None, limit: int) -> str | None:
+    if text is None:
+        return None
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def cmd_ls(args: argparse.Namespace) -> int:
-    rows = []
-    several = len(args.sources) > 1
-    for url in args.sources:
+    sources = args.sources or [_default_source()]
+    several = len(sources) > 1
+    rows: list[dict[str, Any]] = []
+    for url in sources:
         with _open(url, "ls") as backend:
             _note_findings("ls", backend.source_findings())
             for summary in backend.listing():
                 _note_findings("ls", summary.findings)
-                rows.append({**summary.to_json(), "source": backend.url} if several else summary.to_json())
+                row = summary.to_json()
+                rows.append({**row, "source": backend.url} if several else row)
     if args.json:
         _emit_json(rows)
-    else:
-        print_table(
-            rows, ["run", "status", "created", "last_seq", "records", "model", *(["source"] if several else [])]
-        )
+        return 0
+    shown = [{**row, "prompt": _shortened(row["prompt"], PROMPT_SHOWN)} for row in rows]
+    columns = ["run", "status", "created", "updated", "last_seq", "records", "model", "prompt"]
+    print_table(shown, [*columns, *(["source"] if several else [])], wide=["prompt", "source"])
     return 0
 
 
-def _ending_text(document: dict[str, Any]) -> str | None:
-    end = document.get("end_reason")
-    if end is None:
-        return None
-    if end["kind"] == "error":
-        return f"ended by a fatal {end['where']} error at seq {end['seq']}: {end['message']}"
-    return f"cancelled by {end['by']} at seq {end['seq']}: {end['reason']}"
+# -- show --------------------------------------------------------------------------------------------------------
 
 
-def _print_conversation(document: dict[str, Any]) -> None:
-    fold_status = document.get("fold_status")
-    says = f" (read leniently, the fold says {fold_status})" if fold_status not in (None, document["status"]) else ""
-    _say(f"run {document['run']}: {document['status']}{says}")
-    ending = _ending_text(document)
-    if ending is not None:
-        _say(ending)
-    if document.get("stop_reason") is not None:
-        _say(f"last stop reason: {document['stop_reason']}")
-    counters = ", ".join(f"{key} {value}" for key, value in document["counters"].items())
-    _say(f"counters: {counters}")
-    resume = document["resume"]
-    _say(f"resume: last seq {resume['last_seq']}, waiting for {resume['waiting_for'] or 'nothing'}")
-    for index, message in enumerate(document["messages"]):
-        content = message["content"]
-        _say(f"\n[{index}] {message['role']}")
-        if isinstance(content, str):
-            _say(f"  {content}")
-            continue
-        for block in content:
-            if block["type"] == "text":
-                _say(f"  {block['text']}")
-            elif block["type"] == "tool_use":
-                _say(f"  -> {block['name']}({json.dumps(block['input'])}) [{block['id']}]")
-            elif block["type"] == "tool_result":
-                flag = " (error)" if block.get("is_error") else ""
-                _say(f"  <- {block['tool_use_id']}{flag}: {text_of(block['content'])}")
-    for call in document["pending"]:
-        state = f"deferred ({call['deferred']})" if call["deferred"] else "not yet run"
-        if call["approval"]:
-            state += f", {call['approval']}d"
-        _say(f"\npending: {call['name']}({json.dumps(call['input'])}) [{call['id']}]: {state}")
+def go_value(value: Any) -> msgspec.Raw:
+    """A typed wire value as the exact JSON Go's encoder writes for it: the ``messages`` of ``show --json`` are
+    the neutral messages exactly as the runtime serializes them. Raw JSON fields may hold bytes that are not
+    UTF-8 (a tool input the runtime kept verbatim); those are shown as U+FFFD, as Go prints them."""
+    return _utf8(encode_go_json(value))
 
 
-def cmd_show(args: argparse.Namespace) -> int:
-    with _open(args.source, "show") as backend:
-        read = backend.read_run(args.run, strict=not args.lenient)
+def _utf8(encoded: bytes) -> msgspec.Raw:
     try:
-        result = fold(read.records, strict=not args.lenient, run=args.run)
+        encoded.decode("utf-8")
+    except UnicodeDecodeError:
+        encoded = encoded.decode("utf-8", "replace").encode()
+    return msgspec.Raw(encoded)
+
+
+def show_document(
+    result: FoldResult, read_findings: Sequence[Finding] = (), *, refused: bool = False
+) -> dict[str, Any]:
+    """The ``show --json`` document of one fold: the runtime's state in snake_case, plus what journaltools
+    reads from it (status, segments, pending calls, findings). Never the conversation token.
+
+    ``refused``: the reader refused the journal (lenient reads only), so the status is ``invalid`` whatever
+    the fold of the lines that decoded says."""
+    state = result.state
+    pending = state.pending if state is not None else None
+    counters = state.counters.to_json() if state is not None else dict.fromkeys(_COUNTERS, 0)
+    return {
+        "run": result.run,
+        "status": "invalid" if refused else result.status,
+        "prompt": state.prompt if state is not None else None,
+        "interactive": state.interactive if state is not None else None,
+        "caller": state.caller if state is not None else None,
+        "fingerprint": go_value(state.fingerprint) if state is not None else None,
+        "messages": go_value(state.messages) if state is not None else [],
+        "pending": None
+        if pending is None
+        else {
+            "assistant": go_value(pending.assistant),
+            "iteration": pending.iteration,
+            "stop_reason": pending.stop_reason,
+            "seq": pending.seq,
+            "results": go_value(list(pending.results)),
+            "answered": sorted(pending.answered, key=str.encode),
+            "deferred": {call: go_value(deferred) for call, deferred in sorted(pending.deferred.items())},
+        },
+        "pending_calls": [
+            {
+                "id": call.id,
+                "name": call.name,
+                "input": _raw_json(call.input),
+                "deferred": None
+                if call.deferred is None
+                else {"note": call.deferred.note, "handle": call.deferred.handle},
+                "call_approved": call.call_approved,
+            }
+            for call in result.pending_calls
+        ],
+        "open_deferrals": [go_value(deferred) for deferred in pending.open_deferrals()] if pending is not None else [],
+        "counters": counters,
+        "resume": {
+            "last_seq": result.last_seq,
+            "next_iteration": state.next_iteration if state is not None else 0,
+            "last_stop_reason": state.last_stop_reason if state is not None else "",
+            "waiting_for": result.waiting_for,
+        },
+        "approvals": state.approvals if state is not None else None,
+        "call_approvals": go_value(state.call_approvals) if state is not None else None,
+        "memory_revisions": state.memory_revisions if state is not None else None,
+        "terminal": go_value(state.terminal) if state is not None else None,
+        "stale_terminal": result.stale_terminal,
+        "segments": [asdict(segment) for segment in result.segments],
+        "findings": [finding_json(finding) for finding in [*read_findings, *result.findings]],
+    }
+
+
+_COUNTERS = (
+    "llm_calls",
+    "tool_calls",
+    "remote_tool_calls",
+    "in_tokens",
+    "out_tokens",
+    "cache_read_tokens",
+    "cache_create_tokens",
+    "thinking_tokens",
+)
+
+
+def _raw_json(raw: bytes) -> msgspec.Raw:
+    """A tool input as the journal holds it (Go's ``null`` for an empty one)."""
+    return _utf8(raw) if raw else msgspec.Raw(b"null")
+
+
+def _fold_read(read: RunRead, *, strict: bool) -> FoldResult:
+    try:
+        return fold(read.typed(), run=read.run, strict=strict)
     except FoldError as error:
         # "No records" alone hides why when the reader dropped the journal's only line as a torn tail.
         dropped = next((finding for finding in read.findings if finding.code == "torn_tail"), None)
         if error.code != "empty_journal" or dropped is None:
             raise
         raise FoldError(error.run, error.seq, error.code, f"{error.rule}: {dropped.message}") from None
-    document = result.to_json()
-    if args.lenient:
-        # ``status`` is what ``ls`` says of the run; the lenient fold's own verdict stays beside it.
-        refused = not read.complete or any(finding.severity == "error" for finding in read.findings)
-        document["fold_status"] = document["status"]
-        document["status"] = "invalid" if refused else status_of_fold(result)
-        document["findings"] = [finding.to_json() for finding in read.findings + result.findings]
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    words = args.targets
+    if len(words) > 2:
+        raise UsageError(f"expected [SOURCE] [RUN], got {len(words)} arguments")
+    if len(words) == 2:
+        source, run = words
+    elif len(words) == 1 and _is_source(words[0]):
+        source, run = words[0], None
+    elif len(words) == 1:
+        source, run = _default_source(), words[0]
+    else:
+        source, run = _default_source(), None
+    strict = not args.lenient
+    with _open(source, "show") as backend:
+        read = backend.read_run(run if run is not None else _only_run(backend), strict=strict)
+    result = _fold_read(read, strict=strict)
+    document = show_document(result, read.findings, refused=not read.complete)
+    if args.anthropic:
+        from journaltools.protocol.blocks import to_anthropic
+
+        document["messages"] = to_anthropic(result.messages)
     if args.json:
         _emit_json(document)
     else:
-        _print_conversation(document)
-        for finding in document.get("findings", []):
-            seq = "-" if finding["seq"] is None else finding["seq"]
-            _say(f"{finding['severity']}: seq {seq}: {finding['code']}: {finding['message']}")
+        _print_run(document, result)
     return 0
+
+
+def _print_run(document: dict[str, Any], result: FoldResult) -> None:
+    _say(f"run {document['run']}: {document['status']}")
+    terminal = result.state.terminal if result.state is not None else None
+    if terminal is not None:
+        said = f": {terminal.message}" if terminal.message else ""
+        _say(f"ended: {terminal.reason}{said}")
+    if document["stale_terminal"]:
+        _say("a new turn follows the last terminal: the status names the previous turn's ending")
+    resume = document["resume"]
+    _say(
+        f"resume: last seq {resume['last_seq']}, next iteration {resume['next_iteration']}, "
+        f"last stop reason {resume['last_stop_reason'] or '-'}, waiting for {resume['waiting_for'] or 'nothing'}"
+    )
+    _say("counters: " + ", ".join(f"{key} {value}" for key, value in document["counters"].items()))
+    if len(document["segments"]) > 1:
+        _say("")
+        print_table(
+            document["segments"],
+            ["index", "first_seq", "last_seq", "claimed_by", "claimed_at", "ending", "llm_calls", "tool_calls"],
+        )
+    for index, message in enumerate(result.messages):
+        _say(f"\n[{index}] {message.role}")
+        for block in message.content or ():
+            _say(_block_line(block))
+    pending = result.state.pending if result.state is not None else None
+    if pending is not None:
+        # Nothing of a turn in flight is in the committed messages yet: show what the model asked for.
+        _say(f"\n[turn in flight, iteration {pending.iteration}, stop reason {pending.stop_reason or '-'}]")
+        for block in pending.assistant.content or ():
+            _say(_block_line(block))
+        for done in pending.results:
+            flag = " (error)" if done.is_error else ""
+            _say(f"  <- {done.tool_use_id}{flag}: {done.content}")
+    for call in result.pending_calls:
+        deferred = call.deferred
+        state = "not yet run" if deferred is None else "deferred"
+        if deferred is not None and deferred.note:
+            state += f" ({deferred.note})"
+        if deferred is not None and deferred.handle:
+            state += f" [handle {deferred.handle}]"
+        if call.call_approved:
+            state += ", approved once"
+        shown = call.input.decode("utf-8", "replace")
+        _say(f"\npending: {call.name}({shown}) [{call.id}]: {state}")
+    if document["approvals"]:
+        _say("\nstanding approvals: " + ", ".join(document["approvals"]))
+    if document["findings"]:
+        _say("")
+    for finding in document["findings"]:
+        seq = "-" if finding["seq"] is None else finding["seq"]
+        _say(f"{finding['severity']}: seq {seq}: {finding['code']}: {finding['message']}")
+
+
+def _compact(value: Any) -> str:
+    return msgspec.json.encode(value).decode()
+
+
+def _block_line(block: Block) -> str:
+    if block.text is not None:
+        return f"  {block.text.text}"
+    if block.thinking is not None:
+        return f"  (thinking, {len(block.thinking.text)} characters)"
+    if block.tool_use is not None:
+        call = block.tool_use
+        return f"  -> {call.name}({bytes(call.input).decode('utf-8', 'replace')}) [{call.id}]"
+    if block.tool_result is not None:
+        done = block.tool_result
+        flag = " (error)" if done.is_error else ""
+        return f"  <- {done.tool_use_id}{flag}: {done.content}"
+    if block.provider is not None:
+        return f"  ({block.provider.kind} block)"
+    return "  (empty block)"
+
+
+# -- audit -------------------------------------------------------------------------------------------------------
 
 
 class _StreamedFindings:
@@ -190,11 +415,11 @@ class _StreamedFindings:
         self._held: list[dict[str, Any]] | None = []
 
     def add(self, finding: Finding) -> None:
-        row = finding.to_json()
+        row = finding_json(finding)
         self.count += 1
         if self.as_json:
             prefix = b"[\n  " if self.count == 1 else b",\n  "
-            sys.stdout.buffer.write(prefix + orjson.dumps(row))
+            sys.stdout.buffer.write(prefix + msgspec.json.encode(row))
             return
         if self._held is not None:
             self._held.append(row)
@@ -207,8 +432,7 @@ class _StreamedFindings:
         self._line(row)
 
     def _line(self, row: dict[str, Any]) -> None:
-        cells = ["-" if row[c] is None else str(row[c]) for c in self.COLUMNS]
-        print(for_terminal("  ".join(cells).replace("\n", " "), newlines=False))
+        print(for_terminal("  ".join(_text(row[column]) for column in self.COLUMNS), newlines=False))
 
     def finish(self) -> None:
         if self.as_json:
@@ -233,11 +457,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
     printer = _StreamedFindings(args.json)
     result = audit_sources(
-        args.sources,
+        args.sources or [_default_source()],
         parquet=args.parquet,
-        include_records=args.records,
-        quiet=args.quiet,
-        max_line_bytes=args.max_line_bytes,
+        records=args.records,
+        progress=False if args.quiet else None,
         keep_findings=False,
         on_finding=printer.add,
         task_store=args.task_store,
@@ -252,6 +475,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.fail_on and result.fails(args.fail_on):
         return 1
     return 0
+
+
+# -- turns (kept as it is: the turn stores are rewritten elsewhere) ----------------------------------------------
 
 
 def cmd_turns(args: argparse.Namespace) -> int:
@@ -275,74 +501,64 @@ def cmd_turns(args: argparse.Namespace) -> int:
     return 0
 
 
-def _config_problem(config: Any) -> str | None:
-    """Why a candidate configuration cannot be gated, or None (a fingerprint plus ``system``, ``reminder``)."""
-    if not isinstance(config, dict):
-        return "must be a JSON object of fingerprint fields plus 'system'"
-    if "system" in config and not isinstance(config["system"], str):
-        return "'system' must be the system prompt as text"
-    if "reminder" in config and not isinstance(config["reminder"], str):
-        return "'reminder' must be text (it is appended to the prompt for the runner, never compared)"
-    tools = config.get("tools", {})
-    if not isinstance(tools, dict) or not all(isinstance(v, str) for v in tools.values()):
-        return "'tools' must be an object of tool name -> sha256 of its schema"
-    if not isinstance(config.get("budget", {}), dict):
-        return "'budget' must be an object (max_turns, max_tokens, max_cost_usd)"
-    return None
+# -- gate and answer ---------------------------------------------------------------------------------------------
+
+
+def _read_config(path: str) -> Any:
+    try:
+        return msgspec.json.decode(Path(path).read_bytes())
+    except OSError as exc:
+        raise UsageError(f"cannot read --config {path}: {exc.strerror or exc}") from None
+    except msgspec.DecodeError as exc:
+        raise UsageError(f"--config {path} is not JSON: {exc}") from None
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
-    from journaltools.protocol.fingerprint import resume_gate
+    from journaltools.errors import InvalidConfig
+    from journaltools.ops.gate import Candidate, resume_gate
 
+    source, (run,) = _source_and_rest("gate", args.targets, ["RUN"])
     try:
-        config = json.loads(Path(args.config).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        print(f"journaltools gate: cannot read --config {args.config}: {exc}", file=sys.stderr)
-        return 2
-    problem = _config_problem(config)
-    if problem is not None:
-        print(f"journaltools gate: --config {args.config}: {problem}", file=sys.stderr)
-        return 2
-    with _open(args.source, "gate") as backend:
-        read = backend.read_run(args.run)
-    folded = fold(read.records, run=args.run)
-    assert folded.meta is not None  # a strict fold of a non-empty journal has its meta
-    gate = resume_gate(folded.meta.fingerprint, config, folded, override_blocking=args.override_blocking)
+        candidate = Candidate.from_config(_read_config(args.config))
+    except InvalidConfig as exc:  # a wrong field in the file is bad usage, not a refusal of the run
+        raise UsageError(f"--config {args.config}: {exc}") from None
+    with _open(source, "gate") as backend:
+        read = backend.read_run(run)
+    state = _fold_read(read, strict=True).state
+    assert state is not None  # a strict fold that returns has folded a meta record
+    gate = resume_gate(state, candidate, force=args.force, follow_up=args.follow_up)
     document = gate.to_json()
     if args.json:
         _emit_json(document)
     else:
-        _say(f"run {args.run}: {'resumable' if gate.resumable else 'NOT resumable'}")
-        print_table(
-            [
-                {**row, "stored": json.dumps(row["stored"]), "candidate": json.dumps(row["candidate"])}
-                for row in document["fields"]
-            ],
-            ["field", "class", "verdict", "stored", "candidate", "why"],
-        )
-        if gate.system is not None:
-            reminder = len(config.get("reminder") or "")
-            print(
-                f"system prompt for the runner: {len(gate.system)} characters "
-                f"(the prompt, then a reminder of {reminder} characters, which no verdict depends on)"
-            )
-    if gate.resumable:
+        _say(f"run {run}: {'resumable' if document['resumable'] else 'NOT resumable'}")
+        rows = [
+            {**row, "stored": _compact(row["stored"]), "candidate": _compact(row["candidate"])}
+            for row in document["fields"]
+        ]
+        print_table(rows, ["field", "class", "verdict", "stored", "candidate"])
+        for warning in document["warnings"]:
+            _say(f"warning: {warning}")
+    if document["resumable"]:
         return 0
-    refused = "; ".join(f"{field.field}: {field.why}" for field in gate.fields if field.verdict == "refused")
-    _note("gate", f"run {args.run!r} is not resumable: {refused}")
+    _note("gate", f"run {run!r} is not resumable: {document['refusal']}")
     return 1
 
 
 def cmd_answer(args: argparse.Namespace) -> int:
     from journaltools.ops.answer import answer_call
 
-    with _open(args.source, "answer") as backend:
-        answered = answer_call(backend, args.run, args.call_id, args.result, is_error=args.is_error)
+    source, (run, call_id) = _source_and_rest("answer", args.targets, ["RUN", "CALL_ID"])
+    with _open(source, "answer") as backend:
+        answered = answer_call(backend, run, call_id, args.result, is_error=args.is_error)
     if args.json:
         _emit_json(answered.to_json())
     else:
         _say(f"run {answered.run}: call {answered.call} answered at seq {answered.seq}")
     return 0
+
+
+# -- samples, schema, migrate, compare ---------------------------------------------------------------------------
 
 
 def cmd_samples(args: argparse.Namespace) -> int:
@@ -354,9 +570,9 @@ def cmd_samples(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from journaltools.protocol.records import record_json_schema
+    from journaltools.protocol.schemas import record_schemas
 
-    _emit_json(record_json_schema())
+    _emit_json(record_schemas())
     return 0
 
 
@@ -365,19 +581,15 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
     with _open(args.source, "migrate") as source, _open(args.dest, "migrate", create=True) as dest:
         report = migrate(source, dest)
+    document = report.to_json()
     if args.json:
-        _emit_json(report.to_json())
+        _emit_json(document)
     else:
-        print(
-            f"migrated {report.runs} runs, {report.records} records ({report.copied} copied, "
-            f"{report.skipped} already there); verified: {'yes' if report.verified else 'NO'}"
-        )
-    # Refusals and failed verifications go to stderr in both modes: --json keeps stdout one document.
-    for refusal in report.refused:
-        word = "skipped" if args.skip_invalid and refusal.invalid_source else "refused"
-        _note("migrate", f"{word} {refusal.run}: {refusal.code}: {refusal.message}")
-    for run, message in report.mismatches:
-        _note("migrate", f"verification failed for {run}: {message}")
+        verified = "yes" if document["verified"] else "NO"
+        print(f"migrated {document['runs']} runs, {document['records']} records; verified: {verified}")
+    # Refusals go to stderr in both modes: --json keeps stdout one document.
+    for refusal in document["refused"]:
+        _note("migrate", f"refused {refusal['run']}: {refusal['code']}: {refusal['message']}")
     return 1 if report.failed(skip_invalid=args.skip_invalid) else 0
 
 
@@ -399,6 +611,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         _note("compare", f"{len(failing)} run(s) fail --fail-on {args.fail_on}: {shown}")
         return 1
     return 0
+
+
+# -- the parser --------------------------------------------------------------------------------------------------
 
 
 def _version() -> str:
@@ -430,57 +645,64 @@ def _duration(text: str) -> timedelta:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+SOURCES_HELP = (
+    "SOURCE is a directory of <id>.json journals (the runtime's layout), file:///path, one journal file (<id>.json, "
+    "<id>.json.gz, <id>.json.zst), a quoted glob ('runs/*.json'), nats://host:port/STREAM (an existing stream, "
+    "bound as the runtime binds it; ?create=1 creates it), 'embedded' (a throwaway local server) or embedded:DIR "
+    "(a local server keeping its data in DIR). With no SOURCE, the runtime's own directory is read: "
+    "$XDG_STATE_HOME/fisk-ai/runs, else ~/.local/state/fisk-ai/runs."
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="journaltools",
-        description="Read, fold, audit and compare append-only agent-run journals (files or NATS JetStream).",
-        epilog="SOURCE is a directory, file:///path, a journal file (run.jsonl, .jsonl.gz, .jsonl.zst), a quoted glob "
-        "('logs/2026-*/*.jsonl'), nats://host:port/STREAM, 'embedded' (a throwaway local server) or embedded:DIR "
-        "(a local server keeping its data in DIR).",
+        description="Read, fold, audit and compare the run journals of the fisk-ai agent runtime "
+        "(runstate version 3, in files or NATS JetStream).",
+        epilog=SOURCES_HELP,
     )
     parser.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
     parser.add_argument("--version", action="version", version=f"journaltools {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, help_text: str, json_flag: bool = True) -> argparse.ArgumentParser:
-        sub = commands.add_parser(name, help=help_text, description=help_text)
+        sub = commands.add_parser(name, help=help_text, description=help_text, epilog=SOURCES_HELP)
         if json_flag:
             sub.add_argument("--json", action="store_true", help="print one JSON document on stdout")
         return sub
 
     ls = command(
         "ls",
-        "list the runs of one or more sources (file: fold every run; JetStream: two-record summary); with several "
-        "sources each row also names its source",
+        "list the runs of one or more sources, each by its backend's own rule (a directory: fold every journal; "
+        "JetStream: the meta record and the last record); with several sources each row also names its source",
     )
-    ls.add_argument("sources", nargs="+", metavar="SOURCE")
+    ls.add_argument("sources", nargs="*", metavar="SOURCE")
     ls.set_defaults(handler=cmd_ls)
 
-    show = command("show", "fold one run and show its conversation, pending calls, counters and resume position")
-    show.add_argument("source")
-    show.add_argument("run")
+    show = command(
+        "show",
+        "fold one run and show its conversation, pending calls, open deferrals, counters, segments and resume "
+        "position; RUN may be left out when SOURCE is one journal file",
+    )
+    show.add_argument("targets", nargs="*", metavar="[SOURCE] [RUN]")
     show.add_argument("--lenient", action="store_true", help="fold past problems and list them instead of refusing")
+    show.add_argument(
+        "--anthropic", action="store_true", help="show the messages as Anthropic Messages API input instead"
+    )
     show.set_defaults(handler=cmd_show)
 
     audit = command(
         "audit",
-        "validate every record and run of one or more sources; findings are data, not failures. Given one file "
+        "check every record and run of one or more sources; findings are data, not failures. Given one file "
         "source and one JetStream source, also compare their listings (listing_* findings)",
     )
-    audit.add_argument("sources", nargs="+", metavar="SOURCE")
+    audit.add_argument("sources", nargs="*", metavar="SOURCE")
     audit.add_argument("--fail-on", choices=["error", "warning"], help="exit 1 if a finding this severe exists")
-    audit.add_argument("--parquet", metavar="DIR", help="write runs, messages, tool_calls and findings as Parquet")
+    audit.add_argument("--parquet", metavar="DIR", help="write runs, segments, messages, tool_calls and findings")
     audit.add_argument("--records", action="store_true", help="with --parquet: write the records table too")
     audit.add_argument("--quiet", action="store_true", help="no progress bar")
-    audit.add_argument(
-        "--max-line-bytes",
-        type=_positive_int,
-        default=DEFAULT_MAX_LINE_BYTES,
-        metavar="N",
-        help="a longer line is a line_too_long finding, skipped unread (default 64 MiB)",
-    )
     audit.add_argument("--task-store", metavar="URL", help="fill runs.task_state from this task store")
-    audit.add_argument("--turn-store", metavar="URL", help="add this turnjournal store's findings (see 'turns')")
+    audit.add_argument("--turn-store", metavar="URL", help="add this turn-checkpoint store's findings (see 'turns')")
     _add_stuck_after(audit, "with --turn-store: see 'turns'")
     audit.set_defaults(handler=cmd_audit)
 
@@ -496,8 +718,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     compare = command(
         "compare",
-        "compare two listings (typically file vs JetStream) run by run; each difference is classified by cause: "
-        "documented, summary_rule (both expected), discrepancy, missing_a or missing_b",
+        "compare two listings (typically a directory and a JetStream stream) run by run; each difference is "
+        "classified by cause: documented, summary_rule (both expected), discrepancy, missing_a or missing_b",
     )
     compare.add_argument("source_a", metavar="SOURCE_A")
     compare.add_argument("source_b", metavar="SOURCE_B")
@@ -510,41 +732,42 @@ def build_parser() -> argparse.ArgumentParser:
 
     migrate = command(
         "migrate",
-        "copy runs between backends with record bytes unchanged (records that break the schema included), then "
-        "verify; a journal that cannot be copied faithfully is refused and named on stderr; exit 1 if any run "
-        "was refused or verification failed",
+        "copy journals between backends with their bytes unchanged, then verify; a journal that cannot be "
+        "copied faithfully is refused and named on stderr; exit 1 if any was refused or verification failed",
     )
-    migrate.add_argument("source")
-    migrate.add_argument("dest")
+    migrate.add_argument("source", metavar="SOURCE")
+    migrate.add_argument("dest", metavar="DEST")
     migrate.add_argument(
         "--skip-invalid",
         action="store_true",
-        help="exit 0 although invalid source journals were refused (a failed verification or a destination "
-        "holding different records still exits 1)",
+        help="exit 0 although journals the runtime would refuse were left behind (a failed verification or a "
+        "destination holding different records still exits 1)",
     )
     migrate.set_defaults(handler=cmd_migrate)
 
     gate = command(
         "gate",
-        "the resume gate for a candidate configuration; the verdict is printed either way, exit 1 when the run "
-        "is not resumable",
+        "the runtime's resume decision for a candidate configuration; the verdict is printed either way, exit 1 "
+        "when the run may not be resumed",
     )
-    gate.add_argument("source")
-    gate.add_argument("run")
+    gate.add_argument("targets", nargs="+", metavar="[SOURCE] RUN")
     gate.add_argument(
         "--config",
         required=True,
-        help="JSON file: the fingerprint fields, 'system' as plain text and an optional 'reminder' (appended to "
-        "the prompt for the runner, never compared)",
+        metavar="FILE",
+        help="JSON file: the candidate's fingerprint fields (provider, model, system as the list of system "
+        "blocks or system_hash, tools_hash, thinking_mode, reasoning_effort, max_tokens, max_iterations) and "
+        "interactive",
     )
-    gate.add_argument("--override-blocking", action="store_true", help="accept changed blocking (sampling) fields")
+    gate.add_argument(
+        "--force", action="store_true", help="accept a changed model, system prompt, thinking mode or effort"
+    )
+    gate.add_argument("--follow-up", action="store_true", help="a new prompt follows: a completed run may resume")
     gate.set_defaults(handler=cmd_gate)
 
-    answer = command("answer", "answer a deferred call with one tool_result record")
-    answer.add_argument("source")
-    answer.add_argument("run")
-    answer.add_argument("call_id", metavar="CALL_ID")
-    answer.add_argument("--result", required=True, help="the result text")
+    answer = command("answer", "answer a deferred call with one tool_result record, as the runtime's supply path does")
+    answer.add_argument("targets", nargs="+", metavar="[SOURCE] RUN CALL_ID")
+    answer.add_argument("--result", required=True, metavar="TEXT", help="the result text")
     answer.add_argument("--is-error", action="store_true", help="mark the result as an error")
     answer.set_defaults(handler=cmd_answer)
 
@@ -552,13 +775,13 @@ def build_parser() -> argparse.ArgumentParser:
     samples.add_argument("directory", metavar="DIR")
     samples.set_defaults(handler=cmd_samples)
 
-    schema = command("schema", "print the JSON Schema of the records", json_flag=False)
+    schema = command("schema", "print the record JSON Schemas journaltools checks records with", json_flag=False)
     schema.set_defaults(handler=cmd_schema)
     return parser
 
 
-def _fail(args: argparse.Namespace, message: str, status: int) -> int:
-    if args.debug:
+def _fail(args: argparse.Namespace, message: str, status: int, *, trace: bool = False) -> int:
+    if args.debug and trace:
         traceback.print_exc()
     print(f"journaltools {args.command}: {for_terminal(message, newlines=False)}", file=sys.stderr)
     return status
@@ -577,7 +800,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _quiet_streams()
     try:
         return int(args.handler(args))
-    except InvalidSource as exc:
+    except (UsageError, InvalidSource) as exc:
         return _fail(args, str(exc), 2)
     except JournalError as exc:
         return _fail(args, str(exc), 1)
@@ -588,12 +811,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         return _fail(args, "interrupted", 130)
-    except OSError as exc:  # a path no backend maps (a --config file, say): still one line naming it
+    except OSError as exc:  # a path no backend maps: still one line naming it
         return _fail(args, str(storage_error(exc, exc.filename or "?", f"complete {args.command}")), 1)
     except Exception as exc:
         detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         hint = "" if args.debug else "; run it again with --debug for the traceback"
-        return _fail(args, f"unexpected error: {detail}{hint}, and please report it", 1)
+        return _fail(args, f"unexpected error: {detail}{hint}, and please report it", 1, trace=True)
 
 
 if __name__ == "__main__":

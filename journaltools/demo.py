@@ -1,17 +1,25 @@
 """``make demo`` (or ``python -m journaltools.demo``): the main job on the bundled samples, start to finish.
 
-The listing, two folded conversations (one that failed, with why), the audit findings, and (when the
-JetStream backend is available) the samples migrated into an embedded JetStream server with both listings
-compared; it ends by saying what to open next. From a checkout it uses ``data/samples``; from an installed
-package it writes the samples into ``out/samples`` first.
+The listing of the bundled fisk-ai journals, a stuck run shown (suspended on a deferred call: why it stopped
+and what it waits for), a resumed one, the audit written to Parquet and read back, then the samples migrated
+into an embedded JetStream server (an ``embedded:DIR`` source on a scratch store) and the two listings
+compared: they differ only where the runtime's two listing rules are documented to (``documented``,
+``summary_rule``), never by a ``discrepancy``. It ends by saying what to open next. From a checkout it uses
+``data/samples``; from an installed package it writes the samples into ``out/samples`` first.
+
+``python -m journaltools.demo --runs 5000`` does the audit at scale, on generated journals.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 from journaltools.cli import main as cli
+from journaltools.generate import generate_corpus
 from journaltools.samples import samples_dir
 
 
@@ -22,37 +30,35 @@ def banner(text: str) -> None:
 DEFAULT_OUT = Path("out") / "audit"
 
 
+#: The run ``show`` opens: suspended on a deferred call, waiting for an operator's answer.
+STUCK_RUN = "deferred-waiting"
+
+
 def run_demo(samples: Path | None = None, out: Path = DEFAULT_OUT) -> int:
+    """Run the tour; the exit status is nonzero when a step failed (a discrepancy between the listings
+    included), so ``make demo`` fails loudly instead of printing a wrong story."""
     samples = samples if samples is not None else samples_dir(fallback=out.parent / "samples")
     source = str(samples)
     banner(f"journaltools ls {source}")
     status = cli(["ls", source])
-    banner("journaltools show ... resumed-after-crash   (a claim between a turn and its results)")
-    status |= cli(["show", source, "resumed-after-crash"])
-    banner("journaltools show ... suspended-approval   (a deferred call waiting for an operator)")
-    status |= cli(["show", source, "suspended-approval"])
-    banner("journaltools show ... failed-provider   (why it failed: the fatal error and its seq)")
-    status |= cli(["show", source, "failed-provider"])
+    banner(f"journaltools show {source} {STUCK_RUN}   (why it stopped, and what it waits for)")
+    status |= cli(["show", source, STUCK_RUN])
+    banner(f"journaltools show {source} resumed-mid-batch   (a crash, then a resume's claim mid-batch)")
+    status |= cli(["show", source, "resumed-mid-batch"])
     banner(f"journaltools audit {source} --parquet {out}")
-    status |= cli(["audit", source, "--parquet", str(out), "--records", "--quiet"])
-    status |= show_parquet(out)
-    try:
-        import journaltools.backends.jetstream
-        import journaltools.compare
-        import journaltools.ops.migrate  # noqa: F401
-    except ImportError:
-        print("\n(JetStream backend not installed in this build: comparison skipped)")
-        print_next_steps(samples, out)
-        return status
-    from journaltools.embedded import embedded_url
-
-    url = embedded_url()
-    banner(f"journaltools migrate {source} {url}")
-    status |= cli(["migrate", source, url, "--skip-invalid"])  # refuses the corrupt sample by design, and says so
-    banner(f"journaltools ls {url}   (two-record summary)")
-    status |= cli(["ls", url])
-    banner(f"journaltools compare {source} {url}")
-    status |= cli(["compare", source, url, "--fail-on", "discrepancy"])
+    audited = cli(["audit", source, "--parquet", str(out), "--records", "--quiet"])
+    status |= audited if audited else show_parquet(out)  # no tables to read back when the audit failed
+    # The runtime's JetStream layout on an embedded server whose store lives in a scratch directory: every
+    # command below starts it on that store, so what migrate writes is there for ls and compare, and nothing
+    # is left behind afterwards.
+    with tempfile.TemporaryDirectory(prefix="journaltools-demo-") as store:
+        stream = f"embedded:{store}"
+        banner(f"journaltools migrate {source} {stream}   (bytes unchanged; refused journals stay behind)")
+        status |= cli(["migrate", source, stream, "--skip-invalid"])
+        banner(f"journaltools ls {stream}   (the JetStream rule: the meta record and the last record)")
+        status |= cli(["ls", stream])
+        banner(f"journaltools compare {source} {stream}   (documented / summary_rule, never a discrepancy)")
+        status |= cli(["compare", source, stream, "--fail-on", "discrepancy"])
     print_next_steps(samples, out)
     return status
 
@@ -69,7 +75,7 @@ def print_next_steps(samples: Path, out: Path = DEFAULT_OUT) -> None:
     if root is not None:
         print("  make lab     # JupyterLab (light or dark theme) on working copies of notebooks/, from .venv")
         print("  then open 01-explore.ipynb: click a run to read its conversation and see why it ended;")
-        print("  02-post-mortem.ipynb steps through the failed run record by record.")
+        print("  02-post-mortem.ipynb steps through a stopped run record by record.")
     else:
         print('  pip install "journaltools[notebook]"   # JupyterLab, matplotlib and duckdb')
         print("  jupyter lab                             # in a folder holding the notebooks")
@@ -85,8 +91,11 @@ def show_parquet(out: Path) -> int:
     """Read the audit back as any Arrow tool would: here pyarrow, and DuckDB when it is installed."""
     import pyarrow.parquet as pq
 
-    for name in ("runs", "messages", "tool_calls", "findings", "records"):
-        table = pq.read_table(out / f"{name}.parquet")
+    for name in ("runs", "segments", "messages", "tool_calls", "findings", "records"):
+        path = out / f"{name}.parquet"
+        if not path.is_file():  # the records table is written only when asked for
+            continue
+        table = pq.read_table(path)
         print(f"{out / (name + '.parquet')}: {table.num_rows} rows, columns {', '.join(table.column_names[:6])}, ...")
     try:
         import duckdb
@@ -101,5 +110,34 @@ def show_parquet(out: Path) -> int:
     return 0
 
 
+def run_large_demo(runs: int, out: Path = DEFAULT_OUT.parent) -> int:
+    """The same job at scale: ``runs`` generated fisk-ai journals (``journaltools.generate``; the same bytes
+    for the same number every time, kept in ``out/corpus-<runs>`` for the next try), audited to Parquet."""
+    corpus = out / f"corpus-{runs}"
+    if not any(corpus.glob("*.json")):
+        banner(f"python -m journaltools.generate {corpus} --runs {runs}")
+        stats = generate_corpus(corpus, runs=runs, records=LARGE_DEMO_RECORDS)
+        print(f"{stats.runs:,} runs, {stats.records:,} records, {stats.bytes / 1e6:,.0f} MB", flush=True)
+    target = out / f"audit-{runs}"
+    banner(f"journaltools audit {corpus} --parquet {target}")
+    started = time.perf_counter()
+    status = cli(["audit", str(corpus), "--parquet", str(target), "--quiet"])
+    print(f"audited in {time.perf_counter() - started:.1f} s", flush=True)
+    return status if status else show_parquet(target)
+
+
+#: Records per generated run in the large demo: about 40 KB a run, a few hundred MB for 5,000 runs.
+LARGE_DEMO_RECORDS = 60
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m journaltools.demo", description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--runs", type=int, metavar="N", help="instead of the samples, audit N generated journals (e.g. 5000)"
+    )
+    args = parser.parse_args(argv)
+    return run_large_demo(args.runs) if args.runs else run_demo()
+
+
 if __name__ == "__main__":
-    sys.exit(run_demo())
+    sys.exit(main())

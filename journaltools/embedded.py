@@ -141,7 +141,7 @@ class EmbeddedServer:
         """The client URL, ``nats://127.0.0.1:<port>``."""
         return f"nats://{self.host}:{self.port}"
 
-    def source_url(self, stream: str = "JOURNALS", prefix: str | None = None) -> str:
+    def source_url(self, stream: str = "FISK_SESSIONS", prefix: str | None = None) -> str:
         """A journaltools source URL for a stream on this server."""
         query = f"?prefix={prefix}" if prefix is not None else ""
         return f"{self.url}/{stream}{query}"
@@ -310,7 +310,9 @@ class EmbeddedCluster:
     def urls(self) -> list[str]:
         return [node.url for node in self.nodes]
 
-    def source_url(self, stream: str = "JOURNALS", *, replicas: int | None = None, prefix: str | None = None) -> str:
+    def source_url(
+        self, stream: str = "FISK_SESSIONS", *, replicas: int | None = None, prefix: str | None = None
+    ) -> str:
         """A journaltools source URL for a stream on the cluster (``replicas``: how many copies to create)."""
         query = [f"prefix={prefix}"] if prefix is not None else []
         query += [f"replicas={replicas}"] if replicas is not None else []
@@ -505,7 +507,7 @@ def lease_server(store: str | os.PathLike[str] | None = None) -> ServerLease:
         return ServerLease(key, server)
 
 
-def embedded_url(stream: str = "JOURNALS") -> str:
+def embedded_url(stream: str = "FISK_SESSIONS") -> str:
     """The ``nats://`` source URL of a stream on this process's embedded server (started on first use)."""
     return shared_server().source_url(stream)
 

@@ -10,7 +10,9 @@ files in ``backends/oserrors.py`` (``storage_error``), NATS client errors in ``b
 
     JournalError
     ├── InvalidRunId              a run id that is unsafe as a file name or subject token
+    ├── InvalidConfig             a candidate configuration for the resume gate that cannot be read: bad usage
     ├── RunNotFound               no journal for that run in the source
+    ├── RunExists                 a create of a run the source already holds
     ├── SourceError               a source URL or backend that cannot be used
     │   ├── InvalidSource         the source as written cannot be a source (bad URL, port): bad usage, CLI exit 2
     │   ├── StreamConfigRefused   a JetStream stream whose settings would let records change or expire
@@ -50,10 +52,20 @@ class InvalidRunId(JournalError, ValueError):
         super().__init__(f"invalid run id {run!r}: {why}")
 
 
+class InvalidConfig(JournalError, ValueError):
+    """A candidate configuration (``gate --config``) that cannot be read; the message names the key."""
+
+
 class RunNotFound(JournalError, LookupError):
     def __init__(self, run: str, where: str) -> None:
         self.run = run
         super().__init__(f"run {run!r}: no journal in {where}")
+
+
+class RunExists(JournalError):
+    def __init__(self, run: str, where: str) -> None:
+        self.run = run
+        super().__init__(f"run {run!r} already exists in {where}; open it to resume instead of creating it")
 
 
 class SourceError(JournalError):
@@ -137,12 +149,12 @@ class UndecodableLine(JournalError, ValueError):
 class CorruptJournal(JournalError):
     """An interior line that does not parse. Only valid as a verdict because journals are append-only and synced."""
 
-    def __init__(self, run: str, position: int, why: str, where: str = "") -> None:
+    def __init__(self, run: str, position: int, why: str, where: str = "", unit: str = "line") -> None:
         self.run = run
         self.position = position
         self.where = where
         place = f" ({where})" if where else ""
-        super().__init__(f"run {run!r}: corrupt journal at line {position}{place}: {why}")
+        super().__init__(f"run {run!r}: corrupt journal at {unit} {position}{place}: {why}")
 
 
 class RecordRefused(JournalError):

@@ -1,65 +1,578 @@
-"""A deterministic corpus generator: N runs x M records of realistic agent-run journals.
+"""Real-format journals made by journaltools: a typed builder, one run model, and a corpus generator.
 
-Used by the benchmarks and the tests; the corpora it writes are never committed. The same
-``(seed, index)`` always gives the same run, byte for byte, whatever the number of runs or
-processes, so a 1x corpus is exactly the first tenth of the 10x corpus with the same seed.
+Three layers, each usable alone:
 
-Content sizes follow long-tailed (log-normal) distributions like real runs: short user prompts,
-medium assistant text, small tool inputs and tool results from a few bytes to tens of kilobytes.
-Runs end in every status (completed, open with calls in flight, suspended on a deferral, failed,
-cancelled) and carry claims, deferrals with approvals, tool errors, non-fatal errors, notes and
-the odd unknown record type flagged ``optional``. Every generated journal folds without a finding.
+- ``JournalBuilder`` builds one run's ``Record`` values (runstate version 3) with consecutive seqs, using
+  ``make_record`` and the payload structs; ``journal_bytes()`` is what the file backend's writer puts on
+  disk (``encode_record`` + ``\\n`` per record, the Go encoder's bytes). Tool inputs and provider blocks go
+  through ``raw_json``; times are written as Go writes them (``protocol.times.format_go_time``). The
+  samples and the test builders use it, so the record shapes live in one place.
+- ``build_run(choices, ...)`` tells one run's life the way the runtime lives it: process lifetimes, each
+  after the first opened by a claim; parallel calls answered in any order, tool errors, remote results,
+  deferrals answered later (supplied before a resume, or by the resuming run), gated calls approved once,
+  standing decisions, crashes mid-batch, every terminal reason, memory revisions after a terminal. Every
+  decision is asked of a ``Choices``: the corpus generator answers from a seeded ``random.Random``; the
+  hypothesis strategies (tests/strategies.py) answer from ``draw``, so both share one model and every run
+  it builds folds strictly, without an error finding.
+- ``generate_corpus`` writes many such runs in the runtime's file layout (``<id>.json`` + empty
+  ``<id>.lock``, directory 0700, files 0600), deterministic by ``(seed, index)`` whatever the number of
+  runs or processes; ``publish_corpus`` appends the same runs to any source through its writer (JetStream
+  included). Generated files are written in one ``write`` each, without the live writer's fsync per
+  record: a generator acknowledges nothing to anyone, and an interrupted generation is simply run again.
 
-Writing: each journal is written in one ``write`` with the record bytes journaltools itself writes
-(``encode_record``: compact orjson, keys in insertion order, one line per record), without the
-per-record ``fsync`` of ``FileJournalWriter``. That fsync is what makes a live writer's
-acknowledged records survive a crash; a generator has no acknowledged records and no crash to
-survive (an interrupted generation is simply run again), and fsyncing a million records would
-take minutes instead of seconds.
-
-Command line: ``python -m journaltools.generate DIR --runs 1000 --records 1000 --seed 0``.
+Command line: ``python -m journaltools.generate DIR --runs 1000 --records 100 --seed 0``.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import itertools
 import math
 import os
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol, TypeVar
 
-from journaltools.protocol.records import PROTOCOL_VERSION, encode_record
+import msgspec
 
-JOURNAL_SUFFIX: Final = ".jsonl"
-_EPOCH: Final = datetime(2026, 1, 5, 8, 0, 0, tzinfo=UTC)
-_MODELS: Final = ("claude-sonnet-4-5", "claude-opus-4-1", "claude-haiku-4-5")
-_TOOLS: Final = ("read_file", "write_file", "run_shell", "search_code", "http_get", "ask_operator")
-_WORD_TEXT: Final = (
-    "the a of to and in is it that for on with as this be are from at by not or have an was we can if will "
-    "function return value error file line test run record journal stream table query index cache memory "
-    "request response token model tool result call input output status config server client batch parse "
-    "schema field type string integer list object array key path directory build deploy commit branch "
-    "merge review check fix update refactor performance latency throughput timeout retry backoff queue "
-    "worker process thread lock append fsync durable replay fold audit parquet arrow column row"
+from journaltools.protocol.blocks import (
+    ASSISTANT,
+    USER,
+    Block,
+    Message,
+    ProviderBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    tool_uses,
 )
-_WORDS: Final = tuple(_WORD_TEXT.split())
-_ODD: Final = (
-    'the "quoted" value',
-    "a back\\slash path C:\\tmp\\x",
-    "naïve café résumé",
-    "日本語のテキスト",
-    "emoji 🚀 ok",
-    "tab\there",
-    "x = {'a': [1, 2, 3]}",
-    '<tag attr="v">&amp;</tag>',
+from journaltools.protocol.encode import encode_go_json, encode_record, raw_json
+from journaltools.protocol.kinds import (
+    FORMAT_VERSION,
+    NAMESPACE,
+    Assistant,
+    CallApproval,
+    Claim,
+    Decision,
+    Deferred,
+    Fingerprint,
+    MemoryRevisions,
+    Meta,
+    Payload,
+    Record,
+    Terminal,
+    ToolResult,
+    User,
+    make_record,
 )
+from journaltools.protocol.times import format_go_time
+
+# -- times as Go writes them -------------------------------------------------------------------------------------
+
+_NANOS: Final = 1_000_000_000
+
+
+def epoch_ns(moment: datetime) -> int:
+    """A timezone-aware datetime as integer nanoseconds since 1970 (what ``format_go_time`` takes)."""
+    delta = moment - datetime(1970, 1, 1, tzinfo=UTC)
+    return (delta.days * 86_400 + delta.seconds) * _NANOS + delta.microseconds * 1_000
+
+
+def claimant(user: str, host: str, pid: int) -> str:
+    """A claim's ``by`` as the runtime builds it by default: ``<identity>@<hostname> pid <pid>``."""
+    return f"{user}@{host} pid {pid}"
+
+
+# -- the fingerprint ----------------------------------------------------------------------------------------------
+
+
+class ToolDefinition(msgspec.Struct, frozen=True):
+    """A tool definition as the runtime hashes it: a Go struct without JSON tags, so its Go field names are the
+    keys, in this order, all written."""
+
+    Name: str
+    Description: str
+    InputSchema: dict[str, Any]
+    DeferLoading: bool = False
+
+
+def system_hash(*system_blocks: str) -> str:
+    """The runtime's ``system_hash``: SHA-256 of the Go JSON encoding of the list of system strings."""
+    return hashlib.sha256(encode_go_json(list(system_blocks))).hexdigest()
+
+
+def tools_hash(tools: Sequence[ToolDefinition]) -> str:
+    """The runtime's ``tools_hash``: SHA-256 of the Go JSON encoding of the tool definitions, in order."""
+    return hashlib.sha256(encode_go_json(list(tools))).hexdigest()
+
+
+# -- content blocks -----------------------------------------------------------------------------------------------
+
+
+def text(value: str) -> Block:
+    return Block(text=TextBlock(text=value))
+
+
+def thinking(value: str, signature: bytes = b"") -> Block:
+    """A thinking block; the JSON holds base64 of ``signature`` (the Anthropic codec keeps the signature text's
+    bytes, so pass the text encoded)."""
+    return Block(thinking=ThinkingBlock(text=value, signature=signature))
+
+
+def tool_use(call_id: str, name: str, arguments: Any) -> Block:
+    """A call; ``arguments`` is any JSON-encodable value, stored as Go writes a ``json.RawMessage``."""
+    return Block(tool_use=ToolUseBlock(id=call_id, name=name, input=raw_json(arguments)))
+
+
+def provider(kind: str, raw: Any) -> Block:
+    """A provider block kept verbatim (``redacted_thinking``, ``server_tool_use``, ...)."""
+    return Block(provider=ProviderBlock(kind=kind, raw=raw_json(raw)))
+
+
+# -- the builder -------------------------------------------------------------------------------------------------
+
+
+class JournalBuilder:
+    """One run's records, appended with consecutive seqs starting at the meta record's seq 1.
+
+    Each method appends one record the way the runtime writes it (``optional`` set only where the runtime sets
+    it) and returns it; ``records`` is the journal so far, ``journal_bytes()`` its file content. Iterations
+    count up across the whole run, as the runner numbers them.
+    """
+
+    def __init__(
+        self,
+        run_id: str,
+        *,
+        prompt: str,
+        created: str,
+        fingerprint: Fingerprint,
+        interactive: bool = False,
+        conversation_token: str = "",
+        caller: str = "",
+        version: int = FORMAT_VERSION,
+    ) -> None:
+        self.run_id = run_id
+        self.records: list[Record] = []
+        self.next_iteration = 0
+        self.meta = Meta(
+            version=version,
+            run_id=run_id,
+            created=created,
+            fingerprint=fingerprint,
+            prompt=prompt,
+            interactive=interactive,
+            conversation_token=conversation_token,
+            caller=caller,
+        )
+        self.add(self.meta)
+
+    @property
+    def last_seq(self) -> int:
+        return self.records[-1].seq if self.records else 0
+
+    def add(self, payload: Payload, *, optional: bool = False) -> Record:
+        record = make_record(self.last_seq + 1, payload, optional=optional)
+        self.records.append(record)
+        return record
+
+    def assistant(
+        self,
+        *content: Block,
+        stop_reason: str | None = None,
+        in_tokens: int = 100,
+        out_tokens: int = 20,
+        cache_read_tokens: int = 0,
+        cache_create_tokens: int = 0,
+        thinking_tokens: int = 0,
+    ) -> Record:
+        """A model reply; ``stop_reason`` defaults to ``tool_use`` when it calls a tool, else ``end_turn``."""
+        message = Message(role=ASSISTANT, content=list(content))
+        if stop_reason is None:
+            stop_reason = "tool_use" if tool_uses(message) else "end_turn"
+        record = self.add(
+            Assistant(
+                iteration=self.next_iteration,
+                message=message,
+                stop_reason=stop_reason,
+                in_tokens=in_tokens,
+                out_tokens=out_tokens,
+                cache_read_tokens=cache_read_tokens,
+                cache_create_tokens=cache_create_tokens,
+                thinking_tokens=thinking_tokens,
+            )
+        )
+        self.next_iteration += 1
+        return record
+
+    def user(self, words: str) -> Record:
+        """A free-standing follow-up: role user and one text block, as the runtime's writers make it."""
+        return self.add(User(message=Message(role=USER, content=[text(words)])))
+
+    def result(self, call: ToolUseBlock | str, content: str, *, is_error: bool = False, remote: bool = False) -> Record:
+        call_id = call if isinstance(call, str) else call.id
+        block = ToolResultBlock(tool_use_id=call_id, content=content, is_error=is_error)
+        return self.add(ToolResult(tool_use_id=call_id, result=block, remote=remote))
+
+    def deferred(self, call: ToolUseBlock, *, note: str = "", handle: str = "") -> Record:
+        return self.add(Deferred(tool_use_id=call.id, tool_name=call.name, note=note, handle=handle))
+
+    def decision(self, tool: str) -> Record:
+        """A standing approval; the runtime writes it ``optional:true``."""
+        return self.add(Decision(tool=tool), optional=True)
+
+    def call_approval(self, call: ToolUseBlock) -> Record:
+        """A one-shot approval of one call (``optional:true``, as the runtime's tests write it)."""
+        return self.add(CallApproval(tool_use_id=call.id, tool_name=call.name), optional=True)
+
+    def memory_revisions(self, revisions: dict[str, int]) -> Record:
+        """The memory revisions the run knew, written after its terminal, ``optional:true``."""
+        return self.add(MemoryRevisions(revisions=dict(sorted(revisions.items()))), optional=True)
+
+    def terminal(self, reason: str, message: str = "") -> Record:
+        return self.add(Terminal(reason=reason, message=message))
+
+    def claim(self, by: str, claimed: str) -> Record:
+        return self.add(Claim(by=by, claimed=claimed))
+
+    def unknown(self, kind: str, *, optional: bool) -> Record:
+        """A record of a protocol this runtime does not know (``<namespace>.<kind>``), without a payload."""
+        record = Record(seq=self.last_seq + 1, protocol=f"{NAMESPACE}.{kind}", optional=optional)
+        self.records.append(record)
+        return record
+
+    def journal_bytes(self) -> bytes:
+        return journal_bytes(self.records)
+
+
+def journal_bytes(records: Iterable[Record]) -> bytes:
+    """The file journal of ``records``: each record's Go-encoded bytes and ``\\n``."""
+    return b"".join(encode_record(record) + b"\n" for record in records)
+
+
+def calls_of(record: Record) -> list[ToolUseBlock]:
+    """The calls an assistant record makes, in message order (none for any other record)."""
+    return tool_uses(record.assistant.message) if record.assistant is not None else []
+
+
+# -- the run model -----------------------------------------------------------------------------------------------
+
+
+class Choices(Protocol):
+    """Where ``build_run`` takes each decision from: a seeded random source, or hypothesis' ``draw``."""
+
+    def integer(self, low: int, high: int) -> int:
+        """An integer in ``low..high`` (inclusive)."""
+        ...
+
+    def chance(self, probability: float) -> bool:
+        """True with about ``probability``; a shrinking source should prefer False."""
+        ...
+
+    def words(self, median: int, cap: int) -> str:
+        """Text of about ``median`` characters (long-tailed, at most ``cap``)."""
+        ...
+
+
+class RandomChoices:
+    """``Choices`` from a seeded ``random.Random``, with texts sliced from a shared pool of prose."""
+
+    def __init__(self, rng: random.Random, pool: str) -> None:
+        self.rng = rng
+        self.pool = pool
+
+    def integer(self, low: int, high: int) -> int:
+        return self.rng.randint(low, high)
+
+    def chance(self, probability: float) -> bool:
+        return self.rng.random() < probability
+
+    def words(self, median: int, cap: int) -> str:
+        length = min(cap, max(1, int(self.rng.lognormvariate(math.log(max(1, median)), 1.0))))
+        length = min(length, len(self.pool) - 1)
+        start = self.rng.randrange(len(self.pool) - length)
+        return self.pool[start : start + length]
+
+
+_Option = TypeVar("_Option")
+
+
+def pick(choices: Choices, options: Sequence[_Option]) -> _Option:
+    return options[choices.integer(0, len(options) - 1)]
+
+
+@dataclass(frozen=True, slots=True)
+class _Tool:
+    name: str
+    #: How the runtime runs it: locally, on another agent (remote results), or answered later (deferred).
+    how: str
+    argument: str
+
+
+_TOOLS: Final = (
+    _Tool("stream_ls", "local", "filter"),
+    _Tool("stream_info", "local", "stream"),
+    _Tool("consumer_ls", "local", "stream"),
+    _Tool("consumer_info", "local", "consumer"),
+    _Tool("server_ping", "local", "cluster"),
+    _Tool("kv_get", "local", "key"),
+    _Tool("stream_rm", "gated", "stream"),
+    _Tool("server_run", "gated", "command"),
+    _Tool("remote_incident_agent", "remote", "prompt"),
+    _Tool("change_request_open", "deferred", "summary"),
+)
+TOOL_DEFINITIONS: Final = tuple(
+    ToolDefinition(tool.name, f"{tool.name.replace('_', ' ')}", {"properties": {tool.argument: {"type": "string"}}})
+    for tool in _TOOLS
+)
+_TOOL_BY_NAME: Final = {tool.name: tool for tool in _TOOLS}
+SYSTEM_PROMPT: Final = "You operate NATS JetStream clusters for the platform team. Inspect before you change."
+_MODELS: Final = ("claude-sonnet-4-6", "claude-opus-4-8", "claude-haiku-4-5")
+_ZONES: Final = (120, 60, 0, -300, 330)
+_HOSTS: Final = ("fisk-0", "fisk-1", "ci-runner-3", "laptop")
+_BASE62: Final = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def fingerprint_for(model: str, *, thinking_mode: str = "off", max_tokens: int = 2_000_000) -> Fingerprint:
+    return Fingerprint(
+        provider="anthropic",
+        model=model,
+        system_hash=system_hash(SYSTEM_PROMPT),
+        tools_hash=tools_hash(TOOL_DEFINITIONS),
+        thinking_mode=thinking_mode,
+        max_tokens=max_tokens,
+        max_iterations=50,
+    )
+
+
+def _base62(data: bytes, length: int) -> str:
+    number = int.from_bytes(data, "big")
+    digits = []
+    for _ in range(length):
+        number, digit = divmod(number, 62)
+        digits.append(_BASE62[digit])
+    return "".join(reversed(digits))
+
+
+class _Life:
+    """The state of one run's story while ``build_run`` tells it."""
+
+    def __init__(self, journal: JournalBuilder, choices: Choices, clock_ns: int) -> None:
+        self.journal = journal
+        self.choices = choices
+        self.clock_ns = clock_ns
+        #: The last assistant turn's calls without a result, and which of them are deferred.
+        self.unanswered: list[ToolUseBlock] = []
+        self.deferred: set[str] = set()
+        #: How the last process run ended: None while it runs, else a terminal reason or ``crashed``.
+        self.ended: str | None = None
+        self.memory: dict[str, int] = {}
+        self.context = choices.integer(800, 4000)
+        self.calls_made = 0
+
+    def call_id(self) -> str:
+        """A fresh call id shaped like Anthropic's, unique within the run (derived, so it costs no choice)."""
+        self.calls_made += 1
+        digest = hashlib.blake2b(f"{self.journal.run_id}:{self.calls_made}".encode(), digest_size=16).digest()
+        return "toolu_01" + _base62(digest, 22)
+
+    def tick(self, median_seconds: float) -> None:
+        self.clock_ns += int(max(0.001, median_seconds * (0.5 + self.choices.integer(0, 100) / 100)) * _NANOS)
+
+    def arguments(self, tool: _Tool) -> dict[str, Any]:
+        return {tool.argument: self.choices.words(24, 200)}
+
+    def answer(self, call: ToolUseBlock) -> None:
+        """Run one call and journal its result (an error now and then; remote tools report ``remote``)."""
+        tool = _TOOL_BY_NAME[call.name]
+        self.tick(1.5)
+        failed = self.choices.chance(0.06)
+        content = "nats: error: " + self.choices.words(30, 200) if failed else self.choices.words(400, 40_000)
+        self.context += len(content) // 4
+        self.journal.result(call, content, is_error=failed, remote=tool.how == "remote")
+        self.unanswered.remove(call)
+        self.deferred.discard(call.id)
+        if tool.how == "gated" and not failed and self.choices.chance(0.3):
+            self.journal.decision(tool.name)
+
+    def turn(self, *, final: bool) -> None:
+        """One model reply: a final answer, or 1-3 parallel calls that are then run, deferred or left."""
+        choices = self.choices
+        content: list[Block] = []
+        thinking_tokens = 0
+        if self.journal.meta.fingerprint.thinking_mode != "off" and choices.chance(0.6):
+            thought = choices.words(200, 4000)
+            content.append(thinking(thought, ("sig:" + thought[:16]).encode()))
+            thinking_tokens = len(thought) // 4 + 1
+        if final or choices.chance(0.6):
+            content.append(text(choices.words(300, 12_000)))
+        calls = 0 if final else choices.integer(1, 3)
+        for _ in range(calls):
+            tool = pick(choices, _TOOLS)
+            content.append(tool_use(self.call_id(), tool.name, self.arguments(tool)))
+        if not content:
+            content.append(text(choices.words(40, 400)))
+        out_tokens = sum(len(encode_go_json(block)) for block in content) // 4 + choices.integer(5, 60)
+        cached = self.context // 2 if choices.chance(0.5) else 0
+        self.tick(6.0)
+        record = self.journal.assistant(
+            *content,
+            in_tokens=self.context - cached,
+            out_tokens=out_tokens + thinking_tokens,
+            cache_read_tokens=cached,
+            cache_create_tokens=choices.integer(0, 3000) if choices.chance(0.1) else 0,
+            thinking_tokens=thinking_tokens,
+        )
+        self.context += out_tokens
+        self.unanswered = calls_of(record)
+
+    def run_tools(self) -> bool:
+        """Run the turn's calls in a random order; deferrable ones may defer. False when the process crashed."""
+        order = list(self.unanswered)
+        for position in range(len(order) - 1, 0, -1):
+            swap = self.choices.integer(0, position)
+            order[position], order[swap] = order[swap], order[position]
+        for call in order:
+            if self.choices.chance(0.02):
+                return False  # died mid-batch: the claim of the next run lands before the remaining results
+            tool = _TOOL_BY_NAME[call.name]
+            if tool.how == "deferred" and self.choices.chance(0.7):
+                self.tick(0.5)
+                self.journal.deferred(
+                    call, note=self.choices.words(40, 200), handle=f"CHG{self.choices.integer(1, 99999):07d}"
+                )
+                self.deferred.add(call.id)
+            else:
+                self.answer(call)
+        return True
+
+    def end(self, reason: str, message: str = "") -> None:
+        self.tick(0.2)
+        self.journal.terminal(reason, message)
+        self.ended = reason
+        if self.choices.chance(0.4):
+            key = pick(self.choices, ("notes", "streams/ORDERS", "team.oncall", "clusters/prod"))
+            self.memory[key] = self.memory.get(key, 0) + self.choices.integer(1, 5)
+            self.journal.memory_revisions(self.memory)
+
+    def lifetime(self, max_turns: int) -> None:
+        """One process run, from the claim (or the meta record) to its terminal or its crash."""
+        choices = self.choices
+        self.ended = None
+        for turn_number in range(max_turns):
+            pending = [call for call in self.unanswered if call.id not in self.deferred]
+            if pending:  # a resume runs the calls a crash or a gate left without a result
+                for call in pending:
+                    self.answer(call)
+            elif self.deferred:  # the deferred calls still open: only an answer lets the turn go on
+                self.end("suspended")
+                return
+            last = turn_number == max_turns - 1
+            roll = choices.integer(0, 99)
+            if last and roll < 40:
+                self.turn(final=True)
+                self.end("completed")
+                return
+            if last and roll < 50:
+                self.end("max_iterations")
+                return
+            if roll < 3:
+                self.end("error", 'llm call: POST "https://api.anthropic.com/v1/messages": 529 Overloaded')
+                return
+            if roll < 5:
+                return  # crashed between turns: no terminal
+            self.turn(final=False)
+            if roll < 7:
+                budget = self.journal.meta.fingerprint.max_tokens
+                spent = f"this conversation has processed {budget + self.context} of its {budget} token budget"
+                self.end("budget", spent + " (llm.budget.max_tokens)")
+                return
+            gated = [call for call in self.unanswered if _TOOL_BY_NAME[call.name].how == "gated"]
+            if gated and choices.chance(0.15):
+                self.end("suspended", "the operator did not answer the prompt")
+                return
+            if not self.run_tools():
+                self.ended = "crashed"
+                return
+            if self.deferred and not self.unanswered_without_deferral():
+                self.end("suspended")
+                return
+        self.turn(final=True)
+        self.end("completed")
+
+    def unanswered_without_deferral(self) -> list[ToolUseBlock]:
+        return [call for call in self.unanswered if call.id not in self.deferred]
+
+    def between_lifetimes(self) -> None:
+        """What happens while no process runs the journal: a supplied answer, an allow-once approval."""
+        for call in list(self.unanswered):
+            if call.id in self.deferred and self.choices.chance(0.5):
+                self.tick(600)
+                self.answer(call)  # runstate.SupplyToolResult: journaled before any resume
+            elif call.id not in self.deferred and self.ended == "suspended" and self.choices.chance(0.5):
+                self.journal.call_approval(call)
+
+    def resume(self, host: str) -> None:
+        self.tick(900)
+        pid = self.choices.integer(1000, 65000)
+        self.journal.claim(claimant("fisk", host, pid), format_go_time(self.clock_ns))
+        for call in [c for c in self.unanswered if c.id in self.deferred]:
+            self.answer(call)  # the agent's --answer path, right after the claim
+        if self.ended == "completed" or (not self.unanswered and self.choices.chance(0.3)):
+            self.tick(30)
+            self.journal.user(self.choices.words(120, 2000))  # a completed run resumes only with a follow-up
+
+
+def build_run(
+    choices: Choices, *, run_id: str, created_ns: int, target_records: int, zone_minutes: int = 120
+) -> JournalBuilder:
+    """One run's whole journal, told until it holds at least ``target_records`` records (or sooner when
+    ``target_records`` is small) and its last process run has ended."""
+    interactive = choices.chance(0.25)
+    journal = JournalBuilder(
+        run_id,
+        prompt=choices.words(120, 3000),
+        created=format_go_time(created_ns, zone_minutes * 60),
+        fingerprint=fingerprint_for(
+            pick(choices, _MODELS), thinking_mode="summarized" if choices.chance(0.3) else "off"
+        ),
+        interactive=interactive,
+        conversation_token=f"ctk_{choices.integer(10**9, 10**10):x}" if interactive else "",
+        caller=f"slack:U{choices.integer(10**6, 10**7)}" if interactive else "",
+    )
+    life = _Life(journal, choices, created_ns)
+    host = pick(choices, _HOSTS)
+    life.lifetime(choices.integer(1, 6))
+    while len(journal.records) < target_records:
+        life.between_lifetimes()
+        life.resume(host)
+        life.lifetime(choices.integer(1, 8))
+    if life.ended == "completed" and choices.chance(0.1):
+        # The conversation's next turn in flight: the last terminal still says completed (the file listing's
+        # status) while a worker runs the turn (what the JetStream listing calls open).
+        life.resume(host)
+        life.turn(final=False)
+    return journal
+
+
+# -- the corpus --------------------------------------------------------------------------------------------------
+
+JOURNAL_SUFFIX: Final = ".json"
+LOCK_SUFFIX: Final = ".lock"
+_EPOCH_NS: Final = epoch_ns(datetime(2026, 8, 3, 6, 0, 0, tzinfo=UTC))
+_PROSE_TEXT: Final = (
+    "the a of to and in is it that for on with as this be are from at by not or stream consumer subject "
+    "cluster server leader replica message ack redelivery lag pending bytes limit retention interest "
+    "work queue mirror source kv bucket key revision purge delete seal snapshot restore account jwt "
+    "latency timeout retry backoff error warning healthy degraded quorum raft peer route gateway leaf"
+)
+_PROSE: Final = tuple(_PROSE_TEXT.split())
+_ODD: Final = ('"quoted"', "back\\slash", "naïve café", "日本語", "🚀", "tab\there", "<b>&amp;</b>", "line\nbreak")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,235 +585,52 @@ class CorpusStats:
     bytes: int
 
 
-def run_id(index: int) -> str:
-    """The run id of the ``index``-th generated run (stable, so corpora of different sizes share runs)."""
-    return f"run-{index:07d}"
+def run_id(index: int, seed: int = 0) -> str:
+    """The id of generated run ``index``: KSUID-shaped (27 base62 characters, creation second first), so ids
+    sort by creation time as the runtime's do, and stable whatever the corpus size."""
+    created = _created_ns(index) // _NANOS - 1_400_000_000  # KSUID's epoch
+    digest = hashlib.sha256(f"journaltools:{seed}:{index}".encode()).digest()[:16]
+    return _base62(created.to_bytes(4, "big") + digest, 27)
+
+
+def _created_ns(index: int) -> int:
+    return _EPOCH_NS + index * 97 * _NANOS + (index * 7919 % 1_000_000_000)
 
 
 def _text_pool(seed: int) -> str:
-    """A few hundred kilobytes of word salad with newlines, quotes, escapes and non-ASCII text to slice from."""
+    """A few hundred kilobytes of operator prose (with quotes, escapes, HTML and non-ASCII) to slice texts from."""
     rng = random.Random(f"pool:{seed}")
-    parts: list[str] = []
-    size = 0
-    while size < 400_000:
-        roll = rng.random()
-        if roll < 0.02:
-            piece = rng.choice(_ODD)
-        elif roll < 0.05:
-            piece = "\n\n" if rng.random() < 0.5 else "\n    "
-        else:
-            piece = rng.choice(_WORDS)
-        parts.append(piece)
-        size += len(piece) + 1
+    parts = [rng.choice(_ODD) if rng.random() < 0.02 else rng.choice(_PROSE) for _ in range(60_000)]
     return " ".join(parts)
 
 
-class _RunWriter:
-    """Builds one run's records in order; ``records()`` yields exactly ``count`` bodies."""
-
-    def __init__(self, seed: int, index: int, count: int, pool: str) -> None:
-        self.rng = random.Random(f"run:{seed}:{index}")
-        self.run = run_id(index)
-        self.index = index
-        self.count = count
-        self.pool = pool
-        self.seq = 0
-        self.clock = _EPOCH + timedelta(minutes=index * 7, microseconds=self.rng.randrange(1_000_000))
-        self.model = self.rng.choice(_MODELS)
-        self.calls = 0
-        self.context_tokens = self.rng.randrange(800, 4000)
-        self.clean = False
-
-    # -- content ----------------------------------------------------------------------------
-
-    def text(self, median: float, sigma: float = 1.0, cap: int = 60_000) -> str:
-        length = min(cap, max(1, int(self.rng.lognormvariate(math.log(median), sigma))))
-        start = self.rng.randrange(len(self.pool) - min(length, len(self.pool) - 1))
-        return self.pool[start : start + length]
-
-    def tick(self, median_seconds: float) -> str:
-        self.clock += timedelta(seconds=self.rng.lognormvariate(math.log(median_seconds), 0.8))
-        return self.clock.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-    def record(self, kind: str, median_seconds: float, **payload: Any) -> dict[str, Any]:
-        self.seq += 1
-        body: dict[str, Any] = {"type": kind, "run": self.run, "seq": self.seq, "ts": self.tick(median_seconds)}
-        body.update(payload)
-        return body
-
-    def tool_input(self, name: str) -> dict[str, Any]:
-        rng = self.rng
-        if name in ("read_file", "write_file"):
-            value: dict[str, Any] = {"path": f"src/{rng.choice(_WORDS)}/{rng.choice(_WORDS)}.py"}
-            if name == "write_file":
-                value["content"] = self.text(600, 1.1)
-            return value
-        if name == "run_shell":
-            return {"command": f"pytest -q tests/test_{rng.choice(_WORDS)}.py", "timeout_s": rng.choice([30, 60, 300])}
-        if name == "search_code":
-            return {"query": self.text(30, 0.5, 200), "max_results": rng.randrange(5, 50), "regex": rng.random() < 0.2}
-        if name == "http_get":
-            return {"url": f"https://example.com/{rng.choice(_WORDS)}?q={rng.randrange(10_000)}", "headers": {}}
-        return {"question": self.text(120, 0.7)}
-
-    # -- records ----------------------------------------------------------------------------
-
-    def meta(self) -> dict[str, Any]:
-        rng = self.rng
-        system = self.text(2000, 0.3)
-        tools = {name: hashlib.sha256(f"{name}:schema:v{rng.randrange(3)}".encode()).hexdigest() for name in _TOOLS}
-        fingerprint: dict[str, Any] = {
-            "model": self.model,
-            "system_sha256": hashlib.sha256(system.encode()).hexdigest(),
-            "temperature": rng.choice([0.0, 0.2, 0.7, 1.0]),
-            "max_tokens": rng.choice([1024, 4096, 8192]),
-            "tools": tools,
-            "budget": {"max_turns": rng.choice([20, 50, 200]), "max_cost_usd": rng.choice([1.0, 5.0, 25.0])},
-        }
-        labels = {"team": rng.choice(["search", "infra", "billing", "docs"]), "env": rng.choice(["dev", "prod"])}
-        return self.record(
-            "meta", 1.0, version=PROTOCOL_VERSION, fingerprint=fingerprint, task=f"task-{self.index}", labels=labels
-        )
-
-    def user(self) -> dict[str, Any]:
-        content: Any = self.text(300, 1.2, 12_000)
-        if self.rng.random() < 0.15:
-            content = [{"type": "text", "text": content}, {"type": "text", "text": self.text(80)}]
-        self.context_tokens += 50
-        return self.record("user", 20.0, content=content)
-
-    def assistant(self, n_calls: int) -> tuple[dict[str, Any], list[tuple[str, str]]]:
-        rng = self.rng
-        blocks: list[dict[str, Any]] = []
-        if n_calls == 0 or rng.random() < 0.7:
-            blocks.append({"type": "text", "text": self.text(400, 1.1, 20_000)})
-        calls = []
-        for _ in range(n_calls):
-            self.calls += 1
-            call_id = f"toolu_{self.index:07d}_{self.calls:05d}"
-            name = rng.choice(_TOOLS)
-            blocks.append({"type": "tool_use", "id": call_id, "name": name, "input": self.tool_input(name)})
-            calls.append((call_id, name))
-        output_tokens = sum(len(str(block)) for block in blocks) // 4 + rng.randrange(5, 60)
-        usage: dict[str, int] = {"input_tokens": self.context_tokens, "output_tokens": output_tokens}
-        if rng.random() < 0.5:
-            usage["cache_read_input_tokens"] = self.context_tokens // 2
-        self.context_tokens += output_tokens
-        body = self.record(
-            "assistant",
-            6.0,
-            content=blocks,
-            stop_reason="tool_use" if calls else "end_turn",
-            usage=usage,
-            model=self.model,
-        )
-        return body, calls
-
-    def tool_result(self, call: str, *, error: bool = False, content: str | None = None) -> dict[str, Any]:
-        text = content if content is not None else self.text(500, 1.3, 60_000)
-        self.context_tokens += len(text) // 4
-        payload: dict[str, Any] = {"call": call, "content": text}
-        if self.rng.random() < 0.1:
-            payload["content"] = [{"type": "text", "text": text}]
-        if error:
-            payload["is_error"] = True
-        return self.record("tool_result", 1.5, **payload)
-
-    def claim(self, reason: str) -> dict[str, Any]:
-        rng = self.rng
-        host = f"worker-{rng.randrange(16):02d}"
-        return self.record(
-            "claim", 30.0, worker=f"{host}/{rng.randrange(4)}", host=host, pid=rng.randrange(1000, 60000), reason=reason
-        )
-
-    def records(self) -> Iterator[dict[str, Any]]:
-        """Exactly ``count`` records (at least 1): a meta, then turns, then how the run ends.
-
-        Most runs end where the count cuts the conversation (often with calls in flight: ``open``);
-        about half of those that can end cleanly get a final assistant answer (``completed``), and a
-        few end with a fatal error (``failed``) or a cancel (``cancelled``).
-        """
-        fate = self.rng.random()
-        if self.count <= 2:
-            yield from itertools.islice(self._conversation(), self.count)
-            return
-        conversation = self._conversation()
-        # islice stops before asking for one more body, so no seq is spent on a record never written.
-        yield from itertools.islice(conversation, self.count - 1)
-        if fate < 0.05:
-            yield self.record("error", 5.0, where="provider", message="overloaded_error: retries exhausted", fatal=True)
-        elif fate < 0.08:
-            yield self.record("cancel", 60.0, by="operator@example.com", reason="budget exceeded")
-        elif fate < 0.6 and self.clean:
-            yield self.assistant(0)[0]
-        else:
-            yield next(conversation)
-
-    def _conversation(self) -> Iterator[dict[str, Any]]:
-        """Endless turns; ``self.clean`` is True whenever the last yielded record left no call unanswered."""
-        rng = self.rng
-        self.clean = False
-        yield self.meta()
-        while True:
-            self.clean = True
-            yield self.user()
-            for turn in range(rng.randrange(1, 12)):
-                if rng.random() < 0.04:
-                    yield self.record(
-                        "error", 3.0, where="provider", message="rate_limit_error: retrying in 2s", fatal=False
-                    )
-                n_calls = rng.choice((0, 1, 1, 1, 2, 2, 3)) if turn < 10 else 0
-                body, calls = self.assistant(n_calls)
-                self.clean = not calls
-                yield body
-                if not calls:
-                    break
-                if rng.random() < 0.05:
-                    yield self.claim("resume after worker restart")
-                for position, (call_id, name) in enumerate(calls):
-                    roll = rng.random()
-                    if name == "ask_operator" or roll < 0.04:
-                        reason = "external" if name == "ask_operator" else "approval"
-                        yield self.record("deferral", 0.5, call=call_id, reason=reason)
-                        if reason == "approval":
-                            decision = "approve" if rng.random() < 0.8 else "deny"
-                            approval: dict[str, Any] = {
-                                "call": call_id,
-                                "decision": decision,
-                                "by": "operator@example.com",
-                            }
-                            if rng.random() < 0.3:
-                                approval["optional"] = True
-                            yield self.record("approval", 120.0, **approval)
-                            if decision == "deny":
-                                self.clean = position == len(calls) - 1
-                                yield self.tool_result(call_id, error=True, content="denied by the operator")
-                                continue
-                        else:
-                            yield self.claim("answer from operator")
-                    self.clean = position == len(calls) - 1
-                    yield self.tool_result(call_id, error=rng.random() < 0.05)
-                if rng.random() < 0.02:
-                    yield self.record("note", 1.0, text=self.text(100), tags=["generated", rng.choice(_WORDS)])
-                if rng.random() < 0.01:
-                    yield self.record("metric", 0.1, optional=True, name="latency_ms", value=rng.randrange(1, 5000))
-
-
-def journal_bytes(seed: int, index: int, records: int, pool: str | None = None) -> bytes:
-    """The bytes of generated run ``index`` (``records`` records, each one line ending in a newline)."""
-    writer = _RunWriter(seed, index, max(1, records), pool if pool is not None else _text_pool(seed))
-    return b"".join(encode_record(body) + b"\n" for body in writer.records())
+def generated_run(seed: int, index: int, records: int, pool: str | None = None) -> JournalBuilder:
+    """Generated run ``index`` of corpus ``seed``, about ``records`` records long."""
+    choices = RandomChoices(random.Random(f"run:{seed}:{index}"), pool if pool is not None else _text_pool(seed))
+    return build_run(
+        choices,
+        run_id=run_id(index, seed),
+        created_ns=_created_ns(index),
+        target_records=records,
+        zone_minutes=_ZONES[index % len(_ZONES)],
+    )
 
 
 def _write_runs(root: str, seed: int, indexes: Sequence[int], records: int) -> tuple[int, int]:
     pool = _text_pool(seed)
-    total = 0
+    written_records = written_bytes = 0
     for index in indexes:
-        data = journal_bytes(seed, index, records, pool)
-        with open(os.path.join(root, run_id(index) + JOURNAL_SUFFIX), "wb") as handle:
+        journal = generated_run(seed, index, records, pool)
+        data = journal.journal_bytes()
+        base = os.path.join(root, journal.run_id)
+        # The runtime's modes: journal and lock readable by their owner only.
+        descriptor = os.open(base + JOURNAL_SUFFIX, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
-        total += len(data)
-    return len(indexes), total
+        os.close(os.open(base + LOCK_SUFFIX, os.O_WRONLY | os.O_CREAT, 0o600))
+        written_records += len(journal.records)
+        written_bytes += len(data)
+    return written_records, written_bytes
 
 
 def generate_corpus(
@@ -312,39 +642,61 @@ def generate_corpus(
     first: int = 0,
     workers: int | None = None,
 ) -> CorpusStats:
-    """Write runs ``first .. first+runs-1`` of corpus ``seed`` into ``root``, ``records`` records each.
-
-    ``workers`` > 1 generates in that many processes (default: one per core for large corpora);
-    the output does not depend on it.
-    """
+    """Write runs ``first .. first+runs-1`` of corpus ``seed`` into ``root`` in the runtime's file layout, each
+    about ``records`` records long. ``workers`` > 1 generates in that many processes (by default one per core
+    for large corpora); the bytes do not depend on it."""
     path = Path(root)
-    path.mkdir(parents=True, exist_ok=True)
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
     indexes = list(range(first, first + runs))
     if workers is None:
         workers = (os.cpu_count() or 1) if runs * records >= 50_000 else 1
-    written = 0
     if workers <= 1:
-        written = _write_runs(str(path), seed, indexes, records)[1]
+        counts = [_write_runs(str(path), seed, indexes, records)]
     else:
-        chunks = [indexes[start : start + 64] for start in range(0, len(indexes), 64)]
-        with ProcessPoolExecutor(workers) as pool:
-            jobs = [pool.submit(_write_runs, str(path), seed, chunk, records) for chunk in chunks]
-            written = sum(job.result()[1] for job in jobs)
-    return CorpusStats(path, runs, runs * max(1, records), written)
+        chunks = [indexes[start : start + 32] for start in range(0, len(indexes), 32)]
+        with ProcessPoolExecutor(workers) as executor:
+            counts = list(
+                executor.map(
+                    _write_runs, [str(path)] * len(chunks), [seed] * len(chunks), chunks, [records] * len(chunks)
+                )
+            )
+    return CorpusStats(path, runs, sum(count[0] for count in counts), sum(count[1] for count in counts))
+
+
+def publish_corpus(source: str, *, runs: int, records: int, seed: int = 0, first: int = 0) -> CorpusStats:
+    """Append the same runs ``generate_corpus`` writes to ``source`` (any URL ``open_source`` takes, e.g. a
+    JetStream stream), through its writer: each record is checked and written as the runtime appends it."""
+    from journaltools.backends.registry import open_source
+
+    pool = _text_pool(seed)
+    total_records = total_bytes = 0
+    with open_source(source, create=True) as backend:
+        for index in range(first, first + runs):
+            journal = generated_run(seed, index, records, pool)
+            with backend.create_journal(journal.run_id, journal.meta) as writer:
+                for record in journal.records[1:]:
+                    writer.append(record)
+            total_records += len(journal.records)
+            total_bytes += len(journal.journal_bytes())
+    return CorpusStats(Path(source), runs, total_records, total_bytes)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m journaltools.generate", description=__doc__.split("\n")[0])
-    parser.add_argument("root", help="directory to write <run>.jsonl journals into")
+    parser.add_argument("root", help="directory to write <id>.json journals into, or a source URL with --publish")
     parser.add_argument("--runs", type=int, default=100)
-    parser.add_argument("--records", type=int, default=100, help="records per run")
+    parser.add_argument("--records", type=int, default=100, help="about this many records per run")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--first", type=int, default=0, help="index of the first run")
     parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument("--publish", action="store_true", help="append through the source's writer (e.g. nats://)")
     args = parser.parse_args(argv)
-    stats = generate_corpus(
-        args.root, runs=args.runs, records=args.records, seed=args.seed, first=args.first, workers=args.workers
-    )
+    if args.publish:
+        stats = publish_corpus(args.root, runs=args.runs, records=args.records, seed=args.seed, first=args.first)
+    else:
+        stats = generate_corpus(
+            args.root, runs=args.runs, records=args.records, seed=args.seed, first=args.first, workers=args.workers
+        )
     print(f"{stats.runs} runs, {stats.records} records, {stats.bytes} bytes in {stats.root}")
     return 0
 

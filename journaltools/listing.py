@@ -1,11 +1,21 @@
-"""The two listing rules (PROTOCOL.md section 7), pure functions over records.
+"""The runtime's two listing rules, as pure functions over typed records (PROTOCOL 6).
 
-The file backend folds every run; JetStream summarizes from the first and last record only. They
-disagree in one documented case: a run whose last record is an assistant turn with tool calls in
-flight is ``open`` by the fold and ``completed`` by the two-record summary. Other differences follow
-from the two-record rule too (a trailing claim or note, a record that breaks the schema); each row
-carries the digests of its first and last record and the two-record rule's status on its own records,
-so ``journaltools.compare`` can tell a difference the rule explains from one where the records differ.
+- **File rule** (fisk-ai's file backend): fold every journal; the status is the last terminal's reason, or
+  ``open``. The runtime drops a journal its fold refuses; journaltools lists it as ``invalid`` and says why.
+- **JetStream rule** (fisk-ai's JetStream backend): read two records only, the ``_meta`` subject's and the
+  last message of the run; the status is that last record's terminal reason when it carries a terminal
+  payload (its protocol is not looked at), else ``open``. A meta record that does not decode, is not meta or
+  is not version 3 makes the runtime skip the run; journaltools lists it as ``invalid``.
+
+So the same records can list differently, always in one direction: the file rule names the last terminal's
+reason while the JetStream rule says ``open`` whenever a record follows that terminal. When that record starts
+a new turn (a user or assistant record: the conversation's next turn is in flight) it is the case the
+runtime's documentation names; any other trailing record (``memory_revisions`` after every run that read
+memory, a claim, a decision...) is the two-record rule at work. ``journaltools.compare`` tells them apart
+with what each row carries beyond the ``ls`` columns.
+
+Rows are built from duck-typed reads (anything with ``record``, ``raw`` and ``time``), so this module knows
+nothing of the backends that produce them.
 """
 
 from __future__ import annotations
@@ -13,68 +23,82 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal, Protocol
 
-from journaltools.backends.base import ListingStatus, RunSummary
-from journaltools.fold import FoldResult, fold
-from journaltools.protocol.envelope import is_timestamp
+from journaltools.folding import fold
 from journaltools.protocol.findings import Finding
-from journaltools.protocol.records import AssistantRecord, MetaRecord, RawRecord, validate_record
+from journaltools.protocol.kinds import FORMAT_VERSION, Record
+
+Rule = Literal["file", "jetstream"]
+#: Kinds that start a turn: after a terminal, they mean the conversation's next turn is in flight.
+TURN_KINDS = frozenset({"user", "assistant"})
 
 
-def _last_type_and_calls(last: RawRecord | None) -> tuple[str | None, bool]:
-    if last is None:
-        return None, False
-    validated = validate_record(last)
-    if isinstance(validated, AssistantRecord):
-        return "assistant", any(block.type == "tool_use" for block in validated.content)
-    return last.type, False
+class StoredLike(Protocol):
+    """One stored record as a backend returns it (``backends.base.StoredRecord``)."""
 
+    @property
+    def record(self) -> Record: ...
 
-def status_of_fold(result: FoldResult) -> ListingStatus:
-    """The file listing's status of a lenient fold: ``invalid`` when any finding is an error, else the fold's.
+    @property
+    def raw(self) -> bytes: ...
 
-    Every view that shows a run's status (``ls``, the ``runs`` table, the widgets) uses this one rule."""
-    if any(finding.severity == "error" for finding in result.findings):
-        return "invalid"
-    return result.status
-
-
-def _sha256(record: RawRecord | None) -> str | None:
-    return hashlib.sha256(record.raw).hexdigest() if record is not None else None
+    @property
+    def time(self) -> datetime | None: ...
 
 
 @dataclass(frozen=True, slots=True)
-class UnfoldedFacts:
-    """What a run's records say without folding them: the facts every view shows for an invalid run."""
+class RunSummary:
+    """One row of a listing (``ls --json`` shows the first eight fields)."""
 
+    run: str
+    status: str
     created: str | None
-    """The first record's ``ts`` when that record is a meta record with a valid timestamp."""
-    last_seq: int
-    """The last record's ``seq`` (0 when it has none, as for an empty journal)."""
+    updated: datetime | None
     model: str | None
-    """The model the meta record's fingerprint names, whether or not the journal folds (a newer version, say)."""
+    prompt: str | None
+    last_seq: int
+    #: None where the rule does not count records (JetStream reads two).
+    records: int | None
+    rule: Rule
+    #: ``meta.run_id``, which the runtime's listings report and no reader compares with the store's id.
+    meta_run_id: str | None = None
+    #: The kind of the last record (its protocol id when unknown), and a digest of its bytes.
+    last_kind: str | None = None
+    last_sha256: str | None = None
+    #: File rule only: the kinds of the records after the last terminal (None when unknown or no terminal).
+    after_terminal: tuple[str, ...] | None = None
+    #: Why the row is ``invalid``, in one line.
+    problem: str | None = None
+    findings: tuple[Finding, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run": self.run,
+            "status": self.status,
+            "created": self.created,
+            "updated": _iso(self.updated),
+            "model": self.model,
+            "prompt": self.prompt,
+            "last_seq": self.last_seq,
+            "records": self.records,
+        }
 
 
-def unfolded_facts(records: Sequence[RawRecord]) -> UnfoldedFacts:
-    """``created``, ``last_seq`` and ``model`` from the records alone.
-
-    ``ls`` and the ``runs`` table both use this for a run that is invalid (refused by the reader, or folded
-    with an error), so the two agree on every run; for a run that folds cleanly it equals the fold's values."""
-    if not records:
-        return UnfoldedFacts(None, 0, None)
-    first, last = records[0], records[-1]
-    is_meta = first.type == "meta"
-    fingerprint = first.body.get("fingerprint") if is_meta else None
-    model = fingerprint.get("model") if isinstance(fingerprint, dict) else None
-    return UnfoldedFacts(
-        created=first.ts if is_meta and is_timestamp(first.ts) else None,
-        last_seq=last.seq or 0,
-        model=model if isinstance(model, str) else None,
-    )
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat().replace("+00:00", "Z") if moment is not None else None
 
 
-def _problem(findings: Sequence[Finding]) -> str | None:
-    """The first error, in one line: what a listing row says about why the run is invalid."""
+def _sha256(raw: bytes | None) -> str | None:
+    return hashlib.sha256(raw).hexdigest() if raw is not None else None
+
+
+def _kind_label(record: Record) -> str:
+    return record.kind or record.protocol
+
+
+def _first_problem(findings: Sequence[Finding]) -> str | None:
     first = next((finding for finding in findings if finding.severity == "error"), None)
     if first is None:
         return None
@@ -82,97 +106,94 @@ def _problem(findings: Sequence[Finding]) -> str | None:
     return f"{where}{first.code}: {first.message}"
 
 
-def summarize_by_fold(
-    run: str, records: Sequence[RawRecord], complete: bool = True, findings: Sequence[Finding] = ()
+def summarize_file(
+    run: str,
+    stored: Sequence[StoredLike],
+    *,
+    updated: datetime | None,
+    complete: bool = True,
+    findings: Sequence[Finding] = (),
 ) -> RunSummary:
-    """The file listing's row: the run folded leniently; a run with any error finding is ``invalid``.
-
-    ``complete`` is False for a journal the reader refused (a corrupt line); ``findings`` are the reader's
-    findings for it, which say why in ``problem``.
-    """
+    """The file rule's row. ``complete`` is False for a journal the reader refused (a corrupt line):
+    it is not folded, and ``findings`` (the reader's) say why."""
+    records = [item.record for item in stored]
     first = records[0] if records else None
-    last = records[-1] if records else None
-    facts = unfolded_facts(records)
-    if not complete:  # refused (a corrupt line): not folded, but its parseable records still say something
-        refused = _problem(findings) or "the journal was refused: a line does not parse"
-        return RunSummary(
-            run,
-            "invalid",
-            facts.created,
-            facts.last_seq,
-            len(records),
-            facts.model,
-            problem=refused,
-            first_sha256=_sha256(first),
-        )
-    result = fold(records, strict=False, run=run)
-    status = status_of_fold(result)
-    problem = _problem(result.findings)
-    last_type, last_has_calls = _last_type_and_calls(last)
-    two_records = summarize_two_records(run, first, last).status if records else None
+    meta = first.meta if first is not None and first.kind == "meta" else None
+    last = stored[-1] if stored else None
+    common: dict[str, Any] = {
+        "run": run,
+        "created": meta.created if meta is not None else None,
+        "updated": updated,
+        "model": meta.fingerprint.model if meta is not None else None,
+        "prompt": meta.prompt if meta is not None else None,
+        "last_seq": records[-1].seq if records else 0,
+        "records": len(records),
+        "rule": "file",
+        "meta_run_id": meta.run_id if meta is not None else None,
+        "last_kind": _kind_label(last.record) if last is not None else None,
+        "last_sha256": _sha256(last.raw) if last is not None else None,
+    }
+    if not complete:
+        problem = _first_problem(findings) or "the journal was refused: a line does not decode"
+        return RunSummary(status="invalid", problem=problem, findings=tuple(findings), **common)
+    result = fold(records, run=run, strict=False)
+    every = (*findings, *result.findings)
     return RunSummary(
-        run,
-        status,
-        facts.created,
-        facts.last_seq,
-        len(records),
-        result.model or facts.model,
-        last_type,
-        last_has_calls,
-        first_sha256=_sha256(first),
-        last_sha256=_sha256(last),
-        two_record_status=two_records,
-        problem=problem,
+        status=result.status,
+        after_terminal=_after_last_terminal(records),
+        problem=_first_problem(every) if result.status == "invalid" else None,
+        findings=tuple(every),
+        **common,
     )
 
 
-def status_from_last_record(last: RawRecord | None) -> ListingStatus:
-    """JetStream's rule: the status by the type of the last record alone."""
-    if last is None:
-        return "invalid"
-    validated = validate_record(last)
-    kind = last.type
-    if kind == "assistant":
-        return "completed"
-    if kind == "deferral":
-        return "suspended"
-    if kind == "error":
-        fatal = getattr(validated, "fatal", last.body.get("fatal"))
-        return "failed" if fatal is True else "open"
-    if kind == "cancel":
-        return "cancelled"
-    return "open"
-
-
-def _two_record_problem(first: RawRecord | None, last: RawRecord | None, meta: object) -> str | None:
-    if first is None:
-        return "journal.R.1 holds no readable record"
-    if not isinstance(meta, MetaRecord):
-        return "the first record is not a valid meta record"
-    if last is None:
-        return "the last record does not parse"
+def _after_last_terminal(records: Sequence[Record]) -> tuple[str, ...] | None:
+    for index in range(len(records) - 1, -1, -1):
+        if records[index].kind == "terminal":
+            return tuple(_kind_label(record) for record in records[index + 1 :])
     return None
 
 
-def summarize_two_records(run: str, first: RawRecord | None, last: RawRecord | None) -> RunSummary:
-    """The JetStream listing's row, from ``journal.R.1`` and the last message on ``journal.R.*``."""
-    meta = validate_record(first) if first is not None else None
-    model = meta.fingerprint.model if isinstance(meta, MetaRecord) else None
-    created = first.ts if first is not None else None
-    status = status_from_last_record(last) if isinstance(meta, MetaRecord) else "invalid"
-    last_type, last_has_calls = _last_type_and_calls(last)
-    last_seq = (last.seq or 0) if last is not None else 0
+def status_from_last_record(last: Record | None) -> str:
+    """The JetStream rule: the last record's terminal reason if it carries a terminal payload, else ``open``."""
+    if last is None or last.terminal is None:
+        return "open"
+    return last.terminal.reason
+
+
+def summarize_stream(
+    run: str,
+    meta: StoredLike | None,
+    last: StoredLike | None,
+    *,
+    problem: str | None = None,
+    findings: Sequence[Finding] = (),
+) -> RunSummary:
+    """The JetStream rule's row from the run's ``_meta`` message and its last message.
+
+    ``meta`` None (or ``problem`` set) means the meta message is missing or does not decode; ``last`` None
+    means the last message could not be read or decoded, which the runtime lists as ``open``."""
+    meta_payload = meta.record.meta if meta is not None else None
+    if meta_payload is None and problem is None:
+        problem = "the _meta subject holds no meta record"
+    if meta_payload is not None and meta_payload.version != FORMAT_VERSION:
+        problem = f"meta.version {meta_payload.version} is not {FORMAT_VERSION}: the runtime's listing skips the run"
+    updated = (last.time if last is not None else None) or (meta.time if meta is not None else None)
+    tail = last if last is not None else meta
+    last_seq = tail.record.seq if tail is not None else 0
     return RunSummary(
-        run,
-        status,
-        created,
-        last_seq,
-        None,
-        model,
-        last_type,
-        last_has_calls,
-        first_sha256=_sha256(first),
-        last_sha256=_sha256(last),
-        two_record_status=status,
-        problem=_two_record_problem(first, last, meta) if status == "invalid" else None,
+        run=run,
+        status="invalid" if problem is not None else status_from_last_record(last.record if last else None),
+        created=meta_payload.created if meta_payload is not None else None,
+        updated=updated,
+        model=meta_payload.fingerprint.model if meta_payload is not None else None,
+        prompt=meta_payload.prompt if meta_payload is not None else None,
+        last_seq=last_seq,
+        records=None,
+        rule="jetstream",
+        meta_run_id=meta_payload.run_id if meta_payload is not None else None,
+        last_kind=_kind_label(last.record) if last is not None else None,
+        last_sha256=_sha256(last.raw) if last is not None else None,
+        problem=problem,
+        findings=tuple(findings),
     )

@@ -1,6 +1,13 @@
-"""The bundled sample journals, written with the real writer (and, for the broken ones, as raw bytes).
+"""The bundled sample journals: fisk-ai runstate version 3, written by journaltools' own file writer.
 
-Timestamps are fixed, so regenerating gives the same bytes as ``data/samples/`` (a test checks it).
+Each sample tells one story a post-mortem must be able to read (``SAMPLE_STORIES``). A journal is written the
+way the runtime writes it: created with its meta record, one writer per process run (a resume reopens the
+journal under its flock and starts with a claim), ``<id>.json`` beside an empty ``<id>.lock``. The damaged
+samples (a torn tail, a resume glued onto torn bytes, a corrupt interior line, a noncanonical line) are
+what a crash, the Go backend or a hand edit leave behind, which journaltools' writer never produces: they
+are written by the writer first and then altered byte for byte, as ``tests/corpus/runstate/broken`` was.
+
+Times are fixed, so regenerating gives the same bytes as ``data/samples/`` (a test checks it).
 ``samples_dir()`` finds them for the demo and the notebooks: the checkout's ``data/samples`` when there is
 one, otherwise a directory it writes them into, so an installed package needs nothing from the repository.
 """
@@ -10,222 +17,526 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Final
 
 from journaltools._durable import fsync_directory
-from journaltools.backends.file import FileBackend
 from journaltools.backends.oserrors import mapped
+from journaltools.backends.registry import open_source
 from journaltools.errors import SourceError, StorageError
-from journaltools.ops.answer import answer_call
-from journaltools.ops.clock import format_ts
-from journaltools.ops.resume import claim_run
-from journaltools.protocol.fingerprint import system_sha256
-from journaltools.protocol.records import encode_record
+from journaltools.generate import (
+    SYSTEM_PROMPT,
+    TOOL_DEFINITIONS,
+    JournalBuilder,
+    calls_of,
+    claimant,
+    epoch_ns,
+    fingerprint_for,
+    provider,
+    text,
+    thinking,
+    tool_use,
+)
+from journaltools.protocol.encode import encode_record
+from journaltools.protocol.kinds import Fingerprint
+from journaltools.protocol.times import format_go_time
 
-SAMPLE_EPOCH = datetime(2026, 11, 29, 10, 0, 0, tzinfo=UTC)
-SAMPLE_SYSTEM_PROMPT = "You are a careful coding agent. Use tools to inspect before you change anything."
-SAMPLE_TOOLS = {
-    "read_file": system_sha256('{"name":"read_file","input_schema":{"path":"string"}}'),
-    "run_tests": system_sha256('{"name":"run_tests","input_schema":{"target":"string"}}'),
-    "deploy": system_sha256('{"name":"deploy","input_schema":{"env":"string"}}'),
-}
+SAMPLE_SYSTEM_PROMPT: Final = SYSTEM_PROMPT
+SAMPLE_TOOLS: Final = TOOL_DEFINITIONS
+JOURNAL_SUFFIX: Final = ".json"
+LOCK_SUFFIX: Final = ".lock"
+
+#: Every sample starts some minutes after this, its meta written in a +01:00 zone (Europe in winter).
+_EPOCH_NS: Final = epoch_ns(datetime(2026, 11, 29, 8, 0, 0, tzinfo=UTC))
+_ZONE_SECONDS: Final = 3600
+_NANOS: Final = 1_000_000_000
 
 
-def sample_fingerprint() -> dict[str, Any]:
-    return {
-        "model": "claude-sonnet-4-5",
-        "system_sha256": system_sha256(SAMPLE_SYSTEM_PROMPT),
-        "temperature": 0.2,
-        "max_tokens": 4096,
-        "tools": dict(SAMPLE_TOOLS),
-        "budget": {"max_turns": 20, "max_tokens": 200000},
-    }
+def sample_fingerprint(model: str = "claude-sonnet-4-6", *, thinking_mode: str = "off") -> Fingerprint:
+    """The fingerprint the samples carry: the real eight fields, hashes by the runtime's recipes."""
+    return fingerprint_for(model, thinking_mode=thinking_mode)
 
 
-class _Script:
-    """Builds one run's records with consecutive seqs and timestamps one second apart."""
+@dataclass
+class _Sample:
+    """One sample's journal and how it reached the disk."""
 
-    def __init__(self, run: str, start_minute: int) -> None:
-        self.run = run
-        self.seq = 0
-        self.clock = SAMPLE_EPOCH + timedelta(minutes=start_minute)
-        self.records: list[dict[str, Any]] = []
+    run: str
+    story: str
+    journal: JournalBuilder
+    clock_ns: int
+    #: Record counts after which a process ended: the next record is appended by a newly opened writer.
+    exits: list[int] = field(default_factory=list)
+    #: What happened to the bytes after the writers were done (a crash, a hand edit); None for none.
+    damage: Callable[[bytes], bytes] | None = None
 
-    def ts(self) -> str:
-        self.clock += timedelta(seconds=1, microseconds=250_000)
-        return format_ts(self.clock)
+    def tick(self, seconds: float) -> None:
+        # A sub-second remainder keeps the times realistic (Go writes every nanosecond it has).
+        self.clock_ns += int(seconds * _NANOS) + 137_204_911
 
-    def add(self, kind: str, **payload: Any) -> dict[str, Any]:
-        self.seq += 1
-        record = {"type": kind, "run": self.run, "seq": self.seq, "ts": self.ts(), **payload}
-        self.records.append(record)
-        return record
+    def now(self) -> str:
+        return format_go_time(self.clock_ns)
 
-    def meta(self, **labels: str) -> None:
-        self.add("meta", version=1, fingerprint=sample_fingerprint(), labels=labels or {"sample": self.run})
+    def exit(self) -> None:
+        """The process writing the journal stopped here (its writer is closed)."""
+        self.exits.append(len(self.journal.records))
 
-    def user(self, content: str | list[dict[str, Any]]) -> None:
-        self.add("user", content=content)
+    def resume(self, host: str = "ops-7", pid: int = 48213) -> None:
+        """A later process opens the journal and claims the run, as ``fisk-ai --resume`` does."""
+        self.exit()
+        self.tick(840)
+        self.journal.claim(claimant("fisk", host, pid), self.now())
 
-    def assistant(self, text: str | None, *calls: tuple[str, str, dict[str, Any]], tokens: int = 120) -> None:
-        content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
-        content += [{"type": "tool_use", "id": cid, "name": name, "input": args} for cid, name, args in calls]
-        self.add(
-            "assistant",
-            content=content,
-            stop_reason="tool_use" if calls else "end_turn",
-            usage={"input_tokens": tokens * 10, "output_tokens": tokens},
-            model="claude-sonnet-4-5",
+
+def _sample(
+    run: str, story: str, minute: int, prompt: str, *, fingerprint: Fingerprint | None = None, **meta: object
+) -> _Sample:
+    clock = _EPOCH_NS + minute * 60 * _NANOS + 512_331_907
+    journal = JournalBuilder(
+        run,
+        prompt=prompt,
+        created=format_go_time(clock, _ZONE_SECONDS),
+        fingerprint=fingerprint or sample_fingerprint(),
+        **meta,  # type: ignore[arg-type]
+    )
+    return _Sample(run, story, journal, clock)
+
+
+def _replace_line(number: int, replacement: Callable[[bytes], bytes]) -> Callable[[bytes], bytes]:
+    """Damage that rewrites line ``number`` (1-based) of the journal."""
+
+    def damage(data: bytes) -> bytes:
+        lines = data.split(b"\n")
+        lines[number - 1] = replacement(lines[number - 1])
+        return b"\n".join(lines)
+
+    return damage
+
+
+def _stories() -> Iterator[_Sample]:
+    s = _sample(
+        "completed-with-tools",
+        "a one-shot run with thinking on: parallel calls (3 then 2), a tool error, a remote result, cache and "
+        "thinking tokens, completed",
+        0,
+        "List the streams on the production cluster and tell me which ones have no consumers",
+        fingerprint=sample_fingerprint(thinking_mode="summarized"),
+    )
+    j = s.journal
+    first = j.assistant(
+        thinking("Streams without consumers: list streams, check the cluster first.", b"EqQBCkYIBxgCKkB1"),
+        text("I'll list the streams and check the cluster at the same time."),
+        tool_use("toolu_01A1streamls", "stream_ls", {"filter": ""}),
+        tool_use("toolu_01A2ping", "server_ping", {}),
+        tool_use("toolu_01A3incident", "remote_incident_agent", {"prompt": "any open incidents on prod-east?"}),
+        in_tokens=1210,
+        out_tokens=344,
+        cache_create_tokens=5400,
+        thinking_tokens=121,
+    )
+    ls, ping, incident = calls_of(first)
+    j.result(ls, "ORDERS\nEVENTS\nAUDIT\nKV_config")
+    j.result(ping, "nats: error: no servers responded within 2s", is_error=True)
+    j.result(incident, "No open incidents for prod-east.", remote=True)
+    second = j.assistant(
+        tool_use("toolu_01B1orders", "consumer_ls", {"stream": "ORDERS"}),
+        tool_use("toolu_01B2audit", "consumer_ls", {"stream": "AUDIT"}),
+        in_tokens=310,
+        out_tokens=120,
+        cache_read_tokens=5400,
+        thinking_tokens=40,
+    )
+    orders, audit = calls_of(second)
+    j.result(audit, "")
+    j.result(orders, "orders-processor\norders-audit")
+    j.assistant(
+        text("AUDIT has no consumers; ORDERS has two. The ping failed, so this is <b>partial</b> & unchecked."),
+        in_tokens=250,
+        out_tokens=410,
+        cache_read_tokens=5710,
+    )
+    j.terminal("completed")
+    yield s
+
+    s = _sample(
+        "interactive-follow-ups",
+        "a chat run (conversation token and caller): follow-ups, two user records in a row (the model call "
+        "between them failed) that the fold merges into one message, completed",
+        5,
+        "",
+        interactive=True,
+        conversation_token="ctk_live_9Xq2VbLm7Rt4",
+        caller="slack:U024BE7LH",
+    )
+    j = s.journal
+    j.assistant(text("I can inspect and operate your NATS streams. What do you need?"), in_tokens=300, out_tokens=25)
+    j.user("show me the ORDERS stream")
+    info = calls_of(j.assistant(tool_use("toolu_01C1info", "stream_info", {"stream": "ORDERS"})))[0]
+    j.result(info, '{"config":{"name":"ORDERS","subjects":["orders.>"]},"state":{"messages":18231}}')
+    j.assistant(text("ORDERS holds 18,231 messages on orders.>."), in_tokens=400, out_tokens=30)
+    j.user("and its consumers?")
+    j.user("hello? are you there")
+    consumers = calls_of(
+        j.assistant(text("Sorry, that call failed."), tool_use("toolu_01C2ls", "consumer_ls", {"stream": "ORDERS"}))
+    )[0]
+    j.result(consumers, "orders-processor\norders-audit")
+    j.assistant(text("Two consumers: orders-processor and orders-audit."), in_tokens=120, out_tokens=60)
+    j.terminal("completed")
+    yield s
+
+    s = _sample(
+        "deferred-waiting",
+        "a batch of 3 calls: 2 answered, 1 deferred with a note and a handle (a decision after it), suspended: "
+        "the turn is pending with one open deferral",
+        10,
+        "Raise the ORDERS replicas to 3 through a change request",
+    )
+    j = s.journal
+    batch = j.assistant(
+        tool_use("toolu_01D1info", "stream_info", {"stream": "ORDERS"}),
+        tool_use("toolu_01D2change", "change_request_open", {"summary": "Raise ORDERS replicas 1 -> 3"}),
+        tool_use("toolu_01D3peers", "server_run", {"command": "nats server report jetstream"}),
+        in_tokens=1500,
+        out_tokens=230,
+    )
+    info, change, peers = calls_of(batch)
+    j.result(info, '{"config":{"num_replicas":1}}')
+    j.deferred(change, note="waiting for change approval in ServiceNow", handle="CHG0041293")
+    j.result(peers, "3 servers, all current")
+    j.decision("server_run")
+    j.terminal("suspended")
+    yield s
+
+    s = _sample(
+        "deferred-answered",
+        "a deferred call answered later (a supplied tool_result after the suspended terminal), then resumed "
+        "with a claim to completion; memory_revisions after the terminal",
+        15,
+        "Open a change request to purge the DLQ stream, and tell me when it is done",
+    )
+    j = s.journal
+    batch = j.assistant(
+        tool_use("toolu_01E1info", "stream_info", {"stream": "DLQ"}),
+        tool_use("toolu_01E2change", "change_request_open", {"summary": "Purge DLQ"}),
+    )
+    info, change = calls_of(batch)
+    j.result(info, '{"state":{"messages":412}}')
+    j.deferred(change, note="waiting for change approval", handle="CHG0041377")
+    j.terminal("suspended")
+    s.exit()
+    s.tick(1800)
+    j.result(change, "CHG0041377 approved by j.smith; DLQ purged (412 messages)")  # supplied by an operator
+    s.resume()
+    j.assistant(text("CHG0041377 was approved and DLQ is empty now."), in_tokens=1800, out_tokens=90)
+    j.terminal("completed")
+    j.memory_revisions({"change/CHG0041377": 3, "streams/DLQ": 12})
+    yield s
+
+    s = _sample(
+        "approvals-decisions",
+        "standing approvals: decision records (optional:true, as the runtime writes them) after the results of "
+        "the calls that needed them, one inside a batch; completed",
+        20,
+        "Remove the TEST_* streams and restart the stuck server",
+    )
+    j = s.journal
+    rm = calls_of(j.assistant(tool_use("toolu_01F1rm", "stream_rm", {"stream": "TEST_1"})))[0]
+    j.result(rm, "removed TEST_1")
+    j.decision("stream_rm")
+    restart, rm2 = calls_of(
+        j.assistant(
+            tool_use("toolu_01F2run", "server_run", {"command": "systemctl restart nats"}),
+            tool_use("toolu_01F3rm", "stream_rm", {"stream": "TEST_2"}),
         )
-
-    def result(self, call: str, content: str, is_error: bool = False) -> None:
-        payload: dict[str, Any] = {"call": call, "content": content}
-        if is_error:
-            payload["is_error"] = True
-        self.add("tool_result", **payload)
-
-
-def _scripts() -> Iterator[_Script]:
-    s = _Script("completed-with-tools", 0)
-    s.meta()
-    s.user("The tests in billing/ fail since this morning. Find out why.")
-    s.assistant(
-        "Let me look at the failing test and the module.",
-        ("toolu_01", "run_tests", {"target": "billing/"}),
-        ("toolu_02", "read_file", {"path": "billing/invoice.py"}),
     )
-    s.result("toolu_01", "FAILED billing/test_invoice.py::test_rounding - assert 10.01 == 10.0")
-    s.result("toolu_02", "def total(lines):\n    return round(sum(l.amount for l in lines), 1)\n")
-    s.assistant("`total` rounds to one decimal; the test expects cents. Round to 2 places instead.")
+    j.result(restart, "restarted")
+    j.decision("server_run")
+    j.result(rm2, "removed TEST_2")
+    j.assistant(text("Removed TEST_1 and TEST_2 and restarted the server."))
+    j.terminal("completed")
     yield s
 
-    s = _Script("turn-in-flight", 5)
-    s.meta()
-    s.user("Deploy the fix to staging and run the smoke tests.")
-    s.assistant(
-        "Running the smoke tests first.",
-        ("toolu_11", "run_tests", {"target": "smoke/"}),
-        ("toolu_12", "read_file", {"path": "deploy/staging.yaml"}),
+    s = _sample(
+        "call-approval-waiting",
+        "a gated call the operator could not be asked about (suspended with the prompter's message), then an "
+        "allow-once call_approval appended while suspended: the call is pending and approved",
+        25,
+        "Purge the DLQ_2 stream",
+    )
+    j = s.journal
+    purge = calls_of(j.assistant(tool_use("toolu_01G1rm", "stream_rm", {"stream": "DLQ_2"})))[0]
+    j.terminal("suspended", "the operator did not answer the prompt")
+    s.exit()
+    s.tick(300)
+    j.call_approval(purge)
+    yield s
+
+    s = _sample(
+        "memory-after-terminal",
+        "a served conversation: two turns, each ending in a terminal followed by memory_revisions (newest "
+        "wins), a claim between them; the journal ends on memory_revisions",
+        30,
+        "Remember that the billing cluster is in us-east-2",
+        conversation_token="ctk_live_5QmZr8yX2b",
+        caller="a2a:billing-bot",
+    )
+    j = s.journal
+    write = calls_of(j.assistant(tool_use("toolu_01H1mem", "kv_get", {"key": "notes"}), cache_create_tokens=2000))[0]
+    j.result(write, "stored at revision 7")
+    j.assistant(text("Noted."), cache_read_tokens=2000)
+    j.terminal("completed")
+    j.memory_revisions({"notes": 7})
+    s.resume("fisk-1", 733)
+    j.user("also that the audit cluster moved to eu-west-1")
+    j.assistant(text("Noted as well."), cache_read_tokens=2000)
+    j.terminal("completed")
+    j.memory_revisions({"notes": 8, "clusters/audit": 1})
+    yield s
+
+    s = _sample(
+        "resumed-mid-batch",
+        "the process died after 1 of 3 parallel results; the resume's claim lands between the assistant turn "
+        "and its remaining results (inert in the fold), then completed",
+        35,
+        "Check the three consumers on ORDERS for redeliveries",
+    )
+    j = s.journal
+    c1, c2, c3 = calls_of(
+        j.assistant(
+            *(tool_use(f"toolu_01J{n}info", "consumer_info", {"consumer": f"c{n}"}) for n in (1, 2, 3)),
+            in_tokens=900,
+            out_tokens=150,
+        )
+    )
+    j.result(c1, '{"num_redelivered":0}')
+    s.resume("ops-9", 51022)
+    j.result(c2, '{"num_redelivered":12}')
+    j.result(c3, '{"num_redelivered":0}')
+    j.assistant(text("Only c2 has redeliveries (12)."))
+    j.terminal("completed")
+    yield s
+
+    s = _sample(
+        "next-turn-in-flight",
+        "a completed conversation resumed for its next turn: claim, user, an assistant turn with calls, one "
+        "result, no terminal. The file rule still says completed (stale terminal); JetStream's says open",
+        40,
+        "How many messages does EVENTS hold?",
+        conversation_token="ctk_live_Hh3kPq0Zs1",
+        caller="slack:U7QW3E2KM",
+    )
+    j = s.journal
+    j.assistant(text("EVENTS holds 2.1M messages."))
+    j.terminal("completed")
+    s.resume("fisk-0", 902)
+    j.user("and how far behind is its slowest consumer?")
+    _consumers, info = calls_of(
+        j.assistant(
+            tool_use("toolu_01K1ls", "consumer_ls", {"stream": "EVENTS"}),
+            tool_use("toolu_01K2info", "stream_info", {"stream": "EVENTS"}),
+        )
+    )
+    j.result(info, '{"state":{"messages":2100344}}')
+    yield s
+
+    s = _sample(
+        "terminal-suspended",
+        "a session rotated by a context reset: the old journal ends suspended, without a message, at a clean "
+        "boundary (nothing pending)",
+        45,
+        "Summarise today's incidents",
+    )
+    s.journal.assistant(text("Three incidents today; details follow in the new session."))
+    s.journal.terminal("suspended")
+    yield s
+
+    s = _sample(
+        "terminal-error",
+        "a tool error, then the model call failed: terminal error with the runner's message",
+        50,
+        "Why is the EVENTS stream lagging?",
+    )
+    j = s.journal
+    info = calls_of(j.assistant(tool_use("toolu_01L1info", "stream_info", {"stream": "EVENT"})))[0]
+    j.result(info, "nats: error: stream not found", is_error=True)
+    j.terminal("error", 'llm call: POST "https://api.anthropic.com/v1/messages": 529 Overloaded')
+    yield s
+
+    s = _sample(
+        "terminal-budget",
+        "the token budget was spent before the turn's tools ran: terminal budget with the runner's message, "
+        "the calls left pending",
+        55,
+        "Summarize every stream's configuration",
+        fingerprint=fingerprint_for("claude-sonnet-4-6", max_tokens=20000),
+    )
+    j = s.journal
+    big = calls_of(j.assistant(tool_use("toolu_01M1info", "stream_info", {"stream": "ORDERS"}), in_tokens=9000))[0]
+    j.result(big, "config line\n" * 40)
+    j.assistant(tool_use("toolu_01M2info", "stream_info", {"stream": "EVENTS"}), in_tokens=11000, out_tokens=400)
+    j.terminal("budget", "this conversation has processed 20520 of its 20000 token budget (llm.budget.max_tokens)")
+    yield s
+
+    s = _sample(
+        "terminal-max-iterations",
+        "the iteration cap (3) reached after three tool turns: terminal max_iterations; the last turn is "
+        "complete, so it is committed",
+        60,
+        "Find the consumer that is stuck",
+        fingerprint=fingerprint_for("claude-haiku-4-5"),
+    )
+    j = s.journal
+    for n in range(3):
+        call = calls_of(j.assistant(tool_use(f"toolu_01N{n}info", "consumer_info", {"consumer": f"c{n}"})))[0]
+        j.result(call, f'{{"name":"c{n}","num_pending":0}}')
+    j.terminal("max_iterations")
+    yield s
+
+    s = _sample(
+        "torn-tail",
+        "completed, then the process died while writing memory_revisions: the half-written last line is a "
+        "torn tail, dropped by the reader (a warning)",
+        65,
+        "Count the streams",
+    )
+    j = s.journal
+    j.assistant(text("There are 4 streams."))
+    j.terminal("completed")
+    torn = j.memory_revisions({"streams": 4})
+    j.records.pop()  # its bytes were never completed: only a prefix reached the disk
+    line = encode_record(torn)
+    s.damage = lambda data, line=line: data + line[: len(line) // 2]
+    yield s
+
+    s = _sample(
+        "resumed-after-torn-tail",
+        "a crash mid-write left a torn tool_result; the Go backend's resume appended its claim straight after the "
+        "torn bytes (no newline, no truncation), so they became an interior line: the journal is refused",
+        70,
+        "Check the ORDERS stream",
+    )
+    j = s.journal
+    first_call, second_call = calls_of(
+        j.assistant(
+            tool_use("toolu_01P1info", "stream_info", {"stream": "ORDERS"}),
+            tool_use("toolu_01P2ls", "consumer_ls", {"stream": "ORDERS"}),
+        )
+    )
+    j.result(first_call, '{"state":{"messages":18231}}')
+    lost = j.result(second_call, "orders-processor\norders-audit")
+    j.records.pop()  # torn: a prefix of it is on disk, glued to the claim
+    torn_at = len(j.records)
+    s.resume("ops-7", 48999)
+    j.result(second_call, "orders-processor\norders-audit")
+    j.assistant(text("ORDERS has 18,231 messages and two consumers."))
+    j.terminal("completed")
+    torn_line = encode_record(lost)[:60]
+    s.damage = _insert_before_line(torn_at + 1, torn_line)
+    yield s
+
+    s = _sample(
+        "corrupt-interior",
+        "line 3 was overwritten with bytes that are not JSON: interior corruption, the journal is refused",
+        75,
+        "List the open incidents",
+    )
+    j = s.journal
+    call = calls_of(j.assistant(tool_use("toolu_01Q1inc", "remote_incident_agent", {"prompt": "open incidents?"})))[0]
+    j.result(call, "two open", remote=True)
+    j.assistant(text("Two incidents are open."))
+    j.terminal("completed")
+    s.damage = _replace_line(3, lambda line: b'{"seq":3,"protocol":"io.choria.fisk-ai.v1.session.tool_res\x00#garbage')
+    yield s
+
+    s = _sample(
+        "version-mismatch",
+        "meta version 2 (a journal from an older runtime): the fold refuses it (unsupported snapshot version)",
+        80,
+        "Hello from an older runtime",
+        version=2,
+    )
+    s.journal.assistant(text("Hello."))
+    s.journal.terminal("completed")
+    yield s
+
+    s = _sample(
+        "unknown-optional-record",
+        "a record of a protocol this runtime does not know, flagged optional:true: the fold skips it; completed",
+        85,
+        "What does <script>alert('xss')</script> do in a tool result?",
+    )
+    j = s.journal
+    call = calls_of(j.assistant(tool_use("toolu_01R1get", "kv_get", {"key": "<script>"})))[0]
+    j.result(call, "<script>alert('xss')</script>")
+    j.unknown("from_the_future", optional=True)
+    j.assistant(text("It is only text here; journal content is shown escaped."))
+    j.terminal("completed")
+    yield s
+
+    s = _sample(
+        "noncanonical-line",
+        "a hand-edited line with case-variant keys (SEQ, Protocol): the Go decoder reads it, journaltools warns "
+        "that it is not the bytes the runtime writes; completed",
+        90,
+        "Ping the cluster",
+    )
+    j = s.journal
+    ping = calls_of(j.assistant(tool_use("toolu_01S1ping", "server_ping", {})))[0]
+    j.result(ping, "3 servers answered")
+    j.assistant(
+        text("All three servers answered."),
+        provider("server_tool_use", {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search"}),
+    )
+    j.terminal("completed")
+    s.damage = _replace_line(
+        3, lambda line: line.replace(b'{"seq":', b'{"SEQ":', 1).replace(b'"protocol":', b'"Protocol":', 1)
     )
     yield s
 
-    s = _Script("suspended-approval", 10)
-    s.meta()
-    s.user("Ship release 2.4 to production.")
-    s.assistant("Deploying needs an operator's approval.", ("toolu_21", "deploy", {"env": "production"}))
-    s.add("deferral", call="toolu_21", reason="approval")
-    yield s
 
-    s = _Script("approved-deferral", 15)
-    s.meta()
-    s.user("Ship release 2.4 to staging.")
-    s.assistant("Deploying to staging needs approval.", ("toolu_31", "deploy", {"env": "staging"}))
-    s.add("deferral", call="toolu_31", reason="approval")
-    s.add("approval", call="toolu_31", decision="approve", by="oncall@example.com", note="staging is fine")
-    yield s
+def _insert_before_line(number: int, torn: bytes) -> Callable[[bytes], bytes]:
+    """Damage as the Go backend leaves it: ``torn`` bytes without a newline right before line ``number``,
+    so that line (the first record the resume appended) is glued onto them."""
 
-    s = _Script("answered-deferral", 20)
-    s.meta()
-    s.user("Ask the build farm for the nightly artifact checksum.")
-    s.assistant("The build farm answers out of band.", ("toolu_41", "read_file", {"path": "farm://nightly.sha256"}))
-    s.add("deferral", call="toolu_41", reason="external")
-    yield s  # answered below with answer_call, as an operator would
+    def damage(data: bytes) -> bytes:
+        lines = data.split(b"\n")
+        lines[number - 1] = torn + lines[number - 1]
+        return b"\n".join(lines)
 
-    s = _Script("resumed-after-crash", 25)
-    s.meta()
-    s.user("Read the config and summarise the feature flags.")
-    s.assistant("Reading the config.", ("toolu_51", "read_file", {"path": "config/flags.toml"}))
-    yield s  # a worker crashed here; the resume below claims the run and finishes the turn
-
-    s = _Script("consecutive-users", 30)
-    s.meta()
-    s.user("Summarise yesterday's incident.")
-    s.user([{"type": "text", "text": "Also: keep it under five lines."}])
-    s.assistant("Yesterday's incident: a bad cache key caused stale invoices for 40 minutes; reverted at 14:10.")
-    yield s
-
-    s = _Script("failed-provider", 35)
-    s.meta()
-    s.user("Run the whole test suite.")
-    s.assistant("Running it.", ("toolu_61", "run_tests", {"target": "all"}))
-    s.result("toolu_61", "error: test runner killed (out of memory)", is_error=True)
-    s.add("error", where="provider", message="overloaded: 3 retries exhausted", fatal=True)
-    yield s
-
-    s = _Script("cancelled-by-user", 40)
-    s.meta()
-    s.user("Rewrite the billing module in Rust.")
-    s.add("note", text="operator looked at this run", tags=["triage"], optional=True)
-    s.add("cancel", by="alice@example.com", reason="wrong repository")
-    yield s
-
-    s = _Script("optional-unknown-record", 45)
-    s.meta()
-    s.user("What does <script>alert('xss')</script> do in a tool result?")
-    s.add("checkpoint", optional=True, snapshot="s3://bucket/snap-1")
-    s.add("note", text="reviewed", optional=True)
-    s.assistant("It is only text here; journal content is shown escaped.")
-    yield s
+    return damage
 
 
-def _post_write(backend: FileBackend, run: str, script: _Script) -> None:
-    """What an operator or a resuming worker adds to a run after the runner stopped."""
-    if run == "answered-deferral":
-        answer_call(backend, run, "toolu_41", "sha256:9f2c...e1 nightly-2026-11-28.tar.gz", ts=script.ts())
-    elif run == "resumed-after-crash":
-        resumed = claim_run(backend, run, "worker-b", ts=script.ts(), host="build-7", pid=4242)
-        with resumed.writer as writer:
-            seq = writer.last_seq
-            for record in (
-                {"type": "tool_result", "call": "toolu_51", "content": "[flags]\nnew_checkout = true\nbeta = false\n"},
-                {
-                    "type": "assistant",
-                    "content": [{"type": "text", "text": "Two flags: new_checkout is on, beta is off."}],
-                    "stop_reason": "end_turn",
-                    "usage": {"input_tokens": 900, "output_tokens": 40},
-                },
-            ):
-                seq += 1
-                writer.append({"type": record.pop("type"), "run": run, "seq": seq, "ts": script.ts(), **record})
+#: run id -> the story it tells (what the demo and the docs say about each sample).
+SAMPLE_STORIES: Final = {sample.run: sample.story for sample in _stories()}
 
 
-def _broken_journals() -> dict[str, bytes]:
-    """Journals the writer refuses to produce, so they are written as raw bytes."""
-    out: dict[str, bytes] = {}
-
-    torn = _Script("torn-tail", 50)
-    torn.meta()
-    torn.user("Count the TODOs in src/.")
-    torn.assistant("There are 14 TODOs.")
-    body = b"".join(encode_record(r) + b"\n" for r in torn.records)
-    out["torn-tail"] = body + b'{"type":"note","run":"torn-tail","seq":4,"ts":"2026-11-29T10:5'
-
-    corrupt = _Script("corrupt-interior", 55)
-    corrupt.meta()
-    corrupt.user("List the open incidents.")
-    corrupt.assistant("Two are open.")
-    lines = [encode_record(r) for r in corrupt.records]
-    lines.insert(2, b'{"type":"assistant","run":"corrupt-interior","seq":3,"content":[{"type":"te\x00xt"')
-    out["corrupt-interior"] = b"\n".join(lines) + b"\n"
-
-    version = _Script("version-mismatch", 60)
-    version.add("meta", version=2, fingerprint=sample_fingerprint())
-    version.user("Hello from a newer runtime.")
-    out["version-mismatch"] = b"".join(encode_record(r) + b"\n" for r in version.records)
-
-    schema = _Script("schema-violation", 65)
-    schema.meta()
-    schema.user("Tell me a joke.")
-    schema.add("assistant", content=[{"type": "text", "text": "Why did the journal..."}], stop_reason="end_turn")
-    out["schema-violation"] = b"".join(encode_record(r) + b"\n" for r in schema.records)
-    return out
+def _write_into(root: Path) -> list[str]:
+    with open_source(root, create=True) as backend:
+        for sample in _stories():
+            records = sample.journal.records
+            bounds = [*sample.exits, len(records)]
+            start = 1
+            writer = backend.create_journal(sample.run, sample.journal.meta)
+            for number, end in enumerate(bounds):
+                if number:
+                    writer = backend.open_writer(sample.run)
+                with writer:
+                    for record in records[start:end]:
+                        writer.append(record)
+                start = end
+            if sample.damage is not None:
+                path = root / f"{sample.run}{JOURNAL_SUFFIX}"
+                with mapped(path, "write the sample journals"):
+                    path.write_bytes(sample.damage(path.read_bytes()))
+    return sorted(SAMPLE_STORIES)
 
 
 def write_samples(directory: str | Path) -> list[str]:
-    """Write every sample journal into ``directory`` (which must not hold them yet); returns the run ids.
+    """Write every sample journal (``<id>.json`` and its empty ``<id>.lock``) into ``directory``, which must not
+    hold them yet; returns the run ids.
 
     All or nothing: the journals are written into a scratch directory inside ``directory`` and moved into
     place only once every one of them is complete, so a full disk or a refused write leaves ``directory`` as
@@ -234,7 +545,7 @@ def write_samples(directory: str | Path) -> list[str]:
     root = Path(directory)
     created = not root.exists()
     with mapped(root, "create the samples directory"):
-        root.mkdir(parents=True, exist_ok=True)
+        root.mkdir(mode=0o700, parents=True, exist_ok=True)
     try:
         with mapped(root, "write the sample journals"):
             scratch = Path(tempfile.mkdtemp(prefix=".samples-", dir=root))
@@ -242,7 +553,7 @@ def write_samples(directory: str | Path) -> list[str]:
         if created:
             shutil.rmtree(root, ignore_errors=True)
         raise
-    moved: list[str] = []
+    moved: list[Path] = []
     try:
         try:
             runs = _write_into(scratch)
@@ -251,12 +562,14 @@ def write_samples(directory: str | Path) -> list[str]:
             raise StorageError(where, exc.doing, exc.why, exc.hint, exc.errno) from None
         with mapped(root, "move the sample journals into place"):
             for run in runs:
-                (scratch / f"{run}.jsonl").rename(root / f"{run}.jsonl")
-                moved.append(run)
+                for suffix in (JOURNAL_SUFFIX, LOCK_SUFFIX):
+                    target = root / f"{run}{suffix}"
+                    (scratch / f"{run}{suffix}").rename(target)
+                    moved.append(target)
             fsync_directory(root)
     except BaseException:
-        for run in moved:
-            (root / f"{run}.jsonl").unlink(missing_ok=True)
+        for path in moved:
+            path.unlink(missing_ok=True)
         if created:
             shutil.rmtree(root, ignore_errors=True)
         raise
@@ -265,27 +578,11 @@ def write_samples(directory: str | Path) -> list[str]:
     return runs
 
 
-def _write_into(root: Path) -> list[str]:
-    backend = FileBackend(root)
-    runs = []
-    for script in _scripts():
-        with backend.open_writer(script.run) as writer:
-            for record in script.records:
-                writer.append(record)
-        _post_write(backend, script.run, script)
-        runs.append(script.run)
-    with mapped(root, "write the sample journals"):
-        for run, data in _broken_journals().items():
-            (root / f"{run}.jsonl").write_bytes(data)
-            runs.append(run)
-    return sorted(runs)
-
-
 #: Where ``samples_dir`` writes the samples when no checkout holds them (relative to the working directory).
 DEFAULT_SAMPLES_FALLBACK = Path("journaltools-samples")
 
 #: One journal every sample set has, to recognise a directory of samples.
-_MARKER = "completed-with-tools.jsonl"
+_MARKER = f"completed-with-tools{JOURNAL_SUFFIX}"
 
 
 def _holds_samples(directory: Path) -> bool:
@@ -325,3 +622,13 @@ def samples_dir(fallback: str | os.PathLike[str] | None = None, start: str | os.
         target.rmdir()
     partial.rename(target)
     return target
+
+
+__all__ = [
+    "SAMPLE_STORIES",
+    "SAMPLE_SYSTEM_PROMPT",
+    "SAMPLE_TOOLS",
+    "sample_fingerprint",
+    "samples_dir",
+    "write_samples",
+]

@@ -29,7 +29,11 @@ TABLES = """from journaltools.tables import load
 
 # Arrow tables of every run (lenient: the samples hold broken journals on purpose; they land in findings).
 tables = load(SAMPLES, strict=False, progress=False)
+runs = tables.runs.to_pandas()
 tables.findings.to_pandas()[['run', 'code', 'severity']]"""
+
+# The cells pick runs by what they show (a status, a resume, an open deferral), not by file name, so they tell
+# the same story whatever the samples are called.
 
 
 def notebook(cells: list[tuple[str, str]]) -> nbformat.NotebookNode:
@@ -43,10 +47,11 @@ def notebook(cells: list[tuple[str, str]]) -> nbformat.NotebookNode:
 EXPLORE = [
     (
         "md",
-        "# 01 — Explore runs\n\nLoad the sample journals and browse the runs. **Click a row** to open its "
-        "conversation below the table, **click a column header** to sort (again to reverse), type in the filter "
-        "box or pick statuses to narrow the list. *why it stopped* says how each run ended: the fatal error, "
-        "the cancel, the first broken record, or what the run is waiting for.",
+        "# 01 — Explore runs\n\nLoad the sample journals (fisk-ai runstate version 3) and browse the runs. "
+        "**Click a row** to open its conversation below the table, **click a column header** to sort (again to "
+        "reverse), type in the filter box or pick statuses to narrow the list. *why it stopped* says how each run "
+        "ended: the terminal's message, the deferred calls it waits on, the calls of a turn in flight, or the "
+        "first error of a journal the runtime would refuse (`invalid`).",
     ),
     ("code", FIND_SAMPLES),
     (
@@ -60,103 +65,93 @@ EXPLORE = [
     (
         "code",
         "for row in model.with_filter(statuses={'open', 'suspended'}).sorted_by('pending_calls', True).visible():\n"
-        "    print(f'{row.run:24} {row.status:10} pending={row.pending_calls} {row.reason}')\n"
-        "assert len(model.rows) == 14",
+        "    print(f'{row.run:32} {row.status:10} pending={row.pending_calls} {row.reason[:80]}')\n"
+        "print(model.status_counts())\n"
+        "assert {'completed', 'suspended', 'invalid'} <= set(model.status_choices)",
     ),
     (
         "md",
-        "Opening a run from code does what a click does. The banner at the top says why it ended; the record "
-        "that ended it sits at the end of the conversation, where it is in the journal.",
-    ),
-    ("code", "browser.select('failed-provider')\nbrowser.detail.children[1]"),
-    (
-        "md",
-        "A run resumed after a crash: the claim shows as a marker on the timeline in the header; the claim landed "
-        "between a turn and the result answering it and changed nothing in the conversation. Messages are "
-        "rendered as Markdown (`code` stays monospace); tool calls sit next to their results.",
+        "Opening a run from code does what a click does. The banner at the top says why it stopped: here a run "
+        "that did not complete (its terminal's reason and message, and the last stop reason).",
     ),
     (
         "code",
-        "resumed = ConversationView.from_fold(loader('resumed-after-crash'))\n"
-        "assert [m.seq for m in resumed.model.markers] == [4]\nresumed",
+        "ended = next(row.run for row in model.rows if row.status in ('error', 'budget', 'max_iterations'))\n"
+        "browser.select(ended)\nbrowser.detail.children[1]",
     ),
     (
         "md",
-        "Journal content is untrusted: this user message contains a `<script>` tag. It is shown as text and "
-        "never runs; Markdown is rendered without raw HTML, and only http(s) and mailto links become links.",
+        "A journal spans several process runs: each resume writes a claim. The header shows one chip per process "
+        "run (who claimed it, how it ended: a terminal reason, `crashed`, or `running`). Thinking blocks are "
+        "collapsed (their signatures are never shown), tool calls sit next to their results, provider blocks show "
+        "their kind and raw JSON.",
     ),
-    ("code", "ConversationView.from_fold(loader('optional-unknown-record'))"),
+    (
+        "code",
+        "resumed_run = max(model.rows, key=lambda row: row.segments or 0).run\n"
+        "resumed = ConversationView.from_fold(loader(resumed_run))\n"
+        "print([(s.index, s.claimed_by, s.ending) for s in resumed.model.segments])\n"
+        "assert len(resumed.model.segments) > 1\nresumed",
+    ),
+    (
+        "md",
+        "Journal content is untrusted: message text, a deferral's note and handle, `claim.by`, `meta.caller` and "
+        "`meta.prompt` are shown as text and never run; Markdown is rendered without raw HTML, and only http(s) "
+        "and mailto links become links. The conversation token is a credential: only a 12-hex digest of it is shown.",
+    ),
 ]
 
 POST_MORTEM = [
     (
         "md",
-        "# 02 — Post-mortem: a failed run and a stuck run\n\nStart with *why*: the `runs` table says how every "
-        "run ended. Then step through a run's records with **TimeTravel** (the fold of every prefix) and confirm "
-        "with the `tool_calls` table.",
+        "# 02 — Post-mortem: a run that ended badly and a run that waits\n\nStart with *why*: the `runs` table says "
+        "how every run ended. Then step through a run's records with **TimeTravel** (the fold of every prefix).",
     ),
     ("code", FIND_SAMPLES),
     ("code", TABLES),
     (
         "code",
-        "runs = tables.runs.to_pandas()\n"
-        "runs[['run', 'status', 'end_reason', 'stop_reason', 'waiting_for']].sort_values('run')",
+        "runs[['run', 'status', 'terminal_reason', 'terminal_message', 'last_stop_reason', 'pending_calls',\n"
+        "      'open_deferrals', 'stale_terminal', 'segments']].sort_values('run')",
     ),
-    ("md", "## The failed run\n\n`failed-provider` is `failed`. Why, and when did it go wrong?"),
+    ("md", "## The run that ended in error\n\nWhich record ended it, and what did the run look like just before?"),
     (
         "code",
-        "failed_row = runs.set_index('run').loc['failed-provider']\n"
-        "print(failed_row['status'], '—', failed_row['end_reason'])\n"
-        "assert failed_row['end_reason'] == 'provider error: overloaded: 3 retries exhausted'\n\n"
         "from journaltools.widgets import ConversationView, TimeTravel, load_source\n\n"
+        "failed_run = runs[runs['status'] == 'error'].iloc[0]\n"
+        "print(failed_run['run'], '—', failed_run['terminal_message'])\n"
         "_, loader = load_source(SAMPLES)\n"
-        "ConversationView.from_fold(loader('failed-provider'))  # the banner says why; the error record ends it",
+        "ConversationView.from_fold(loader(failed_run['run']))  # the banner says why",
     ),
     (
         "code",
-        "failed = TimeTravel.from_source(SAMPLES, 'failed-provider')\n"
-        "failed.model.status_changes()  # (seq, before, after)",
+        "failed = TimeTravel.from_source(SAMPLES, failed_run['run'])\n"
+        "changes = failed.model.status_changes()  # (seq, before, after)\nprint(changes)\n"
+        "assert any(after == 'error' for _, _, after in changes)",
     ),
     (
         "code",
-        "# One record before the failure: the test run came back as an error (out of memory).\n"
-        "failed.show(failed.model.index_of_seq(4))\n"
-        "before = failed.model.snapshot(failed.model.index_of_seq(4))\n"
-        "print(before.status, before.counters['tool_errors'], before.last_messages[-1][1])\nfailed",
+        "seq = next(seq for seq, _, after in changes if after == 'error')\n"
+        "index = failed.model.index_of_seq(seq)\n"
+        "before, after = failed.model.snapshot(index - 1), failed.model.snapshot(index)\n"
+        "print(before.status, '→', after.status, '—', after.banner.text)\n"
+        "failed.show(index)\nfailed",
     ),
+    ("md", "## The run that waits\n\nA suspended run with an open deferral: what is it waiting for, and on whom?"),
     (
         "code",
-        "after = failed.model.snapshot(failed.model.index_of_seq(5))\nprint(after.status, '—', after.banner.text)\n"
-        "assert (before.status, after.status) == ('open', 'failed')",
-    ),
-    (
-        "code",
-        "calls = tables.tool_calls.to_pandas()\n"
-        "calls[calls['is_error'] == True][['run', 'call_id', 'name', 'call_seq', 'result_seq']]",
+        "waiting_run = runs[runs['open_deferrals'] > 0].iloc[0]['run']\n"
+        "result = loader(waiting_run)\n"
+        "for call in result.pending_calls:\n"
+        "    print(call.name, call.id, 'deferred' if call.deferred else 'not deferred',\n"
+        "          call.deferred.note if call.deferred else '', call.deferred.handle if call.deferred else '')\n"
+        "assert result.waiting_for == 'answer'\n"
+        "ConversationView.from_fold(result)",
     ),
     (
         "md",
-        "So: the tool run failed (out of memory), then the provider call for the next turn was overloaded and "
-        "retries ran out — a fatal `error` record ends the run. Resuming would retry the model call.",
-    ),
-    ("md", "## The stuck run\n\n`suspended-approval` has not moved. What is it waiting for?"),
-    (
-        "code",
-        "stuck = TimeTravel.from_source(SAMPLES, 'suspended-approval')\n"
-        "print(stuck.model.status_changes())\n"
-        "last = stuck.model.snapshot(len(stuck.model) - 1)\n"
-        "print(last.status, last.waiting_for, last.pending)\n"
-        "assert last.waiting_for == 'answer' and last.pending[0]['deferred'] == 'approval'\nstuck",
-    ),
-    (
-        "code",
-        "pending = calls[calls['result_seq'].isna()]\npending[['run', 'call_id', 'name', 'deferred', 'approval']]",
-    ),
-    (
-        "md",
-        "`suspended-approval` waits for an operator to approve the `deploy` call (deferred for approval at seq 4, no "
-        "decision yet). `turn-in-flight` is different: its calls are not deferred, the runner simply has not written "
-        "their results — it waits for tools.",
+        "The turn in flight is shown last, each call with its state: answered, deferred (with the tool's note and "
+        "handle), approved once, or waiting. `journaltools answer` supplies the deferred result the runtime's way.",
     ),
 ]
 
@@ -164,7 +159,7 @@ COMPARE = [
     (
         "md",
         "# 03 — Compare the file and JetStream listings\n\nStart an embedded JetStream server (source "
-        "`embedded`), migrate the samples into it, and compare both listings run by run.",
+        "`embedded`), migrate the samples into it (bytes unchanged), and compare both listings run by run.",
     ),
     ("code", FIND_SAMPLES),
     (
@@ -182,19 +177,19 @@ COMPARE = [
     ),
     (
         "md",
-        "`turn-in-flight` is flagged **documented**: the file listing folds the run and sees unanswered tool calls "
-        "(`open`); JetStream's two-record summary sees an assistant record last (`completed`). `schema-violation` "
-        "and `version-mismatch` are flagged **summary rule** (expected, shown in blue): migrate copies every journal whose lines parse, as it "
-        "is; the file listing validates and calls them invalid, the two-record summary does not validate. Only "
-        "`corrupt-interior` is missing on the JetStream side: migrate refuses a journal whose lines do not all parse. "
-        "A **discrepancy** (the records differ) would be an error; there is none here.",
+        "The file rule folds every journal and names the last terminal's reason; the JetStream rule reads two "
+        "records (`_meta` and the last message) and says `open` unless the last one is a terminal. **documented** "
+        "(amber): a new turn follows the last terminal, the conversation's next turn is in flight. **summary rule** "
+        "(blue): only records that start no turn follow the last terminal (memory revisions, a claim, a decision), "
+        "or the file rule refuses a journal the two-record rule still reads. A **discrepancy** (the records "
+        "differ) would be an error; there is none here.",
     ),
     (
         "code",
-        "row = comparison.row('turn-in-flight')\nprint(row.flag, '-', row.explanation)\n"
-        "assert row.verdict == 'documented'\n"
-        "assert comparison.row('schema-violation').verdict == 'summary_rule'\n"
-        "assert all(r.verdict in ('agree', 'documented', 'summary_rule', 'missing_b') for r in comparison.rows)",
+        "for row in comparison.rows:\n"
+        "    if row.verdict != 'agree':\n"
+        "        print(f'{row.flag:16} {row.run:32} {row.explanation[:90]}')\n"
+        "assert not [row for row in comparison.rows if row.verdict == 'discrepancy']",
     ),
     ("code", "jetstream.close()\nfiles.close()"),
 ]
@@ -202,7 +197,7 @@ COMPARE = [
 AUDIT = [
     (
         "md",
-        "# 04 — Batch audit\n\nAudit every journal, write the findings as Parquet, query them (with DuckDB when "
+        "# 04 — Batch audit\n\nAudit every journal, write the tables as Parquet, query them (with DuckDB when "
         "installed), and open the affected runs from the summary.",
     ),
     ("code", FIND_SAMPLES),
@@ -211,7 +206,7 @@ AUDIT = [
         "import tempfile\n\nfrom journaltools.audit import audit_sources\nfrom journaltools.widgets import AuditSummary, "
         "AuditSummaryModel, load_source\n\nout = Path(tempfile.mkdtemp(prefix='journaltools-audit-'))\n"
         "# One call: every record checked, every run folded, the tables streamed to Parquet batch by batch.\n"
-        "result = audit_sources([SAMPLES], parquet=out, include_records=True, quiet=True)\n"
+        "result = audit_sources([SAMPLES], parquet=out, records=True, progress=False)\n"
         "print(result.runs, 'runs,', result.records, 'records,', len(result.findings), 'findings;',\n"
         "      'worst:', result.worst())\nsorted(p.name for p in out.iterdir())",
     ),
@@ -219,11 +214,15 @@ AUDIT = [
         "code",
         "_, loader = load_source(SAMPLES)\nsummary = AuditSummary(AuditSummaryModel(result.findings), loader)\nsummary",
     ),
-    ("code", "summary.open_run('torn-tail')  # what the button under the chart does\nsummary.detail"),
+    (
+        "code",
+        "summary.open_run(summary.model.affected_runs()[0])  # what a button under the chart does\nsummary.detail",
+    ),
     (
         "md",
-        "## Query the Parquet audit\n\nThe files carry the columns of INTERFACES.md with real types (timestamps in UTC, "
-        "nullable integers); any Arrow tool reads them. Here DuckDB, then pandas with Arrow-backed dtypes.",
+        "## Query the Parquet audit\n\nThe files carry the columns of INTERFACES.md with real types (timestamps in "
+        "UTC, nullable integers); any Arrow tool reads them. Here DuckDB, then pandas with Arrow-backed dtypes. The "
+        "conversation token never appears in them: `runs.conversation` is a 12-hex digest.",
     ),
     (
         "code",
@@ -232,15 +231,15 @@ AUDIT = [
     ),
     (
         "code",
-        'duckdb.sql(f"""\n    SELECT r.run, r.status, r.turns, r.tool_calls, count(t.call_id) FILTER (WHERE t.is_error) AS '
+        'duckdb.sql(f"""\n    SELECT r.run, r.status, r.llm_calls, r.tool_calls, count(t.call_id) FILTER (WHERE t.is_error) AS '
         "failed_calls\n    FROM '{out / 'runs.parquet'}' r LEFT JOIN '{out / 'tool_calls.parquet'}' t USING (run)\n"
         '    GROUP BY ALL ORDER BY r.run\n""").df()',
     ),
     (
         "code",
         "import pandas as pd\n\nruns = pd.read_parquet(out / 'runs.parquet')\nprint(runs.dtypes[['created', 'last_seq', "
-        "'turns']])\nerrors = pd.read_parquet(out / 'findings.parquet').query(\"severity == 'error'\")\n"
-        "assert set(errors['run']) >= {'corrupt-interior', 'schema-violation', 'version-mismatch'}\nerrors",
+        "'llm_calls']])\nerrors = pd.read_parquet(out / 'findings.parquet').query(\"severity == 'error'\")\n"
+        "assert set(errors['run'].dropna()) <= set(runs[runs['status'] == 'invalid']['run'])\nerrors",
     ),
 ]
 

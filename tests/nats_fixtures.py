@@ -96,7 +96,7 @@ def nats_admin(nats_server: EmbeddedServer) -> Iterator[NatsAdmin]:
 def jetstream_url(nats_server: EmbeddedServer, nats_admin: NatsAdmin) -> Iterator[str]:
     """The URL of a stream no other test uses (created on first open, deleted afterwards)."""
     stream, prefix = unique_stream()
-    yield nats_server.source_url(stream, prefix=prefix)
+    yield nats_server.source_url(stream, prefix=prefix) + "&create=1"
     nats_admin.delete_stream(stream)
 
 

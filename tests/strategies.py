@@ -1,70 +1,135 @@
-"""Hypothesis strategies: valid runs generated as a sequence of protocol-respecting steps."""
+"""Hypothesis strategies for real-format (runstate version 3) journals.
+
+``valid_runs()`` draws whole runs from the same run model the corpus generator uses
+(``journaltools.generate.build_run``), answering its choices from ``draw``: process lifetimes with claims,
+parallel calls answered in any order, tool errors, remote results, deferrals answered later, decisions,
+allow-once approvals, crashes mid-batch, every terminal reason and memory revisions after a terminal. Every
+run folds strictly without an error finding, and shrinks towards a short, plain run.
+
+``damaged_journals()`` draws a valid run's bytes and breaks them the ways journals break: a torn tail, a
+resume glued onto a torn tail, a corrupt interior line, a noncanonical line, blank lines, CRLF endings.
+``record_lines()`` draws single lines, canonical or not, for the fast path vs the exact reader.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Literal
 
 from hypothesis import strategies as st
 
-from tests.builders import JournalBuilder
+from journaltools.generate import JournalBuilder, build_run
+from journaltools.protocol.encode import encode_record
+from journaltools.protocol.kinds import Claim, Terminal, make_record
+from tests.builders import CLAIMANT, CLAIMED, case_variant_keys, corrupt_line, resumed_after_torn_tail, torn_tail
 
-texts = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
-#: User content and text blocks must not be empty (the Messages API refuses them); tool results may be.
-prose = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=40)
+#: Lone surrogates cannot be encoded to UTF-8 (the runtime's strings are UTF-8), so no text holds one.
+_NO_SURROGATES: tuple[Literal["Cs"]] = ("Cs",)
+texts = st.text(st.characters(codec="utf-8", exclude_categories=_NO_SURROGATES), max_size=40)
+#: Text blocks the runtime writes are never empty.
+prose = st.text(st.characters(codec="utf-8", exclude_categories=_NO_SURROGATES), min_size=1, max_size=40)
+
+
+class DrawnChoices:
+    """``generate.Choices`` answered by hypothesis, so a failing run shrinks: towards small integers, False,
+    and short texts."""
+
+    def __init__(self, draw: st.DrawFn) -> None:
+        self.draw = draw
+
+    def integer(self, low: int, high: int) -> int:
+        return self.draw(st.integers(low, high))
+
+    def chance(self, probability: float) -> bool:
+        # A draw of 0 (where shrinking goes) is False; the upper part of the range has the asked weight.
+        return self.draw(st.integers(0, 999)) >= 1000 - int(probability * 1000)
+
+    def words(self, median: int, cap: int) -> str:
+        return self.draw(
+            st.text(st.characters(codec="utf-8", exclude_categories=_NO_SURROGATES), max_size=min(cap, 40))
+        )
 
 
 @st.composite
-def valid_runs(draw: st.DrawFn, run: str = "gen-run") -> JournalBuilder:
-    """A valid journal: meta, a user message, then turns whose calls are answered before the next turn.
-
-    Claims and notes land anywhere (they are inert), calls may be deferred and approved, and the
-    journal may stop with a turn in flight, a fatal error or a cancel.
-    """
-    journal = JournalBuilder(run)
-    journal.user(draw(prose))
-    call_number = 0
-    for _ in range(draw(st.integers(0, 5))):
-        if draw(st.booleans()):
-            journal.add("user", content=[{"type": "text", "text": draw(prose)}])
-        calls = [f"call_{call_number + i}" for i in range(draw(st.integers(0, 3)))]
-        call_number += len(calls)
-        journal.assistant(*calls, text=draw(prose), tokens=draw(st.integers(0, 1000)))
-        order = draw(st.permutations(calls))
-        for call in order:
-            _maybe_inert(draw, journal)
-            if draw(st.integers(0, 4)) == 0:
-                journal.add("deferral", call=call, reason=draw(st.sampled_from(["approval", "external"])))
-                if draw(st.booleans()):
-                    journal.add("approval", call=call, decision=draw(st.sampled_from(["approve", "deny"])), by="op")
-            journal.result(call, draw(texts), is_error=draw(st.booleans()))
-        _maybe_inert(draw, journal)
-        if draw(st.booleans()):
-            journal.user(draw(prose))
-    ending = draw(st.sampled_from(["none", "in_flight", "fatal", "cancel", "error"]))
-    if ending == "in_flight":
-        calls = [f"call_{call_number + i}" for i in range(draw(st.integers(1, 3)))]
-        journal.assistant(*calls)
-        answered = draw(st.integers(0, len(calls) - 1))
-        for call in calls[:answered]:
-            journal.result(call)
-        if draw(st.booleans()):
-            journal.add("deferral", call=calls[-1], reason="approval")
-        _maybe_inert(draw, journal)
-    elif ending == "fatal":
-        journal.add("error", where="provider", message="boom", fatal=True)
-    elif ending == "cancel":
-        journal.add("cancel", by="op", reason="stop")
-    elif ending == "error":
-        journal.add("error", where="tool", message="retrying", fatal=False)
-    return journal
+def valid_runs(draw: st.DrawFn, run: str = "gen-run", max_records: int = 40) -> JournalBuilder:
+    """A journal the runtime could have written, of up to about ``max_records`` records (it may run a little
+    over: a run ends where its last process run ends)."""
+    return build_run(
+        DrawnChoices(draw),
+        run_id=run,
+        created_ns=draw(st.integers(1_700_000_000, 1_900_000_000)) * 1_000_000_000 + draw(st.integers(0, 10**9 - 1)),
+        target_records=draw(st.integers(1, max_records)),
+        zone_minutes=draw(st.sampled_from([0, 60, 120, -300, 330])),
+    )
 
 
-def _maybe_inert(draw: st.DrawFn, journal: JournalBuilder) -> None:
-    choice = draw(st.integers(0, 5))
-    if choice == 0:
-        journal.add("claim", worker="w2", reason="resume")
-    elif choice == 1:
-        journal.add("note", text="looked", optional=True)
-    elif choice == 2:
-        extra: dict[str, Any] = {"payload": "x"}
-        journal.add("future_thing", optional=True, **extra)
+Damage = Literal["torn_tail", "resumed_after_torn_tail", "corrupt_interior", "noncanonical", "blank_lines", "crlf"]
+
+
+@dataclass(frozen=True)
+class DamagedJournal:
+    """A journal's bytes after ``damage``, and the records a writer wrote before it happened."""
+
+    journal: JournalBuilder
+    damage: Damage
+    data: bytes
+    #: The 1-based line the damage is on (for corruption and noncanonical lines), else None.
+    line: int | None = None
+
+
+@st.composite
+def damaged_journals(draw: st.DrawFn, run: str = "gen-run") -> DamagedJournal:
+    built = draw(valid_runs(run, max_records=20))
+    data = built.journal_bytes()
+    count = len(built.records)
+    damage: Damage = draw(
+        st.sampled_from(
+            ["torn_tail", "resumed_after_torn_tail", "corrupt_interior", "noncanonical", "blank_lines", "crlf"]
+        )
+    )
+    if damage == "torn_tail" or (damage in ("resumed_after_torn_tail", "corrupt_interior") and count < 2):
+        return DamagedJournal(built, "torn_tail", torn_tail(data, draw(st.floats(0.05, 0.95))))
+    if damage == "resumed_after_torn_tail":
+        # Go's resume continues from the last record that parses, so its claim takes the torn record's seq; a
+        # record after the claim makes the glued line an interior one (alone at the end it is a torn tail).
+        seq = built.records[-1].seq
+        resumed = [
+            make_record(seq, Claim(by=CLAIMANT, claimed=CLAIMED)),
+            make_record(seq + 1, Terminal(reason="error")),
+        ]
+        return DamagedJournal(built, damage, resumed_after_torn_tail(data, resumed), line=count)
+    if damage == "corrupt_interior":
+        number = draw(st.integers(2, count - 1)) if count > 2 else 1
+        return DamagedJournal(built, damage, corrupt_line(data, number), line=number)
+    lines = data.split(b"\n")
+    if damage == "noncanonical":
+        number = draw(st.integers(1, count))
+        lines[number - 1] = case_variant_keys(lines[number - 1])
+        return DamagedJournal(built, damage, b"\n".join(lines), line=number)
+    if damage == "blank_lines":
+        number = draw(st.integers(1, count))
+        lines.insert(number - 1, draw(st.sampled_from([b"", b"   ", b"\t"])))
+        return DamagedJournal(built, damage, b"\n".join(lines))
+    return DamagedJournal(built, damage, data.replace(b"\n", b"\r\n"))
+
+
+@st.composite
+def record_lines(draw: st.DrawFn) -> bytes:
+    """One record's line: as the runtime writes it, or respelled in a way the Go decoder still reads (or not)."""
+    built = draw(valid_runs(max_records=8))
+    line = encode_record(draw(st.sampled_from(built.records)))
+    variant = draw(st.sampled_from(["canonical", "case", "spaces", "unknown_key", "truncated", "trailing"]))
+    if variant == "case":
+        return case_variant_keys(line)
+    if variant == "spaces":
+        return line.replace(b'":', b'": ', 1)
+    if variant == "unknown_key":
+        return line[:-1] + b',"extra":1}'
+    if variant == "truncated":
+        return line[: draw(st.integers(1, len(line) - 1))]
+    if variant == "trailing":
+        return line + b"x"
+    return line
+
+
+__all__ = ["DamagedJournal", "DrawnChoices", "damaged_journals", "prose", "record_lines", "texts", "valid_runs"]

@@ -14,7 +14,7 @@ from tests.backend_contract import BackendContract
 
 class TestFileBackend(BackendContract):
     exclusive_writers = True
-    listing_rule = "fold"
+    kind = "file"
 
     @pytest.fixture
     def backend(self, tmp_path: Path) -> Iterator[FileBackend]:
@@ -24,7 +24,7 @@ class TestFileBackend(BackendContract):
 
 class TestJetStreamBackend(BackendContract):
     exclusive_writers = False
-    listing_rule = "two_records"
+    kind = "jetstream"
 
     @pytest.fixture
     def backend(self, jetstream: JetStreamBackend) -> JetStreamBackend:

@@ -36,9 +36,10 @@ import nbformat
 import pytest
 from ipywidgets.embed import embed_snippet
 
-from journaltools.backends.registry import open_source
-from journaltools.fold import fold
-from journaltools.listing import summarize_by_fold, summarize_two_records
+from journaltools.folding import fold
+from journaltools.protocol.blocks import Block, Message, TextBlock
+from journaltools.protocol.encode import encode_record
+from journaltools.protocol.kinds import Meta, Record, Terminal, User, make_record
 from journaltools.widgets import (
     AuditSummary,
     AuditSummaryModel,
@@ -47,13 +48,12 @@ from journaltools.widgets import (
     ListingComparison,
     ListingComparisonModel,
     RunBrowser,
+    RunBrowserModel,
     TimeTravel,
-    load_source,
 )
-from tests.builders import JournalBuilder, two_record_listing
+from tests.test_widgets import FINGERPRINT, _assistant, _result, _use, all_folds, corpus_fold, corpus_records
 
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLES = ROOT / "data" / "samples"
 CHROMIUM = Path("/usr/bin/chromium")
 DIST = ROOT / "build" / "browser" / "node_modules" / "@jupyter-widgets" / "html-manager" / "dist"
 THEMES_DIR = Path(sys.prefix) / "share" / "jupyter" / "lab" / "themes" / "@jupyterlab"
@@ -199,26 +199,50 @@ def guarded_page(browser: Any, allowed_prefix: str, blocked: list[str]) -> Any:
     return page
 
 
+#: Rows as ``compare`` gives them (the comparison rule is tested with compare.py; here only how rows look).
+COMPARISON_ROWS = [
+    {"run": "completed-parallel-tools", "status_a": "completed", "status_b": "completed", "verdict": "agree"},
+    {
+        "run": "follow-up-in-flight",
+        "status_a": "completed",
+        "status_b": "open",
+        "verdict": "documented",
+        "explanation": "follow-up-in-flight: a new turn follows the last terminal; the file listing says completed, "
+        "the JetStream listing says open. Documented, not an error.",
+    },
+    {
+        "run": "served-memory-revisions",
+        "status_a": "completed",
+        "status_b": "open",
+        "verdict": "summary_rule",
+        "explanation": "only memory_revisions follows the last terminal: the two-record rule reads it as open",
+    },
+    {"run": "lost-last-record", "status_a": "completed", "status_b": "open", "verdict": "discrepancy",
+     "explanation": "last seq 9 vs 8: the two sides hold different records"},
+]  # fmt: skip
+
+
 def _comparison_model() -> ListingComparisonModel:
-    """File listing vs the two-record (JetStream) rule over the samples (documented, summary_rule and missing rows),
-    plus a run whose JetStream copy lost its last record (a discrepancy)."""
-    with open_source(str(SAMPLES)) as backend:
-        file_rows = backend.listing()
-    lost = JournalBuilder("lost-last-record").user().assistant().raw()
-    file_rows.append(summarize_by_fold("lost-last-record", lost))
-    js_rows = [*two_record_listing(str(SAMPLES)), summarize_two_records("lost-last-record", lost[0], lost[-2])]
-    return ListingComparisonModel.from_listings(file_rows, js_rows, "file", "jetstream")
+    return ListingComparisonModel.from_rows(COMPARISON_ROWS, "file", "jetstream")
 
 
-def hostile_run() -> list[Any]:
-    return (
-        JournalBuilder("hostile")
-        .user(INJECTED_IMG + "\n\n" + INJECTED_LINK)
-        .assistant("c1", text=MARKDOWN)
-        .result("c1", INJECTED)
-        .assistant(text=LONG_TEXT)
-        .raw()
+def hostile_run() -> list[Record]:
+    meta = Meta(
+        version=3,
+        run_id="hostile",
+        created="2026-08-21T23:36:20Z",
+        fingerprint=FINGERPRINT,
+        prompt=INJECTED_IMG + "\n\n" + INJECTED_LINK,
     )
+    return [
+        make_record(1, meta),
+        _assistant(2, 0, Block(text=TextBlock(text=MARKDOWN)), _use("c1", "shell", b'{"cmd":"ls"}')),
+        _result(3, "c1", INJECTED),
+        _assistant(4, 1, Block(text=TextBlock(text=LONG_TEXT)), stop="end_turn"),
+        make_record(5, User(message=Message(role="user", content=[Block(text=TextBlock(text="thanks"))]))),
+        _assistant(6, 2, Block(text=TextBlock(text="done")), stop="end_turn"),
+        make_record(7, Terminal(reason="completed")),
+    ]
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -245,20 +269,18 @@ def static_site(browser_assets: Path, tmp_path_factory: pytest.TempPathFactory) 
     for theme in THEMES:
         shutil.copy(THEMES_DIR / f"theme-{theme}-extension" / "index.css", site / f"theme-{theme}.css")
 
-    model, loader = load_source(str(SAMPLES), progress=False)
-    browser = RunBrowser(model, loader, rows_per_page=14)
-    browser.select("failed-provider")
-    with open_source(str(SAMPLES)) as backend:
-        xss_sample = fold(backend.read_run("optional-unknown-record").records)
+    folds = all_folds()
+    browser = RunBrowser(RunBrowserModel.from_folds(folds), folds.get, rows_per_page=14)
+    browser.select("terminal-error")
     audit_rows = [
         {"run": "torn-tail", "seq": 4, "code": "torn_tail", "severity": "warning", "message": "dropped"},
-        {"run": "schema-violation", "seq": 3, "code": "schema_violation", "severity": "error", "message": "usage"},
+        {"run": "edge-version-2", "seq": 1, "code": "version_mismatch", "severity": "error", "message": "v2"},
     ]
     views = [
         browser.widget,
         ListingComparison(_comparison_model()).widget,
-        TimeTravel.from_source(str(SAMPLES), "failed-provider").widget,
-        ConversationView(ConversationModel.from_fold(xss_sample)).widget,
+        TimeTravel.from_records("terminal-error", corpus_records("terminal-error")).widget,
+        ConversationView(ConversationModel.from_fold(corpus_fold("unicode-and-escaping"))).widget,
         ConversationView(ConversationModel.from_fold(fold(hostile_run()))).widget,
         AuditSummary(AuditSummaryModel.from_rows(audit_rows)).widget,
     ]
@@ -267,7 +289,6 @@ def static_site(browser_assets: Path, tmp_path_factory: pytest.TempPathFactory) 
         light = str(theme == "light").lower()
         page = PAGE.format(theme=theme, light=light, name=LAB_THEME_NAMES[theme], snippet=snippet)
         (site / f"{theme}.html").write_text(page, encoding="utf-8")
-    browser.close()
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(site)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -318,19 +339,19 @@ def test_text_contrast_is_at_least_4_5_to_1(rendered: tuple[Any, list[str], str]
         assert ratio >= MIN_CONTRAST, f"{name} ({selector}) has contrast {ratio:.2f}:1 in the {theme} theme"
 
 
-def test_the_failed_sample_shows_its_reason_in_a_banner(rendered: tuple[Any, list[str], str]) -> None:
+def test_the_error_run_shows_its_reason_in_a_banner(rendered: tuple[Any, list[str], str]) -> None:
     page, _, _ = rendered
     conversation = page.locator(".jt-browser .jt-detail")
     banner = conversation.locator(".jt-banner").first
     assert banner.is_visible()
-    assert banner.inner_text().startswith("Failed at seq 5 provider error: overloaded: 3 retries exhausted")
+    assert banner.inner_text().startswith("Ended in error") and "529 Overloaded" in banner.inner_text()
     banner_top = banner.bounding_box()["y"]
     first_message = conversation.locator(".jt-msg").first.bounding_box()["y"]
     assert banner_top < first_message  # at the top, before the conversation
-    record = conversation.locator(".jt-event[data-seq='5']")
-    assert record.is_visible() and "overloaded: 3 retries exhausted" in record.inner_text()
+    chip = conversation.locator(".jt-segment[data-segment='0']")
+    assert chip.is_visible() and chip.inner_text().endswith("→ error")
     row = page.locator(".jt-browser .jt-tr.jt-selected")
-    assert row.count() == 1 and "provider error: overloaded" in row.inner_text()
+    assert row.count() == 1 and "529 Overloaded" in row.inner_text()
 
 
 def test_markdown_renders_with_prose_in_a_proportional_font(rendered: tuple[Any, list[str], str]) -> None:
@@ -350,7 +371,6 @@ def test_script_onerror_and_javascript_links_never_run(rendered: tuple[Any, list
     page, _, _ = rendered
     assert page.evaluate("typeof window.__journal_pwned") == "undefined"
     assert page.evaluate("typeof window.__journal_pwned_img") == "undefined"
-    assert page.get_by_text("What does <script>alert('xss')</script> do in a tool result?").is_visible()
     assert page.get_by_text(INJECTED, exact=True).first.is_visible()
     assert page.get_by_text(INJECTED_IMG, exact=False).first.is_visible()
     assert page.locator("img[src='nope.png']").count() == 0  # no element was made from journal content
@@ -383,12 +403,11 @@ def test_audit_chart_counts_in_whole_numbers(rendered: tuple[Any, list[str], str
 
 def test_documented_row_is_flagged_and_explained(rendered: tuple[Any, list[str], str]) -> None:
     page, _, _ = rendered
-    row = page.locator("tr.jt-verdict-documented", has_text="turn-in-flight")
+    row = page.locator("tr.jt-verdict-documented", has_text="follow-up-in-flight")
     assert row.count() == 1
     assert row.locator(".jt-flag").inner_text() == "⚑ documented"
     explanation = row.locator(".jt-explanation").inner_text()
-    assert "turn-in-flight" in explanation and "not an error" in explanation
-    assert "says open" in explanation and "says completed" in explanation
+    assert "not an error" in explanation and "says open" in explanation and "says completed" in explanation
     assert row.is_visible()
 
 
@@ -413,10 +432,10 @@ def test_discrepancy_row_looks_different_and_louder(rendered: tuple[Any, list[st
 
 def test_summary_rule_rows_look_expected_not_red(rendered: tuple[Any, list[str], str]) -> None:
     page, _, _ = rendered
-    row = page.locator("tr.jt-verdict-summary_rule", has_text="schema-violation")
+    row = page.locator("tr.jt-verdict-summary_rule", has_text="served-memory-revisions")
     discrepancy = page.locator("tr.jt-verdict-discrepancy").first
     assert row.count() == 1 and row.locator(".jt-flag").inner_text() == "≈ summary rule"
-    assert "validates" in row.locator(".jt-explanation").inner_text()
+    assert "memory_revisions" in row.locator(".jt-explanation").inner_text()
 
     def style(locator: Any, prop: str) -> str:
         return str(locator.evaluate(f"el => getComputedStyle(el)['{prop}']"))
@@ -439,12 +458,16 @@ def test_only_local_requests_and_screenshots(rendered: tuple[Any, list[str], str
 
 # -- a real JupyterLab with a kernel ---------------------------------------------------------------------
 
+#: Every corpus run on one page, so a sort is a reversal and any row can be clicked.
+LAB_ROWS = len(all_folds())
 LAB_NOTEBOOK = [
-    "from journaltools.widgets import ConversationView, ConversationModel, RunBrowser, load_source\n"
-    "model, loader = load_source(SAMPLES, progress=False)\n"
-    "browser = RunBrowser(model, loader, rows_per_page=14)\nbrowser",
-    "import json\nfrom journaltools.fold import fold\nfrom journaltools.protocol.records import decode_record\n"
-    "hostile = [decode_record(line.encode(), i + 1) for i, line in enumerate(HOSTILE)]\n"
+    "import sys\nsys.path.insert(0, ROOT)\n"
+    "from journaltools.widgets import ConversationView, ConversationModel, RunBrowser, RunBrowserModel\n"
+    "from tests.test_widgets import all_folds\n"
+    "folds = all_folds()\n"
+    "browser = RunBrowser(RunBrowserModel.from_folds(folds), folds.get, rows_per_page=LAB_ROWS)\nbrowser",
+    "from journaltools.folding import fold\nfrom journaltools.protocol.decode import decode_line\n"
+    "hostile = [decode_line(line.encode()).record for line in HOSTILE]\n"
     "ConversationView(ConversationModel.from_fold(fold(hostile)))",
 ]
 
@@ -459,8 +482,8 @@ def _free_port() -> int:
 def lab_server(browser_assets: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``jupyter lab`` from this venv on a scratch root holding one notebook; nothing it writes leaves tmp."""
     root = tmp_path_factory.mktemp("lab")
-    hostile = [record.raw.decode() for record in hostile_run()]
-    setup = f"SAMPLES = {str(SAMPLES)!r}\nHOSTILE = {hostile!r}"
+    hostile = [encode_record(record).decode() for record in hostile_run()]
+    setup = f"ROOT = {str(ROOT)!r}\nHOSTILE = {hostile!r}\nLAB_ROWS = {LAB_ROWS}"
     notebook = nbformat.v4.new_notebook()
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     notebook.cells = [nbformat.v4.new_code_cell(source) for source in (setup, *LAB_NOTEBOOK)]
@@ -560,8 +583,8 @@ def browser_runs(page: Any) -> list[str]:
 def test_in_jupyterlab_a_clicked_row_opens_its_conversation(lab: tuple[Any, list[str]], theme: str) -> None:
     page, _ = lab
     set_lab_theme(page, theme)
-    target = "failed-provider" if theme == "light" else "cancelled-by-user"
-    reason = "overloaded: 3 retries exhausted" if theme == "light" else "wrong repository"
+    target = "terminal-error" if theme == "light" else "terminal-budget"
+    reason = "529 Overloaded" if theme == "light" else "token budget"
     page.locator(".jt-browser .jt-tr", has_text=target).locator(".jt-col-status").click()
     banner = page.locator(".jt-browser .jt-detail .jt-banner")
     banner.wait_for(timeout=30_000)
@@ -600,18 +623,20 @@ def test_in_jupyterlab_a_header_click_sorts(lab: tuple[Any, list[str]], theme: s
         )
     assert header.inner_text().strip().endswith("▲")
     page.wait_for_function(
-        "() => { const runs = [...document.querySelectorAll('.jt-browser .jt-tr .jt-col-run')]"
+        "(count) => { const runs = [...document.querySelectorAll('.jt-browser .jt-tr .jt-col-run')]"
         ".filter(el => el.offsetParent).map(el => el.innerText.trim());"
-        " return runs.length === 14 && runs.every((r, i) => i === 0 || runs[i - 1] <= r); }",
+        " return runs.length === count && runs.every((r, i) => i === 0 || runs[i - 1] <= r); }",
+        arg=LAB_ROWS,
         timeout=30_000,
     )
     ascending = browser_runs(page)
-    assert ascending == sorted(ascending) and len(ascending) == 14
+    assert ascending == sorted(ascending) and len(ascending) == LAB_ROWS
     header.click()
     page.wait_for_function(
-        "() => { const runs = [...document.querySelectorAll('.jt-browser .jt-tr .jt-col-run')]"
+        "(count) => { const runs = [...document.querySelectorAll('.jt-browser .jt-tr .jt-col-run')]"
         ".filter(el => el.offsetParent).map(el => el.innerText.trim());"
-        " return runs.length === 14 && runs.every((r, i) => i === 0 || runs[i - 1] >= r); }",
+        " return runs.length === count && runs.every((r, i) => i === 0 || runs[i - 1] >= r); }",
+        arg=LAB_ROWS,
         timeout=30_000,
     )
     assert browser_runs(page) == sorted(ascending, reverse=True)

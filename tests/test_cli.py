@@ -1,15 +1,40 @@
+"""The command line over the real corpus: shapes of INTERFACES, exit status 0/1/2, one line on stderr for a
+refusal, no traceback, no conversation token anywhere, journal content escaped on the terminal."""
+
+from __future__ import annotations
+
+import itertools
 import json
-import subprocess
-import sys
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from journaltools import cli
 from journaltools.cli import build_parser, main
-from journaltools.samples import SAMPLE_SYSTEM_PROMPT, sample_fingerprint, write_samples
 
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLES = str(ROOT / "data" / "samples")
+CORPUS = ROOT / "tests" / "corpus" / "runstate"
+FILES = CORPUS / "file"
+EXPECTED = {
+    row["store_id"]: row
+    for row in (json.loads(line) for line in (CORPUS / "expected" / "file.jsonl").read_text().splitlines())
+}
+
+DEFERRED_WAITING = "3IDi1LEy6uQIbFWHJESmsjTENLn"
+SUPPLIED_NOT_RESUMED = "3IDdWOESEKqijGnQfKh5NwIRHpZ"
+CHAT = "3IDUWNdYa4N8nFjmJZ3zzK1H1J7"
+SERVED = "3f6d0c2b9a1e4f5d8c7b6a5948372615a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9"
+TURN_IN_FLIGHT = "3IEj14CtE7bmwlCCwwtiSgDi881"
+VERSION_2 = "3IFJ0ydR80CR95kPTqm7HTd4xis"
+RESULT_FIRST = "3IFb0vb89YiYgd8BjhBiiiBa7A2"
+UNICODE = "3IFNVsmwrdEhvAbxNtV55hgvOmj"
+
+SHOW_KEYS = {
+    "run", "status", "messages", "pending", "pending_calls", "open_deferrals", "counters", "resume", "approvals",
+    "call_approvals", "memory_revisions", "terminal", "segments", "findings",
+}  # fmt: skip
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -18,213 +43,256 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, s
     return code, captured.out, captured.err
 
 
-def test_ls_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run_cli(capsys, "ls", SAMPLES, "--json")
-    rows = json.loads(out)
-    assert code == 0 and len(rows) == 14
-    assert all(set(row) == {"run", "status", "created", "last_seq", "records", "model"} for row in rows)
-    in_flight = next(row for row in rows if row["run"] == "turn-in-flight")
-    assert in_flight == {
-        "run": "turn-in-flight",
-        "status": "open",
-        "created": "2026-11-29T10:05:01.250000Z",
-        "last_seq": 3,
-        "records": 3,
-        "model": "claude-sonnet-4-5",
+def show_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
+    code, out, err = run_cli(capsys, "show", "--json", *argv)
+    assert code == 0, err
+    document: dict[str, Any] = json.loads(out)
+    return document
+
+
+def tokens() -> list[str]:
+    found = [row["state"]["ConversationToken"] for row in EXPECTED.values() if row["ok"]]
+    return [token for token in found if token]
+
+
+# -- the parser ------------------------------------------------------------------------------------------------
+
+
+def test_every_command_and_option_has_help() -> None:
+    parser = build_parser()
+    commands = next(action for action in parser._actions if action.dest == "command")
+    names = set(commands.choices)  # type: ignore[arg-type]
+    assert {"ls", "show", "audit", "compare", "migrate", "gate", "answer", "samples", "schema", "turns"} <= names
+    for sub in commands.choices.values():  # type: ignore[union-attr]
+        assert sub.description
+        for action in sub._actions:
+            if action.option_strings:  # positionals are named in the usage line and the epilog
+                assert action.help, f"{sub.prog}: {action.dest} has no help"
+
+
+def test_bad_usage_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["show", "--no-such-option"])
+    assert exited.value.code == 2
+    capsys.readouterr()
+    code, out, err = run_cli(capsys, "show", str(FILES), DEFERRED_WAITING, "extra")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    code, _, err = run_cli(capsys, "show", str(FILES))  # a directory of many runs: the run must be named
+    assert code == 2 and "name the one" in err
+    code, _, err = run_cli(capsys, "ls", "nats://host:99999/S")
+    assert code == 2 and "Traceback" not in err
+
+
+# -- show ------------------------------------------------------------------------------------------------------
+
+
+def test_show_json_holds_the_folded_state_in_snake_case(capsys: pytest.CaptureFixture[str]) -> None:
+    document = show_json(capsys, str(FILES), DEFERRED_WAITING)
+    assert set(document) >= SHOW_KEYS
+    assert document["status"] == "suspended" and document["terminal"] == {"reason": "suspended"}
+    assert document["resume"] == {
+        "last_seq": 7,
+        "next_iteration": 1,
+        "last_stop_reason": "tool_use",
+        "waiting_for": "answer",
     }
-
-
-def test_show_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run_cli(capsys, "show", SAMPLES, "suspended-approval", "--json")
-    document = json.loads(out)
-    assert code == 0
-    assert set(document) == {"run", "status", "messages", "pending", "counters", "resume", "stop_reason", "end_reason"}
-    assert document["stop_reason"] == "tool_use" and document["end_reason"] is None
-    assert document["pending"] == [
-        {"id": "toolu_21", "name": "deploy", "input": {"env": "production"}, "deferred": "approval", "approval": None}
-    ]
-    assert document["resume"] == {"last_seq": 4, "waiting_for": "answer"}
     assert set(document["counters"]) == {
-        "turns", "tool_calls", "tool_errors", "input_tokens", "output_tokens",
-        "claims", "errors", "deferrals", "skipped_optional",
+        "llm_calls", "tool_calls", "remote_tool_calls", "in_tokens", "out_tokens", "cache_read_tokens",
+        "cache_create_tokens", "thinking_tokens",
     }  # fmt: skip
-    assert [m["role"] for m in document["messages"]] == ["user"]
-
-
-def test_show_refusal_exits_1_naming_run_seq_and_rule(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run_cli(capsys, "show", SAMPLES, "schema-violation")
-    assert code == 1 and out == ""
-    assert "schema-violation" in err and "seq 3" in err and "schema_violation" in err
-    code, _, err = run_cli(capsys, "show", SAMPLES, "corrupt-interior")
-    assert code == 1 and "line 3" in err
-    code, _, err = run_cli(capsys, "show", SAMPLES, "no-such-run")
-    assert code == 1 and "no journal" in err
-
-
-def test_show_lenient_says_the_status_ls_says_and_keeps_the_folds_own(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run_cli(capsys, "ls", SAMPLES, "--json")
-    listed = {row["run"]: row["status"] for row in json.loads(out)}
-    assert code == 0 and len(listed) == 14
-    for run, status in listed.items():
-        code, out, _ = run_cli(capsys, "show", SAMPLES, run, "--lenient", "--json")
-        document = json.loads(out)
-        assert code == 0 and document["status"] == status, run
-        assert document["fold_status"] in ("open", "completed", "suspended", "failed", "cancelled"), run
-    # A refused journal and a newer version: invalid by the listing, though the fold of what was read is not.
-    for run, folded in (("corrupt-interior", "completed"), ("version-mismatch", "open")):
-        code, out, _ = run_cli(capsys, "show", SAMPLES, run, "--lenient")
-        assert code == 0 and out.splitlines()[0] == f"run {run}: invalid (read leniently, the fold says {folded})"
-    code, out, _ = run_cli(capsys, "show", SAMPLES, "completed-with-tools", "--lenient")
-    assert out.splitlines()[0] == "run completed-with-tools: completed"
-
-
-def test_a_finding_without_a_seq_says_seq_dash(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (tmp_path / "empty.jsonl").write_bytes(b"")
-    code, out, _ = run_cli(capsys, "show", str(tmp_path), "empty", "--lenient")
-    assert code == 0 and "error: seq -: empty_journal" in out and "None" not in out
-    code, _, err = run_cli(capsys, "show", str(tmp_path), "empty")
-    assert code == 1 and "seq -: empty_journal" in err and "None" not in err
-
-
-def test_audit_findings_and_fail_on(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run_cli(capsys, "audit", SAMPLES, "--json")
-    findings = json.loads(out)
-    assert code == 0
-    assert {(f["run"], f["code"]) for f in findings} == {
-        ("corrupt-interior", "corrupt_line"),
-        ("schema-violation", "schema_violation"),
-        ("torn-tail", "torn_tail"),
-        ("version-mismatch", "version_mismatch"),
+    deferred = {
+        "tool_use_id": "toolu_01UlI0pUN5s0LM3WnLle3UP7",
+        "tool_name": "change_request_open",
+        "note": "waiting on security approval",
+        "handle": "SEC-2291",
     }
-    assert all(set(f) == {"run", "seq", "code", "severity", "message"} for f in findings)
-    assert run_cli(capsys, "audit", SAMPLES, "--fail-on", "error")[0] == 1
+    assert document["open_deferrals"] == [deferred]
+    [call] = document["pending_calls"]
+    assert call["id"] == deferred["tool_use_id"] and call["input"] == {"summary": "Rotate billing credentials"}
+    assert call["deferred"] == {"note": deferred["note"], "handle": deferred["handle"]}
+    pending = document["pending"]
+    assert set(pending) >= {"assistant", "iteration", "stop_reason", "results", "answered", "deferred"}
+    assert pending["deferred"] == {deferred["tool_use_id"]: deferred} and len(pending["answered"]) == 2
+    assert [result["tool_use_id"] for result in pending["results"]] == pending["answered"] or len(
+        pending["results"]
+    ) == 2
+    assert [segment["ending"] for segment in document["segments"]] == ["suspended"]
 
 
-def test_audit_of_a_clean_source_passes_fail_on(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    write_samples(tmp_path)
-    for broken in ("corrupt-interior", "schema-violation", "torn-tail", "version-mismatch"):
-        (tmp_path / f"{broken}.jsonl").unlink()
-    assert run_cli(capsys, "audit", str(tmp_path), "--fail-on", "warning", "--json")[:2] == (0, "[]\n")
+@pytest.mark.parametrize("run", sorted(run for run, row in EXPECTED.items() if row["ok"]))
+def test_show_json_equals_the_runtimes_fold(capsys: pytest.CaptureFixture[str], run: str) -> None:
+    """Every accepted journal of the corpus, field by field against what the runtime's own Fold returned."""
+    expected = EXPECTED[run]
+    state = expected["state"]
+    document = show_json(capsys, str(FILES), run)
+    assert document["messages"] == state["Messages"]
+    assert document["approvals"] == state["Approvals"]
+    assert document["call_approvals"] == state["CallApprovals"]
+    assert document["memory_revisions"] == state["MemoryRevisions"]
+    assert document["terminal"] == state["Terminal"]
+    assert document["resume"]["next_iteration"] == state["NextIteration"]
+    assert document["resume"]["last_stop_reason"] == state["LastStopReason"]
+    assert document["resume"]["last_seq"] == expected["last_seq"]
+    go_counters = state["Counters"]
+    assert document["counters"]["llm_calls"] == go_counters["LlmCalls"]
+    assert document["counters"]["thinking_tokens"] == go_counters["ThinkingTokens"]
+    pending = state["Pending"]
+    if pending is None:
+        assert document["pending"] is None and document["open_deferrals"] == []
+    else:
+        assert document["pending"]["assistant"] == pending["Assistant"]
+        assert document["pending"]["results"] == (pending["Results"] or [])
+        assert document["pending"]["answered"] == sorted(pending["Answered"] or {})
+        assert document["pending"]["deferred"] == (pending["Deferred"] or {})
+        assert document["open_deferrals"] == (expected["open_deferrals"] or [])
 
 
-def test_answer_and_gate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    write_samples(tmp_path)
-    code, out, _ = run_cli(
-        capsys, "answer", str(tmp_path), "suspended-approval", "toolu_21", "--result", "ok", "--json"
-    )
-    assert code == 0 and json.loads(out) == {"run": "suspended-approval", "call": "toolu_21", "seq": 5}
-    code, _, err = run_cli(capsys, "answer", str(tmp_path), "suspended-approval", "toolu_21", "--result", "ok")
-    assert code == 1 and "already answered" in err and "seq 5" in err
-    config = tmp_path / "config.json"
-    config.write_text(json.dumps({"model": "claude-opus-4", "system": "other"}))
-    code, out, err = run_cli(capsys, "gate", str(tmp_path), "completed-with-tools", "--config", str(config), "--json")
-    document = json.loads(out)  # printed although the run is not resumable
-    assert code == 1 and document["resumable"] is False
-    assert {f["field"]: f["verdict"] for f in document["fields"]}["model"] == "refused"
-    assert "'completed-with-tools' is not resumable" in err and "model: a hard field may never change" in err
+def test_a_journal_file_alone_is_a_source(capsys: pytest.CaptureFixture[str]) -> None:
+    document = show_json(capsys, str(FILES / f"{TURN_IN_FLIGHT}.json"))
+    assert document["run"] == TURN_IN_FLIGHT and document["status"] == "open"
+    assert document["resume"]["waiting_for"] == "tools"
+    assert [call["deferred"] for call in document["pending_calls"]] == [None]
 
 
-def _gate_config(tmp_path: Path, **changes: object) -> str:
-    config: dict[str, object] = {**sample_fingerprint(), "system": SAMPLE_SYSTEM_PROMPT}
-    config.pop("system_sha256")
-    config.update(changes)
+def test_a_refusal_is_one_line_naming_run_seq_and_rule(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, "show", str(FILES), VERSION_2)
+    assert code == 1 and out == "" and err.count("\n") == 1
+    assert VERSION_2 in err and "seq 1" in err and "version_mismatch" in err and "version 2" in err
+    code, out, err = run_cli(capsys, "show", str(FILES), RESULT_FIRST)
+    assert code == 1 and "seq 2" in err and "result_outside_turn" in err and "Traceback" not in err
+    code, _, err = run_cli(capsys, "show", str(FILES), "no-such-run")
+    assert code == 1 and "no-such-run" in err
+
+
+def test_show_lenient_says_invalid_and_lists_why(capsys: pytest.CaptureFixture[str]) -> None:
+    document = show_json(capsys, "--lenient", str(FILES), RESULT_FIRST)
+    assert document["status"] == "invalid"
+    assert [(f["seq"], f["code"], f["severity"]) for f in document["findings"]] == [(2, "result_outside_turn", "error")]
+    assert set(document["findings"][0]) == {"run", "seq", "code", "severity", "message", "source"}
+    assert show_json(capsys, "--lenient", str(FILES), DEFERRED_WAITING)["status"] == "suspended"
+
+
+def test_show_anthropic_renders_messages_for_the_api(capsys: pytest.CaptureFixture[str]) -> None:
+    document = show_json(capsys, "--anthropic", str(FILES), CHAT)
+    roles = [message["role"] for message in document["messages"]]
+    assert roles[0] == "user" and all(a != b for a, b in itertools.pairwise(roles))
+    assert all(message["content"] for message in document["messages"])
+
+
+def test_the_conversation_token_never_appears(capsys: pytest.CaptureFixture[str]) -> None:
+    secrets = tokens()
+    assert secrets, "the corpus holds runs with a conversation token"
+    outputs = []
+    for run in (CHAT, SERVED):
+        for argv in (
+            ["show", "--json", str(FILES), run],
+            ["show", str(FILES), run],
+            ["show", "--lenient", str(FILES), run],
+        ):
+            code, out, err = run_cli(capsys, *argv)
+            assert code == 0, err
+            outputs.append(out + err)
+    for text in outputs:
+        assert not any(secret in text for secret in secrets)
+
+
+def test_journal_content_reaches_the_terminal_escaped(capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    assert main(["show", str(FILES), UNICODE]) == 0
+    screen = capsysbinary.readouterr().out
+    assert all(byte >= 0x20 or byte == 0x0A for byte in screen), "a raw control byte reached the terminal"
+    text = screen.decode()
+    assert "\u2028" not in text and "\\u2028" in text and "\\x00" in text
+    assert main(["show", "--json", str(FILES), UNICODE]) == 0  # --json stays exact: JSON escapes them itself
+    document = json.loads(capsysbinary.readouterr().out)
+    assert "\u2028" in json.dumps(document["messages"], ensure_ascii=False)
+
+
+# -- writing commands ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def runs_dir(tmp_path: Path) -> Path:
+    """A scratch copy of two corpus journals in the runtime's layout (journal and lock file)."""
+    root = tmp_path / "runs"
+    root.mkdir(mode=0o700)
+    for run in (DEFERRED_WAITING, SUPPLIED_NOT_RESUMED, CHAT):
+        for suffix in (".json", ".lock"):
+            if (FILES / f"{run}{suffix}").exists():
+                shutil.copy(FILES / f"{run}{suffix}", root / f"{run}{suffix}")
+    return root
+
+
+def test_answer_writes_one_result_and_refuses_a_second(capsys: pytest.CaptureFixture[str], runs_dir: Path) -> None:
+    call = "toolu_01UlI0pUN5s0LM3WnLle3UP7"
+    code, out, err = run_cli(capsys, "answer", "--json", str(runs_dir), DEFERRED_WAITING, call, "--result", "ok")
+    assert code == 0, err
+    assert json.loads(out) == {"run": DEFERRED_WAITING, "call": call, "seq": 8}
+    code, out, err = run_cli(capsys, "answer", str(runs_dir), DEFERRED_WAITING, call, "--result", "again")
+    assert code == 1 and out == "" and call in err and err.count("\n") == 1
+    assert show_json(capsys, str(runs_dir), DEFERRED_WAITING)["pending"] is None
+
+
+def test_answer_and_gate_read_the_default_directory(
+    capsys: pytest.CaptureFixture[str], runs_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    state = tmp_path / "state"
+    (state / "fisk-ai").mkdir(parents=True)
+    shutil.move(runs_dir, state / "fisk-ai" / "runs")
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    monkeypatch.chdir(tmp_path)
+    assert show_json(capsys, DEFERRED_WAITING)["status"] == "suspended"
+    code, out, _ = run_cli(capsys, "ls", "--json")
+    assert code == 0 and {row["run"] for row in json.loads(out)} == {DEFERRED_WAITING, SUPPLIED_NOT_RESUMED, CHAT}
+
+
+def _config(tmp_path: Path, run: str, **changes: Any) -> str:
+    fingerprint = EXPECTED[run]["state"]["Fingerprint"]
+    config = {
+        key: fingerprint[key]
+        for key in ("provider", "model", "system_hash", "tools_hash", "thinking_mode", "max_tokens", "max_iterations")
+    }
     path = tmp_path / "candidate.json"
-    path.write_text(json.dumps(config))
+    path.write_text(json.dumps({**config, **changes}))
     return str(path)
 
 
-def test_gate_exit_status_and_the_reminder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    reminder = "\n\nYou are resuming this run after a crash: check the last tool results before acting."
-    config = _gate_config(tmp_path, reminder=reminder)
-    code, out, err = run_cli(capsys, "gate", SAMPLES, "completed-with-tools", "--config", config, "--json")
+def test_gate(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    same = _config(tmp_path, DEFERRED_WAITING)
+    code, out, err = run_cli(capsys, "gate", "--json", str(FILES), DEFERRED_WAITING, "--config", same)
     document = json.loads(out)
-    assert (code, err) == (0, "") and document["resumable"] is True
-    assert document["system"] == SAMPLE_SYSTEM_PROMPT + reminder  # the prompt for the runner
-    verdicts = {f["field"]: f["verdict"] for f in document["fields"]}
-    assert verdicts["system_sha256"] == "same" and "reminder" not in verdicts
-    code, out, _ = run_cli(capsys, "gate", SAMPLES, "completed-with-tools", "--config", config)
-    assert code == 0 and "completed-with-tools: resumable" in out
-    assert f"system prompt for the runner: {len(SAMPLE_SYSTEM_PROMPT + reminder)} characters" in out
-
-    # The reminder pasted into the prompt is a changed prompt: refused, and said so, in both modes.
-    pasted = _gate_config(tmp_path, system=SAMPLE_SYSTEM_PROMPT + reminder)
-    code, out, err = run_cli(capsys, "gate", SAMPLES, "completed-with-tools", "--config", pasted, "--json")
-    assert code == 1 and json.loads(out)["resumable"] is False and "system_sha256" in err
-    code, out, err = run_cli(capsys, "gate", SAMPLES, "completed-with-tools", "--config", pasted)
-    assert code == 1 and "completed-with-tools: NOT resumable" in out and "refused" in out
-    assert "system_sha256: a hard field may never change" in err
-
-    not_text = _gate_config(tmp_path, reminder=3)
-    code, out, err = run_cli(capsys, "gate", SAMPLES, "completed-with-tools", "--config", not_text)
-    assert (code, out) == (2, "") and "'reminder' must be text" in err
+    assert code == 0 and document["resumable"] is True, err
+    assert [row["field"] for row in document["fields"]][:2] == ["provider", "model"]
+    assert all(set(row) >= {"field", "class", "stored", "candidate", "verdict"} for row in document["fields"])
+    other = _config(tmp_path, DEFERRED_WAITING, provider="elsewhere")
+    for force in ([], ["--force"]):  # --force never crosses a provider change
+        code, out, err = run_cli(capsys, "gate", str(FILES), DEFERRED_WAITING, "--config", other, *force)
+        assert code == 1 and "NOT resumable" in out and err.count("\n") == 1
+    code, _, err = run_cli(capsys, "gate", str(FILES), DEFERRED_WAITING, "--config", str(tmp_path / "missing.json"))
+    assert code == 2 and "missing.json" in err
+    (tmp_path / "bad.json").write_text('{"model": 3}')
+    code, _, err = run_cli(capsys, "gate", str(FILES), DEFERRED_WAITING, "--config", str(tmp_path / "bad.json"))
+    assert code == 2 and "model" in err
 
 
-def test_schema_command_prints_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run_cli(capsys, "schema")
-    assert code == 0 and json.loads(out)["discriminator"]["propertyName"] == "type"
+def test_migrate_copies_bytes_unchanged(capsys: pytest.CaptureFixture[str], runs_dir: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "copy"
+    code, out, err = run_cli(capsys, "migrate", "--json", str(runs_dir), str(dest))
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["runs"] == 3 and report["verified"] is True and report["refused"] == []
+    for run in (DEFERRED_WAITING, SUPPLIED_NOT_RESUMED, CHAT):
+        assert (dest / f"{run}.json").read_bytes() == (runs_dir / f"{run}.json").read_bytes()
+    code, out, _ = run_cli(capsys, "compare", "--json", str(runs_dir), str(dest))
+    assert code == 0 and {row["verdict"] for row in json.loads(out)} == {"agree"}
 
 
-def test_bad_usage_exits_2() -> None:
-    result = subprocess.run([sys.executable, "-m", "journaltools", "ls"], capture_output=True, cwd=ROOT)
-    assert result.returncode == 2 and b"usage" in result.stderr
-    result = subprocess.run([sys.executable, "-m", "journaltools", "frobnicate"], capture_output=True, cwd=ROOT)
-    assert result.returncode == 2
-
-
-def test_every_command_has_help_text() -> None:
-    parser = build_parser()
-    subparsers = next(a for a in parser._actions if a.dest == "command")
-    for name, sub in subparsers.choices.items():  # type: ignore[union-attr]
-        assert sub.description, f"{name} has no help text"
-
-
-def test_audit_writes_parquet_tables(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    import pyarrow.parquet as pq
-
-    out = tmp_path / "audit"
-    code, stdout, _ = run_cli(capsys, "audit", SAMPLES, "--parquet", str(out), "--records", "--quiet", "--json")
-    assert code == 0 and len(json.loads(stdout)) == 4
-    assert sorted(p.name for p in out.iterdir()) == [
-        "findings.parquet",
-        "messages.parquet",
-        "records.parquet",
-        "runs.parquet",
-        "tool_calls.parquet",
-    ]
-    assert pq.read_table(out / "runs.parquet").num_rows == 14
-    assert pq.read_table(out / "findings.parquet").num_rows == 4
-
-
-@pytest.mark.parametrize("config", ["[1]", '{"tools": [1]}', '{"system": 3}', '{"budget": 5}', "not json"])
-def test_gate_refuses_a_malformed_config_as_bad_usage(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], config: str
+def test_an_unexpected_error_is_one_line_without_a_traceback(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = tmp_path / "config.json"
-    path.write_text(config)
-    code, out, err = run_cli(capsys, "gate", SAMPLES, "completed-with-tools", "--config", str(path))
-    assert (code, out) == (2, "") and "--config" in err and "Traceback" not in err
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom")
 
-
-def test_show_says_why_a_run_ended(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run_cli(capsys, "show", SAMPLES, "failed-provider")
-    assert code == 0 and "ended by a fatal provider error at seq 5: overloaded: 3 retries exhausted" in out
-    _, out, _ = run_cli(capsys, "show", SAMPLES, "cancelled-by-user")
-    assert "cancelled by alice@example.com at seq 4: wrong repository" in out
-    _, out, _ = run_cli(capsys, "show", SAMPLES, "cancelled-by-user", "--json")
-    assert json.loads(out)["end_reason"] == {
-        "kind": "cancel", "seq": 4, "by": "alice@example.com", "reason": "wrong repository"
-    }  # fmt: skip
-
-
-@pytest.mark.parametrize("ending", [b"", b"\n"])
-def test_strict_show_of_a_journal_of_one_garbage_line_says_the_line_was_dropped(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], ending: bytes
-) -> None:
-    (tmp_path / "garb.jsonl").write_bytes(b"x" * 10_000_000 + ending)
-    code, out, err = run_cli(capsys, "show", str(tmp_path), "garb")
-    assert code == 1 and out == "" and len(err.splitlines()) == 1
-    assert "run 'garb' seq -: empty_journal" in err
-    assert "final line 1 (10,000,000 bytes)" in err and "does not parse and was dropped" in err
-    (tmp_path / "none.jsonl").write_bytes(b"")  # a journal with no line at all: nothing more to say
-    code, _, err = run_cli(capsys, "show", str(tmp_path), "none")
-    assert code == 1 and err.strip().endswith("empty_journal: the journal has no records")
+    monkeypatch.setattr(cli, "fold", broken)
+    code, out, err = run_cli(capsys, "show", str(FILES), DEFERRED_WAITING)
+    assert code == 1 and out == "" and err.count("\n") == 1
+    assert "RuntimeError: boom" in err and "Traceback" not in err

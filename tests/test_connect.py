@@ -173,7 +173,10 @@ def test_connect_errors_are_mapped_in_one_place(error: BaseException, reason: st
         ("nats://[::1", "not a valid URL"),
         ("nats://[zz]:1/S", "not a valid URL"),
         ("nats://u:secret@[zz]:1/S", "not a valid URL"),
-        ("nats://127.0.0.1:4222/S?bogus=1", "unknown parameter 'bogus' (a nats:// source accepts: prefix, replicas)"),
+        (
+            "nats://127.0.0.1:4222/S?bogus=1",
+            "unknown parameter 'bogus' (a nats:// source accepts: create, prefix, replicas)",
+        ),
         ("nats://u:secret@127.0.0.1:4222/S?prefix=p&bogus", "unknown parameter 'bogus'"),
         ("file://elsewhere/var/journals", "file:// URLs name this machine only"),
         ("file://[zz]/var/journals", "not a valid URL"),
@@ -191,7 +194,7 @@ def test_a_malformed_source_url_is_bad_usage_not_a_connection(url: str, says: st
 
 
 def test_file_urls_of_this_machine_are_read(tmp_path: Path) -> None:
-    (tmp_path / "r1.jsonl").write_bytes(b"")
+    (tmp_path / "r1.json").write_bytes(b"")
     for url in (tmp_path.as_uri(), f"file://localhost{tmp_path}"):
         with open_source(url) as backend:
             assert backend.list_runs() == ["r1"], url

@@ -1,201 +1,216 @@
+"""The file backend in the runtime's layout: names, permissions, the flock, the line rule, sources."""
+
+from __future__ import annotations
+
+import gzip
 import os
-import subprocess
-import sys
+import shutil
+import stat
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+import zstandard
 
-from journaltools.backends.base import AppendVerdictTaken
-from journaltools.backends.file import FileBackend, scan_journal
-from journaltools.errors import CorruptJournal, InvalidRunId, JournalLocked, RecordRefused, SequenceGap, StorageError
-from tests.builders import JournalBuilder
-from tests.strategies import valid_runs
-
-ROOT = Path(__file__).resolve().parent.parent
+from journaltools.backends.file import FileBackend, JournalFilesBackend
+from journaltools.backends.registry import default_source, open_source
+from journaltools.errors import CorruptJournal, JournalLocked, NotAJournalFile, ReadOnlySource, RunExists
+from tests.backend_records import line, meta, terminal, user
+from tests.runstate_corpus import CORPUS
 
 
-def write_journal(backend: FileBackend, journal: JournalBuilder) -> None:
-    with backend.open_writer(journal.run) as writer:
-        for body in journal.bodies:
-            assert writer.append(body).outcome is AppendVerdictTaken.STORED
+def journal(root: Path, run: str, *records: bytes) -> Path:
+    path = root / f"{run}.json"
+    path.write_bytes(line_meta(run) + b"".join(records))
+    return path
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(journal=valid_runs())
-def test_valid_runs_round_trip_byte_identically(
-    tmp_path_factory: pytest.TempPathFactory, journal: JournalBuilder
-) -> None:
-    backend = FileBackend(tmp_path_factory.mktemp("rt"))
-    write_journal(backend, journal)
-    assert backend.path_of(journal.run).read_bytes() == journal.bytes()
-    read = backend.read_run(journal.run)
-    assert [record.raw for record in read.records] == journal.bytes().splitlines()
-    assert read.findings == []
+def line_meta(run: str) -> bytes:
+    from journaltools.backends.base import meta_record
+
+    return line(meta_record(meta(run)))
 
 
-def test_writer_skips_duplicates_refuses_gaps_and_bad_records(tmp_path: Path) -> None:
+def test_layout_and_permissions(tmp_path: Path) -> None:
+    root = tmp_path / "runs"
+    backend = FileBackend(root, create=True)
+    with backend.create_journal("r1", meta("r1")) as writer:
+        writer.append(user(2))
+    assert stat.S_IMODE(root.stat().st_mode) == 0o700
+    assert sorted(p.name for p in root.iterdir()) == ["r1.json", "r1.lock"]
+    assert {stat.S_IMODE(p.stat().st_mode) for p in root.iterdir()} == {0o600}
+    assert (root / "r1.json").read_bytes() == line_meta("r1") + line(user(2))
+
+
+def test_the_flock_excludes_a_second_writer_and_a_creator(tmp_path: Path) -> None:
+    backend = FileBackend(tmp_path, create=True)
+    with backend.create_journal("r1", meta("r1")):
+        with pytest.raises(JournalLocked):
+            backend.open_writer("r1")
+        with pytest.raises(RunExists):  # busy and the journal is there: a live run
+            backend.create_journal("r1", meta("r1"))
+    backend.open_writer("r1").close()  # released on close
+
+
+def test_updated_is_the_journals_lstat_mtime(tmp_path: Path) -> None:
+    path = journal(tmp_path, "r1")
+    os.utime(path, ns=(0, 1_700_000_000_123_456_000))
+    read = FileBackend(tmp_path).read_run("r1")
+    assert read.updated == datetime(2023, 11, 14, 22, 13, 20, 123456, UTC)
+    assert read.records[0].time is None
+
+
+def test_torn_tail_is_dropped_and_cut_by_journaltools_writer(tmp_path: Path) -> None:
+    path = journal(tmp_path, "r1", line(user(2)), line(user(3))[:20])
     backend = FileBackend(tmp_path)
-    journal = JournalBuilder("r").user().user("again")
-    with backend.open_writer("r") as writer:
-        for body in journal.bodies[:2]:
-            writer.append(body)
-        assert writer.append(journal.bodies[1]).outcome is AppendVerdictTaken.DUPLICATE
-        with pytest.raises(SequenceGap) as gap:
-            writer.append({**journal.bodies[2], "seq": 5})
-        assert (gap.value.run, gap.value.seq, writer.last_seq) == ("r", 5, 2)
-        with pytest.raises(RecordRefused) as bad:
-            writer.append({**journal.bodies[2], "content": 7})
-        assert bad.value.code == "schema_violation"
-        with pytest.raises(RecordRefused) as other_run:
-            writer.append({**journal.bodies[2], "run": "elsewhere"})
-        assert other_run.value.code == "run_mismatch"
-        assert writer.append(journal.bodies[2]).outcome is AppendVerdictTaken.STORED
-    assert backend.path_of("r").read_bytes() == journal.bytes()
-
-
-def test_writer_refuses_a_journal_that_does_not_start_with_meta_version_1(tmp_path: Path) -> None:
-    backend = FileBackend(tmp_path)
-    with backend.open_writer("r") as writer:
-        with pytest.raises(RecordRefused) as first:
-            writer.append(JournalBuilder("r", meta=False).user().bodies[0])
-        assert first.value.code == "not_meta_first"
-        meta = JournalBuilder("r").bodies[0]
-        with pytest.raises(RecordRefused) as version:
-            writer.append({**meta, "version": 2})
-        assert version.value.code == "version_mismatch"
-    assert backend.path_of("r").read_bytes() == b""
-
-
-def test_run_ids_are_validated_before_they_become_file_names(tmp_path: Path) -> None:
-    backend = FileBackend(tmp_path)
-    for bad in ("../escape", "", "-dash-first", "a/b", "x" * 129, "dot.name"):
-        with pytest.raises(InvalidRunId):
-            backend.open_writer(bad)
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_torn_tail_is_dropped_on_read_and_truncated_before_the_next_append(tmp_path: Path) -> None:
-    backend = FileBackend(tmp_path)
-    journal = JournalBuilder("r").user()
-    path = backend.path_of("r")
-    path.write_bytes(journal.bytes() + b'{"type":"assist')
-    read = backend.read_run("r")
-    assert len(read.records) == 2
+    read = backend.read_run("r1")
+    assert read.complete and read.last_seq == 2
     assert [f.code for f in read.findings] == ["torn_tail"]
-    journal.assistant()
-    with backend.open_writer("r") as writer:
+    with backend.open_writer("r1") as writer:  # unlike the runtime's writer, it cuts the torn bytes first
         assert writer.last_seq == 2
-        writer.append(journal.bodies[-1])
-    assert path.read_bytes() == journal.bytes()
+        writer.append(user(3))
+    assert path.read_bytes() == line_meta("r1") + line(user(2)) + line(user(3))
 
 
-def test_final_line_without_newline_is_kept_and_finished(tmp_path: Path) -> None:
+def test_missing_final_newline_is_finished_before_appending(tmp_path: Path) -> None:
+    path = journal(tmp_path, "r1", line(user(2))[:-1])
+    with FileBackend(tmp_path).open_writer("r1") as writer:
+        writer.append(terminal(3))
+    assert path.read_bytes() == line_meta("r1") + line(user(2)) + line(terminal(3))
+
+
+def test_interior_corruption_refuses_the_journal(tmp_path: Path) -> None:
+    journal(tmp_path, "r1", b"#garbage\n", line(user(3)))
     backend = FileBackend(tmp_path)
-    journal = JournalBuilder("r").user()
-    path = backend.path_of("r")
-    path.write_bytes(journal.bytes()[:-1])
-    assert len(backend.read_run("r").records) == 2
-    journal.assistant()
-    with backend.open_writer("r") as writer:
-        writer.append(journal.bodies[-1])
-    assert path.read_bytes() == journal.bytes()
-
-
-def test_interior_corruption_refuses_the_journal_with_its_line_number(tmp_path: Path) -> None:
-    backend = FileBackend(tmp_path)
-    lines = JournalBuilder("r").user().assistant().bytes().split(b"\n")
-    lines[1] = lines[1][:-3]
-    backend.path_of("r").write_bytes(b"\n".join(lines))
-    with pytest.raises(CorruptJournal) as caught:
-        backend.read_run("r")
-    assert (caught.value.run, caught.value.position) == ("r", 2)
-    lenient = backend.read_run("r", strict=False)
-    # Leniently the journal is still refused (incomplete), but every line that parses comes back.
-    assert (lenient.complete, [r.position for r in lenient.records]) == (False, [1, 3])
+    with pytest.raises(CorruptJournal) as refused:
+        backend.read_run("r1")
+    assert "'r1'" in str(refused.value) and "line 2" in str(refused.value)
+    lenient = backend.read_run("r1", strict=False)
+    assert not lenient.complete
     assert [f.code for f in lenient.findings] == ["corrupt_line"]
+    assert [s.position for s in lenient.records] == [1, 3]
     with pytest.raises(CorruptJournal):
-        backend.open_writer("r")
-    assert backend.path_of("r").read_bytes() == b"\n".join(lines), "a refused journal is never modified"
+        backend.open_writer("r1")
 
 
-def test_scan_handles_empty_and_blank_interior_lines() -> None:
-    assert scan_journal(b"", "r").records == []
-    assert scan_journal(b"\n", "r").corrupt is None  # one unparsable final (empty) line: a torn tail
-    blank_inside = JournalBuilder("r").bytes() + b"\n" + JournalBuilder("r").user().bytes().split(b"\n")[1] + b"\n"
-    assert scan_journal(blank_inside, "r").corrupt is not None
+def test_a_runtime_resume_after_a_torn_tail_is_named(tmp_path: Path) -> None:
+    """The runtime appends straight after torn bytes: once another record follows, the glued line is interior,
+    and it is reported for what it is."""
+    journal(tmp_path, "r1", line(user(2)), line(user(3))[:15] + line(user(3)), line(terminal(4)))
+    read = FileBackend(tmp_path).read_run("r1", strict=False)
+    assert not read.complete
+    assert [(f.code, f.seq) for f in read.findings] == [("resumed_after_torn_tail", 3)]
 
 
-HOLDER = """
-import sys
-from journaltools.backends.file import FileBackend
-writer = FileBackend(sys.argv[1]).open_writer("held")
-print("locked", flush=True)
-sys.stdin.read()
-"""
-
-
-def test_a_second_writer_is_refused_while_the_first_lives_and_not_after_it_is_killed(tmp_path: Path) -> None:
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT
-    )
-    try:
-        assert holder.stdout is not None
-        assert holder.stdout.readline() == b"locked\n"
-        with pytest.raises(JournalLocked) as refused:
-            FileBackend(tmp_path).open_writer("held")
-        assert "held" in str(refused.value)
-    finally:
-        holder.kill()
-        holder.wait()
-        assert holder.stdin is not None and holder.stdout is not None
-        holder.stdin.close()
-        holder.stdout.close()
-    assert (tmp_path / "held.lock").exists(), "the lock file stays; only the kernel's flock went away"
-    FileBackend(tmp_path).open_writer("held").close()
-
-
-def test_directory_is_fsynced_on_a_new_journals_first_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    synced: list[int] = []
-    real_fsync = os.fsync
-    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+def test_a_runtime_resume_on_the_line_after_torn_bytes_is_named(tmp_path: Path) -> None:
+    """The torn bytes ended in a newline: the resumer's record (the torn one's seq, reused) is on the next line."""
+    journal(tmp_path, "r1", line(user(2)), line(user(3))[:15] + b"\n", line(user(3)), line(terminal(4)))
     backend = FileBackend(tmp_path)
-    journal = JournalBuilder("r").user()
-    with backend.open_writer("r") as writer:
-        writer.append(journal.bodies[0])
-        assert len(synced) == 2, "the record and then the directory"
-        writer.append(journal.bodies[1])
-        assert len(synced) == 3, "later records sync only the file"
+    with pytest.raises(CorruptJournal, match="line 3"):
+        backend.read_run("r1")
+    read = backend.read_run("r1", strict=False)
+    assert not read.complete and read.last_seq == 4
+    assert [(f.code, f.seq) for f in read.findings] == [("resumed_after_torn_tail", 3)]
 
 
-def test_a_failed_write_or_fsync_leaves_no_partial_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_resume_glued_onto_the_final_torn_line_is_kept_for_a_person(tmp_path: Path) -> None:
+    """The runtime drops the glued final line as a torn tail (and the resumer's record with it); journaltools
+    says so, and its writer refuses to cut a line that holds a whole record."""
+    path = journal(tmp_path, "r1", line(user(2)), line(user(3))[:15] + line(user(3)))
+    stored = path.read_bytes()
     backend = FileBackend(tmp_path)
-    journal = JournalBuilder("r").user().assistant()
-    real_write, real_fsync = os.write, os.fsync
-    with backend.open_writer("r") as writer:
-        writer.append(journal.bodies[0])
-        writer.append(journal.bodies[1])
+    read = backend.read_run("r1")
+    assert read.complete and read.last_seq == 2
+    assert [(f.code, f.seq) for f in read.findings] == [("torn_tail", None), ("resumed_after_torn_tail", 3)]
+    with pytest.raises(CorruptJournal, match="glued"):
+        backend.open_writer("r1")
+    assert path.read_bytes() == stored
 
-        def partial_then_full(fd: int, data: bytes | memoryview) -> int:
-            monkeypatch.setattr(os, "write", real_write)
-            real_write(fd, bytes(data[:10]))
-            raise OSError(28, "No space left on device")
 
-        monkeypatch.setattr(os, "write", partial_then_full)
-        with pytest.raises(StorageError, match="no space left") as full:
-            writer.append(journal.bodies[2])
-        assert full.value.errno == 28 and full.value.path == str(backend.path_of("r"))
-        assert writer.last_seq == 2
-        assert backend.path_of("r").read_bytes() == JournalBuilder("r").user().bytes(), "the partial line is gone"
+def test_a_torn_tail_of_a_crlf_journal_is_cut_where_it_starts(tmp_path: Path) -> None:
+    crlf = line(user(2)).replace(b"\n", b"\r\n")
+    path = journal(tmp_path, "r1", crlf, b'  {"seq":3,\r\n')
+    with FileBackend(tmp_path).open_writer("r1") as writer:
+        writer.append(terminal(3))
+    assert path.read_bytes() == line_meta("r1") + crlf + line(terminal(3))
 
-        def failing_fsync(fd: int) -> None:
-            monkeypatch.setattr(os, "fsync", real_fsync)
-            raise OSError(5, "Input/output error")
 
-        monkeypatch.setattr(os, "fsync", failing_fsync)
-        with pytest.raises(StorageError, match="input/output error"):
-            writer.append(journal.bodies[2])
-        assert writer.last_seq == 2
-        assert writer.append(journal.bodies[2]).outcome is AppendVerdictTaken.STORED
-    read = backend.read_run("r")
-    assert read.findings == [] and [r.raw for r in read.records] == journal.bytes().splitlines()
+def test_unicode_white_space_lines_are_blank_as_go_trims_them(tmp_path: Path) -> None:
+    """``bytes.TrimSpace`` trims Unicode white space too: a line of U+3000 is skipped, even as the last line."""
+    journal(tmp_path, "r1", "\u3000\u00a0\n".encode(), line(user(2)), "\u2028".encode())
+    read = FileBackend(tmp_path).read_run("r1")
+    assert read.complete and read.findings == []
+    assert [s.position for s in read.records] == [1, 3]
+
+
+def test_blank_lines_count_in_positions(tmp_path: Path) -> None:
+    journal(tmp_path, "r1", b"\n  \n", line(user(2)))
+    read = FileBackend(tmp_path).read_run("r1")
+    assert [s.position for s in read.records] == [1, 4]
+
+
+def test_compressed_journals_are_read_only_sources(tmp_path: Path) -> None:
+    data = line_meta("g") + line(terminal(2))
+    (tmp_path / "g.json.gz").write_bytes(gzip.compress(data))
+    (tmp_path / "z.json.zst").write_bytes(zstandard.ZstdCompressor().compress(data.replace(b'"g"', b'"z"')))
+    backend = FileBackend(tmp_path)
+    assert backend.list_runs() == ["g", "z"]
+    assert [r.last_seq for r in backend.read_runs()] == [2, 2]
+    with pytest.raises(ReadOnlySource):
+        backend.open_writer("g")
+    (tmp_path / "bad.json.gz").write_bytes(b"not gzip")
+    assert not backend.read_run("bad", strict=False).complete
+
+
+def test_other_files_are_reported_but_locks_and_temporaries_are_not(tmp_path: Path) -> None:
+    journal(tmp_path, "r1")
+    (tmp_path / "r1.lock").touch()
+    (tmp_path / ".r1.json.1234.tmp").touch()
+    (tmp_path / "notes.txt").touch()
+    (tmp_path / "bad name.json").touch()
+    (tmp_path / "sub").mkdir()
+    findings = FileBackend(tmp_path).source_findings()
+    assert [(f.code, f.severity, f.message.split(":")[0]) for f in findings] == [
+        ("not_a_journal", "info", "bad name.json"),
+        ("not_a_journal", "info", "notes.txt"),
+        ("not_a_journal", "info", "sub"),
+    ]
+
+
+def test_links_and_fifos_are_refused_without_blocking(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.json"
+    outside.write_bytes(line_meta("x"))
+    root = tmp_path / "runs"
+    root.mkdir()
+    (root / "link.json").symlink_to(outside)
+    os.mkfifo(root / "fifo.json")
+    backend = FileBackend(root)
+    for run in ("link", "fifo"):
+        with pytest.raises(NotAJournalFile):
+            backend.read_run(run)
+        assert [f.code for f in backend.read_run(run, strict=False).findings] == ["unreadable_journal"]
+        with pytest.raises(NotAJournalFile):
+            backend.open_writer(run)
+    assert {row.status for row in backend.listing()} == {"invalid"}
+
+
+def test_single_file_glob_and_file_url_sources(tmp_path: Path) -> None:
+    shutil.copytree(CORPUS / "file", tmp_path / "file")
+    one = next((tmp_path / "file").glob("*.json"))
+    assert isinstance(open_source(str(one)), JournalFilesBackend)
+    assert open_source(str(one)).list_runs() == [one.stem]
+    pattern = open_source(str(tmp_path / "file" / "3ID*.json"))
+    assert len(pattern.list_runs()) == len(list((tmp_path / "file").glob("3ID*.json")))
+    assert pattern.source_findings() == []
+    assert len(open_source(f"file://{tmp_path / 'file'}").list_runs()) == 34
+
+
+def test_default_source_is_the_runtimes_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    assert default_source() == tmp_path / "state" / "fisk-ai" / "runs"
+    monkeypatch.delenv("XDG_STATE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert default_source() == tmp_path / ".local" / "state" / "fisk-ai" / "runs"
+    default_source().mkdir(parents=True)
+    journal(default_source(), "r1")
+    assert open_source(None).list_runs() == ["r1"]

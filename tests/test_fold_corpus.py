@@ -1,23 +1,28 @@
-"""The fold against the real runtime's: every journal of the corpus folds to the state Go's Fold returned."""
+"""The load path against the real runtime's: every journal of the corpus (written by the runtime, and byte-level
+mutations of two of them) is read by the file line rule and folded to exactly what Go's FileStore.Load returned:
+the same refusals, and for the accepted ones the same state, field by field."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
-import msgspec
 import pytest
 
 from journaltools.errors import FoldError
 from journaltools.folding import fold
+from journaltools.protocol.journal import read_file_journal
 from journaltools.protocol.kinds import Record
 from tests.runstate_corpus import expected, journal_bytes
 
 WRITTEN_BY_THE_RUNTIME = [entry for name in ("file", "random") for entry in expected(name)]
+EVERY_JOURNAL = WRITTEN_BY_THE_RUNTIME + expected("broken")
 
 
 def records_of(data: bytes) -> list[Record]:
-    decoder = msgspec.json.Decoder(Record)
-    return [decoder.decode(line) for line in data.split(b"\n") if line]
+    journal = read_file_journal(data)
+    assert not journal.corrupt
+    return [read.record for read in journal.records]
 
 
 def assert_same_state(got: dict[str, Any], want: dict[str, Any], where: str) -> None:
@@ -26,9 +31,19 @@ def assert_same_state(got: dict[str, Any], want: dict[str, Any], where: str) -> 
         assert got[field] == want[field], f"{where}: {field} differs"
 
 
-@pytest.mark.parametrize("entry", WRITTEN_BY_THE_RUNTIME, ids=lambda entry: entry["path"])
-def test_strict_fold_equals_the_runtime(entry: dict[str, Any]) -> None:
-    records = records_of(journal_bytes(entry))
+@pytest.mark.parametrize("entry", EVERY_JOURNAL, ids=lambda entry: entry["path"])
+def test_strict_load_equals_the_runtime(entry: dict[str, Any]) -> None:
+    journal = read_file_journal(journal_bytes(entry))
+    if entry.get("read_error"):
+        # The backend's reader refused an interior line: Go names it "line N: reason".
+        assert journal.corrupt, entry["path"]
+        assert f"line {journal.corrupt[0].line}:" in entry["read_error"]
+        return
+    assert not journal.corrupt, entry["path"]
+    assert (journal.torn_tail is not None) == bool(entry.get("dropped_torn_tail")), entry["path"]
+    records = [read.record for read in journal.records]
+    if "records" in entry:
+        assert len(records) == entry["records"] and journal.last_seq == entry["last_seq"]
     if not entry["ok"]:
         with pytest.raises(FoldError) as refused:
             fold(records, run=entry["store_id"])
@@ -44,6 +59,8 @@ def test_strict_fold_equals_the_runtime(entry: dict[str, Any]) -> None:
         got = [d.tool_use_id for d in result.state.pending.open_deferrals()]
         assert got == [d["tool_use_id"] for d in entry["open_deferrals"] or []]
     assert result.last_seq == entry["last_seq"]
+    if entry["path"].startswith(("file/", "random/")):
+        assert all(read.noncanonical is None for read in journal.records), "the runtime's lines take the fast path"
 
 
 @pytest.mark.parametrize("entry", WRITTEN_BY_THE_RUNTIME, ids=lambda entry: entry["path"])
@@ -60,3 +77,17 @@ def test_lenient_fold_agrees_with_strict(entry: dict[str, Any]) -> None:
     else:
         assert lenient.status == "invalid"
         assert errors, "a refused journal says why"
+
+
+@pytest.mark.parametrize("entry", expected("file"), ids=lambda entry: entry["path"])
+def test_the_anthropic_rendering_is_valid_api_input(entry: dict[str, Any]) -> None:
+    from journaltools.protocol.blocks import to_anthropic
+
+    result = fold(records_of(journal_bytes(entry)), strict=False)
+    rendered = to_anthropic(result.messages)
+    assert rendered and rendered[0]["role"] == "user"
+    for before, after in itertools.pairwise(rendered):
+        assert before["role"] != after["role"]
+    for message in rendered:
+        assert message["content"], "no empty content"
+        assert all(block.get("text", "x") for block in message["content"]), "no empty text block"

@@ -1,511 +1,229 @@
-"""A hostile world, through the command line as a user meets it (issue rows F1-F10).
-
-Every row runs ``python -m journaltools`` as a subprocess and asserts its exit status, a message on stderr that
-names the path or URL in one line, no ``Traceback``, completion within a few seconds, and that nothing on disk
-changed (lock files excepted: taking a lock creates its empty file by design, and it holds no data).
-
-F4 and F5 need a user the file modes apply to: as root the command runs as ``nobody`` (``subprocess``'s
-``user=``); F7 and F8 need a filesystem that is full or read-only: as root a 256 KiB tmpfs is mounted for them.
-"""
+"""Hostile journal directories and journal bytes: nothing follows a link out of the source, waits on a FIFO,
+crashes on a directory, a huge or deeply nested line, invalid UTF-8, or a journal replaced while it is read.
+One bad journal is a finding of its own run; the other runs of the source still read, list and load."""
 
 from __future__ import annotations
 
-import errno
+import contextlib
 import os
-import shutil
-import stat
-import subprocess
-import sys
-import tempfile
-import time
+import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from journaltools.samples import write_samples
-from tests.builders import JournalBuilder
+import journaltools.backends.scan as scan
+from journaltools.backends.base import RunRead, meta_record
+from journaltools.backends.file import FileBackend
+from journaltools.backends.jetstream import JetStreamBackend
+from journaltools.errors import NotAJournalFile, RunExists
+from journaltools.tables import load
+from tests.backend_records import line, meta, terminal, user
+from tests.nats_fixtures import NatsAdmin
 
-ROOT = Path(__file__).resolve().parent.parent
-IS_ROOT = os.geteuid() == 0
-NOBODY = 65534
-#: Generous for a shared 2-core machine; a hang (F2) would take the whole subprocess timeout.
-FEW_SECONDS = 15.0
-
-
-@dataclass
-class Outcome:
-    status: int
-    out: str
-    err: str
-    seconds: float
+#: A user record the Go decoder accepts with an unknown field nested ``depth`` arrays deep (it skips the field,
+#: but still counts its depth against encoding/json's limit of 10,000 levels, the record's own object included).
+_USER_HEAD = b'{"seq":2,"protocol":"io.choria.fisk-ai.v1.session.user","user":{"message":{"role":"user","content":[]}}'
 
 
-def as_nobody_prefix() -> list[str]:
-    # setpriv rather than subprocess's user=: the interpreter may live under root's private home, which an exec
-    # by nobody could not reach; once running, the child holds nobody's credentials only (checked below).
-    return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+def nested(depth: int, seq: int = 2) -> bytes:
+    return _USER_HEAD.replace(b'"seq":2', b'"seq":%d' % seq) + b',"x":' + b"[" * depth + b"]" * depth + b"}"
 
 
-def run_cli(*argv: str, as_nobody: bool = False, cwd: Path | None = None) -> Outcome:
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    command = [*(as_nobody_prefix() if as_nobody else []), sys.executable, "-m", "journaltools", *argv]
-    started = time.monotonic()
-    result = subprocess.run(
-        command, capture_output=True, cwd=cwd or ROOT, env=env, timeout=60, stdin=subprocess.DEVNULL
-    )
-    return Outcome(
-        result.returncode,
-        result.stdout.decode("utf-8", "replace"),
-        result.stderr.decode("utf-8", "replace"),
-        time.monotonic() - started,
-    )
-
-
-def snapshot(*roots: Path) -> dict[str, bytes | str]:
-    """Every file (bytes), directory and link under ``roots``, lock files left out."""
-    found: dict[str, bytes | str] = {}
-    for root in roots:
-        if not root.exists():
-            found[str(root)] = "missing"
-            continue
-        for path in sorted([root, *root.rglob("*")]):
-            info = path.lstat()
-            if path.name.endswith(".lock"):
-                continue
-            if stat.S_ISLNK(info.st_mode):
-                found[str(path)] = f"link -> {os.readlink(path)}"
-            elif stat.S_ISDIR(info.st_mode):
-                found[str(path)] = f"dir {stat.S_IMODE(info.st_mode):o}"
-            elif stat.S_ISREG(info.st_mode):
-                try:
-                    found[str(path)] = path.read_bytes()
-                except PermissionError:
-                    found[str(path)] = f"unreadable {info.st_size}"
-            else:
-                found[str(path)] = f"special {stat.S_IFMT(info.st_mode):o}"
-    return found
-
-
-def deferred_journal(run: str, size_mod_page: int | None = None) -> bytes:
-    """A run waiting for an answer to call ``toolu_1``; optionally padded so its size is ``size_mod_page``
-    modulo 4096 (an answer then needs a new page of the filesystem)."""
-
-    def build(pad: str) -> bytes:
-        journal = JournalBuilder(run).user("deploy it" + pad).assistant("toolu_1")
-        journal.add("deferral", call="toolu_1", reason="approval")
-        return journal.bytes()
-
-    data = build("")
-    if size_mod_page is not None:
-        data = build("." * ((size_mod_page - len(data)) % 4096 or 4096))
-        assert len(data) % 4096 == size_mod_page
-    return data
+def write_journal(root: Path, run: str, *lines: bytes) -> Path:
+    path = root / f"{run}.json"
+    path.write_bytes(line(meta_record(meta(run))) + b"".join(lines))
+    return path
 
 
 @pytest.fixture
-def open_dir() -> Iterator[Path]:
-    """A scratch directory any user may enter (pytest's own are private to their owner)."""
-    path = Path(tempfile.mkdtemp(prefix="journaltools-hostile-"))
-    path.chmod(0o755)
-    yield path
-    for child in [path, *path.rglob("*")]:
-        if not child.is_symlink():
-            child.chmod(0o755 if child.is_dir() else 0o644)
-    shutil.rmtree(path)
+def source(tmp_path: Path) -> Path:
+    """A directory with one good journal, ``good``, beside whatever a test adds."""
+    root = tmp_path / "runs"
+    root.mkdir()
+    write_journal(root, "good", line(terminal(2)))
+    return root
 
 
-def nobody_cannot_run_the_cli(scratch: Path) -> str | None:
-    """Why a child cannot run the CLI as an unprivileged user here, or None once a child as ``nobody`` has
-    shown both that it runs Python and that file modes bind it (it cannot read a mode-000 file)."""
-    if shutil.which("setpriv") is None:
-        return "setpriv (util-linux) is not installed"
-    locked = scratch / "mode-000-probe"
-    locked.write_bytes(b"x")
-    locked.chmod(0)
-    probe = "import os, sys, journaltools.cli\ntry:\n open(sys.argv[1])\nexcept PermissionError:\n print(os.geteuid())"
-    try:
-        done = subprocess.run(
-            [*as_nobody_prefix(), sys.executable, "-c", probe, str(locked)], capture_output=True, cwd="/", timeout=60
-        )
-    finally:
-        locked.unlink()
-    if done.stdout.strip() != str(NOBODY).encode():
-        return f"a child as nobody did not run unprivileged: {done.stderr.decode(errors='replace').strip()[-200:]}"
-    return None
+def outcome_of(action: Callable[[], object], fifo: Path) -> object:
+    """What ``action`` returns or raises, asserting that it does so within a generous bound. If it hung in an
+    open of ``fifo``, opening the FIFO's other end releases it, so a failing test leaves no thread behind."""
+    outcome: list[object] = []
+
+    def run() -> None:
+        try:
+            outcome.append(action())
+        except Exception as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(timeout=20)
+    if thread.is_alive():
+        for flags in (os.O_WRONLY | os.O_NONBLOCK, os.O_RDONLY | os.O_NONBLOCK):
+            with contextlib.suppress(OSError):
+                os.close(os.open(fifo, flags))
+        thread.join(timeout=20)
+        pytest.fail(f"blocked on the FIFO {fifo}")
+    return outcome[0]
 
 
-def fill(mount: Path) -> None:
-    """Use every free page of ``mount`` (a write into a new page then fails with ENOSPC)."""
-    with open(mount / "filler", "wb", buffering=0) as handle:
-        while True:
-            try:
-                handle.write(b"\0" * 4096)
-            except OSError as exc:
-                assert exc.errno == errno.ENOSPC
-                return
+def assert_the_good_run_survives(root: Path, bad: str) -> None:
+    backend = FileBackend(root)
+    rows = {row.run: row.status for row in backend.listing()}
+    assert rows == {"good": "completed", bad: "invalid"}
+    tables = load(root, strict=False, workers=0)
+    assert bad in tables.findings.column("run").to_pylist()
+    assert sorted(tables.runs.column("run").to_pylist()) == sorted(rows)
+
+
+def test_a_symlinked_journal_is_never_followed(source: Path, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.json"
+    secret.write_bytes(line(meta_record(meta("link"))))
+    (source / "link.json").symlink_to(secret)
+    backend = FileBackend(source)
+    assert backend.list_runs() == ["good", "link"]
+    with pytest.raises(NotAJournalFile, match="symbolic link"):
+        backend.read_run("link")
+    with pytest.raises(NotAJournalFile):
+        backend.open_writer("link")
+    with pytest.raises((NotAJournalFile, RunExists)):
+        backend.create_journal("link", meta("link"))
+    assert backend.local_journals(["good", "link"]) is None  # the loader then reads through the backend
+    assert_the_good_run_survives(source, "link")
+    assert secret.read_bytes() == line(meta_record(meta("link")))  # nothing was written through the link
+    assert not (source / "link.lock").exists()
+
+
+def test_a_fifo_named_like_a_journal_never_blocks(source: Path) -> None:
+    fifo = source / "pipe.json"
+    os.mkfifo(fifo)
+    backend = FileBackend(source)
+    actions: dict[str, Callable[[], object]] = {
+        "read": lambda: backend.read_run("pipe"),
+        "lenient": lambda: backend.read_run("pipe", strict=False),
+        "writer": lambda: backend.open_writer("pipe"),
+        "listing": backend.listing,
+        "load": lambda: load(source, strict=False, workers=0),
+    }
+    outcomes = {name: outcome_of(action, fifo) for name, action in actions.items()}
+    assert isinstance(outcomes["read"], NotAJournalFile) and "FIFO" in str(outcomes["read"])
+    assert isinstance(outcomes["writer"], NotAJournalFile)
+    lenient = outcomes["lenient"]
+    assert isinstance(lenient, RunRead) and [f.code for f in lenient.findings] == ["unreadable_journal"]
+    assert_the_good_run_survives(source, "pipe")
+
+
+def test_a_directory_named_like_a_journal(source: Path) -> None:
+    (source / "dir.json").mkdir()
+    backend = FileBackend(source)
+    assert backend.list_runs() == ["dir", "good"]  # still a run, reported when read, never silently absent
+    with pytest.raises(NotAJournalFile, match="directory"):
+        backend.read_run("dir")
+    with pytest.raises(NotAJournalFile):
+        backend.open_writer("dir")
+    with pytest.raises((NotAJournalFile, RunExists)):
+        backend.create_journal("dir", meta("dir"))
+    assert (source / "dir.json").is_dir()
+    assert_the_good_run_survives(source, "dir")
+
+
+def test_a_huge_line_is_read_whole_and_a_huge_torn_tail_is_cut(source: Path) -> None:
+    huge = line(user(2, "x" * (4 << 20)))
+    path = write_journal(source, "big", huge, huge[: len(huge) // 2])
+    backend = FileBackend(source)
+    read = backend.read_run("big")
+    assert read.complete and read.last_seq == 2
+    assert len(read.records[1].raw) == len(huge) - 1
+    torn = [f.message for f in read.findings if f.code == "torn_tail"]
+    assert len(torn) == 1 and f"{len(huge) // 2:,} bytes" in torn[0]
+    with backend.open_writer("big") as writer:
+        writer.append(terminal(3))
+    assert path.read_bytes() == line(meta_record(meta("big"))) + huge + line(terminal(3))
+
+
+def test_deep_nesting_is_read_to_gos_depth_limit_and_refused_past_it(source: Path) -> None:
+    write_journal(source, "deep", nested(9_999) + b"\n", line(terminal(3)))
+    write_journal(source, "deeper", nested(10_000) + b"\n", line(terminal(3)))
+    backend = FileBackend(source)
+    read = backend.read_run("deep")
+    assert read.complete and [s.record.seq for s in read.records] == [1, 2, 3]
+    assert [f.code for f in read.findings] == ["noncanonical_line"]  # the unknown field, skipped as Go skips it
+    lenient = backend.read_run("deeper", strict=False)
+    assert not lenient.complete
+    assert [f.code for f in lenient.findings] == ["corrupt_line"]
+    assert "exceeded max depth" in lenient.findings[0].message
+    with backend.create_journal("copied", meta("copied")) as writer:  # migration's path takes the same reader
+        assert writer.append_raw(nested(9_999)).seq == 2
+
+
+def test_deep_nesting_in_a_jetstream_body(jetstream: JetStreamBackend, nats_admin: NatsAdmin) -> None:
+    with jetstream.create_journal("deep", meta("deep")) as writer:
+        writer.append_raw(nested(9_999))
+    nats_admin.publish(jetstream.subject("deep", 3), nested(10_000, seq=3))
+    read = jetstream.read_run("deep", strict=False)
+    assert [s.record.seq for s in read.records] == [1, 2]
+    assert [f.code for f in read.findings] == ["noncanonical_line", "corrupt_line"]
+    assert not read.complete
+
+
+def test_invalid_utf8(source: Path) -> None:
+    """Inside a string Go replaces it (accepted, not canonical); outside one the line does not decode; and a
+    file name that is not UTF-8 is reported, never a crash."""
+    in_string = line(user(2, "caf\u00e9")).replace("\u00e9".encode(), b"\xe9")
+    write_journal(source, "inside", in_string, line(terminal(3)))
+    write_journal(source, "outside", b"\xff" + line(user(2)), line(terminal(3)))
+    os.close(os.open(os.fsencode(source) + b"/\xff\xfe.json", os.O_WRONLY | os.O_CREAT, 0o600))
+    backend = FileBackend(source)
+    assert backend.list_runs() == ["good", "inside", "outside"]
+    inside = backend.read_run("inside")
+    assert inside.complete and inside.records[1].raw == in_string[:-1]
+    assert [f.code for f in inside.findings] == ["noncanonical_line"]
+    outside = backend.read_run("outside", strict=False)
+    assert not outside.complete and [f.code for f in outside.findings] == ["corrupt_line"]
+    assert [f.code for f in backend.source_findings()] == ["not_a_journal"]
 
 
 @pytest.fixture
-def small_fs(tmp_path: Path) -> Iterator[Path]:
-    """A 256 KiB tmpfs of its own (root only)."""
-    if not IS_ROOT:
-        pytest.skip("a full or read-only filesystem needs root to mount a 256 KiB tmpfs; run the tests as root")
-    mount = tmp_path / "mnt"
-    mount.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=256k,mode=0755", "tmpfs", str(mount)], capture_output=True
-    )
-    if done.returncode != 0:
-        pytest.skip(f"this machine refuses to mount a tmpfs: {done.stderr.decode(errors='replace').strip()}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=True)
-
-
-def read_only(mount: Path) -> None:
-    subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
-
-
-def whole_records_only(dest: Path, source: Path) -> None:
-    """What a failed migration left in ``dest``: journals holding whole records of the source, or nothing."""
-    for journal in dest.rglob("*.jsonl"):
-        data = journal.read_bytes()
-        assert data == b"" or data.endswith(b"\n"), f"{journal} ends in a partial record"
-        assert (source / journal.name).read_bytes().startswith(data)
-
-
-@dataclass
-class Case:
-    argv: list[str]
-    status: int
-    names: list[str]  # what the message must say (a path, a URL, the cause)
-    watch: list[Path] = field(default_factory=list)  # trees that must not change
-    as_nobody: bool = False
-    stderr_lines: int | None = 1  # None: a summary line may follow (audit), the finding itself is on stdout
-    check: Callable[[Outcome], None] | None = None
-
-
-Scenario = Callable[[Path, Callable[[], Path]], Case]
-
-
-def _two_journals(root: Path) -> None:
-    root.mkdir(exist_ok=True)
-    (root / "good.jsonl").write_bytes(JournalBuilder("good").user().assistant().bytes())
-
-
-def f1_port_out_of_range(tmp: Path, mount: Callable[[], Path]) -> Case:
-    return Case(["ls", "nats://127.0.0.1:99999/S"], 2, ["nats://127.0.0.1:99999/S", "port"])
-
-
-def f2_fifo(command: str) -> Scenario:
-    def scenario(tmp: Path, mount: Callable[[], Path]) -> Case:
-        _two_journals(tmp / "d")
-        os.mkfifo(tmp / "d" / "r1.jsonl")
-        argv = ["show", str(tmp / "d"), "r1"] if command == "show" else ["ls", str(tmp / "d")]
-        lists_good: Callable[[Outcome], None] = lambda outcome: None  # noqa: E731
-        if command == "ls":
-            lists_good = lambda outcome: _listed(outcome, {"good": "completed", "r1": "invalid"})  # noqa: E731
-        return Case(argv, 1 if command == "show" else 0, [str(tmp / "d" / "r1.jsonl"), "FIFO"], [tmp], check=lists_good)
-
-    return scenario
-
-
-def f3_directory(command: str) -> Scenario:
-    def scenario(tmp: Path, mount: Callable[[], Path]) -> Case:
-        _two_journals(tmp / "d")
-        (tmp / "d" / "r1.jsonl").mkdir()
-        argv = ["show", str(tmp / "d"), "r1"] if command == "show" else ["ls", str(tmp / "d")]
-        return Case(argv, 1 if command == "show" else 0, [str(tmp / "d" / "r1.jsonl"), "directory"], [tmp])
-
-    return scenario
-
-
-def _listed(outcome: Outcome, statuses: dict[str, str]) -> None:
-    rows = {line.split()[0]: line.split()[1] for line in outcome.out.splitlines()[1:]}
-    assert {run: rows.get(run) for run in statuses} == statuses
-
-
-def f4_unreadable(command: str) -> Scenario:
-    def scenario(tmp: Path, mount: Callable[[], Path]) -> Case:
-        root = tmp / "d"
-        _two_journals(root)
-        secret = root / "secret.jsonl"
-        secret.write_bytes(JournalBuilder("secret").user().assistant().bytes())
-        secret.chmod(0)
-        names = [str(secret), "permission denied"]
-        if command == "ls":
-            check = lambda outcome: _listed(outcome, {"good": "completed", "secret": "invalid"})  # noqa: E731
-            return Case(["ls", str(root)], 0, names, [tmp], IS_ROOT, check=check)
-        if command == "show":
-            return Case(["show", str(root), "secret"], 1, names, [tmp], IS_ROOT)
-
-        def audited(outcome: Outcome) -> None:
-            assert "unreadable_journal" in outcome.out and str(secret) in outcome.out
-            assert "2 runs" in outcome.err  # the other journal was audited too
-
-        return Case(["audit", str(root)], 0, [], [tmp], IS_ROOT, stderr_lines=None, check=audited)
-
-    return scenario
-
-
-def f5_lock_cannot_be_created(tmp: Path, mount: Callable[[], Path]) -> Case:
-    root = tmp / "d"
-    root.mkdir()
-    (root / "r.jsonl").write_bytes(deferred_journal("r"))
-    root.chmod(0o555)
-    argv = ["answer", str(root), "r", "toolu_1", "--result", "ok"]
-    return Case(argv, 1, [str(root / "r.lock"), "permission denied"], [tmp], IS_ROOT)
-
-
-def f6_lock_is_a_directory(tmp: Path, mount: Callable[[], Path]) -> Case:
-    root = tmp / "d"
-    root.mkdir()
-    (root / "r.jsonl").write_bytes(deferred_journal("r"))
-    (root / "r.lock").mkdir()
-    argv = ["answer", str(root), "r", "toolu_1", "--result", "ok"]
-    case = Case(argv, 1, [str(root / "r.lock"), "directory"], [tmp])
-    case.check = lambda outcome: None if (root / "r.lock").is_dir() else pytest.fail("the lock directory was touched")
-    return case
-
-
-def f7_disk_full(command: str) -> Scenario:
-    def scenario(tmp: Path, mount: Callable[[], Path]) -> Case:
-        mnt = mount()
-        source = tmp / "src"
-        write_samples(source)
-        if command == "answer":
-            (mnt / "d").mkdir()
-            (mnt / "d" / "r.jsonl").write_bytes(deferred_journal("r", size_mod_page=4091))
-        fill(mnt)
-        full = "no space left"
-        if command == "samples":
-            return Case(["samples", str(mnt / "new")], 1, [str(mnt / "new"), full], [mnt])
-        if command == "migrate":
-            case = Case(["migrate", str(source), str(mnt / "dest")], 1, [str(mnt / "dest"), full], [source])
-            case.check = lambda outcome: whole_records_only(mnt / "dest", source)
-            return case
-        if command == "audit":
-            case = Case(["audit", str(source), "--parquet", str(mnt / "out"), "--quiet"], 1, [str(mnt), full])
-            case.watch = [source]
-            case.check = lambda outcome: _no_files(mnt / "out")
-            return case
-        argv = ["answer", str(mnt / "d"), "r", "toolu_1", "--result", "ok"]
-        return Case(argv, 1, [str(mnt / "d" / "r.jsonl"), full], [mnt])
-
-    return scenario
-
-
-def _no_files(directory: Path) -> None:
-    left = [path for path in directory.rglob("*") if path.is_file()] if directory.exists() else []
-    assert left == [], f"a failed audit left {left}"
-
-
-def f8_read_only(command: str) -> Scenario:
-    def scenario(tmp: Path, mount: Callable[[], Path]) -> Case:
-        mnt = mount()
-        source = tmp / "src"
-        write_samples(source)
-        (mnt / "d").mkdir()
-        (mnt / "d" / "r.jsonl").write_bytes(deferred_journal("r"))
-        read_only(mnt)
-        if command == "answer":
-            argv = ["answer", str(mnt / "d"), "r", "toolu_1", "--result", "ok"]
-            return Case(argv, 1, [str(mnt / "d"), "read-only"], [mnt])
-        return Case(["migrate", str(source), str(mnt / "dest")], 1, [str(mnt / "dest"), "read-only"], [source, mnt])
-
-    return scenario
-
-
-HOSTILE = "\x1b]52;c;aGVsbG8=\x07 \x1b[2J\rwiped \u009b31m \x08\x7f \u202e"
-
-
-def hostile_journal(run: str) -> JournalBuilder:
-    journal = JournalBuilder(run)
-    journal.bodies[0]["fingerprint"] = {**journal.bodies[0]["fingerprint"], "model": "model" + HOSTILE}
-    journal.user("please" + HOSTILE)
-    journal.add(
-        "assistant",
-        content=[
-            {"type": "text", "text": "sure" + HOSTILE},
-            {"type": "tool_use", "id": "toolu_1", "name": "tool" + HOSTILE, "input": {"arg": HOSTILE}},
-        ],
-        stop_reason="tool_use",
-        usage={"input_tokens": 1, "output_tokens": 1},
-    )
-    journal.result("toolu_1", "result" + HOSTILE)
-    journal.add("error", where="provider", message="overloaded" + HOSTILE, fatal=True)
-    return journal
-
-
-def assert_terminal_clean(text: str) -> None:
-    """No C0 control but newline, no DEL, no C1 control: what a terminal would act on."""
-    bad = sorted({f"U+{ord(c):04X}" for c in text if (ord(c) < 0x20 and c != "\n") or 0x7F <= ord(c) <= 0x9F})
-    assert bad == [], f"raw control characters on the terminal: {bad}"
-
-
-def f9_control_characters(command: str) -> Scenario:
-    def scenario(tmp: Path, mount: Callable[[], Path]) -> Case:
-        root = tmp / "d"
-        root.mkdir()
-        (root / "evil.jsonl").write_bytes(hostile_journal("evil").bytes())
-
-        def clean(outcome: Outcome) -> None:
-            assert_terminal_clean(outcome.out + outcome.err)
-            assert "\\x1b]52;c;aGVsbG8=\\x07" in outcome.out and "\\u009b" in outcome.out and "\\r" in outcome.out
-
-        argv = ["show", str(root), "evil"] if command == "show" else ["ls", str(root)]
-        case = Case(argv, 0, [], [tmp], stderr_lines=0, check=clean)
-        return case
-
-    return scenario
-
-
-def f10_symlink_out_of_the_source(command: str) -> Scenario:
-    def scenario(tmp: Path, mount: Callable[[], Path]) -> Case:
-        outside, root = tmp / "outside", tmp / "d"
-        outside.mkdir()
-        root.mkdir()
-        (outside / "r.jsonl").write_bytes(deferred_journal("r"))
-        (root / "r.jsonl").symlink_to(outside / "r.jsonl")
-        names = [str(root / "r.jsonl"), "symbolic link"]
-        if command == "ls":
-            check = lambda outcome: _listed(outcome, {"r": "invalid"})  # noqa: E731
-            return Case(["ls", str(root)], 0, names, [tmp], check=check)
-        case = Case(["answer", str(root), "r", "toolu_1", "--result", "ok"], 1, names, [tmp])
-        case.check = lambda outcome: _no_locks(tmp)
-        return case
-
-    return scenario
-
-
-def _no_locks(tmp: Path) -> None:
-    assert list(tmp.rglob("*.lock")) == [], "a refused journal takes no lock"
-
-
-ROWS: dict[str, Scenario] = {
-    "F1-ls": f1_port_out_of_range,
-    "F2-show": f2_fifo("show"),
-    "F2-ls": f2_fifo("ls"),
-    "F3-show": f3_directory("show"),
-    "F3-ls": f3_directory("ls"),
-    "F4-ls": f4_unreadable("ls"),
-    "F4-show": f4_unreadable("show"),
-    "F4-audit": f4_unreadable("audit"),
-    "F5-answer": f5_lock_cannot_be_created,
-    "F6-answer": f6_lock_is_a_directory,
-    "F7-samples": f7_disk_full("samples"),
-    "F7-migrate": f7_disk_full("migrate"),
-    "F7-audit": f7_disk_full("audit"),
-    "F7-answer": f7_disk_full("answer"),
-    "F8-answer": f8_read_only("answer"),
-    "F8-migrate": f8_read_only("migrate"),
-    "F9-show": f9_control_characters("show"),
-    "F9-ls": f9_control_characters("ls"),
-    "F10-answer": f10_symlink_out_of_the_source("answer"),
-    "F10-ls": f10_symlink_out_of_the_source("ls"),
-}
-
-
-@pytest.mark.parametrize("row", list(ROWS))
-def test_hostile_world_row(row: str, open_dir: Path, request: pytest.FixtureRequest) -> None:
-    case = ROWS[row](open_dir, lambda: request.getfixturevalue("small_fs"))
-    if case.as_nobody:
-        reason = nobody_cannot_run_the_cli(open_dir)
-        if reason is not None:
-            pytest.skip(f"as root this row runs as nobody, who cannot run this checkout: {reason}")
-    before = snapshot(*case.watch)
-    outcome = run_cli(*case.argv, as_nobody=case.as_nobody)
-    assert outcome.status == case.status, (outcome.status, outcome.err)
-    assert "Traceback" not in outcome.err + outcome.out
-    assert outcome.seconds < FEW_SECONDS
-    lines = outcome.err.splitlines()
-    if case.stderr_lines is not None:
-        assert len(lines) == case.stderr_lines, lines
-    for name in case.names:
-        assert name in (lines[0] if lines else ""), (name, lines)
-    assert snapshot(*case.watch) == before
-    if case.check is not None:
-        case.check(outcome)
-
-
-# -- no traceback for any input ---------------------------------------------------------------------------------
-
-
-def test_an_unexpected_error_is_one_line_and_debug_adds_the_traceback(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    import journaltools.cli as cli_module
-
-    def broken(*args: object, **kwargs: object) -> None:
-        raise RuntimeError("a bug\nover two lines")
-
-    monkeypatch.setattr(cli_module, "open_source", broken)
-    assert cli_module.main(["ls", "somewhere"]) == 1
-    err = capsys.readouterr().err
-    assert err.splitlines() == [
-        "journaltools ls: unexpected error: RuntimeError: a bug\\nover two lines; "
-        "run it again with --debug for the traceback, and please report it"
-    ]
-    assert cli_module.main(["--debug", "ls", "somewhere"]) == 1
-    err = capsys.readouterr().err
-    assert err.startswith("Traceback") and "RuntimeError: a bug" in err
-    assert err.splitlines()[-1].startswith("journaltools ls: unexpected error: RuntimeError")
-
-
-_SOURCES = st.one_of(
-    st.text(max_size=12).filter(lambda t: "**" not in t and not t.startswith(("/", "embedded", "-")) and ".." not in t),
-    st.builds(
-        "nats://127.0.0.1:{}/{}".format, st.sampled_from(["1", "0", "99999", "-3", "x", ""]), st.text(max_size=6)
-    ),
-    st.sampled_from(
-        [
-            *(
-                "nats://",
-                "nats://:1/S",
-                "tls://127.0.0.1:1/S",
-                "file://",
-                "file:///no/such/dir",
-                "embedded:/dev/null/x",
-            ),
-            *("ftp://127.0.0.1/x", "C:", "nats://127.0.0.1:1/bad.stream", "*.jsonl", "x.jsonl.gz", "?"),
-        ]
-    ),
-)
-_COMMANDS = st.sampled_from(["ls", "show", "audit", "answer", "gate", "compare", "migrate"])
-
-
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(command=_COMMANDS, source=_SOURCES, run=st.text(max_size=10))
-def test_no_input_makes_the_cli_raise(
-    command: str, source: str, run: str, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from journaltools.cli import main
-
-    scratch = tmp_path_factory.mktemp("fuzz")
-    (scratch / "config.json").write_text("{}")
-    argv = {
-        "ls": ["ls", source],
-        "show": ["show", source, run],
-        "audit": ["audit", source],
-        "answer": ["answer", source, run, "toolu_1", "--result", "ok"],
-        "gate": ["gate", source, run, "--config", str(scratch / "config.json")],
-        "compare": ["compare", source, source],
-        "migrate": ["migrate", source, str(scratch / "dest")],
-    }[command]
-    cwd = os.getcwd()
-    os.chdir(scratch)  # relative sources and globs resolve in an empty scratch directory
-    try:
-        status = main(argv)
-    except SystemExit as exit_:  # argparse's own refusal of the arguments
-        status = exit_.code if isinstance(exit_.code, int) else 2
-    finally:
-        os.chdir(cwd)
-    err = capsys.readouterr().err
-    assert status in (0, 1, 2) and "Traceback" not in err
-    if status != 0:
-        assert err.strip(), "a refusal says why"
+def swap_during_read(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[bytes]]:
+    """Once the reader has the journal open, another process atomically replaces it (write a temporary file,
+    rename it over the journal), as a migration or an editor does; the bytes to swap in are appended by the test."""
+    replacements: list[bytes] = []
+    real_open = scan.open_journal_file
+
+    def open_then_swap(path: str | os.PathLike[str]) -> object:
+        handle = real_open(path)
+        if replacements:
+            temporary = Path(os.fsdecode(path) + ".swap.tmp")
+            temporary.write_bytes(replacements.pop())
+            os.replace(temporary, path)
+        return handle
+
+    monkeypatch.setattr(scan, "open_journal_file", open_then_swap)
+    yield replacements
+
+
+def test_a_journal_swapped_while_read_gives_one_whole_version(source: Path, swap_during_read: list[bytes]) -> None:
+    """The read holds the descriptor it opened: it sees the old journal whole, never a mix of the two."""
+    old = write_journal(source, "swapped", line(user(2))).read_bytes()
+    new = line(meta_record(meta("swapped"))) + line(user(2, "new")) + line(terminal(3))
+    swap_during_read.append(new)
+    read = FileBackend(source).read_run("swapped")
+    assert b"".join(stored.raw + b"\n" for stored in read.records) == old
+    assert (source / "swapped.json").read_bytes() == new
+    assert FileBackend(source).read_run("swapped").last_seq == 3  # the next read sees the new one
+
+
+def test_a_journal_replaced_by_a_link_or_fifo_after_listing(source: Path, tmp_path: Path) -> None:
+    """Between the listing and the read the journal's name comes to point elsewhere: the read refuses it."""
+    write_journal(source, "moved", line(user(2)))
+    backend = FileBackend(source)
+    assert backend.list_runs() == ["good", "moved"]
+    (source / "moved.json").unlink()
+    (source / "moved.json").symlink_to(source / "good.json")
+    with pytest.raises(NotAJournalFile):
+        backend.read_run("moved")
+    (source / "moved.json").unlink()
+    os.mkfifo(source / "moved.json")
+    read = outcome_of(lambda: backend.read_run("moved", strict=False), source / "moved.json")
+    assert isinstance(read, RunRead) and [f.code for f in read.findings] == ["unreadable_journal"]

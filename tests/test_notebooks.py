@@ -56,3 +56,10 @@ def test_notebook_runs_top_to_bottom(
     assert not [output for output in outputs if output.get("output_type") == "error"]
     widget_views = [o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
     assert widget_views, f"{path.name} shows no widget"
+
+
+def test_the_notebooks_are_what_the_generator_writes(tmp_path: Path) -> None:
+    script = ROOT / "scripts" / "generate-notebooks.py"
+    subprocess.run([sys.executable, str(script), "--out", str(tmp_path)], check=True, timeout=120)
+    for path in NOTEBOOKS:
+        assert (tmp_path / path.name).read_bytes() == path.read_bytes(), f"{path.name}: run {script.name}"

@@ -1,163 +1,136 @@
+"""Writing operations the runtime's way: answering a deferred call, claiming a run, the resume gate."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from journaltools.backends.file import FileBackend, FileJournalWriter
-from journaltools.errors import AlreadyAnswered, AnswerRefused, ClaimRefused
-from journaltools.fold import fold
-from journaltools.ops.answer import answer_call
+from journaltools.backends.registry import open_source
+from journaltools.errors import AlreadyAnswered, AnswerRefused, InvalidConfig
+from journaltools.folding import fold
+from journaltools.ops.answer import MAX_RESULT_BYTES, answer_call
+from journaltools.ops.gate import Candidate, resume_gate, system_hash
 from journaltools.ops.resume import claim_run
-from journaltools.protocol.fingerprint import resume_gate, system_sha256
-from journaltools.samples import SAMPLE_SYSTEM_PROMPT, SAMPLE_TOOLS, sample_fingerprint
+from journaltools.protocol.decode import decode_line
+from tests.runstate_corpus import CORPUS
 
-SAMPLES = Path(__file__).resolve().parent.parent / "data" / "samples"
-
-
-@pytest.fixture
-def samples(samples_dir: Path) -> FileBackend:
-    return FileBackend(samples_dir)
+SUPPLIED_NOT_RESUMED = "3IDdWOESEKqijGnQfKh5NwIRHpZ"  # suspended on a deferral, then answered
+DEFERRED_WAITING = "3IDi1LEy6uQIbFWHJESmsjTENLn"  # pending with one open deferral
+COMPLETED = "3IDQ1OhDHSSoRIEpX5dNk2z1f6f"
+TURN_IN_FLIGHT = "3IEj14CtE7bmwlCCwwtiSgDi881"  # crashed mid-batch: a call in flight that was never deferred
 
 
-def test_answering_a_deferred_call_writes_one_tool_result(samples: FileBackend) -> None:
-    before = samples.path_of("suspended-approval").read_bytes()
-    answered = answer_call(samples, "suspended-approval", "toolu_21", "deployed", ts="2026-11-29T12:00:00Z")
-    assert answered.seq == 5
-    after = samples.path_of("suspended-approval").read_bytes()
-    assert after.startswith(before) and after.count(b"\n") == before.count(b"\n") + 1
-    folded = fold(samples.read_run("suspended-approval").records)
-    assert folded.status == "open" and folded.resume.waiting_for == "model"
-    with pytest.raises(AlreadyAnswered) as twice:
-        answer_call(samples, "suspended-approval", "toolu_21", "again")
-    assert twice.value.result_seq == 5
+def corpus_copy(tmp_path: Path, *runs: str) -> Path:
+    for run in runs:
+        shutil.copy(CORPUS / "file" / f"{run}.json", tmp_path / f"{run}.json")
+    return tmp_path
 
 
-def test_answer_refusals_take_no_lock_and_write_nothing(samples: FileBackend) -> None:
-    before = samples.path_of("turn-in-flight").read_bytes()
-    with samples.open_writer("turn-in-flight") as held:  # a lock held elsewhere does not matter for a refusal
+def test_answer_writes_the_record_the_runtime_wrote(tmp_path: Path) -> None:
+    original = (CORPUS / "file" / f"{SUPPLIED_NOT_RESUMED}.json").read_bytes()
+    lines = original.split(b"\n")[:-1]
+    (tmp_path / f"{SUPPLIED_NOT_RESUMED}.json").write_bytes(b"\n".join(lines[:-1]) + b"\n")
+    answer = decode_line(lines[-1]).record.tool_result
+    assert answer is not None
+    with open_source(tmp_path) as backend:
+        answered = answer_call(
+            backend, SUPPLIED_NOT_RESUMED, answer.tool_use_id, answer.result.content, is_error=answer.result.is_error
+        )
+    assert answered.seq == len(lines)
+    assert (tmp_path / f"{SUPPLIED_NOT_RESUMED}.json").read_bytes() == original
+
+
+def test_answer_refuses_what_the_runtime_refuses(tmp_path: Path) -> None:
+    corpus_copy(tmp_path, SUPPLIED_NOT_RESUMED, DEFERRED_WAITING, COMPLETED, TURN_IN_FLIGHT)
+    with open_source(tmp_path) as backend:
+        waiting = fold(backend.read_run(DEFERRED_WAITING).typed()).state
+        assert waiting is not None and waiting.pending is not None
+        deferred = waiting.pending.open_deferrals()[0].tool_use_id
+        in_flight = fold(backend.read_run(TURN_IN_FLIGHT).typed()).state
+        assert in_flight is not None and in_flight.pending is not None
+        not_deferred = in_flight.pending.unanswered_calls()[0].id
+        with pytest.raises(AnswerRefused, match="too large: 262145 bytes, limit 262144"):
+            answer_call(backend, DEFERRED_WAITING, deferred, "x" * (MAX_RESULT_BYTES + 1))
+        with pytest.raises(AnswerRefused, match="no tool calls in flight"):
+            answer_call(backend, COMPLETED, "toolu_x", "late")
+        answered_call = decode_line(
+            (tmp_path / f"{SUPPLIED_NOT_RESUMED}.json").read_bytes().split(b"\n")[-2]
+        ).record.tool_result
+        assert answered_call is not None
+        with pytest.raises(AlreadyAnswered) as already:
+            answer_call(backend, SUPPLIED_NOT_RESUMED, answered_call.tool_use_id, "again")
+        assert already.value.result_seq == 5
         with pytest.raises(AnswerRefused, match="not deferred"):
-            answer_call(samples, "turn-in-flight", "toolu_11", "x")
-        with pytest.raises(AnswerRefused, match="no such call"):
-            answer_call(samples, "turn-in-flight", "toolu_99", "x")
-        assert held.last_seq == 3
-    assert samples.path_of("turn-in-flight").read_bytes() == before
+            answer_call(backend, TURN_IN_FLIGHT, not_deferred, "no")
+        first = answer_call(backend, DEFERRED_WAITING, deferred, "done")
+        with pytest.raises(AlreadyAnswered) as twice:
+            answer_call(backend, DEFERRED_WAITING, deferred, "done again")
+        assert twice.value.result_seq == first.seq
 
 
-def test_claim_lands_before_anything_and_the_runner_continues_after_it(samples: FileBackend) -> None:
-    resumed = claim_run(samples, "turn-in-flight", "worker-z")
-    with resumed.writer as writer:
-        assert resumed.claim_seq == 4 and writer.last_seq == 4
-    folded = fold(samples.read_run("turn-in-flight").records)
-    assert [call.id for call in folded.pending] == ["toolu_11", "toolu_12"], "the claim left the batch pending"
-
-
-def test_a_claim_that_cannot_land_is_fatal(samples: FileBackend) -> None:
-    with samples.open_writer("turn-in-flight"), pytest.raises(ClaimRefused):
-        claim_run(samples, "turn-in-flight", "worker-z")
-
-
-def test_gate_classes() -> None:
-    folded = fold(
-        FileBackend(Path(__file__).parent.parent / "data" / "samples").read_run("completed-with-tools").records
+def test_a_claim_is_the_runtimes_claim_and_folds_as_nothing(tmp_path: Path) -> None:
+    corpus_copy(tmp_path, COMPLETED)
+    with open_source(tmp_path) as backend:
+        before = fold(backend.read_run(COMPLETED).typed())
+        resumed = claim_run(backend, COMPLETED, by="ops@host pid 7", claimed="2026-12-01T10:00:00.123456789Z")
+        resumed.writer.close()
+        after = backend.read_run(COMPLETED)
+    last = after.records[-1]
+    assert last.raw == (
+        b'{"seq":11,"protocol":"io.choria.fisk-ai.v1.session.claim",'
+        b'"claim":{"by":"ops@host pid 7","claimed":"2026-12-01T10:00:00.123456789Z"}}'
     )
-    stored = folded.meta.fingerprint if folded.meta else None
-    assert stored is not None
-    same = {**sample_fingerprint(), "system": SAMPLE_SYSTEM_PROMPT}
-    same.pop("system_sha256")
-    assert resume_gate(stored, same, folded).resumable
-
-    verdicts = {v.field: v.verdict for v in resume_gate(stored, {**same, "model": "other"}, folded).fields}
-    assert verdicts["model"] == "refused"
-    assert not resume_gate(stored, {**same, "system": "changed"}, folded).resumable
-    hotter = {**same, "temperature": 0.9}
-    assert not resume_gate(stored, hotter, folded).resumable
-    assert resume_gate(stored, hotter, folded, override_blocking=True).resumable
-
-    tools = dict(same["tools"])
-    tools["new_tool"] = system_sha256("x")
-    del tools["deploy"]  # never called by this run
-    assert resume_gate(stored, {**same, "tools": tools}, folded).resumable
-    tools["run_tests"] = system_sha256("changed schema")  # called by this run
-    refused = resume_gate(stored, {**same, "tools": tools}, folded)
-    assert not refused.resumable and "run_tests" in next(v.why for v in refused.fields if v.field == "tools")
-
-    tight = resume_gate(stored, {**same, "budget": {"max_turns": 1}}, folded)
-    budget = next(v for v in tight.fields if v.field == "budget")
-    assert tight.resumable and budget.verdict == "exceeded" and "2 turns" in budget.why
+    assert last.noncanonical is None
+    folded = fold(after.typed())
+    assert folded.state is not None and before.state is not None
+    assert folded.state.to_go_json() == before.state.to_go_json()
+    assert [segment.claimed_by for segment in folded.segments] == [None, "ops@host pid 7"]
+    assert folded.segments[-1].ending == "running"
 
 
-class AnsweredMeanwhile(FileBackend):
-    """A backend where an operator answers the deferred call between the resume's read and its claim."""
-
-    def open_writer(self, run: str) -> FileJournalWriter:
-        answer_call(FileBackend(self.root), run, "toolu_21", "deployed by hand")
-        return super().open_writer(run)
+def test_system_hash_is_over_the_go_encoding_of_the_block_list() -> None:
+    assert system_hash(["a & b"]) == hashlib.sha256(b'["a \\u0026 b"]').hexdigest()
+    assert system_hash(["a", "b"]) != system_hash(["a b"])
 
 
-def test_a_resume_that_raced_an_answer_returns_the_fold_after_its_claim(samples: FileBackend) -> None:
-    resumed = claim_run(AnsweredMeanwhile(samples.root), "suspended-approval", "worker-z")
-    with resumed.writer:
-        assert resumed.claim_seq == 6
-    assert resumed.folded.resume.last_seq == 6 and resumed.folded.status == "open"
-    assert resumed.folded.pending == [] and resumed.folded.resume.waiting_for == "model"
+def _state(run: str):  # type: ignore[no-untyped-def]
+    records = [decode_line(line).record for line in (CORPUS / "file" / f"{run}.json").read_bytes().split(b"\n") if line]
+    state = fold(records).state
+    assert state is not None
+    return state
 
 
-# -- the resume reminder: appended after the fingerprint, so it can never change a verdict ---------------------
+def test_the_gate_decides_in_the_runtimes_order() -> None:
+    completed = _state(COMPLETED)
+    stored = completed.fingerprint
+    assert not resume_gate(completed, Candidate()).resumable  # completed, no follow-up
+    assert resume_gate(completed, Candidate(), follow_up=True).resumable
+    waiting = _state(DEFERRED_WAITING)
+    assert resume_gate(waiting, Candidate(model=waiting.fingerprint.model)).resumable
+    provider = resume_gate(waiting, Candidate(provider="openai"), force=True)
+    assert not provider.resumable and provider.refusal is not None and "provider" in provider.refusal
+    model = resume_gate(waiting, Candidate(model="another-model"))
+    assert not model.resumable and model.refusal is not None and model.refusal.startswith("model changed")
+    forced = resume_gate(waiting, Candidate(model="another-model"), force=True)
+    assert forced.resumable and forced.drops_approvals
+    tools = resume_gate(waiting, Candidate(tools_hash="0" * 64))
+    assert tools.resumable and tools.drops_approvals and any("approvals are dropped" in w for w in tools.warnings)
+    budget = resume_gate(waiting, Candidate(max_tokens=stored.max_tokens + 1, max_iterations=3))
+    assert budget.resumable and [v.verdict for v in budget.fields if v.field_class == "budget"] == ["reported"] * 2
+    chat = resume_gate(waiting, Candidate(interactive=not waiting.interactive), force=True)
+    assert not chat.resumable and chat.refusal is not None and "cannot resume as" in chat.refusal
+    # An absent effort and an empty one are the same.
+    assert resume_gate(waiting, Candidate(reasoning_effort=waiting.fingerprint.reasoning_effort)).resumable
 
 
-def _candidate(**changes: object) -> dict[str, Any]:
-    config: dict[str, Any] = {**sample_fingerprint(), "system": SAMPLE_SYSTEM_PROMPT}
-    config.pop("system_sha256")
-    config.update(changes)
-    return config
-
-
-candidate_changes = st.fixed_dictionaries(
-    {},
-    optional={
-        "model": st.sampled_from(["claude-sonnet-4-5", "claude-opus-4"]),
-        "system": st.sampled_from([SAMPLE_SYSTEM_PROMPT, SAMPLE_SYSTEM_PROMPT + " ", "another prompt"]),
-        "temperature": st.sampled_from([0.2, 0.9]),
-        "max_tokens": st.sampled_from([4096, 1024]),
-        "top_p": st.just(0.5),
-        "tools": st.dictionaries(
-            st.sampled_from(["read_file", "run_tests", "deploy", "new_tool"]),
-            st.sampled_from([*SAMPLE_TOOLS.values(), system_sha256("changed")]),
-        ),
-        "budget": st.fixed_dictionaries({}, optional={"max_turns": st.integers(0, 30), "max_tokens": st.integers()}),
-    },
-)
-
-
-@settings(max_examples=200)
-@given(
-    changes=candidate_changes,
-    reminder=st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=200),
-    run=st.sampled_from(["completed-with-tools", "turn-in-flight", "suspended-approval"]),
-    override=st.booleans(),
-)
-def test_no_reminder_changes_any_verdict(changes: dict[str, Any], reminder: str, run: str, override: bool) -> None:
-    folded = fold(FileBackend(SAMPLES).read_run(run).records)
-    assert folded.meta is not None
-    config = _candidate(**changes)
-    without = resume_gate(folded.meta.fingerprint, config, folded, override_blocking=override)
-    with_reminder = resume_gate(
-        folded.meta.fingerprint, {**config, "reminder": reminder}, folded, override_blocking=override
-    )
-    assert with_reminder.resumable == without.resumable
-    assert [v.to_json() for v in with_reminder.fields] == [v.to_json() for v in without.fields]
-    assert with_reminder.system == config["system"] + reminder and without.system == config["system"]
-    digest = next(v for v in with_reminder.fields if v.field == "system_sha256")
-    assert digest.candidate == system_sha256(config["system"])  # the prompt alone is hashed
-
-
-def test_a_resume_with_a_reminder_hands_the_runner_prompt_plus_reminder(samples: FileBackend) -> None:
-    reminder = "\n\nThis run was resumed; its last turn's tool calls still need results."
-    resumed = claim_run(samples, "turn-in-flight", "worker-z", config=_candidate(reminder=reminder))
-    with resumed.writer:
-        assert resumed.gate is not None and resumed.gate.resumable
-        assert resumed.system_prompt == SAMPLE_SYSTEM_PROMPT + reminder
-    with pytest.raises(ClaimRefused, match="system_sha256"):  # pasted into the prompt, it is a changed prompt
-        claim_run(samples, "turn-in-flight", "worker-z", config=_candidate(system=SAMPLE_SYSTEM_PROMPT + reminder))
+def test_a_candidate_configuration_is_checked_key_by_key() -> None:
+    assert Candidate.from_config({"system": ["a & b"]}).system_hash == system_hash(["a & b"])
+    with pytest.raises(InvalidConfig, match="unknown key 'temperature'"):
+        Candidate.from_config({"temperature": 0.2})
+    with pytest.raises(InvalidConfig, match="'max_tokens' must be an integer"):
+        Candidate.from_config({"max_tokens": "many"})
+    with pytest.raises(InvalidConfig, match="disagree"):
+        Candidate.from_config({"system": ["a"], "system_hash": "0" * 64})

@@ -1,22 +1,29 @@
-"""``import journaltools`` names the analysis job and the few others a user needs, and stays light."""
+"""``import journaltools`` names the analysis job first and the few others a user needs, and stays light."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import journaltools
 
 
 def test_the_analysis_job_is_at_the_top() -> None:
-    for name in ("load", "iter_tables", "Tables", "LoadOptions", "audit_sources", "read_audit", "open_source", "fold"):
-        assert name in journaltools.__all__ and getattr(journaltools, name) is not None
+    assert journaltools.__all__[:9] == [
+        "load", "iter_tables", "Tables", "LoadOptions", "audit_sources", "read_audit", "open_source",
+        "default_source", "fold",
+    ]  # fmt: skip
+    for name in journaltools.__all__:
+        assert getattr(journaltools, name) is not None, name
     from journaltools.audit import audit_sources
     from journaltools.tables import load
 
     assert journaltools.load is load and journaltools.audit_sources is audit_sources
-    assert issubclass(journaltools.FoldError, journaltools.JournalError)
+    for error in ("FoldError", "VersionMismatch", "CorruptJournal", "RunNotFound", "SourceError", "WriterConflict"):
+        assert issubclass(getattr(journaltools, error), journaltools.JournalError)
     assert sorted(dir(journaltools)) == sorted(journaltools.__all__)
+    assert len(journaltools.__all__) <= 25
 
 
 def test_importing_it_does_not_import_pyarrow_or_pandas() -> None:
@@ -25,6 +32,10 @@ def test_importing_it_does_not_import_pyarrow_or_pandas() -> None:
     assert done.stdout.split() == ["False", "False"]
 
 
-def test_the_readme_load_works_from_the_top(samples_dir: object) -> None:
-    tables = journaltools.load(str(samples_dir), strict=False, progress=False)
-    assert tables.runs.num_rows == 14 and isinstance(tables, journaltools.Tables)
+def test_one_run_folds_from_the_top() -> None:
+    corpus = Path(__file__).resolve().parent / "corpus" / "runstate" / "file"
+    with journaltools.open_source(corpus / "3IDi1LEy6uQIbFWHJESmsjTENLn.json") as source:
+        [read] = source.read_runs()
+    folded = journaltools.fold(read.typed(), run=read.run)
+    assert isinstance(folded, journaltools.FoldResult) and folded.status == "suspended"
+    assert isinstance(folded.state, journaltools.RunState) and folded.waiting_for == "answer"

@@ -44,36 +44,6 @@ def test_the_readme_and_its_docs_stay_inside_the_repository() -> None:
                 assert (base / link.split("#")[0]).resolve().exists(), f"{name} links to missing {link}"
 
 
-def test_the_docs_cover_the_contract() -> None:
-    protocol = (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
-    interfaces = (ROOT / "docs" / "interfaces.md").read_text(encoding="utf-8")
-    for word in ("CheckAppend", "optional", "flock", "Nats-Msg-Id", "fingerprint", "pending batch", "invalid",
-                 "summary_rule", "stop_reason", "lenient"):  # fmt: skip
-        assert word in protocol, word
-    from journaltools.protocol.findings import FINDING_SEVERITY
-
-    documented = dict(re.findall(r"^\| `([a-z_]+)` \| (error|warning|info) \|", interfaces, flags=re.MULTILINE))
-    assert documented == FINDING_SEVERITY  # every code the code can report, with its severity
-
-
-def test_the_interfaces_page_names_every_command_and_option() -> None:
-    import argparse
-
-    from journaltools.cli import build_parser
-
-    interfaces = (ROOT / "docs" / "interfaces.md").read_text(encoding="utf-8")
-    parser = build_parser()
-    for action in parser._actions:
-        for option in action.option_strings:
-            assert option in interfaces or option == "-h", option
-    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
-    for name, command in commands.items():
-        assert f"| `{name}" in interfaces, f"the commands table lacks {name}"
-        options = [option for action in command._actions for option in action.option_strings if option != "-h"]
-        for option in options:
-            assert option in interfaces, f"{name} {option} is not documented"
-
-
 def test_the_interfaces_page_lists_every_table_column() -> None:
     from journaltools.tables.schema import SCHEMAS
     from journaltools.turnjournal.analysis import TURN_FINDINGS_SCHEMA, TURN_RECORDS_SCHEMA, TURN_TOOL_CALLS_SCHEMA
@@ -112,13 +82,6 @@ def test_the_notebook_extra_brings_jupyterlab_matplotlib_and_duckdb() -> None:
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert ".[test,dask,notebook]" in makefile  # make setup installs JupyterLab into .venv
     assert re.search(r"^lab: setup\n(\t.*\n)*\t\$\(BIN\)/jupyter lab ", makefile, flags=re.MULTILINE)
-
-
-def test_the_quick_start_is_two_commands_and_the_third_is_documented() -> None:
-    quick = README.split("## Quick start", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```console\n(.*?)```", quick, flags=re.DOTALL)
-    assert [line.split()[:2] for line in blocks[0].strip().splitlines()] == [["make", "demo"], ["make", "test"]]
-    assert blocks[1].strip().startswith("make lab")
 
 
 def test_ignored_files() -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -15,11 +14,15 @@ from hypothesis import strategies as st
 
 from journaltools._terminal import for_terminal
 from journaltools.cli import main
-from tests.builders import JournalBuilder
-from tests.test_hostile import HOSTILE, assert_terminal_clean, hostile_journal
+from journaltools.generate import text, tool_use
+from tests.builders import journal
 
-# Any code point at all, lone surrogates included (JSON can carry them as \\ud800 escapes).
-any_text = st.text(st.characters(codec=None, exclude_categories=()), max_size=30)
+#: What an attacker would put in a tool's output or a caller label: an OSC 52 clipboard write, a screen wipe,
+#: a carriage return, a C1 CSI, a backspace, DEL and a right-to-left override.
+HOSTILE = "\x1b]52;c;aGVsbG8=\x07 \x1b[2J\rwiped \x9b31m \x08\x7f \u202e"
+
+# Any code point but lone surrogates (the Go encoder writes U+FFFD for them; a Python str cannot carry bytes).
+any_text = st.text(st.characters(codec="utf-8", exclude_categories=()), max_size=30)
 
 
 def terminal_output(capsysbinary: pytest.CaptureFixture[bytes], *argv: str) -> str:
@@ -32,69 +35,46 @@ def terminal_output(capsysbinary: pytest.CaptureFixture[bytes], *argv: str) -> s
     return screen.decode("utf-8")  # the output is UTF-8: a decoding error fails the test too
 
 
-def _line(body: dict[str, Any], ascii_only: bool) -> bytes:
-    # ensure_ascii writes every non-ASCII character as an escape (the only way for a lone surrogate)
-    return json.dumps(body, ensure_ascii=ascii_only, separators=(",", ":")).encode("utf-8", "surrogatepass")
+def assert_terminal_clean(shown: str) -> None:
+    assert not any(0x80 <= ord(c) <= 0x9F for c in shown), "a raw C1 control character"
+    assert "\u202e" not in shown and "\u2028" not in shown, "a raw bidi override or line separator"
 
 
-@st.composite
-def hostile_runs(draw: st.DrawFn) -> bytes:
-    """A journal whose every string field is arbitrary text; sometimes a line also carries raw arbitrary bytes."""
-    texts = [draw(any_text) for _ in range(10)]
-    journal = JournalBuilder("probe")
-    journal.bodies[0]["fingerprint"] = {**journal.bodies[0]["fingerprint"], "model": texts[0]}
-    journal.bodies[0]["labels"] = {texts[1]: texts[2]}
-    journal.user(texts[3])
-    journal.add(
-        "assistant",
-        content=[
-            {"type": "text", "text": texts[4]},
-            {"type": "tool_use", "id": "toolu_1" + texts[5], "name": texts[6], "input": {texts[7]: texts[8]}},
-        ],
-        stop_reason="tool_use",
-        usage={"input_tokens": 1, "output_tokens": 1},
-    )
-    journal.result("toolu_1" + texts[5], texts[9])
-    ending = draw(st.sampled_from(["error", "cancel", "note"]))
-    if ending == "error":
-        journal.add("error", where="tool", message=draw(any_text), fatal=True)
-    elif ending == "cancel":
-        journal.add("cancel", by=draw(any_text), reason=draw(any_text))
-    else:
-        journal.add("note", text=draw(any_text), optional=True)
-    ascii_only = draw(st.booleans()) or any(0xD800 <= ord(c) <= 0xDFFF for text in texts for c in text)
-    lines = [_line(body, ascii_only) for body in journal.bodies]
-    if draw(st.booleans()):  # raw bytes inside a string: invalid UTF-8, raw controls, anything
-        at = draw(st.integers(1, len(lines) - 1))
-        raw = draw(st.binary(max_size=20)).replace(b'"', b"").replace(b"\\", b"").replace(b"\n", b"")
-        lines[at] = lines[at].replace(b'"ts":"', b'"junk":"' + raw + b'","ts":"', 1)
-    return b"\n".join(lines) + b"\n"
+def hostile_journal(run: str, texts: list[str]) -> bytes:
+    built = journal(run, prompt=texts[0], caller=texts[1])
+    call = tool_use("toolu_1", texts[2] or "tool", {texts[3]: texts[4]})
+    built.assistant(text(texts[5]), call)
+    built.result("toolu_1", texts[6], is_error=True)
+    built.terminal("error", texts[7])
+    return built.journal_bytes()
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(journal=hostile_runs())
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=st.lists(any_text, min_size=8, max_size=8))
 def test_show_and_ls_never_put_control_characters_on_the_terminal(
-    journal: bytes, tmp_path_factory: pytest.TempPathFactory, capsysbinary: pytest.CaptureFixture[bytes]
+    texts: list[str], tmp_path_factory: pytest.TempPathFactory, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
     root = tmp_path_factory.mktemp("terminal")
-    (root / "probe.jsonl").write_bytes(journal)
+    (root / "probe.json").write_bytes(hostile_journal("probe", texts))
     for argv in (["show", str(root), "probe"], ["show", str(root), "probe", "--lenient"], ["ls", str(root)]):
         assert_terminal_clean(terminal_output(capsysbinary, *argv))
 
 
 def test_escapes_are_readable_and_json_stays_exact(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
-    (tmp_path / "evil.jsonl").write_bytes(hostile_journal("evil").bytes())
+    texts = ["please" + HOSTILE, "caller" + HOSTILE, "tool", "k", "v", "reply", "out" + HOSTILE, "overloaded" + HOSTILE]
+    (tmp_path / "evil.json").write_bytes(hostile_journal("evil", texts))
     shown = terminal_output(capsysbinary, "show", str(tmp_path), "evil")
-    assert "please\\x1b]52;c;aGVsbG8=\\x07 \\x1b[2J\\rwiped \\u009b31m \\b\\x7f \\u202e" in shown
+    assert "\\x1b]52;c;aGVsbG8=\\x07 \\x1b[2J\\rwiped \\u009b31m \\b\\x7f \\u202e" in shown
+    assert_terminal_clean(shown)
     main(["show", str(tmp_path), "evil", "--json"])
     document = json.loads(capsysbinary.readouterr().out)
-    assert document["messages"][0]["content"] == "please" + HOSTILE  # exact, every character as written
-    assert document["end_reason"]["message"] == "overloaded" + HOSTILE
+    assert document["messages"][0]["content"][0]["text"]["text"] == "please" + HOSTILE  # exact, as written
+    assert document["terminal"]["message"] == "overloaded" + HOSTILE
 
 
 def test_for_terminal_keeps_ordinary_text_and_newlines() -> None:
-    text = "Grüße, 世界 — naïve café\nsecond line\twith a tab"
-    assert for_terminal(text) == "Grüße, 世界 — naïve café\nsecond line\\twith a tab"
+    ordinary = "Grüße, 世界 — naïve café\nsecond line\twith a tab"
+    assert for_terminal(ordinary) == "Grüße, 世界 — naïve café\nsecond line\\twith a tab"
     assert for_terminal("a\nb", newlines=False) == "a\\nb"
     assert for_terminal("\ud800") == "\\ud800"
     assert for_terminal("\x00\x1b\x9b\u2028") == "\\x00\\x1b\\u009b\\u2028"

@@ -9,15 +9,11 @@ from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
-from journaltools.audit import audit_sources
 from journaltools.cli import main
 from journaltools.errors import JournalError
 from journaltools.protocol.findings import FINDING_SEVERITY
-from journaltools.stores import open_task_store
 from journaltools.turnjournal import CASStore, FileStore, MemoryBlobStore, Phase, ToolOutcome, TurnStore
 from journaltools.turnjournal.analysis import (
     TURN_FINDINGS_SCHEMA,
@@ -30,7 +26,6 @@ from journaltools.turnjournal.analysis import (
 from journaltools.turnjournal.kv import NatsBlobStore, open_nats_turn_store
 from journaltools.turnjournal.stores import CasBlobs
 from journaltools.widgets.turns import TurnCheckpointsModel
-from tests.builders import JournalBuilder
 from tests.turn_builders import Clock, call, in_phase, new_record
 
 #: Turn-store codes; ``turn_without_claim`` is the journal fold's (a new turn after a terminal), not the store's.
@@ -326,63 +321,6 @@ def test_the_turns_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     with pytest.raises(SystemExit) as usage:
         main(["turns", str(tmp_path / "turns"), "--stuck-after", "soon"])
     assert usage.value.code == 2
-
-
-def test_audit_with_a_task_store_and_a_turn_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    journals = tmp_path / "journals"
-    journals.mkdir()
-    for run, task in [("run-a", "task-1"), ("run-b", "task-2"), ("run-c", None), ("run-d", "unknown-task")]:
-        journal = JournalBuilder(run).user().assistant()
-        if task is not None:
-            journal.bodies[0]["task"] = task
-        (journals / f"{run}.jsonl").write_bytes(journal.bytes())
-    with open_task_store(tmp_path / "tasks", create=True) as tasks:
-        tasks.create("task-1", "q")
-        tasks.create("task-2", "q")
-        tasks.complete("task-2", result="done")
-    stuck_file_store(tmp_path / "turns")
-    result = audit_sources(
-        [str(journals)], parquet=tmp_path / "out", task_store=tmp_path / "tasks", turn_store=tmp_path / "turns"
-    )
-    assert sorted(f.code for f in result.findings) == ["turn_call_requested", "turn_stuck", "turn_stuck"]
-    runs = pq.read_table(tmp_path / "out" / "runs.parquet").to_pylist()
-    assert {row["run"]: row["task_state"] for row in runs} == {
-        "run-a": "pending",
-        "run-b": "succeeded",
-        "run-c": None,
-        "run-d": None,
-    }
-    findings = pq.read_table(tmp_path / "out" / "findings.parquet")
-    assert sorted(findings.column("code").to_pylist()) == ["turn_call_requested", "turn_stuck", "turn_stuck"]
-    assert set(findings.column("source").to_pylist()) == {str(tmp_path / "turns")}
-    stores = ["--turn-store", str(tmp_path / "turns"), "--task-store", str(tmp_path / "tasks")]
-    code = main(["audit", str(journals), *stores, "--json", "--quiet", "--fail-on", "warning"])
-    assert code == 1 and len(json.loads(capsys.readouterr().out)) == 3
-
-
-def test_the_dask_audit_reads_task_states_and_turn_findings_too(tmp_path: Path) -> None:
-    pytest.importorskip("dask", reason="the optional dask extra is not installed")
-    journals = tmp_path / "journals"
-    journals.mkdir()
-    journal = JournalBuilder("run-a").user()
-    journal.bodies[0]["task"] = "task-1"
-    (journals / "run-a.jsonl").write_bytes(journal.bytes())
-    with open_task_store(tmp_path / "tasks", create=True) as tasks:
-        tasks.create("task-1", "q")
-    stuck_file_store(tmp_path / "turns")
-    result = audit_sources(
-        [str(journals)],
-        parquet=tmp_path / "out",
-        dask=True,
-        task_store=str(tmp_path / "tasks"),
-        turn_store=str(tmp_path / "turns"),
-    )
-    assert sorted(f.code for f in result.findings) == ["turn_call_requested", "turn_stuck", "turn_stuck"]
-    runs = pa.concat_tables(pq.read_table(p) for p in sorted((tmp_path / "out" / "runs.parquet").glob("*.parquet")))
-    assert runs.column("task_state").to_pylist() == ["pending"]
-
-
-# -- the widget -----------------------------------------------------------------------------------------
 
 
 def test_the_widget_lists_records_needing_attention_first_next_to_their_runs(clock: Clock) -> None:

@@ -1,7 +1,11 @@
 """The backend contract: what both the file and the JetStream backends do, written once as ``async def``.
 
-Backends only move bytes. Each async method has a blocking twin (``read_run`` / ``read_run_async``)
-that runs it on the process-wide background loop (see ``journaltools.aio``).
+Backends only place bytes: file names and lines, subjects and messages, the seq a record goes under. What a line
+means is ``journaltools.protocol``'s business and what a run means is the fold's; a backend applies no rule of its
+own beyond what the runtime's own backends apply (CheckAppend, the torn-tail rule of file journals).
+
+Each async method has a blocking twin (``read_run`` / ``read_run_async``) that runs it on the process-wide
+background loop (``journaltools.aio``).
 """
 
 from __future__ import annotations
@@ -9,222 +13,180 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import Enum
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal, Self
 
 from journaltools.aio import run_sync
-from journaltools.errors import RecordRefused
+from journaltools.errors import RecordRefused, SequenceGap
 from journaltools.protocol.findings import Finding
-from journaltools.protocol.records import (
-    PROTOCOL_VERSION,
-    MetaRecord,
-    RawRecord,
-    check_record,
-    decode_record,
-    encode_record,
-    validate_record,
-)
+from journaltools.protocol.journal import BadLine, read_stream_bodies
+from journaltools.protocol.kinds import Meta, Record, make_record
 from journaltools.protocol.runid import validate_run_id
+from journaltools.protocol.sequence import AppendVerdict, check_append
+
+if TYPE_CHECKING:
+    from journaltools.listing import RunSummary
+
+BackendKind = Literal["file", "jetstream"]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRecord:
+    """One record as a backend holds it.
+
+    ``position``: the file line number (1-based, blank lines counted, as the runtime's error messages count them)
+    or the JetStream stream sequence. ``time``: the message's server time (UTC) for JetStream, the only per-record
+    time that exists; None for files. ``noncanonical``: None for a line the Go encoder would have written byte for
+    byte, else what differed (the ``noncanonical_line`` finding says the same).
+    """
+
+    record: Record
+    raw: bytes
+    position: int
+    time: datetime | None = None
+    noncanonical: str | None = None
 
 
 @dataclass(slots=True)
 class RunRead:
-    """One run as read from a backend. ``complete`` is False when the journal was refused (a corrupt or
-    over-long line): ``records`` then holds the lines that parse and ``findings`` one finding per line that
-    does not, but the run must not be folded or copied as if whole."""
+    """One run as read from a backend.
 
-    run: str
-    records: list[RawRecord]
-    findings: list[Finding] = field(default_factory=list)
-    source: str = ""
-    complete: bool = True
-
-
-ListingStatus = Literal["failed", "cancelled", "suspended", "open", "completed", "invalid"]
-
-
-@dataclass(frozen=True, slots=True)
-class RunSummary:
-    """One row of a listing (``ls --json``). ``records`` is None where the backend does not count them.
-    ``findings``: why a row is ``invalid`` when the journal could not be read at all (shown, not in the JSON).
-
-    Beyond the ``ls`` columns, a row carries what a comparison of two listings needs to tell *why* they
-    differ (``journaltools.compare``): the digests of the first and last record, so two sides can be shown
-    to hold the same records, and the status JetStream's two-record rule gives on this run's own first and
-    last record, so a difference that rule alone causes can be recognised as such.
+    ``complete`` is False when the journal is refused (a corrupt interior line, an undecodable JetStream body, a
+    journal resumed after a torn tail): ``records`` then holds the lines that decode and ``findings`` says what
+    did not, but the run must never be folded or copied as if whole. ``updated``: the journal's mtime (file) or
+    the last message's time (JetStream). ``last_seq``: the seq of the last decoded record, what a resuming
+    writer continues from.
     """
 
     run: str
-    status: ListingStatus
-    created: str | None
-    last_seq: int
-    records: int | None
-    model: str | None
-    last_type: str | None = None
-    last_has_calls: bool = False
-    findings: tuple[Finding, ...] = ()
-    first_sha256: str | None = None
-    """SHA-256 (hex) of the first record's bytes; None when the listing did not read it."""
-    last_sha256: str | None = None
-    """SHA-256 (hex) of the last record's bytes; None when the listing did not read it."""
-    two_record_status: ListingStatus | None = None
-    """What ``listing.summarize_two_records`` says on this run's own first and last record: the JetStream
-    listing's status itself, or for the file listing the status JetStream would list the same records with.
-    None when the run was not read whole (a corrupt journal), so no rule can be applied to its records."""
-    problem: str | None = None
-    """Why the listing says ``invalid``, in one line (the first error found); None for any other status."""
+    records: list[StoredRecord]
+    findings: list[Finding] = field(default_factory=list)
+    source: str = ""
+    complete: bool = True
+    updated: datetime | None = None
+    last_seq: int = 0
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "run": self.run,
-            "status": self.status,
-            "created": self.created,
-            "last_seq": self.last_seq,
-            "records": self.records,
-            "model": self.model,
-        }
+    def typed(self) -> list[Record]:
+        """The records alone, in order: what ``fold`` takes."""
+        return [stored.record for stored in self.records]
 
 
-class AppendVerdictTaken(Enum):
+class AppendOutcome(Enum):
     STORED = "stored"
-    DUPLICATE = "duplicate"
+    DUPLICATE = "duplicate"  # CheckAppend: seq <= last; nothing written, nothing compared (as the runtime does)
     ADOPTED = "adopted"  # JetStream: the ack was lost but the server holds our message
 
 
 @dataclass(frozen=True, slots=True)
 class AppendResult:
     seq: int
-    outcome: AppendVerdictTaken
+    outcome: AppendOutcome
 
 
-def prepare_record(run: str, last_seq: int, record: bytes | dict[str, Any]) -> RawRecord:
-    """Validate a record before any write: its shape, its run, and meta-first with the exact version.
-
-    Unlike the source system, journaltools' writers validate what they write; the audits still
-    check stored journals because other writers may not.
-    """
-    raw = record if isinstance(record, bytes) else encode_record(record)
+def raw_seq(run: str, raw: bytes) -> int:
+    """The seq of stored bytes about to be copied verbatim (migration): one line the runtime's decoder accepts,
+    judged by the same reader as a stored JetStream body (an atomic unit: no torn-tail or blank-line rule)."""
     if b"\n" in raw:
-        raise RecordRefused(run, None, "schema_violation", "a record must be one line (its bytes contain a newline)")
-    try:
-        parsed = decode_record(raw)
-    except ValueError as exc:
-        raise RecordRefused(run, None, "schema_violation", f"not one JSON object: {exc}") from None
-    problem = check_record(parsed)  # the models' hand-written twins; pydantic only to word a refusal
-    if problem is not None:
-        raise RecordRefused(run, problem.seq, problem.code, problem.message)
-    seq = parsed.seq
-    if parsed.run != run:
-        raise RecordRefused(run, seq, "run_mismatch", f"record names run {parsed.run!r}")
-    if seq == 1 or last_seq == 0:
-        validated = validate_record(parsed)  # a meta: once per journal
-        if not isinstance(validated, MetaRecord) or seq != 1:
-            raise RecordRefused(run, seq, "not_meta_first", "a journal starts with meta at seq 1")
-        if validated.version != PROTOCOL_VERSION:
-            raise RecordRefused(
-                run, 1, "version_mismatch", f"meta.version {validated.version} is not {PROTOCOL_VERSION}"
-            )
-    elif parsed.type == "meta":
-        raise RecordRefused(run, seq, "not_meta_first", "meta is only ever seq 1")
-    return parsed
-
-
-def prepare_raw_record(run: str, record: bytes) -> RawRecord:
-    """Check a stored record for a verbatim copy: one line, one JSON object, naming ``run``, with an integer seq.
-
-    Migration writes through this instead of ``prepare_record``: a copy must keep what a journal holds, so the
-    payload schema (and meta-first, and the version) are not checked here; the audits report those. What a
-    writer needs to place the record is still enforced: its bytes are one line, it belongs to this run, and
-    its seq goes through CheckAppend like any other append.
-    """
-    if b"\n" in record:
-        raise RecordRefused(run, None, "schema_violation", "a record must be one line (its bytes contain a newline)")
-    try:
-        parsed = decode_record(record)
-    except ValueError as exc:
-        raise RecordRefused(run, None, "corrupt_line", f"not one JSON object: {exc}") from None
-    if parsed.run != run:
-        raise RecordRefused(run, parsed.seq, "run_mismatch", f"record names run {parsed.body.get('run')!r}")
-    if parsed.seq is None or parsed.seq < 1:
-        raise RecordRefused(
-            run, None, "schema_violation", f"seq {parsed.body.get('seq')!r} is not an integer of at least 1"
-        )
-    return parsed
+        raise RecordRefused(run, None, "corrupt_line", "a record is one line; these bytes hold a newline")
+    (read,) = read_stream_bodies([raw])
+    if isinstance(read, BadLine):
+        raise RecordRefused(run, None, "corrupt_line", f"the runtime's decoder refuses these bytes: {read.reason}")
+    return read.record.seq
 
 
 class JournalWriter(ABC):
-    """Appends records to one run through CheckAppend. ``last_seq`` moves only once a record is durable.
+    """Appends records to one run through CheckAppend; ``last_seq`` moves only once a record is durable.
 
-    ``append`` validates every record before writing it (``prepare_record``); ``append_raw`` is migration's
-    path, which copies stored bytes as they are (``prepare_raw_record``): CheckAppend, one line and the run
-    id still hold, the payload schema is not checked.
+    ``append`` encodes a typed record exactly as the Go encoder does (``encode_record``); ``append_raw`` is
+    migration's path and stores the given bytes unchanged. Both go through CheckAppend: a seq at or below
+    ``last_seq`` is skipped (``DUPLICATE``, nothing written), one more than one above it is ``SequenceGap``.
     """
 
     run: str
     last_seq: int
 
-    @abstractmethod
-    async def append_async(self, record: bytes | dict[str, Any]) -> AppendResult: ...
+    def verdict(self, seq: int) -> AppendVerdict:
+        """CheckAppend against ``last_seq``; raises ``SequenceGap`` for a gap."""
+        verdict = check_append(self.last_seq, seq)
+        if verdict is AppendVerdict.GAP:
+            raise SequenceGap(self.run, self.last_seq, seq)
+        return verdict
 
     @abstractmethod
-    async def append_raw_async(self, record: bytes) -> AppendResult:
-        """Append stored bytes unchanged (see ``prepare_raw_record``); for copying journals, not for runtimes."""
+    async def append_async(self, record: Record) -> AppendResult: ...
 
-    def append_raw(self, record: bytes) -> AppendResult:
-        return run_sync(self.append_raw_async(record))
+    @abstractmethod
+    async def append_raw_async(self, raw: bytes) -> AppendResult:
+        """Append stored bytes unchanged (migration), not for runtimes."""
 
     @abstractmethod
     async def aclose(self) -> None: ...
 
-    def append(self, record: bytes | dict[str, Any]) -> AppendResult:
+    def append(self, record: Record) -> AppendResult:
         return run_sync(self.append_async(record))
+
+    def append_raw(self, raw: bytes) -> AppendResult:
+        return run_sync(self.append_raw_async(raw))
 
     def close(self) -> None:
         run_sync(self.aclose())
 
-    def __enter__(self) -> JournalWriter:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
 
+def meta_record(meta: Meta) -> Record:
+    """The record a created journal starts with: the meta payload at seq 1 (``Store.Create``)."""
+    return make_record(1, meta)
+
+
 class Backend(ABC):
-    """A source of journals. Implementations: ``FileBackend``, ``JetStreamBackend``."""
+    """A source of journals. Implementations: ``FileBackend``, ``JournalFilesBackend``, ``JetStreamBackend``."""
 
     url: str
-    kind: str
+    kind: BackendKind
 
     @abstractmethod
     async def list_runs_async(self) -> list[str]:
-        """Every run id in the source, sorted; only valid run ids (a journal named otherwise is a source finding)."""
+        """Every run id in the source, sorted; only valid run ids."""
 
     @abstractmethod
     async def read_run_async(self, run: str, *, strict: bool = True) -> RunRead:
-        """All records of one run in order. Strict: a corrupt journal raises ``CorruptJournal``;
-        lenient: it comes back with ``complete=False``, its parseable records and a finding per bad line."""
+        """All records of one run in order. Strict: a refused journal raises ``CorruptJournal`` (naming run,
+        position and reason); lenient: it comes back with ``complete=False`` and a finding per bad line."""
 
     @abstractmethod
     async def listing_async(self) -> list[RunSummary]:
-        """The backend's listing of runs (file: fold every run; JetStream: two-record summary)."""
+        """The backend's own listing rule (file: fold every run; JetStream: two records), via ``listing``."""
 
     @abstractmethod
-    async def open_writer_async(self, run: str) -> JournalWriter: ...
+    async def create_journal_async(self, run: str, meta: Meta | bytes) -> JournalWriter:
+        """A new run holding ``meta`` at seq 1 (or, for migration, a stored meta record's bytes, unchanged);
+        ``RunExists`` when the run is already there."""
+
+    @abstractmethod
+    async def open_writer_async(self, run: str) -> JournalWriter:
+        """Resume an existing run (``RunNotFound`` when absent): file takes the flock, JetStream reads the tail."""
 
     async def aclose(self) -> None:  # noqa: B027 - backends without connections have nothing to close
         pass
 
     def local_journals(self, runs: Sequence[str]) -> list[tuple[str, str]] | None:
-        """``(run, path)`` of each run's journal when the journals are local files a loader may read itself;
-        None for a backend whose journals are not files (the loader then reads through the backend)."""
+        """``(run, path)`` of each run's journal when the journals are plain local files a loader may read
+        itself; None otherwise (the loader then reads through the backend)."""
         return None
 
     def source_findings(self) -> list[Finding]:
-        """Findings about the source itself rather than one of its runs (say, a file that is not a journal)."""
+        """Findings about the source rather than one run (a file that is not a journal, a stream setting)."""
         return []
 
-    async def read_runs_async(self, runs: list[str] | None = None, *, strict: bool = True) -> list[RunRead]:
-        return [await self.read_run_async(run, strict=strict) for run in (runs or await self.list_runs_async())]
+    async def read_runs_async(self, runs: Sequence[str] | None = None, *, strict: bool = True) -> list[RunRead]:
+        wanted = list(runs) if runs is not None else await self.list_runs_async()
+        return [await self.read_run_async(run, strict=strict) for run in wanted]
 
     # -- the blocking face --------------------------------------------------------------------
 
@@ -234,11 +196,14 @@ class Backend(ABC):
     def read_run(self, run: str, *, strict: bool = True) -> RunRead:
         return run_sync(self.read_run_async(validate_run_id(run), strict=strict))
 
-    def read_runs(self, runs: list[str] | None = None, *, strict: bool = True) -> list[RunRead]:
+    def read_runs(self, runs: Sequence[str] | None = None, *, strict: bool = True) -> list[RunRead]:
         return run_sync(self.read_runs_async(runs, strict=strict))
 
     def listing(self) -> list[RunSummary]:
         return run_sync(self.listing_async())
+
+    def create_journal(self, run: str, meta: Meta | bytes) -> JournalWriter:
+        return run_sync(self.create_journal_async(validate_run_id(run), meta))
 
     def open_writer(self, run: str) -> JournalWriter:
         return run_sync(self.open_writer_async(validate_run_id(run)))
@@ -246,7 +211,7 @@ class Backend(ABC):
     def close(self) -> None:
         run_sync(self.aclose())
 
-    def __enter__(self) -> Backend:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -1,22 +1,21 @@
-"""The file backend: ``<root>/<run>.jsonl`` journals, one JSON line per record (PROTOCOL.md section 5).
+"""The file backend in the runtime's layout (REAL-SYSTEM.md D): ``<dir>/<id>.json`` journals beside ``<id>.lock``.
 
-Durability: every append is written and fsynced before ``last_seq`` moves; a new journal's
-directory is fsynced on its first write. Exclusion: a writer holds a non-blocking exclusive
-``flock`` on ``<root>/<run>.lock`` for its lifetime; the kernel drops it when the process dies,
-so a crash never leaves a stale lock. Because the file is append-only and synced, only the final
-line can be torn: an unparsable final line is dropped and reported, an unparsable interior line
-is corruption and the journal is refused.
+Layout and durability as ``internal/runstate/file`` has them: the directory is created 0700, journals and lock
+files 0600; a writer holds an exclusive non-blocking ``flock`` on ``<id>.lock`` for its lifetime (busy:
+``JournalLocked``; the kernel drops it when the process dies, so a crash leaves no stale lock); a create takes the
+lock, then opens the journal with ``O_CREAT|O_EXCL|O_APPEND`` (already there: ``RunExists``); every record is
+written and fsynced before ``last_seq`` moves, and the directory is fsynced after a created journal's first record.
 
-A hostile directory changes none of that. A journal or lock path that is a symbolic link, FIFO, socket,
-device or directory is never written (``NotAJournalFile``), so a link cannot send an append outside the
-source nor take the lock beside the link instead of beside the file it writes; for reading such a journal
-is reported and never opened in a way that could block (``scan.open_journal_file``). One journal that
-cannot be read is a finding of its own run, never the end of a listing or a lenient load. Every
-operating-system failure is a ``StorageError`` naming the path (``backends.oserrors``).
+Reading follows the runtime's line rule (``protocol.journal.read_file_journal``; its findings are worded in
+``scan``): a torn final line is dropped with a ``torn_tail`` warning, an interior line that does not decode
+refuses the journal.
 
-Besides directories, ``JournalFilesBackend`` reads an explicit set of journal files: one file named as the
-source, or the matches of a glob. ``<run>.jsonl.gz`` and ``<run>.jsonl.zst`` journals are read (never
-written) in both.
+A hostile directory changes none of that: a journal or lock path that is a symbolic link, FIFO, socket, device or
+directory is never opened in a way that could follow it or block (``NotAJournalFile``); one journal that cannot be
+read is a finding of its own run, never the end of a listing. Operating-system failures are ``StorageError``.
+
+``JournalFilesBackend`` reads an explicit set of journal files (one file named as the source, or a glob's matches).
+``<id>.json.gz`` and ``<id>.json.zst`` journals are read, never written.
 """
 
 from __future__ import annotations
@@ -27,168 +26,206 @@ import glob
 import os
 import stat
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from journaltools._durable import fsync_directory, write_all
 from journaltools.backends.base import (
+    AppendOutcome,
     AppendResult,
-    AppendVerdictTaken,
     Backend,
     JournalWriter,
     RunRead,
-    RunSummary,
-    prepare_raw_record,
-    prepare_record,
+    meta_record,
+    raw_seq,
 )
 from journaltools.backends.oserrors import mapped, open_regular, refuse_unless_regular, storage_error
-from journaltools.backends.scan import COMPRESSED_SUFFIXES, DEFAULT_MAX_LINE_BYTES, read_journal, scan_journal
+from journaltools.backends.scan import (
+    COMPRESSED_SUFFIXES,
+    JOURNAL_SUFFIX,
+    JOURNAL_SUFFIXES,
+    LOCK_SUFFIX,
+    DamagedCompression,
+    damaged_read,
+    journal_name_parts,
+    needs_newline,
+    read_journal_bytes,
+    run_read,
+    torn_tail_offset,
+)
 from journaltools.errors import (
+    CorruptJournal,
     JournalLocked,
     ReadOnlySource,
+    RunExists,
     RunNotFound,
-    SequenceGap,
     SourceError,
     StorageError,
 )
-from journaltools.listing import summarize_by_fold
+from journaltools.listing import RunSummary, summarize_file
+from journaltools.protocol.encode import encode_record
 from journaltools.protocol.findings import Finding
-from journaltools.protocol.records import RawRecord
+from journaltools.protocol.journal import read_file_journal
+from journaltools.protocol.kinds import Meta, Record
 from journaltools.protocol.runid import is_valid_run_id, validate_run_id
-from journaltools.protocol.sequence import AppendVerdict, check_append
+from journaltools.protocol.sequence import AppendVerdict
 
-JOURNAL_SUFFIX = ".jsonl"
-LOCK_SUFFIX = ".lock"
-#: Every journal name: plain first (it wins when a run has both), then the read-only compressed ones.
-JOURNAL_SUFFIXES = (JOURNAL_SUFFIX, *(JOURNAL_SUFFIX + suffix for suffix in COMPRESSED_SUFFIXES))
-
-
-def journal_name_parts(name: str) -> tuple[str, str] | None:
-    """``"r1.jsonl.gz"`` → ``("r1", ".jsonl.gz")``; None for a name that is not a journal's."""
-    for suffix in sorted(JOURNAL_SUFFIXES, key=len, reverse=True):
-        if name.endswith(suffix):
-            return name[: -len(suffix)], suffix
-    return None
+#: Journals and locks hold conversations and tool input: only their owner reads them (``file.go:93-100``).
+FILE_MODE = 0o600
+DIRECTORY_MODE = 0o700
 
 
-def _read_all(fd: int, path: Path) -> bytes:
-    chunks = []
-    with mapped(path, "read the journal"):
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-    return b"".join(chunks)
+def _mtime(info: os.stat_result) -> datetime:
+    return datetime.fromtimestamp(info.st_mtime_ns / 1e9, UTC)
+
+
+def _is_temporary(name: str) -> bool:
+    """A temporary file a writer replaces atomically (``.<name>.<pid>.tmp``): not worth a finding."""
+    return name.endswith(".tmp")
 
 
 class FileJournalWriter(JournalWriter):
-    def __init__(self, root: Path, run: str) -> None:
+    """One run's journal, held under its flock until ``close``.
+
+    Unlike the runtime's writer, which appends straight after a torn tail (so the torn bytes become a corrupt
+    interior line on the next read: REAL-SYSTEM.md D, "torn tail on reopen"), this writer cuts a torn tail off
+    (and finishes a last line whose ``\\n`` is missing) before its first append, so a journal it resumes stays
+    readable. A journal with a corrupt interior line is refused (``CorruptJournal``), as the runtime refuses it,
+    and so is one whose torn final line has a whole record glued after it (cutting it would destroy that record).
+    """
+
+    def __init__(self, root: Path, run: str, *, create: bool) -> None:
         self.run = validate_run_id(run)
         self.path = root / f"{run}{JOURNAL_SUFFIX}"
         self._root = root
         self._fd = -1
+        self._lock_fd = -1
+        self.last_seq = 0
         lock = root / f"{run}{LOCK_SUFFIX}"
         # Both paths must be regular files, never links: the lock then always sits beside the file it guards.
         # The journal is looked at first so that refusing it leaves no lock file behind.
         refuse_unless_regular(self.path, "open the journal for writing")
-        self._lock_fd = open_regular(lock, os.O_RDWR | os.O_CREAT, "take the write lock")
+        if not create and not os.path.lexists(self.path):
+            raise RunNotFound(run, str(root))
+        self._lock_fd = open_regular(lock, os.O_RDWR | os.O_CREAT, "take the write lock", FILE_MODE)
         try:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            os.close(self._lock_fd)
-            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise JournalLocked(run, None, f"another process holds the write lock {lock}") from None
-            raise storage_error(exc, lock, "take the write lock") from None
-        try:
-            self._fd = open_regular(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, "open the journal for writing")
-            self.last_seq, self._new_journal = self._recover()
+            self._lock(lock, create)
+            self._fd = self._open_journal(create)
+            self._created = create
+            if not create:
+                self.last_seq = self._recover()
             with mapped(self.path, "open the journal for writing"):
                 self._durable_length = os.fstat(self._fd).st_size
         except BaseException:
             self._release()
             raise
 
-    def _recover(self) -> tuple[int, bool]:
-        """Read what is stored, truncate a torn tail, and return (last durable seq, journal is new)."""
-        data = _read_all(self._fd, self.path)
-        if not data:
-            return 0, True
-        scanned = scan_journal(data, self.run, str(self.path))
-        if scanned.corrupt is not None:
-            raise scanned.corrupt
+    def _lock(self, lock: Path, create: bool) -> None:
+        try:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                # Busy and the journal is there: a live run, so the create's answer is "exists" (file.go:127-156).
+                if create and os.path.lexists(self.path):
+                    raise RunExists(self.run, str(self._root)) from None
+                raise JournalLocked(self.run, None, f"another process holds the write lock {lock}") from None
+            raise storage_error(exc, lock, "take the write lock") from None
+
+    def _open_journal(self, create: bool) -> int:
+        if not create:
+            return open_regular(self.path, os.O_RDWR | os.O_APPEND, "open the journal for writing")
+        # O_EXCL makes checking and creating one step, so two creators can never both start the same run.
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            return os.open(self.path, flags, FILE_MODE)
+        except FileExistsError:
+            raise RunExists(self.run, str(self._root)) from None
+        except OSError as exc:
+            raise storage_error(exc, self.path, "create the journal") from None
+
+    def _recover(self) -> int:
+        """Read what is stored, cut a torn tail, finish a missing newline; the seq of the last record."""
+        data = bytearray()
+        with mapped(self.path, "read the journal"):
+            while chunk := os.pread(self._fd, 1 << 20, len(data)):
+                data += chunk
+        stored = bytes(data)
+        journal = read_file_journal(stored)
+        read = run_read(self.run, journal, source="", where=str(self.path), strict=True, updated=None)
+        if any(resume.at_end for resume in journal.resumed_after_torn_tail):
+            # The torn tail holds a whole record another writer glued onto it: cutting it would destroy that
+            # record for good, so a person decides (the runtime's own reader drops it too).
+            torn = journal.torn_tail
+            line = torn.line if torn is not None else 0
+            why = "the torn final line has a whole record glued after it; cutting it would lose that record"
+            raise CorruptJournal(self.run, line, why, str(self.path))
+        offset = torn_tail_offset(stored, journal)
         with mapped(self.path, "repair the journal's torn tail"):
-            if scanned.clean_length < len(data):
-                os.ftruncate(self._fd, scanned.clean_length)
+            if offset is not None:
+                os.ftruncate(self._fd, offset)
                 os.fsync(self._fd)
-            elif scanned.needs_newline:
-                # The last record is whole but its newline never made it: finish the line before appending.
+            elif needs_newline(stored, journal):
                 write_all(self._fd, b"\n")
                 os.fsync(self._fd)
-        last = max((record.seq or 0 for record in scanned.records), default=0)
-        return last, not scanned.records
-
-    async def append_async(self, record: bytes | dict[str, Any]) -> AppendResult:
-        return self.append_now(record)
-
-    def append_now(self, record: bytes | dict[str, Any]) -> AppendResult:
-        """Append in the calling thread (file I/O needs no event loop; used by ``append`` and crash tests)."""
-        self._check_open()
-        return self._store(prepare_record(self.run, self.last_seq, record))
-
-    def append_raw_now(self, record: bytes) -> AppendResult:
-        """``append_raw`` in the calling thread: stored bytes copied as they are (migration)."""
-        self._check_open()
-        return self._store(prepare_raw_record(self.run, record))
-
-    async def append_raw_async(self, record: bytes) -> AppendResult:
-        return self.append_raw_now(record)
-
-    def append_raw(self, record: bytes) -> AppendResult:
-        return self.append_raw_now(record)
+        return read.last_seq
 
     def _check_open(self) -> None:
         if self._fd < 0:
             raise ValueError(f"writer for run {self.run!r} is closed")
 
-    def _store(self, parsed: RawRecord) -> AppendResult:
-        """CheckAppend, then write and fsync one line; ``last_seq`` moves only after the fsync."""
-        seq = parsed.seq
-        assert seq is not None  # both prepare functions refuse a record without an integer seq
-        verdict = check_append(self.last_seq, seq)
-        if verdict is AppendVerdict.DUPLICATE:
-            return AppendResult(seq, AppendVerdictTaken.DUPLICATE)
-        if verdict is AppendVerdict.GAP:
-            raise SequenceGap(self.run, self.last_seq, seq)
-        line = parsed.raw + b"\n"
+    def append_now(self, record: Record) -> AppendResult:
+        """Append in the calling thread (file I/O needs no event loop)."""
+        self._check_open()
+        if self.verdict(record.seq) is AppendVerdict.DUPLICATE:
+            return AppendResult(record.seq, AppendOutcome.DUPLICATE)
+        return self._store(record.seq, encode_record(record))
+
+    def append_raw_now(self, raw: bytes) -> AppendResult:
+        """Stored bytes copied unchanged (migration), in the calling thread."""
+        self._check_open()
+        seq = raw_seq(self.run, raw)
+        if self.verdict(seq) is AppendVerdict.DUPLICATE:
+            return AppendResult(seq, AppendOutcome.DUPLICATE)
+        return self._store(seq, raw)
+
+    def _store(self, seq: int, raw: bytes) -> AppendResult:
+        """Write and fsync one line; ``last_seq`` moves only after the fsync."""
+        line = raw + b"\n"
         try:
             write_all(self._fd, line)
             os.fsync(self._fd)
-            if self._new_journal:
-                fsync_directory(self._root)
+            if self._created:
+                fsync_directory(self._root)  # the new name must survive a crash too
         except BaseException as exc:
             self._undo_failed_append()
             if isinstance(exc, OSError):
                 raise storage_error(exc, self.path, f"append seq {seq}") from None
             raise
-        self._new_journal = False
+        self._created = False
         self._durable_length += len(line)
         self.last_seq = seq
-        return AppendResult(seq, AppendVerdictTaken.STORED)
+        return AppendResult(seq, AppendOutcome.STORED)
 
     def _undo_failed_append(self) -> None:
-        """Cut the file back to its last durable record after a failed write or fsync.
-
-        Otherwise a retry would append after half a line (a torn tail that turns into interior
-        corruption once anything follows it) or write the same record twice. If even the cut fails,
-        the writer closes: reopening recovers the file as after a crash.
-        """
+        """Cut the file back to its last durable record after a failed write or fsync, so a retry neither
+        appends after half a line nor writes a record twice; if even the cut fails, the writer closes."""
         try:
             os.ftruncate(self._fd, self._durable_length)
             os.fsync(self._fd)
         except OSError:
             self._release()
 
-    def append(self, record: bytes | dict[str, Any]) -> AppendResult:
+    async def append_async(self, record: Record) -> AppendResult:
         return self.append_now(record)
+
+    async def append_raw_async(self, raw: bytes) -> AppendResult:
+        return self.append_raw_now(raw)
+
+    def append(self, record: Record) -> AppendResult:
+        return self.append_now(record)
+
+    def append_raw(self, raw: bytes) -> AppendResult:
+        return self.append_raw_now(raw)
 
     def _release(self) -> None:
         if self._fd >= 0:
@@ -205,11 +242,23 @@ class FileJournalWriter(JournalWriter):
         self._release()
 
 
+def _create_with_meta(root: Path, run: str, meta: Meta | bytes) -> FileJournalWriter:
+    writer = FileJournalWriter(root, run, create=True)
+    try:
+        if isinstance(meta, bytes):
+            writer.append_raw_now(meta)
+        else:
+            writer.append_now(meta_record(meta))
+    except BaseException:
+        writer.close()
+        raise
+    return writer
+
+
 class _LocalJournals(Backend):
     """What a directory and a set of files share: reading journal files, listing by fold, local paths."""
 
     kind = "file"
-    max_line_bytes: int
 
     def journal_path(self, run: str) -> Path:
         """The journal of ``run`` (plain or compressed); ``RunNotFound`` when the source has none."""
@@ -222,11 +271,17 @@ class _LocalJournals(Backend):
         return self.url
 
     def read_run_now(self, run: str, *, strict: bool = True) -> RunRead:
-        """Strict: a journal that cannot be read raises (``StorageError``); lenient: it comes back incomplete
-        with an ``unreadable_journal`` finding, so one bad file never hides the others."""
+        """Strict: a journal that cannot be read raises; lenient: it comes back incomplete with an
+        ``unreadable_journal`` finding, so one bad file never hides the others."""
         path = self.journal_path(validate_run_id(run))
+        where = str(path)
         try:
-            scanned = read_journal(path, run, self.max_line_bytes)
+            updated = _mtime(os.lstat(path))  # lstat: a link's own time, as the runtime's listing reports it
+            data = read_journal_bytes(path)
+        except FileNotFoundError:
+            raise RunNotFound(run, self._where()) from None
+        except DamagedCompression as exc:
+            return damaged_read(run, str(exc), source=self.url, where=where, strict=strict, updated=updated)
         except StorageError as exc:
             if exc.errno == errno.ENOENT:
                 raise RunNotFound(run, self._where()) from None
@@ -234,25 +289,27 @@ class _LocalJournals(Backend):
                 raise
             finding = Finding.of(run, None, "unreadable_journal", str(exc), self.url)
             return RunRead(run, [], [finding], self.url, complete=False)
-        if scanned.corrupt is not None and strict:
-            raise scanned.corrupt
-        return RunRead(run, scanned.records, scanned.findings, self.url, complete=scanned.corrupt is None)
+        except OSError as exc:
+            raise storage_error(exc, path, "read the journal") from None
+        return run_read(run, read_file_journal(data), source=self.url, where=where, strict=strict, updated=updated)
 
     def local_journals(self, runs: Sequence[str]) -> list[tuple[str, str]] | None:
         """The paths when every journal is a plain regular file this process may read; None otherwise, so the
         loader reads through ``read_run`` (which decompresses and turns an unreadable journal into a finding)."""
-        paths = [(run, self.journal_path(run)) for run in runs]
         check_access = os.geteuid() != 0
-        for _, path in paths:
-            if path.name.endswith(COMPRESSED_SUFFIXES):
-                return None
+        paths = []
+        for run in runs:
             try:
+                path = self.journal_path(run)
                 info = os.lstat(path)
-            except OSError:
+            except (OSError, RunNotFound):
                 return None
-            if not stat.S_ISREG(info.st_mode) or (check_access and not os.access(path, os.R_OK)):
+            if path.name.endswith(COMPRESSED_SUFFIXES) or not stat.S_ISREG(info.st_mode):
                 return None
-        return [(run, str(path)) for run, path in paths]
+            if check_access and not os.access(path, os.R_OK):
+                return None
+            paths.append((run, str(path)))
+        return paths
 
     async def list_runs_async(self) -> list[str]:
         return self.list_runs_now()
@@ -260,17 +317,20 @@ class _LocalJournals(Backend):
     async def read_run_async(self, run: str, *, strict: bool = True) -> RunRead:
         return self.read_run_now(run, strict=strict)
 
-    async def listing_async(self) -> list[RunSummary]:
+    def listing_now(self) -> list[RunSummary]:
+        """The file rule: every journal read and folded (``listing.summarize_file``)."""
         rows = []
         for run in self.list_runs_now():
             read = self.read_run_now(run, strict=False)
-            summary = summarize_by_fold(run, read.records, read.complete, read.findings)
-            unreadable = tuple(f for f in read.findings if f.code == "unreadable_journal")
-            rows.append(replace(summary, findings=unreadable) if unreadable else summary)
+            rows.append(
+                summarize_file(run, read.records, updated=read.updated, complete=read.complete, findings=read.findings)
+            )
         return rows
 
-    # Local disk needs no event loop: the blocking face calls straight through instead of a round trip
-    # through the background loop for every call.
+    async def listing_async(self) -> list[RunSummary]:
+        return self.listing_now()
+
+    # Local disk needs no event loop: the blocking face calls straight through.
     def close(self) -> None:
         pass
 
@@ -280,13 +340,29 @@ class _LocalJournals(Backend):
     def read_run(self, run: str, *, strict: bool = True) -> RunRead:
         return self.read_run_now(run, strict=strict)
 
+    def read_runs(self, runs: Sequence[str] | None = None, *, strict: bool = True) -> list[RunRead]:
+        wanted = list(runs) if runs is not None else self.list_runs_now()
+        return [self.read_run_now(run, strict=strict) for run in wanted]
+
+    def listing(self) -> list[RunSummary]:
+        return self.listing_now()
+
     def open_writer(self, run: str) -> FileJournalWriter:
         return self.open_writer_now(run)
 
     async def open_writer_async(self, run: str) -> FileJournalWriter:
         return self.open_writer_now(run)
 
+    def create_journal(self, run: str, meta: Meta | bytes) -> FileJournalWriter:
+        return self.create_journal_now(run, meta)
+
+    async def create_journal_async(self, run: str, meta: Meta | bytes) -> FileJournalWriter:
+        return self.create_journal_now(run, meta)
+
     def open_writer_now(self, run: str) -> FileJournalWriter:
+        raise NotImplementedError
+
+    def create_journal_now(self, run: str, meta: Meta | bytes) -> FileJournalWriter:
         raise NotImplementedError
 
 
@@ -299,16 +375,13 @@ def _is_directory(path: Path) -> bool:
 
 
 class FileBackend(_LocalJournals):
-    """A directory of ``<run>.jsonl`` journals (and read-only ``<run>.jsonl.gz`` / ``<run>.jsonl.zst``)."""
+    """A directory of ``<id>.json`` journals (and read-only ``<id>.json.gz`` / ``<id>.json.zst``)."""
 
-    def __init__(
-        self, root: str | os.PathLike[str], *, create: bool = False, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
-    ) -> None:
+    def __init__(self, root: str | os.PathLike[str], *, create: bool = False) -> None:
         self.root = Path(root)
-        self.max_line_bytes = max_line_bytes
         if create:
             with mapped(self.root, "create the directory"):
-                self.root.mkdir(parents=True, exist_ok=True)
+                os.makedirs(self.root, mode=DIRECTORY_MODE, exist_ok=True)
         try:
             info = os.stat(self.root)
         except OSError as exc:
@@ -333,112 +406,83 @@ class FileBackend(_LocalJournals):
         raise RunNotFound(run, str(self.root))
 
     def _names(self) -> Iterator[str]:
-        """The directory's entry names, one at a time: a source may hold millions of journals, so callers keep
-        only what they need (an ``os.DirEntry`` costs several times its name)."""
+        """The directory's entry names, one at a time (a source may hold millions of journals)."""
         with mapped(self.root, "list the directory of journals"), os.scandir(self.root) as scan:
             for entry in scan:
                 yield entry.name
 
-    def local_journals(self, runs: Sequence[str]) -> list[tuple[str, str]] | None:
-        # A look at each journal asked for (not a scan of the whole directory, which the loader would repeat for
-        # every chunk of runs it lists): a plain regular file this process may read, or None.
-        check_access = os.geteuid() != 0
-        root = str(self.root)
-        paths = []
-        for run in runs:
-            if not is_valid_run_id(run):
-                return None
-            path = os.path.join(root, f"{run}{JOURNAL_SUFFIX}")
-            try:
-                mode = os.lstat(path).st_mode
-            except OSError:
-                return None  # compressed, missing or unreadable: read_run reports each properly
-            if not stat.S_ISREG(mode) or (check_access and not os.access(path, os.R_OK)):
-                return None
-            paths.append((run, path))
-        return paths
-
     def list_runs_now(self) -> list[str]:
         """Every valid run id with a journal entry, whatever kind of file it is: one that cannot be read is
         still a run, reported when read (``unreadable_journal``), never silently absent."""
-        runs = []
+        runs = set()
         for name in self._names():
             parts = journal_name_parts(name)
             if parts is not None and is_valid_run_id(parts[0]):
-                runs.append(parts[0])
-        runs.sort()
-        # A run with a plain and a compressed journal is listed once; sorted, its names sit side by side.
-        return [run for index, run in enumerate(runs) if index == 0 or runs[index - 1] != run]
-
-    def _journal_preferred_to(self, run: str, suffix: str) -> str | None:
-        """The name of the journal read for ``run`` instead of its ``suffix`` one, if there is one."""
-        for preferred in JOURNAL_SUFFIXES[: JOURNAL_SUFFIXES.index(suffix)]:
-            if os.path.lexists(self.root / f"{run}{preferred}"):
-                return f"{run}{preferred}"
-        return None
+                runs.add(parts[0])
+        return sorted(runs)
 
     def source_findings(self) -> list[Finding]:
-        """Each entry of the directory that is not a journal this source reads, once: a journal name that is not
-        a valid run id, a second journal for a run (the plain one is read), and any other file or directory
-        (lock files excepted). Nothing is kept per journal, so millions of them cost no memory here."""
+        """Each entry that is not a journal this source reads, once (``not_a_journal``, info): another file or a
+        directory, a journal name that is not a valid run id, a compressed twin of a plain journal. Lock files and
+        temporary files are the runtime's own and not reported."""
         findings = []
         for name in self._names():
             parts = journal_name_parts(name)
             if parts is None:
-                if name.endswith(LOCK_SUFFIX) and is_valid_run_id(name[: -len(LOCK_SUFFIX)]):
+                if (name.endswith(LOCK_SUFFIX) and is_valid_run_id(name[: -len(LOCK_SUFFIX)])) or _is_temporary(name):
                     continue
                 what = "a directory" if _is_directory(self.root / name) else "not a journal"
-                message = f"{name}: {what} (journals are <run>.jsonl); not read"
-                findings.append(Finding.of(None, None, "not_a_journal", message, self.url))
-                continue
-            run, suffix = parts
-            if not is_valid_run_id(run):
-                message = f"{name}: the file name is not a valid run id; not read"
-                findings.append(Finding.of(None, None, "invalid_run_id", message, self.url))
-            elif suffix != JOURNAL_SUFFIX and (preferred := self._journal_preferred_to(run, suffix)) is not None:
-                message = f"{name}: run {run!r} already has the journal {preferred}; not read"
-                findings.append(Finding.of(run, None, "duplicate_journal", message, self.url))
+                message = f"{name}: {what} (journals are <run id>.json); not read"
+            else:
+                run, suffix = parts
+                if not is_valid_run_id(run):
+                    message = f"{name}: the name is not a valid run id; not read"
+                elif suffix != JOURNAL_SUFFIX and self.journal_path(run).name != name:
+                    message = f"{name}: run {run!r} already has the journal {self.journal_path(run).name}; not read"
+                else:
+                    continue
+            findings.append(Finding.of(None, None, "not_a_journal", message, self.url))
         return sorted(findings, key=lambda f: f.message)
 
     def open_writer_now(self, run: str) -> FileJournalWriter:
-        path = self.journal_path(run) if self._has_journal(run) else self.path_of(run)
+        path = self.journal_path(run)
         if path.name != f"{run}{JOURNAL_SUFFIX}":
             raise ReadOnlySource(f"{path}: a compressed journal is read-only; decompress it to append to run {run!r}")
-        return FileJournalWriter(self.root, run)
+        return FileJournalWriter(self.root, run, create=False)
 
-    def _has_journal(self, run: str) -> bool:
-        try:
-            self.journal_path(run)
-        except RunNotFound:
-            return False
-        return True
+    def create_journal_now(self, run: str, meta: Meta | bytes) -> FileJournalWriter:
+        validate_run_id(run)
+        for suffix in JOURNAL_SUFFIXES[1:]:
+            if os.path.lexists(self.root / f"{run}{suffix}"):
+                raise RunExists(run, str(self.root))
+        return _create_with_meta(self.root, run, meta)
 
 
 class JournalFilesBackend(_LocalJournals):
-    """Journal files named one by one (a single file, the matches of a glob); their runs come from the names.
+    """Journal files named one by one (a single file, a glob's matches); their runs come from the names.
 
-    Reading is as for a directory. Writing appends to a run's plain journal where it is (a compressed one is
-    read-only); a run the set does not hold cannot be created here (``ReadOnlySource``).
+    Writing appends to a run's plain journal where it is (a compressed one is read-only); a run the set does not
+    hold cannot be created here (``ReadOnlySource``).
     """
 
-    def __init__(self, url: str, paths: Sequence[Path], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+    def __init__(self, url: str, paths: Sequence[Path]) -> None:
         self.url = url
-        self.max_line_bytes = max_line_bytes
         self._paths: dict[str, Path] = {}
         self._findings: list[Finding] = []
         for path in paths:
             parts = journal_name_parts(path.name)
             if parts is None:
-                what = "a directory" if path.is_dir() else "not a journal"
-                self._findings.append(
-                    Finding.of(None, None, "not_a_journal", f"{path}: {what} (journals are <run>.jsonl); not read", url)
-                )
+                if path.name.endswith(LOCK_SUFFIX) or _is_temporary(path.name):
+                    continue
+                what = "a directory" if _is_directory(path) else "not a journal"
+                message = f"{path}: {what} (journals are <run id>.json); not read"
+                self._findings.append(Finding.of(None, None, "not_a_journal", message, url))
             elif not is_valid_run_id(parts[0]):
-                message = f"{path}: the file name is not a valid run id; not read"
-                self._findings.append(Finding.of(None, None, "invalid_run_id", message, url))
+                message = f"{path}: the name is not a valid run id; not read"
+                self._findings.append(Finding.of(None, None, "not_a_journal", message, url))
             elif parts[0] in self._paths:
                 message = f"{path}: run {parts[0]!r} already has the journal {self._paths[parts[0]]}; not read"
-                self._findings.append(Finding.of(parts[0], None, "duplicate_journal", message, url))
+                self._findings.append(Finding.of(parts[0], None, "not_a_journal", message, url))
             else:
                 self._paths[parts[0]] = path
 
@@ -460,7 +504,10 @@ class JournalFilesBackend(_LocalJournals):
             raise ReadOnlySource(f"{self.url}: run {run!r} has no journal here; create runs in a directory source")
         if path.name != f"{run}{JOURNAL_SUFFIX}":
             raise ReadOnlySource(f"{path}: a compressed journal is read-only; decompress it to append to run {run!r}")
-        return FileJournalWriter(path.parent, run)
+        return FileJournalWriter(path.parent, run, create=False)
+
+    def create_journal_now(self, run: str, meta: Meta | bytes) -> FileJournalWriter:
+        raise ReadOnlySource(f"{self.url}: a set of journal files cannot create run {run!r}; use a directory source")
 
 
 def has_glob(text: str) -> bool:
@@ -468,7 +515,7 @@ def has_glob(text: str) -> bool:
 
 
 def open_journal_files(text: str) -> JournalFilesBackend:
-    """A single journal file, or every match of a glob (``logs/2026-*/*.jsonl``; ``**`` spans directories)."""
+    """A single journal file, or every match of a glob (``runs/2026-*/*.json``; ``**`` spans directories)."""
     pattern = os.path.abspath(os.path.expanduser(text))
     if has_glob(text):
         matches = sorted(Path(match) for match in glob.glob(pattern, recursive=True))

@@ -1,36 +1,33 @@
-"""The JetStream backend (PROTOCOL.md section 5): the record with seq N of run R is the one message on ``journal.R.N``.
+"""The JetStream backend as the runtime binds it (REAL-SYSTEM.md E, ``internal/runstate/jetstream``).
 
-Append-only is enforced by the server, not by politeness: the stream keeps one message per subject and discards
-new messages per subject, so a stored record can never be replaced; a stream whose settings would let a record
-be replaced or expire is refused (``check_stream_config``).
+Binding. ``nats://host:port/STREAM`` names an **existing** stream; its one wildcard subject ``<prefix>.>`` gives the
+run keyspace (``derive_prefix``). Run R's meta record is the one message on ``<prefix>.R._meta``, its record seq N >= 2
+the one on ``<prefix>.R.N``. The runtime refuses to bind a stream whose settings would let a record be replaced or
+expire (``stream_problems``); journaltools reads such a stream with a ``stream_config`` warning naming the setting
+and refuses to write to it (``StreamConfigRefused``). ``?create=1`` and ``embedded`` create a missing stream the way
+the runtime's documentation tells an operator to (``stream_config_for``).
 
-Writing. A writer appends ``last + 1`` only, through CheckAppend, publishing to the literal subject
-``journal.R.N`` with ``Nats-Expected-Last-Subject-Sequence: 0`` (the slot must be empty: constant cost) and a
-``Nats-Msg-Id`` made once per logical write and reused on every retry. ``last_seq`` moves only after the ack.
-A rejection (err_code 10071 wrong last sequence, or 10077 maximum messages per subject, which nats-py reports as
-"service unavailable") means the slot is taken; the writer reads the slot back: our message id means the ack was
-lost and the record is ours (adopted), seq 1 means another writer created the run at the same time
-(``ConcurrentCreate``), anything else means another writer moved the tail (``AnotherWriter``). Transient failures
-(timeouts, a server restarting, no responders) are retried with the same message id until the operation times out.
+Writing. One random nonce per opened journal; each append publishes with ``Nats-Msg-Id: <nonce>-<seq>`` and the
+run-wide fence (``Nats-Expected-Last-Subject-Sequence`` = the run's tail stream sequence as this writer last saw
+it, on the filter ``<prefix>.R.>``), so any record another writer appended makes this one's next publish fail. A
+10071 rejection (wrong last sequence) is resolved by reading the last message on the target subject: our message id
+means our earlier publish landed and only its ack was lost (adopted); seq 1 means another writer created the run at
+the same time (``ConcurrentCreate``); anything else means another writer holds the run (``AnotherWriter``).
+Transient failures (timeouts, a server restarting) are retried with the same message id, so a retry never stores a
+record twice: the server's duplicate window answers it with the first copy's sequence.
 
-Reading. A run is read with batched direct gets (``$JS.API.DIRECT.GET`` with ``next_by_subj: journal.R.*`` and
-``batch``): no consumer is created, one request returns up to a batch of messages. This was picked by
-measurement (``benchmarks/bench_jetstream.py``, 2 cores): draining a 20,000-record run without decoding, raw
-batched direct get ran at ~38,000 records/s against ~15,000 for nats-py's ordered consumer and ~16,000 for an
-ack-less pull consumer; over 200 short runs read one after another it was ~2x both, because it creates and
-deletes no consumer per run. Batches of 4,096 beat 1,024 by ~40% and 16,384 adds nothing.
-Messages are atomic, so there is no torn tail on JetStream: any body that does not parse is corruption.
+Reading. A run's messages come by batched direct gets on ``<prefix>.R.>`` (no consumer, one request per batch),
+or through an ordered consumer on a stream without direct get (the runtime's own streams have it off); the count to
+wait for is the sum of the run's subject counts, as the runtime's reader has it. Messages are atomic, so a body that
+does not decode is corruption wherever it is (no torn-tail rule); records are sorted by their body's seq, and each
+carries its message's server time.
 
-Listing. A census finds the runs from the subjects ``journal.*.1`` (stream info with ``subjects_filter``,
-paged with ``offset`` past the server's 100,000 subjects per response, where nats-py's ``stream_info`` would
-stop silently), so its cost follows the number of runs. It then checks that the runs' message counts add up to
-the stream's: when they do not (a run whose seq 1 is missing, another subject in the stream), or when runs are
-short enough that listing every subject under ``journal.>`` is cheaper (``LIST_EVERY_SUBJECT_UP_TO``), every
-subject is listed instead, so no run is ever missed. Each run is summarized from two records: ``journal.R.1``
-and the last message on ``journal.R.*`` (``listing.summarize_two_records``).
+Listing. Runs come from the subjects ``<prefix>.*._meta`` (stream info filtered and paged past the server's
+100,000 subjects per response), so the cost follows the number of runs; each is summarized from two records, the
+meta subject's message and the last message on ``<prefix>.R.>`` (``listing.summarize_stream``).
 
-All I/O is ``async def`` on journaltools' one background loop; the connection lives there and ``aclose`` drains it.
-URLs, connecting and the mapping of NATS errors to the journaltools error tree live in ``nats_connection``.
+All I/O is ``async def`` on journaltools' one background loop. URLs, connecting and the mapping of NATS errors to
+the journaltools error tree live in ``nats_connection``.
 """
 
 from __future__ import annotations
@@ -39,11 +36,13 @@ import asyncio
 import base64
 import itertools
 import os
-import uuid
+import re
+import secrets
 import warnings
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from datetime import UTC, datetime, timedelta
+from typing import Any, Final, TypeVar
 
 import nats.errors
 import nats.js.errors
@@ -54,27 +53,29 @@ from nats.js.api import Header
 
 from journaltools.aio import map_bounded, run_sync
 from journaltools.backends.base import (
+    AppendOutcome,
     AppendResult,
-    AppendVerdictTaken,
     Backend,
     JournalWriter,
     RunRead,
-    RunSummary,
-    prepare_raw_record,
-    prepare_record,
+    StoredRecord,
+    meta_record,
+    raw_seq,
 )
 from journaltools.backends.nats_connection import (
     DEFAULT_PREFIX,
     DEFAULT_STREAM,
     EXPECTED_LAST_SUBJECT_SEQUENCE,
-    EXPECTED_STREAM,
+    EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT,
     MSG_ID,
+    WRONG_LAST_SEQUENCE,
     Failure,
     JetStreamLocation,
     JetStreamOptions,
     JournalClient,
     classify_nats_error,
     connect_client,
+    describe_nats_error,
     parse_nats_url,
     retry_transient,
 )
@@ -83,33 +84,37 @@ from journaltools.errors import (
     ConcurrentCreate,
     CorruptJournal,
     InvalidSource,
+    RunExists,
     RunNotFound,
-    SequenceGap,
     SlowReads,
     SourceError,
     StreamConfigRefused,
 )
-from journaltools.listing import summarize_by_fold, summarize_two_records
+from journaltools.listing import RunSummary, summarize_stream
+from journaltools.protocol.encode import encode_record
 from journaltools.protocol.findings import Finding
-from journaltools.protocol.records import LineNotJson, RawRecord, decode_record
+from journaltools.protocol.journal import BadLine, read_stream_bodies
+from journaltools.protocol.kinds import Meta, Record
 from journaltools.protocol.runid import is_valid_run_id, validate_run_id
-from journaltools.protocol.sequence import AppendVerdict, check_append
+from journaltools.protocol.sequence import AppendVerdict
 
 T = TypeVar("T")
-A = TypeVar("A")
 
 #: The server's page size for subject details in one stream-info response (``JSMaxSubjectDetails``).
-SERVER_SUBJECTS_PAGE = 100_000
-#: Records per run on average up to which a census lists every subject rather than counting run by run:
-#: measured on a local server, a counting request costs about 130 us and a listed subject about 2 us.
-LIST_EVERY_SUBJECT_UP_TO = 32
+SERVER_SUBJECTS_PAGE: Final = 100_000
+#: The smallest max message size the runtime accepts (``jetstream.go:70``).
+RECORD_FLOOR_BYTES: Final = 4096
+META_TOKEN: Final = "_meta"
 
 
 # -- the stream ---------------------------------------------------------------------------------------
 
 
 def stream_config_for(stream: str, prefix: str, replicas: int = 1) -> dict[str, Any]:
-    """The configuration journaltools creates a stream with (``replicas`` > 1 needs a JetStream cluster)."""
+    """The configuration a created stream gets: what the runtime's error message tells an operator to run
+    (``nats stream add NAME --subjects '<prefix>.>' --max-msgs-per-subject=1 --discard=new --discard-per-subject``),
+    file storage and no max age. Direct get is on so journaltools reads it at full speed; the runtime does not
+    look at it."""
     return {
         "name": stream,
         "subjects": [f"{prefix}.>"],
@@ -120,60 +125,91 @@ def stream_config_for(stream: str, prefix: str, replicas: int = 1) -> dict[str, 
         "discard": "new",
         "discard_new_per_subject": True,
         "max_age": 0,
+        "max_msg_size": -1,
         "allow_direct": True,
-        "allow_rollup_hdrs": False,
-        "deny_delete": True,
-        "deny_purge": True,
     }
 
 
-def check_stream_config(stream: str, config: Mapping[str, Any], prefix: str = DEFAULT_PREFIX) -> None:
-    """Refuse a stream whose settings would let a stored record be replaced, expire or go unread.
+def derive_prefix(stream: str, subjects: Sequence[str]) -> str:
+    """The run keyspace of a stream: its one wildcard subject, which must be ``<prefix>.>`` (``jetstream.go:159-209``).
 
-    Raises ``StreamConfigRefused`` naming the first offending setting and why it matters.
-    """
+    Literal subjects belong to the operator and are ignored; no wildcard subject, several, or a malformed one is a
+    ``SourceError`` saying which."""
 
-    def refuse(setting: str, why: str) -> None:
-        raise StreamConfigRefused(stream, setting, why)
+    def wildcard(subject: str) -> bool:
+        return any(token in ("*", ">") for token in subject.split("."))
 
-    if config.get("max_age", 0):
-        seconds = int(config["max_age"]) / 1e9
-        refuse("max_age", f"set to {seconds:g}s: stored runs would silently expire; journals must have no maximum age")
-    if config.get("retention", "limits") != "limits":
-        refuse(
-            "retention",
-            f"{config.get('retention')!r} deletes messages once consumed; journals need 'limits' retention",
+    wildcards = [subject for subject in subjects if wildcard(subject)]
+    if len(wildcards) != 1:
+        found = ", ".join(wildcards) if wildcards else "none"
+        raise SourceError(
+            f"stream {stream!r} binds {len(wildcards)} wildcard subjects ({found}); "
+            "it must bind exactly one, of the form <prefix>.>, for runs to live under"
         )
-    if config.get("max_msgs_per_subject") != 1:
-        refuse(
-            "max_msgs_per_subject",
-            f"is {config.get('max_msgs_per_subject')}, must be 1: the slot journal.R.N holds exactly one record",
-        )
+    tokens = wildcards[0].split(".")
+    head = tokens[:-1]
+    if tokens[-1] != ">" or not head or any(token in ("", "*", ">") for token in head):
+        raise SourceError(f"stream {stream!r}: wildcard subject {wildcards[0]!r} must be a clean <prefix>.>")
+    return ".".join(head)
+
+
+def stream_problems(config: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(setting, why) for each of the runtime's checks the stream fails (``jetstream.go:216-234``), in its order."""
+    problems: list[tuple[str, str]] = []
+    per_subject = config.get("max_msgs_per_subject", 0)
+    if per_subject != 1:
+        problems.append(("max_msgs_per_subject", f"is {per_subject}, must be 1: each record subject is write-once"))
     if config.get("discard", "old") != "new":
-        refuse("discard", "is 'old': reaching a limit would delete the oldest records; it must be 'new'")
+        problems.append(("discard", "is 'old': a full stream would drop stored records; it must be 'new'"))
     if not config.get("discard_new_per_subject", False):
-        refuse(
-            "discard_new_per_subject",
-            "is off: a second message on journal.R.N would replace the stored record instead of being rejected",
-        )
-    if config.get("storage", "file") != "file":
-        refuse("storage", f"is {config.get('storage')!r}: memory storage loses every record when the server stops")
-    if config.get("allow_rollup_hdrs", False):
-        refuse("allow_rollup_hdrs", "is on: a Nats-Rollup header would purge stored records")
-    if config.get("allow_msg_ttl", False):
-        refuse("allow_msg_ttl", "is on: a Nats-TTL header would make stored records expire")
-    if config.get("subject_delete_marker_ttl"):
-        refuse("subject_delete_marker_ttl", "is set: delete markers come with expiring records")
-    if config.get("allow_msg_counter", False):
-        refuse("allow_msg_counter", "is on: a counter stream folds messages together instead of keeping them")
-    if config.get("subject_transform"):
-        refuse("subject_transform", "is set: records would not be stored on the subject they were appended to")
-    subjects = config.get("subjects") or []
-    if f"{prefix}.>" not in subjects and ">" not in subjects:
-        refuse("subjects", f"{subjects!r} do not capture {prefix}.>: records would not be stored in this stream")
+        problems.append(("discard_new_per_subject", "is off: a re-publish of a record must be refused"))
+    max_age = int(config.get("max_age") or 0)
+    if max_age:
+        problems.append(("max_age", f"is {max_age / 1e9:g}s: stored runs would silently expire; it must be 0"))
+    max_size = int(config.get("max_msg_size") or -1)
+    if 0 < max_size < RECORD_FLOOR_BYTES:
+        problems.append(("max_msg_size", f"is {max_size} bytes, below the {RECORD_FLOOR_BYTES}-byte record floor"))
+    return problems
 
 
-# -- helpers over messages ----------------------------------------------------------------------------
+# -- messages -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMessage:
+    """A message as the stream holds it, whichever way it was fetched."""
+
+    subject: str
+    sequence: int
+    data: bytes
+    headers: Mapping[str, str]
+    time: datetime | None
+
+
+_STREAM_TIME: Final = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)")
+
+
+def parse_stream_time(text: str | None) -> datetime | None:
+    """A server time (``2026-12-01T19:02:05.101095928Z``) as a UTC datetime, to the microsecond (Python's
+    datetime holds no nanoseconds); None for a missing or unreadable one."""
+    match = _STREAM_TIME.fullmatch(text or "")
+    if match is None:
+        return None
+    head, fraction, zone = match.groups()
+    micros = ((fraction or "") + "000000")[:6]
+    stamp = datetime.fromisoformat(f"{head}.{micros}{'+00:00' if zone == 'Z' else zone}")
+    return stamp.astimezone(UTC)
+
+
+def _ack_time(reply: str) -> datetime | None:
+    """The server time in a consumer message's ack subject, to the microsecond as for direct gets (nats-py's
+    ``metadata.timestamp`` goes through a float and can be a microsecond off)."""
+    tokens = reply.split(".")
+    token = tokens[7] if len(tokens) == 9 else tokens[9] if len(tokens) >= 11 else ""
+    if not token.isdigit():
+        return None
+    nanos = int(token)
+    return datetime.fromtimestamp(nanos // 1_000_000_000, UTC) + timedelta(microseconds=nanos % 1_000_000_000 // 1000)
 
 
 def _status_of(msg: Msg) -> str | None:
@@ -192,14 +228,20 @@ def _header(msg: Msg, name: str) -> str | None:
     return (msg.headers or {}).get(name)
 
 
-def _stream_sequence(msg: Msg) -> int:
-    value = _header(msg, "Nats-Sequence")
-    return int(value) if value is not None else 0
+def _from_direct(msg: Msg) -> StoredMessage:
+    headers = msg.headers or {}
+    return StoredMessage(
+        headers.get("Nats-Subject", msg.subject),
+        int(headers.get("Nats-Sequence") or 0),
+        msg.data,
+        headers,
+        parse_stream_time(headers.get("Nats-Time-Stamp")),
+    )
 
 
-def new_msg_id(run: str, seq: int) -> str:
-    """A message id unique to one logical write (ids are matched stream-wide, so never run and seq alone)."""
-    return f"{run}.{seq}.{uuid.uuid4().hex}"
+def new_nonce() -> str:
+    """16 random bytes as 32 lowercase hex characters: one per opened journal (``jetstream.go:289-296``)."""
+    return secrets.token_hex(16)
 
 
 class _Batch:
@@ -261,79 +303,45 @@ class _DirectReplies:
 # -- the writer ---------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class PendingWrite:
-    """The logical write in progress: its seq, its bytes and the message id every retry reuses."""
-
-    seq: int
-    raw: bytes
-    msg_id: str
-
-
-def _record_of(msg: Msg) -> RawRecord | None:
-    """The record a message holds; None for one that does not parse (its run's summary is "invalid")."""
-    try:
-        return decode_record(msg.data, _stream_sequence(msg))
-    except LineNotJson:
-        return None
-
-
 class JetStreamJournalWriter(JournalWriter):
-    """Appends to one run. No lock is taken: a second writer is refused at its first append behind another."""
+    """Appends to one run behind the run-wide fence. No lock is taken: a second writer is refused at its first
+    append after another writer's (``AnotherWriter``), as the runtime's writers are."""
 
-    def __init__(self, backend: JetStreamBackend, run: str, last_seq: int) -> None:
+    def __init__(self, backend: JetStreamBackend, run: str, last_seq: int, tail: int) -> None:
         self.run = run
         self.last_seq = last_seq
+        #: The stream sequence of the run's last message as this writer last saw it: the fence.
+        self.tail = tail
+        #: One per opened journal; message ids are ``<nonce>-<seq>``.
+        self.nonce = new_nonce()
         self._backend = backend
-        self._pending: PendingWrite | None = None
         self._closed = False
 
-    def _prepare(self, record: bytes | dict[str, Any]) -> RawRecord:
+    def msg_id(self, seq: int) -> str:
+        return f"{self.nonce}-{seq}"
+
+    def _check_open(self) -> None:
         if self._closed:
             raise ValueError(f"writer for run {self.run!r} is closed")
-        return prepare_record(self.run, self.last_seq, record)
 
-    def _pending_for(self, seq: int, raw: bytes) -> PendingWrite:
-        pending = self._pending
-        if pending is None or pending.seq != seq or pending.raw != raw:
-            pending = PendingWrite(seq, raw, new_msg_id(self.run, seq))
-            self._pending = pending
-        return pending
+    async def append_async(self, record: Record) -> AppendResult:
+        self._check_open()
+        if self.verdict(record.seq) is AppendVerdict.DUPLICATE:
+            return AppendResult(record.seq, AppendOutcome.DUPLICATE)
+        return await self._store(record.seq, encode_record(record))
 
-    def msg_id_for(self, record: bytes | dict[str, Any]) -> str:
-        """The message id the next append of ``record`` will use (the same on every retry of that write).
+    async def append_raw_async(self, raw: bytes) -> AppendResult:
+        self._check_open()
+        seq = raw_seq(self.run, raw)
+        if self.verdict(seq) is AppendVerdict.DUPLICATE:
+            return AppendResult(seq, AppendOutcome.DUPLICATE)
+        return await self._store(seq, raw)
 
-        Lets a caller (or a test) see what a lost ack looks like: a message stored with this id before
-        ``append`` is adopted as ours.
-        """
-        parsed = self._prepare(record)
-        seq = parsed.seq
-        assert seq is not None  # prepare_record validated the envelope
-        if check_append(self.last_seq, seq) is not AppendVerdict.NEXT:
-            raise ValueError(f"run {self.run!r}: seq {seq} is not the next append after {self.last_seq}")
-        return self._pending_for(seq, parsed.raw).msg_id
-
-    async def append_async(self, record: bytes | dict[str, Any]) -> AppendResult:
-        return await self._store(self._prepare(record))
-
-    async def append_raw_async(self, record: bytes) -> AppendResult:
-        if self._closed:
-            raise ValueError(f"writer for run {self.run!r} is closed")
-        return await self._store(prepare_raw_record(self.run, record))
-
-    async def _store(self, parsed: RawRecord) -> AppendResult:
-        """CheckAppend, then publish into the empty slot; ``last_seq`` moves only after the ack."""
-        seq = parsed.seq
-        assert seq is not None  # both prepare functions refuse a record without an integer seq
-        verdict = check_append(self.last_seq, seq)
-        if verdict is AppendVerdict.DUPLICATE:
-            return AppendResult(seq, AppendVerdictTaken.DUPLICATE)
-        if verdict is AppendVerdict.GAP:
-            raise SequenceGap(self.run, self.last_seq, seq)
-        pending = self._pending_for(seq, parsed.raw)
-        outcome = await self._backend.store_record_async(self.run, pending)
-        self.last_seq = seq  # only now: the server acknowledged (or already held) the record
-        self._pending = None
+    async def _store(self, seq: int, raw: bytes) -> AppendResult:
+        """Publish behind the fence; ``last_seq`` and the tail move only after the ack (or an adopted one)."""
+        sequence, outcome = await self._backend.publish_record_async(self, seq, raw)
+        self.tail = sequence
+        self.last_seq = seq
         return AppendResult(seq, outcome)
 
     async def aclose(self) -> None:
@@ -353,12 +361,13 @@ class JetStreamBackend(Backend):
         self.location = location
         self.options = options
         self.stream = location.stream
-        self.prefix = location.prefix
+        self.prefix = location.prefix or DEFAULT_PREFIX  # replaced by the stream's own when it is bound
         self.url = location.display_url
         self._closed = False
         self._replies = _DirectReplies(client, location.stream, options.request_timeout)
-        self.direct = True  # set from the stream's configuration when it is opened
-        self._subjects: list[str] = []
+        self.direct = True  # set from the stream's configuration when it is bound
+        self.problems: list[tuple[str, str]] = []
+        """The runtime's stream checks this stream fails: read with a warning, never written."""
         self.on_close: list[Callable[[], None]] = []
         """Called (in a worker thread) once the connection is closed: what opening the source started, such as
         an embedded server, stops with it."""
@@ -369,28 +378,39 @@ class JetStreamBackend(Backend):
     async def open_async(
         cls, location: JetStreamLocation, *, create: bool = False, options: JetStreamOptions | None = None
     ) -> JetStreamBackend:
-        """Connect, then create (``create=True``) or verify the stream. Refuses an unsafe stream."""
+        """Connect, then bind the stream (creating it when asked). Refuses a stream without a run keyspace."""
         opts = options or JetStreamOptions()
         client = await connect_client(JournalClient(), location.servers, location.display_url, opts)
         backend = cls(client, location, opts)
         try:
-            await backend._ensure_stream(create)
+            await backend._bind(create or location.create)
         except BaseException:
             await backend.aclose()
             raise
         return backend
 
-    async def _ensure_stream(self, create: bool) -> None:
+    async def _bind(self, create: bool) -> None:
         try:
             info = await self._api(f"STREAM.INFO.{self.stream}", b"")
         except nats.js.errors.NotFoundError:
             if not create:
-                raise SourceError(f"{self.url}: stream {self.stream!r} does not exist") from None
-            config = stream_config_for(self.stream, self.prefix, self.location.replicas)
+                prefix = self.location.prefix or DEFAULT_PREFIX
+                raise SourceError(
+                    f"{self.url}: stream {self.stream!r} does not exist; create it with "
+                    f"nats stream add {self.stream} --subjects '{prefix}.>' --max-msgs-per-subject=1 "
+                    "--discard=new --discard-per-subject (or add ?create=1 to the URL)"
+                ) from None
+            config = stream_config_for(self.stream, self.location.prefix or DEFAULT_PREFIX, self.location.replicas)
             info = await self._api(f"STREAM.CREATE.{self.stream}", orjson.dumps(config), what="create the stream")
         config = info.get("config") or {}
-        check_stream_config(self.stream, config, self.prefix)
-        self._subjects = list(config.get("subjects") or [])
+        prefix = derive_prefix(self.stream, list(config.get("subjects") or []))
+        if self.location.prefix is not None and self.location.prefix != prefix:
+            raise SourceError(
+                f"{self.url}: stream {self.stream!r} keeps runs under {prefix}.>, not {self.location.prefix}.>; "
+                "drop ?prefix= to bind it as it is"
+            )
+        self.prefix = prefix
+        self.problems = stream_problems(config)
         self.direct = bool(config.get("allow_direct", False))
         if not self.direct:
             warnings.warn(
@@ -400,6 +420,18 @@ class JetStreamBackend(Backend):
                 ),
                 stacklevel=2,
             )
+
+    def source_findings(self) -> list[Finding]:
+        """One ``stream_config`` warning per runtime check the stream fails: its records may change or expire."""
+        return [
+            Finding.of(None, None, "stream_config", f"stream {self.stream!r}: {setting} {why}", self.url)
+            for setting, why in self.problems
+        ]
+
+    def _refuse_writes(self) -> None:
+        if self.problems:
+            setting, why = self.problems[0]
+            raise StreamConfigRefused(self.stream, setting, f"{why}; the runtime refuses to bind it, so no write")
 
     async def aclose(self) -> None:
         if self._closed:
@@ -418,20 +450,33 @@ class JetStreamBackend(Backend):
                 await asyncio.to_thread(stop)
             self.on_close.clear()
 
-    # -- subjects --------------------------------------------------------------------------------
+    # -- subjects (jetstream.go:251-284) ---------------------------------------------------------
 
-    def subject(self, run: str, seq: int | str) -> str:
-        return f"{self.prefix}.{validate_run_id(run)}.{seq}"
+    def subject(self, run: str, seq: int) -> str:
+        """Where record ``seq`` of ``run`` lives: ``_meta`` for seq 1, the decimal seq otherwise."""
+        return f"{self.prefix}.{validate_run_id(run)}.{META_TOKEN if seq == 1 else seq}"
 
-    def _slot_of(self, subject: str) -> tuple[str, int] | None:
-        """``journal.R.N`` → (R, N); None for a subject that is not a record slot."""
+    def run_filter(self, run: str) -> str:
+        return f"{self.prefix}.{validate_run_id(run)}.>"
+
+    def seq_of_subject(self, subject: str) -> int | None:
+        """``<prefix>.R._meta`` → 1, ``<prefix>.R.N`` → N; None for a subject that is not a record's."""
         head = self.prefix + "."
         if not subject.startswith(head):
             return None
-        run, _, number = subject[len(head) :].partition(".")
-        if not is_valid_run_id(run) or not (number.isascii() and number.isdigit()):
+        run, _, token = subject[len(head) :].partition(".")
+        if not is_valid_run_id(run):
             return None
-        return run, int(number)
+        if token == META_TOKEN:
+            return 1
+        return int(token) if token.isascii() and token.isdigit() else None
+
+    def _run_of_meta_subject(self, subject: str) -> str | None:
+        head, tail = self.prefix + ".", "." + META_TOKEN
+        if not (subject.startswith(head) and subject.endswith(tail)):
+            return None
+        run = subject[len(head) : -len(tail)]
+        return run if is_valid_run_id(run) else None
 
     # -- requests (every NATS call goes through these) ---------------------------------------------
 
@@ -441,7 +486,7 @@ class JetStreamBackend(Backend):
         attempt: Callable[[], Awaitable[T]],
         passthrough: tuple[type[Exception], ...] = (),
     ) -> T:
-        """``attempt`` with transient failures retried (``retry_transient``); a taken slot is the caller's."""
+        """``attempt`` with transient failures retried (``retry_transient``); a fenced publish is the caller's."""
         return await retry_transient(
             what,
             attempt,
@@ -464,12 +509,12 @@ class JetStreamBackend(Backend):
 
         return await self._retrying(what or endpoint, attempt, passthrough=(nats.js.errors.NotFoundError,))
 
-    async def _get_last(self, subject_filter: str) -> Msg | None:
-        """The last message on a subject (wildcards allowed) by direct get, or None."""
+    async def _get_last(self, subject_filter: str) -> StoredMessage | None:
+        """The last message on a subject (wildcards allowed), or None."""
         if not self.direct:
             return await self._message_get({"last_by_subj": subject_filter})
 
-        async def attempt() -> Msg | None:
+        async def attempt() -> StoredMessage | None:
             reply = await self._nc.request(
                 f"$JS.API.DIRECT.GET.{self.stream}",
                 orjson.dumps({"last_by_subj": subject_filter}),
@@ -477,60 +522,62 @@ class JetStreamBackend(Backend):
             )
             status = _status_of(reply)
             if status is None:
-                return reply
+                return _from_direct(reply)
             if status == "404":
                 return None
             raise nats.js.errors.APIError(code=int(status), description=_description_of(reply))
 
         return await self._retrying(f"direct get of {subject_filter}", attempt)
 
-    async def _message_get(self, request: dict[str, Any]) -> Msg | None:
-        """One message by the stream leader's message get (``STREAM.MSG.GET``: no direct get needed), as a
-        message that carries the headers a direct get adds (``Nats-Subject``, ``Nats-Sequence``)."""
+    async def _message_get(self, request: dict[str, Any]) -> StoredMessage | None:
+        """One message by the stream leader's message get (``STREAM.MSG.GET``: no direct get needed)."""
         try:
             reply = await self._api(f"STREAM.MSG.GET.{self.stream}", orjson.dumps(request), what="message get")
         except nats.js.errors.NotFoundError:
             return None
         stored = reply["message"]
         headers = JournalClient._parse_header_lines(base64.b64decode(stored["hdrs"])) if stored.get("hdrs") else {}
-        headers.update({"Nats-Subject": stored["subject"], "Nats-Sequence": str(stored["seq"])})
         data = base64.b64decode(stored.get("data") or b"")
-        return Msg(self._nc, subject=stored["subject"], data=data, headers=headers)
+        return StoredMessage(
+            stored["subject"], int(stored["seq"]), data, headers, parse_stream_time(stored.get("time"))
+        )
 
-    async def _consume(self, subject_filter: str) -> list[Msg]:
-        """Every message on ``subject_filter`` through an ordered consumer (a stream without direct get).
+    async def _consume(self, subject_filter: str, expected: int) -> list[StoredMessage]:
+        """``expected`` messages on ``subject_filter`` through an ordered consumer (a stream without direct get).
 
-        How many to wait for comes from the stream's subjects on the filter (one message per subject), not
-        from the consumer: a new consumer's pending count is not always there yet.
-        """
-        expected = sum((await self._subject_counts(subject_filter)).values())
-        messages: list[Msg] = []
+        How many to wait for comes from the stream's subject counts, not from the consumer (a new consumer's
+        pending count is not always there yet); a fetch that brings nothing within the request timeout ends it,
+        as the runtime's reader ends on five quiet seconds."""
+        messages: list[StoredMessage] = []
         if not expected:
             return messages
         subscription = await self._nc.jetstream().subscribe(subject_filter, ordered_consumer=True, stream=self.stream)
         try:
             while len(messages) < expected:
-                msg = await subscription.next_msg(timeout=self.options.request_timeout)
-                headers = dict(msg.headers or {})
-                headers.update({"Nats-Subject": msg.subject, "Nats-Sequence": str(msg.metadata.sequence.stream)})
-                messages.append(Msg(self._nc, subject=msg.subject, data=msg.data, headers=headers))
-                if msg.metadata.num_pending == 0:
+                try:
+                    msg = await subscription.next_msg(timeout=self.options.request_timeout)
+                except nats.errors.TimeoutError:
+                    break
+                meta = msg.metadata
+                stamp = _ack_time(msg.reply)
+                messages.append(StoredMessage(msg.subject, meta.sequence.stream, msg.data, msg.headers or {}, stamp))
+                if meta.num_pending == 0:
                     break
         finally:
             await subscription.unsubscribe()
         return messages
 
-    async def _get_batch(self, subject_filter: str) -> list[Msg]:
-        """Every message on ``subject_filter`` in stream order, by batched direct gets (no consumer)."""
+    async def _get_all(self, subject_filter: str, expected: int) -> list[StoredMessage]:
+        """Every message on ``subject_filter`` in stream order."""
         if not self.direct:
-            return await self._retrying(f"reading {subject_filter}", lambda: self._consume(subject_filter))
+            return await self._retrying(f"reading {subject_filter}", lambda: self._consume(subject_filter, expected))
 
-        async def attempt() -> list[Msg]:
-            messages: list[Msg] = []
+        async def attempt() -> list[StoredMessage]:
+            messages: list[StoredMessage] = []
             start = 1
             while True:
                 batch, final = await self._replies.batch(start, subject_filter, self.options.read_batch)
-                messages.extend(batch)
+                messages.extend(_from_direct(msg) for msg in batch)
                 status = _status_of(final)
                 if status == "404":  # nothing (more) on the filter
                     return messages
@@ -539,7 +586,7 @@ class JetStreamBackend(Backend):
                 pending = int(_header(final, "Nats-Num-Pending") or 0)
                 if pending == 0 or not batch:
                     return messages
-                start = _stream_sequence(batch[-1]) + 1
+                start = messages[-1].sequence + 1
 
         return await self._retrying(f"reading {subject_filter}", attempt)
 
@@ -574,138 +621,121 @@ class JetStreamBackend(Backend):
             if not keys or offset >= int(total):
                 return subjects
 
-    async def _run_slots(self) -> dict[str, list[int]]:
-        """run → the seqs of its stored slots, from every subject of the stream: a cost that follows the
-        number of records (the census's fallback)."""
-        slots: dict[str, list[int]] = {}
-        for subject in await self._subject_counts(f"{self.prefix}.>"):
-            slot = self._slot_of(subject)
-            if slot is not None:
-                slots.setdefault(slot[0], []).append(slot[1])
-        return slots
+    # -- writing (jetstream.go:299-365, :599-652) -------------------------------------------------
 
-    async def _first_and_count(self, run: str) -> tuple[Msg | None, int]:
-        """The first message on ``journal.R.*`` and how many there are, from one direct get of a batch of one
-        (its end-of-batch status says how many messages are pending after it)."""
-
-        async def attempt() -> tuple[Msg | None, int]:
-            batch, final = await self._replies.batch(1, self.subject(run, "*"), 1)
-            if _status_of(final) == "404" or not batch:
-                return None, 0
-            return batch[0], 1 + int(_header(final, "Nats-Num-Pending") or 0)
-
-        return await self._retrying(f"counting the records of {run}", attempt)
-
-    async def census_async(self) -> dict[str, int]:
-        """Every run with its number of stored records, at a cost that follows the number of runs.
-
-        Runs are found from the subjects ``journal.*.1`` (one per run). Where the stream holds few records
-        per run (``LIST_EVERY_SUBJECT_UP_TO`` on average) every subject is listed, which then costs less than
-        a request per run; otherwise each run is counted with one request. The per-run counts are held to the
-        stream's own message count: if they fall short (a run whose seq 1 is missing, or a stream that holds
-        other subjects too) every subject is listed after all, which finds every run.
-        """
-        return (await self._census())[0]
-
-    async def _census(self) -> tuple[dict[str, int], dict[str, Msg]]:
-        """The census, and the first message of each run where counting fetched it anyway."""
-        if self.direct:
-            firsts = [self._slot_of(subject) for subject in await self._subject_counts(f"{self.prefix}.*.1")]
-            runs = sorted(slot[0] for slot in firsts if slot is not None and slot[1] == 1)
-            info = await self._api(f"STREAM.INFO.{self.stream}", b"", what="stream info")
-            stored = int((info.get("state") or {}).get("messages") or 0)
-            only_journals = self._subjects == [f"{self.prefix}.>"]
-            if runs and only_journals and stored == len(runs):
-                # Every message is some run's seq 1, so each run holds exactly one record: nothing to count.
-                return dict.fromkeys(runs, 1), {}
-            if runs and stored > LIST_EVERY_SUBJECT_UP_TO * len(runs):
-                counted = await map_bounded(runs, self._first_and_count, self.options.concurrency)
-                counts = {run: count for run, (_, count) in zip(runs, counted, strict=True)}
-                if only_journals and sum(counts.values()) == stored:
-                    first_messages = {run: msg for run, (msg, _) in zip(runs, counted, strict=True) if msg is not None}
-                    return counts, first_messages
-        every = {run: len(seqs) for run, seqs in sorted((await self._run_slots()).items())}
-        return every, {}
-
-    # -- writing ---------------------------------------------------------------------------------
+    async def create_journal_async(self, run: str, meta: Meta | bytes) -> JetStreamJournalWriter:
+        """A new run: its meta subject must be empty; seq 1 is published fenced on an empty run (tail 0)."""
+        self._refuse_writes()
+        if await self._get_last(self.subject(run, 1)) is not None:
+            raise RunExists(run, self.url)
+        writer = JetStreamJournalWriter(self, run, 0, 0)
+        if isinstance(meta, bytes):
+            await writer.append_raw_async(meta)
+        else:
+            await writer.append_async(meta_record(meta))
+        return writer
 
     async def open_writer_async(self, run: str) -> JetStreamJournalWriter:
-        """A writer positioned after the last stored record of ``run`` (0 for a new run)."""
-        last = await self._get_last(self.subject(run, "*"))
-        last_seq = 0
-        if last is not None:
-            slot = self._slot_of(_header(last, "Nats-Subject") or "")
-            if slot is None:
-                raise CorruptJournal(run, _stream_sequence(last), "the last message is not on a record subject")
-            last_seq = slot[1]
-        return JetStreamJournalWriter(self, run, last_seq)
+        """Resume ``run``: last seq from the subject of its last message, the fence from that message's sequence."""
+        self._refuse_writes()
+        last = await self._get_last(self.run_filter(run))
+        if last is None:
+            raise RunNotFound(run, self.url)
+        seq = self.seq_of_subject(last.subject)
+        if seq is None:
+            raise CorruptJournal(
+                run, last.sequence, f"{last.subject} is not a record subject", self.url, "stream sequence"
+            )
+        return JetStreamJournalWriter(self, run, seq, last.sequence)
 
-    async def store_record_async(self, run: str, write: PendingWrite) -> AppendVerdictTaken:
-        """Publish one record into its empty slot; decide a rejection by reading the slot back."""
-        subject = self.subject(run, write.seq)
+    async def publish_record_async(
+        self, writer: JetStreamJournalWriter, seq: int, raw: bytes
+    ) -> tuple[int, AppendOutcome]:
+        """Publish one record behind the writer's fence: (its stream sequence, how it was stored)."""
+        run = writer.run
+        subject = self.subject(run, seq)
+        msg_id = writer.msg_id(seq)
+        headers = {
+            MSG_ID: msg_id,
+            EXPECTED_LAST_SUBJECT_SEQUENCE: str(writer.tail),
+            EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT: self.run_filter(run),
+        }
 
-        async def publish() -> bool:
-            headers = {MSG_ID: write.msg_id, EXPECTED_LAST_SUBJECT_SEQUENCE: "0", EXPECTED_STREAM: self.stream}
-            reply = await self._nc.request(subject, write.raw, timeout=self.options.request_timeout, headers=headers)
+        async def publish() -> tuple[int, bool]:
+            reply = await self._nc.request(subject, raw, timeout=self.options.request_timeout, headers=headers)
             ack: dict[str, Any] = orjson.loads(reply.data)
             if "error" in ack:
-                try:
-                    nats.js.errors.APIError.from_error(ack["error"])
-                except nats.js.errors.APIError as exc:
-                    if classify_nats_error(exc) is Failure.SLOT_TAKEN:
-                        return False
-                    raise
+                nats.js.errors.APIError.from_error(ack["error"])
             if ack.get("stream") != self.stream:
                 raise SourceError(f"{self.url}: {subject} was stored by stream {ack.get('stream')!r}")
-            return not ack.get("duplicate", False)
+            # A duplicate ack names the first copy: a retry whose first attempt had landed.
+            return int(ack["seq"]), bool(ack.get("duplicate", False))
 
-        for _ in range(5):
-            stored = await self._retrying(f"append of {subject}", publish)
-            if stored:
-                return AppendVerdictTaken.STORED
-            held = await self._get_last(subject)
-            if held is None:
-                continue  # rejected, yet the slot reads empty: ask the server again
-            if _header(held, MSG_ID) == write.msg_id:
-                return AppendVerdictTaken.ADOPTED  # our message: only the ack was lost
-            if write.seq == 1:
-                raise ConcurrentCreate(run, 1, f"another writer created run {run!r} at the same time")
-            raise AnotherWriter(
-                run,
-                write.seq,
-                f"another writer already stored seq {write.seq} (message id {_header(held, MSG_ID)!r}); "
-                "this writer's view of the run is stale and it must stop",
-            )
-        raise SourceError(f"{self.url}: {subject}: the server rejects the append but the slot reads empty")
+        try:
+            sequence, duplicate = await self._retrying(f"append of {subject}", publish)
+        except nats.js.errors.APIError as exc:
+            if exc.err_code != WRONG_LAST_SEQUENCE:
+                raise SourceError(f"{self.url}: append of {subject} failed: {describe_nats_error(exc)}") from None
+            return await self._resolve_fenced(writer, seq, subject, msg_id)
+        return sequence, AppendOutcome.ADOPTED if duplicate else AppendOutcome.STORED
 
-    # -- reading ---------------------------------------------------------------------------------
+    async def _resolve_fenced(
+        self, writer: JetStreamJournalWriter, seq: int, subject: str, msg_id: str
+    ) -> tuple[int, AppendOutcome]:
+        """A 10071: read the target subject to tell a lost ack from another writer (``jetstream.go:628-652``)."""
+        held = await self._get_last(subject)
+        if held is not None and held.headers.get(MSG_ID) == msg_id:
+            return held.sequence, AppendOutcome.ADOPTED  # our message: only the ack was lost
+        if seq == 1:
+            raise ConcurrentCreate(writer.run, 1, f"another writer created run {writer.run!r} at the same time")
+        raise AnotherWriter(
+            writer.run,
+            seq,
+            f"another writer appended to run {writer.run!r} after stream sequence {writer.tail}; "
+            "this writer's view of the run is stale and it must stop",
+        )
 
-    def _decode(self, run: str, messages: list[Msg], strict: bool) -> RunRead:
-        """Messages are atomic, so a body that does not parse is corruption, never a torn tail; leniently
-        the run comes back with every message that parses and one finding per message that does not."""
-        records: list[RawRecord] = []
+    # -- reading (jetstream.go:519-575) -----------------------------------------------------------
+
+    def _decode(self, run: str, messages: list[StoredMessage], strict: bool) -> RunRead:
+        """Messages are atomic, so a body that does not decode is corruption, never a torn tail
+        (``read_stream_bodies``); leniently the run comes back with every message that decodes and one finding
+        per message that does not. The one place a stream read's findings are worded."""
+        records: list[StoredRecord] = []
         findings: list[Finding] = []
-        for msg in messages:
-            position = _stream_sequence(msg)
-            try:
-                records.append(decode_record(msg.data, position))
-            except LineNotJson as exc:
-                where = f"{self.url} subject {_header(msg, 'Nats-Subject')}, stream sequence {position}"
-                corrupt = CorruptJournal(run, position, f"message does not parse: {exc}", where)
+        complete = True
+        for msg, read in zip(messages, read_stream_bodies(msg.data for msg in messages), strict=True):
+            if isinstance(read, BadLine):
+                where = f"{self.url} subject {msg.subject}"
+                why = f"body does not decode: {read.reason}"
+                corrupt = CorruptJournal(run, msg.sequence, why, where, "stream sequence")
                 if strict:
-                    raise corrupt from None
-                findings.append(Finding.of(run, None, "corrupt_line", str(corrupt), self.url))
-        return RunRead(run, records, findings, self.url, complete=not findings)
+                    raise corrupt
+                complete = False
+                findings.append(
+                    Finding.of(run, self.seq_of_subject(msg.subject), "corrupt_line", str(corrupt), self.url)
+                )
+                continue
+            records.append(StoredRecord(read.record, msg.data, msg.sequence, msg.time, read.noncanonical))
+            if read.noncanonical is not None:
+                message = f"{msg.subject} is not what the Go encoder writes: {read.noncanonical}"
+                findings.append(Finding.of(run, read.record.seq, "noncanonical_line", message, self.url))
+        records.sort(key=lambda stored: stored.record.seq)  # the runtime sorts by the body's seq
+        times = [msg.time for msg in messages if msg.time is not None]
+        updated = max(times) if times else None
+        last_seq = records[-1].record.seq if records else 0
+        return RunRead(run, records, findings, self.url, complete, updated, last_seq)
 
     async def read_run_async(self, run: str, *, strict: bool = True) -> RunRead:
-        messages = await self._get_batch(self.subject(run, "*"))
-        if not messages:
+        counts = await self._subject_counts(self.run_filter(run))
+        if self.subject(run, 1) not in counts:
             raise RunNotFound(run, self.url)
+        messages = await self._get_all(self.run_filter(run), sum(counts.values()))
         return self._decode(run, messages, strict)
 
-    async def read_runs_async(self, runs: list[str] | None = None, *, strict: bool = True) -> list[RunRead]:
+    async def read_runs_async(self, runs: Sequence[str] | None = None, *, strict: bool = True) -> list[RunRead]:
         """Several runs, in the order asked, a few at a time."""
-        wanted = runs if runs is not None else await self.list_runs_async()
+        wanted = list(runs) if runs is not None else await self.list_runs_async()
 
         async def one(run: str) -> RunRead:
             return await self.read_run_async(run, strict=strict)
@@ -713,38 +743,34 @@ class JetStreamBackend(Backend):
         return await map_bounded(wanted, one, max(1, self.options.concurrency // 2))
 
     async def list_runs_async(self) -> list[str]:
-        return list(await self.census_async())
+        """Every run with a meta subject, sorted: one stream-info page per 100,000 runs."""
+        subjects = await self._subject_counts(f"{self.prefix}.*.{META_TOKEN}")
+        return sorted(run for run in map(self._run_of_meta_subject, subjects) if run is not None)
 
-    def run_census(self) -> dict[str, int]:
-        """Every run with its number of stored records (the blocking face of ``census_async``)."""
-        return run_sync(self.census_async())
-
-    async def _record_at(self, subject_filter: str) -> RawRecord | None:
-        msg = await self._get_last(subject_filter)
-        return _record_of(msg) if msg is not None else None
+    def _stored(self, msg: StoredMessage | None) -> tuple[StoredRecord | None, str | None]:
+        if msg is None:
+            return None, None
+        (read,) = read_stream_bodies([msg.data])
+        if isinstance(read, BadLine):
+            return None, f"{msg.subject} (stream sequence {msg.sequence}) does not decode: {read.reason}"
+        return StoredRecord(read.record, msg.data, msg.sequence, msg.time, read.noncanonical), None
 
     async def listing_async(self) -> list[RunSummary]:
-        """The two-record summary of every run: ``journal.R.1`` and the last message on ``journal.R.*``."""
-        census, first_messages = await self._census()
+        """The JetStream rule (``jetstream.go:382-475``): each run from its meta message and its last message."""
 
         async def summarize(run: str) -> RunSummary:
-            held = first_messages.get(run)  # the first in stream order: seq 1 unless written out of order
-            if held is not None and _header(held, "Nats-Subject") == self.subject(run, 1):
-                first = _record_of(held)
-            else:
-                first = await self._record_at(self.subject(run, 1))
-            last = first if census[run] == 1 and first is not None else await self._record_at(self.subject(run, "*"))
-            return summarize_two_records(run, first, last)
+            meta, problem = self._stored(await self._get_last(self.subject(run, 1)))
+            try:
+                last_msg = await self._get_last(self.run_filter(run))
+            except SourceError:
+                last_msg = None  # the runtime keeps what the meta record gave: listed open
+            if last_msg is not None and meta is not None and last_msg.sequence == meta.position:
+                return summarize_stream(run, meta, meta, problem=problem)
+            # A last message that does not decode is listed open, as the runtime lists it.
+            last, _ = self._stored(last_msg)
+            return summarize_stream(run, meta, last, problem=problem)
 
-        return await map_bounded(list(census), summarize, self.options.concurrency)
-
-    async def listing_by_fold_async(self) -> list[RunSummary]:
-        """The file backend's listing rule over this stream: read and fold every run (the expensive way)."""
-        reads = await self.read_runs_async(strict=False)
-        return [summarize_by_fold(read.run, read.records, read.complete, read.findings) for read in reads]
-
-    def listing_by_fold(self) -> list[RunSummary]:
-        return run_sync(self.listing_by_fold_async())
+        return await map_bounded(await self.list_runs_async(), summarize, self.options.concurrency)
 
 
 # -- opening a source ---------------------------------------------------------------------------------
@@ -771,7 +797,7 @@ async def _open_embedded(url: str, options: JetStreamOptions | None) -> JetStrea
         )
     lease = await asyncio.to_thread(lease_server, os.path.expanduser(store) if store else None)
     try:
-        location = JetStreamLocation(lease.server.url, DEFAULT_STREAM, DEFAULT_PREFIX)
+        location = JetStreamLocation(lease.server.url, DEFAULT_STREAM, None)
         backend = await JetStreamBackend.open_async(location, create=True, options=options)
     except BaseException:
         await asyncio.to_thread(lease.release)
@@ -795,11 +821,12 @@ __all__ = [
     "JetStreamLocation",
     "JetStreamOptions",
     "JournalClient",
-    "PendingWrite",
-    "check_stream_config",
+    "StoredMessage",
     "classify_nats_error",
+    "derive_prefix",
     "open_jetstream_source",
     "open_jetstream_source_async",
     "parse_nats_url",
     "stream_config_for",
+    "stream_problems",
 ]

@@ -31,13 +31,18 @@ from journaltools.errors import ConnectFailed, InvalidSource, JournalError, Sour
 
 T = TypeVar("T")
 
-DEFAULT_STREAM = "JOURNALS"
-DEFAULT_PREFIX = "journal"
+#: The stream a source without a path names, and the prefix a created stream gets (the runtime's documentation's).
+DEFAULT_STREAM = "FISK_SESSIONS"
+DEFAULT_PREFIX = "fisk.sessions"
 
 #: Rejections that mean "the slot journal.R.N already holds a message".
 SLOT_TAKEN_CODES = frozenset({10071, 10077})  # wrong last sequence; maximum messages per subject exceeded
 MSG_ID = "Nats-Msg-Id"
 EXPECTED_LAST_SUBJECT_SEQUENCE = "Nats-Expected-Last-Subject-Sequence"
+#: The subject filter the expected last subject sequence is checked on (nats.go's ``WithExpectLastSequenceForSubject``).
+EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT = "Nats-Expected-Last-Subject-Sequence-Subject"
+#: JetStream's "wrong last sequence": the only rejection an append disambiguates by reading the target subject.
+WRONG_LAST_SEQUENCE = 10071
 EXPECTED_STREAM = "Nats-Expected-Stream"
 
 _STREAM_NAME = re.compile(r"^[A-Za-z0-9_-]{1,255}$")
@@ -49,27 +54,29 @@ _PREFIX = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")
 
 @dataclass(frozen=True, slots=True)
 class JetStreamLocation:
-    """A stream on a server: ``nats://host:port/STREAM`` (``?prefix=`` changes the subject prefix, ``?replicas=``
-    how many copies a JetStream cluster keeps of a stream journaltools creates)."""
+    """A stream on a server: ``nats://host:port/STREAM``. An existing stream is bound as the runtime binds it (its
+    prefix comes from its one ``<prefix>.>`` subject); ``?create=1`` creates a missing one with ``?prefix=``
+    (default ``fisk.sessions``) and ``?replicas=`` copies. ``prefix`` None: not given, take the stream's."""
 
     servers: str
     stream: str = DEFAULT_STREAM
-    prefix: str = DEFAULT_PREFIX
+    prefix: str | None = None
     replicas: int = 1
+    create: bool = False
 
     @property
     def display_url(self) -> str:
         """The source URL without credentials."""
-        query = f"?prefix={self.prefix}" if self.prefix != DEFAULT_PREFIX else ""
+        query = f"?prefix={self.prefix}" if self.prefix is not None else ""
         return f"{server_display(self.servers)}/{self.stream}{query}"
 
 
 #: The query parameters of a ``nats://`` source URL.
-SOURCE_URL_PARAMETERS = ("prefix", "replicas")
+SOURCE_URL_PARAMETERS = ("create", "prefix", "replicas")
 
 
 def parse_nats_url(url: str) -> JetStreamLocation:
-    """``nats://[user:pass@]host:port/STREAM[?prefix=journal][&replicas=3]`` → where the journals are."""
+    """``nats://[user:pass@]host:port/STREAM[?create=1][&prefix=fisk.sessions][&replicas=3]`` → the journals."""
     parsed, shown = split_server_url(url, "STREAM")
     stream = parsed.path.strip("/") or DEFAULT_STREAM
     query = parse_qs(parsed.query, keep_blank_values=True)
@@ -77,10 +84,14 @@ def parse_nats_url(url: str) -> JetStreamLocation:
     if unknown:
         known = ", ".join(SOURCE_URL_PARAMETERS)
         raise InvalidSource(f"{shown!r}: unknown parameter {unknown[0]!r} (a nats:// source accepts: {known})")
-    prefix = query.get("prefix", [DEFAULT_PREFIX])[-1]
-    _check_names(url, stream, prefix)
+    prefix = query["prefix"][-1] if "prefix" in query else None
+    _check_names(url, stream, prefix or DEFAULT_PREFIX)
     replicas = parse_replicas(url, query.get("replicas", ["1"])[-1])
-    return JetStreamLocation(f"{parsed.scheme}://{parsed.netloc}", stream, prefix, replicas)
+    create_text = query.get("create", ["0"])[-1]
+    if create_text not in ("0", "1", "true", "false"):
+        raise InvalidSource(f"{shown!r}: create={create_text!r} must be 1 or 0")
+    create = create_text in ("1", "true")
+    return JetStreamLocation(f"{parsed.scheme}://{parsed.netloc}", stream, prefix, replicas, create)
 
 
 def split_server_url(url: str, path_name: str) -> tuple[ParseResult, str]:

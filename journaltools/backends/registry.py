@@ -1,5 +1,6 @@
 """Sources by URL (INTERFACES.md): a directory or ``file://`` URL, a single journal file, a glob of journal
-files, ``nats://host:port/STREAM``, ``embedded`` or ``embedded:DIR``.
+files, ``nats://host:port/STREAM``, ``embedded`` or ``embedded:DIR``; no source at all is the runtime's default
+journal directory (``default_source``).
 
 One small table maps a scheme to the function that opens its backend; the JetStream backend is
 imported only when a NATS source is asked for.
@@ -19,8 +20,9 @@ Opener = Callable[[str, bool], Backend]
 
 
 def _open_file(url: str, create: bool) -> Backend:
-    """A directory of journals, one journal file (``run.jsonl``, ``.jsonl.gz``, ``.jsonl.zst``) or a glob."""
-    from journaltools.backends.file import FileBackend, has_glob, journal_name_parts, open_journal_files
+    """A directory of journals, one journal file (``<id>.json``, ``.json.gz``, ``.json.zst``) or a glob."""
+    from journaltools.backends.file import FileBackend, has_glob, open_journal_files
+    from journaltools.backends.scan import journal_name_parts
 
     path = file_url_path(url) if url.startswith("file://") else url
     if not path:
@@ -32,7 +34,7 @@ def _open_file(url: str, create: bool) -> Backend:
             raise SourceError(f"{path}: no such journal file; check the path")
         return open_journal_files(path)
     if os.path.lexists(path) and not os.path.isdir(path):
-        raise SourceError(f"{path}: neither a directory of journals nor a journal file (<run>.jsonl)")
+        raise SourceError(f"{path}: neither a directory of journals nor a journal file (<run id>.json)")
     return FileBackend(Path(path), create=create)
 
 
@@ -72,12 +74,24 @@ def scheme_of(url: str) -> str:
     return parsed.scheme
 
 
-def open_source(url: str | Path, *, create: bool = False) -> Backend:
-    """Open a source. ``create`` makes a missing directory (file) or stream (JetStream) instead of refusing.
+def default_source() -> Path:
+    """The runtime's own journal directory when nothing else is configured (``runstate.DefaultDir``):
+    ``$XDG_STATE_HOME/fisk-ai/runs`` when the variable is set at all (as the runtime, even when relative), else
+    ``~/.local/state/fisk-ai/runs``."""
+    state = os.environ.get("XDG_STATE_HOME", "")
+    base = Path(state) if state else Path.home() / ".local" / "state"
+    return base / "fisk-ai" / "runs"
+
+
+def open_source(url: str | Path | None = None, *, create: bool = False) -> Backend:
+    """Open a source (None: ``default_source()``). ``create`` makes a missing directory (file) or stream
+    (JetStream) instead of refusing.
 
     Raises ``InvalidSource`` for a source that cannot be one as written (bad usage), and another
     ``SourceError`` for one that cannot be used now; the backend's ``close`` stops whatever opening started.
     """
+    if url is None:
+        url = default_source()
     text = os.fspath(url)
     scheme = scheme_of(text)
     opener = _OPENERS.get(scheme)

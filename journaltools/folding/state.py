@@ -7,6 +7,7 @@ findings, the pending calls with their deferral notes) lives beside it in ``Fold
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -133,7 +134,12 @@ def _plain(value: Any) -> Any:
     """Typed wire values as the JSON values Go would marshal them to."""
     from journaltools.protocol.encode import encode_go_json
 
-    return msgspec.json.decode(encode_go_json(value))
+    encoded = encode_go_json(value)
+    try:
+        return msgspec.json.decode(encoded)
+    except msgspec.DecodeError:
+        # A raw JSON field keeps invalid UTF-8 verbatim, as the runtime does; Go prints it as U+FFFD.
+        return json.loads(encoded.decode("utf-8", "replace"))
 
 
 def _go_name(snake: str) -> str:

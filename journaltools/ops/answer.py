@@ -1,14 +1,25 @@
-"""Answering a deferred call: one ordinary tool_result, so the next resume is an ordinary resume."""
+"""Answering a deferred call with the runtime's checks and record (fisk-ai ``SupplyToolResult``).
+
+The record is one ordinary ``tool_result`` (``tool_use_id`` = the call, ``result`` = ``{tool_use_id, content,
+is_error?}``), so the next resume is an ordinary resume. Beyond the runtime, journaltools folds again after it
+holds the journal (the file lock taken, the JetStream tail read) and refuses if the journal moved since the
+check: the runtime fences only against moves after it opens the journal, so two answers could both land.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
-from journaltools.backends.base import Backend
+from journaltools.backends.base import Backend, RunRead
 from journaltools.errors import AlreadyAnswered, AnswerRefused
-from journaltools.fold import fold
-from journaltools.ops.clock import now_ts
+from journaltools.folding import fold
+from journaltools.folding.state import RunState
+from journaltools.protocol.blocks import ToolResultBlock
+from journaltools.protocol.kinds import Record, ToolResult, make_record
+
+#: The runtime's limit on an answer's content, in bytes (``supply.go``).
+MAX_RESULT_BYTES: Final = 256 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,40 +32,55 @@ class Answered:
         return {"run": self.run, "call": self.call, "seq": self.seq}
 
 
-def answer_call(
-    backend: Backend, run: str, call: str, result: str, *, is_error: bool = False, ts: str | None = None
-) -> Answered:
-    """Write the result of deferred call ``call`` of ``run``.
+def answer_record(seq: int, call: str, content: str, *, is_error: bool = False) -> Record:
+    """The record the runtime appends to answer ``call``."""
+    result = ToolResultBlock(tool_use_id=call, content=content, is_error=is_error)
+    return make_record(seq, ToolResult(tool_use_id=call, result=result))
 
-    Loads and folds (validating) before opening the journal, so a refusal takes no lock. The
-    committed conversation is checked first: a call that was already answered is reported with the
-    seq of its result rather than as "not deferred", so someone answering twice learns that their
-    first answer landed.
-    """
+
+def answer_call(backend: Backend, run: str, call: str, content: str, *, is_error: bool = False) -> Answered:
+    """Append the answer to deferred call ``call`` of ``run``, after the runtime's checks, in its order."""
+    if not call:
+        raise AnswerRefused(run, call, "no call id given")
+    size = len(content.encode("utf-8"))
+    if size > MAX_RESULT_BYTES:
+        raise AnswerRefused(run, call, f"the result is too large: {size} bytes, limit {MAX_RESULT_BYTES}")
     read = backend.read_run(run)
-    folded = fold(read.records, run=run)
-    for trace in folded.tool_calls:
-        if trace.call_id == call and trace.result_seq is not None:
-            raise AlreadyAnswered(run, call, trace.result_seq)
-    pending = {item.id: item for item in folded.pending}
-    if call not in pending:
-        raise AnswerRefused(run, call, "no such call is waiting in the pending batch")
-    if pending[call].deferred is None:
-        raise AnswerRefused(run, call, "the call was not deferred; the runner executes it on resume")
+    _checked_state(read, call)
     with backend.open_writer(run) as writer:
-        if writer.last_seq != folded.resume.last_seq:
+        again = backend.read_run(run)
+        if writer.last_seq != read.last_seq or again.last_seq != read.last_seq:
             raise AnswerRefused(
-                run, call, f"the journal moved from seq {folded.resume.last_seq} to {writer.last_seq} while answering"
+                run, call, f"the journal moved from seq {read.last_seq} to {max(writer.last_seq, again.last_seq)}"
             )
-        record: dict[str, Any] = {
-            "type": "tool_result",
-            "run": run,
-            "seq": writer.last_seq + 1,
-            "ts": ts or now_ts(),
-            "call": call,
-            "content": result,
-        }
-        if is_error:
-            record["is_error"] = True
-        stored = writer.append(record)
+        _checked_state(again, call)
+        stored = writer.append(answer_record(writer.last_seq + 1, call, content, is_error=is_error))
     return Answered(run, call, stored.seq)
+
+
+def _checked_state(read: RunRead, call: str) -> RunState:
+    """The folded state, if ``call`` may be answered; else the runtime's refusal."""
+    result = fold(read.typed(), run=read.run)
+    state = result.state
+    assert state is not None  # a strict fold either has a state or raised
+    for message in state.messages:
+        for block in message.content or ():
+            if block.tool_result is not None and block.tool_result.tool_use_id == call:
+                raise AlreadyAnswered(read.run, call, _result_seq(read, call))
+    pending = state.pending
+    if pending is None:
+        raise AnswerRefused(read.run, call, "the run has no tool calls in flight")
+    if call not in pending.deferred:
+        raise AnswerRefused(read.run, call, "the call is not deferred in the turn in flight")
+    if call in pending.answered:
+        raise AlreadyAnswered(read.run, call, _result_seq(read, call))
+    return state
+
+
+def _result_seq(read: RunRead, call: str) -> int:
+    """The seq of the last tool_result record answering ``call`` (what the refusal names)."""
+    for stored in reversed(read.records):
+        answer = stored.record.tool_result
+        if answer is not None and call in (answer.tool_use_id, answer.result.tool_use_id):
+            return stored.record.seq
+    return 0

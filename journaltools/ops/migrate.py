@@ -1,11 +1,12 @@
 """Copy runs between backends with every record's bytes unchanged, then verify (``journaltools migrate``).
 
-Migration moves what exists (PROTOCOL.md section 10). It copies every journal whose lines parse and whose
-seqs pass CheckAppend (1, 2, 3, … with nothing repeated or skipped), bytes unchanged, including records that
-break the schema, an unknown version or a missing meta: the audit reports those, and a copy that dropped them
-would lose stored data. It refuses only what it cannot copy faithfully, and says which run and why
-(``Refusal``): a journal that does not parse whole, a seq out of order, a record of another run, or a
-destination that already holds different records for the run.
+Migration moves what exists. It copies every journal whose lines the runtime's decoder reads and whose seqs
+pass CheckAppend (1, 2, 3, … with nothing repeated or skipped), bytes unchanged, including records the fold
+refuses (an unknown version, an unknown protocol): the audit reports those, and a copy that dropped them would
+lose stored data. Files are ``<id>.json`` journals and JetStream records the runtime's subjects, since the
+destination backend places the bytes. It refuses only what it cannot copy faithfully, and says which run and
+why (``Refusal``): a journal that does not decode whole, a seq out of order or skipped (the runtime's writer
+refuses a gap too), or a destination that already holds different records for the run.
 
 Per run: read the source leniently and check it (``check_copyable``) before anything is written. Then append
 every record through the destination writer's raw path (``JournalWriter.append_raw``): CheckAppend, one line
@@ -25,9 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from journaltools.aio import run_sync
-from journaltools.backends.base import AppendVerdictTaken, Backend, RunRead
+from journaltools.backends.base import AppendOutcome, Backend, RunRead, StoredRecord
 from journaltools.errors import InvalidRunId, JournalError, RunNotFound, StorageError
-from journaltools.protocol.records import RawRecord
 from journaltools.protocol.runid import validate_run_id
 from journaltools.protocol.sequence import AppendVerdict, check_append
 
@@ -41,10 +41,8 @@ INVALID_SOURCE_CODES: Final = frozenset(
     {
         "invalid_run_id",  # the run id cannot name a file or a subject
         "corrupt_line",  # a line that does not parse, with more after it
-        "line_too_long",  # a line beyond the reader's size cap
         "empty_journal",  # nothing to copy
-        "seq_missing",  # a record without an integer seq cannot be placed
-        "run_mismatch",  # a record of another run
+        "resumed_after_torn_tail",  # torn bytes glued into the interior by a resume
         "seq_not_increasing",  # a repeated or lower seq: the copy would drop the record as a duplicate
         "seq_gap",  # a skipped seq: the destination writer refuses the gap
     }
@@ -108,7 +106,7 @@ class MigrationReport:
         }
 
 
-def record_digest(record: RawRecord) -> str:
+def record_digest(record: StoredRecord) -> str:
     return hashlib.sha256(record.raw).hexdigest()
 
 
@@ -130,24 +128,18 @@ class _RunOutcome:
     notes: list[str] = field(default_factory=list)
 
 
-def check_copyable(run: str, records: list[RawRecord]) -> None:
+def check_copyable(run: str, records: list[StoredRecord]) -> None:
     """Refuse (``_Refused``) a journal the destination writer could not store exactly as it is.
 
-    The payload is not checked (a copy keeps records that break the schema). What is: every record names
-    this run and has an integer seq, and the seqs run 1, 2, 3…: a repeated seq would be skipped as a
-    duplicate (a record lost) and a gap would be refused half-way through the copy.
+    The payloads are not checked (a copy keeps records the fold refuses). The seqs are: they must run 1, 2,
+    3…: a repeated seq would be skipped as a duplicate (a record lost) and a gap would be refused half-way
+    through the copy, as the runtime's own writer refuses it.
     """
     if not records:
         raise _Refused("empty_journal", "the journal holds no records")
     last = 0
-    for record in records:
-        seq = record.seq
-        if seq is None:
-            raise _Refused(
-                "seq_missing", f"the record after seq {last} has seq {record.body.get('seq')!r}, not an integer"
-            )
-        if record.run != run:
-            raise _Refused("run_mismatch", f"seq {seq} names run {record.body.get('run')!r}, not {run!r}")
+    for stored in records:
+        seq = stored.record.seq
         verdict = check_append(last, seq)
         if verdict is AppendVerdict.DUPLICATE:
             raise _Refused(
@@ -175,8 +167,14 @@ async def _read_source(source: Backend, run: str) -> RunRead:
     return read
 
 
-async def _copy(dest: Backend, run: str, records: list[RawRecord], outcome: _RunOutcome) -> None:
-    writer = await dest.open_writer_async(run)
+async def _copy(dest: Backend, run: str, records: list[StoredRecord], outcome: _RunOutcome) -> None:
+    created = False
+    try:
+        writer = await dest.open_writer_async(run)
+    except RunNotFound:
+        # A new run: created from the source's own meta bytes, so even a non-canonical meta line is kept.
+        writer = await dest.create_journal_async(run, records[0].raw)
+        created = True
     try:
         held = writer.last_seq
         if held > len(records):
@@ -189,26 +187,32 @@ async def _copy(dest: Backend, run: str, records: list[RawRecord], outcome: _Run
             for ours, theirs in zip(records, existing, strict=False):
                 if ours.raw != theirs.raw:
                     raise _Refused(
-                        "destination_differs", f"the destination already holds a different record at seq {theirs.seq}"
+                        "destination_differs",
+                        f"the destination already holds a different record at seq {theirs.record.seq}",
                     )
-        for record in records:
-            result = await writer.append_raw_async(record.raw)
-            if result.outcome is AppendVerdictTaken.DUPLICATE:
+        for stored in records[held:]:
+            result = await writer.append_raw_async(stored.raw)
+            if result.outcome is AppendOutcome.DUPLICATE:
                 outcome.skipped += 1
             else:
                 outcome.copied += 1
+        if created:
+            outcome.copied += 1
+        else:
+            outcome.skipped += held  # a re-run: the destination already holds these, byte for byte
     finally:
         await writer.aclose()
 
 
-async def _verify(dest: Backend, run: str, records: list[RawRecord]) -> str | None:
+async def _verify(dest: Backend, run: str, records: list[StoredRecord]) -> str | None:
     """None when the destination holds exactly these records (by SHA-256 digest), else what differs."""
     stored = (await dest.read_run_async(run, strict=True)).records
     if len(stored) != len(records):
         return f"the destination holds {len(stored)} records, the source {len(records)}"
     for ours, theirs in zip(records, stored, strict=True):
         if record_digest(ours) != record_digest(theirs):
-            return f"seq {ours.seq}: digest {record_digest(theirs)} in the destination, {record_digest(ours)} in source"
+            theirs_digest, ours_digest = record_digest(theirs), record_digest(ours)
+            return f"seq {ours.record.seq}: digest {theirs_digest} in the destination, {ours_digest} in the source"
     return None
 
 

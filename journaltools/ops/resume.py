@@ -1,101 +1,83 @@
-"""Resuming a run: claim it first, then read where to continue (PROTOCOL.md section 8)."""
+"""Resuming a run the runtime's way: gate the candidate configuration, then claim the run before anything else.
+
+A claim ``{by, claimed}`` is the first record a resuming process writes (``by`` defaults to
+``<user>@<hostname> pid <pid>``, ``claimed`` is UTC to the nanosecond). It moves the journal's tail, so a
+process that still believes it holds the run is refused at its next append; the fold ignores it.
+"""
 
 from __future__ import annotations
 
+import getpass
 import os
 import socket
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from journaltools.backends.base import Backend, JournalWriter
 from journaltools.errors import ClaimRefused, JournalError
-from journaltools.fold import FoldResult, fold
-from journaltools.ops.clock import now_ts
-from journaltools.protocol.fingerprint import GateResult, resume_gate
+from journaltools.folding import FoldResult, fold
+from journaltools.ops.gate import Candidate, GateResult, resume_gate
+from journaltools.protocol.kinds import Claim, make_record
+from journaltools.protocol.times import now_go_time
+
+
+def default_claimant() -> str:
+    """``<user>@<hostname> pid <pid>``, as the runtime names a claimant (``unknown-host`` without a name)."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "unknown"
+    host = socket.gethostname() or "unknown-host"
+    return f"{user}@{host} pid {os.getpid()}"
 
 
 @dataclass(slots=True)
 class Resumed:
-    """A claimed run: the writer (positioned after the claim), the claim's seq and the fold before it."""
+    """A claimed run: the writer (positioned after the claim), the claim's seq, the fold and the gate's verdict."""
 
     writer: JournalWriter
     claim_seq: int
     folded: FoldResult
     gate: GateResult | None
 
-    @property
-    def system_prompt(self) -> str | None:
-        """The prompt to resume with: the configuration's ``system`` with its ``reminder`` appended (None
-        without a gated configuration)."""
-        return self.gate.system if self.gate is not None else None
-
 
 def claim_run(
     backend: Backend,
     run: str,
-    worker: str,
     *,
-    reason: str = "resume",
-    ts: str | None = None,
-    config: Mapping[str, Any] | None = None,
-    override_blocking: bool = False,
-    host: str | None = None,
-    pid: int | None = None,
+    by: str | None = None,
+    claimed: str | None = None,
+    candidate: Candidate | None = None,
+    force: bool = False,
+    follow_up: bool = False,
 ) -> Resumed:
-    """Append a claim before anything else, then read the last seq.
-
-    With ``config`` (fingerprint fields, ``system`` as text, optional ``reminder``) the resume gate runs
-    first and a refusal raises ``ClaimRefused`` before anything is written; the reminder never changes the
-    verdict, and ``Resumed.system_prompt`` is the prompt with the reminder appended, for the runner.
-
-    The claim moves the journal's tail, so a worker that still believes it holds the run is refused
-    at its next append. Reading the last seq *after* the claim keeps the runner's first record from
-    colliding with the claim's seq. Any failure to land the claim is fatal to the resume.
-    """
-    folded = fold(backend.read_run(run).records, run=run)
-    gate = _check_gate(run, folded, config, override_blocking)
+    """Gate ``candidate`` (when given) against the folded run, then append the claim. Any failure to land the
+    claim raises ``ClaimRefused``: the resume must not go on."""
+    folded = fold(backend.read_run(run).typed(), run=run)
+    gate = _gate(run, folded, candidate, force, follow_up)
     try:
         writer = backend.open_writer(run)
     except JournalError as exc:
         raise ClaimRefused(run, str(exc)) from exc
-    claim_seq = writer.last_seq + 1
-    claim = {
-        "type": "claim",
-        "run": run,
-        "seq": claim_seq,
-        "ts": ts or now_ts(),
-        "worker": worker,
-        "host": host if host is not None else socket.gethostname(),
-        "pid": pid if pid is not None else os.getpid(),
-        "reason": reason,
-    }
+    claim = Claim(by=by if by is not None else default_claimant(), claimed=claimed or now_go_time())
     try:
-        writer.append(claim)
-        if folded.resume.last_seq != claim_seq - 1:
-            # Someone appended between our read and our claim: fold again (the claim is inert, so folding
-            # after it is safe) so the runner never acts on a stale view, and gate that view too.
-            folded = fold(backend.read_run(run).records, run=run)
-            gate = _check_gate(run, folded, config, override_blocking)
+        writer.append(make_record(writer.last_seq + 1, claim))
+        if folded.last_seq != writer.last_seq - 1:
+            # Someone appended between the read and the claim: fold again (the claim is inert) and gate that view.
+            folded = fold(backend.read_run(run).typed(), run=run)
+            gate = _gate(run, folded, candidate, force, follow_up)
     except ClaimRefused:
         writer.close()
         raise
     except JournalError as exc:
         writer.close()
         raise ClaimRefused(run, str(exc)) from exc
-    except OSError as exc:
-        writer.close()
-        raise ClaimRefused(run, f"the store is unreachable: {exc}") from exc
     return Resumed(writer, writer.last_seq, folded, gate)
 
 
-def _check_gate(
-    run: str, folded: FoldResult, config: Mapping[str, Any] | None, override_blocking: bool
-) -> GateResult | None:
-    if config is None or folded.meta is None:
+def _gate(run: str, folded: FoldResult, candidate: Candidate | None, force: bool, follow_up: bool) -> GateResult | None:
+    if candidate is None or folded.state is None:
         return None
-    gate = resume_gate(folded.meta.fingerprint, config, folded, override_blocking=override_blocking)
+    gate = resume_gate(folded.state, candidate, force=force, follow_up=follow_up)
     if not gate.resumable:
-        refused = "; ".join(f"{v.field}: {v.why}" for v in gate.fields if v.verdict == "refused")
-        raise ClaimRefused(run, f"the resume gate refuses the configuration ({refused})")
+        raise ClaimRefused(run, f"the resume gate refuses: {gate.refusal}")
     return gate

@@ -14,7 +14,7 @@ number written ``1.50e3`` or an integer beyond 64 bits is never respelled.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 import msgspec
 
@@ -84,3 +84,48 @@ def user_text(text: str) -> Message:
 def tool_uses(message: Message) -> list[ToolUseBlock]:
     """The calls a message makes, in message order."""
     return [block.tool_use for block in message.content or () if block.tool_use is not None]
+
+
+def to_anthropic(messages: list[Message]) -> list[dict[str, Any]]:
+    """The conversation as Anthropic Messages API input, valid by the API's rules: roles alternate starting
+    with ``user`` (consecutive messages of one role are joined), no empty text block, no empty content.
+
+    Provider blocks are the provider's own JSON, passed on as it was stored; a thinking block's signature is
+    the signature text the runtime kept as bytes.
+    """
+    rendered: list[dict[str, Any]] = []
+    for message in messages:
+        content = [block for block in map(_anthropic_block, message.content or ()) if block is not None]
+        if not content:
+            continue
+        if rendered and rendered[-1]["role"] == message.role:
+            rendered[-1]["content"].extend(content)
+        else:
+            rendered.append({"role": message.role, "content": content})
+    if rendered and rendered[0]["role"] != USER:
+        rendered.insert(0, {"role": USER, "content": [{"type": "text", "text": "(conversation resumed)"}]})
+    return rendered
+
+
+def _anthropic_block(block: Block) -> dict[str, Any] | None:
+    if block.text is not None:
+        return {"type": "text", "text": block.text.text} if block.text.text else None
+    if block.thinking is not None:
+        signature = block.thinking.signature.decode("utf-8", "replace")
+        return {"type": "thinking", "thinking": block.thinking.text, "signature": signature}
+    if block.tool_use is not None:
+        call_input = msgspec.json.decode(block.tool_use.input)
+        return {"type": "tool_use", "id": block.tool_use.id, "name": block.tool_use.name, "input": call_input or {}}
+    if block.tool_result is not None:
+        result: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": block.tool_result.tool_use_id,
+            "content": block.tool_result.content,
+        }
+        if block.tool_result.is_error:
+            result["is_error"] = True
+        return result
+    if block.provider is not None:
+        raw = msgspec.json.decode(block.provider.raw)
+        return raw if isinstance(raw, dict) and raw else None
+    return None

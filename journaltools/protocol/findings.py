@@ -18,23 +18,11 @@ FINDING_SEVERITY: dict[str, Severity] = {
     "version_mismatch": "error",
     "seq_not_increasing": "error",
     "seq_gap": "warning",
-    "run_mismatch": "error",
-    "schema_violation": "error",
-    "unknown_type": "error",
-    "optional_not_allowed": "error",
-    "unknown_call": "error",
     "duplicate_result": "warning",
-    "unanswered_calls": "error",
-    "approval_without_deferral": "warning",
     "listing_documented": "info",
     "listing_summary_rule": "info",
     "listing_discrepancy": "error",
-    "duplicate_call_id": "error",
-    "assistant_first": "error",
     "invalid_run_id": "error",
-    "duplicate_deferral": "warning",
-    "empty_content": "warning",
-    # runstate version 3 (the fold of journaltools.folding):
     "resumed_after_torn_tail": "error",
     "noncanonical_line": "warning",
     "duplicate_meta": "error",
@@ -49,9 +37,7 @@ FINDING_SEVERITY: dict[str, Severity] = {
     "turn_without_claim": "warning",
     "stream_config": "warning",
     # journaltools' own, beyond the interface's list:
-    "line_too_long": "error",  # a line beyond the reader's size cap: skipped unread, the journal refused
     "unreadable_journal": "error",  # a journal that cannot be read (permission, a FIFO or link, an I/O error)
-    "duplicate_journal": "error",  # a second journal for one run in a source (say r.jsonl and r.jsonl.gz)
     "not_a_journal": "info",  # a file in a source directory that is not a journal: not read
     # Turn checkpoints (journaltools.turnjournal.analysis): what a turn store holds that needs an operator.
     "turn_call_requested": "warning",  # a requested call in an active turn: it may have run; never replayed by itself

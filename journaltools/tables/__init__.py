@@ -1,28 +1,30 @@
-"""Arrow tables over journals: ``records``, ``runs``, ``messages``, ``tool_calls`` and ``findings``.
+"""Arrow tables over journals: ``records``, ``runs``, ``segments``, ``messages``, ``tool_calls``, ``findings``.
 
-One loader for every source (a directory, ``file://``, ``nats://host:port/STREAM``, ``embedded``), from one
-run to all of them::
+One loader for every source (the runtime's default directory when none is given, a directory, a journal file,
+``file://``, ``nats://host:port/STREAM``, ``embedded``), from one run to all of them::
 
-    tables = load("data/samples", strict=False)     # lenient: every run, every record, every finding
-    tables.runs, tables.findings                    # pyarrow.Table
-    frames = tables.to_pandas()                     # pandas.DataFrame per table
+    tables = load("runs/", strict=False)           # lenient: every journal, every record, every finding
+    tables.runs, tables.findings                   # pyarrow.Table
+    frames = tables.to_pandas()                    # pandas.DataFrame per table, Arrow-backed dtypes
 
-The package, by what each file holds: ``schema`` (the five schemas, ``Tables``), ``build`` (the pure
-builder from folds), ``records`` (the records path: journal files into the ``records`` table),
-``batch`` (``LoadOptions`` and the tables of one batch), ``loader`` (``load``, ``iter_tables``),
-``parallel`` and ``workers`` (how the work is spread).
+The package, by what each file holds: ``schema`` (the six schemas, ``Tables``), ``reads`` (the shape of what
+the builder reads), ``build`` (the pure builder from reads and folds), ``records`` (the records table),
+``options`` (``LoadOptions``, shared with the audit), ``batch`` (one batch of runs), ``loader`` (``load``,
+``iter_tables``), ``parallel`` and ``workers`` (how the work is spread), ``parquet`` (audits on disk).
 """
 
-from journaltools.tables.batch import LoadOptions
-from journaltools.tables.build import TablesBuilder, tables_of_runs
-from journaltools.tables.columns import findings_of, findings_table, timestamps
+from journaltools.tables.build import Folded, TablesBuilder, fold_read, tables_of, tables_of_reads
+from journaltools.tables.columns import findings_of, findings_table
 from journaltools.tables.loader import iter_tables, load
+from journaltools.tables.options import LoadOptions
+from journaltools.tables.parquet import read_audit
 from journaltools.tables.schema import (
     FINDINGS_SCHEMA,
     MESSAGES_SCHEMA,
     RECORDS_SCHEMA,
     RUNS_SCHEMA,
     SCHEMAS,
+    SEGMENTS_SCHEMA,
     TABLE_NAMES,
     TIMESTAMP,
     TOOL_CALLS_SCHEMA,
@@ -38,9 +40,11 @@ __all__ = [
     "RECORDS_SCHEMA",
     "RUNS_SCHEMA",
     "SCHEMAS",
+    "SEGMENTS_SCHEMA",
     "TABLE_NAMES",
     "TIMESTAMP",
     "TOOL_CALLS_SCHEMA",
+    "Folded",
     "LoadOptions",
     "PandasTables",
     "Tables",
@@ -48,9 +52,11 @@ __all__ = [
     "empty_table",
     "findings_of",
     "findings_table",
+    "fold_read",
     "iter_tables",
     "load",
-    "tables_of_runs",
-    "timestamps",
+    "read_audit",
+    "tables_of",
+    "tables_of_reads",
     "to_pandas",
 ]

@@ -1,8 +1,11 @@
-"""The pure table builder: runs already read and folded in, one record batch per table out. No I/O.
+"""The pure table builder: journals read (``RunRead``) and folded (``FoldResult``) in, the six tables out.
 
-Every table row comes from a record or a fold result, never from a second look at a source. A run the
-reader refused (a corrupt interior line) is not folded: its ``runs`` row says ``invalid`` and carries what
-its parseable records tell without folding (when it was created, its last seq, its model).
+No I/O and no wire format: every row comes from a typed record or from the fold's typed result. A journal
+whose read was refused (``complete=False``: a corrupt interior line, a torn tail glued into the interior) is
+never folded; its ``runs`` row says ``invalid`` and carries what its meta record says, and its findings say why.
+
+Per-call facts the fold does not keep (which seq called and answered a call, whether the answer was an error or
+remote, the deferral's note) come from one walk over the run's typed records (``_calls_of``).
 """
 
 from __future__ import annotations
@@ -11,285 +14,304 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-import orjson
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from journaltools.fold import FoldResult
-from journaltools.listing import unfolded_facts
-from journaltools.protocol.envelope import envelope_mask, is_timestamp
+from journaltools import folding
+from journaltools.folding import FoldResult
+from journaltools.protocol.blocks import Message
 from journaltools.protocol.findings import Finding
-from journaltools.protocol.records import RawRecord
-from journaltools.tables.columns import column, findings_table, int64s, strings_repeated, timestamps, with_source
+from journaltools.protocol.kinds import Meta, Record
+from journaltools.tables.columns import digest12, findings_table, go_time, strings_repeated, with_source
+from journaltools.tables.reads import RunReadLike
+from journaltools.tables.records import records_table
 from journaltools.tables.schema import (
     MESSAGES_SCHEMA,
-    RECORDS_SCHEMA,
     RUNS_SCHEMA,
-    TIMESTAMP,
+    SEGMENTS_SCHEMA,
     TOOL_CALLS_SCHEMA,
     Tables,
     empty_table,
 )
 
+_COUNTERS = (
+    "llm_calls",
+    "tool_calls",
+    "remote_tool_calls",
+    "in_tokens",
+    "out_tokens",
+    "cache_read_tokens",
+    "cache_create_tokens",
+    "thinking_tokens",
+)
+
+
+def _columns(schema: pa.Schema) -> dict[str, list[Any]]:
+    return {f.name: [] for f in schema}
+
+
+def _meta_of(read: RunReadLike) -> Meta | None:
+    records = read.records
+    if records and records[0].record.meta is not None:
+        return records[0].record.meta
+    return None
+
+
+def _message_row(message: Message) -> tuple[str, int, int, int, int]:
+    """A message's text (its text blocks joined), its thinking characters, and its tool_use, tool_result and
+    provider block counts."""
+    texts: list[str] = []
+    thinking = uses = results = providers = 0
+    for block in message.content or ():
+        if block.text is not None:
+            texts.append(block.text.text)
+        elif block.thinking is not None:
+            thinking += len(block.thinking.text)
+        elif block.tool_use is not None:
+            uses += 1
+        elif block.tool_result is not None:
+            results += 1
+        elif block.provider is not None:
+            providers += 1
+    return "\n".join(texts), thinking, uses, results, providers
+
 
 @dataclass(slots=True)
-class RecordColumns:
-    """The ``records`` table of parsed records, built row by row (the exact path every reader shares)."""
-
-    runs: list[str] = field(default_factory=list)
-    counts: list[int] = field(default_factory=list)
-    seq: list[int | None] = field(default_factory=list)
-    type: list[str | None] = field(default_factory=list)
-    ts: list[str | None] = field(default_factory=list)
-    optional: list[bool] = field(default_factory=list)
-    body: list[bytes] = field(default_factory=list)
-    position: list[int] = field(default_factory=list)
-
-    def add(self, run: str, records: Sequence[RawRecord]) -> None:
-        if not records:
-            return
-        self.runs.append(run)
-        self.counts.append(len(records))
-        bodies = [record.body for record in records]
-        self.type.extend([kind if type(kind := body.get("type")) is str else None for body in bodies])
-        self.seq.extend([seq if type(seq := body.get("seq")) is int else None for body in bodies])
-        self.ts.extend([ts if type(ts := body.get("ts")) is str else None for body in bodies])
-        self.optional.extend([body.get("optional") is True for body in bodies])
-        self.body.extend([record.raw for record in records])
-        self.position.extend([record.position for record in records])
-
-    def check_envelopes(self, start: int, records: Sequence[RawRecord], expected_runs: Sequence[str]) -> None:
-        """Check the envelope rule column-wise for the rows from ``start`` on (``records``, each read from the
-        journal of its ``expected_runs`` entry), marking the records for which it holds."""
-        if not records:
-            return
-        ok = envelope_mask(
-            pa.array(self.type[start:], pa.string()),
-            int64s(self.seq[start:]),
-            pa.array(self.ts[start:], pa.string()),
-            np.array(
-                [
-                    r.body.get("run") == run and type(r.body.get("optional", False)) is bool
-                    for r, run in zip(records, expected_runs, strict=True)
-                ],
-                bool,
-            ),
-        )
-        for record, holds in zip(records, ok.tolist(), strict=True):
-            if holds:
-                record.envelope_checked = True
-
-    def batch(self, source: str) -> pa.RecordBatch:
-        # Every raw line was decoded from UTF-8 by the parser, so viewing the bytes as text is safe.
-        bodies = pa.array(self.body, pa.large_binary())
-        return pa.RecordBatch.from_arrays(
-            [
-                strings_repeated(self.runs, self.counts) if self.runs else pa.array([], pa.string()),
-                int64s(self.seq),
-                pa.array(self.type, pa.string()),
-                timestamps(self.ts),
-                pa.array(self.optional, pa.bool_()),
-                pc.binary_length(bodies),
-                bodies.view(pa.large_string()),
-                pa.repeat(pa.scalar(source, pa.string()), len(self.body)),
-                pa.array(self.position, pa.int64()),
-            ],
-            schema=RECORDS_SCHEMA,
-        )
+class _Call:
+    call_id: str
+    name: str
+    input: str
+    call_seq: int
+    result_seq: int | None = None
+    is_error: bool | None = None
+    remote: bool | None = None
+    result_chars: int | None = None
+    deferred: bool = False
+    deferred_note: str | None = None
+    deferred_handle: str | None = None
+    call_approved: bool = False
 
 
-def _message_row(content: Any) -> tuple[str, int, int]:
-    """A message's text (its text blocks joined), and its numbers of tool_use and tool_result blocks."""
-    if isinstance(content, str):
-        return content, 0, 0
-    texts: list[str] = []
-    uses = results = 0
-    for block in content:
-        kind = block["type"]
-        if kind == "text":
-            texts.append(block["text"])
-        elif kind == "tool_use":
-            uses += 1
-        elif kind == "tool_result":
-            results += 1
-    return "\n".join(texts), uses, results
+def _calls_of(records: Iterable[Record]) -> list[_Call]:
+    """Every tool_use block of every assistant record, in journal order, with what later records say of it.
 
-
-def _unfolded_summary(records: Sequence[RawRecord]) -> dict[str, Any]:
-    """What the records of a refused journal say without folding them (``created``, ``last_seq`` and
-    ``model`` by the listing's rule, so ``ls`` and the ``runs`` table agree)."""
-    first = records[0].body if records else {}
-    stamps = [ts for record in records if is_timestamp(ts := record.body.get("ts"))]
-    facts = unfolded_facts(records)
-    return {
-        "created": facts.created,
-        "last_seq": facts.last_seq,
-        "last_ts": stamps[-1] if stamps else None,
-        "model": facts.model,
-        "task": first.get("task") if isinstance(first.get("task"), str) else None,
-    }
+    A result, deferral or approval applies to the latest call with its id (ids are unique per turn, and a
+    later turn reusing one is a new call); the first result wins, as the fold commits results in journal order
+    and a second one is a ``duplicate_result`` finding.
+    """
+    calls: list[_Call] = []
+    latest: dict[str, _Call] = {}
+    for record in records:
+        kind = record.kind
+        if kind == "assistant" and record.assistant is not None:
+            for block in record.assistant.message.content or ():
+                use = block.tool_use
+                if use is not None:
+                    call = _Call(use.id, use.name, bytes(use.input).decode("utf-8", "replace"), record.seq)
+                    calls.append(call)
+                    latest[use.id] = call
+        elif kind == "tool_result" and record.tool_result is not None:
+            answered = latest.get(record.tool_result.tool_use_id)
+            if answered is not None and answered.result_seq is None:
+                answered.result_seq = record.seq
+                answered.is_error = record.tool_result.result.is_error
+                answered.remote = record.tool_result.remote
+                answered.result_chars = len(record.tool_result.result.content)
+        elif kind == "deferred" and record.deferred is not None:
+            deferred = latest.get(record.deferred.tool_use_id)
+            if deferred is not None:
+                deferred.deferred = True
+                deferred.deferred_note = record.deferred.note or None
+                deferred.deferred_handle = record.deferred.handle or None
+        elif kind == "call_approval" and record.call_approval is not None:
+            approved = latest.get(record.call_approval.tool_use_id)
+            if approved is not None:
+                approved.call_approved = True
+    return calls
 
 
 class TablesBuilder:
-    """Accumulates runs (their records, fold and findings) and emits one record batch per table.
+    """Accumulates journals (their read and lenient fold) and emits one table each at ``finish``.
 
-    ``add_run`` takes a run read leniently and, unless its journal was refused, folded leniently. With
-    ``records=False`` the records table stays empty (an audit that does not write it).
+    ``records=False`` leaves the records table empty (an audit that does not write it); ``folded=False`` builds
+    only ``records`` and ``findings`` (a load with ``fold=False``). ``task_states``: run id -> task state.
     """
 
-    def __init__(self, source: str, *, records: bool = True, task_states: dict[str, str] | None = None) -> None:
-        self.source = source
+    def __init__(self, *, records: bool = True, folded: bool = True, task_states: dict[str, str] | None = None) -> None:
         self.want_records = records
+        self.folded = folded
         self.task_states = task_states or {}
-        self.records = RecordColumns()
-        self._runs: dict[str, list[Any]] = {f.name: [] for f in RUNS_SCHEMA}
-        self._messages: dict[str, list[Any]] = {f.name: [] for f in MESSAGES_SCHEMA}
-        self._calls: dict[str, list[Any]] = {f.name: [] for f in TOOL_CALLS_SCHEMA}
+        self._reads: list[RunReadLike] = []
+        self._runs = _columns(RUNS_SCHEMA)
+        self._segments = _columns(SEGMENTS_SCHEMA)
+        self._messages = _columns(MESSAGES_SCHEMA)
+        self._calls: list[_Call] = []
+        self._call_runs: list[str] = []
+        self._call_counts: list[int] = []
+        self._message_counts: list[int] = []
+        self._message_runs: list[str] = []
         self.findings: list[Finding] = []
-        self.bad_runs: list[tuple[str, Finding]] = []  # (run, its first error finding), in order
+        #: (run, its first error finding), in order: what a strict load raises for.
+        self.bad_runs: list[tuple[str, Finding]] = []
 
-    def add_findings(self, findings: Iterable[Finding]) -> None:
-        self.findings.extend(with_source(finding, self.source) for finding in findings)
-
-    def add_run(
-        self,
-        run: str,
-        records: Sequence[RawRecord],
-        reader_findings: Sequence[Finding],
-        result: FoldResult | None,
-        *,
-        records_added: bool = False,
-    ) -> bool:
-        """Add one run; ``result`` is None when the journal was refused. Returns whether no error names it.
-
-        ``records_added``: its records are in ``self.records`` already (a loader put them there first).
-        """
-        findings = [*reader_findings, *(result.findings if result is not None else ())]
-        self.add_findings(findings)
+    def add(self, read: RunReadLike, result: FoldResult | None) -> Finding | None:
+        """Add one journal; ``result`` is its lenient fold, None when it was not folded. Returns its first
+        error finding (None when nothing refuses it)."""
+        findings = [with_source(f, read.source) for f in (*read.findings, *(result.findings if result else ()))]
+        self.findings.extend(findings)
         first_error = next((f for f in findings if f.severity == "error"), None)
         if first_error is not None:
-            self.bad_runs.append((run, first_error))
-        if self.want_records and not records_added:
-            self.records.add(run, records)
-        self._add_run_row(run, records, findings, result, good=first_error is None and result is not None)
-        if result is not None:
-            self._add_messages(run, result)
-            self._add_calls(run, result)
-        return first_error is None
+            self.bad_runs.append((read.run, first_error))
+        if self.want_records:
+            self._reads.append(read)
+        if self.folded:
+            self._add_run(read, result, findings, invalid=first_error is not None or not read.complete)
+            if result is not None:
+                self._add_segments(read.run, result)
+                self._add_messages(read.run, result)
+                self._add_calls(read)
+        return first_error
 
-    def _add_run_row(
-        self,
-        run: str,
-        records: Sequence[RawRecord],
-        findings: Sequence[Finding],
-        result: FoldResult | None,
-        good: bool,
-    ) -> None:
+    def _add_run(self, read: RunReadLike, result: FoldResult | None, findings: list[Finding], invalid: bool) -> None:
         row = self._runs
-        row["run"].append(run)
-        row["records"].append(len(records))
-        row["error_findings"].append(sum(1 for f in findings if f.severity == "error"))
-        row["warning_findings"].append(sum(1 for f in findings if f.severity == "warning"))
-        row["source"].append(self.source)
-        if result is None:
-            summary = _unfolded_summary(records)
-            values: dict[str, Any] = {"status": "invalid", **summary}
-        else:
-            counters = result.counters
-            # An invalid run's identity columns come from its records, by the listing's rule.
-            facts = None if good else unfolded_facts(records)
-            values = {
-                "status": result.status if good else "invalid",
-                "created": result.first_ts if facts is None else facts.created,
-                "last_seq": result.resume.last_seq if facts is None else facts.last_seq,
-                "last_ts": result.last_ts,
-                "model": result.model if facts is None else result.model or facts.model,
-                "turns": counters.turns,
-                "tool_calls": counters.tool_calls,
-                "input_tokens": counters.input_tokens,
-                "output_tokens": counters.output_tokens,
-                "pending_calls": len(result.pending),
-                "deferred_calls": sum(1 for call in result.pending if call.deferred is not None),
-                "claims": counters.claims,
-                "errors": counters.errors,
-                "stop_reason": result.stop_reason,
-                "end_reason": result.ending.text if result.ending is not None else None,
-                "tool_errors": counters.tool_errors,
-                "deferrals": counters.deferrals,
-                "skipped_optional": counters.skipped_optional,
-                "waiting_for": result.resume.waiting_for,
-                "task": result.task,
-            }
-        task = values.get("task")
-        values["task_state"] = self.task_states.get(task) if task is not None else None
-        for name, values_of_column in row.items():
-            if name not in ("run", "records", "error_findings", "warning_findings", "source"):
-                values_of_column.append(values.get(name))
+        state = result.state if result is not None else None
+        meta = _meta_of(read)
+        fingerprint = meta.fingerprint if meta is not None else None
+        status = "invalid" if invalid or result is None else result.status
+        terminal = state.terminal if state is not None else None
+        pending = state.pending if state is not None else None
+        values: dict[str, Any] = {
+            "run": read.run,
+            "status": status,
+            "created": go_time(meta.created) if meta is not None else None,
+            "updated": read.updated,
+            "model": fingerprint.model if fingerprint is not None else None,
+            "provider": fingerprint.provider if fingerprint is not None else None,
+            "prompt": meta.prompt if meta is not None else None,
+            "interactive": meta.interactive if meta is not None else None,
+            "caller": (meta.caller or None) if meta is not None else None,
+            "conversation": digest12(meta.conversation_token) if meta is not None else None,
+            "last_seq": result.last_seq if result is not None else read.last_seq,
+            "records": len(read.records),
+            "segments": len(result.segments) if result is not None else 0,
+            "resumes": sum(1 for stored in read.records if stored.record.kind == "claim"),
+            "stale_terminal": result.stale_terminal if result is not None else False,
+            "terminal_reason": terminal.reason if terminal is not None else None,
+            "terminal_message": (terminal.message or None) if terminal is not None else None,
+            "last_stop_reason": (state.last_stop_reason or None) if state is not None else None,
+            "next_iteration": state.next_iteration if state is not None else None,
+            "waiting_for": result.waiting_for if result is not None else None,
+            "pending_calls": len(result.pending_calls) if result is not None and state is not None else None,
+            "open_deferrals": len(pending.open_deferrals()) if pending is not None else (0 if state else None),
+            "approvals": list(state.approvals or ()) if state is not None else None,
+            "call_approvals": [a.tool_use_id for a in state.call_approvals or ()] if state is not None else None,
+            "memory_keys": sorted(state.memory_revisions or {}) if state is not None else None,
+            "task_state": self.task_states.get(read.run),
+            "error_findings": sum(1 for f in findings if f.severity == "error"),
+            "warning_findings": sum(1 for f in findings if f.severity == "warning"),
+            "source": read.source,
+        }
+        counters = state.counters if state is not None else None
+        for name in _COUNTERS:
+            values[name] = getattr(counters, name) if counters is not None else None
+        for name, column in row.items():
+            column.append(values[name])
+
+    def _add_segments(self, run: str, result: FoldResult) -> None:
+        columns = self._segments
+        for segment in result.segments:
+            columns["run"].append(run)
+            columns["segment"].append(segment.index)
+            columns["first_seq"].append(segment.first_seq)
+            columns["last_seq"].append(segment.last_seq)
+            columns["claimed_by"].append(segment.claimed_by)
+            columns["claimed_at"].append(go_time(segment.claimed_at))
+            columns["ending"].append(segment.ending)
+            columns["terminal_message"].append(segment.terminal_message)
+            columns["llm_calls"].append(segment.llm_calls)
+            columns["tool_calls"].append(segment.tool_calls)
+            columns["in_tokens"].append(segment.in_tokens)
+            columns["out_tokens"].append(segment.out_tokens)
 
     def _add_messages(self, run: str, result: FoldResult) -> None:
         columns = self._messages
-        rows = [_message_row(message["content"]) for message in result.messages]
-        count = len(rows)
-        columns["run"].extend([run] * count)
-        columns["index"].extend(range(count))
-        columns["role"].extend([message["role"] for message in result.messages])
+        messages = result.messages
+        rows = [_message_row(message) for message in messages]
+        self._message_runs.append(run)
+        self._message_counts.append(len(rows))
+        columns["index"].extend(range(len(rows)))
+        columns["role"].extend([message.role for message in messages])
         columns["text"].extend([row[0] for row in rows])
-        columns["tool_use_count"].extend([row[1] for row in rows])
-        columns["tool_result_count"].extend([row[2] for row in rows])
+        columns["thinking_chars"].extend([row[1] for row in rows])
+        columns["tool_use_count"].extend([row[2] for row in rows])
+        columns["tool_result_count"].extend([row[3] for row in rows])
+        columns["provider_blocks"].extend([row[4] for row in rows])
 
-    def _add_calls(self, run: str, result: FoldResult) -> None:
-        columns = self._calls
-        for trace in result.tool_calls:
-            columns["run"].append(run)
-            columns["call_id"].append(trace.call_id)
-            columns["name"].append(trace.name)
-            columns["input"].append(orjson.dumps(trace.input).decode())
-            columns["call_seq"].append(trace.call_seq)
-            columns["result_seq"].append(trace.result_seq)
-            columns["is_error"].append(trace.is_error)
-            columns["deferred"].append(trace.deferred)
-            columns["approval"].append(trace.approval)
-            columns["call_ts"].append(trace.call_ts)
-            columns["result_ts"].append(trace.result_ts)
-            columns["latency_s"].append(None)  # from the parsed timestamps, in finish()
+    def _add_calls(self, read: RunReadLike) -> None:
+        calls = _calls_of(stored.record for stored in read.records)
+        self._calls.extend(calls)
+        self._call_runs.append(read.run)
+        self._call_counts.append(len(calls))
+
+    def _calls_table(self) -> pa.Table:
+        calls = self._calls
+        columns: dict[str, Any] = {"run": strings_repeated(self._call_runs, self._call_counts)}
+        for name in TOOL_CALLS_SCHEMA.names[1:]:
+            columns[name] = [getattr(call, name) for call in calls]
+        return _table(columns, TOOL_CALLS_SCHEMA)
 
     def finish(self) -> Tables:
-        runs = self._runs
-        run_arrays = [
-            timestamps(runs[f.name]) if f.type == TIMESTAMP else column(runs[f.name], f.type) for f in RUNS_SCHEMA
-        ]
-        calls = self._calls
-        call_ts, result_ts = timestamps(calls["call_ts"]), timestamps(calls["result_ts"])
-        micros = pc.cast(pc.subtract(result_ts, call_ts), pa.int64())
-        latency = pc.divide(pc.cast(micros, pa.float64()), pa.scalar(1_000_000.0))
-        computed = {"call_ts": call_ts, "result_ts": result_ts, "latency_s": latency}
-        call_arrays = [
-            computed[f.name] if f.name in computed else column(calls[f.name], f.type) for f in TOOL_CALLS_SCHEMA
-        ]
-        message_arrays = [column(self._messages[f.name], f.type) for f in MESSAGES_SCHEMA]
-        records = (
-            pa.Table.from_batches([self.records.batch(self.source)], RECORDS_SCHEMA)
-            if self.want_records
-            else empty_table("records")
-        )
+        findings = findings_table(self.findings)
+        records = records_table(self._reads) if self.want_records else empty_table("records")
+        if not self.folded:
+            return Tables.of(records=records, findings=findings)
+        messages = dict(self._messages)
+        messages["run"] = strings_repeated(self._message_runs, self._message_counts)
         return Tables(
             records=records,
-            runs=pa.Table.from_arrays(run_arrays, schema=RUNS_SCHEMA),
-            messages=pa.Table.from_arrays(message_arrays, schema=MESSAGES_SCHEMA),
-            tool_calls=pa.Table.from_arrays(call_arrays, schema=TOOL_CALLS_SCHEMA),
-            findings=findings_table(self.findings),
+            runs=_table(self._runs, RUNS_SCHEMA),
+            segments=_table(self._segments, SEGMENTS_SCHEMA),
+            messages=_table(messages, MESSAGES_SCHEMA),
+            tool_calls=self._calls_table(),
+            findings=findings,
         )
 
 
-def tables_of_runs(
-    runs: Iterable[tuple[str, Sequence[RawRecord], Sequence[Finding], FoldResult | None]],
-    source: str,
-    *,
-    records: bool = True,
-) -> Tables:
-    """The five tables of runs already read and folded (leniently). Pure; handy for notebooks and tests."""
-    builder = TablesBuilder(source, records=records)
-    for run, run_records, findings, result in runs:
-        builder.add_run(run, run_records, findings, result)
+def _table(columns: dict[str, Any], schema: pa.Schema) -> pa.Table:
+    return pa.Table.from_arrays(
+        [
+            column if isinstance(column, pa.Array) else pa.array(column, field.type)
+            for field, column in zip(schema, columns.values(), strict=True)
+        ],
+        schema=schema,
+    )
+
+
+@dataclass(slots=True)
+class Folded:
+    """One journal for ``tables_of``: its read and its lenient fold (None when it must not be folded)."""
+
+    read: RunReadLike
+    result: FoldResult | None = field(default=None)
+
+
+def tables_of(journals: Iterable[Folded], *, records: bool = True) -> Tables:
+    """The six tables of journals already read and folded (leniently). Pure; for notebooks and tests."""
+    builder = TablesBuilder(records=records)
+    for journal in journals:
+        builder.add(journal.read, journal.result)
+    return builder.finish()
+
+
+def fold_read(read: RunReadLike) -> FoldResult | None:
+    """The lenient fold of a read, or None for a refused read (the runtime never folds one)."""
+    if not read.complete:
+        return None
+    return folding.fold([stored.record for stored in read.records], run=read.run, strict=False)
+
+
+def tables_of_reads(reads: Sequence[RunReadLike], *, records: bool = True, fold: bool = True) -> Tables:
+    """The six tables of reads, each folded leniently here (``fold=False``: records and findings only)."""
+    builder = TablesBuilder(records=records, folded=fold)
+    for read in reads:
+        builder.add(read, fold_read(read) if fold else None)
     return builder.finish()

@@ -1,69 +1,51 @@
-"""Column helpers shared by the table builders: timestamps, strings repeated per run, findings as a table."""
+"""Column helpers shared by the table builders: Go times, digests, strings repeated per run, findings."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from journaltools.protocol.envelope import seq_array, timestamp_mask
 from journaltools.protocol.findings import Finding
-from journaltools.tables.schema import FINDINGS_SCHEMA, TIMESTAMP
-
-#: "YYYY-MM-DDTHH:MM:SS.ffffffZ": microseconds, the precision of the ts column.
-_MICROSECOND_WIDTH: Final = 27
+from journaltools.tables.schema import FINDINGS_SCHEMA
 
 
-def _parse_ts(text: str) -> datetime | None:
+def go_time(text: str | None) -> datetime | None:
+    """A time as the runtime writes it (RFC 3339, up to nine fraction digits, any offset) in UTC, cut to
+    microseconds; None for an absent or unreadable one (the exact reader accepts times Python cannot hold)."""
+    if not text:
+        return None
     try:
-        fmt = "%Y-%m-%dT%H:%M:%S.%fZ" if "." in text else "%Y-%m-%dT%H:%M:%SZ"
-        return datetime.strptime(text, fmt).replace(tzinfo=UTC)
+        value = datetime.fromisoformat(text)
     except ValueError:
+        return None
+    if value.tzinfo is None:
+        return None
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:  # year 1 with a positive offset falls before the first representable instant
         return None
 
 
-def timestamps(values: pa.Array | Sequence[str | None], matches: np.ndarray | None = None) -> pa.Array:
-    """RFC 3339 UTC strings (the protocol's ``ts``) as ``timestamp[us, tz=UTC]``.
-
-    Strings that break the protocol's pattern, and impossible dates (February 30th), become null; more
-    than six fractional digits are truncated to microseconds. Each result depends only on its string.
-    ``matches``: ``timestamp_mask(values)``, when the caller has it already.
-    """
-    strings = values if isinstance(values, pa.Array) else pa.array(values, pa.string())
-    if len(strings) == 0:
-        return pa.array([], TIMESTAMP)
-    mask = timestamp_mask(strings) if matches is None else matches
-    valid = strings if mask.all() else pc.if_else(pa.array(mask), strings, pa.scalar(None, pa.string()))
-    lengths = pc.binary_length(valid)
-    if (pc.max(lengths).as_py() or 0) > _MICROSECOND_WIDTH:
-        long = pc.greater(lengths, _MICROSECOND_WIDTH)
-        cut = pc.binary_join_element_wise(pc.utf8_slice_codeunits(valid, 0, _MICROSECOND_WIDTH - 1), "Z", "")
-        valid = pc.if_else(long, cut, valid)
-    try:
-        return pc.cast(valid, TIMESTAMP)
-    except pa.ArrowInvalid:  # an impossible date somewhere: decide string by string
-        return pa.array([None if v is None else _parse_ts(v) for v in valid.to_pylist()], TIMESTAMP)
-
-
-def int64s(values: Sequence[int | None]) -> pa.Array:
-    """Integers as int64; one beyond int64 (valid JSON, never a valid count or seq) becomes null."""
-    return seq_array(values)
+def digest12(secret: str) -> str | None:
+    """The first 12 hex characters of the SHA-256 of ``secret`` (None for an empty one): what a table may hold
+    of a credential, enough to group runs of one conversation, never enough to use it."""
+    if not secret:
+        return None
+    return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 def strings_repeated(values: Sequence[str], counts: Sequence[int] | np.ndarray) -> pa.Array:
-    """``values[i]`` repeated ``counts[i]`` times, as a plain string column."""
+    """``values[i]`` repeated ``counts[i]`` times, as a plain string column (one C loop, no Python list)."""
     if len(values) == 1:
         return pa.repeat(pa.scalar(values[0], pa.string()), int(counts[0]))
+    if not len(values):
+        return pa.array([], pa.string())
     indices = pa.array(np.repeat(np.arange(len(values), dtype=np.int32), counts), pa.int32())
     return pa.DictionaryArray.from_arrays(indices, pa.array(values, pa.string())).cast(pa.string())
-
-
-def column(values: Sequence[Any], type_: pa.DataType) -> pa.Array:
-    return int64s(values) if type_ == pa.int64() else pa.array(values, type_)
 
 
 def with_source(finding: Finding, source: str) -> Finding:
@@ -77,7 +59,7 @@ def findings_table(findings: Sequence[Finding]) -> pa.Table:
     return pa.Table.from_arrays(
         [
             pa.array([f.run for f in findings], pa.string()),
-            int64s([f.seq for f in findings]),
+            pa.array([f.seq for f in findings], pa.uint64()),
             pa.array([f.code for f in findings], pa.string()),
             pa.array([f.severity for f in findings], pa.string()),
             pa.array([f.message for f in findings], pa.string()),

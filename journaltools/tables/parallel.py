@@ -1,17 +1,15 @@
 """How a load spreads its work, and its progress bar. The policy, in one place:
 
-- The records path (``fold=False``) runs in this process: the stages that release the interpreter (the
-  line split, the UTF-8 check) run in one helper thread (``loader._pipelined_batches``) while this thread
-  decodes the same batch's envelopes, then builds its tables while the helper splits the next one. A
-  second process would only move the envelope decode, and shipping the records back costs about what it
-  saves.
-- Folding is Python and has no such stages, so a load that folds enough journal bytes (``FOLD_POOL_FROM``)
-  on a machine with more than one core shares its batches with worker processes (``workers.py``): one per
-  further core, started once per process and kept. They are plain child interpreters started with
+- The records path (``fold=False``) runs in this process: shipping the records back from another process
+  costs about what decoding them there saves.
+- Folding is Python, so a load that folds enough local journal bytes (``FOLD_POOL_FROM``) on a machine with more
+  than one core shares its batches with worker processes (``workers.py``): one per further core, started once
+  per process and kept. A batch names its source by URL and runs, so a worker opens the source itself and reads
+  the journals there: only the finished tables cross the pipe. They are plain child interpreters started with
   ``subprocess``, so nothing depends on how many threads happen to run, on a start method, or on whether a
-  script guards its top level; this process keeps working on batches meanwhile, so the first load of a
-  process does not wait for them to start. Inside a Dask worker a load never starts processes: Dask
-  spreads the work (``audit_sources(..., dask=client)``). ``workers=1`` folds here only.
+  script guards its top level; this process keeps working on batches meanwhile, so the first load of a process
+  does not wait for them to start. Inside a Dask worker a load never starts processes: Dask spreads the work
+  (``audit_sources(..., dask=client)``). ``workers=1`` folds here only.
 """
 
 from __future__ import annotations
@@ -68,11 +66,10 @@ def processes_for(workers: int | None, fold_bytes: int) -> int:
 def shared_batches(
     batches: Sequence[Any],
     worker_count: int,
-    source: str,
     options: Any,
-    here: Callable[[Any, str, Any], Any],
+    here: Callable[[Any, Any], Any],
 ) -> Iterator[Any]:
-    """The results of ``here(batch, source, options)`` for every batch, in order, with the batches shared
+    """The results of ``here(batch, options)`` for every batch, in order, with the batches shared
     between this process and ``worker_count`` worker processes (see the module doc). Anything a worker
     cannot do (it failed on a batch, or died) is done here, so a result is never lost."""
     pool = worker_processes.pool(worker_count)
@@ -89,17 +86,17 @@ def shared_batches(
                     and next_batch < min(len(batches), wanted + _AHEAD)
                 ):
                     job = next(_jobs)
-                    if not worker.send(job, batches[next_batch], source, options):
+                    if not worker.send(job, batches[next_batch], options):
                         break
                     held[job] = (worker, next_batch)
                     next_batch += 1
             replies = _replies(pool.replies, block=False)
             if not replies and wanted >= next_batch:
-                results[next_batch] = here(batches[next_batch], source, options)
+                results[next_batch] = here(batches[next_batch], options)
                 next_batch += 1
                 continue
             if not replies and next_batch < min(len(batches), wanted + _AHEAD):
-                results[next_batch] = here(batches[next_batch], source, options)  # work while the worker works
+                results[next_batch] = here(batches[next_batch], options)  # work while the worker works
                 next_batch += 1
                 continue
             if not replies:
@@ -110,7 +107,7 @@ def shared_batches(
                             worker.process.kill()
                     continue
             for reply in replies:
-                _settle(reply, held, results, batches, source, options, here)
+                _settle(reply, held, results, batches, options, here)
         yield results.pop(wanted)
 
 
@@ -130,16 +127,15 @@ def _settle(
     held: dict[int, tuple[worker_processes.Worker, int]],
     results: dict[int, Any],
     batches: Sequence[Any],
-    source: str,
     options: Any,
-    here: Callable[[Any, str, Any], Any],
+    here: Callable[[Any, Any], Any],
 ) -> None:
     worker = reply.worker
     if reply.job < 0:  # the worker has gone: redo what it held
         for job, (owner, batch) in list(held.items()):
             if owner is worker:
                 del held[job]
-                results[batch] = here(batches[batch], source, options)
+                results[batch] = here(batches[batch], options)
         worker.in_flight.clear()
         return
     if reply.job in worker.in_flight:
@@ -148,7 +144,7 @@ def _settle(
     if entry is None:  # a reply for a load that was given up
         return
     batch = entry[1]
-    results[batch] = reply.value if reply.ok else here(batches[batch], source, options)
+    results[batch] = reply.value if reply.ok else here(batches[batch], options)
 
 
 def _in_notebook() -> bool:

@@ -1,12 +1,18 @@
-"""The five Arrow schemas (``records``, ``runs``, ``messages``, ``tool_calls``, ``findings``) and ``Tables``.
+"""The six Arrow schemas (``records``, ``runs``, ``segments``, ``messages``, ``tool_calls``, ``findings``) and
+``Tables``.
 
-Timestamps are ``timestamp[us, tz=UTC]``. Each schema carries pandas metadata naming Arrow-backed dtypes, so
-``Table.to_pandas()``, ``pd.read_parquet`` and ``Tables.to_pandas()`` all give ``int64[pyarrow]`` and the like
-(nullable integers stay integers).
+Times are ``timestamp[us, tz=UTC]`` (Go writes nanoseconds; a column keeps microseconds, the raw ``records.body``
+keeps the text). Sequence numbers are ``uint64``, as the runtime's are: a journal may hold a seq beyond int64.
+Each schema carries pandas metadata naming Arrow-backed dtypes, so ``Table.to_pandas()``, ``pd.read_parquet`` and
+``Tables.to_pandas()`` all give ``uint64[pyarrow]`` and the like (nullable integers stay integers).
+
+No column holds ``meta.conversation_token``: ``runs.conversation`` is the first 12 hex characters of its SHA-256,
+and only ``records.body`` (the journal's own bytes) contains it.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final, Literal
@@ -15,32 +21,46 @@ import pandas as pd
 import pyarrow as pa
 
 TIMESTAMP: Final = pa.timestamp("us", tz="UTC")
+SEQ: Final = pa.uint64()
 
 
 def _with_pandas_metadata(schema: pa.Schema) -> pa.Schema:
     frame = schema.empty_table().to_pandas(types_mapper=pd.ArrowDtype)
-    pandas = pa.Schema.from_pandas(frame, preserve_index=False).metadata[b"pandas"]
-    return schema.with_metadata({**(schema.metadata or {}), b"pandas": pandas})
+    pandas = json.loads(pa.Schema.from_pandas(frame, preserve_index=False).metadata[b"pandas"])
+    for column in pandas["columns"]:
+        # pandas cannot parse a nested Arrow dtype's name back ("list<item: string>[pyarrow]"): such columns
+        # convert as plain objects, every other column keeps its Arrow-backed dtype.
+        if "<" in str(column.get("numpy_type")):
+            column["numpy_type"] = "object"
+    return schema.with_metadata({**(schema.metadata or {}), b"pandas": json.dumps(pandas).encode()})
 
 
 def _schema(fields: list[pa.Field], description: str) -> pa.Schema:
     return _with_pandas_metadata(pa.schema(fields, metadata={"description": description}))
 
 
+def _strings() -> pa.DataType:
+    return pa.list_(pa.string())
+
+
 RECORDS_SCHEMA: Final = _schema(
     [
         pa.field("run", pa.string(), nullable=False),
-        pa.field("seq", pa.int64()),
-        pa.field("type", pa.string()),
-        pa.field("ts", TIMESTAMP),
+        pa.field("seq", SEQ, nullable=False),
+        pa.field("protocol", pa.string(), nullable=False),
+        pa.field("kind", pa.string()),
         pa.field("optional", pa.bool_(), nullable=False),
         pa.field("size", pa.int64(), nullable=False),
-        pa.field("body", pa.large_string(), nullable=False),
+        pa.field("time", TIMESTAMP),
+        pa.field("body", pa.large_binary(), nullable=False),
+        pa.field("noncanonical", pa.string()),
         pa.field("source", pa.string(), nullable=False),
         pa.field("position", pa.int64(), nullable=False),
     ],
-    "one row per parseable record: envelope fields (null where a field breaks the envelope rule), the raw "
-    "bytes as text, where it was read (line number or stream sequence)",
+    "one row per decodable record: seq, protocol id, kind (null for an unknown protocol), size and the "
+    "journal's own bytes (body, the only place meta.conversation_token appears), time = the JetStream message "
+    "time (null for files), noncanonical = what differs from the Go encoder's bytes (null when nothing), "
+    "position = file line number or stream sequence",
 )
 
 RUNS_SCHEMA: Final = _schema(
@@ -48,35 +68,67 @@ RUNS_SCHEMA: Final = _schema(
         pa.field("run", pa.string(), nullable=False),
         pa.field("status", pa.string(), nullable=False),
         pa.field("created", TIMESTAMP),
-        pa.field("last_seq", pa.int64()),
-        pa.field("last_ts", TIMESTAMP),
-        pa.field("records", pa.int64()),
+        pa.field("updated", TIMESTAMP),
         pa.field("model", pa.string()),
-        pa.field("turns", pa.int64()),
-        pa.field("tool_calls", pa.int64()),
-        pa.field("input_tokens", pa.int64()),
-        pa.field("output_tokens", pa.int64()),
-        pa.field("pending_calls", pa.int64()),
-        pa.field("deferred_calls", pa.int64()),
-        pa.field("claims", pa.int64()),
-        pa.field("errors", pa.int64()),
-        pa.field("stop_reason", pa.string()),
-        pa.field("end_reason", pa.string()),
-        pa.field("task_state", pa.string()),
-        pa.field("tool_errors", pa.int64()),
-        pa.field("deferrals", pa.int64()),
-        pa.field("skipped_optional", pa.int64()),
+        pa.field("provider", pa.string()),
+        pa.field("prompt", pa.large_string()),
+        pa.field("interactive", pa.bool_()),
+        pa.field("caller", pa.string()),
+        pa.field("conversation", pa.string()),
+        pa.field("last_seq", SEQ, nullable=False),
+        pa.field("records", pa.int64(), nullable=False),
+        pa.field("segments", pa.int64(), nullable=False),
+        pa.field("resumes", pa.int64(), nullable=False),
+        pa.field("stale_terminal", pa.bool_(), nullable=False),
+        pa.field("terminal_reason", pa.string()),
+        pa.field("terminal_message", pa.large_string()),
+        pa.field("last_stop_reason", pa.string()),
+        pa.field("next_iteration", pa.int64()),
         pa.field("waiting_for", pa.string()),
-        pa.field("task", pa.string()),
+        pa.field("llm_calls", pa.int64()),
+        pa.field("tool_calls", pa.int64()),
+        pa.field("remote_tool_calls", pa.int64()),
+        pa.field("in_tokens", pa.int64()),
+        pa.field("out_tokens", pa.int64()),
+        pa.field("cache_read_tokens", pa.int64()),
+        pa.field("cache_create_tokens", pa.int64()),
+        pa.field("thinking_tokens", pa.int64()),
+        pa.field("pending_calls", pa.int64()),
+        pa.field("open_deferrals", pa.int64()),
+        pa.field("approvals", _strings()),
+        pa.field("call_approvals", _strings()),
+        pa.field("memory_keys", _strings()),
+        pa.field("task_state", pa.string()),
         pa.field("error_findings", pa.int64(), nullable=False),
         pa.field("warning_findings", pa.int64(), nullable=False),
         pa.field("source", pa.string(), nullable=False),
     ],
-    "one row per run: the fold's status and counters. status 'invalid' = an error finding names the run; "
-    "pending_calls = unanswered calls of the trailing turn, deferred_calls = those of them that are deferred, "
-    "deferrals = every deferral record of the run; stop_reason = the last assistant record's; end_reason = the "
-    "fatal error's where and message, or the cancel's by and reason; task_state = the task store's state of "
-    "the meta's task, when a task store was given",
+    "one row per journal: status = the last terminal's reason, open, or invalid (refused by the runtime's "
+    "read or fold); the counters are the folded state's (null when the journal was not folded: no meta, or "
+    "its read was refused); conversation = 12 hex of SHA-256 of meta.conversation_token (null without one); "
+    "resumes = claims; approvals = standing approvals (tool names, journal order); call_approvals = the tool "
+    "use ids of the live one-shot approvals; memory_keys = the keys of the last memory_revisions, sorted; "
+    "pending_calls / open_deferrals = of the turn in flight; task_state = the task store's state of the task "
+    "with the run's id, when a task store was given",
+)
+
+SEGMENTS_SCHEMA: Final = _schema(
+    [
+        pa.field("run", pa.string(), nullable=False),
+        pa.field("segment", pa.int64(), nullable=False),
+        pa.field("first_seq", SEQ, nullable=False),
+        pa.field("last_seq", SEQ, nullable=False),
+        pa.field("claimed_by", pa.string()),
+        pa.field("claimed_at", TIMESTAMP),
+        pa.field("ending", pa.string(), nullable=False),
+        pa.field("terminal_message", pa.large_string()),
+        pa.field("llm_calls", pa.int64(), nullable=False),
+        pa.field("tool_calls", pa.int64(), nullable=False),
+        pa.field("in_tokens", pa.int64(), nullable=False),
+        pa.field("out_tokens", pa.int64(), nullable=False),
+    ],
+    "one row per process run within a journal (split at claims): ending = a terminal reason, crashed (no "
+    "terminal and a later claim) or running (the last segment, no terminal yet)",
 )
 
 MESSAGES_SCHEMA: Final = _schema(
@@ -85,10 +137,12 @@ MESSAGES_SCHEMA: Final = _schema(
         pa.field("index", pa.int64(), nullable=False),
         pa.field("role", pa.string(), nullable=False),
         pa.field("text", pa.large_string(), nullable=False),
+        pa.field("thinking_chars", pa.int64(), nullable=False),
         pa.field("tool_use_count", pa.int64(), nullable=False),
         pa.field("tool_result_count", pa.int64(), nullable=False),
+        pa.field("provider_blocks", pa.int64(), nullable=False),
     ],
-    "one row per folded message (Messages API shape); text = its text blocks joined by newlines",
+    "one row per folded message (the runtime's neutral model); text = its text blocks joined by newlines",
 )
 
 TOOL_CALLS_SCHEMA: Final = _schema(
@@ -97,22 +151,26 @@ TOOL_CALLS_SCHEMA: Final = _schema(
         pa.field("call_id", pa.string(), nullable=False),
         pa.field("name", pa.string(), nullable=False),
         pa.field("input", pa.large_string(), nullable=False),
-        pa.field("call_seq", pa.int64(), nullable=False),
-        pa.field("result_seq", pa.int64()),
+        pa.field("call_seq", SEQ, nullable=False),
+        pa.field("result_seq", SEQ),
         pa.field("is_error", pa.bool_()),
-        pa.field("deferred", pa.string()),
-        pa.field("approval", pa.string()),
-        pa.field("latency_s", pa.float64()),
-        pa.field("call_ts", TIMESTAMP),
-        pa.field("result_ts", TIMESTAMP),
+        pa.field("remote", pa.bool_()),
+        pa.field("deferred", pa.bool_(), nullable=False),
+        pa.field("deferred_note", pa.large_string()),
+        pa.field("deferred_handle", pa.string()),
+        pa.field("call_approved", pa.bool_(), nullable=False),
+        pa.field("result_chars", pa.int64()),
     ],
-    "one row per tool call; input is compact JSON text; latency_s = result ts - call ts",
+    "one row per tool_use block of an assistant record, in journal order: result_seq / is_error / remote / "
+    "result_chars from the first tool_result record answering it (null while unanswered); deferred and its "
+    "note and handle from a deferred record; call_approved = a call_approval record names it; input = the "
+    "call's raw JSON",
 )
 
 FINDINGS_SCHEMA: Final = _schema(
     [
         pa.field("run", pa.string()),
-        pa.field("seq", pa.int64()),
+        pa.field("seq", SEQ),
         pa.field("code", pa.string(), nullable=False),
         pa.field("severity", pa.string(), nullable=False),
         pa.field("message", pa.string(), nullable=False),
@@ -121,11 +179,12 @@ FINDINGS_SCHEMA: Final = _schema(
     "one row per finding (the finding codes of docs/interfaces.md)",
 )
 
-TableName = Literal["records", "runs", "messages", "tool_calls", "findings"]
-TABLE_NAMES: Final[tuple[TableName, ...]] = ("records", "runs", "messages", "tool_calls", "findings")
+TableName = Literal["records", "runs", "segments", "messages", "tool_calls", "findings"]
+TABLE_NAMES: Final[tuple[TableName, ...]] = ("records", "runs", "segments", "messages", "tool_calls", "findings")
 SCHEMAS: Final[dict[str, pa.Schema]] = {
     "records": RECORDS_SCHEMA,
     "runs": RUNS_SCHEMA,
+    "segments": SEGMENTS_SCHEMA,
     "messages": MESSAGES_SCHEMA,
     "tool_calls": TOOL_CALLS_SCHEMA,
     "findings": FINDINGS_SCHEMA,
@@ -133,7 +192,7 @@ SCHEMAS: Final[dict[str, pa.Schema]] = {
 
 
 def to_pandas(table: pa.Table) -> pd.DataFrame:
-    """A DataFrame with Arrow-backed dtypes (``pd.ArrowDtype``): nulls, int64 and UTC timestamps survive."""
+    """A DataFrame with Arrow-backed dtypes (``pd.ArrowDtype``): nulls, uint64 and UTC timestamps survive."""
     return table.to_pandas(types_mapper=pd.ArrowDtype)
 
 
@@ -145,6 +204,7 @@ def empty_table(name: str) -> pa.Table:
 class PandasTables:
     records: pd.DataFrame
     runs: pd.DataFrame
+    segments: pd.DataFrame
     messages: pd.DataFrame
     tool_calls: pd.DataFrame
     findings: pd.DataFrame
@@ -152,10 +212,11 @@ class PandasTables:
 
 @dataclass(frozen=True, slots=True)
 class Tables:
-    """The five tables of one load. Tables that were not asked for are empty (with their schema)."""
+    """The six tables of one load. Tables that were not asked for are empty (with their schema)."""
 
     records: pa.Table
     runs: pa.Table
+    segments: pa.Table
     messages: pa.Table
     tool_calls: pa.Table
     findings: pa.Table

@@ -3,13 +3,13 @@
 A worker is a plain child interpreter, ``python -m journaltools.tables.workers``, not a multiprocessing
 process: it is started with ``subprocess`` (fork-and-exec, safe whatever threads the parent runs), imports
 journaltools and nothing of the user's (a script without a ``__main__`` guard is never run twice), and works
-the same from a script, Jupyter or a Dask worker. It reads the journals itself (the parent sends paths),
-builds the tables with the same code as the parent (``loader.tables_of_lines``) and sends them back as a
+the same from a script, Jupyter or a Dask worker. It reads the journals itself (the parent sends a source URL
+and run ids), builds the tables with the same code as the parent (``batch.tables_of_batch``) and sends them back as a
 pickle whose Arrow buffers travel out of band: the parent reads them into one Arrow buffer and the tables
 point into it, without another copy.
 
 Frames, both ways: an 8-byte little-endian length, then that many bytes. Parent to worker: a pickled
-``(job, journals, source, options)``. Worker to parent: a pickled ``(job, ok, value, buffer_sizes)``
+``(job, batch, options)``. Worker to parent: a pickled ``(job, ok, value, buffer_sizes)``
 followed by the buffers, each padded to 64 bytes; ``value`` is the ``BatchResult`` (or the error text).
 A worker that dies takes no result with it: the parent redoes its batches itself.
 """
@@ -25,7 +25,6 @@ import struct
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO, Any, Final
 
@@ -95,18 +94,14 @@ def _send_result(stream: IO[bytes], job: int, ok: bool, value: object) -> None:
 
 def serve(requests: IO[bytes], replies: IO[bytes]) -> None:
     """The worker's loop: one batch per request, until the parent closes the pipe."""
-    from journaltools.tables.batch import tables_of_lines
-    from journaltools.tables.records import new_buffer, read_batch
+    from journaltools.tables.batch import run_batch
 
-    buffer = new_buffer()
     _write_frame(replies, b"ready")
     replies.flush()
     while (frame := _read_frame(requests)) is not None:
-        job, journals, source, options = pickle.loads(frame)
+        job, batch, options = pickle.loads(frame)
         try:
-            lines, buffer = read_batch(journals, buffer, options.max_line_bytes, envelopes=not options.fold)
-            result = tables_of_lines(lines, source, options)
-            del lines
+            result = run_batch(batch, options)
         except Exception as exc:  # the parent redoes the batch itself and meets the error there
             _send_result(replies, job, False, f"{type(exc).__name__}: {exc}")
         else:
@@ -168,13 +163,13 @@ class Worker:
             self.ready.set()
             self.replies.put(Reply(self, -1, False, None))
 
-    def send(self, job: int, journals: Sequence[Any], source: str, options: Any) -> bool:
+    def send(self, job: int, batch: Any, options: Any) -> bool:
         """Hand a batch over; False if the worker has gone (the caller then does the batch itself)."""
         stdin = self.process.stdin
         if not self.alive or stdin is None:
             return False
         try:
-            _write_frame(stdin, pickle.dumps((job, list(journals), source, options), protocol=5))
+            _write_frame(stdin, pickle.dumps((job, batch, options), protocol=5))
         except (BrokenPipeError, OSError):
             self.alive = False
             return False

@@ -24,26 +24,20 @@ DEFAULT_LIMIT = 400
 #: Characters per rendered line, for the estimate of how tall a value will be (prose at the widgets' width).
 _CHARS_PER_LINE = 90
 
-#: Status → (background, text) in the light theme: the fallback where no theme variable is defined.
-STATUS_COLOURS: dict[str, tuple[str, str]] = {
-    "completed": ("#d1f2d9", "#14532d"),
-    "open": ("#dbeafe", "#1e3a8a"),
-    "suspended": ("#fef3c7", "#78350f"),
-    "cancelled": ("#e5e7eb", "#374151"),
-    "failed": ("#fee2e2", "#7f1d1d"),
-    "invalid": ("#fecaca", "#7f1d1d"),
-}
-
 #: Severity → its hue (the chart's bars; the text of a severity is always printed too).
 SEVERITY_COLOURS: dict[str, str] = {"error": "#d32f2f", "warning": "#f57c00", "info": "#1976d2"}
 
-#: Status → the tone of its badge and banner.
+#: Status (PROTOCOL 5: ``open``, a terminal reason, ``invalid``) and segment ending (``crashed``, ``running``)
+#: → the tone of its badge, banner and chip. A reason the runtime does not write falls back to ``muted``.
 STATUS_TONES: dict[str, str] = {
     "completed": "ok",
     "open": "info",
+    "running": "info",
     "suspended": "warn",
-    "cancelled": "muted",
-    "failed": "error",
+    "budget": "warn",
+    "max_iterations": "warn",
+    "error": "error",
+    "crashed": "error",
     "invalid": "error",
 }
 
@@ -241,6 +235,12 @@ STYLE = """<style>
                margin: 4px 0; max-width: 48em; }
 .jt-marker { position: absolute; top: 0; width: 3px; height: 14px; background: var(--jt-brand); }
 .jt-marker-end { background: var(--jt-error); }
+.jt-segments { font-size: 12px; margin: 4px 0; color: var(--jt-fg); }
+.jt-segment { display: inline-block; margin: 2px 4px 2px 0; padding: 0 8px; border-radius: 9px; line-height: 18px;
+              border: 1px solid var(--jt-tone); color: var(--jt-fg); background: var(--jt-tint-fallback);
+              background: color-mix(in srgb, var(--jt-tone) 14%, transparent); }
+.jt-thinking > summary { cursor: pointer; color: var(--jt-fg-muted); font-size: 12px; font-style: italic; }
+.jt-provider { border: 1px dotted var(--jt-border-strong); border-radius: 4px; padding: 2px 8px; margin: 4px 0; }
 .jt-findings { margin: 2px 0; padding-left: 1.4em; font-size: 12px; }
 .jt-row td { color: var(--jt-fg); }
 .jt-verdict-documented td { background: rgba(255, 152, 0, 0.12);

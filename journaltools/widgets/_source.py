@@ -1,7 +1,9 @@
 """Runs read from a source on demand, for the views that open a conversation (the models never read).
 
 A browser over ten thousand runs needs only their ``runs`` rows up front; a conversation is read and folded
-when it is opened, once, and kept while a few others are.
+when it is opened, once, and kept while a few others are. The reader's verdict travels with the fold: a
+journal the reader refused (``complete=False``: a corrupt interior line, a resume after a torn tail) is shown
+``invalid`` with the reader's findings first, never as if it were whole.
 """
 
 from __future__ import annotations
@@ -11,15 +13,21 @@ from collections import OrderedDict
 
 from journaltools.backends.base import Backend, RunRead
 from journaltools.errors import JournalError
-from journaltools.fold import FoldResult, fold
+from journaltools.folding import FoldResult, fold
 
 
-def fold_with_reader_findings(run: str, read: RunRead) -> FoldResult:
-    """The lenient fold of what the reader kept, with the reader's own findings (a torn tail, a corrupt line)
-    first, so the status by the listing's rule matches ``ls`` even for a journal the reader refused."""
-    result = fold(read.records, strict=False, run=run)
-    if read.findings:
-        result = dataclasses.replace(result, findings=[*read.findings, *result.findings])
+def fold_read(run: str, read: RunRead) -> FoldResult:
+    """The lenient fold of what the reader kept, the reader's findings first; ``invalid`` when the reader
+    refused the journal or reported an error, whatever the records that parse fold to."""
+    result = fold([stored.record for stored in read.records], strict=False, run=run)
+    reader_findings = list(read.findings)
+    refused = not read.complete or any(finding.severity == "error" for finding in reader_findings)
+    if reader_findings or refused:
+        result = dataclasses.replace(
+            result,
+            findings=[*reader_findings, *result.findings],
+            status="invalid" if refused else result.status,
+        )
     return result
 
 
@@ -49,7 +57,7 @@ class RunFolds:
             self._folds.move_to_end(run)
             return self._folds[run]
         try:
-            result: FoldResult | None = fold_with_reader_findings(run, self.read(run))
+            result: FoldResult | None = fold_read(run, self.read(run))
         except JournalError as error:  # no such run, or an id that cannot name one: say so, never raise
             self.errors[run] = str(error)
             result = None

@@ -1,14 +1,18 @@
 """Why a run ended, or what it waits for, in the same words everywhere (banners, rows, TimeTravel).
 
-Post-mortem starts here (PROTOCOL.md section 10): a failed run names its fatal error, a cancelled one who
-cancelled it and why, an invalid one its first error finding; every other status says what the run waits
-for, and the last assistant ``stop_reason`` is always given when there is one.
+From the fold (PROTOCOL 5): the last terminal's reason and message, the last assistant ``stop_reason``, the
+open deferrals a suspended run waits on (tool, note, handle), the pending calls of a turn in flight, and
+whether a new turn follows the last terminal (``stale_terminal``: the status still names the old ending).
+An ``invalid`` run names its first error finding. The texts are plain; the views escape them (a deferral's
+note and handle are written by tools and are as untrusted as message content).
 """
 
 from __future__ import annotations
 
-from journaltools.fold import FoldResult
-from journaltools.listing import status_of_fold
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from journaltools.folding import FoldResult, PendingCall
 from journaltools.protocol.findings import Finding
 from journaltools.widgets._html import Banner, Tone
 
@@ -16,8 +20,9 @@ _TITLES: dict[str, str] = {
     "completed": "Completed",
     "open": "Open",
     "suspended": "Suspended",
-    "cancelled": "Cancelled",
-    "failed": "Failed",
+    "error": "Ended in error",
+    "budget": "Token budget exhausted",
+    "max_iterations": "Iteration cap reached",
     "invalid": "Invalid journal",
 }
 
@@ -25,20 +30,51 @@ _TONES: dict[str, Tone] = {
     "completed": "ok",
     "open": "info",
     "suspended": "warn",
-    "cancelled": "muted",
-    "failed": "error",
+    "error": "error",
+    "budget": "warn",
+    "max_iterations": "warn",
     "invalid": "error",
 }
 
 
+def title_of(status: str) -> str:
+    return _TITLES.get(status, f"Ended: {status}")
+
+
+def tone_of(status: str) -> Tone:
+    return _TONES.get(status, "muted")
+
+
 def finding_text(finding: Finding) -> str:
-    """``seq 3: schema_violation — <message>`` (the seq left out when the finding has none)."""
+    """``seq 3: unknown_protocol — <message>`` (the seq left out when the finding has none)."""
     where = f"seq {finding.seq}: " if finding.seq is not None else ""
     return f"{where}{finding.code} — {finding.message}"
 
 
+def call_state(call: PendingCall) -> str:
+    """A pending call's state in words: deferred (waiting for an answer), approved once, or waiting to run."""
+    if call.deferred is not None:
+        return "deferred"
+    if call.call_approved:
+        return "approved once"
+    return "waiting"
+
+
+def pending_text(call: PendingCall) -> str:
+    """``shell (tu_1): deferred — note "…", handle "…"`` for one pending call."""
+    words = f"{call.name} ({call.id}): {call_state(call)}"
+    if call.deferred is not None:
+        extras = (
+            f'note "{call.deferred.note}"' if call.deferred.note else "",
+            f'handle "{call.deferred.handle}"' if call.deferred.handle else "",
+        )
+        shown = ", ".join(extra for extra in extras if extra)
+        words += f" — {shown}" if shown else ""
+    return words
+
+
 def waiting_text(waiting_for: str | None, pending: int = 0) -> str:
-    """What a run that has not ended waits for, in words."""
+    """What a run that has not ended (or will resume) waits for, in words."""
     if waiting_for == "answer":
         return "waiting for an answer to a deferred call"
     if waiting_for == "tools":
@@ -49,57 +85,110 @@ def waiting_text(waiting_for: str | None, pending: int = 0) -> str:
     return "nothing to wait for"
 
 
-def reason_text(
-    status: str,
-    *,
-    end_reason: str | None = None,
-    stop_reason: str | None = None,
-    waiting_for: str | None = None,
-    problem: str | None = None,
-    pending: int = 0,
-) -> str:
-    """The one-line reason shown in a RunBrowser row, from the ``runs`` table's columns."""
-    if status in ("failed", "cancelled") and end_reason:
-        return end_reason
-    if status == "invalid":
-        return problem or "the journal breaks the protocol (see its findings)"
-    if status == "completed":
-        return f"stop reason: {stop_reason}" if stop_reason else "completed"
-    if status in ("open", "suspended"):
-        return waiting_text(waiting_for, pending)
-    return end_reason or ""
+@dataclass(frozen=True, slots=True)
+class Why:
+    """Everything a post-mortem reads first, from one fold."""
+
+    status: str
+    terminal_reason: str | None
+    terminal_message: str | None
+    last_stop_reason: str | None
+    stale_terminal: bool
+    waiting_for: str | None
+    pending: list[PendingCall] = field(default_factory=list)
+    open_deferrals: list[PendingCall] = field(default_factory=list)
+    problem: str | None = None
+
+    @classmethod
+    def of(cls, result: FoldResult, status: str | None = None) -> Why:
+        state = result.state
+        terminal = state.terminal if state is not None else None
+        errors = [finding for finding in result.findings if finding.severity == "error"]
+        problem = None
+        if errors:
+            more = f" (+{len(errors) - 1} more error findings)" if len(errors) > 1 else ""
+            problem = finding_text(errors[0]) + more
+        return cls(
+            status=status or result.status,
+            terminal_reason=terminal.reason if terminal is not None else None,
+            terminal_message=(terminal.message or None) if terminal is not None else None,
+            last_stop_reason=(state.last_stop_reason or None) if state is not None else None,
+            stale_terminal=result.stale_terminal,
+            waiting_for=result.waiting_for,
+            pending=list(result.pending_calls),
+            # The runtime lists open deferrals by call id; pending_calls are in message order.
+            open_deferrals=sorted(
+                (call for call in result.pending_calls if call.deferred is not None), key=lambda c: c.id.encode()
+            ),
+            problem=problem,
+        )
+
+    def detail(self) -> str:
+        """The one line under the banner's title: the terminal's message, what the run waits on, or the problem."""
+        if self.status == "invalid":
+            return self.problem or "the journal breaks the protocol (see its findings)"
+        parts: list[str] = []
+        if self.terminal_message:
+            parts.append(self.terminal_message)
+        if self.open_deferrals:
+            parts.append("waiting for an answer: " + "; ".join(pending_text(c) for c in self.open_deferrals))
+        others = [call for call in self.pending if call.deferred is None]
+        if others:
+            parts.append(f"{waiting_text('tools', len(others))}: " + "; ".join(pending_text(c) for c in others))
+        if not parts and self.terminal_reason is None:
+            parts.append(waiting_text(self.waiting_for))
+        return "; ".join(parts)
+
+    def note(self) -> str:
+        """The small print: the last stop reason and, when a new turn follows the last terminal, that the
+        status names the previous turn's ending."""
+        parts = []
+        if self.last_stop_reason:
+            parts.append(f"last stop reason: {self.last_stop_reason}")
+        if self.stale_terminal:
+            parts.append(
+                f"a new turn follows the last terminal ({self.terminal_reason}): the next turn is in flight, "
+                "the status still names the previous turn's ending"
+            )
+        return "; ".join(parts)
+
+    def banner(self) -> Banner:
+        return Banner(tone_of(self.status), title_of(self.status), self.detail(), self.note())
 
 
 def banner_for(result: FoldResult, status: str | None = None) -> Banner:
-    """The banner at the top of a conversation: the status, why it ended or what it waits for, and the last
-    stop reason. ``status`` defaults to the listing's rule (``status_of_fold``)."""
-    status = status or status_of_fold(result)
-    tone = _TONES.get(status, "muted")
-    stop = f"last stop reason: {result.stop_reason}" if result.stop_reason else ""
-    ending = result.ending
-    if status in ("failed", "cancelled") and ending is not None:
-        return Banner(tone, f"{_TITLES[status]} at seq {ending.seq}", ending.text, stop)
+    """The banner at the top of a conversation. ``status`` defaults to the fold's (``open``, the last terminal's
+    reason, or ``invalid``); a caller passes a listing's own status to show that instead."""
+    return Why.of(result, status).banner()
+
+
+def reason_text(
+    status: str,
+    *,
+    terminal_message: str | None = None,
+    last_stop_reason: str | None = None,
+    pending_calls: int = 0,
+    open_deferrals: int = 0,
+    stale_terminal: bool = False,
+    problem: str | None = None,
+) -> str:
+    """The one-line reason of a RunBrowser row, from the ``runs`` table's columns (no fold at hand)."""
     if status == "invalid":
-        errors = [finding for finding in result.findings if finding.severity == "error"]
-        more = f" (+{len(errors) - 1} more error findings)" if len(errors) > 1 else ""
-        detail = (finding_text(errors[0]) + more) if errors else "the journal breaks the protocol"
-        note = f"read leniently, the fold says {result.status}" + (f"; {stop}" if stop else "")
-        return Banner(tone, _TITLES[status], detail, note)
-    if status == "suspended":
-        deferred = [call for call in result.pending if call.deferred is not None and call.approval is None]
-        calls = ", ".join(f"{call.name} ({call.id}), deferred for {call.deferred}" for call in deferred)
-        detail = f"waiting for an answer: {calls}" if calls else waiting_text("answer")
-        return Banner(tone, _TITLES[status], detail, stop)
-    if status == "open":
-        waiting = result.resume.waiting_for
-        if waiting == "tools":
-            calls = ", ".join(f"{call.name} ({call.id})" for call in result.pending)
-            detail = f"{waiting_text('tools', len(result.pending))}: {calls}"
-        elif waiting is None and not result.messages:
-            detail = "no conversation yet"
-        else:
-            detail = waiting_text(waiting)
-        return Banner(tone, _TITLES[status], detail, stop)
-    if status == "completed":
-        return Banner(tone, _TITLES[status], stop or "the conversation ends with an assistant message")
-    return Banner(tone, _TITLES.get(status, status), ending.text if ending is not None else "", stop)
+        return problem or "the journal breaks the protocol (see its findings)"
+    parts: list[str] = []
+    if terminal_message:
+        parts.append(terminal_message)
+    if open_deferrals:
+        parts.append(f"waiting for an answer to {open_deferrals} deferred call{'s' if open_deferrals != 1 else ''}")
+    if pending_calls > open_deferrals:
+        parts.append(waiting_text("tools", pending_calls - open_deferrals))
+    if stale_terminal:
+        parts.append("next turn in flight")
+    if not parts:
+        parts.append(f"stop reason: {last_stop_reason}" if last_stop_reason else status)
+    return "; ".join(parts)
+
+
+def first_error(findings: Sequence[Finding]) -> str | None:
+    errors = [finding for finding in findings if finding.severity == "error"]
+    return finding_text(errors[0]) if errors else None

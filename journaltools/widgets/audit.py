@@ -4,6 +4,7 @@
 The chart is an inline SVG drawn from the model (whole-number axis, colours from the JupyterLab theme), so the
 widget needs nothing beyond a plain install; ``chart_png()`` draws the same chart with matplotlib for reports
 (``pip install "journaltools[notebook]"``). Pressing an affected run's button opens its ConversationView.
+Finding messages quote journal content (a tool's name, a terminal's message), so they are escaped like it.
 """
 
 from __future__ import annotations
@@ -51,6 +52,11 @@ class AuditSummaryModel:
     def from_table(cls, table: Any) -> AuditSummaryModel:
         """From the ``findings`` Arrow table (columns run, seq, code, severity, message[, source])."""
         return cls.from_rows(table.to_pylist())
+
+    @classmethod
+    def from_tables(cls, tables: Any) -> AuditSummaryModel:
+        """From a ``journaltools.tables.Tables`` (its ``findings``)."""
+        return cls.from_table(tables.findings)
 
     @classmethod
     def from_rows(cls, rows: Iterable[Mapping[str, Any]]) -> AuditSummaryModel:

@@ -1,11 +1,13 @@
 """ListingComparison: the file and JetStream listings side by side, one row per run, each row with a verdict.
 
-``ListingComparisonModel`` (pure) holds the rows. It takes the table of ``journaltools.compare.compare_listings``
-(columns ``run, status_a, status_b, verdict, explanation``), any rows of that shape (``compare --json``), or two
-listings (``RunSummary`` lists) which it hands to ``compare_listings``. Each difference is shown by its
-cause (PROTOCOL.md section 7): the documented open-vs-completed case (amber) and a ``summary_rule`` difference
-that the two-record rule explains on the same records (blue) are expected and explained in plain words; only a
-discrepancy or a missing run is marked loud (red).
+``ListingComparisonModel`` (pure) holds the rows. It takes the table of ``journaltools.compare`` (columns
+``run, status_a, status_b, verdict, explanation``), any rows of that shape (``compare --json``), or two
+listings which it hands to ``compare_listings``. Each difference is shown by its cause (PROTOCOL 6): a
+``documented`` row (the file rule names the last terminal's reason, the JetStream rule says ``open``, and a
+new turn follows that terminal: the conversation's next turn is in flight) in amber, a ``summary_rule`` row
+(the same records, and only records that start no turn follow the last terminal, or the file rule refuses a
+journal the two-record rule reads) in blue, both explained in plain words; only a ``discrepancy`` or a run
+missing on one side is loud (red).
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from journaltools.backends.base import RunSummary
 from journaltools.widgets._html import esc, status_badge, themed
 
 Verdict = Literal["agree", "documented", "summary_rule", "discrepancy", "missing_a", "missing_b"]
@@ -45,15 +46,17 @@ EXPECTED: frozenset[str] = frozenset({"agree", "documented", "summary_rule"})
 
 #: Shown on a documented row that arrives without an explanation of its own (e.g. hand-made rows).
 DOCUMENTED_EXPLANATION = (
-    "Documented, not a bug: the last record is an assistant turn whose tool calls have no results yet. "
-    "The file listing folds the whole run and calls it open (it waits for tool results); the JetStream listing "
-    "looks only at the type of the last record and calls any assistant record completed."
+    "Documented, not an error: both sides hold the same records and a new turn follows the last terminal "
+    "(the conversation's next turn is in flight). The file listing folds the journal and names the last "
+    "terminal's reason; the JetStream listing reads only the last record, which is no terminal, and says open."
 )
 
 #: Shown on a summary_rule row that arrives without an explanation of its own.
 SUMMARY_RULE_EXPLANATION = (
-    "Expected, not an error: both sides hold the same records, and the JetStream listing's two-record rule "
-    "(the status from the type of the last record alone) gives this status; the file listing folds the whole run."
+    "Expected, not an error: both sides hold the same records, and only records that start no turn follow the "
+    "last terminal (memory revisions, a claim, a decision, a call approval, an optional record); the JetStream "
+    "listing reads the last record alone and says open, or the file listing refuses a journal that the "
+    "two-record rule still reads."
 )
 
 
@@ -109,12 +112,12 @@ class ListingComparisonModel:
     @classmethod
     def from_listings(
         cls,
-        a_rows: Sequence[RunSummary],
-        b_rows: Sequence[RunSummary],
+        a_rows: Sequence[Any],
+        b_rows: Sequence[Any],
         label_a: str = "file",
         label_b: str = "jetstream",
     ) -> ListingComparisonModel:
-        """Compare two listings with ``journaltools.compare.compare_listings`` (PROTOCOL.md section 7's rule)."""
+        """Compare two listings (``listing.RunSummary`` lists) with ``journaltools.compare.compare_listings``."""
         from journaltools.compare import compare_listings
 
         return cls.from_table(compare_listings(a_rows, b_rows, label_a, label_b), label_a, label_b)

@@ -1,33 +1,27 @@
 """ConversationView: one folded run, paged so that thousands of messages never freeze the notebook.
 
-``ConversationModel`` (pure) turns a ``FoldResult`` into message views: text parts (Markdown, rendered
-safely), tool calls paired with their results (side by side), the pending batch with deferrals and
-approvals, the record that ended the run in its place at the end, and a header: a banner saying why the run
-ended or what it waits for, the status by the listing's rule (so it agrees with ``ls`` and the ``runs``
-table), counters, resume position and a timeline of claims. Only the current page is ever rendered to HTML.
+``ConversationModel`` (pure) turns a ``FoldResult`` into views of ``state.messages`` and their five block
+kinds: text (Markdown, rendered safely), thinking (collapsed; its signature is never shown), tool calls with
+their input JSON beside the result that answers them (``is_error`` marked), and provider blocks by kind with
+their raw JSON as stored. The turn in flight (``state.pending``) comes last with each call's state; the
+header says why the run stopped (terminal reason and message, last stop reason, open deferrals, pending
+calls), shows one chip per process run (who claimed it, how it ended), the fingerprint, caller, interactive
+flag and a digest of the conversation token (never the token). Only the current page is rendered to HTML.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from journaltools.fold import Ending, FoldResult
-from journaltools.listing import status_of_fold
-from journaltools.widgets._html import (
-    DEFAULT_LIMIT,
-    Banner,
-    as_text,
-    esc,
-    long_text,
-    markdown_text,
-    status_badge,
-    themed,
-)
-from journaltools.widgets._why import banner_for
+from journaltools.folding import FoldResult, Segment
+from journaltools.protocol.blocks import Message, ToolResultBlock, ToolUseBlock
+from journaltools.widgets._display import conversation_digest, raw_json_text
+from journaltools.widgets._html import DEFAULT_LIMIT, STATUS_TONES, esc, long_text, markdown_text, status_badge, themed
+from journaltools.widgets._why import Why
 
-CallState = Literal["answered", "pending"]
+CallState = Literal["answered", "deferred", "approved once", "waiting"]
+PartKind = Literal["text", "thinking", "call", "result", "provider", "empty"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,33 +34,26 @@ class CallView:
     result_text: str | None
     is_error: bool
     state: CallState
-    call_seq: int | None = None
-    result_seq: int | None = None
-    deferred: str | None = None
-    approval: str | None = None
+    note: str = ""
+    handle: str = ""
 
     @property
     def flags(self) -> list[str]:
-        """Plain words about the call: error, pending, deferred (why), approval decision."""
-        words = []
-        if self.is_error:
-            words.append("error")
-        if self.state == "pending":
-            words.append("pending")
-        if self.deferred is not None:
-            words.append(f"deferred: {self.deferred}")
-        if self.approval is not None:
-            words.append(f"approval: {self.approval}")
-        elif self.deferred == "approval" and self.state == "pending":
-            words.append("awaiting approval")
+        """Plain words about the call: error, and its state when it is not simply answered."""
+        words = ["error"] if self.is_error else []
+        if self.state != "answered":
+            words.append(self.state)
         return words
 
 
 @dataclass(frozen=True, slots=True)
 class Part:
-    kind: Literal["text", "call", "result"]
+    """One block of a message. ``label`` is a provider block's kind; ``text`` the block's text or JSON."""
+
+    kind: PartKind
     text: str = ""
     call: CallView | None = None
+    label: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,158 +64,173 @@ class MessageView:
 
 
 @dataclass(frozen=True, slots=True)
-class Marker:
-    """A point on the run's timeline (a claim, say) at ``percent`` of the way from seq 1 to the last seq."""
+class PendingView:
+    """The assistant turn in flight: its text and calls, each with its state (nothing of it is committed)."""
 
     seq: int
-    percent: float
-    label: str
-    kind: Literal["claim", "end"] = "claim"
+    iteration: int
+    stop_reason: str
+    text: str
+    calls: list[CallView]
 
 
-def _blocks(content: Any) -> list[dict[str, Any]]:
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return [block for block in content if isinstance(block, dict)]
+def _results_by_call(messages: list[Message]) -> dict[str, ToolResultBlock]:
+    results: dict[str, ToolResultBlock] = {}
+    for message in messages:
+        for block in message.content or ():
+            if block.tool_result is not None:
+                results.setdefault(block.tool_result.tool_use_id, block.tool_result)
+    return results
 
 
-def _result_text(block: Mapping[str, Any]) -> str:
-    content = block.get("content")
-    if isinstance(content, list):
-        texts = [str(item.get("text", "")) for item in content if isinstance(item, dict) and item.get("type") == "text"]
-        return "\n".join(texts) if texts else as_text(content)
-    return as_text(content if content is not None else "")
-
-
-def ending_record_html(ending: Ending) -> str:
-    """The record that ended the run (the fatal error or the cancel), shown where it is: after everything else."""
-    if ending.kind == "error":
-        what = f"error · {ending.where or 'unknown'} · fatal"
-        fields = f"where: <b>{esc(ending.where)}</b> · message: <b>{esc(ending.message)}</b>"
-    else:
-        what = "cancel"
-        fields = f"by: <b>{esc(ending.by)}</b> · reason: <b>{esc(ending.message)}</b>"
-    return (
-        f'<div class="jt-event jt-tone-{"error" if ending.kind == "error" else "muted"}" data-seq="{ending.seq}">'
-        f'<span class="jt-role">seq {ending.seq} · {esc(what)}</span><div>{fields}</div>'
-        "<div class='jt-muted'>the run ended here</div></div>"
+def _call(
+    use: ToolUseBlock, answer: ToolResultBlock | None, state: CallState, note: str = "", handle: str = ""
+) -> CallView:
+    return CallView(
+        id=use.id,
+        name=use.name,
+        input_text=raw_json_text(use.input),
+        result_text=answer.content if answer is not None else None,
+        is_error=answer.is_error if answer is not None else False,
+        state=state,
+        note=note,
+        handle=handle,
     )
+
+
+def message_views(messages: list[Message]) -> list[MessageView]:
+    """Every message as parts; a tool_result that answers a call shown is drawn with that call, not again."""
+    results = _results_by_call(messages)
+    shown: set[str] = set()
+    views: list[MessageView] = []
+    for index, message in enumerate(messages):
+        parts: list[Part] = []
+        for block in message.content or ():
+            if block.text is not None:
+                parts.append(Part("text", block.text.text))
+            elif block.thinking is not None:
+                parts.append(Part("thinking", block.thinking.text))
+            elif block.tool_use is not None:
+                answer = results.get(block.tool_use.id)
+                if answer is not None:
+                    shown.add(block.tool_use.id)
+                parts.append(Part("call", call=_call(block.tool_use, answer, "answered" if answer else "waiting")))
+            elif block.tool_result is not None:
+                if block.tool_result.tool_use_id not in shown:  # never paired with a call: show it on its own
+                    parts.append(Part("result", block.tool_result.content, label=block.tool_result.tool_use_id))
+            elif block.provider is not None:
+                parts.append(
+                    Part("provider", raw_json_text(block.provider.raw, indent=False), label=block.provider.kind)
+                )
+            else:
+                parts.append(Part("empty"))
+        views.append(MessageView(index, message.role, parts))
+    return views
+
+
+def pending_view(result: FoldResult) -> PendingView | None:
+    state = result.state
+    if state is None or state.pending is None:
+        return None
+    pending = state.pending
+    answers = {block.tool_use_id: block for block in pending.results}
+    unanswered = {call.id: call for call in result.pending_calls}
+    texts: list[str] = []
+    calls: list[CallView] = []
+    for block in pending.assistant.content or ():
+        if block.text is not None:
+            texts.append(block.text.text)
+        if block.tool_use is None:
+            continue
+        use = block.tool_use
+        waiting = unanswered.get(use.id)
+        if use.id in pending.answered or waiting is None:
+            calls.append(_call(use, answers.get(use.id), "answered"))
+        elif waiting.deferred is not None:
+            calls.append(_call(use, None, "deferred", waiting.deferred.note, waiting.deferred.handle))
+        else:
+            calls.append(_call(use, None, "approved once" if waiting.call_approved else "waiting"))
+    return PendingView(pending.seq, pending.iteration, pending.stop_reason, "\n\n".join(texts), calls)
+
+
+def header_of(result: FoldResult, status: str) -> dict[str, Any]:
+    """The header's facts as plain values (the token only as its digest)."""
+    state = result.state
+    header: dict[str, Any] = {"run": result.run, "status": status, "last_seq": result.last_seq}
+    header["records"] = result.records
+    header["waiting_for"] = result.waiting_for
+    if state is None:
+        return header
+    fp = state.fingerprint
+    header.update(
+        provider=fp.provider,
+        model=fp.model,
+        thinking_mode=fp.thinking_mode,
+        reasoning_effort=fp.reasoning_effort or None,
+        max_tokens=fp.max_tokens,
+        max_iterations=fp.max_iterations,
+        system_hash=fp.system_hash[:12],
+        tools_hash=fp.tools_hash[:12],
+        caller=state.caller or None,
+        interactive=state.interactive,
+        conversation=conversation_digest(state.conversation_token),
+        next_iteration=state.next_iteration,
+        last_stop_reason=state.last_stop_reason or None,
+        approvals=list(state.approvals or ()),
+        call_approvals=[approval.tool_use_id for approval in state.call_approvals or ()],
+        memory_revisions=dict(state.memory_revisions or {}),
+        **state.counters.to_json(),
+        total_tokens=state.counters.total_tokens,
+    )
+    return header
+
+
+#: Counters in the header, in this order.
+COUNTERS = (
+    "llm_calls",
+    "tool_calls",
+    "remote_tool_calls",
+    "in_tokens",
+    "out_tokens",
+    "cache_read_tokens",
+    "cache_create_tokens",
+    "thinking_tokens",
+)
 
 
 @dataclass(slots=True)
 class ConversationModel:
-    """A folded run arranged for display. ``page(n)`` gives ``page_size`` messages; the pending batch and the
-    record that ended the run come last. ``status`` is the listing's (``invalid`` when a finding is an error);
-    ``fold_status`` is what the lenient fold alone says."""
+    """A folded run arranged for display. ``page(n)`` gives ``page_size`` messages; the turn in flight comes
+    after the last page. ``status`` is the fold's (``open``, the last terminal's reason, ``invalid``) unless the
+    caller gives a listing's own."""
 
-    run: str | None
+    run: str
     status: str
     messages: list[MessageView]
-    pending: list[CallView]
+    pending: PendingView | None
+    why: Why
+    segments: list[Segment]
     header: dict[str, Any]
-    markers: list[Marker]
     findings: list[str] = field(default_factory=list)
     page_size: int = 50
     limit: int = DEFAULT_LIMIT
-    banner: Banner | None = None
-    ending: Ending | None = None
-    fold_status: str | None = None
 
     @classmethod
     def from_fold(
         cls, result: FoldResult, page_size: int = 50, limit: int = DEFAULT_LIMIT, status: str | None = None
     ) -> ConversationModel:
-        """``status`` overrides the listing's rule (e.g. with a listing's own row); by default ``status_of_fold``."""
-        traces = {trace.call_id: trace for trace in result.tool_calls}
-        results: dict[str, Mapping[str, Any]] = {}
-        for message in result.messages:
-            if message["role"] == "user":
-                for block in _blocks(message["content"]):
-                    if block.get("type") == "tool_result":
-                        results[str(block.get("tool_use_id"))] = block
-        shown_results: set[str] = set()
-        views: list[MessageView] = []
-        for index, message in enumerate(result.messages):
-            parts: list[Part] = []
-            for block in _blocks(message["content"]):
-                kind = block.get("type")
-                if kind == "text":
-                    parts.append(Part("text", str(block.get("text", ""))))
-                elif kind == "tool_use":
-                    call_id = str(block.get("id"))
-                    answer = results.get(call_id)
-                    trace = traces.get(call_id)
-                    if answer is not None:
-                        shown_results.add(call_id)
-                    call = CallView(
-                        id=call_id,
-                        name=str(block.get("name")),
-                        input_text=as_text(block.get("input")),
-                        result_text=_result_text(answer) if answer is not None else None,
-                        is_error=bool(answer.get("is_error")) if answer is not None else False,
-                        state="answered" if answer is not None else "pending",
-                        call_seq=trace.call_seq if trace else None,
-                        result_seq=trace.result_seq if trace else None,
-                        deferred=trace.deferred if trace else None,
-                        approval=trace.approval if trace else None,
-                    )
-                    parts.append(Part("call", call=call))
-                elif kind == "tool_result":
-                    if str(block.get("tool_use_id")) not in shown_results:  # never paired: show on its own
-                        parts.append(Part("result", _result_text(block)))
-                else:
-                    parts.append(Part("text", as_text(block)))
-            views.append(MessageView(index, str(message["role"]), parts))
-        pending_views: list[CallView] = []
-        for pending_call in result.pending:
-            trace = traces.get(pending_call.id)
-            pending_views.append(
-                CallView(
-                    id=pending_call.id,
-                    name=pending_call.name,
-                    input_text=as_text(pending_call.input),
-                    result_text=None,
-                    is_error=False,
-                    state="pending",
-                    call_seq=trace.call_seq if trace else None,
-                    deferred=pending_call.deferred,
-                    approval=pending_call.approval,
-                )
-            )
-        last_seq = result.resume.last_seq
-
-        def percent(seq: int) -> float:
-            return 100.0 * (seq - 1) / max(1, last_seq - 1)
-
-        markers = [Marker(seq, percent(seq), f"claim at seq {seq}") for seq in result.claim_seqs]
-        if result.ending is not None:
-            end_seq = result.ending.seq
-            markers.append(Marker(end_seq, percent(end_seq), f"ended at seq {end_seq}", "end"))
-        shown_status = status or status_of_fold(result)
-        header: dict[str, Any] = {
-            "run": result.run,
-            "status": shown_status,
-            "model": result.model,
-            **result.counters.to_json(),
-            "last_seq": last_seq,
-            "waiting_for": result.resume.waiting_for,
-            "stop_reason": result.stop_reason,
-            "end_reason": result.ending.text if result.ending is not None else None,
-        }
-        findings = [f"seq {f.seq}: {f.code} ({f.severity}): {f.message}" for f in result.findings]
+        shown_status = status or result.status
         return cls(
-            result.run,
-            shown_status,
-            views,
-            pending_views,
-            header,
-            markers,
-            findings,
-            max(1, page_size),
-            limit,
-            banner_for(result, shown_status),
-            result.ending,
-            result.status,
+            run=result.run,
+            status=shown_status,
+            messages=message_views(result.messages),
+            pending=pending_view(result),
+            why=Why.of(result, shown_status),
+            segments=list(result.segments),
+            header=header_of(result, shown_status),
+            findings=[f"seq {f.seq}: {f.code} ({f.severity}): {f.message}" for f in result.findings],
+            page_size=max(1, page_size),
+            limit=limit,
         )
 
     @property
@@ -241,52 +243,70 @@ class ConversationModel:
         return self.messages[start : start + self.page_size]
 
     def header_text(self) -> str:
+        """The header in one line of plain text (for logs and tests)."""
         h = self.header
-        waiting = h["waiting_for"] or "nothing"
-        why = f"{self.banner.text}; " if self.banner is not None else ""
-        return (
-            f"{h['run']} — {h['status']} — {why}{h['turns']} turns, {h['tool_calls']} tool calls "
-            f"({h['tool_errors']} errors), {h['input_tokens']:,} in / {h['output_tokens']:,} out tokens, "
-            f"{h['claims']} claims, {h['deferrals']} deferrals, {h['errors']} error records; "
-            f"resume after seq {h['last_seq']}, waiting for {waiting}"
-        )
+        banner = self.why.banner().text
+        counters = ", ".join(f"{name} {h[name]:,}" for name in COUNTERS if name in h)
+        segments = ", ".join(f"#{s.index} {s.ending}" for s in self.segments) or "none"
+        return f"{h['run']} — {banner}; {counters}; segments: {segments}; resume after seq {h['last_seq']}"
 
     # -- HTML (escaped) -----------------------------------------------------------------------
 
+    def segments_html(self) -> str:
+        """One chip per process run: its index, who claimed it and when, and how it ended."""
+        chips = []
+        for s in self.segments:
+            who = f" · {s.claimed_by}" if s.claimed_by else " · first run"
+            when = f" · {s.claimed_at}" if s.claimed_at else ""
+            # The terminal's message is in the banner already; the chip keeps it in its tooltip.
+            message = f"; {s.terminal_message}" if s.terminal_message else ""
+            title = f"seq {s.first_seq}-{s.last_seq}, {s.llm_calls} model calls, {s.tool_calls} tool results{message}"
+            chips.append(
+                f'<span class="jt-segment jt-tone-{esc(_segment_tone(s.ending))}" data-segment="{s.index}" '
+                f'title="{esc(title)}">#{s.index}{esc(who)}{esc(when)} → <b>{esc(s.ending)}</b></span>'
+            )
+        return f'<div class="jt-segments">process runs: {"".join(chips) or "none"}</div>'
+
     def header_html(self) -> str:
-        """The banner (why the run ended), then the run, its status, counters, resume position and timeline."""
+        """The banner (why the run stopped), the run and its status, configuration, counters and segments."""
         h = self.header
         counters = " · ".join(
-            f"{esc(name.replace('_', ' '))} <b>{esc(h[name])}</b>"
-            for name in (
-                "turns",
-                "tool_calls",
-                "tool_errors",
-                "input_tokens",
-                "output_tokens",
-                "claims",
-                "errors",
-                "deferrals",
-                "skipped_optional",
+            f"{esc(name.replace('_', ' '))} <b>{esc(f'{h[name]:,}')}</b>" for name in COUNTERS if name in h
+        )
+        config = ""
+        if "model" in h:
+            facts = [
+                ("provider", h["provider"]),
+                ("thinking", h["thinking_mode"]),
+                ("effort", h["reasoning_effort"]),
+                ("max tokens", h["max_tokens"]),
+                ("max iterations", h["max_iterations"]),
+                ("system", h["system_hash"]),
+                ("tools", h["tools_hash"]),
+                ("caller", h["caller"]),
+                ("interactive", "yes" if h["interactive"] else "no"),
+                ("conversation", h["conversation"]),
+                ("approvals", ", ".join(h["approvals"]) or None),
+                ("approved once", ", ".join(h["call_approvals"]) or None),
+                ("memory", ", ".join(f"{k}@{v}" for k, v in sorted(h["memory_revisions"].items())) or None),
+            ]
+            config = (
+                '<div class="jt-counters jt-config">'
+                + " · ".join(
+                    f"{esc(label)} <b>{esc(value)}</b>" for label, value in facts if value is not None and value != ""
+                )
+                + "</div>"
             )
+        resume = (
+            f'<div class="jt-counters">resume after seq <b>{esc(h["last_seq"])}</b>'
+            + (f", next iteration <b>{esc(h['next_iteration'])}</b>" if "next_iteration" in h else "")
+            + f", waiting for <b>{esc(h['waiting_for'] or 'nothing')}</b></div>"
         )
-        markers = "".join(
-            f'<span class="jt-marker{" jt-marker-end" if m.kind == "end" else ""}" '
-            f'style="left:calc({m.percent:.1f}% - {m.percent * 0.03:.2f}px)" '
-            f'title="{esc(m.label)}"></span>'
-            for m in self.markers
-        )
-        events = ", ".join(esc(m.label) for m in self.markers) or "no claims"
         findings = "".join(f"<li>{esc(text)}</li>" for text in self.findings)
-        banner = self.banner.to_html() if self.banner is not None else ""
         return (
-            f'<div class="jt-header">{banner}<h3><code>{esc(h["run"])}</code> {status_badge(self.status)} '
-            f'<span class="jt-muted">{esc(h["model"] or "")}</span></h3>'
-            f'<div class="jt-counters">{counters}</div>'
-            f'<div class="jt-counters">resume position: after seq <b>{esc(h["last_seq"])}</b>, waiting for '
-            f"<b>{esc(h['waiting_for'] or 'nothing')}</b></div>"
-            f'<div class="jt-timeline" title="seq 1 … {esc(h["last_seq"])}">{markers}</div>'
-            f'<div class="jt-muted">timeline: {events}</div>'
+            f'<div class="jt-header">{self.why.banner().to_html()}<h3><code>{esc(h["run"])}</code> '
+            f'{status_badge(self.status)} <span class="jt-muted">{esc(h.get("model") or "")}</span></h3>'
+            f'{config}<div class="jt-counters">{counters}</div>{resume}{self.segments_html()}'
             + (f'<ul class="jt-findings">{findings}</ul>' if findings else "")
             + "</div>"
         )
@@ -295,57 +315,81 @@ class ConversationModel:
         css = (
             "jt-call"
             + (" jt-call-error" if call.is_error else "")
-            + (" jt-call-pending" if call.state == "pending" else "")
+            + ("" if call.state == "answered" else " jt-call-pending")
         )
         flags = " ".join(f'<span class="jt-flag jt-call-flag">[{esc(word)}]</span>' for word in call.flags)
-        seqs = f"seq {call.call_seq}" if call.call_seq is not None else ""
-        if call.result_seq is not None:
-            seqs += f" → result seq {call.result_seq}"
-        result = (
-            long_text(call.result_text, self.limit)
-            if call.result_text is not None
-            else "<i class='jt-muted'>no result yet</i>"
-        )
+        if call.result_text is not None:
+            result = long_text(call.result_text, self.limit)
+        elif call.state == "deferred":
+            note = f"<div>note: <b>{esc(call.note)}</b></div>" if call.note else ""
+            handle = f"<div>handle: <code>{esc(call.handle)}</code></div>" if call.handle else ""
+            result = f"<i class='jt-muted'>deferred: waiting for an answer</i>{note}{handle}"
+        elif call.state == "approved once":
+            result = "<i class='jt-muted'>approved once; not run yet</i>"
+        else:
+            result = "<i class='jt-muted'>no result yet</i>"
         return (
-            f'<div class="{css}" data-call="{esc(call.id)}">'
-            f'<div><h4>call <code>{esc(call.name)}</code> <span class="jt-muted">{esc(call.id)} {esc(seqs)}</span> '
+            f'<div class="{css}" data-call="{esc(call.id)}" data-state="{esc(call.state)}">'
+            f'<div><h4>call <code>{esc(call.name)}</code> <span class="jt-muted">{esc(call.id)}</span> '
             f"{flags}</h4>{long_text(call.input_text, self.limit)}</div>"
             f"<div><h4>result</h4>{result}</div></div>"
         )
 
+    def part_html(self, part: Part) -> str:
+        if part.kind == "call" and part.call is not None:
+            return self.call_html(part.call)
+        if part.kind == "thinking":
+            # Collapsed: reasoning is long and rarely what a reader looks for first.
+            return (
+                f'<details class="jt-thinking"><summary>thinking ({len(part.text):,} characters)</summary>'
+                f"{long_text(part.text, self.limit)}</details>"
+            )
+        if part.kind == "result":
+            return (
+                f"<h4>tool result for <code>{esc(part.label)}</code> (no call)</h4>{long_text(part.text, self.limit)}"
+            )
+        if part.kind == "provider":
+            return (
+                f'<div class="jt-provider" data-kind="{esc(part.label)}"><h4>provider block '
+                f"<code>{esc(part.label)}</code></h4>{long_text(part.text, self.limit)}</div>"
+            )
+        if part.kind == "empty":
+            return "<i class='jt-muted'>(empty block)</i>"
+        return markdown_text(part.text, self.limit)
+
     def message_html(self, message: MessageView) -> str:
-        if not message.parts:
-            return ""
-        inner = []
-        for part in message.parts:
-            if part.kind == "call" and part.call is not None:
-                inner.append(self.call_html(part.call))
-            elif part.kind == "result":
-                inner.append(f"<h4>unpaired tool result</h4>{long_text(part.text, self.limit)}")
-            else:
-                inner.append(markdown_text(part.text, self.limit))
+        inner = "".join(self.part_html(part) for part in message.parts) or "<i class='jt-muted'>(no content)</i>"
         return (
             f'<div class="jt-msg jt-msg-{esc(message.role)}" data-index="{message.index}">'
-            f'<span class="jt-role">{esc(message.role)} #{message.index}</span>{"".join(inner)}</div>'
+            f'<span class="jt-role">{esc(message.role)} #{message.index}</span>{inner}</div>'
         )
 
     def pending_html(self) -> str:
-        if not self.pending:
+        pending = self.pending
+        if pending is None:
             return ""
-        calls = "".join(self.call_html(call) for call in self.pending)
-        return f'<div class="jt-pending"><h4>pending batch ({len(self.pending)} unanswered)</h4>{calls}</div>'
+        waiting = sum(1 for call in pending.calls if call.state != "answered")
+        text = markdown_text(pending.text, self.limit) if pending.text else ""
+        calls = "".join(self.call_html(call) for call in pending.calls)
+        stop = f", stop reason {pending.stop_reason}" if pending.stop_reason else ""
+        return (
+            f'<div class="jt-pending jt-msg jt-msg-assistant" data-seq="{pending.seq}"><h4>turn in flight '
+            f"(seq {pending.seq}, iteration {pending.iteration}{esc(stop)}): {waiting} of {len(pending.calls)} "
+            f"calls unanswered</h4>{text}{calls}</div>"
+        )
 
     def page_html(self, number: int) -> str:
-        """One page of messages; the last page ends with the pending batch and the record that ended the run."""
+        """One page of messages; the last page ends with the turn in flight."""
         messages = "".join(self.message_html(message) for message in self.page(number))
         last = min(max(0, number), self.page_count - 1) == self.page_count - 1
-        tail = ""
-        if last:
-            tail = self.pending_html() + (ending_record_html(self.ending) if self.ending is not None else "")
-        return themed(messages + tail)
+        return themed(messages + (self.pending_html() if last else ""))
 
     def to_html(self, page: int = 0) -> str:
         return themed(self.header_html()) + self.page_html(page)
+
+
+def _segment_tone(ending: str) -> str:
+    return STATUS_TONES.get(ending, "muted")
 
 
 class ConversationView:

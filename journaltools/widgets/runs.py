@@ -1,9 +1,11 @@
 """RunBrowser: a table of runs you sort by clicking a column header and open by clicking a row.
 
-``RunBrowserModel`` is pure (rows, filter, sort, paging, HTML); ``RunBrowser`` is the ipywidgets view over
-it. The view renders one page of rows at a time from a fixed pool of row widgets, so ten thousand runs page
-as fast as ten: sorting or paging only changes the cells' text. Each row says why its run stopped (the fatal
-error, the cancel, the first error finding, or what it waits for); a click opens the conversation below.
+``RunBrowserModel`` is pure (rows, filter, sort, paging, HTML) and is built from a ``Tables`` (its ``runs``
+and ``findings``) or from folds; it opens no source. ``RunBrowser`` is the ipywidgets view over it. The view
+renders one page of rows at a time from a fixed pool of row widgets, so ten thousand runs page as fast as
+ten: sorting or paging only changes the cells' text. Each row says why its run stopped (the terminal's
+message, the deferrals it waits on, the pending calls, the first error of an ``invalid`` journal); a click
+opens the conversation below.
 """
 
 from __future__ import annotations
@@ -12,16 +14,15 @@ import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from journaltools.backends.base import RunSummary
-from journaltools.fold import FoldResult
-from journaltools.listing import status_of_fold
+from journaltools.folding import STATUSES, FoldResult
 from journaltools.widgets._html import STATUS_TONES, STYLE, esc, status_badge, themed
-from journaltools.widgets._why import banner_for, reason_text
+from journaltools.widgets._why import Why, reason_text
 
 if TYPE_CHECKING:
+    from journaltools.tables import Tables
     from journaltools.tasks import TaskStore
 
 #: run id → its lenient fold (None when the source has no such run), used to open a conversation.
@@ -41,7 +42,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("reason", "why it stopped"),
     Column("created", "created (UTC)"),
     Column("model", "model"),
-    Column("turns", "turns", numeric=True),
+    Column("caller", "caller"),
+    Column("segments", "process runs", numeric=True),
+    Column("llm_calls", "model calls", numeric=True),
     Column("tokens", "tokens", numeric=True),
     Column("pending_calls", "pending", numeric=True),
     Column("task_state", "task"),
@@ -54,17 +57,20 @@ DEFAULT_ROWS_PER_PAGE = 25
 
 @dataclass(frozen=True, slots=True)
 class RunRow:
-    """One row of the browser. Numbers are None where the source does not know them (e.g. a JetStream listing)."""
+    """One row of the browser. Numbers are None where the source does not know them."""
 
     run: str
     status: str
     created: str | None
     model: str | None
-    turns: int | None
+    llm_calls: int | None
     tokens: int | None
     pending_calls: int | None
     last_seq: int
     reason: str = ""
+    caller: str | None = None
+    segments: int | None = None
+    stale_terminal: bool = False
     task_state: str | None = None
 
     def cell(self, key: str) -> str:
@@ -76,38 +82,31 @@ class RunRow:
             return str(value)[:19].replace("T", " ")
         if key == "tokens":
             return f"{value:,}"
+        if key == "status" and self.stale_terminal:
+            return f"{value} (next turn in flight)"
         return str(value)
 
 
-def _created_text(value: Any) -> str | None:
+def _utc_text(value: Any) -> str | None:
+    """A ``created`` value as UTC ISO text (the table's timestamps are UTC; a naive one is taken as UTC)."""
     if value is None:
         return None
-    return value.isoformat() if isinstance(value, datetime) else str(value)
-
-
-def row_of(summary: RunSummary, result: FoldResult | None = None) -> RunRow:
-    """A row from a listing entry, with counts and the reason from the run's fold when there is one."""
-    counters = result.counters if result is not None else None
-    reason = ""
-    if result is not None:
-        reason = banner_for(result, summary.status).detail
-    elif summary.status == "invalid":
-        reason = "the journal could not be read (see its findings)"
-    return RunRow(
-        run=summary.run,
-        status=summary.status,
-        created=summary.created,
-        model=summary.model,
-        turns=counters.turns if counters is not None else None,
-        tokens=counters.input_tokens + counters.output_tokens if counters is not None else None,
-        pending_calls=len(result.pending) if result is not None else None,
-        last_seq=summary.last_seq,
-        reason=reason,
-    )
+    if isinstance(value, datetime):
+        aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+        return aware.astimezone(UTC).isoformat()
+    return str(value)
 
 
 def _int_or_none(value: Any) -> int | None:
     return None if value is None else int(value)
+
+
+def _total_tokens(item: Mapping[str, Any]) -> int | None:
+    """The runtime CLI's total: input, output and both cache tiers (thinking is already inside output)."""
+    parts = [item.get(name) for name in ("in_tokens", "out_tokens", "cache_read_tokens", "cache_create_tokens")]
+    if all(part is None for part in parts):
+        return None
+    return sum(int(part or 0) for part in parts)
 
 
 def first_errors(findings_table: Any) -> dict[str, str]:
@@ -121,6 +120,27 @@ def first_errors(findings_table: Any) -> dict[str, str]:
         where = f"seq {row['seq']}: " if row.get("seq") is not None else ""
         first[str(run)] = f"{where}{row['code']} — {row.get('message') or ''}"
     return first
+
+
+def row_of_fold(run: str, result: FoldResult, status: str | None = None) -> RunRow:
+    """A row from a run's fold (``status`` overrides the fold's, e.g. with a listing's own)."""
+    state = result.state
+    shown = status or result.status
+    why = Why.of(result, shown)
+    return RunRow(
+        run=run,
+        status=shown,
+        created=None,  # the fold carries no creation time; the runs table does
+        model=state.fingerprint.model if state is not None else None,
+        llm_calls=state.counters.llm_calls if state is not None else None,
+        tokens=state.counters.total_tokens if state is not None else None,
+        pending_calls=len(result.pending_calls) if state is not None else None,
+        last_seq=result.last_seq,
+        reason=why.detail() or why.note() or shown,
+        caller=(state.caller or None) if state is not None else None,
+        segments=len(result.segments) if state is not None else None,
+        stale_terminal=result.stale_terminal,
+    )
 
 
 @dataclass(slots=True)
@@ -137,71 +157,49 @@ class RunBrowserModel:
     page_size: int = DEFAULT_ROWS_PER_PAGE
 
     @classmethod
-    def from_summaries(
-        cls, summaries: Iterable[RunSummary], folds: Mapping[str, FoldResult | None] | None = None
-    ) -> RunBrowserModel:
-        folds = folds or {}
-        return cls([row_of(summary, folds.get(summary.run)) for summary in summaries])
-
-    @classmethod
     def from_folds(cls, folds: Mapping[str, FoldResult]) -> RunBrowserModel:
-        """From folds alone (run → lenient fold), each row's status by the listing's rule."""
-        rows = []
-        for run, result in folds.items():
-            status = status_of_fold(result)
-            counters = result.counters
-            rows.append(
-                RunRow(
-                    run=run,
-                    status=status,
-                    created=result.meta.ts if result.meta is not None else result.first_ts,
-                    model=result.model,
-                    turns=counters.turns,
-                    tokens=counters.input_tokens + counters.output_tokens,
-                    pending_calls=len(result.pending),
-                    last_seq=result.resume.last_seq,
-                    reason=banner_for(result, status).detail,
-                )
-            )
-        return cls(rows)
+        """From folds alone (run → lenient fold), each row with the fold's status."""
+        return cls([row_of_fold(run, result) for run, result in folds.items()])
 
     @classmethod
     def from_runs_table(cls, table: Any, findings: Any = None) -> RunBrowserModel:
         """From the ``runs`` Arrow table of ``journaltools.tables`` (columns of INTERFACES.md), and optionally its
-        ``findings`` table, which names the first error of each ``invalid`` run."""
+        ``findings`` table, which names the first error of each ``invalid`` run. Columns a table lacks are
+        unknown (shown ``—``), so a narrower table (a listing's, say) still browses."""
         problems = first_errors(findings) if findings is not None else {}
         rows = []
         for item in table.to_pylist():
-            tokens = None
-            if item.get("input_tokens") is not None or item.get("output_tokens") is not None:
-                tokens = int(item.get("input_tokens") or 0) + int(item.get("output_tokens") or 0)
             status = str(item["status"])
             pending = _int_or_none(item.get("pending_calls"))
             rows.append(
                 RunRow(
                     run=str(item["run"]),
                     status=status,
-                    created=_created_text(item.get("created")),
+                    created=_utc_text(item.get("created")),
                     model=item.get("model"),
-                    turns=_int_or_none(item.get("turns")),
-                    tokens=tokens,
+                    llm_calls=_int_or_none(item.get("llm_calls")),
+                    tokens=_total_tokens(item),
                     pending_calls=pending,
                     last_seq=int(item.get("last_seq") or 0),
                     reason=reason_text(
                         status,
-                        end_reason=item.get("end_reason"),
-                        stop_reason=item.get("stop_reason"),
-                        waiting_for=item.get("waiting_for"),
+                        terminal_message=item.get("terminal_message"),
+                        last_stop_reason=item.get("last_stop_reason"),
+                        pending_calls=pending or 0,
+                        open_deferrals=int(item.get("open_deferrals") or 0),
+                        stale_terminal=bool(item.get("stale_terminal")),
                         problem=problems.get(str(item["run"])),
-                        pending=pending or 0,
                     ),
+                    caller=item.get("caller") or None,
+                    segments=_int_or_none(item.get("segments")),
+                    stale_terminal=bool(item.get("stale_terminal")),
                     task_state=item.get("task_state"),
                 )
             )
         return cls(rows)
 
     @classmethod
-    def from_tables(cls, tables: Any) -> RunBrowserModel:
+    def from_tables(cls, tables: Tables) -> RunBrowserModel:
         """From a ``journaltools.tables.Tables`` (its ``runs`` and ``findings``)."""
         return cls.from_runs_table(tables.runs, tables.findings)
 
@@ -215,7 +213,9 @@ class RunBrowserModel:
 
     @property
     def status_choices(self) -> list[str]:
-        return sorted({row.status for row in self.rows})
+        """The statuses present, in PROTOCOL 5's order (an unknown terminal reason after them)."""
+        present = {row.status for row in self.rows}
+        return [s for s in STATUSES if s in present] + sorted(present - set(STATUSES))
 
     def status_counts(self) -> dict[str, int]:
         counts = Counter(row.status for row in self.rows)
@@ -231,6 +231,7 @@ class RunBrowserModel:
                 not needle
                 or needle in row.run.lower()
                 or needle in (row.model or "").lower()
+                or needle in (row.caller or "").lower()
                 or needle in row.reason.lower()
             )
         ]
@@ -381,7 +382,9 @@ BROWSER_STYLE = """<style>
 .jt-browser .jt-col-reason { flex: 0 0 26em; }
 .jt-browser .jt-col-created { flex: 0 0 12.5em; }
 .jt-browser .jt-col-model { flex: 0 0 11em; }
-.jt-browser .jt-col-turns { flex: 0 0 5em; }
+.jt-browser .jt-col-caller { flex: 0 0 10em; }
+.jt-browser .jt-col-segments { flex: 0 0 7.5em; }
+.jt-browser .jt-col-llm_calls { flex: 0 0 7em; }
 .jt-browser .jt-col-pending_calls { flex: 0 0 6em; }
 .jt-browser .jt-col-tokens { flex: 0 0 6.5em; }
 .jt-browser .jt-col-task_state { flex: 0 0 7em; }
@@ -414,7 +417,7 @@ class RunBrowser:
         self.selected: str | None = None
         self.columns = model.columns
 
-        self.filter_box = w.Text(placeholder="filter by run, model or reason", layout=w.Layout(width="22em"))
+        self.filter_box = w.Text(placeholder="filter by run, model, caller or reason", layout=w.Layout(width="22em"))
         self.filter_box.observe(self._on_filter, names="value")
         self.chips = {status: w.ToggleButton(value=False) for status in model.status_choices}
         for status, chip in self.chips.items():

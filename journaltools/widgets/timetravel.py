@@ -1,10 +1,11 @@
-"""TimeTravel: a slider over a run's seqs showing the fold of the prefix up to that record.
+"""TimeTravel: a slider over a run's records showing the fold of the prefix up to each one.
 
-``TimeTravelModel`` folds prefixes lazily (and caches them), so stepping through a long run costs one fold
-per position visited, not one per record up front. ``status_changes()`` finds the moments a run's status
-moved, to step straight to where it went wrong. Every snapshot carries the banner of its prefix: why the run
-had ended by then (the fatal error or the cancel), or what it was waiting for. Statuses follow the listing's
-rule (an error finding so far makes the prefix ``invalid``), as in ``ls`` and ConversationView.
+``TimeTravelModel`` holds the run's typed records and folds prefixes lazily and leniently (and caches them),
+so stepping through a long run costs one fold per position visited, not one per record up front.
+``status_changes()`` finds the moments the status moved, to step straight to where a run went wrong. Every
+snapshot carries the banner of its prefix: why the run had stopped by then, or what it was waiting for.
+The record shown is its typed value as JSON with the conversation token replaced by a digest and thinking
+signatures left out: never the stored bytes.
 """
 
 from __future__ import annotations
@@ -13,11 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from journaltools.fold import FoldResult, fold, text_of
-from journaltools.listing import status_of_fold
-from journaltools.protocol.records import RawRecord
-from journaltools.widgets._html import Banner, as_text, esc, long_text, status_badge, themed
-from journaltools.widgets._why import banner_for
+from journaltools.folding import FoldResult, fold
+from journaltools.protocol.kinds import Record
+from journaltools.widgets._display import message_text, record_text
+from journaltools.widgets._html import Banner, esc, long_text, status_badge, themed
+from journaltools.widgets._why import banner_for, finding_text, pending_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,28 +27,28 @@ class Snapshot:
 
     index: int
     seq: int
-    record_type: str
+    kind: str
     status: str
     waiting_for: str | None
-    pending: list[dict[str, Any]]
+    pending: list[str]
     last_messages: list[tuple[str, str]]
     counters: dict[str, int]
     findings: list[str]
     record_text: str
-    banner: Banner | None = None
-    stop_reason: str | None = None
+    banner: Banner
+    stale_terminal: bool = False
 
 
 @dataclass(slots=True)
 class TimeTravelModel:
     run: str | None
-    records: Sequence[RawRecord]
+    records: Sequence[Record]
     last_n: int = 3
     _cache: dict[int, FoldResult] = field(default_factory=dict)
 
     @property
     def seqs(self) -> list[int]:
-        return [record.seq or 0 for record in self.records]
+        return [record.seq for record in self.records]
 
     def __len__(self) -> int:
         return len(self.records)
@@ -65,21 +66,21 @@ class TimeTravelModel:
     def snapshot(self, index: int) -> Snapshot:
         result = self.fold_at(index)
         record = self.records[index]
-        last = [(str(m["role"]), _message_text(m["content"])) for m in result.messages[-self.last_n :]]
-        status = status_of_fold(result)
+        state = result.state
+        last = [(m.role, message_text(m)) for m in result.messages[-self.last_n :]]
         return Snapshot(
             index=index,
-            seq=record.seq or 0,
-            record_type=record.type or "?",
-            status=status,
-            waiting_for=result.resume.waiting_for,
-            pending=[call.to_json() for call in result.pending],
+            seq=record.seq,
+            kind=record.kind or record.protocol,
+            status=result.status,
+            waiting_for=result.waiting_for,
+            pending=[pending_text(call) for call in result.pending_calls],
             last_messages=last,
-            counters=result.counters.to_json(),
-            findings=[f"seq {f.seq}: {f.code}: {f.message}" for f in result.findings],
-            record_text=as_text(record.body),
-            banner=banner_for(result, status),
-            stop_reason=result.stop_reason,
+            counters=state.counters.to_json() if state is not None else {},
+            findings=[finding_text(f) for f in result.findings],
+            record_text=record_text(record),
+            banner=banner_for(result),
+            stale_terminal=result.stale_terminal,
         )
 
     def status_changes(self) -> list[tuple[int, str, str]]:
@@ -87,53 +88,32 @@ class TimeTravelModel:
         changes: list[tuple[int, str, str]] = []
         previous: str | None = None
         for index in range(len(self.records)):
-            status = status_of_fold(self.fold_at(index))
+            status = self.fold_at(index).status
             if previous is not None and status != previous:
-                changes.append((self.records[index].seq or 0, previous, status))
+                changes.append((self.records[index].seq, previous, status))
             previous = status
         return changes
 
     def snapshot_html(self, index: int) -> str:
         snap = self.snapshot(index)
-        pending = "".join(
-            f"<li><code>{esc(call['name'])}</code> {esc(call['id'])} — deferred: {esc(call['deferred'] or 'no')}, "
-            f"approval: {esc(call['approval'] or 'none')}{long_text(as_text(call['input']), 200)}</li>"
-            for call in snap.pending
-        )
+        pending = "".join(f"<li>{esc(text)}</li>" for text in snap.pending)
         messages = "".join(
             f'<div class="jt-msg jt-msg-{esc(role)}"><span class="jt-role">{esc(role)}</span>'
             f"{long_text(text, 300)}</div>"
             for role, text in snap.last_messages
         )
         findings = "".join(f"<li>{esc(text)}</li>" for text in snap.findings)
-        banner = snap.banner.to_html() if snap.banner is not None else ""
+        counters = " · ".join(f"{esc(k.replace('_', ' '))} <b>{v:,}</b>" for k, v in snap.counters.items())
         return themed(
-            f"<div class='jt-snapshot'>{banner}<h4 style='margin:2px 0'>after seq {snap.seq} "
-            f"(<code>{esc(snap.record_type)}</code>): {status_badge(snap.status)} waiting for "
-            f"<b>{esc(snap.waiting_for or 'nothing')}</b></h4>"
-            f"<div>record seq {snap.seq}:</div>{long_text(snap.record_text, 300)}"
-            f"<div>pending batch: {len(snap.pending)}</div><ul>{pending}</ul>"
+            f"<div class='jt-snapshot' data-seq='{snap.seq}'>{snap.banner.to_html()}<h4 style='margin:2px 0'>"
+            f"after seq {snap.seq} (<code>{esc(snap.kind)}</code>): {status_badge(snap.status)} waiting for "
+            f"<b>{esc(snap.waiting_for or 'nothing')}</b></h4><div class='jt-counters'>{counters}</div>"
+            f"<div>record:</div>{long_text(snap.record_text, 300)}"
+            f"<div>pending calls: {len(snap.pending)}</div><ul>{pending}</ul>"
             f"<div>last messages:</div>{messages or '<i>none yet</i>'}"
             + (f"<div>findings so far:</div><ul class='jt-findings'>{findings}</ul>" if findings else "")
             + "</div>"
         )
-
-
-def _message_text(content: Any) -> str:
-    """A message as text: its text blocks, then one line per tool call or tool result (results with content)."""
-    if isinstance(content, str):
-        return content
-    text = text_of(content)
-    lines = [text] if text else []
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        if block.get("type") == "tool_use":
-            lines.append(f"[tool_use {block.get('name')} {block.get('id')}] {as_text(block.get('input'))}")
-        elif block.get("type") == "tool_result":
-            error = " ERROR" if block.get("is_error") else ""
-            lines.append(f"[tool_result {block.get('tool_use_id')}{error}] {as_text(block.get('content'))}")
-    return "\n".join(lines)
 
 
 class TimeTravel:
@@ -183,16 +163,23 @@ class TimeTravel:
         self.show(len(model) - 1)
 
     @classmethod
+    def from_records(cls, run: str | None, records: Sequence[Record], reader_note: str = "") -> TimeTravel:
+        return cls(TimeTravelModel(run, records), reader_note=reader_note)
+
+    @classmethod
     def from_source(cls, url: str, run: str) -> TimeTravel:
+        """Read ``run`` from a source (leniently) and step through it; the reader's refusal is shown on top."""
         from journaltools.backends.registry import open_source
-        from journaltools.widgets._why import finding_text
 
         with open_source(url) as backend:
             read = backend.read_run(run, strict=False)
+        records = [stored.record for stored in read.records]
         note = "; ".join(finding_text(f) for f in read.findings if f.severity == "error")
+        if not read.complete and not note:
+            note = "the reader refused this journal"
         if note:
-            note += f" — the snapshots fold the {len(read.records)} records that parse"
-        return cls(TimeTravelModel(run, read.records), reader_note=note)
+            note += f" — the snapshots fold the {len(records)} records that parse"
+        return cls(TimeTravelModel(run, records), reader_note=note)
 
     def _index(self) -> int:
         return int(self.slider.value) if self.slider is not None else 0

@@ -1,0 +1,118 @@
+"""One stored line to one record, accepting exactly the lines the runtime's Go decoder accepts.
+
+Two readers give one answer:
+
+- **the fast path** decodes a line straight into the typed structs (msgspec: exact keys, exact types,
+  unknown keys refused) and then proves the line canonical: re-encoding the record must give the line's
+  own bytes, its times must be in the form Go writes, its raw JSON fields compact. Every line the Go
+  encoder wrote passes, and its record is then exactly what Go would have decoded.
+- **the exact reader** (``protocol.goreader``) takes every other line and reproduces the Go decoder's
+  rules (keys matched case-insensitively, repeated keys, ``null`` keeping the earlier value, invalid UTF-8
+  replaced, loose times, trailing data refused...). A line it accepts is reported non-canonical, saying
+  what differed; a line it refuses raises ``UndecodableLine`` with the reason Go gives.
+
+Whether an undecodable line is a torn tail or corruption is the journal reader's decision, not this one's.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+import msgspec
+
+from journaltools.errors import UndecodableLine
+from journaltools.protocol.blocks import Message
+from journaltools.protocol.encode import compact_json, encode_record
+from journaltools.protocol.kinds import UINT64_MAX, Record
+
+_DECODER: Final = msgspec.json.Decoder(Record)
+
+#: A time exactly as Go's ``time.Time.MarshalJSON`` writes it: no trailing fraction zeros, ``Z`` for a zero offset.
+_CANONICAL_TIME: Final = re.compile(
+    r"[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
+    r"(\.[0-9]{0,8}[1-9])?(Z|[+-](0[0-9]|1[0-9]|2[0-3]):[0-5][0-9])",
+    re.ASCII,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DecodedLine:
+    record: Record
+    #: None for a canonical line; otherwise what made it differ from the Go encoder's bytes.
+    noncanonical: str | None
+
+
+def decode_line(raw: bytes) -> DecodedLine:
+    """The record one line holds (without its ``\\n``). Raises ``UndecodableLine`` where Go refuses it."""
+    try:
+        record = _DECODER.decode(raw)
+    except (msgspec.DecodeError, RecursionError):
+        # RecursionError: msgspec nests about 1,000 deep, Go 10,000; the exact reader has no such limit.
+        return _exact(raw)
+    if encode_record(record) != raw or not _canonical_fields(record):
+        return _exact(raw)
+    return DecodedLine(record, None)
+
+
+def decode_record(raw: bytes) -> Record:
+    """Just the record: for callers that report nothing about the line's form."""
+    return decode_line(raw).record
+
+
+def _exact(raw: bytes) -> DecodedLine:
+    # The exact reader is loaded only when a line is not canonical: the runtime never writes one.
+    from journaltools.protocol import goreader
+
+    record, differences = goreader.read_exact(raw)
+    return DecodedLine(record, "; ".join(differences) or "not the bytes the Go encoder writes for this record")
+
+
+def _canonical_fields(record: Record) -> bool:
+    """What re-encoding cannot see: a time Go would respell, whitespace inside a raw JSON field, an
+    impossible date (the encoder writes only real dates), an integer beyond uint64 (msgspec reads big
+    integers exactly; Go refuses them)."""
+    if record.seq > UINT64_MAX:
+        return False
+    if record.memory_revisions is not None and any(
+        value > UINT64_MAX for value in (record.memory_revisions.revisions or {}).values()
+    ):
+        return False
+    if record.meta is not None and not _canonical_time(record.meta.created):
+        return False
+    if record.claim is not None and not _canonical_time(record.claim.claimed):
+        return False
+    for message in _messages(record):
+        for block in message.content or ():
+            if block.tool_use is not None and not _compact(block.tool_use.input):
+                return False
+            if block.provider is not None and not _compact(block.provider.raw):
+                return False
+    return True
+
+
+def _messages(record: Record) -> tuple[Message, ...]:
+    """Every message the record carries: a line may hold several payloads, and Go decodes them all."""
+    messages = []
+    if record.assistant is not None:
+        messages.append(record.assistant.message)
+    if record.user is not None:
+        messages.append(record.user.message)
+    return tuple(messages)
+
+
+def _compact(raw: msgspec.Raw) -> bool:
+    data = bytes(raw)
+    return compact_json(data) == data
+
+
+def _canonical_time(text: str) -> bool:
+    if _CANONICAL_TIME.fullmatch(text) is None:
+        return False
+    from journaltools.protocol.goreader import valid_calendar_date
+
+    return valid_calendar_date(text)
+
+
+__all__ = ["DecodedLine", "UndecodableLine", "decode_line", "decode_record"]

@@ -1,0 +1,224 @@
+"""A stored journal's bytes to its records, by the runtime backends' line rules. Pure: bytes in, no I/O.
+
+The file backend (REAL-SYSTEM.md D, the ``read`` row; PROTOCOL.md 2) reads a journal as Go's
+``readRecords`` does:
+
+- split on ``\\n`` and drop one final empty element (a well-formed file ends in a newline);
+- skip a line that is empty after ``bytes.TrimSpace`` (Unicode white space, not only ASCII), while
+  still counting it in line numbers;
+- a line that does not decode is a **torn tail** when it is the very last element (dropped: the only
+  write a crash can tear on an append-only, fsynced file), and **interior corruption** otherwise; Go
+  then refuses the whole journal with ``line N: <reason>`` of the first one. This reader goes on past a
+  corrupt line, so a lenient caller still gets every record that decodes.
+
+It also recognises what the Go backend leaves when it resumes after a torn tail without truncating it:
+the torn bytes become an interior corrupt line, either on a line of their own or glued to the
+resumer's first record (``resumed_after_torn_tail``).
+
+JetStream bodies (``read_stream_bodies``) have neither blank lines nor a torn-tail rule: any body that
+does not decode is corruption.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Final
+
+from journaltools.errors import UndecodableLine
+from journaltools.protocol import goreader
+from journaltools.protocol.decode import DecodedLine, decode_line
+from journaltools.protocol.kinds import Record
+
+#: Go's ``bytes.TrimSpace`` ASCII set (which is also what ``bytes.strip`` strips by default).
+_ASCII_SPACE: Final = b" \t\n\v\f\r"
+_ASCII_SPACE_BYTES: Final = frozenset(_ASCII_SPACE)
+#: ``unicode.IsSpace`` beyond ASCII. Python's ``str.isspace`` also counts U+001C-U+001F, which Go does not.
+_UNICODE_SPACE: Final = frozenset(
+    " \t\n\v\f\r\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000"
+)
+#: Where a glued resume's complete record starts: the Go encoder always writes ``seq`` first.
+_RECORD_START: Final = b'{"seq":'
+
+
+@dataclass(frozen=True, slots=True)
+class ReadRecord:
+    """One decoded line."""
+
+    record: Record
+    #: 1-based line number (file) or position (stream), blank lines counted as Go counts them.
+    line: int
+    #: The stored bytes of the line, without its ``\\n`` (a ``\\r`` of a CRLF file stays).
+    raw: bytes
+    #: None for a canonical line; otherwise what made it differ from the Go encoder's bytes.
+    noncanonical: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class BadLine:
+    """A line (or body) the Go decoder refuses."""
+
+    line: int
+    #: Go's error text for it.
+    reason: str
+    #: Its length in bytes.
+    length: int
+
+    @property
+    def error(self) -> str:
+        """As Go's file backend words it after ``corrupt record sequence: ``."""
+        return f"line {self.line}: {self.reason}"
+
+
+@dataclass(frozen=True, slots=True)
+class ResumedAfterTornTail:
+    """A torn record the Go backend appended after instead of truncating (REAL-SYSTEM.md D)."""
+
+    #: The line holding the torn bytes.
+    line: int
+    #: The seq of the record the resumer wrote after them (the torn record's own seq, reused).
+    next_seq: int
+    #: The resumer's record, decoded: the next line's, or the part of a glued line after the torn bytes.
+    record: Record
+    #: The resumer's record is on the torn line itself (the torn bytes had no newline).
+    glued: bool
+    #: The glued line is the journal's last: Go drops it as a torn tail, and the resumer's record with it.
+    at_end: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FileJournal:
+    """What a file journal's bytes hold, by the Go file backend's rules."""
+
+    records: list[ReadRecord]
+    #: The final line, dropped because it does not decode.
+    torn_tail: BadLine | None
+    #: Every interior line that does not decode, in line order. Non-empty: Go refuses the journal.
+    corrupt: list[BadLine]
+    resumed_after_torn_tail: list[ResumedAfterTornTail]
+    #: The seq of the last decoded record (what a resuming Go writer continues from); 0 when none.
+    last_seq: int
+
+    @property
+    def readable(self) -> bool:
+        """Whether Go's reader returns records for it (it may still fail to fold)."""
+        return not self.corrupt
+
+    @property
+    def error(self) -> str | None:
+        """Go's read error without its ``corrupt record sequence: `` prefix, or None when readable."""
+        return self.corrupt[0].error if self.corrupt else None
+
+
+def _decode(raw: bytes) -> DecodedLine:
+    try:
+        return decode_line(raw)
+    except RecursionError:
+        # msgspec recurses once per nesting level and stops near Python's recursion limit, far below
+        # Go's 10,000: such a line belongs to the exact reader, which does not recurse on nesting.
+        record, differences = goreader.read_exact(raw)
+        return DecodedLine(record, "; ".join(differences) or "nested deeper than the fast path reads")
+
+
+def is_blank(line: bytes) -> bool:
+    """Whether Go's ``bytes.TrimSpace`` leaves nothing of ``line``."""
+    if line and line[0] < 0x80 and line[0] not in _ASCII_SPACE_BYTES:
+        return False  # the common case: a record starts with "{"
+    rest = line.strip(_ASCII_SPACE)
+    if not rest:
+        return True
+    if rest[0] < 0x80:
+        return False
+    try:
+        text = rest.decode("utf-8")
+    except UnicodeDecodeError:
+        return False  # an invalid byte is not white space, so it survives the trim
+    return all(char in _UNICODE_SPACE for char in text)
+
+
+def read_file_journal(data: bytes) -> FileJournal:
+    """The records of a file journal, with its torn tail, corrupt lines and torn-tail resumes."""
+    lines = data.split(b"\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    final = len(lines) - 1
+    records: list[ReadRecord] = []
+    corrupt: list[BadLine] = []
+    torn_tail: BadLine | None = None
+    resumed: list[ResumedAfterTornTail] = []
+    last_seq = 0
+    # An interior cut-off line waiting for the record after it: (its line number, the seq before it).
+    cut_off: tuple[int, int] | None = None
+    for index, line in enumerate(lines):
+        if is_blank(line):
+            continue
+        number = index + 1
+        try:
+            decoded = _decode(line)
+        except UndecodableLine as refused:
+            bad = BadLine(number, refused.reason, len(line))
+            if index == final:
+                torn_tail = bad
+            else:
+                corrupt.append(bad)
+            cut_off = None
+            glued = _glued_resume(line, last_seq)
+            if glued is not None:
+                resumed.append(ResumedAfterTornTail(number, glued.seq, glued, glued=True, at_end=index == final))
+            elif index != final and refused.reason == goreader.UNEXPECTED_END:
+                cut_off = (number, last_seq)
+            continue
+        record = decoded.record
+        if cut_off is not None:
+            torn_line, seq_before = cut_off
+            if record.seq == seq_before + 1:
+                resumed.append(ResumedAfterTornTail(torn_line, record.seq, record, glued=False))
+            cut_off = None
+        records.append(ReadRecord(record, number, line, decoded.noncanonical))
+        last_seq = record.seq
+    return FileJournal(records, torn_tail, corrupt, resumed, last_seq)
+
+
+def _glued_resume(line: bytes, seq_before: int) -> Record | None:
+    """The resumer's record when ``line`` is a cut-off record with a complete one glued after it."""
+    start = line.find(_RECORD_START, 1)
+    while start > 0:
+        try:
+            goreader.read_exact(line[:start])
+        except UndecodableLine as refused:
+            if refused.reason == goreader.UNEXPECTED_END:
+                try:
+                    record = _decode(line[start:]).record
+                except UndecodableLine:
+                    record = None
+                if record is not None and record.seq == seq_before + 1:
+                    return record
+        start = line.find(_RECORD_START, start + 1)
+    return None
+
+
+def read_stream_bodies(bodies: Iterable[bytes]) -> list[ReadRecord | BadLine]:
+    """JetStream message bodies, each decoded on its own; ``line`` is the 1-based position. A body that
+    does not decode is corruption wherever it is (the JetStream backend has no torn-tail rule), and an
+    empty body is not skipped."""
+    out: list[ReadRecord | BadLine] = []
+    for position, body in enumerate(bodies, start=1):
+        try:
+            decoded = _decode(body)
+        except UndecodableLine as refused:
+            out.append(BadLine(position, refused.reason, len(body)))
+            continue
+        out.append(ReadRecord(decoded.record, position, body, decoded.noncanonical))
+    return out
+
+
+__all__ = [
+    "BadLine",
+    "FileJournal",
+    "ReadRecord",
+    "ResumedAfterTornTail",
+    "is_blank",
+    "read_file_journal",
+    "read_stream_bodies",
+]

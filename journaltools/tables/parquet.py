@@ -1,0 +1,125 @@
+"""The tables on disk: an audit's Parquet files, written row group by row group, and read back.
+
+Two layouts, one reader: ``DIR/<table>.parquet`` (a local audit, one file per table) and
+``DIR/<table>.parquet/part.<n>.parquet`` (a Dask audit, a directory of partitions per table). pandas, pyarrow
+and DuckDB read either with the right types (the schemas of ``tables.schema``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from journaltools.tables.schema import SCHEMAS, Tables, empty_table
+
+
+def statistics_columns(name: str) -> list[str]:
+    """Columns worth min/max statistics: not the long texts (bodies, messages, inputs). Their statistics
+    would be useless for filtering, and a writer keeps every row group's statistics in memory until it
+    closes, so they would make memory grow with the number of batches."""
+    return [
+        f.name for f in SCHEMAS[name] if f.type not in (pa.large_string(), pa.large_binary()) and f.name != "message"
+    ]
+
+
+def parquet_writer(path: Path, name: str) -> pq.ParquetWriter:
+    return pq.ParquetWriter(path, SCHEMAS[name], compression="zstd", write_statistics=statistics_columns(name))
+
+
+class ParquetTables:
+    """One ``ParquetWriter`` per table; ``write`` buffers a batch's tables and writes a row group once a
+    table has ``row_group_bytes`` pending (and at ``close``).
+
+    Buffering bounds memory (at most ``row_group_bytes`` pending per table) and keeps the number of row
+    groups, whose metadata every writer holds until it closes, proportional to the data, not to the
+    number of batches. Files are written as ``<table>.parquet.partial`` and renamed by ``close`` once
+    complete, so a failed audit never leaves a file that looks finished.
+    """
+
+    def __init__(
+        self, directory: str | os.PathLike[str], names: Sequence[str], *, row_group_bytes: int = 8 << 20
+    ) -> None:
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.row_group_bytes = row_group_bytes
+        self.rows = dict.fromkeys(names, 0)
+        self._pending: dict[str, list[pa.Table]] = {name: [] for name in names}
+        self._pending_bytes = dict.fromkeys(names, 0)
+        self._writers: dict[str, pq.ParquetWriter] = {}
+        try:
+            for name in names:
+                self._writers[name] = parquet_writer(self._partial(name), name)
+        except BaseException:
+            self.abort()  # a full disk can refuse the third file after the first two were made
+            with contextlib.suppress(OSError):
+                self._partial(name).unlink(missing_ok=True)
+            raise
+
+    def path(self, name: str) -> Path:
+        return self.directory / f"{name}.parquet"
+
+    def _partial(self, name: str) -> Path:
+        return self.directory / f"{name}.parquet.partial"
+
+    def write_table(self, name: str, table: pa.Table) -> None:
+        if not table.num_rows:
+            return
+        self._pending[name].append(table.cast(SCHEMAS[name]))
+        self._pending_bytes[name] += table.nbytes
+        self.rows[name] += table.num_rows
+        if self._pending_bytes[name] >= self.row_group_bytes:
+            self._flush(name)
+
+    def _flush(self, name: str) -> None:
+        pending = self._pending[name]
+        if pending:
+            self._writers[name].write_table(pa.concat_tables(pending), row_group_size=1 << 30)
+        pending.clear()
+        self._pending_bytes[name] = 0
+        pa.default_memory_pool().release_unused()  # hand the row group's buffers back, not just to the pool
+
+    def write(self, tables: Tables) -> None:
+        for name in self._writers:
+            self.write_table(name, tables[name])
+
+    def close(self) -> dict[str, Path]:
+        written = {}
+        for name, writer in self._writers.items():
+            self._flush(name)
+            writer.close()
+            target = self.path(name)
+            if target.is_dir():  # an earlier Dask audit into the same directory
+                shutil.rmtree(target)
+            os.replace(self._partial(name), target)
+            written[name] = target
+        return written
+
+    def abort(self) -> None:
+        """Remove every partial file, even when closing a writer fails too (a full disk fails its last flush)."""
+        for name, writer in self._writers.items():
+            self._pending[name].clear()
+            with contextlib.suppress(OSError):
+                writer.close()
+            with contextlib.suppress(OSError):
+                self._partial(name).unlink(missing_ok=True)
+
+
+def read_audit(directory: str | os.PathLike[str], names: Sequence[str] | None = None) -> Tables:
+    """The tables an audit wrote into ``directory`` (either layout), with their schemas; missing ones empty."""
+    root = Path(directory)
+    tables: dict[str, pa.Table] = {}
+    for name in SCHEMAS:
+        path = root / f"{name}.parquet"
+        if (names is not None and name not in names) or not path.exists():
+            tables[name] = empty_table(name)
+            continue
+        parts = sorted(path.glob("*.parquet")) if path.is_dir() else [path]
+        pieces = [pq.read_table(part, schema=SCHEMAS[name]) for part in parts]
+        tables[name] = pa.concat_tables(pieces) if pieces else empty_table(name)
+    return Tables(**tables)

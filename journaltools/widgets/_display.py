@@ -1,0 +1,96 @@
+"""Typed journal values as display text, shared by the views. Nothing here is HTML: the views escape it.
+
+Two values never reach a screen: ``meta.conversation_token`` (a credential; a 12-hex SHA-256 digest stands
+in for it) and the bytes of a thinking block's signature (opaque provider data, and long). Raw JSON
+(``tool_use.input``, ``provider.raw``) keeps its own spelling: it is reindented at most, never decoded and
+encoded again, so a number like ``1.50e3`` or a 20-digit integer is shown as the journal holds it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+
+import msgspec
+
+from journaltools.protocol.blocks import Block, Message, ThinkingBlock
+from journaltools.protocol.encode import encode_go_json
+from journaltools.protocol.kinds import Assistant, Meta, Payload, Record, User
+
+#: What stands where a hidden value was (the token's digest follows it).
+HIDDEN = "hidden"
+
+
+def conversation_digest(token: str) -> str | None:
+    """The first 12 hex characters of the token's SHA-256, or None for no token: what grouping may show."""
+    if not token:
+        return None
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()[:12]
+
+
+def raw_json_text(raw: bytes | msgspec.Raw, *, indent: bool = True) -> str:
+    """Raw JSON as text. ``indent`` reindents whitespace only (``msgspec.json.format`` never parses numbers or
+    strings into Python values); JSON that does not parse is shown as it is."""
+    data = bytes(raw)
+    if indent:
+        with contextlib.suppress(msgspec.DecodeError):
+            data = msgspec.json.format(data, indent=2)
+    return data.decode("utf-8", errors="replace")
+
+
+def block_text(block: Block) -> str:
+    """One block as a line of plain text (TimeTravel, findings): text verbatim, the others labelled."""
+    if block.text is not None:
+        return block.text.text
+    if block.thinking is not None:
+        return f"[thinking, {len(block.thinking.text):,} characters]"
+    if block.tool_use is not None:
+        call = block.tool_use
+        return f"[tool_use {call.name} {call.id}] {raw_json_text(call.input, indent=False)}"
+    if block.tool_result is not None:
+        result = block.tool_result
+        error = " ERROR" if result.is_error else ""
+        return f"[tool_result {result.tool_use_id}{error}] {result.content}"
+    if block.provider is not None:
+        return f"[provider {block.provider.kind}] {raw_json_text(block.provider.raw, indent=False)}"
+    return "[empty block]"
+
+
+def message_text(message: Message) -> str:
+    """A message's blocks as text, one per line."""
+    return "\n".join(block_text(block) for block in message.content or ())
+
+
+def _unsigned(message: Message) -> Message:
+    """``message`` with every thinking signature emptied (the shown record never carries signature bytes)."""
+    if not any(block.thinking is not None and block.thinking.signature for block in message.content or ()):
+        return message
+    content = [
+        msgspec.structs.replace(block, thinking=ThinkingBlock(text=block.thinking.text))
+        if block.thinking is not None
+        else block
+        for block in message.content or ()
+    ]
+    return msgspec.structs.replace(message, content=content)
+
+
+def shown_payload(payload: Payload) -> Payload:
+    """The payload as a view may show it: the conversation token replaced by its digest, signatures dropped."""
+    if isinstance(payload, Meta) and payload.conversation_token:
+        digest = conversation_digest(payload.conversation_token)
+        return msgspec.structs.replace(payload, conversation_token=f"{HIDDEN} (sha256 {digest})")
+    if isinstance(payload, Assistant):
+        return msgspec.structs.replace(payload, message=_unsigned(payload.message))
+    if isinstance(payload, User):
+        return msgspec.structs.replace(payload, message=_unsigned(payload.message))
+    return payload
+
+
+def record_text(record: Record) -> str:
+    """A record as indented JSON for TimeTravel: its seq, protocol and payload, with nothing secret in it
+    (never the stored bytes, which hold the token of a meta record)."""
+    payload = record.payload()
+    head = f"seq {record.seq} · {record.protocol}" + (" · optional" if record.optional else "")
+    if payload is None:
+        return f"{head}\n(no payload this reader knows)"
+    return f"{head}\n{raw_json_text(encode_go_json(shown_payload(payload)))}"

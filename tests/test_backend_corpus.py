@@ -1,0 +1,149 @@
+"""Both backends on what the real runtime wrote: its file journals, and its JetStream stream replayed message for
+message into a real nats-server (tests/corpus/runstate/MANIFEST.md)."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from journaltools.backends.file import FileBackend
+from journaltools.backends.jetstream import JetStreamBackend, open_jetstream_source
+from journaltools.embedded import EmbeddedServer
+from journaltools.errors import FoldError
+from journaltools.folding import fold
+from journaltools.listing import RunSummary
+from tests.nats_fixtures import TEST_OPTIONS, NatsAdmin, unique_stream
+from tests.runstate_corpus import CORPUS, expected, jsonl
+
+#: The columns both listings share with the runtime's ``Store.List`` (``Updated`` differs by construction).
+Row = tuple[str, str | None, str | None, str | None, str]
+
+
+def listing_rows(rows: list[RunSummary]) -> dict[str, Row]:
+    """run id → (run_id, created, model, prompt, terminal) as the runtime prints them ("" for open); a run the
+    runtime omits is kept under its id with the terminal ``invalid``."""
+    out: dict[str, Row] = {}
+    for row in rows:
+        terminal = "" if row.status == "open" else row.status
+        out[row.run] = (row.meta_run_id or row.run, row.created, row.model, row.prompt, terminal)
+    return out
+
+
+def runtime_rows(name: str) -> dict[str, Row]:
+    return {
+        row["RunID"]: (row["RunID"], row["Created"], row["Model"], row["Prompt"], row["Terminal"])
+        for row in jsonl(name)
+    }
+
+
+def test_file_listing_equals_the_runtimes() -> None:
+    """The file rule over file/: the runtime's 31 rows, plus ``invalid`` rows for the three journals it omits
+    because they do not fold."""
+    got = listing_rows(FileBackend(CORPUS / "file").listing())
+    want = runtime_rows("listing-file.jsonl")
+    assert {run: row for run, row in got.items() if row[4] != "invalid"} == want
+    omitted = {entry["store_id"] for entry in expected("file") if not entry["ok"]}
+    assert {run for run, row in got.items() if row[4] == "invalid"} == omitted
+
+
+def test_file_source_reports_nothing_but_journals_and_locks() -> None:
+    """file/ holds only ``<id>.json`` and ``<id>.lock``: nothing to report about the source."""
+    assert FileBackend(CORPUS / "file").source_findings() == []
+
+
+def test_file_reads_give_the_runtimes_last_seq_and_records() -> None:
+    backend = FileBackend(CORPUS / "file")
+    for entry in expected("file"):
+        read = backend.read_run(entry["store_id"])
+        assert read.complete
+        assert read.last_seq == entry["last_seq"], entry["path"]
+        assert [stored.position for stored in read.records] == list(range(1, len(read.records) + 1))
+        assert read.updated is not None
+
+
+def test_broken_journals_are_refused_or_read_as_the_runtime_does() -> None:
+    """Every mutated journal: the reader refuses (strict) exactly the interior corruption the runtime's reader
+    refuses with "line N", and drops a torn tail where the runtime does."""
+    backend = FileBackend(CORPUS / "broken")
+    for entry in expected("broken"):
+        run = entry["store_id"]
+        error = entry["error"] or ""
+        lenient = backend.read_run(run, strict=False)
+        refused_by_reader = "corrupt record sequence: line " in error
+        assert lenient.complete is not refused_by_reader, entry["path"]
+        torn = any(f.code == "torn_tail" for f in lenient.findings)
+        assert torn == bool(entry.get("dropped_torn_tail")), entry["path"]
+        if "last_seq" in entry and not refused_by_reader:
+            assert lenient.last_seq == entry["last_seq"], entry["path"]
+
+
+# -- JetStream: the runtime's stream replayed -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def replayed(nats_server: EmbeddedServer, nats_admin: NatsAdmin) -> Iterator[JetStreamBackend]:
+    """A stream of the dump's configuration holding the dump's messages (subjects, headers, bodies) in order.
+
+    Its name is the test's own; its subjects are the dump's, so the stream is removed before anything else on
+    this server could want them."""
+    lines = [json.loads(line) for line in (CORPUS / "nats-dump.jsonl").read_text().splitlines() if line]
+    config: dict[str, Any] = dict(lines[0]["info"]["config"])
+    config.pop("metadata", None)
+    config["name"] = unique_stream()[0]
+    nats_admin.create_stream(config)
+    try:
+        for message in [line for line in lines if line["kind"] == "msg"]:
+            headers = {name: values[-1] for name, values in (message["headers"] or {}).items()}
+            body = message["data"].encode() if "data" in message else base64.b64decode(message["data_b64"])
+            ack = json.loads(nats_admin.request(message["subject"], body, headers).data)
+            assert ack.get("seq") == message["seq"], ack
+        with pytest.warns(Warning):  # the runtime's stream has direct get off: journaltools says it reads slower
+            backend = open_jetstream_source(f"{nats_server.url}/{config['name']}", options=TEST_OPTIONS)
+        yield backend
+        backend.close()
+    finally:
+        nats_admin.delete_stream(config["name"])
+
+
+def test_stream_binds_as_the_runtime_binds_it(replayed: JetStreamBackend) -> None:
+    assert replayed.prefix == "fisk.sessions"
+    assert replayed.source_findings() == []
+
+
+def test_jetstream_listing_equals_the_runtimes(replayed: JetStreamBackend) -> None:
+    got = listing_rows(replayed.listing())
+    want = runtime_rows("listing-jetstream.jsonl")
+    assert {run: row for run, row in got.items() if row[4] != "invalid"} == want
+    # The runtime's listing drops only the version-2 journal; journaltools lists it as invalid.
+    assert {run for run, row in got.items() if row[4] == "invalid"} == {"3IFJ0ydR80CR95kPTqm7HTd4xis"}
+
+
+def test_jetstream_listing_updated_is_the_last_message_time(replayed: JetStreamBackend) -> None:
+    """``Updated`` is the server time of the run's last message (replayed, so today's time, not the dump's)."""
+    for row in replayed.listing():
+        read = replayed.read_run(row.run, strict=False)
+        last = max(read.records, key=lambda stored: stored.position)
+        assert row.updated == last.time == read.updated, row.run
+
+
+@pytest.mark.parametrize("entry", expected("jetstream"), ids=lambda entry: entry["store_id"])
+def test_read_and_fold_equals_the_runtimes_load(replayed: JetStreamBackend, entry: dict[str, Any]) -> None:
+    read = replayed.read_run(entry["store_id"])
+    assert read.complete
+    assert all(stored.time is not None for stored in read.records)
+    assert [stored.record.seq for stored in read.records] == sorted(stored.record.seq for stored in read.records)
+    if not entry["ok"]:
+        with pytest.raises(FoldError):
+            fold(read.typed(), run=entry["store_id"])
+        return
+    result = fold(read.typed(), run=entry["store_id"])
+    assert result.state is not None
+    got, want = result.state.to_go_json(), entry["state"]
+    assert set(got) == set(want)
+    for field in want:
+        assert got[field] == want[field], f"{entry['store_id']}: {field} differs"
+    assert result.state.completed() == entry["completed"]

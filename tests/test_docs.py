@@ -1,0 +1,64 @@
+"""docs/ held to the code: every command and option, finding code and table column of the interface is
+documented, and the pages stand on their own (no link outside the repository, no trace of the old format)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import pytest
+
+from journaltools.cli import build_parser
+from journaltools.protocol.findings import FINDING_SEVERITY
+
+ROOT = Path(__file__).resolve().parent.parent
+INTERFACES = (ROOT / "docs" / "interfaces.md").read_text(encoding="utf-8")
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def subcommands() -> dict[str, argparse.ArgumentParser]:
+    action = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+def documented_codes() -> dict[str, str]:
+    section = INTERFACES.split("## Finding codes", 1)[1].split("\n## ", 1)[0]
+    return dict(re.findall(r"^\| `(\w+)` \| (error|warning|info) \|", section, flags=re.MULTILINE))
+
+
+def test_every_command_and_option_is_documented() -> None:
+    for name, parser in subcommands().items():
+        assert f"`{name}" in INTERFACES, name
+        for action in parser._actions:
+            for option in action.option_strings:
+                if option not in ("-h", "--help"):
+                    assert option in INTERFACES, f"{name} {option}"
+
+
+def test_every_finding_code_is_documented_with_its_severity() -> None:
+    documented = documented_codes()
+    assert documented, "the finding code table"
+    for code, severity in documented.items():
+        assert FINDING_SEVERITY.get(code) == severity, code
+    assert set(FINDING_SEVERITY) <= set(documented), sorted(set(FINDING_SEVERITY) - set(documented))
+
+
+def test_every_table_column_is_documented() -> None:
+    from journaltools.tables import SCHEMAS
+
+    section = INTERFACES.split("\n## Tables", 1)[1].split("\n### ", 1)[0]  # the journal tables, not the turn ones
+    rows = dict(re.findall(r"^\| `(\w+)` \| [^|]+ \| (.+) \|$", section, flags=re.MULTILINE))
+    for table, schema in SCHEMAS.items():
+        assert table in rows, table
+        for column in schema.names:
+            assert re.search(rf"\b{column}\b", rows[table]), f"{table}.{column}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+def test_pages_stand_on_their_own(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    assert "../shared" not in text and "/work/" not in text
+    assert not re.search(r'"type": *"meta"|\.jsonl', text), "a trace of the retired format"
+    for target in re.findall(r"\]\(((?!https?:)[^)#]+)", text):
+        assert (page.parent / target).exists(), f"{page.name} links to a missing {target}"
