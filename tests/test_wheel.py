@@ -83,7 +83,7 @@ def test_the_wheel_with_the_notebook_extra_runs_the_cli_demo_and_notebooks_outsi
     demo = _run([str(python), "-m", "journaltools.demo"], outside, 300, env)
     assert "next: browse the runs in JupyterLab" in demo.stdout
     assert 'pip install "journaltools[notebook]"' in demo.stdout  # outside a checkout: how to get JupyterLab
-    assert (outside / "out" / "samples" / "failed-provider.jsonl").is_file()  # written, not looked for in the repo
+    assert (outside / "out" / "samples" / "completed-with-tools.json").is_file()  # written, not looked for in the repo
     assert (outside / "out" / "audit" / "runs.parquet").is_file()
 
     # The kernel the notebooks get is this venv's python (a kernel spec in the venv outranks the system's).
