@@ -99,4 +99,4 @@ def test_the_wheel_with_the_notebook_extra_runs_the_cli_demo_and_notebooks_outsi
         outputs = [output for cell in executed.cells if cell.cell_type == "code" for output in cell.outputs]
         assert not [output for output in outputs if output.get("output_type") == "error"], name
         assert any("application/vnd.jupyter.widget-view+json" in output.get("data", {}) for output in outputs), name
-    assert (notebooks / "journaltools-samples" / "completed-with-tools.jsonl").is_file()
+    assert (notebooks / "journaltools-samples" / "completed-with-tools.json").is_file()
