@@ -74,4 +74,5 @@ def test_readme_examples_run_in_order(
     assert "14 runs" in out  # iter_tables, batch by batch, keeps every run of the samples
     assert "14 {'error': 3, 'warning': 1, 'info': 0}" in out  # audit_sources: runs and findings by severity
     assert (tmp_path / "out" / "audit-py" / "runs.parquet").exists()
-    assert "task 'invoice-42' already succeeded" in out and "[('call-1', 'ask_operator')]" in out
+    assert "completed answered" in out and "task 'invoice-42' was already completed at " in out
+    assert "[('call-1', 'ask_operator')]" in out

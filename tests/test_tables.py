@@ -470,20 +470,22 @@ def test_a_file_that_cannot_be_a_journal_is_reported_once(samples: Path) -> None
 
 def test_a_task_store_fills_task_state(tmp_path: Path) -> None:
     from journaltools.tasks import FileTaskStore
+    from tests.task_store_contract import request, result
 
     generate_corpus(tmp_path / "corpus", runs=6, records=12, seed=2, workers=1)
     tasks = {row["run"]: row["task"] for row in load(tmp_path / "corpus").runs.to_pylist()}
     store = FileTaskStore(tmp_path / "tasks")
     named = sorted({task for task in tasks.values() if task is not None})
     assert named, "the generated metas name tasks"
-    store.create(named[0], {"ask": "x"})
-    store.complete(named[0], result={"done": True})
+    store.submit(request(named[0]))
+    store.complete(named[0], result(named[0]))
     for task in named[1:]:
-        store.create(task, {"ask": "y"})
+        store.submit(request(task))
     for task_store in (str(tmp_path / "tasks"), store):
         runs = load(tmp_path / "corpus", task_store=task_store).runs.to_pylist()
         expected = {
-            run: None if task is None else "succeeded" if task == named[0] else "pending" for run, task in tasks.items()
+            run: None if task is None else "completed" if task == named[0] else "submitted"
+            for run, task in tasks.items()
         }
         assert {row["run"]: row["task_state"] for row in runs} == expected
 

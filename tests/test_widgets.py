@@ -229,6 +229,7 @@ def test_run_browser_from_runs_table_with_task_states() -> None:
 
 def test_run_browser_from_a_source_with_a_task_store_shows_task_states(tmp_path: Path) -> None:
     from journaltools.tasks import FileTaskStore
+    from tests.task_store_contract import error, request, result
 
     journals = tmp_path / "journals"
     journals.mkdir()
@@ -239,15 +240,15 @@ def test_run_browser_from_a_source_with_a_task_store_shows_task_states(tmp_path:
         (journals / f"{run}.jsonl").write_bytes(journal.bytes())
     store = FileTaskStore(tmp_path / "tasks")
     for task in ("task-1", "task-2", "task-3"):
-        store.create(task, {"ask": task})
-    store.complete("task-1", result={"ok": True})
-    store.complete("task-2", error="disk full")
-    expected = {"done": "succeeded", "broke": "failed", "waiting": "pending", "loose": None}
+        store.submit(request(task))
+    store.complete("task-1", result("task-1"))
+    store.complete("task-2", error("task-2", "disk full"))
+    expected = {"done": "completed", "broke": "completed", "waiting": "submitted", "loose": None}
     browser = RunBrowser.from_source(str(journals), progress=False, task_store=str(tmp_path / "tasks"))
     try:
         assert {row.run: row.task_state for row in browser.model.rows} == expected
         assert "task_state" in [column.key for column in browser.model.columns]
-        assert ">succeeded</td>" in browser.model.to_html()
+        assert ">completed</td>" in browser.model.to_html()
     finally:
         browser.close()
     model, loader = load_source(str(journals), progress=False, task_store=store)  # a store object, too
