@@ -501,6 +501,26 @@ def cmd_turns(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_tasks(args: argparse.Namespace) -> int:
+    from journaltools.protocol.findings import at_least
+    from journaltools.tasks.analysis import audit_tasks
+
+    result = audit_tasks(args.store)
+    document = result.to_json()
+    if args.json:
+        _emit_json(document)
+    else:
+        columns = ["id", "state", "request_kind", "submitted", "completed", "seconds_to_answer", "outcome", "error"]
+        rows = [row if row["valid"] else {**row, "id": row["key"], "state": "unreadable"} for row in document["tasks"]]
+        print_table(rows, columns, wide=["error"])
+        for finding in result.findings:
+            _note("tasks", f"{finding.severity}: {finding.code}: {finding.message}")
+        print(f"\n{len(rows)} task records, {len(result.findings)} findings", file=sys.stderr)
+    if args.fail_on and any(at_least(finding.severity, args.fail_on) for finding in result.findings):
+        return 1
+    return 0
+
+
 # -- gate and answer ---------------------------------------------------------------------------------------------
 
 
@@ -711,10 +731,23 @@ def build_parser() -> argparse.ArgumentParser:
         "analyse a turn-checkpoint store: calls requested or uncertain, records stuck in a phase or waiting for an "
         "acknowledgement, owner-index problems; findings are data, not failures",
     )
-    turns.add_argument("store", metavar="STORE", help="a directory or nats://host:port/BUCKET")
+    turns.add_argument(
+        "store",
+        metavar="STORE",
+        help="an agent-harness-go state directory, blobs:DIR, or nats://host:port/BUCKET[?prefix=...]",
+    )
     _add_stuck_after(turns, "how long a record may stay in one phase or wait for its acknowledgement (90s, 30m, 2h...)")
     turns.add_argument("--fail-on", choices=["error", "warning"], help="exit 1 if a finding this severe exists")
     turns.set_defaults(handler=cmd_turns)
+
+    tasks = command(
+        "tasks",
+        "list the fisk-ai task records of a task store: state, request kind, times, outcome (answered, error, "
+        "waiting) told by the result message; records the runtime cannot read are findings, not failures",
+    )
+    tasks.add_argument("store", metavar="STORE", help="a fisk-ai task directory or nats://host:port/BUCKET")
+    tasks.add_argument("--fail-on", choices=["error", "warning"], help="exit 1 if a finding this severe exists")
+    tasks.set_defaults(handler=cmd_tasks)
 
     compare = command(
         "compare",

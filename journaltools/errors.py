@@ -35,7 +35,17 @@ files in ``backends/oserrors.py`` (``storage_error``), NATS client errors in ``b
     │   └── AlreadyAnswered       ... because the call already has a result
     ├── TaskError
     │   ├── TaskNotFound
-    │   └── TaskAlreadyCompleted  a task is completed once: the first write wins
+    │   ├── TaskExists            a submit of an id the store already holds
+    │   ├── InvalidTask           a task id or request the runtime would refuse, or a stored record it cannot read
+    │   └── TaskAlreadyCompleted  a task is completed once: the first write wins (names when it was)
+    ├── TurnJournalError          agent-harness-go turn checkpoints; ``sentinel`` names the Go error it stands for
+    │   ├── TurnNotFound          ErrNotFound
+    │   ├── TurnAlreadyExists     ErrAlreadyExists
+    │   ├── RevisionConflict      ErrConflict: another writer moved the record (or the index owner differs)
+    │   ├── InvalidTurnRecord     ErrInvalidRecord: a record breaks Validate, or could never be read back
+    │   ├── InvalidTransition     ErrInvalidTransition
+    │   ├── CorruptTurnStore      ErrCorruptStore: stored bytes the runtime refuses (names the record and why)
+    │   └── CASRetryLimit         ErrCASRetryLimit: the index kept changing under every retry
     └── MissingDependency         an optional package a feature needs is not installed (names what to install)
 """
 
@@ -228,8 +238,50 @@ class TaskNotFound(TaskError, LookupError):
     pass
 
 
+class TaskExists(TaskError):
+    pass
+
+
+class InvalidTask(TaskError, ValueError):
+    pass
+
+
 class TaskAlreadyCompleted(TaskError):
     pass
+
+
+class TurnJournalError(JournalError):
+    """A turn-checkpoint store refused a call; ``sentinel`` is the agent-harness-go error it corresponds to."""
+
+    sentinel = ""
+
+
+class TurnNotFound(TurnJournalError, LookupError):
+    sentinel = "ErrNotFound"
+
+
+class TurnAlreadyExists(TurnJournalError):
+    sentinel = "ErrAlreadyExists"
+
+
+class RevisionConflict(TurnJournalError):
+    sentinel = "ErrConflict"
+
+
+class InvalidTurnRecord(TurnJournalError, ValueError):
+    sentinel = "ErrInvalidRecord"
+
+
+class InvalidTransition(TurnJournalError):
+    sentinel = "ErrInvalidTransition"
+
+
+class CorruptTurnStore(TurnJournalError):
+    sentinel = "ErrCorruptStore"
+
+
+class CASRetryLimit(TurnJournalError):
+    sentinel = "ErrCASRetryLimit"
 
 
 class JournalWarning(UserWarning):

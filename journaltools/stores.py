@@ -1,9 +1,12 @@
 """Task stores and turn-checkpoint stores by URL: the one registry for both (journal sources have their own,
 ``backends.registry``).
 
-- a directory, or ``file:///abs/path``: ``FileTaskStore`` / ``FileStore``;
+- a directory, or ``file:///abs/path``: a fisk-ai task directory (``FileTaskStore``) / an agent-harness-go state
+  directory (``FileStore``, records under ``turn-executions/workspaces/``);
 - ``nats://host:port/BUCKET[?replicas=N]``: ``NatsTaskStore`` (bucket ``TASKS`` by default) / a ``CASStore`` over
-  the bucket (``TURNS`` by default; ``&prefix=`` names the part of the bucket its keys live under);
+  the bucket (``TURNS`` by default; ``&prefix=`` is the runtime's key prefix, default
+  ``agent-harness/turn-executions/v2``);
+- ``blobs:DIR[?prefix=...]``: turn stores only, a ``CASStore`` over one file per blob key under DIR;
 - ``memory`` or ``memory:NAME``: turn stores only, a ``CASStore`` in this process (one per NAME).
 
 ``create=False`` (the default, what the analysis commands use) refuses a store that does not exist yet instead of
@@ -33,6 +36,8 @@ def store_scheme(url: str) -> str:
     """``file``, ``nats`` or ``memory`` (anything else is returned as written, and refused by the openers)."""
     if url == "memory" or url.startswith("memory:"):
         return "memory"
+    if url.startswith("blobs:"):
+        return "blobs"
     if url == "embedded" or url.startswith("embedded:"):
         return "embedded"  # a journal source only: a store that vanishes with the process would hold no answers
     parsed = parse_url(url)
@@ -76,6 +81,20 @@ def _open_nats_turns(url: str, create: bool) -> TurnStore:
     return open_nats_turn_store(url, create=create)
 
 
+def _open_blob_directory_turns(url: str, create: bool) -> TurnStore:
+    """``blobs:DIR[?prefix=...]``: the CAS layout, one file per blob key under DIR."""
+    from urllib.parse import parse_qs
+
+    from journaltools.turnjournal.stores import CASStore, DirectoryBlobStore
+
+    location, _, query = url.removeprefix("blobs:").partition("?")
+    parameters = {name: values[-1] for name, values in parse_qs(query).items()}
+    unknown = sorted(set(parameters) - {"prefix"})
+    if unknown:
+        raise InvalidSource(f"{url!r}: unknown parameter {unknown[0]!r} (known: prefix)")
+    return CASStore(DirectoryBlobStore(_directory(location, create, "blob store")), prefix=parameters.get("prefix", ""))
+
+
 def _open_memory_turns(url: str, create: bool) -> TurnStore:
     """``memory`` is a new empty store; ``memory:NAME`` is this process's store of that name (made on first use)."""
     from journaltools.turnjournal.stores import CASStore, MemoryBlobStore
@@ -96,6 +115,7 @@ _TURN_OPENERS: dict[str, Callable[[str, bool], TurnStore]] = {
     "file": _open_file_turns,
     "nats": _open_nats_turns,
     "memory": _open_memory_turns,
+    "blobs": _open_blob_directory_turns,
 }
 
 
@@ -109,13 +129,14 @@ def open_task_store(url: str | Path, *, create: bool = False) -> TaskStore:
 
 
 def open_turn_store(url: str | Path, *, create: bool = False) -> TurnStore:
-    """The turn-checkpoint store at ``url``: a directory (``FileStore``), ``memory[:NAME]`` or
-    ``nats://host:port/BUCKET`` (a ``CASStore`` over the bucket)."""
+    """The turn-checkpoint store at ``url``: a state directory (``FileStore``), ``blobs:DIR``, ``memory[:NAME]``
+    or ``nats://host:port/BUCKET`` (a ``CASStore`` over the bucket)."""
     text = str(url)
     opener = _TURN_OPENERS.get(store_scheme(text))
     if opener is None:
         raise InvalidSource(
-            f"{text!r}: not a turn store URL (use a directory, memory[:NAME] or nats://host:port/BUCKET)"
+            f"{text!r}: not a turn store URL (use a state directory, blobs:DIR, memory[:NAME] or "
+            "nats://host:port/BUCKET)"
         )
     return opener(text, create)
 

@@ -8,11 +8,9 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from journaltools.errors import TaskAlreadyCompleted
+from journaltools.errors import RevisionConflict, TaskAlreadyCompleted, TurnAlreadyExists
 from journaltools.stores import open_task_store, open_turn_store
-from journaltools.turnjournal import Phase, RevisionConflict
-from journaltools.turnjournal.stores import TurnRecordExists
-from tests.turn_builders import in_phase, new_record
+from tests.turn_builders import new_record
 
 WORKER_TIMEOUT = 120.0
 
@@ -61,28 +59,29 @@ def run_in_processes(target: Callable[..., Any], args: Sequence[tuple[Any, ...]]
 
 
 def complete_tasks(url: str, worker: int, rounds: int, barrier: Any) -> list[bool]:
-    """Complete ``task-0`` .. ``task-<rounds-1>`` in lockstep with the other workers (odd workers succeed, even
-    ones fail); whether this worker won each task."""
+    """Complete ``task-0`` .. ``task-<rounds-1>`` in lockstep with the other workers, each with a result naming
+    this worker; whether this worker won each task."""
     won = []
     with open_task_store(url) as store:
         for index in range(rounds):
             barrier.wait(WORKER_TIMEOUT)
+            result = b'{"protocol":"io.choria.fisk-ai.v1.result","request":"task-%d","text":"worker %d"}' % (
+                index,
+                worker,
+            )
             try:
-                if worker % 2:
-                    store.complete(f"task-{index}", result=f"worker {worker}")
-                else:
-                    store.complete(f"task-{index}", error=f"worker {worker}")
+                store.complete(f"task-{index}", result)
                 won.append(True)
-            except TaskAlreadyCompleted:
+            except TaskAlreadyCompleted as refused:
                 won.append(False)
+                assert "already completed at " in str(refused)
     return won
 
 
 def contend_for_turns(url: str, worker: int, rounds: int, start: Any, read: Any, done: Any) -> dict[str, list[bool]]:
-    """One writer of ``test_writers_in_separate_processes_...``: each round, between the ``start`` and ``done``
-    barriers (the test checks the store in between), update the shared record from the revision every worker
-    read (the ``read`` barrier makes them all hold the same one), create records under two shared owners, race
-    for ``common-<round>``, and complete this worker's ``host-a`` records of the round before."""
+    """One writer of the multi-process test: each round, between the ``start`` and ``done`` barriers (the test
+    checks the store in between), update the shared record from the revision every worker read (the ``read``
+    barrier makes them all hold the same one), create records under a shared owner, race for ``common-<round>``."""
     updated: list[bool] = []
     created_common: list[bool] = []
     with open_turn_store(url) as store:
@@ -91,22 +90,35 @@ def contend_for_turns(url: str, worker: int, rounds: int, start: Any, read: Any,
             shared = store.get("ws", "shared")
             read.wait(WORKER_TIMEOUT)
             try:
-                store.update(shared.with_changes(iteration=worker * 1000 + round_number), shared.revision)
+                store.update(shared.with_changes(iteration=shared.iteration + worker + 1), shared.revision)
                 updated.append(True)
             except RevisionConflict:
                 updated.append(False)
-            for k in range(3):
-                store.create(new_record(f"r{round_number}-w{worker}-{k}", owner="host-a"))
             for k in range(2):
                 store.create(new_record(f"r{round_number}-w{worker}-b{k}", owner="host-b"))
             try:
                 store.create(new_record(f"common-{round_number}", owner="host-b"))
                 created_common.append(True)
-            except TurnRecordExists:
+            except TurnAlreadyExists:
                 created_common.append(False)
-            if round_number:
-                for k in range(3):
-                    previous = store.get("ws", f"r{round_number - 1}-w{worker}-{k}")
-                    store.update(in_phase(previous, Phase.COMPLETED), previous.revision)
             done.wait(WORKER_TIMEOUT)
     return {"updated": updated, "created_common": created_common}
+
+
+def update_forever(url: str) -> None:
+    """Create four records, then update them in turn forever, printing ``task revision`` after each update
+    returns (the acknowledgement the crash test holds the store to)."""
+    with open_turn_store(url, create=True) as store:
+        records = [store.create(new_record(f"crash-{n}")) for n in range(4)]
+        while True:
+            for position, record in enumerate(records):
+                updated = store.update(record.with_changes(iteration=record.iteration + 1), record.revision)
+                records[position] = updated
+                print(updated.task_id, updated.revision, flush=True)
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1] == "update-forever":
+        update_forever(sys.argv[2])

@@ -70,7 +70,8 @@ def test_readme_examples_run_in_order(
     assert "invalid" in out  # the samples' broken journals are rows, not crashes
     assert "runs audited" in out and "('completed'," in out  # the DuckDB query over the audit the console wrote
     assert (tmp_path / "out" / "audit-py" / "runs.parquet").exists()
-    assert "task 'invoice-42' already succeeded" in out and "[('call-1', 'ask_operator')]" in out
+    assert "completed answered" in out and "task 'invoice-42' was already completed at " in out
+    assert "[('call-1', 'ask_operator')]" in out
 
 
 def test_the_quick_start_is_two_commands() -> None:

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import hashlib
+import shutil
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -226,6 +228,26 @@ def test_fold_false_gives_records_and_findings_only() -> None:
     tables = load(CORPUS / "file", strict=False, fold=False, workers=1)
     assert tables.records.equals(lenient("file").records)
     assert tables.runs.num_rows == tables.messages.num_rows == 0
+
+
+def test_a_task_store_fills_task_state(tmp_path: Path) -> None:
+    """A served run's task record carries the run's own id; a run without one has a null task_state."""
+    from journaltools.tasks import FileTaskStore
+    from tests.task_store_contract import request, result
+
+    journals = tmp_path / "journals"
+    journals.mkdir()
+    for path in sorted((CORPUS / "file").glob("*.json"))[:4]:
+        shutil.copy(path, journals / path.name)
+    runs = sorted(path.stem for path in journals.glob("*.json"))
+    store = FileTaskStore(tmp_path / "tasks")
+    store.submit(request(runs[0]))
+    store.complete(runs[0], result(runs[0]))
+    store.submit(request(runs[1]))
+    expected_states = {runs[0]: "completed", runs[1]: "submitted", runs[2]: None, runs[3]: None}
+    for task_store in (str(tmp_path / "tasks"), store):
+        rows = load(journals, task_store=task_store).runs.to_pylist()
+        assert {row["run"]: row["task_state"] for row in rows} == expected_states
 
 
 def test_schemas_and_pandas_dtypes() -> None:

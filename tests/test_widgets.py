@@ -49,6 +49,7 @@ from journaltools.widgets import (
     RunBrowserModel,
     TimeTravel,
     TimeTravelModel,
+    load_source,
 )
 from journaltools.widgets._display import conversation_digest, record_text
 from journaltools.widgets._html import esc, estimated_lines, long_text, markdown_text, status_badge
@@ -58,6 +59,7 @@ from journaltools.widgets._why import banner_for
 from journaltools.widgets.audit import integer_ticks
 from journaltools.widgets.comparison import DOCUMENTED_EXPLANATION, SEVERITY, SUMMARY_RULE_EXPLANATION
 from journaltools.widgets.runs import RunRow
+from tests.builders import journal
 
 CORPUS = Path(__file__).resolve().parent / "corpus" / "runstate"
 SCRIPT = "<script>window.pwned = 1</script>"
@@ -336,6 +338,34 @@ def test_run_browser_filters_sorts_and_pages() -> None:
     assert paged.with_page(99).page == 3 and paged.page_text() == f"runs 1-10 of {len(model.rows)}"
     with pytest.raises(ValueError, match="cannot sort by"):
         model.sorted_by("nope")
+
+
+def test_run_browser_from_a_source_with_a_task_store_shows_task_states(tmp_path: Path) -> None:
+    from journaltools.tasks import FileTaskStore
+    from tests.task_store_contract import error, request, result
+
+    journals = tmp_path / "journals"
+    journals.mkdir()
+    for run in ("done", "broke", "waiting", "loose"):
+        built = journal(run)
+        built.user("hi")
+        (journals / f"{run}.json").write_bytes(built.journal_bytes())
+    store = FileTaskStore(tmp_path / "tasks")
+    for task in ("done", "broke", "waiting"):
+        store.submit(request(task))
+    store.complete("done", result("done"))
+    store.complete("broke", error("broke", "disk full"))
+    expected = {"done": "completed", "broke": "completed", "waiting": "submitted", "loose": None}
+    browser = RunBrowser.from_source(str(journals), progress=False, task_store=str(tmp_path / "tasks"))
+    try:
+        assert {row.run: row.task_state for row in browser.model.rows} == expected
+        assert "task_state" in [column.key for column in browser.model.columns]
+        assert ">completed</td>" in browser.model.to_html()
+    finally:
+        browser.close()
+    model, loader = load_source(str(journals), progress=False, task_store=store)  # a store object, too
+    assert {row.run: row.task_state for row in model.rows} == expected
+    loader.close()  # type: ignore[attr-defined]
 
 
 def test_run_browser_view_opens_a_conversation_sorts_and_keeps_a_fixed_pool() -> None:

@@ -39,15 +39,6 @@ FINDING_SEVERITY: dict[str, Severity] = {
     # journaltools' own, beyond the interface's list:
     "unreadable_journal": "error",  # a journal that cannot be read (permission, a FIFO or link, an I/O error)
     "not_a_journal": "info",  # a file in a source directory that is not a journal: not read
-    # Turn checkpoints (journaltools.turnjournal.analysis): what a turn store holds that needs an operator.
-    "turn_call_requested": "warning",  # a requested call in an active turn: it may have run; never replayed by itself
-    "turn_call_uncertain": "warning",  # a call whose outcome is uncertain in an active turn: an operator decides
-    "turn_stuck": "warning",  # an active record unchanged in its phase for longer than the threshold
-    "turn_unacknowledged": "warning",  # completing/failing/interrupting longer than the threshold: no acknowledgement
-    "turn_index_orphan": "warning",  # an owner-index entry without a record of that owner (a create that crashed)
-    "turn_index_missing": "error",  # an active record missing from its owner's index: startup recovery never sees it
-    "turn_index_invalid": "error",  # an owner-index blob that does not parse: recovery of that owner fails
-    "turn_record_invalid": "error",  # a stored record that is not a valid turn record
 }
 
 

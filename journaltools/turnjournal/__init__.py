@@ -1,33 +1,57 @@
-"""turnjournal: one versioned checkpoint record per parent task, in a file store or a CAS store.
+"""agent-harness-go turn checkpoints (``pkg/turnjournal``, schema revision 3): one versioned record per parent
+task, in the runtime's file store or CAS store layout, read and written byte for byte as the runtime does.
 
-A ``TurnRecord`` is the last durably confirmed boundary of one parent turn (its ``phase``), with
-the tool batch of the assistant message being executed. ``revision`` is store-owned: it starts at
-1 and grows by one on every successful transition, and an update names the revision it read, so
-exactly one of two concurrent writers advances it.
+A ``TurnRecord`` is the last durably confirmed boundary of one parent turn (its ``phase``), with the tool batch of
+the assistant message being executed. ``revision`` is store-owned: 1 on create, +1 on every update, and an update
+names the revision it read, so exactly one of two concurrent writers advances it.
 """
 
+from journaltools._gojson import GoTime
 from journaltools.turnjournal.records import (
     ExternalChildRef,
     HistoryMessageRef,
+    IndexRef,
     Phase,
     ToolBatchCheckpoint,
     ToolCheckpoint,
     ToolOutcome,
     TurnRecord,
+    decode_record,
+    encode_record,
+    encode_record_indented,
+    validate,
+    validate_transition,
 )
-from journaltools.turnjournal.stores import CASStore, FileStore, MemoryBlobStore, RevisionConflict, TurnStore
+from journaltools.turnjournal.stores import (
+    BlobStore,
+    CASStore,
+    DirectoryBlobStore,
+    FileStore,
+    MemoryBlobStore,
+    TurnStore,
+    path_segment,
+)
 
 __all__ = [
+    "BlobStore",
     "CASStore",
+    "DirectoryBlobStore",
     "ExternalChildRef",
     "FileStore",
+    "GoTime",
     "HistoryMessageRef",
+    "IndexRef",
     "MemoryBlobStore",
     "Phase",
-    "RevisionConflict",
     "ToolBatchCheckpoint",
     "ToolCheckpoint",
     "ToolOutcome",
     "TurnRecord",
     "TurnStore",
+    "decode_record",
+    "encode_record",
+    "encode_record_indented",
+    "path_segment",
+    "validate",
+    "validate_transition",
 ]

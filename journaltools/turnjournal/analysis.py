@@ -1,9 +1,10 @@
 """Turn-checkpoint analysis: everything a turn store holds as Arrow tables, and what in it needs an operator.
 
-``audit_turns(store)`` reads every record of any turn store (file, memory or NATS) once and returns:
+``audit_turns(store)`` reads every record of any turn store (an agent-harness-go state directory, a CAS store in
+memory, on a directory or in a NATS bucket) once, as the runtime would read it, and returns:
 
-- ``records``: one row per stored record (an unreadable one too, with ``valid`` false and its problem);
-- ``tool_calls``: one row per tool checkpoint of every record's batch, with recovery's decision for it
+- ``records``: one row per stored record (one the runtime cannot read too, with ``valid`` false and its problem);
+- ``tool_calls``: one row per tool checkpoint of every readable record's batch, with recovery's decision for it
   (``replay``, ``skip`` or ``ask_operator``, from ``recovery.plan_resume``);
 - ``findings``: what needs an operator, each naming workspace, task and revision:
 
@@ -14,21 +15,23 @@
                                         never replayed automatically
   ``turn_call_uncertain``      warning  a call ``uncertain`` in an active turn: the same, said by the runtime
   ``turn_stuck``               warning  an active record unchanged in its phase for longer than the threshold
-  ``turn_unacknowledged``      warning  an outbox-boundary record (completing, failing, interrupting) whose
+  ``turn_unacknowledged``      warning  an outbox record (completing, failing, interrupting) whose task host
                                         acknowledgement did not come within the threshold
-  ``turn_index_orphan``        warning  an owner-index entry without a record of that owner
-  ``turn_index_missing``       error    an active record missing from its owner's index: startup recovery of
-                                        that owner never sees it
-  ``turn_index_invalid``       error    an owner-index blob that does not parse
-  ``turn_record_invalid``      error    a stored record that is not a valid turn record
+  ``turn_outbox_pending``      info     an outbox record awaiting the task host, within the threshold
+  ``turn_index_orphan``        info     an index ref to a record that does not exist: a create that crashed
+                                        between writing the index and the record (the runtime skips it)
+  ``turn_index_missing``       error    an active record missing from the CAS index: startup recovery never
+                                        sees it
+  ``turn_index_invalid``       error    an index the runtime refuses, or a ref whose owner differs from its
+                                        record's: ListActive fails for every owner
+  ``turn_record_invalid``      error    a stored record the runtime refuses (undecodable, invalid, at a path
+                                        its ids do not give, a link or FIFO): ListActive fails for every owner
   ============================ ======== ===============================================================
 
 "Active" is what ``list_active`` returns: not terminal. Calls are checked only in active records that are not
-at the outbox boundary either (completing, failing, interrupting): there the turn's outcome is durable and recovery
-finishes its handshake without replaying tools, so their calls no longer matter. The index checks apply to
-stores that keep an owner index (the CAS stores); an entry of a terminal record is harmless (an update that
-crashed before dropping it) and not reported. The findings also come as ``Finding`` values
-(``TurnAudit.findings``) for ``audit``.
+at the outbox boundary either: there the turn's outcome is durable and recovery finishes its handshake without
+replaying tools. The index checks apply to the CAS stores (the file store has none). The findings also come as
+``Finding`` values (``TurnAudit.findings``) for ``audit``.
 """
 
 from __future__ import annotations
@@ -42,15 +45,29 @@ from typing import Any, Final
 import pandas as pd
 import pyarrow as pa
 
+from journaltools._gojson import GoTime
 from journaltools.errors import JournalError
-from journaltools.protocol.findings import FINDING_SEVERITY, Finding, Severity
+from journaltools.protocol.findings import Finding, Severity
 from journaltools.turnjournal.records import RESUMABLE, ToolOutcome, TurnRecord
 from journaltools.turnjournal.recovery import plan_resume
-from journaltools.turnjournal.stores import OwnerIndex, StoredTurn, TurnScan, TurnStore, owner_digest, record_digest
+from journaltools.turnjournal.stores import IndexScan, StoredTurn, TurnScan, TurnStore
 
 #: How long an active record may stay in one phase, or an outbox record wait for its acknowledgement.
 DEFAULT_STUCK_AFTER: Final = timedelta(hours=1)
-TIMESTAMP: Final = pa.timestamp("us", tz="UTC")
+#: Nanoseconds, as the runtime keeps them.
+TIMESTAMP: Final = pa.timestamp("ns", tz="UTC")
+
+TURN_FINDING_SEVERITY: Final[dict[str, Severity]] = {
+    "turn_call_requested": "warning",
+    "turn_call_uncertain": "warning",
+    "turn_stuck": "warning",
+    "turn_unacknowledged": "warning",
+    "turn_outbox_pending": "info",
+    "turn_index_orphan": "info",
+    "turn_index_missing": "error",
+    "turn_index_invalid": "error",
+    "turn_record_invalid": "error",
+}
 
 TURN_RECORDS_SCHEMA: Final = pa.schema(
     [
@@ -84,13 +101,15 @@ TURN_RECORDS_SCHEMA: Final = pa.schema(
         pa.field("calls_confirmed", pa.int64()),
         pa.field("calls_uncertain", pa.int64()),
         pa.field("indexed", pa.bool_()),
-        pa.field("body", pa.large_string(), nullable=False),
+        pa.field("body", pa.large_string()),
     ],
     metadata={
-        "description": "one row per stored turn-checkpoint record; valid=false: the stored bytes are not a turn "
-        "record (problem says why, identity columns are null); age_s = seconds since updated_at at the analysis; "
-        "resumable = the phase may resume model or tool execution; needs_operator = a call recovery must not "
-        "decide by itself; indexed = in its owner's index (null for a store without one)"
+        "description": "one row per stored turn-checkpoint record; key = its path in the state directory or its "
+        "blob key; valid=false: the runtime refuses it (problem says why; identity columns are null unless the "
+        "bytes decode but sit at the wrong path); times to the nanosecond; age_s = seconds since updated_at at "
+        "the analysis; resumable = the phase may resume model or tool execution; needs_operator = a call "
+        "recovery must not decide by itself; indexed = in the CAS index (null for the file store); body = the "
+        "stored bytes (null for a link or FIFO, never read through)"
     },
 )
 
@@ -111,11 +130,13 @@ TURN_TOOL_CALLS_SCHEMA: Final = pa.schema(
         pa.field("external_task_id", pa.string()),
         pa.field("external_execution_id", pa.string()),
         pa.field("child_session_id", pa.string()),
+        pa.field("descriptor", pa.large_string()),
         pa.field("result_message_id", pa.string()),
     ],
     metadata={
-        "description": "one row per tool checkpoint of every record's batch, in source order (position); decision "
-        "= what recovery does with it: replay, skip or ask_operator"
+        "description": "one row per tool checkpoint of every readable record's batch, in source order "
+        "(position); decision = what recovery does with it: replay, skip or ask_operator; descriptor = the "
+        "child descriptor as the runtime compacts it"
     },
 )
 
@@ -135,7 +156,7 @@ TURN_FINDINGS_SCHEMA: Final = pa.schema(
 
 @dataclass(frozen=True, slots=True)
 class TurnFinding:
-    """A finding about one record (or one index entry): which workspace, task and revision, and what."""
+    """A finding about one record (or one index ref): which workspace, task and revision, and what."""
 
     workspace_id: str | None
     task_id: str | None
@@ -143,13 +164,22 @@ class TurnFinding:
     code: str
     severity: Severity
     message: str
+    location: str | None = None  # the stored record's path or key, when the finding is about one
 
     @classmethod
-    def of(cls, record: TurnRecord | None, code: str, message: str) -> TurnFinding:
+    def of(cls, record: TurnRecord | None, code: str, message: str, location: str | None = None) -> TurnFinding:
         if record is None:
-            return cls(None, None, None, code, FINDING_SEVERITY[code], message)
+            return cls(None, None, None, code, TURN_FINDING_SEVERITY[code], message, location)
         where = f"workspace {record.workspace_id!r} task {record.task_id!r} revision {record.revision}: "
-        return cls(record.workspace_id, record.task_id, record.revision, code, FINDING_SEVERITY[code], where + message)
+        return cls(
+            record.workspace_id,
+            record.task_id,
+            record.revision,
+            code,
+            TURN_FINDING_SEVERITY[code],
+            where + message,
+            location,
+        )
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -203,7 +233,7 @@ class TurnAudit:
 
 
 def _age(record: TurnRecord, now: datetime) -> timedelta:
-    return now - record.updated_at
+    return now - record.updated_at.to_datetime()
 
 
 def _describe_age(age: timedelta) -> str:
@@ -216,7 +246,7 @@ def _describe_age(age: timedelta) -> str:
 
 
 def record_findings(record: TurnRecord, now: datetime, stuck_after: timedelta) -> list[TurnFinding]:
-    """The findings of one valid record on its own (the index checks need the whole store)."""
+    """The findings of one readable record on its own (the index checks need the whole store)."""
     findings: list[TurnFinding] = []
     if record.terminal():
         return findings
@@ -233,6 +263,15 @@ def record_findings(record: TurnRecord, now: datetime, stuck_after: timedelta) -
                     f"{record.acknowledged_phase()}; finish the handshake, do not replay the turn",
                 )
             )
+        else:
+            findings.append(
+                TurnFinding.of(
+                    record,
+                    "turn_outbox_pending",
+                    f"{record.phase}: the outcome is durable, the task host has not acknowledged "
+                    f"{record.acknowledged_phase()} yet ({_describe_age(age)})",
+                )
+            )
         return findings
     if late:
         hint = "it may resume" if record.phase in RESUMABLE else "it may not resume by itself"
@@ -244,9 +283,9 @@ def record_findings(record: TurnRecord, now: datetime, stuck_after: timedelta) -
                 f"{record.owner_identity!r}; {hint}",
             )
         )
-    for call in record.tool_batch.calls if record.tool_batch is not None else []:
+    for call in record.calls():
         if call.outcome in (ToolOutcome.REQUESTED, ToolOutcome.UNCERTAIN):
-            code = "turn_call_requested" if call.outcome is ToolOutcome.REQUESTED else "turn_call_uncertain"
+            code = "turn_call_requested" if call.outcome == ToolOutcome.REQUESTED else "turn_call_uncertain"
             findings.append(
                 TurnFinding.of(
                     record,
@@ -258,47 +297,45 @@ def record_findings(record: TurnRecord, now: datetime, stuck_after: timedelta) -
     return findings
 
 
-def index_findings(
-    records: list[TurnRecord], indexes: list[OwnerIndex], unreadable_records: frozenset[str] = frozenset()
-) -> tuple[list[TurnFinding], set[tuple[str, str, str]]]:
-    """Findings from checking the owner indexes against the records, and every (owner, workspace, task) indexed."""
+def index_findings(records: list[TurnRecord], index: IndexScan) -> tuple[list[TurnFinding], set[tuple[str, str]]]:
+    """Findings from checking the CAS index against the records, and every (workspace, task) it holds."""
+    if index.problem is not None:
+        return [TurnFinding.of(None, "turn_index_invalid", f"{index.key}: {index.problem}")], set()
     findings: list[TurnFinding] = []
     by_key = {record.key(): record for record in records}
-    indexed: set[tuple[str, str, str]] = set()  # (owner, workspace, task)
-    unreadable: set[str] = set()  # owner digests whose index does not parse: their records are not checked again
-    for index in indexes:
-        if index.problem is not None or index.owner_identity is None:
-            findings.append(TurnFinding.of(None, "turn_index_invalid", index.problem or f"{index.key}: no owner"))
-            unreadable.add(index.owner_digest)
-            continue
-        for workspace_id, task_id in index.entries:
-            indexed.add((index.owner_identity, workspace_id, task_id))
-            record = by_key.get((workspace_id, task_id))
-            if record is None and record_digest(workspace_id, task_id) in unreadable_records:
-                continue  # already reported: the record is there but does not parse
-            if record is None or record.owner_identity != index.owner_identity:
-                whose = "no record" if record is None else f"the record belongs to {record.owner_identity!r}"
-                findings.append(
-                    TurnFinding(
-                        workspace_id,
-                        task_id,
-                        None,
-                        "turn_index_orphan",
-                        FINDING_SEVERITY["turn_index_orphan"],
-                        f"workspace {workspace_id!r} task {task_id!r}: indexed for owner {index.owner_identity!r} "
-                        f"but {whose} (a create that crashed between index and record); recovery skips it",
-                    )
+    indexed = {(ref.workspace_id, ref.task_id) for ref in index.refs}
+    for ref in index.refs:
+        record = by_key.get((ref.workspace_id, ref.task_id))
+        where = f"workspace {ref.workspace_id!r} task {ref.task_id!r}: "
+        if record is None:
+            findings.append(
+                TurnFinding(
+                    ref.workspace_id,
+                    ref.task_id,
+                    None,
+                    "turn_index_orphan",
+                    TURN_FINDING_SEVERITY["turn_index_orphan"],
+                    where + f"indexed for owner {ref.owner_identity!r} but no record exists (a create that "
+                    "crashed between the index and the record); the runtime skips it",
                 )
+            )
+        elif record.owner_identity != ref.owner_identity:
+            findings.append(
+                TurnFinding.of(
+                    record,
+                    "turn_index_invalid",
+                    f"indexed for owner {ref.owner_identity!r} but the record belongs to {record.owner_identity!r}: "
+                    "the runtime's ListActive fails for every owner",
+                )
+            )
     for record in records:
-        if owner_digest(record.owner_identity) in unreadable:
-            continue  # already reported: the whole index of this owner is unreadable
-        if not record.terminal() and (record.owner_identity, *record.key()) not in indexed:
+        if not record.terminal() and record.key() not in indexed:
             findings.append(
                 TurnFinding.of(
                     record,
                     "turn_index_missing",
-                    f"active ({record.phase}) but missing from the index of owner {record.owner_identity!r}: "
-                    "startup recovery of that owner will never see it",
+                    f"active ({record.phase}) but missing from the index {index.key}: startup recovery of owner "
+                    f"{record.owner_identity!r} will never see it",
                 )
             )
     return findings, indexed
@@ -306,21 +343,27 @@ def index_findings(
 
 # -- the tables --------------------------------------------------------------------------------------
 
+_NS_RANGE: Final = (-(2**63), 2**63 - 1)
 
-def _record_row(
-    store: str, stored: StoredTurn, now: datetime, indexed: set[tuple[str, str, str]] | None
-) -> dict[str, Any]:
+
+def _ns(moment: GoTime | None) -> int | None:
+    if moment is None or not _NS_RANGE[0] <= moment.unix_ns <= _NS_RANGE[1]:
+        return None
+    return moment.unix_ns
+
+
+def _record_row(store: str, stored: StoredTurn, now: datetime, indexed: set[tuple[str, str]] | None) -> dict[str, Any]:
     row: dict[str, Any] = {
         "store": store,
-        "key": stored.key,
-        "valid": stored.record is not None,
+        "key": stored.location,
+        "valid": stored.readable,
         "problem": stored.problem,
-        "body": stored.raw.decode("utf-8", "replace"),
+        "body": stored.raw.decode("utf-8", "replace") if stored.raw is not None else None,
     }
     record = stored.record
     if record is None:
         return row
-    calls = record.tool_batch.calls if record.tool_batch is not None else []
+    calls = record.calls()
     outcomes = [call.outcome for call in calls]
     plan = plan_resume(record)
     row.update(
@@ -328,7 +371,7 @@ def _record_row(
         session_id=record.session_id,
         task_id=record.task_id,
         owner_identity=record.owner_identity,
-        phase=record.phase.value,
+        phase=record.phase,
         revision=record.revision,
         iteration=record.iteration,
         terminal=record.terminal(),
@@ -336,45 +379,46 @@ def _record_row(
         acknowledged_phase=record.acknowledged_phase(),
         resumable=plan.resumable,
         needs_operator=bool(plan.needs_operator),
-        created_at=record.created_at,
-        updated_at=record.updated_at,
-        completed_at=record.completed_at,
+        created_at=_ns(record.created_at),
+        updated_at=_ns(record.updated_at),
+        completed_at=_ns(record.completed_at),
         age_s=_age(record, now).total_seconds(),
         input_message_id=record.input.message_id,
-        last_message_id=record.last_message_id,
-        failure_reason=record.failure_reason,
+        last_message_id=record.last_message_id or None,
+        failure_reason=record.failure_reason or None,
         assistant_message_id=record.tool_batch.assistant.message_id if record.tool_batch is not None else None,
         tool_calls=len(calls),
         calls_requested=outcomes.count(ToolOutcome.REQUESTED),
         calls_admitted=outcomes.count(ToolOutcome.ADMITTED),
         calls_confirmed=outcomes.count(ToolOutcome.CONFIRMED),
         calls_uncertain=outcomes.count(ToolOutcome.UNCERTAIN),
-        indexed=None if indexed is None else (record.owner_identity, *record.key()) in indexed,
+        indexed=None if indexed is None else record.key() in indexed,
     )
     return row
 
 
 def _call_rows(store: str, record: TurnRecord) -> Iterable[dict[str, Any]]:
-    for position, call in enumerate(plan_resume(record).calls):
-        checkpoint = record.tool_batch.calls[position] if record.tool_batch is not None else None
-        assert checkpoint is not None  # the plan has a call exactly where the batch has one
+    from journaltools._gojson import compact, go_utf8
+
+    for position, (call, checkpoint) in enumerate(zip(plan_resume(record).calls, record.calls(), strict=True)):
         external = checkpoint.external
         yield {
             "store": store,
             "workspace_id": record.workspace_id,
             "task_id": record.task_id,
             "revision": record.revision,
-            "phase": record.phase.value,
+            "phase": record.phase,
             "position": position,
             "invocation_id": call.invocation_id,
             "name": call.name,
             "args_digest": checkpoint.args_digest,
-            "outcome": call.outcome.value,
+            "outcome": call.outcome,
             "decision": call.decision.value,
             "why": call.why,
             "external_task_id": external.task_id if external is not None else None,
             "external_execution_id": external.execution_id if external is not None else None,
             "child_session_id": external.child_session_id if external is not None else None,
+            "descriptor": go_utf8(compact(external.descriptor)) if external is not None else None,
             "result_message_id": checkpoint.result.message_id if checkpoint.result is not None else None,
         }
 
@@ -385,21 +429,25 @@ def analyse_scan(
     """The analysis of what ``TurnStore.scan`` returned (pure: no I/O)."""
     moment = now or datetime.now(UTC)
     if moment.tzinfo is None:
-        raise ValueError("now must be timezone-aware (UTC)")
-    stored = sorted(scan.records, key=lambda s: (s.record.key() if s.record else ("", ""), s.key))
-    records = [s.record for s in stored if s.record is not None]
-    findings = [
-        TurnFinding.of(None, "turn_record_invalid", f"{store} {s.key}: {s.problem}") for s in stored if s.record is None
-    ]
-    for record in records:
+        raise JournalError("now must be timezone-aware (UTC)")
+    stored = sorted(scan.records, key=lambda s: (s.record.key() if s.record else ("", ""), s.location))
+    readable = [s.record for s in stored if s.record is not None and s.problem is None]
+    findings: list[TurnFinding] = []
+    for s in stored:
+        if s.problem is not None:
+            message = (
+                f"{store} {s.location}: the runtime refuses this record, and one such record makes its ListActive "
+                f"fail for every owner: {s.problem}"
+            )
+            findings.append(TurnFinding.of(s.record, "turn_record_invalid", message, s.location))
+    for record in readable:
         findings.extend(record_findings(record, moment, stuck_after))
-    indexed: set[tuple[str, str, str]] | None = None
-    if scan.indexes is not None:
-        invalid = frozenset(s.digest for s in stored if s.record is None)
-        from_index, indexed = index_findings(records, scan.indexes, invalid)
+    indexed: set[tuple[str, str]] | None = None
+    if scan.index is not None:
+        from_index, indexed = index_findings([s.record for s in stored if s.record is not None], scan.index)
         findings.extend(from_index)
     rows = [_record_row(store, s, moment, indexed) for s in stored]
-    calls = [row for record in records for row in _call_rows(store, record)]
+    calls = [row for record in readable for row in _call_rows(store, record)]
     return TurnAudit(
         store,
         moment,
@@ -441,6 +489,7 @@ def parse_duration(text: str) -> timedelta:
 __all__ = [
     "DEFAULT_STUCK_AFTER",
     "TURN_FINDINGS_SCHEMA",
+    "TURN_FINDING_SEVERITY",
     "TURN_RECORDS_SCHEMA",
     "TURN_TOOL_CALLS_SCHEMA",
     "TurnAudit",

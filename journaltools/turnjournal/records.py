@@ -1,30 +1,47 @@
-"""The turnjournal record and its validation."""
+"""The agent-harness-go turn checkpoint, ``agent-harness.turn.execution`` schema revision 3: the record, its Go
+bytes, the runtime's strict decoder, ``Validate`` and the transition rules (REAL-SYSTEM.md I.2-I.4).
+
+A record is plain frozen data with Go's zero values (an empty string, revision 0, the zero time) so that a record
+the runtime would store and one it would refuse can both be held and explained. Times are ``GoTime`` (nanoseconds
+kept exactly); a child descriptor is the raw JSON bytes as held (compacted when written, its digest over the
+compacted form). Phases and outcomes are strings, so an unknown one read from a store is kept and refused by
+``validate`` rather than lost in decoding.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
-import json
-from datetime import UTC, datetime
+import re
+from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from journaltools._gojson import (
+    GoTime,
+    Node,
+    compact,
+    go_pointer,
+    go_raw_field,
+    go_slice,
+    go_string,
+    go_string_field,
+    go_struct,
+    go_time_field,
+    go_unsigned,
+    html_unescape,
+    indent,
+    is_valid,
+    marshal_raw,
+    parse_single,
+)
+from journaltools.errors import InvalidTransition, InvalidTurnRecord
 
-from journaltools.errors import JournalError
-
-SCHEMA = "journaltools.turnjournal.record"
-SCHEMA_REVISION = 1
-_SHA256_HEX = r"^[0-9a-f]{64}$"
-
-
-class InvalidTurnRecord(JournalError, ValueError):
-    def __init__(self, task_id: str, why: str) -> None:
-        self.task_id = task_id
-        super().__init__(f"turnjournal task {task_id!r}: {why}")
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
+SCHEMA: Final = "agent-harness.turn.execution"
+SCHEMA_REVISION: Final = 3
+MAX_DESCRIPTOR_BYTES: Final = 256 << 10
+MAX_IDENTIFIER_BYTES: Final = 1024
+MAX_BATCH_CALLS: Final = 1024
 
 
 class Phase(StrEnum):
@@ -41,16 +58,16 @@ class Phase(StrEnum):
     INTERRUPTED = "interrupted"
 
 
-TERMINAL = frozenset({Phase.COMPLETED, Phase.FAILED, Phase.INTERRUPTED})
+PHASES: Final = frozenset(phase.value for phase in Phase)
+TERMINAL: Final = frozenset({Phase.COMPLETED.value, Phase.FAILED.value, Phase.INTERRUPTED.value})
 #: The outbox boundary: the turn's outcome is durable, the task host has not acknowledged it yet.
-PENDING_TERMINAL = {
-    Phase.COMPLETING: Phase.COMPLETED,
-    Phase.FAILING: Phase.FAILED,
-    Phase.INTERRUPTING: Phase.INTERRUPTED,
+PENDING_TERMINAL: Final = {
+    Phase.COMPLETING.value: Phase.COMPLETED.value,
+    Phase.FAILING.value: Phase.FAILED.value,
+    Phase.INTERRUPTING.value: Phase.INTERRUPTED.value,
 }
-#: Only these may resume model or tool execution.
-RESUMABLE = frozenset({Phase.WAITING_EXTERNAL_CHILD, Phase.CHILD_RESOLVED})
-_NEEDS_BATCH = frozenset({Phase.TOOL_PENDING, Phase.WAITING_EXTERNAL_CHILD, Phase.CHILD_RESOLVED})
+#: Only these may resume model or tool execution (the runtime's doc comment; its store does not enforce it).
+RESUMABLE: Final = frozenset({Phase.WAITING_EXTERNAL_CHILD.value, Phase.CHILD_RESOLVED.value})
 
 
 class ToolOutcome(StrEnum):
@@ -60,78 +77,83 @@ class ToolOutcome(StrEnum):
     UNCERTAIN = "uncertain"  # never replayed automatically
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+@dataclass(frozen=True, slots=True)
+class HistoryMessageRef:
+    """A message already persisted in the workspace/session transcript."""
+
+    workspace_id: str = ""
+    session_id: str = ""
+    message_id: str = ""
+    digest: str = ""
 
 
-class HistoryMessageRef(_Model):
-    """An immutable message already persisted in the workspace/session transcript."""
-
-    workspace_id: str = Field(min_length=1)
-    session_id: str = Field(min_length=1)
-    message_id: str = Field(min_length=1)
-    digest: str = Field(pattern=_SHA256_HEX)
+def descriptor_digest(descriptor: bytes) -> str:
+    """The digest the runtime keeps for a child descriptor: SHA-256 hex of its ``json.Compact`` form."""
+    return hashlib.sha256(compact(descriptor)).hexdigest()
 
 
-class ExternalChildRef(_Model):
-    task_id: str = Field(min_length=1)
-    execution_id: str = Field(min_length=1)
-    child_session_id: str = Field(min_length=1)
-    descriptor: Any
-    descriptor_digest: str = Field(pattern=_SHA256_HEX)
+@dataclass(frozen=True, slots=True)
+class ExternalChildRef:
+    """One admitted child execution; ``descriptor`` is raw JSON exactly as held (file reads give it indented)."""
+
+    task_id: str = ""
+    execution_id: str = ""
+    child_session_id: str = ""
+    descriptor: bytes = b""
+    descriptor_digest: str = ""
 
     @classmethod
-    def create(cls, task_id: str, execution_id: str, child_session_id: str, descriptor: bytes) -> ExternalChildRef:
-        """Bind a spawn to its child: the descriptor must be JSON, and its digest is computed from its bytes."""
-        try:
-            parsed = json.loads(descriptor)
-        except ValueError as exc:
-            raise InvalidTurnRecord(task_id, f"child descriptor is not JSON: {exc}") from None
-        digest = hashlib.sha256(descriptor).hexdigest()
-        return cls(
-            task_id=task_id,
-            execution_id=execution_id,
-            child_session_id=child_session_id,
-            descriptor=parsed,
-            descriptor_digest=digest,
-        )
+    def new(cls, task_id: str, execution_id: str, child_session_id: str, descriptor: bytes) -> ExternalChildRef:
+        """``NewExternalChildRef``: the descriptor compacted, its digest over the compacted bytes; refused
+        (``InvalidTurnRecord``) when it is not JSON or an id is not an identifier."""
+        if not is_valid(descriptor):
+            raise InvalidTurnRecord("turnjournal: invalid external execution descriptor (not one JSON value)")
+        normalized = compact(descriptor)
+        ref = cls(task_id, execution_id, child_session_id, normalized, hashlib.sha256(normalized).hexdigest())
+        _validate_external(ref)
+        return ref
 
 
-class ToolCheckpoint(_Model):
-    invocation_id: str = Field(min_length=1)
-    name: str = Field(min_length=1)
-    args_digest: str = Field(pattern=_SHA256_HEX)
-    outcome: ToolOutcome
+@dataclass(frozen=True, slots=True)
+class ToolCheckpoint:
+    invocation_id: str = ""
+    name: str = ""
+    args_digest: str = ""
+    outcome: str = ""
     external: ExternalChildRef | None = None
     result: HistoryMessageRef | None = None
 
 
-class ToolBatchCheckpoint(_Model):
-    """Every call of one persisted assistant message, in source order (even for sequential batches)."""
+@dataclass(frozen=True, slots=True)
+class ToolBatchCheckpoint:
+    """Every call of one persisted assistant message, in source order. ``calls`` None is Go's nil slice
+    (``"calls": null``), which Validate refuses like an empty batch."""
 
-    assistant: HistoryMessageRef
-    calls: list[ToolCheckpoint]
+    assistant: HistoryMessageRef = field(default_factory=HistoryMessageRef)
+    calls: tuple[ToolCheckpoint, ...] | None = ()
 
 
-class TurnRecord(_Model):
-    schema_revision: int = SCHEMA_REVISION
-    schema_: str = Field(default=SCHEMA, alias="schema")
+@dataclass(frozen=True, slots=True)
+class TurnRecord:
+    """One parent task's checkpoint. The defaults are Go's zero values: what ``Create`` takes is a record with
+    identity, input and phase set; the store stamps schema, revision and times."""
+
+    schema_revision: int = 0
+    schema: str = ""
     revision: int = 0
-    workspace_id: str
-    session_id: str
-    task_id: str
-    owner_identity: str
-    phase: Phase
-    input: HistoryMessageRef
-    iteration: int = Field(default=0, ge=0)
-    last_message_id: str | None = None
+    workspace_id: str = ""
+    session_id: str = ""
+    task_id: str = ""
+    owner_identity: str = ""
+    phase: str = ""
+    input: HistoryMessageRef = field(default_factory=HistoryMessageRef)
+    iteration: int = 0
+    last_message_id: str = ""
     tool_batch: ToolBatchCheckpoint | None = None
-    failure_reason: str | None = None
-    created_at: datetime = Field(default_factory=_utc_now)  # stamped by the store on create and update
-    updated_at: datetime = Field(default_factory=_utc_now)
-    completed_at: datetime | None = None
-
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    failure_reason: str = ""
+    created_at: GoTime = field(default_factory=GoTime.zero)
+    updated_at: GoTime = field(default_factory=GoTime.zero)
+    completed_at: GoTime | None = None
 
     def terminal(self) -> bool:
         return self.phase in TERMINAL
@@ -139,60 +161,636 @@ class TurnRecord(_Model):
     def pending_terminal(self) -> bool:
         return self.phase in PENDING_TERMINAL
 
-    def acknowledged_phase(self) -> Phase | None:
+    def acknowledged_phase(self) -> str | None:
         """The terminal phase an outbox-boundary record moves to once the task host acknowledges it."""
         return PENDING_TERMINAL.get(self.phase)
 
-    def validate_rules(self) -> None:
-        """The invariants a store enforces on every create and update; raises ``InvalidTurnRecord``."""
-
-        def refuse(why: str) -> None:
-            raise InvalidTurnRecord(self.task_id or "?", why)
-
-        if self.schema_ != SCHEMA or self.schema_revision != SCHEMA_REVISION:
-            refuse(f"schema {self.schema_!r} revision {self.schema_revision} is not {SCHEMA!r} {SCHEMA_REVISION}")
-        for name in ("workspace_id", "session_id", "task_id", "owner_identity"):
-            if not getattr(self, name):
-                refuse(f"{name} is empty")
-        if (self.input.workspace_id, self.input.session_id) != (self.workspace_id, self.session_id):
-            refuse("input message belongs to another workspace or session")
-        if self.phase in _NEEDS_BATCH and self.tool_batch is None:
-            refuse(f"phase {self.phase} needs a tool batch")
-        if self.tool_batch is not None:
-            seen: set[str] = set()
-            for call in self.tool_batch.calls:
-                if call.invocation_id in seen:
-                    refuse(f"invocation {call.invocation_id!r} appears twice in the tool batch")
-                seen.add(call.invocation_id)
-                if call.external is not None and call.outcome is ToolOutcome.REQUESTED:
-                    refuse(f"invocation {call.invocation_id!r} has an external child but was never admitted")
-                if (call.result is not None) != (call.outcome is ToolOutcome.CONFIRMED):
-                    refuse(f"invocation {call.invocation_id!r}: a result is set exactly when the outcome is confirmed")
-        batch = self.tool_batch
-        waiting = self.phase is Phase.WAITING_EXTERNAL_CHILD and batch is not None
-        if waiting and batch is not None and not any(call.outcome is ToolOutcome.ADMITTED for call in batch.calls):
-            refuse("waiting for an external child, but no call was admitted")
-        failing = self.phase in (Phase.FAILING, Phase.FAILED)
-        if failing != bool(self.failure_reason):
-            refuse("failure_reason is set exactly in the failing and failed phases")
-        if self.terminal() != (self.completed_at is not None):
-            refuse("completed_at is set exactly in the terminal phases")
-
     def key(self) -> tuple[str, str]:
+        """(workspace_id, task_id): the record's identity in a store."""
         return (self.workspace_id, self.task_id)
 
-    def to_bytes(self) -> bytes:
-        return self.model_dump_json(by_alias=True, exclude_none=True).encode()
-
-    @classmethod
-    def from_bytes(cls, data: bytes, where: str = "") -> TurnRecord:
-        """Decode a stored record; ``InvalidTurnRecord`` (naming ``where``) when the bytes are not one."""
-        try:
-            return cls.model_validate_json(data)
-        except ValidationError as exc:
-            place = f" in {where}" if where else ""
-            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'record'}: {e['msg']}" for e in exc.errors())
-            raise InvalidTurnRecord("?", f"stored record{place} is not a turn record: {problems}") from None
+    def calls(self) -> tuple[ToolCheckpoint, ...]:
+        return (self.tool_batch.calls or ()) if self.tool_batch is not None else ()
 
     def with_changes(self, **changes: Any) -> TurnRecord:
-        return self.model_copy(update=changes)
+        return dataclasses.replace(self, **changes)
+
+
+# -- Go's bytes ---------------------------------------------------------------------------------------
+
+
+def _ref_json(ref: HistoryMessageRef) -> bytes:
+    return b"".join(
+        [
+            b'{"workspace_id":',
+            go_string(ref.workspace_id),
+            b',"session_id":',
+            go_string(ref.session_id),
+            b',"message_id":',
+            go_string(ref.message_id),
+            b',"digest":',
+            go_string(ref.digest),
+            b"}",
+        ]
+    )
+
+
+def _call_json(call: ToolCheckpoint) -> bytes:
+    parts = [
+        b'{"invocation_id":',
+        go_string(call.invocation_id),
+        b',"name":',
+        go_string(call.name),
+        b',"args_digest":',
+        go_string(call.args_digest),
+        b',"outcome":',
+        go_string(call.outcome),
+    ]
+    if call.external is not None:
+        external = call.external
+        parts += [
+            b',"external":{"task_id":',
+            go_string(external.task_id),
+            b',"execution_id":',
+            go_string(external.execution_id),
+            b',"child_session_id":',
+            go_string(external.child_session_id),
+            b',"descriptor":',
+            marshal_raw(external.descriptor) if external.descriptor else b"null",
+            b',"descriptor_digest":',
+            go_string(external.descriptor_digest),
+            b"}",
+        ]
+    if call.result is not None:
+        parts += [b',"result":', _ref_json(call.result)]
+    parts.append(b"}")
+    return b"".join(parts)
+
+
+def _time_json(moment: GoTime) -> bytes:
+    return go_string(moment.text())
+
+
+def encode_record(record: TurnRecord) -> bytes:
+    """The record as Go's ``json.Marshal`` writes it (the CAS store's blob): compact, no newline."""
+    parts = [
+        b'{"schema_revision":',
+        str(record.schema_revision).encode(),
+        b',"schema":',
+        go_string(record.schema),
+        b',"revision":',
+        str(record.revision).encode(),
+        b',"workspace_id":',
+        go_string(record.workspace_id),
+        b',"session_id":',
+        go_string(record.session_id),
+        b',"task_id":',
+        go_string(record.task_id),
+        b',"owner_identity":',
+        go_string(record.owner_identity),
+        b',"phase":',
+        go_string(record.phase),
+        b',"input":',
+        _ref_json(record.input),
+        b',"iteration":',
+        str(record.iteration).encode(),
+    ]
+    if record.last_message_id:
+        parts += [b',"last_message_id":', go_string(record.last_message_id)]
+    if record.tool_batch is not None:
+        batch = record.tool_batch
+        calls = b"null" if batch.calls is None else b"[" + b",".join(_call_json(c) for c in batch.calls) + b"]"
+        parts += [b',"tool_batch":{"assistant":', _ref_json(batch.assistant), b',"calls":', calls, b"}"]
+    if record.failure_reason:
+        parts += [b',"failure_reason":', go_string(record.failure_reason)]
+    parts += [b',"created_at":', _time_json(record.created_at), b',"updated_at":', _time_json(record.updated_at)]
+    if record.completed_at is not None:
+        parts += [b',"completed_at":', _time_json(record.completed_at)]
+    parts.append(b"}")
+    return b"".join(parts)
+
+
+def encode_record_indented(record: TurnRecord) -> bytes:
+    """The record as the file store writes it: ``MarshalIndent`` with two spaces, then a newline."""
+    return indent(encode_record(record)) + b"\n"
+
+
+# -- the runtime's strict decoder ------------------------------------------------------------------------
+#
+# encoding/json into the Go structs with DisallowUnknownFields: keys match fields case-insensitively (an exact
+# match first), a repeated key decodes again into the same field (objects merge, the last scalar wins), null
+# leaves strings, numbers, times and structs as they were and makes pointers and slices nil, integers must be
+# plain unsigned literals in range, and any type mismatch refuses the whole record.
+
+
+def _zero_ref() -> dict[str, Any]:
+    return {"workspace_id": "", "session_id": "", "message_id": "", "digest": ""}
+
+
+def _zero_external() -> dict[str, Any]:
+    return {"task_id": "", "execution_id": "", "child_session_id": "", "descriptor": b"", "descriptor_digest": ""}
+
+
+def _zero_call() -> dict[str, Any]:
+    return {"invocation_id": "", "name": "", "args_digest": "", "outcome": "", "external": None, "result": None}
+
+
+def _zero_batch() -> dict[str, Any]:
+    return {"assistant": _zero_ref(), "calls": None}
+
+
+def _zero_record() -> dict[str, Any]:
+    return {
+        "schema_revision": 0,
+        "schema": "",
+        "revision": 0,
+        "workspace_id": "",
+        "session_id": "",
+        "task_id": "",
+        "owner_identity": "",
+        "phase": "",
+        "input": _zero_ref(),
+        "iteration": 0,
+        "last_message_id": "",
+        "tool_batch": None,
+        "failure_reason": "",
+        "created_at": GoTime.zero(),
+        "updated_at": GoTime.zero(),
+        "completed_at": None,
+    }
+
+
+_REF = go_struct({name: go_string_field for name in _zero_ref()}, _zero_ref)
+_EXTERNAL = go_struct(
+    {
+        "task_id": go_string_field,
+        "execution_id": go_string_field,
+        "child_session_id": go_string_field,
+        "descriptor": go_raw_field,
+        "descriptor_digest": go_string_field,
+    },
+    _zero_external,
+)
+_CALL = go_struct(
+    {
+        "invocation_id": go_string_field,
+        "name": go_string_field,
+        "args_digest": go_string_field,
+        "outcome": go_string_field,
+        "external": go_pointer(_EXTERNAL),
+        "result": go_pointer(_REF),
+    },
+    _zero_call,
+)
+_BATCH = go_struct({"assistant": _REF, "calls": go_slice(_CALL)}, _zero_batch)
+_RECORD = go_struct(
+    {
+        "schema_revision": go_unsigned(32),
+        "schema": go_string_field,
+        "revision": go_unsigned(64),
+        "workspace_id": go_string_field,
+        "session_id": go_string_field,
+        "task_id": go_string_field,
+        "owner_identity": go_string_field,
+        "phase": go_string_field,
+        "input": _REF,
+        "iteration": go_unsigned(32),
+        "last_message_id": go_string_field,
+        "tool_batch": go_pointer(_BATCH),
+        "failure_reason": go_string_field,
+        "created_at": go_time_field,
+        "updated_at": go_time_field,
+        "completed_at": go_pointer(go_time_field),
+    },
+    _zero_record,
+)
+
+
+def _ref_of(values: dict[str, Any]) -> HistoryMessageRef:
+    return HistoryMessageRef(**values)
+
+
+def _call_of(values: dict[str, Any]) -> ToolCheckpoint:
+    external = values["external"]
+    result = values["result"]
+    return ToolCheckpoint(
+        values["invocation_id"],
+        values["name"],
+        values["args_digest"],
+        values["outcome"],
+        ExternalChildRef(**external) if external is not None else None,
+        _ref_of(result) if result is not None else None,
+    )
+
+
+def _record_of(values: dict[str, Any]) -> TurnRecord:
+    batch = values["tool_batch"]
+    tool_batch = None
+    if batch is not None:
+        calls = batch["calls"]
+        tool_batch = ToolBatchCheckpoint(
+            _ref_of(batch["assistant"]), tuple(_call_of(c) for c in calls) if calls is not None else None
+        )
+    return TurnRecord(**{**values, "input": _ref_of(values["input"]), "tool_batch": tool_batch})
+
+
+def parse_record(data: bytes) -> TurnRecord:
+    """The record in ``data`` as the runtime's strict decoder reads it, not yet validated; ``GoJSONError`` when
+    that decoder refuses the bytes (unknown field, type mismatch, trailing value, bad syntax)."""
+    return parse_record_node(data, parse_single(data))
+
+
+def parse_record_node(data: bytes, node: Node) -> TurnRecord:
+    """The record held by ``node`` (a value parsed out of ``data``, such as a field of a larger document)."""
+    values = _RECORD(data, node, None)
+    return _record_of(values if values is not None else _zero_record())
+
+
+def decode_record(data: bytes) -> TurnRecord:
+    """``decodeRecord``: strict decode, exactly one value, then ``validate``. ``GoJSONError`` or
+    ``InvalidTurnRecord`` say why the runtime would refuse the bytes."""
+    record = parse_record(data)
+    validate(record)
+    return record
+
+
+# -- Validate ---------------------------------------------------------------------------------------------
+
+#: ``unicode.IsSpace``, which ``strings.TrimSpace`` trims (Python's ``isspace`` also counts U+001C-U+001F).
+_GO_SPACE: Final = frozenset("\t\n\v\f\r \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000") | frozenset(
+    chr(c) for c in range(0x2000, 0x200B)
+)
+_DIGEST: Final = re.compile(r"[0-9a-f]{64}")
+
+
+def is_identifier(value: str) -> bool:
+    """The runtime's identifier rule: non-empty, no leading or trailing white space, at most 1024 bytes, no NUL."""
+    if not value or value[0] in _GO_SPACE or value[-1] in _GO_SPACE or "\x00" in value:
+        return False
+    return len(value.encode("utf-8", "surrogatepass")) <= MAX_IDENTIFIER_BYTES
+
+
+def _invalid(why: str) -> InvalidTurnRecord:
+    return InvalidTurnRecord(f"turnjournal: invalid execution record: {why}")
+
+
+def _check_identifier(name: str, value: str) -> None:
+    if not is_identifier(value):
+        raise _invalid(f"invalid {name} {value[:80]!r}")
+
+
+def valid_digest(value: str) -> bool:
+    return _DIGEST.fullmatch(value) is not None
+
+
+def _check_ref(name: str, ref: HistoryMessageRef, workspace_id: str, session_id: str) -> None:
+    if ref.workspace_id != workspace_id or ref.session_id != session_id:
+        raise _invalid(f"{name} crosses workspace or session")
+    _check_identifier(f"{name} message_id", ref.message_id)
+    if not valid_digest(ref.digest):
+        raise _invalid(f"invalid {name} digest")
+
+
+def _validate_external(ref: ExternalChildRef) -> None:
+    _check_identifier("external task_id", ref.task_id)
+    _check_identifier("external execution_id", ref.execution_id)
+    _check_identifier("external child_session_id", ref.child_session_id)
+    descriptor = ref.descriptor
+    if not descriptor or len(descriptor) > MAX_DESCRIPTOR_BYTES or not is_valid(descriptor):
+        raise _invalid("invalid external execution descriptor")
+    if not valid_digest(ref.descriptor_digest) or ref.descriptor_digest != descriptor_digest(descriptor):
+        raise _invalid("external execution descriptor digest mismatch")
+
+
+def _has_blank_reason(record: TurnRecord) -> bool:
+    return not record.failure_reason.strip("".join(_GO_SPACE))
+
+
+def _validate_terminal(record: TurnRecord) -> None:
+    if record.terminal():
+        done = record.completed_at
+        if (
+            done is None
+            or done.is_zero()
+            or not done.is_utc
+            or done.before(record.created_at)
+            or record.updated_at.before(done)
+        ):
+            raise _invalid("terminal phase requires a valid UTC completion timestamp")
+        if record.phase in (Phase.FAILED, Phase.INTERRUPTED) and _has_blank_reason(record):
+            raise _invalid("failed/interrupted phase requires a reason")
+        return
+    if record.completed_at is not None:
+        raise _invalid("active phase cannot carry terminal fields")
+    if record.phase in (Phase.FAILING, Phase.INTERRUPTING):
+        if _has_blank_reason(record):
+            raise _invalid("pending failure/interruption requires a reason")
+    elif record.failure_reason:
+        raise _invalid("active phase cannot carry a failure reason")
+
+
+def _validate_batch(record: TurnRecord) -> None:
+    phase = record.phase
+    batch = record.tool_batch
+    if batch is None:
+        if phase in (Phase.TOOL_PENDING, Phase.WAITING_EXTERNAL_CHILD, Phase.CHILD_RESOLVED):
+            raise _invalid(f"phase {phase!r} requires a tool batch checkpoint")
+        return
+    calls = batch.calls or ()
+    if not 1 <= len(calls) <= MAX_BATCH_CALLS:
+        raise _invalid(f"tool batch requires 1..{MAX_BATCH_CALLS} calls")
+    _check_ref("tool batch assistant", batch.assistant, record.workspace_id, record.session_id)
+    seen: set[str] = set()
+    counts = dict.fromkeys(ToolOutcome, 0)
+    for call in calls:
+        _check_identifier("tool invocation_id", call.invocation_id)
+        if call.invocation_id in seen:
+            raise _invalid(f"duplicate tool invocation_id {call.invocation_id!r}")
+        seen.add(call.invocation_id)
+        _check_identifier("tool name", call.name)
+        if not valid_digest(call.args_digest):
+            raise _invalid("invalid tool argument digest")
+        if call.outcome in (ToolOutcome.REQUESTED, ToolOutcome.UNCERTAIN):
+            if call.external is not None or call.result is not None:
+                raise _invalid(f"{call.outcome} tool cannot carry an external child or result")
+        elif call.outcome == ToolOutcome.ADMITTED:
+            if call.external is None or call.result is not None:
+                raise _invalid("admitted tool requires only an external child")
+        elif call.outcome == ToolOutcome.CONFIRMED:
+            if call.result is None:
+                raise _invalid("confirmed tool requires a result reference")
+            _check_ref("tool result", call.result, record.workspace_id, record.session_id)
+        else:
+            raise _invalid(f"unknown tool outcome {call.outcome!r}")
+        counts[ToolOutcome(call.outcome)] += 1
+        if call.external is not None:
+            _validate_external(call.external)
+    requested, admitted = counts[ToolOutcome.REQUESTED], counts[ToolOutcome.ADMITTED]
+    confirmed, uncertain = counts[ToolOutcome.CONFIRMED], counts[ToolOutcome.UNCERTAIN]
+    if phase == Phase.TOOL_PENDING and (requested == 0 or admitted or uncertain):
+        raise _invalid("pending tool batch requires at least one requested call")
+    if phase == Phase.WAITING_EXTERNAL_CHILD and (len(calls) != 1 or admitted != 1):
+        raise _invalid("external-child wait requires one admitted call")
+    if phase == Phase.CHILD_RESOLVED and (len(calls) != 1 or confirmed != 1 or calls[0].external is None):
+        raise _invalid("child resolution requires one confirmed external call")
+    if phase == Phase.PREPARED:
+        raise _invalid("prepared phase cannot carry a tool batch")
+    if phase in (Phase.PROVIDER_PENDING, Phase.COMPLETED, Phase.COMPLETING) and confirmed != len(calls):
+        raise _invalid(f"phase {phase!r} requires a fully confirmed tool batch")
+    if phase in (Phase.FAILED, Phase.FAILING) and (requested or uncertain):
+        raise _invalid("failed phase cannot carry requested or uncertain calls")
+    if phase in (Phase.INTERRUPTED, Phase.INTERRUPTING) and requested:
+        raise _invalid("interrupted phase cannot carry requested calls")
+
+
+def validate(record: TurnRecord) -> None:
+    """``Record.Validate`` (REAL-SYSTEM.md I.3); ``InvalidTurnRecord`` naming the first rule broken. The runtime
+    checks the four identifiers in a random order; this checks them in the order of the record."""
+    if record.schema != SCHEMA or record.schema_revision != SCHEMA_REVISION or record.revision == 0:
+        raise _invalid("unsupported schema or zero revision")
+    for name in ("workspace_id", "session_id", "task_id", "owner_identity"):
+        _check_identifier(name, getattr(record, name))
+    if record.phase not in PHASES:
+        raise _invalid(f"unknown phase {record.phase!r}")
+    _check_ref("input", record.input, record.workspace_id, record.session_id)
+    if record.last_message_id:
+        _check_identifier("last_message_id", record.last_message_id)
+    created, updated = record.created_at, record.updated_at
+    if created.is_zero() or updated.is_zero() or updated.before(created):
+        raise _invalid("invalid timestamps")
+    if not created.is_utc or not updated.is_utc:
+        raise _invalid("timestamps must be UTC")
+    _validate_terminal(record)
+    _validate_batch(record)
+
+
+# -- transitions ---------------------------------------------------------------------------------------------
+
+_OUTBOX_MOVES: Final = {
+    Phase.COMPLETING.value: {Phase.COMPLETED.value, Phase.INTERRUPTED.value},
+    Phase.FAILING.value: {Phase.FAILED.value, Phase.INTERRUPTED.value},
+    Phase.INTERRUPTING.value: {Phase.INTERRUPTED.value},
+}
+_ALWAYS_ALLOWED: Final = frozenset({"failed", "interrupted", "completing", "failing", "interrupting"})
+_FORWARD_MOVES: Final = {
+    "prepared": {"provider_pending"},
+    "provider_pending": {"tool_pending", "completed"},
+    "tool_pending": {"waiting_external_child", "provider_pending"},
+    "waiting_external_child": {"child_resolved"},
+    "child_resolved": {"provider_pending", "completed"},
+}
+_OUTCOME_MOVES: Final = {"requested": {"admitted", "confirmed", "uncertain"}, "admitted": {"confirmed"}}
+
+
+def phase_move_allowed(before: str, after: str) -> bool:
+    """The phase table of REAL-SYSTEM.md I.4 (a terminal phase is handled by ``validate_transition``)."""
+    if before == after:
+        return True
+    if before in _OUTBOX_MOVES:
+        return after in _OUTBOX_MOVES[before]
+    return after in _ALWAYS_ALLOWED or after in _FORWARD_MOVES.get(before, set())
+
+
+def _all_calls(batch: ToolBatchCheckpoint, outcome: str) -> bool:
+    calls = batch.calls or ()
+    return bool(calls) and all(call.outcome == outcome for call in calls)
+
+
+def _same_batch_identity(left: ToolBatchCheckpoint, right: ToolBatchCheckpoint) -> bool:
+    left_calls, right_calls = left.calls or (), right.calls or ()
+    if left.assistant != right.assistant or len(left_calls) != len(right_calls):
+        return False
+    return all(
+        (a.invocation_id, a.name, a.args_digest) == (b.invocation_id, b.name, b.args_digest)
+        for a, b in zip(left_calls, right_calls, strict=True)
+    )
+
+
+def _same_external(left: ExternalChildRef, right: ExternalChildRef) -> bool:
+    return (
+        (left.task_id, left.execution_id, left.child_session_id, left.descriptor_digest)
+        == (right.task_id, right.execution_id, right.child_session_id, right.descriptor_digest)
+        and is_valid(left.descriptor)
+        and is_valid(right.descriptor)
+        and compact(left.descriptor) == compact(right.descriptor)
+    )
+
+
+def _refuse_transition(why: str) -> InvalidTransition:
+    return InvalidTransition(f"turnjournal: invalid execution transition: {why}")
+
+
+def validate_transition(previous: TurnRecord, following: TurnRecord) -> None:
+    """The runtime's transition rules (REAL-SYSTEM.md I.4); ``InvalidTransition`` naming the rule broken."""
+    if previous.terminal():
+        raise _refuse_transition("terminal record is immutable")
+    identity = ("schema", "schema_revision", "workspace_id", "session_id", "task_id", "owner_identity", "input")
+    if any(getattr(previous, name) != getattr(following, name) for name in identity) or not (
+        previous.created_at.equal(following.created_at)
+    ):
+        raise _refuse_transition("immutable identity changed")
+    if following.iteration < previous.iteration:
+        raise _refuse_transition("iteration regressed")
+    if not phase_move_allowed(previous.phase, following.phase):
+        raise _refuse_transition(f"{previous.phase!r} to {following.phase!r}")
+    before, after = previous.tool_batch, following.tool_batch
+    if before is not None and after is not None:
+        replacing = (
+            previous.phase in (Phase.PROVIDER_PENDING, Phase.CHILD_RESOLVED)
+            and _all_calls(before, ToolOutcome.CONFIRMED)
+            and following.phase == Phase.TOOL_PENDING
+            and _all_calls(after, ToolOutcome.REQUESTED)
+        )
+        if not replacing:
+            if not _same_batch_identity(before, after):
+                raise _refuse_transition("tool batch identity changed")
+            for old, new in zip(before.calls or (), after.calls or (), strict=True):
+                if old.outcome != new.outcome and new.outcome not in _OUTCOME_MOVES.get(old.outcome, set()):
+                    raise _refuse_transition(f"tool outcome changed from {old.outcome!r} to {new.outcome!r}")
+                if old.external is not None and (
+                    new.external is None or not _same_external(old.external, new.external)
+                ):
+                    raise _refuse_transition("external child identity changed")
+                if old.result is not None and old.result != new.result:
+                    raise _refuse_transition("confirmed tool result changed")
+    if (
+        before is not None
+        and after is None
+        and (
+            not _all_calls(before, ToolOutcome.CONFIRMED)
+            or previous.phase not in (Phase.CHILD_RESOLVED, Phase.PROVIDER_PENDING)
+        )
+    ):
+        raise _refuse_transition("unconfirmed tool batch checkpoint was removed")
+
+
+# -- what journaltools adds: never write what the runtime could not read back ------------------------------------
+
+
+def unreadable_descriptor(ref: ExternalChildRef) -> bool:
+    """True when the runtime would write this descriptor and then never read it back: ``Marshal`` escapes ``<``,
+    ``>``, ``&``, U+2028 and U+2029 inside it, but its digest is over the unescaped compact form, so every later
+    read finds a digest mismatch (and ListActive fails for every owner)."""
+    written = marshal_raw(ref.descriptor)
+    return written != compact(ref.descriptor)
+
+
+def explain_descriptor_mismatch(ref: ExternalChildRef) -> str | None:
+    """Why a stored descriptor's digest does not match, when the cause is the runtime's own trap: the digest is
+    over the form before ``Marshal`` escaped its HTML characters. None when that is not the cause."""
+    if not is_valid(ref.descriptor):
+        return None
+    if hashlib.sha256(html_unescape(compact(ref.descriptor))).hexdigest() == ref.descriptor_digest:
+        return (
+            "its descriptor holds <, >, &, U+2028 or U+2029, which the runtime's encoder escaped after taking the "
+            "digest over the unescaped form: the runtime wrote this record and can never read it back (Get, "
+            "Update and ListActive for every owner fail on it)"
+        )
+    return None
+
+
+def check_writable(record: TurnRecord) -> None:
+    """Refuse (``InvalidTurnRecord``) a record the runtime would accept but never read back."""
+    for call in record.calls():
+        if call.external is not None and unreadable_descriptor(call.external):
+            raise InvalidTurnRecord(
+                f"turnjournal task {record.task_id!r}: call {call.invocation_id!r}: the descriptor holds <, >, &, "
+                "U+2028 or U+2029 unescaped; the runtime would store it and never read it back (write those "
+                "characters as \\u003c, \\u003e, \\u0026, \\u2028, \\u2029)"
+            )
+    for name in ("workspace_id", "session_id", "task_id", "owner_identity", "last_message_id", "failure_reason"):
+        value: str = getattr(record, name)
+        if any("\ud800" <= c <= "\udfff" for c in value):
+            raise InvalidTurnRecord(
+                f"turnjournal task {record.task_id!r}: {name} is not valid Unicode; the runtime would store it as "
+                "U+FFFD and the record would no longer match its own path"
+            )
+
+
+__all__ = [
+    "INDEX_SCHEMA_VERSION",
+    "MAX_DESCRIPTOR_BYTES",
+    "PENDING_TERMINAL",
+    "PHASES",
+    "RESUMABLE",
+    "SCHEMA",
+    "SCHEMA_REVISION",
+    "TERMINAL",
+    "ExternalChildRef",
+    "GoTime",
+    "HistoryMessageRef",
+    "IndexRef",
+    "Phase",
+    "ToolBatchCheckpoint",
+    "ToolCheckpoint",
+    "ToolOutcome",
+    "TurnRecord",
+    "check_writable",
+    "decode_record",
+    "descriptor_digest",
+    "encode_index",
+    "encode_record",
+    "encode_record_indented",
+    "explain_descriptor_mismatch",
+    "is_identifier",
+    "parse_index",
+    "parse_record",
+    "parse_record_node",
+    "phase_move_allowed",
+    "unreadable_descriptor",
+    "validate",
+    "validate_transition",
+]
+
+
+# -- the CAS store's identity index ---------------------------------------------------------------------------
+
+INDEX_SCHEMA_VERSION: Final = 1
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class IndexRef:
+    """One entry of the CAS store's global index; ordered as the index keeps them: by workspace, then task."""
+
+    workspace_id: str
+    task_id: str
+    owner_identity: str
+
+
+def _zero_index_ref() -> dict[str, Any]:
+    return {"workspace_id": "", "task_id": "", "owner_identity": ""}
+
+
+def _zero_index() -> dict[str, Any]:
+    return {"schema_version": 0, "refs": None}
+
+
+_INDEX = go_struct(
+    {
+        "schema_version": go_unsigned(32),
+        "refs": go_slice(go_struct({name: go_string_field for name in _zero_index_ref()}, _zero_index_ref)),
+    },
+    _zero_index,
+)
+
+
+def parse_index(data: bytes) -> tuple[int, list[IndexRef]]:
+    """The index blob as the runtime's strict decoder reads it: its schema version and refs (``refs: null`` or
+    no ``refs`` is an empty list); ``GoJSONError`` when the decoder refuses it. Not yet validated."""
+    values = _INDEX(data, parse_single(data), None) or _zero_index()
+    return values["schema_version"], [IndexRef(**ref) for ref in values["refs"] or []]
+
+
+def encode_index(refs: list[IndexRef]) -> bytes:
+    """The index as ``json.Marshal`` writes it."""
+    entries = b",".join(
+        b'{"workspace_id":'
+        + go_string(ref.workspace_id)
+        + b',"task_id":'
+        + go_string(ref.task_id)
+        + b',"owner_identity":'
+        + go_string(ref.owner_identity)
+        + b"}"
+        for ref in refs
+    )
+    return b'{"schema_version":' + str(INDEX_SCHEMA_VERSION).encode() + b',"refs":[' + entries + b"]}"

@@ -32,7 +32,7 @@ class CallDecision(StrEnum):
 class CallPlan:
     invocation_id: str
     name: str
-    outcome: ToolOutcome
+    outcome: str
     decision: CallDecision
     why: str
 
@@ -40,7 +40,7 @@ class CallPlan:
         return {
             "invocation_id": self.invocation_id,
             "name": self.name,
-            "outcome": self.outcome.value,
+            "outcome": self.outcome,
             "decision": self.decision.value,
             "why": self.why,
         }
@@ -95,7 +95,7 @@ def _phase_why(record: TurnRecord) -> str:
 
 def call_decision(record: TurnRecord, call: ToolCheckpoint) -> tuple[CallDecision, str]:
     """What recovery does with one call of ``record``'s batch, and why."""
-    if call.outcome is ToolOutcome.CONFIRMED:
+    if call.outcome == ToolOutcome.CONFIRMED:
         message = call.result.message_id if call.result is not None else "?"
         return CallDecision.SKIP, f"confirmed: its result is durable (message {message!r})"
     if record.terminal() or record.pending_terminal():
@@ -111,7 +111,7 @@ def call_decision(record: TurnRecord, call: ToolCheckpoint) -> tuple[CallDecisio
 
 def plan_resume(record: TurnRecord) -> ResumePlan:
     """The plan for ``record``: whether its phase may resume, and a decision for every call of its batch."""
-    calls = record.tool_batch.calls if record.tool_batch is not None else []
+    calls = record.calls()
     plans = []
     for call in calls:
         decision, why = call_decision(record, call)

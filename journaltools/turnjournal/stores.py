@@ -1,124 +1,178 @@
-"""The turnjournal stores behind one contract: ``FileStore`` (one writing process per state directory) and
-``CASStore`` (many writers over a compare-and-swap blob backend: ``MemoryBlobStore`` in this process, or a
-JetStream key-value bucket, ``turnjournal.kv.NatsBlobStore``, shared by many hosts).
+"""The agent-harness-go turn stores in their real layouts (REAL-SYSTEM.md I.5-I.7), behind one contract.
 
-The CAS store keeps a small CAS-maintained owner index (one blob per owner identity listing its active
-records), so startup recovery never needs to scan keys. ``scan()`` reads everything a store holds, for the
-analysis (``turnjournal.analysis``), which checks the index against the records.
+- ``FileStore(state_dir)``: ``<state>/turn-executions/workspaces/<seg(workspace)>/tasks/<seg(task)>.json``, Go's
+  indented JSON plus a newline, replaced by an atomic rename. Beyond the runtime, the staged file and its directory
+  are fsynced, and a writer holds a flock on ``<state>/turn-executions/.journaltools.lock`` (the runtime relies on
+  one writing process per state directory; the lock makes two journaltools writers safe too). Reads take no lock
+  and create nothing, so a read-only state directory can be analysed.
+- ``CASStore(blobs, prefix)``: ``<prefix>/workspaces/<seg>/tasks/<seg>`` holding compact JSON, and one global
+  identity index ``<prefix>/index``, over any ``BlobStore`` (Read / Create / CompareAndSwap on whole values):
+  ``MemoryBlobStore``, ``DirectoryBlobStore`` (one file per key) or a JetStream key-value bucket
+  (``turnjournal.kv``).
+
+Every call behaves as the runtime's: the same checks in the same order, the same error classes
+(``journaltools.errors.TurnJournalError`` subclasses, ``sentinel`` naming the Go error), the same bytes. Two
+things are refused that the runtime would write and then never read back (``records.check_writable``), and a
+record path that is a link, FIFO or directory is refused without being followed or blocking on it.
+
+``scan()`` reads everything a store holds, readable or not, for the analysis (``turnjournal.analysis``).
 """
 
 from __future__ import annotations
 
-import contextlib
+import base64
+import bisect
 import hashlib
-import re
+import os
 import threading
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Final, Protocol
 
-import orjson
+from journaltools._durable import IrregularFile, create_file, exclusive_lock, read_regular_file, replace_file
+from journaltools._gojson import GoJSONError, GoTime
+from journaltools.errors import (
+    CASRetryLimit,
+    CorruptTurnStore,
+    InvalidSource,
+    InvalidTurnRecord,
+    RevisionConflict,
+    StorageError,
+    TurnAlreadyExists,
+    TurnNotFound,
+)
+from journaltools.turnjournal.records import (
+    INDEX_SCHEMA_VERSION,
+    SCHEMA,
+    SCHEMA_REVISION,
+    IndexRef,
+    Phase,
+    TurnRecord,
+    check_writable,
+    decode_record,
+    encode_index,
+    encode_record,
+    encode_record_indented,
+    explain_descriptor_mismatch,
+    is_identifier,
+    parse_index,
+    parse_record,
+    validate,
+    validate_transition,
+)
 
-from journaltools._durable import exclusive_lock, write_atomically
-from journaltools.errors import JournalError, TaskNotFound
-from journaltools.turnjournal.records import InvalidTurnRecord, TurnRecord
+DEFAULT_PREFIX: Final = "agent-harness/turn-executions/v2"
+DEFAULT_MAX_RETRIES: Final = 32
+LOCK_NAME: Final = ".journaltools.lock"
+_CORRUPT: Final = "turnjournal: corrupt execution store"
 
-_PREFIX = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")
-
-
-def validate_prefix(prefix: str) -> str:
-    """A CAS store's key prefix: dot-separated tokens of ``[A-Za-z0-9_-]`` (safe as key-value subject tokens)."""
-    if not _PREFIX.fullmatch(prefix):
-        raise JournalError(f"turnjournal key prefix {prefix!r} must be dot-separated tokens of [A-Za-z0-9_-]")
-    return prefix
+Clock = Callable[[], GoTime]
 
 
-TurnKey = tuple[str, str]
-"""(workspace_id, task_id): the identity of one parent task's record."""
+def system_clock() -> GoTime:
+    return GoTime(time.time_ns())
 
 
-class RevisionConflict(JournalError):
-    """An update named a revision that is no longer current: another writer advanced the record."""
-
-    def __init__(self, task_id: str, expected: int, actual: int) -> None:
-        self.expected = expected
-        self.actual = actual
-        super().__init__(f"turnjournal task {task_id!r}: expected revision {expected}, store holds {actual}")
-
-
-class TurnRecordExists(JournalError):
-    """``create`` of a task that already has a record (create never replaces one)."""
-
-    def __init__(self, task_id: str, where: str) -> None:
-        self.task_id = task_id
-        super().__init__(f"turnjournal task {task_id!r} already has a record in {where}")
+def path_segment(identifier: str) -> str:
+    """``workspace.PathSegment``: unpadded URL-safe base64 of the UTF-8 bytes; ``empty`` for ``""``; above 160
+    characters, ``sha256-`` and the hex SHA-256 of the id."""
+    raw = identifier.encode("utf-8", "surrogatepass")
+    encoded = base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+    if not encoded:
+        return "empty"
+    if len(encoded) <= 160:
+        return encoded
+    return "sha256-" + hashlib.sha256(raw).hexdigest()
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
+def _check_lookup(workspace_id: str, task_id: str) -> None:
+    for name, value in (("workspace_id", workspace_id), ("task_id", task_id)):
+        if not is_identifier(value):
+            raise InvalidTurnRecord(f"turnjournal: invalid execution record: invalid {name} {value[:80]!r}")
+
+
+def _check_owner(owner_identity: str) -> None:
+    if not is_identifier(owner_identity):
+        raise InvalidTurnRecord(f"turnjournal: invalid execution record: invalid owner_identity {owner_identity!r}")
+
+
+def _sort_key(record: TurnRecord) -> tuple[str, str, str]:
+    return (record.workspace_id, record.session_id, record.task_id)
+
+
+def why_undecodable(data: bytes) -> str | None:
+    """Why the runtime's decoder refuses these record bytes (with the runtime's own trap explained), or None."""
+    try:
+        decode_record(data)
+    except (GoJSONError, InvalidTurnRecord) as exc:
+        why = str(exc)
+        if "descriptor digest mismatch" in why:
+            try:
+                record = parse_record(data)
+            except GoJSONError:
+                return why
+            for call in record.calls():
+                explained = explain_descriptor_mismatch(call.external) if call.external is not None else None
+                if explained is not None:
+                    return f"{why}: call {call.invocation_id!r}: {explained}"
+        return why
+    return None
 
 
 @dataclass(frozen=True, slots=True)
 class StoredTurn:
-    """One stored record as ``scan`` found it: decoded, or the reason it could not be (``record`` None)."""
+    """One stored record as ``scan`` found it: ``location`` (path relative to the state directory, or the blob
+    key), its bytes (None when it is not a regular file), the record when the runtime can read it, and otherwise
+    the ``problem``. ``record`` may be set with a ``problem`` when the bytes decode but sit at the wrong path."""
 
-    key: str
-    raw: bytes
+    location: str
+    raw: bytes | None
     record: TurnRecord | None
     problem: str | None = None
 
     @property
-    def digest(self) -> str:
-        """The key's record digest (``record_digest`` of workspace and task), known even when the bytes are not."""
-        return self.key.removesuffix(".json").rsplit(".", 1)[-1]
-
-
-def owner_digest(owner_identity: str) -> str:
-    """The last token of an owner's index key: the SHA-256 of the owner identity."""
-    return hashlib.sha256(owner_identity.encode()).hexdigest()
+    def readable(self) -> bool:
+        return self.record is not None and self.problem is None
 
 
 @dataclass(frozen=True, slots=True)
-class OwnerIndex:
-    """One owner's index blob: the records recovery of this owner looks at. ``owner_digest`` comes from the key,
-    so an index that does not parse (``problem``) still says whose it is."""
+class IndexScan:
+    """The CAS store's index blob: its bytes (None when absent), its refs, and why the runtime refuses it."""
 
     key: str
-    owner_identity: str | None
-    entries: tuple[TurnKey, ...]
+    raw: bytes | None
+    refs: list[IndexRef]
     problem: str | None = None
-
-    @property
-    def owner_digest(self) -> str:
-        return self.key.rsplit(".", 1)[-1]
 
 
 @dataclass(frozen=True, slots=True)
 class TurnScan:
-    """Everything a store holds. ``indexes`` is None for a store without an owner index (the file store)."""
+    """Everything a store holds. ``index`` is None for a store without one (the file store)."""
 
     records: list[StoredTurn]
-    indexes: list[OwnerIndex] | None
+    index: IndexScan | None
 
 
 class TurnStore(ABC):
-    """The backend-neutral optimistic contract (the seed's ``Store``).
+    """The runtime's ``Store`` contract: ``create`` / ``get`` / ``update`` / ``list_active``, plus ``scan``.
 
-    - ``create`` stores a new record at revision 1 and refuses a task that has one (``TurnRecordExists``).
-    - ``update`` needs the revision ``get``/``create`` returned: of concurrent writers naming one revision
-      exactly one advances it by one; the others get ``RevisionConflict``. Identity and owner never change,
-      and a terminal record is final.
-    - ``list_active(owner)`` is every non-terminal record of that owner: the startup-recovery scan.
-    Every record is validated (``TurnRecord.validate_rules``) before it is stored.
+    - ``create`` needs revision 0, stamps schema, revision 1 and both times (``now``, UTC, nanoseconds), clears
+      ``completed_at`` and ``failure_reason``, defaults an empty phase to ``prepared``, and refuses an existing task.
+    - ``update(record, expected_revision)`` needs the revision ``get``/``create`` returned, both as the argument and
+      in the record: of concurrent writers naming one revision exactly one advances it; the others get
+      ``RevisionConflict``. The transition rules and ``validate`` hold for the stored result.
+    - ``list_active(owner)`` is every non-terminal record of that owner (outbox phases included), sorted by
+      workspace, session, task; one record the runtime cannot read fails the whole call (``CorruptTurnStore``).
     """
 
     url: str
 
-    def __init__(self, now: Callable[[], datetime] = _now) -> None:
-        self._now = now
+    def __init__(self, now: Clock | None = None) -> None:
+        self._now = now or system_clock
 
     @abstractmethod
     def create(self, record: TurnRecord) -> TurnRecord: ...
@@ -130,15 +184,14 @@ class TurnStore(ABC):
     def update(self, record: TurnRecord, expected_revision: int) -> TurnRecord: ...
 
     @abstractmethod
-    def list_active(self, owner_identity: str) -> list[TurnRecord]:
-        """Every record of this owner that is not terminal: the startup-recovery scan."""
+    def list_active(self, owner_identity: str) -> list[TurnRecord]: ...
 
     @abstractmethod
     def scan(self) -> TurnScan:
-        """Every stored record (readable or not) and, where the store keeps one, every owner index."""
+        """Every stored record (readable or not) and, where the store keeps one, its index."""
 
     def close(self) -> None:
-        """Release the store's connection, if it has one (the file stores have none)."""
+        """Release the store's connection, if it has one."""
         return None
 
     def __enter__(self) -> TurnStore:
@@ -148,260 +201,572 @@ class TurnStore(ABC):
         self.close()
 
     def _stamp_new(self, record: TurnRecord) -> TurnRecord:
-        now = self._now()
-        stamped = record.with_changes(revision=1, created_at=now, updated_at=now)
-        stamped.validate_rules()
-        return stamped
-
-    def _stamp_update(self, current: TurnRecord, record: TurnRecord) -> TurnRecord:
-        if record.key() != current.key() or record.owner_identity != current.owner_identity:
-            raise JournalError(f"turnjournal task {record.task_id!r}: identity and owner never change")
-        if current.terminal():
-            raise JournalError(
-                f"turnjournal task {record.task_id!r} is {current.phase} at revision {current.revision}: "
-                "a terminal record is final"
-            )
-        stamped = record.with_changes(
-            revision=current.revision + 1, created_at=current.created_at, updated_at=self._now()
+        if record.revision != 0:
+            raise InvalidTurnRecord("turnjournal: invalid execution record: create requires zero revision")
+        now = self._now().utc()
+        return record.with_changes(
+            schema=SCHEMA,
+            schema_revision=SCHEMA_REVISION,
+            revision=1,
+            created_at=now,
+            updated_at=now,
+            completed_at=None,
+            failure_reason="",
+            phase=record.phase or Phase.PREPARED.value,
         )
-        stamped.validate_rules()
-        return stamped
+
+    def _next(self, current: TurnRecord, record: TurnRecord, expected_revision: int) -> TurnRecord:
+        """The record ``update`` stores: stamped as the runtime stamps it, transition-checked and validated."""
+        updated = self._now().utc()
+        if updated.before(current.updated_at):
+            updated = current.updated_at  # a clock behind the stored record never moves updated_at backwards
+        following = record.with_changes(
+            schema=SCHEMA,
+            schema_revision=SCHEMA_REVISION,
+            revision=expected_revision + 1,
+            created_at=current.created_at,
+            updated_at=updated,
+        )
+        if following.terminal():
+            following = following.with_changes(completed_at=updated)
+        else:
+            keeps_reason = following.phase in (Phase.FAILING, Phase.INTERRUPTING)
+            following = following.with_changes(
+                completed_at=None, failure_reason=following.failure_reason if keeps_reason else ""
+            )
+        validate_transition(current, following)
+        validate(following)
+        check_writable(following)
+        return following
 
 
-def record_digest(workspace_id: str, task_id: str) -> str:
-    """The name of a record in a store: the SHA-256 of its workspace and task (safe as a file name and a key)."""
-    return hashlib.sha256(orjson.dumps([workspace_id, task_id])).hexdigest()
+def _conflict_unless_expected(record: TurnRecord, expected_revision: int) -> None:
+    if expected_revision == 0 or record.revision != expected_revision:
+        raise RevisionConflict(
+            f"turnjournal: revision conflict: task {record.task_id!r}: expected revision {expected_revision}, "
+            f"the record given holds {record.revision}"
+        )
 
 
-def _decode(key: str, raw: bytes) -> StoredTurn:
-    try:
-        return StoredTurn(key, raw, TurnRecord.from_bytes(raw))
-    except InvalidTurnRecord as exc:
-        return StoredTurn(key, raw, None, str(exc))
+def _storage(exc: OSError, path: Path, doing: str) -> StorageError:
+    return StorageError(
+        str(path), doing, exc.strerror or type(exc).__name__, "check the path and its permissions", exc.errno
+    )
 
 
 class FileStore(TurnStore):
-    """One file per parent task. Safe across threads of one process; one writing process per directory
-    (a flock on the directory's lock file serialises each transition)."""
+    """The runtime's file store on ``state_dir`` (which need not exist until the first write)."""
 
-    def __init__(self, state_dir: str | Path, now: Callable[[], datetime] = _now) -> None:
+    def __init__(self, state_dir: str | os.PathLike[str], now: Clock | None = None) -> None:
         super().__init__(now)
-        self.root = Path(state_dir)
-        self.root.mkdir(parents=True, exist_ok=True)
-        self.url = str(self.root)
-        self._thread_lock = threading.Lock()
+        if not os.fspath(state_dir):
+            raise InvalidSource("turnjournal: a state directory is required (give a path; . for this one)")
+        self.state_dir = Path(os.path.normpath(os.fspath(state_dir)))
+        self.url = str(self.state_dir)
+        self._mutex = threading.Lock()
 
-    def _path(self, workspace_id: str, task_id: str) -> Path:
-        return self.root / f"{record_digest(workspace_id, task_id)}.json"
+    @property
+    def root(self) -> Path:
+        return self.state_dir / "turn-executions" / "workspaces"
 
-    def _read(self, workspace_id: str, task_id: str) -> TurnRecord:
-        path = self._path(workspace_id, task_id)
+    def path(self, workspace_id: str, task_id: str) -> Path:
+        return self.root / path_segment(workspace_id) / "tasks" / f"{path_segment(task_id)}.json"
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        lock_dir = self.state_dir / "turn-executions"
         try:
-            return TurnRecord.from_bytes(path.read_bytes(), where=str(path))
+            lock_dir.mkdir(parents=True, exist_ok=True)
+            with self._mutex, exclusive_lock(lock_dir / LOCK_NAME):
+                yield
+        except IrregularFile as exc:
+            raise CorruptTurnStore(f"{_CORRUPT}: {exc}; move it away") from None
+        except OSError as exc:
+            raise _storage(exc, lock_dir, "lock the turn store") from None
+
+    def _read(self, path: Path) -> bytes | None:
+        try:
+            return read_regular_file(path)
         except FileNotFoundError:
-            raise TaskNotFound(f"turnjournal: no record for task {task_id!r} in workspace {workspace_id!r}") from None
+            return None
+        except NotADirectoryError:
+            return None
+        except IrregularFile as exc:
+            raise CorruptTurnStore(f"{_CORRUPT}: {exc}; records are never read through it") from None
+        except OSError as exc:
+            raise _storage(exc, path, "read the turn record") from None
+
+    def _load(self, workspace_id: str, task_id: str) -> TurnRecord:
+        path = self.path(workspace_id, task_id)
+        data = self._read(path)
+        if data is None:
+            raise TurnNotFound(f"turnjournal: execution not found: workspace {workspace_id!r} task {task_id!r}")
+        why = why_undecodable(data)
+        if why is not None:
+            raise CorruptTurnStore(f"{_CORRUPT}: decode {path}: {why}")
+        record = decode_record(data)
+        if record.key() != (workspace_id, task_id):
+            raise CorruptTurnStore(f"{_CORRUPT}: {path}: stored execution identity does not match")
+        return record
+
+    def _persist(self, record: TurnRecord) -> None:
+        path = self.path(record.workspace_id, record.task_id)
+        try:
+            path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+            replace_file(path, encode_record_indented(record))
+        except OSError as exc:
+            raise _storage(exc, path, "write the turn record") from None
 
     def create(self, record: TurnRecord) -> TurnRecord:
-        with self._thread_lock, exclusive_lock(self.root / ".lock"):
-            path = self._path(*record.key())
-            if path.exists():
-                raise TurnRecordExists(record.task_id, self.url)
+        if record.revision != 0:
+            self._stamp_new(record)  # raises: create requires zero revision
+        with self._writing():
+            path = self.path(record.workspace_id, record.task_id)
+            if os.path.lexists(path):
+                raise TurnAlreadyExists(f"turnjournal: execution already exists: {path}")
             stamped = self._stamp_new(record)
-            write_atomically(path, stamped.to_bytes())
+            validate(stamped)
+            check_writable(stamped)
+            self._persist(stamped)
             return stamped
 
     def get(self, workspace_id: str, task_id: str) -> TurnRecord:
-        return self._read(workspace_id, task_id)
+        _check_lookup(workspace_id, task_id)
+        return self._load(workspace_id, task_id)
 
     def update(self, record: TurnRecord, expected_revision: int) -> TurnRecord:
-        with self._thread_lock, exclusive_lock(self.root / ".lock"):
-            current = self._read(*record.key())
+        _conflict_unless_expected(record, expected_revision)
+        with self._writing():
+            current = self._load(record.workspace_id, record.task_id)
             if current.revision != expected_revision:
-                raise RevisionConflict(record.task_id, expected_revision, current.revision)
-            stamped = self._stamp_update(current, record)
-            write_atomically(self._path(*record.key()), stamped.to_bytes())
-            return stamped
+                raise RevisionConflict(
+                    f"turnjournal: revision conflict: task {record.task_id!r}: expected revision "
+                    f"{expected_revision}, the store holds {current.revision}"
+                )
+            following = self._next(current, record, expected_revision)
+            self._persist(following)
+            return following
+
+    def _candidates(self) -> Iterator[Path]:
+        """The paths ListActive decodes: every ``*.json`` whose parent directory is named ``tasks`` anywhere under
+        the root, in lexical walk order; links are yielded (to be refused), never descended into."""
+
+        def walk(directory: Path) -> Iterator[Path]:
+            try:
+                entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
+            except FileNotFoundError:
+                return
+            except NotADirectoryError:
+                return
+            except OSError as exc:
+                raise _storage(exc, directory, "list the turn store") from None
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    yield from walk(Path(entry.path))
+                elif entry.name.endswith(".json") and directory.name == "tasks":
+                    yield Path(entry.path)
+
+        yield from walk(self.root)
 
     def list_active(self, owner_identity: str) -> list[TurnRecord]:
-        paths = sorted(self.root.glob("*.json"))
-        records = (TurnRecord.from_bytes(path.read_bytes(), where=str(path)) for path in paths)
-        return [r for r in records if r.owner_identity == owner_identity and not r.terminal()]
+        _check_owner(owner_identity)
+        records = []
+        with self._mutex:
+            for path in self._candidates():
+                data = self._read(path)
+                if data is None:
+                    continue  # removed while walking
+                why = why_undecodable(data)
+                if why is not None:
+                    raise CorruptTurnStore(f"{_CORRUPT}: decode {path}: {why}")
+                record = decode_record(data)
+                if path != self.path(record.workspace_id, record.task_id):
+                    raise CorruptTurnStore(f"{_CORRUPT}: {path}: stored execution path does not match identity")
+                if record.owner_identity == owner_identity and not record.terminal():
+                    records.append(record)
+        return sorted(records, key=_sort_key)
 
     def scan(self) -> TurnScan:
-        return TurnScan([_decode(path.name, path.read_bytes()) for path in sorted(self.root.glob("*.json"))], None)
+        stored = []
+        for path in self._candidates():
+            location = path.relative_to(self.state_dir).as_posix()
+            try:
+                data = read_regular_file(path)
+            except FileNotFoundError:
+                continue
+            except IrregularFile as exc:
+                irregular = f"it is {exc.kind}, not a regular file: the runtime would read through it or fail on it"
+                stored.append(StoredTurn(location, None, None, irregular))
+                continue
+            except OSError as exc:
+                stored.append(StoredTurn(location, None, None, f"cannot be read: {exc.strerror}"))
+                continue
+            why = why_undecodable(data)
+            if why is not None:
+                stored.append(StoredTurn(location, data, None, why))
+                continue
+            record = decode_record(data)
+            expected = self.path(record.workspace_id, record.task_id)
+            if path != expected:
+                stored.append(StoredTurn(location, data, record, _misplaced(record, expected, self.state_dir)))
+            else:
+                stored.append(StoredTurn(location, data, record))
+        return TurnScan(stored, None)
 
 
-class CasBlobs(Protocol):
-    """The compare-and-swap blob contract ``CASStore`` needs. Versions are opaque positive integers; 0 is "absent".
+def _misplaced(record: TurnRecord, expected: Path | str, base: Path | None = None) -> str:
+    shown = expected.relative_to(base).as_posix() if isinstance(expected, Path) and base is not None else expected
+    why = (
+        f"its ids belong at {shown}: the runtime's ListActive fails for every owner on it, and Get by its ids "
+        "does not find it"
+    )
+    if "\ufffd" in record.workspace_id + record.task_id:
+        why += (
+            " (its id holds U+FFFD: it was created with an id that was not valid UTF-8, which the runtime stores "
+            "as U+FFFD under a path made from the original bytes)"
+        )
+    return why
 
-    ``put`` with ``expected_version=0`` creates; otherwise it replaces only the named version. It returns the new
-    version, or None when the blob's version is another.
-    """
+
+# -- blob stores -----------------------------------------------------------------------------------------------
+
+
+class BlobStore(Protocol):
+    """``casblob.Store``: whole values under string keys.
+
+    ``read`` is the value or None; ``create`` stores only when the key is absent (False otherwise);
+    ``compare_and_swap`` replaces only when the key's whole current value equals ``expected`` (False otherwise).
+    ``keys`` (for the analysis only; the runtime never lists keys) is every key starting with ``prefix``."""
 
     url: str
 
-    def get(self, key: str) -> tuple[bytes, int] | None: ...
+    def read(self, key: str) -> bytes | None: ...
 
-    def put(self, key: str, data: bytes, expected_version: int) -> int | None: ...
+    def create(self, key: str, value: bytes) -> bool: ...
 
-    def keys(self, prefix: str) -> list[str]:
-        """Every key starting with ``prefix``, sorted."""
-        ...
+    def compare_and_swap(self, key: str, expected: bytes, value: bytes) -> bool: ...
 
-    def get_many(self, keys: list[str]) -> dict[str, tuple[bytes, int]]:
-        """The blobs of ``keys`` that exist."""
-        ...
+    def keys(self, prefix: str) -> list[str]: ...
 
     def close(self) -> None: ...
 
 
 class MemoryBlobStore:
-    """A compare-and-swap blob store in this process's memory (tests, notebooks, the ``memory`` turn store)."""
+    """Blobs in this process's memory (tests, notebooks, the ``memory`` turn store)."""
 
-    def __init__(self, name: str = "") -> None:
+    def __init__(self, name: str = "", blobs: dict[str, bytes] | None = None) -> None:
         self.url = f"memory:{name}" if name else "memory"
-        self._blobs: dict[str, tuple[bytes, int]] = {}
+        self._blobs: dict[str, bytes] = dict(blobs or {})
         self._lock = threading.Lock()
 
-    def get(self, key: str) -> tuple[bytes, int] | None:
+    def read(self, key: str) -> bytes | None:
         with self._lock:
             return self._blobs.get(key)
 
-    def put(self, key: str, data: bytes, expected_version: int) -> int | None:
-        """Store ``data`` if the current version is ``expected_version``; returns the new version or None."""
+    def create(self, key: str, value: bytes) -> bool:
         with self._lock:
-            current = self._blobs.get(key, (b"", 0))[1]
-            if current != expected_version:
-                return None
-            self._blobs[key] = (data, current + 1)
-            return current + 1
+            if key in self._blobs:
+                return False
+            self._blobs[key] = bytes(value)
+            return True
+
+    def compare_and_swap(self, key: str, expected: bytes, value: bytes) -> bool:
+        with self._lock:
+            if self._blobs.get(key) != expected:
+                return False
+            self._blobs[key] = bytes(value)
+            return True
 
     def keys(self, prefix: str) -> list[str]:
         with self._lock:
             return sorted(key for key in self._blobs if key.startswith(prefix))
 
-    def get_many(self, keys: list[str]) -> dict[str, tuple[bytes, int]]:
+    def snapshot(self) -> dict[str, bytes]:
         with self._lock:
-            return {key: self._blobs[key] for key in keys if key in self._blobs}
+            return dict(self._blobs)
 
     def close(self) -> None:
         """Nothing to release: the blobs live as long as this object."""
 
 
-def _decode_index(key: str, raw: bytes) -> OwnerIndex:
-    try:
-        body: Any = orjson.loads(raw)
-        entries = tuple((str(ws), str(task)) for ws, task in body["entries"])
-        return OwnerIndex(key, str(body["owner"]), entries)
-    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        return OwnerIndex(key, None, (), f"owner index {key!r} does not parse: {exc}")
+class DirectoryBlobStore:
+    """One regular file per key under ``root`` (the key's ``/`` parts are directories), for a CAS store on a
+    local disk shared by several processes: ``create`` hard-links a staged file into place, ``compare_and_swap``
+    compares and renames under a flock on ``root/.journaltools.lock``; values are fsynced."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+        self.url = f"blobs:{self.root}"
+
+    def _path(self, key: str) -> Path:
+        parts = key.split("/")
+        if not key or any(part in ("", ".", "..") or "\x00" in part or part == LOCK_NAME for part in parts):
+            raise InvalidTurnRecord(f"blob key {key!r} cannot name a file (empty, '.' or '..' parts)")
+        return self.root.joinpath(*parts)
+
+    def read(self, key: str) -> bytes | None:
+        path = self._path(key)
+        try:
+            return read_regular_file(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except IrregularFile as exc:
+            raise CorruptTurnStore(f"{_CORRUPT}: blob {key!r}: {exc}") from None
+        except OSError as exc:
+            raise _storage(exc, path, "read the blob") from None
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            with exclusive_lock(self.root / LOCK_NAME):
+                yield
+        except IrregularFile as exc:
+            raise CorruptTurnStore(f"{_CORRUPT}: {exc}; move it away") from None
+
+    def create(self, key: str, value: bytes) -> bool:
+        path = self._path(key)
+        try:
+            path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+            create_file(path, value, staging_prefix=f".{path.name}.")
+        except FileExistsError:
+            return False
+        except OSError as exc:
+            raise _storage(exc, path, "create the blob") from None
+        return True
+
+    def compare_and_swap(self, key: str, expected: bytes, value: bytes) -> bool:
+        path = self._path(key)
+        with self._locked():
+            if self.read(key) != expected:
+                return False
+            try:
+                replace_file(path, value, staging_prefix=f".{path.name}.")
+            except OSError as exc:
+                raise _storage(exc, path, "write the blob") from None
+            return True
+
+    def keys(self, prefix: str) -> list[str]:
+        found = []
+        for directory, names, files in os.walk(self.root):
+            names[:] = sorted(name for name in names if not name.startswith("."))
+            for name in files:
+                if name.startswith("."):
+                    continue  # the lock and staging files
+                key = Path(directory, name).relative_to(self.root).as_posix()
+                if key.startswith(prefix):
+                    found.append(key)
+        return sorted(found)
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+# -- the CAS store -------------------------------------------------------------------------------------------------
+
+#: ``unicode.IsSpace``: what Go's ``strings.TrimSpace`` trims.
+_TRIMMED: Final = "\t\n\v\f\r \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000" + "".join(
+    chr(c) for c in range(0x2000, 0x200B)
+)
+
+
+def normalize_prefix(prefix: str) -> str:
+    """The runtime's prefix rule: white space trimmed, then ``/`` trimmed; empty means the default prefix."""
+    return prefix.strip(_TRIMMED).strip("/") or DEFAULT_PREFIX
 
 
 class CASStore(TurnStore):
-    """Many writers over a CAS blob backend (the seed's ``CASStore``).
+    """The runtime's CAS store over ``blobs``: one compact record blob per task and one global, sorted, only
+    growing index of (workspace, task, owner) refs. Create indexes first, then creates the record (a crash can
+    leave a ref to a missing record, never a record recovery cannot find); Update swaps the record against the
+    exact bytes it read. ``max_retries`` (default 32) bounds the index retries against other writers."""
 
-    Layout (dot-separated, so a key-value bucket lists one part with a subject filter):
-    ``<prefix>.records.<sha256 of workspace and task>`` holds one record; ``<prefix>.owners.<sha256 of owner>``
-    holds ``{"owner": ..., "entries": [[workspace, task], ...]}``, the owner's active records. The index is
-    changed by compare-and-swap, retried up to ``max_retries`` times when other writers change it at once,
-    so no writer's entry is ever lost:
-
-    - ``create`` adds the entry **before** writing the record: a crash in between leaves an entry without a
-      record (recovery skips it; the analysis reports it), never a record recovery cannot find.
-    - an update that makes a record terminal removes its entry **after** writing the record: a crash in between
-      leaves an entry of a terminal record (skipped), never an active record missing from the index.
-    Because a terminal record is final, an entry once removed is never needed again.
-    """
-
-    def __init__(
-        self,
-        blobs: CasBlobs,
-        prefix: str = "turnjournal",
-        max_retries: int = 16,
-        now: Callable[[], datetime] = _now,
-    ) -> None:
+    def __init__(self, blobs: BlobStore, prefix: str = "", max_retries: int = 0, now: Clock | None = None) -> None:
         super().__init__(now)
         self.blobs = blobs
-        self.prefix = validate_prefix(prefix)
-        self.max_retries = max_retries
+        self.prefix = normalize_prefix(prefix)
+        self.max_retries = max_retries if max_retries > 0 else DEFAULT_MAX_RETRIES
         self.url = blobs.url
 
-    def _key(self, workspace_id: str, task_id: str) -> str:
-        return f"{self.prefix}.records.{record_digest(workspace_id, task_id)}"
+    def key(self, workspace_id: str, task_id: str) -> str:
+        return f"{self.prefix}/workspaces/{path_segment(workspace_id)}/tasks/{path_segment(task_id)}"
 
-    def _index_key(self, owner_identity: str) -> str:
-        return f"{self.prefix}.owners.{owner_digest(owner_identity)}"
+    @property
+    def index_key(self) -> str:
+        return f"{self.prefix}/index"
 
-    def _change_index(self, record: TurnRecord, add: bool) -> None:
-        """Add or remove the record's entry in its owner's index by compare-and-swap, with bounded retries."""
-        key = self._index_key(record.owner_identity)
-        entry = record.key()
+    def _read_record(self, workspace_id: str, task_id: str) -> tuple[bytes, TurnRecord] | None:
+        _check_lookup(workspace_id, task_id)
+        key = self.key(workspace_id, task_id)
+        raw = self.blobs.read(key)
+        if raw is None:
+            return None
+        if not raw:
+            raise CorruptTurnStore(f"{_CORRUPT}: {key}: distributed execution is empty")
+        why = why_undecodable(raw)
+        if why is not None:
+            raise CorruptTurnStore(f"{_CORRUPT}: decode distributed execution {key}: {why}")
+        record = decode_record(raw)
+        if record.key() != (workspace_id, task_id):
+            raise CorruptTurnStore(f"{_CORRUPT}: {key}: distributed execution identity does not match")
+        return raw, record
+
+    def read_index(self) -> tuple[bytes | None, list[IndexRef]]:
+        """The index blob's bytes (None when absent) and its refs; ``CorruptTurnStore`` when the runtime would
+        refuse it."""
+        raw = self.blobs.read(self.index_key)
+        if raw is None:
+            return None, []
+        problem = index_problem(raw)
+        if problem is not None:
+            raise CorruptTurnStore(f"{_CORRUPT}: {self.index_key}: {problem}")
+        return raw, parse_index(raw)[1]
+
+    def _ensure_indexed(self, ref: IndexRef) -> None:
         for _ in range(self.max_retries):
-            stored = self.blobs.get(key)
-            index = _decode_index(key, stored[0]) if stored else OwnerIndex(key, record.owner_identity, ())
-            if index.problem is not None:
-                raise JournalError(f"turnjournal {self.url}: {index.problem}; repair it before writing")
-            if (entry in index.entries) == add:
+            previous, refs = self.read_index()
+            position = bisect.bisect_left([(r.workspace_id, r.task_id) for r in refs], (ref.workspace_id, ref.task_id))
+            if position < len(refs) and (refs[position].workspace_id, refs[position].task_id) == (
+                ref.workspace_id,
+                ref.task_id,
+            ):
+                if refs[position].owner_identity != ref.owner_identity:
+                    raise RevisionConflict(
+                        f"turnjournal: revision conflict: indexed execution owner differs (task {ref.task_id!r} is "
+                        f"indexed for {refs[position].owner_identity!r})"
+                    )
                 return
-            entries = [*index.entries, entry] if add else [e for e in index.entries if e != entry]
-            body = orjson.dumps({"owner": record.owner_identity, "entries": entries})
-            if self.blobs.put(key, body, stored[1] if stored else 0) is not None:
+            encoded = encode_index([*refs[:position], ref, *refs[position:]])
+            if previous is None:
+                committed = self.blobs.create(self.index_key, encoded)
+            else:
+                committed = self.blobs.compare_and_swap(self.index_key, previous, encoded)
+            if committed:
                 return
-        raise JournalError(
-            f"turnjournal owner index for {record.owner_identity!r} in {self.url}: "
-            f"lost {self.max_retries} compare-and-swap retries to other writers; try again"
+        raise CASRetryLimit(
+            f"turnjournal: distributed update retry limit exceeded: index {self.index_key!r} after "
+            f"{self.max_retries} attempts"
         )
 
     def create(self, record: TurnRecord) -> TurnRecord:
         stamped = self._stamp_new(record)
-        self._change_index(stamped, add=True)
-        if self.blobs.put(self._key(*stamped.key()), stamped.to_bytes(), 0) is None:
-            raise TurnRecordExists(record.task_id, self.url)
+        validate(stamped)
+        check_writable(stamped)
+        self._ensure_indexed(IndexRef(stamped.workspace_id, stamped.task_id, stamped.owner_identity))
+        if not self.blobs.create(self.key(stamped.workspace_id, stamped.task_id), encode_record(stamped)):
+            raise TurnAlreadyExists(f"turnjournal: execution already exists: {self.key(*stamped.key())}")
         return stamped
-
-    def _load(self, workspace_id: str, task_id: str) -> tuple[TurnRecord, int]:
-        key = self._key(workspace_id, task_id)
-        stored = self.blobs.get(key)
-        if stored is None:
-            raise TaskNotFound(f"turnjournal: no record for task {task_id!r} in workspace {workspace_id!r}")
-        return TurnRecord.from_bytes(stored[0], where=f"{self.url} {key}"), stored[1]
 
     def get(self, workspace_id: str, task_id: str) -> TurnRecord:
-        return self._load(workspace_id, task_id)[0]
+        found = self._read_record(workspace_id, task_id)
+        if found is None:
+            raise TurnNotFound(f"turnjournal: execution not found: workspace {workspace_id!r} task {task_id!r}")
+        return found[1]
 
     def update(self, record: TurnRecord, expected_revision: int) -> TurnRecord:
-        current, blob_version = self._load(*record.key())
+        _conflict_unless_expected(record, expected_revision)
+        found = self._read_record(record.workspace_id, record.task_id)
+        if found is None:
+            raise TurnNotFound(
+                f"turnjournal: execution not found: workspace {record.workspace_id!r} task {record.task_id!r}"
+            )
+        previous, current = found
         if current.revision != expected_revision:
-            raise RevisionConflict(record.task_id, expected_revision, current.revision)
-        stamped = self._stamp_update(current, record)
-        if self.blobs.put(self._key(*record.key()), stamped.to_bytes(), blob_version) is None:
-            latest = self._load(*record.key())[0]
-            raise RevisionConflict(record.task_id, expected_revision, latest.revision)
-        if stamped.terminal():
-            # The update is stored either way: an entry of a terminal record is skipped by recovery, so a prune
-            # that loses to other writers (or to the server) leaves only a harmless entry behind.
-            with contextlib.suppress(JournalError):
-                self._change_index(stamped, add=False)
-        return stamped
+            raise RevisionConflict(
+                f"turnjournal: revision conflict: task {record.task_id!r}: expected revision {expected_revision}, "
+                f"the store holds {current.revision}"
+            )
+        following = self._next(current, record, expected_revision)
+        if not self.blobs.compare_and_swap(self.key(*following.key()), previous, encode_record(following)):
+            raise RevisionConflict(
+                f"turnjournal: revision conflict: task {record.task_id!r}: another writer replaced revision "
+                f"{expected_revision}"
+            )
+        return following
 
     def list_active(self, owner_identity: str) -> list[TurnRecord]:
-        key = self._index_key(owner_identity)
-        stored = self.blobs.get(key)
-        index = _decode_index(key, stored[0]) if stored else OwnerIndex(key, owner_identity, ())
-        if index.problem is not None:
-            raise JournalError(f"turnjournal {self.url}: {index.problem}")
-        keys = [self._key(*entry) for entry in index.entries]
-        blobs = self.blobs.get_many(keys)  # an entry without a record: a create that crashed before writing it
-        records = (TurnRecord.from_bytes(blobs[key][0], where=f"{self.url} {key}") for key in keys if key in blobs)
-        return [r for r in records if r.owner_identity == owner_identity and not r.terminal()]
+        _check_owner(owner_identity)
+        records = []
+        for ref in self.read_index()[1]:
+            found = self._read_record(ref.workspace_id, ref.task_id)
+            if found is None:
+                continue  # a create that crashed between the index and the record
+            record = found[1]
+            if record.owner_identity != ref.owner_identity:
+                raise CorruptTurnStore(f"{_CORRUPT}: distributed index owner does not match record {ref.task_id!r}")
+            if ref.owner_identity == owner_identity and not record.terminal():
+                records.append(record)
+        return sorted(records, key=_sort_key)
 
     def scan(self) -> TurnScan:
-        records = self.blobs.get_many(self.blobs.keys(f"{self.prefix}.records."))
-        indexes = self.blobs.get_many(self.blobs.keys(f"{self.prefix}.owners."))
-        return TurnScan(
-            [_decode(key, stored[0]) for key, stored in sorted(records.items())],
-            [_decode_index(key, stored[0]) for key, stored in sorted(indexes.items())],
-        )
+        raw_index = self.blobs.read(self.index_key)
+        if raw_index is None:
+            index = IndexScan(self.index_key, None, [])
+        else:
+            problem = index_problem(raw_index)
+            index = IndexScan(self.index_key, raw_index, parse_index(raw_index)[1] if problem is None else [], problem)
+        records = []
+        head = f"{self.prefix}/workspaces/"
+        for key in self.blobs.keys(head):
+            parts = key[len(head) :].split("/")
+            if len(parts) != 3 or parts[1] != "tasks":
+                continue  # not a record key of this layout
+            raw = self.blobs.read(key)
+            if raw is None:
+                continue
+            why = "the blob is empty" if not raw else why_undecodable(raw)
+            if why is not None:
+                records.append(StoredTurn(key, raw, None, why))
+                continue
+            record = decode_record(raw)
+            expected = self.key(record.workspace_id, record.task_id)
+            problem = None if key == expected else _misplaced(record, expected)
+            records.append(StoredTurn(key, raw, record, problem))
+        return TurnScan(records, index)
 
     def close(self) -> None:
         self.blobs.close()
+
+
+def index_problem(raw: bytes) -> str | None:
+    """Why the runtime refuses this index blob (empty, undecodable, unsupported schema, an invalid ref, not
+    strictly sorted), or None."""
+    if not raw:
+        return "distributed execution index is empty"
+    try:
+        version, refs = parse_index(raw)
+    except GoJSONError as exc:
+        return f"decode distributed execution index: {exc}"
+    if version != INDEX_SCHEMA_VERSION:
+        return "distributed execution index schema is unsupported"
+    for position, ref in enumerate(refs):
+        for name in ("workspace_id", "task_id", "owner_identity"):
+            if not is_identifier(getattr(ref, name)):
+                return f"ref {position}: invalid {name} {getattr(ref, name)!r}"
+        if position and (refs[position - 1].workspace_id, refs[position - 1].task_id) >= (
+            ref.workspace_id,
+            ref.task_id,
+        ):
+            return f"distributed execution index is not strictly sorted (at ref {position})"
+    return None
+
+
+__all__ = [
+    "DEFAULT_MAX_RETRIES",
+    "DEFAULT_PREFIX",
+    "BlobStore",
+    "CASStore",
+    "Clock",
+    "DirectoryBlobStore",
+    "FileStore",
+    "IndexScan",
+    "MemoryBlobStore",
+    "StoredTurn",
+    "TurnScan",
+    "TurnStore",
+    "index_problem",
+    "normalize_prefix",
+    "path_segment",
+    "system_clock",
+    "why_undecodable",
+]

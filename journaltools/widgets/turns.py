@@ -76,11 +76,17 @@ class TurnCheckpointsModel:
             if run.get("task") is not None:
                 by_task.setdefault(str(run["task"]), []).append(LinkedRun(str(run["run"]), str(run["status"])))
         findings: dict[tuple[str | None, str | None, int | None], list[TurnFinding]] = {}
+        by_location: dict[str, list[TurnFinding]] = {}
         for finding in audit.turn_findings:
-            findings.setdefault((finding.workspace_id, finding.task_id, finding.revision), []).append(finding)
+            if finding.location is not None:
+                by_location.setdefault(finding.location, []).append(finding)
+            else:
+                findings.setdefault((finding.workspace_id, finding.task_id, finding.revision), []).append(finding)
         rows = []
         for record in audit.records.to_pylist():
-            own = tuple(findings.pop((record["workspace_id"], record["task_id"], record["revision"]), []))
+            own = tuple(by_location.pop(record["key"], []))
+            if record["workspace_id"] is not None:
+                own += tuple(findings.pop((record["workspace_id"], record["task_id"], record["revision"]), []))
             rows.append(
                 TurnRow(
                     key=record["key"],
@@ -97,7 +103,7 @@ class TurnCheckpointsModel:
                     problem=record["problem"],
                 )
             )
-        loose = [finding for group in findings.values() for finding in group]
+        loose = [finding for group in [*findings.values(), *by_location.values()] for finding in group]
         return cls(audit.store, rows, loose)
 
     @property
