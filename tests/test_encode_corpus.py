@@ -27,3 +27,17 @@ def test_go_escapes_html_characters_and_line_separators() -> None:
 def test_raw_json_is_compacted_keeping_number_spelling_and_key_order() -> None:
     assert compact_json(b'{ "z" : 1.50e3, "a": [ 1 , "x y" ] }') == b'{"z":1.50e3,"a":[1,"x y"]}'
     assert compact_json(b'"<&>"') == b'"\\u003c\\u0026\\u003e"'
+
+
+def test_a_line_with_other_punctuation_of_the_u2028_block_is_canonical() -> None:
+    """U+2026 shares its first two UTF-8 bytes with U+2028: it is written raw and takes the fast path."""
+    from journaltools.protocol.blocks import user_text
+    from journaltools.protocol.decode import decode_line
+    from journaltools.protocol.kinds import User, make_record
+
+    line = encode_record(make_record(2, User(message=user_text("wait… then \u2028"))))
+    assert "…".encode() in line and b"\\u2028" in line
+    assert decode_line(line).noncanonical is None
+    plain = encode_record(make_record(2, User(message=user_text("wait…"))))
+    assert decode_line(plain).noncanonical is None
+    assert decode_line(plain.replace("…".encode(), "\u2028".encode())).noncanonical is not None

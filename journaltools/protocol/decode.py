@@ -23,11 +23,13 @@ from typing import Final
 import msgspec
 
 from journaltools.errors import UndecodableLine
-from journaltools.protocol.blocks import Message
-from journaltools.protocol.encode import compact_json, encode_record
+from journaltools.protocol.encode import go_escape, has_go_escaped_characters
 from journaltools.protocol.kinds import UINT64_MAX, Record
 
 _DECODER: Final = msgspec.json.Decoder(Record)
+#: The encoder ``protocol.encode`` uses, without Go's escapes: the fast path compares before escaping.
+_ENCODER: Final = msgspec.json.Encoder(order="deterministic")
+_compact_line: Final = msgspec.json.format
 
 #: A time exactly as Go's ``time.Time.MarshalJSON`` writes it: no trailing fraction zeros, ``Z`` for a zero offset.
 _CANONICAL_TIME: Final = re.compile(
@@ -51,7 +53,14 @@ def decode_line(raw: bytes) -> DecodedLine:
     except (msgspec.DecodeError, RecursionError):
         # RecursionError: msgspec nests about 1,000 deep, Go 10,000; the exact reader has no such limit.
         return _exact(raw)
-    if encode_record(record) != raw or not _canonical_fields(record):
+    encoded = _ENCODER.encode(record)
+    if encoded == raw:
+        # Identical before Go's HTML-safe escapes: canonical only if the line holds none of those characters.
+        if has_go_escaped_characters(raw):
+            return _exact(raw)
+    elif not has_go_escaped_characters(encoded) or go_escape(encoded) != raw:
+        return _exact(raw)
+    if not _canonical_fields(record, raw):
         return _exact(raw)
     return DecodedLine(record, None)
 
@@ -69,10 +78,10 @@ def _exact(raw: bytes) -> DecodedLine:
     return DecodedLine(record, "; ".join(differences) or "not the bytes the Go encoder writes for this record")
 
 
-def _canonical_fields(record: Record) -> bool:
-    """What re-encoding cannot see: a time Go would respell, whitespace inside a raw JSON field, an
-    impossible date (the encoder writes only real dates), an integer beyond uint64 (msgspec reads big
-    integers exactly; Go refuses them)."""
+def _canonical_fields(record: Record, raw: bytes) -> bool:
+    """What re-encoding cannot see: a time Go would respell, whitespace inside a raw JSON field (msgspec keeps
+    a raw field's bytes verbatim), an impossible date (the encoder writes only real dates), an integer beyond
+    uint64 (msgspec reads big integers exactly; Go refuses them)."""
     if record.seq > UINT64_MAX:
         return False
     if record.memory_revisions is not None and any(
@@ -83,28 +92,9 @@ def _canonical_fields(record: Record) -> bool:
         return False
     if record.claim is not None and not _canonical_time(record.claim.claimed):
         return False
-    for message in _messages(record):
-        for block in message.content or ():
-            if block.tool_use is not None and not _compact(block.tool_use.input):
-                return False
-            if block.provider is not None and not _compact(block.provider.raw):
-                return False
-    return True
-
-
-def _messages(record: Record) -> tuple[Message, ...]:
-    """Every message the record carries: a line may hold several payloads, and Go decodes them all."""
-    messages = []
-    if record.assistant is not None:
-        messages.append(record.assistant.message)
-    if record.user is not None:
-        messages.append(record.user.message)
-    return tuple(messages)
-
-
-def _compact(raw: msgspec.Raw) -> bool:
-    data = bytes(raw)
-    return compact_json(data) == data
+    # Only messages hold raw JSON fields (tool inputs, provider blocks); a line of a message-carrying record is
+    # canonical only without insignificant whitespace anywhere, and re-encoding proved it outside raw fields.
+    return (record.assistant is None and record.user is None) or _compact_line(raw, indent=-1) == raw
 
 
 def _canonical_time(text: str) -> bool:

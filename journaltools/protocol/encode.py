@@ -28,13 +28,18 @@ _GO_ESCAPES: Final = (
     ("\u2028".encode(), b"\\u2028"),
     ("\u2029".encode(), b"\\u2029"),
 )
-#: The first byte of U+2028/U+2029 in UTF-8: a line without it (or the other three) needs no replacement.
-_NEEDS_ESCAPE: Final = re.compile(b"[<>&]|\xe2\x80[\xa8\xa9]")
+
+
+def has_go_escaped_characters(text: bytes) -> bool:
+    """Whether ``text`` holds a character Go's encoder escapes (``<``, ``>``, ``&``, U+2028, U+2029).
+
+    Byte searches (memchr) are several times faster than one regular expression here."""
+    return b"<" in text or b">" in text or b"&" in text or "\u2028".encode() in text or "\u2029".encode() in text
 
 
 def go_escape(encoded: bytes) -> bytes:
     """Apply Go's HTML-safe escapes to JSON text that has none of them yet."""
-    if _NEEDS_ESCAPE.search(encoded) is None:
+    if not has_go_escaped_characters(encoded):
         return encoded
     for plain, escaped in _GO_ESCAPES:
         encoded = encoded.replace(plain, escaped)
