@@ -33,8 +33,16 @@ _GO_ESCAPES: Final = (
 def has_go_escaped_characters(text: bytes) -> bool:
     """Whether ``text`` holds a character Go's encoder escapes (``<``, ``>``, ``&``, U+2028, U+2029).
 
-    Byte searches (memchr) are several times faster than one regular expression here."""
-    return b"<" in text or b">" in text or b"&" in text or "\u2028".encode() in text or "\u2029".encode() in text
+    One ``translate`` that deletes the candidate bytes (the last bytes of U+2028/9 included) is the fastest
+    pre-test in CPython, several times faster than a regular expression; only a hit is looked at closely."""
+    if len(text.translate(None, _CANDIDATES)) == len(text):
+        return False
+    return b"<" in text or b">" in text or b"&" in text or _LS in text or _PS in text
+
+
+_CANDIDATES: Final = b"<>&\xa8\xa9"
+_LS: Final = "\u2028".encode()
+_PS: Final = "\u2029".encode()
 
 
 def go_escape(encoded: bytes) -> bytes:

@@ -27,7 +27,7 @@ from typing import Final
 
 from journaltools.errors import UndecodableLine
 from journaltools.protocol import goreader
-from journaltools.protocol.decode import DecodedLine, decode_line
+from journaltools.protocol.decode import decode_line
 from journaltools.protocol.kinds import Record
 
 #: Go's ``bytes.TrimSpace`` ASCII set (which is also what ``bytes.strip`` strips by default).
@@ -111,16 +111,6 @@ class FileJournal:
         return self.corrupt[0].error if self.corrupt else None
 
 
-def _decode(raw: bytes) -> DecodedLine:
-    try:
-        return decode_line(raw)
-    except RecursionError:
-        # msgspec recurses once per nesting level and stops near Python's recursion limit, far below
-        # Go's 10,000: such a line belongs to the exact reader, which does not recurse on nesting.
-        record, differences = goreader.read_exact(raw)
-        return DecodedLine(record, "; ".join(differences) or "nested deeper than the fast path reads")
-
-
 def is_blank(line: bytes) -> bool:
     """Whether Go's ``bytes.TrimSpace`` leaves nothing of ``line``."""
     if line and line[0] < 0x80 and line[0] not in _ASCII_SPACE_BYTES:
@@ -155,7 +145,7 @@ def read_file_journal(data: bytes) -> FileJournal:
             continue
         number = index + 1
         try:
-            decoded = _decode(line)
+            decoded = decode_line(line)
         except UndecodableLine as refused:
             bad = BadLine(number, refused.reason, len(line))
             if index == final:
@@ -189,7 +179,7 @@ def _glued_resume(line: bytes, seq_before: int) -> Record | None:
         except UndecodableLine as refused:
             if refused.reason == goreader.UNEXPECTED_END:
                 try:
-                    record = _decode(line[start:]).record
+                    record = decode_line(line[start:]).record
                 except UndecodableLine:
                     record = None
                 if record is not None and record.seq == seq_before + 1:
@@ -205,7 +195,7 @@ def read_stream_bodies(bodies: Iterable[bytes]) -> list[ReadRecord | BadLine]:
     out: list[ReadRecord | BadLine] = []
     for position, body in enumerate(bodies, start=1):
         try:
-            decoded = _decode(body)
+            decoded = decode_line(body)
         except UndecodableLine as refused:
             out.append(BadLine(position, refused.reason, len(body)))
             continue
