@@ -228,6 +228,7 @@ def show_document(
         "caller": state.caller if state is not None else None,
         "fingerprint": go_value(state.fingerprint) if state is not None else None,
         "messages": go_value(state.messages) if state is not None else [],
+        "message_seqs": result.message_seqs,
         "pending": None
         if pending is None
         else {

@@ -91,3 +91,22 @@ def test_the_anthropic_rendering_is_valid_api_input(entry: dict[str, Any]) -> No
     for message in rendered:
         assert message["content"], "no empty content"
         assert all(block.get("text", "x") for block in message["content"]), "no empty text block"
+
+
+@pytest.mark.parametrize("entry", WRITTEN_BY_THE_RUNTIME, ids=lambda entry: entry["path"])
+def test_every_message_names_the_record_it_came_from(entry: dict[str, Any]) -> None:
+    records = records_of(journal_bytes(entry))
+    result = fold(records, strict=False)
+    if result.state is None:
+        return
+    kinds = {record.seq: record.kind for record in records}
+    assert len(result.message_seqs) == len(result.messages)
+    assert result.message_seqs == sorted(result.message_seqs), "messages come in journal order"
+    for message, seq in zip(result.messages, result.message_seqs, strict=True):
+        kind = kinds[seq]
+        if message.role == "assistant":
+            assert kind == "assistant"
+        elif any(block.tool_result is not None for block in message.content or ()):
+            assert kind in ("tool_result", "user")
+        else:
+            assert kind in ("meta", "user")

@@ -49,6 +49,9 @@ class FoldResult:
     #: The last terminal is followed by a new turn: the status still names the previous turn's ending.
     stale_terminal: bool = False
     pending_calls: list[PendingCall] = field(default_factory=list)
+    #: For each message of ``state.messages``, the seq of the record it came from (a merged user message: the
+    #: first record that made it; a results message: its first result), so a finding's seq names a message.
+    message_seqs: list[int] = field(default_factory=list)
 
     @property
     def messages(self) -> list[Message]:
@@ -75,6 +78,7 @@ class _Turn:
     assistant: Assistant
     seq: int
     results: list[ToolResultBlock] = field(default_factory=list)
+    result_seqs: list[int] = field(default_factory=list)
     answered: set[str] = field(default_factory=set)
     deferred: dict[str, Deferred] = field(default_factory=dict)
     call_ids: frozenset[str] = frozenset()
@@ -103,6 +107,7 @@ class _Walk:
         self.saw_assistant = False
         self.counters = Counters()
         self.terminal_seq: int | None = None
+        self.message_seqs: list[int] = []
         self.claim_since_terminal = False
 
     # -- the frame -------------------------------------------------------------------------------------------------
@@ -132,6 +137,7 @@ class _Walk:
             caller=meta.caller,
             messages=[user_text(meta.prompt)],
         )
+        self.message_seqs = [first.seq]
         last_seq = first.seq
         for record in records[1:]:
             if record.seq <= last_seq:
@@ -186,7 +192,8 @@ class _Walk:
             if self.turn is not None:
                 self._commit(self.turn, committed_by=seq)
                 self.turn = None
-            _append_or_merge_user(state.messages, payload.message)
+            if not _append_or_merge_user(state.messages, payload.message):
+                self.message_seqs.append(seq)
         elif kind == "tool_result":
             turn = self._open_turn(seq, "tool_result")
             result = payload.result
@@ -203,6 +210,7 @@ class _Walk:
                     f"the record answers {payload.tool_use_id!r} but its result block names {result.tool_use_id!r}",
                 )
             turn.results.append(result)
+            turn.result_seqs.append(seq)
             turn.answered.add(payload.tool_use_id)
             self.counters.tool_calls += 1
             if payload.remote:
@@ -275,7 +283,9 @@ class _Walk:
                         f"call {call.id!r} ({call.name}) has no result; the turn was closed at seq {committed_by}",
                     )
         state.messages.append(turn.assistant.message)
+        self.message_seqs.append(turn.seq)
         if turn.results:
+            self.message_seqs.append(turn.result_seqs[0])
             state.messages.append(Message(role=USER, content=[Block(tool_result=result) for result in turn.results]))
 
     # -- the end ---------------------------------------------------------------------------------------------------
@@ -317,6 +327,7 @@ class _Walk:
             records=len(self.records),
             stale_terminal=_stale_terminal(self.records),
             pending_calls=pending_calls,
+            message_seqs=self.message_seqs if state is not None else [],
         )
 
 
@@ -325,14 +336,15 @@ def _quoted(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def _append_or_merge_user(messages: list[Message], message: Message) -> None:
-    """The runtime's rule: a user message after a user message adds its blocks to it."""
+def _append_or_merge_user(messages: list[Message], message: Message) -> bool:
+    """The runtime's rule: a user message after a user message adds its blocks to it. True when it merged."""
     if messages and messages[-1].role == USER:
         last = messages[-1]
         if message.content:
             messages[-1] = Message(role=last.role, content=[*(last.content or ()), *message.content])
-        return
+        return True
     messages.append(message)
+    return False
 
 
 def _pending_calls(state: RunState) -> list[PendingCall]:

@@ -239,6 +239,7 @@ class TablesBuilder:
         self._message_runs.append(run)
         self._message_counts.append(len(rows))
         columns["index"].extend(range(len(rows)))
+        columns["seq"].extend(result.message_seqs)
         columns["role"].extend([message.role for message in messages])
         columns["text"].extend([row[0] for row in rows])
         columns["thinking_chars"].extend([row[1] for row in rows])

@@ -135,6 +135,7 @@ MESSAGES_SCHEMA: Final = _schema(
     [
         pa.field("run", pa.string(), nullable=False),
         pa.field("index", pa.int64(), nullable=False),
+        pa.field("seq", SEQ, nullable=False),
         pa.field("role", pa.string(), nullable=False),
         pa.field("text", pa.large_string(), nullable=False),
         pa.field("thinking_chars", pa.int64(), nullable=False),
