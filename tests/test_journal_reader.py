@@ -21,13 +21,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from journaltools.errors import UndecodableLine
 from journaltools.protocol import decode, journal
 from journaltools.protocol.blocks import Message
 from journaltools.protocol.encode import encode_go_json, encode_record
 from journaltools.protocol.goreader import go_utf8
 from journaltools.protocol.journal import BadLine, ReadRecord, read_file_journal, read_stream_bodies
 from journaltools.protocol.kinds import ZERO_TIME, Claim, Record, Terminal, make_record
+from tests.strategies import damaged_journals, valid_runs
 
 CORPUS = Path("/work/shared/real-corpus")
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="the real corpus is not available")
@@ -346,3 +350,32 @@ def test_messages_round_trip_through_go_json() -> None:
     # A sanity check of the comparison helper used against Go's states.
     message = Message(role="user", content=None)
     assert _go_json(message) == {"role": "user", "content": None}
+
+
+def _line_by_line(data: bytes) -> list[tuple[int, bytes, object, str | None]]:
+    """What the line rule gives when every line is decoded on its own (the reference for the batch path)."""
+    from journaltools.protocol.decode import decode_line
+
+    out = []
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            decoded = decode_line(line)
+        except UndecodableLine:
+            continue
+        out.append((number, line, decoded.record, decoded.noncanonical))
+    return out
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.one_of(valid_runs().map(lambda built: built.journal_bytes()), damaged_journals().map(lambda d: d.data)))
+def test_the_whole_journal_fast_path_equals_decoding_line_by_line(data: bytes) -> None:
+    """One decode and one comparison for a clean journal must give exactly what line-by-line decoding gives,
+    and a journal with any odd line must fall back to it (so its noncanonical lines are still named)."""
+    journal = read_file_journal(data)
+    got = [(read.line, read.raw, read.record, read.noncanonical) for read in journal.records]
+    want = _line_by_line(data)
+    if journal.torn_tail is not None:
+        want = [entry for entry in want if entry[0] != journal.torn_tail.line]
+    assert got == want

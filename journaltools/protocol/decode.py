@@ -65,6 +65,42 @@ def decode_line(raw: bytes) -> DecodedLine:
     return DecodedLine(record, None)
 
 
+_LIST_DECODER: Final = msgspec.json.Decoder(list[Record])
+
+
+def decode_canonical_lines(lines: list[bytes]) -> list[Record] | None:
+    """The records of ``lines`` when every line is canonical, found with one decode, one encode and one
+    comparison for all of them (the per-line calls cost more than the decoding); None when any line is not,
+    and the caller then decodes line by line to say which and why.
+
+    Sound because a canonical encoding is unique: the re-encoded list equals ``[line,line,...]`` byte for byte
+    only if each element re-encodes to its own line (the element count is checked, so a line holding two
+    objects, or a stray comma, cannot shift the boundaries)."""
+    joined = b"[" + b",".join(lines) + b"]"
+    try:
+        records = _LIST_DECODER.decode(joined)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    if len(records) != len(lines) or go_escape(_ENCODER.encode(records)) != joined:
+        return None
+    if _compact_line(joined, indent=-1) != joined:  # whitespace in a raw field survives re-encoding
+        return None
+    for record in records:
+        if record.seq > UINT64_MAX or not _canonical_fields_beyond_whitespace(record):
+            return None
+    return records
+
+
+def _canonical_fields_beyond_whitespace(record: Record) -> bool:
+    if record.memory_revisions is not None and any(
+        value > UINT64_MAX for value in (record.memory_revisions.revisions or {}).values()
+    ):
+        return False
+    if record.meta is not None and not _canonical_time(record.meta.created):
+        return False
+    return record.claim is None or _canonical_time(record.claim.claimed)
+
+
 def decode_record(raw: bytes) -> Record:
     """Just the record: for callers that report nothing about the line's form."""
     return decode_line(raw).record
@@ -82,15 +118,7 @@ def _canonical_fields(record: Record, raw: bytes) -> bool:
     """What re-encoding cannot see: a time Go would respell, whitespace inside a raw JSON field (msgspec keeps
     a raw field's bytes verbatim), an impossible date (the encoder writes only real dates), an integer beyond
     uint64 (msgspec reads big integers exactly; Go refuses them)."""
-    if record.seq > UINT64_MAX:
-        return False
-    if record.memory_revisions is not None and any(
-        value > UINT64_MAX for value in (record.memory_revisions.revisions or {}).values()
-    ):
-        return False
-    if record.meta is not None and not _canonical_time(record.meta.created):
-        return False
-    if record.claim is not None and not _canonical_time(record.claim.claimed):
+    if record.seq > UINT64_MAX or not _canonical_fields_beyond_whitespace(record):
         return False
     # Only messages hold raw JSON fields (tool inputs, provider blocks); a line of a message-carrying record is
     # canonical only without insignificant whitespace anywhere, and re-encoding proved it outside raw fields.

@@ -50,7 +50,8 @@ def go_escape(encoded: bytes) -> bytes:
     if not has_go_escaped_characters(encoded):
         return encoded
     for plain, escaped in _GO_ESCAPES:
-        encoded = encoded.replace(plain, escaped)
+        if plain in encoded:  # a replace copies the whole text: only for characters that are there
+            encoded = encoded.replace(plain, escaped)
     return encoded
 
 

@@ -27,7 +27,7 @@ from typing import Final
 
 from journaltools.errors import UndecodableLine
 from journaltools.protocol import goreader
-from journaltools.protocol.decode import decode_line
+from journaltools.protocol.decode import decode_canonical_lines, decode_line
 from journaltools.protocol.kinds import Record
 
 #: Go's ``bytes.TrimSpace`` ASCII set (which is also what ``bytes.strip`` strips by default).
@@ -132,6 +132,14 @@ def read_file_journal(data: bytes) -> FileJournal:
     lines = data.split(b"\n")
     if lines and not lines[-1]:
         lines.pop()
+    if lines and all(line[:1] == b"{" for line in lines):  # no blank line: maybe the runtime's own bytes
+        canonical = decode_canonical_lines(lines)
+        if canonical is not None:
+            reads = [
+                ReadRecord(record, number, line, None)
+                for number, (record, line) in enumerate(zip(canonical, lines, strict=True), start=1)
+            ]
+            return FileJournal(reads, None, [], [], canonical[-1].seq)
     final = len(lines) - 1
     records: list[ReadRecord] = []
     corrupt: list[BadLine] = []
