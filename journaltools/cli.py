@@ -29,6 +29,7 @@ from journaltools.backends.oserrors import storage_error
 from journaltools.backends.registry import open_source
 from journaltools.errors import FoldError, InvalidSource, JournalError
 from journaltools.folding import FoldResult, fold
+from journaltools.folding.state import COUNTER_NAMES
 from journaltools.protocol.blocks import Block
 from journaltools.protocol.encode import encode_go_json
 from journaltools.protocol.findings import Finding
@@ -219,7 +220,7 @@ def show_document(
     the fold of the lines that decoded says."""
     state = result.state
     pending = state.pending if state is not None else None
-    counters = state.counters.to_json() if state is not None else dict.fromkeys(_COUNTERS, 0)
+    counters = state.counters.to_json() if state is not None else dict.fromkeys(COUNTER_NAMES, 0)
     return {
         "run": result.run,
         "status": "invalid" if refused else result.status,
@@ -268,18 +269,6 @@ def show_document(
         "segments": [asdict(segment) for segment in result.segments],
         "findings": [finding_json(finding) for finding in [*read_findings, *result.findings]],
     }
-
-
-_COUNTERS = (
-    "llm_calls",
-    "tool_calls",
-    "remote_tool_calls",
-    "in_tokens",
-    "out_tokens",
-    "cache_read_tokens",
-    "cache_create_tokens",
-    "thinking_tokens",
-)
 
 
 def _raw_json(raw: bytes) -> msgspec.Raw:

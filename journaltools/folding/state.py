@@ -50,6 +50,10 @@ class Counters:
         return {name: getattr(self, name) for name in self.__slots__}
 
 
+#: The counters' names, in the runtime's order: what every view of them iterates.
+COUNTER_NAMES: tuple[str, ...] = Counters.__slots__
+
+
 @dataclass(frozen=True, slots=True)
 class PendingTurn:
     """An assistant turn whose calls are not all answered: nothing of it is committed to ``messages``."""

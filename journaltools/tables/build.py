@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from journaltools import folding
 from journaltools.folding import FoldResult
+from journaltools.folding.state import COUNTER_NAMES
 from journaltools.protocol.blocks import Message
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.kinds import Meta, Record
@@ -31,17 +32,6 @@ from journaltools.tables.schema import (
     TOOL_CALLS_SCHEMA,
     Tables,
     empty_table,
-)
-
-_COUNTERS = (
-    "llm_calls",
-    "tool_calls",
-    "remote_tool_calls",
-    "in_tokens",
-    "out_tokens",
-    "cache_read_tokens",
-    "cache_create_tokens",
-    "thinking_tokens",
 )
 
 
@@ -211,7 +201,7 @@ class TablesBuilder:
             "source": read.source,
         }
         counters = state.counters if state is not None else None
-        for name in _COUNTERS:
+        for name in COUNTER_NAMES:
             values[name] = getattr(counters, name) if counters is not None else None
         for name, column in row.items():
             column.append(values[name])
