@@ -145,7 +145,7 @@ def test_lenient_decoding_rules_by_value(prefix: str) -> None:
     assert _broken("seq-null", prefix).records[1].record.seq == 0
     # The records Go reads from a journal with an interior garbage line are still all there for a lenient caller.
     garbage = _broken("interior-garbage", prefix)
-    assert [item.line for item in garbage.records] == [1, 2, *range(4, len(clean) + 1)]
+    assert [item.position for item in garbage.records] == [1, 2, *range(4, len(clean) + 1)]
 
 
 def test_invalid_utf8_in_a_raw_field_is_kept_and_elsewhere_replaced() -> None:
@@ -290,7 +290,7 @@ def test_unicode_white_space_lines_are_blank(blank: bytes) -> None:
     lines = _journal_lines()
     read = read_file_journal(b"\n".join([lines[0], blank, *lines[1:]]) + b"\n")
     assert read.readable and len(read.records) == len(lines)
-    assert [item.line for item in read.records][1] == 3
+    assert [item.position for item in read.records][1] == 3
 
 
 @pytest.mark.parametrize(
@@ -374,7 +374,7 @@ def test_the_whole_journal_fast_path_equals_decoding_line_by_line(data: bytes) -
     """One decode and one comparison for a clean journal must give exactly what line-by-line decoding gives,
     and a journal with any odd line must fall back to it (so its noncanonical lines are still named)."""
     journal = read_file_journal(data)
-    got = [(read.line, read.raw, read.record, read.noncanonical) for read in journal.records]
+    got = [(read.position, read.raw, read.record, read.noncanonical) for read in journal.records]
     want = _line_by_line(data)
     if journal.torn_tail is not None:
         want = [entry for entry in want if entry[0] != journal.torn_tail.line]

@@ -21,6 +21,7 @@ from journaltools.aio import run_sync
 from journaltools.errors import RecordRefused, SequenceGap
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.journal import BadLine, read_stream_bodies
+from journaltools.protocol.journal import StoredRecord as StoredRecord
 from journaltools.protocol.kinds import Meta, Record, make_record
 from journaltools.protocol.runid import validate_run_id
 from journaltools.protocol.sequence import AppendVerdict, check_append
@@ -29,23 +30,6 @@ if TYPE_CHECKING:
     from journaltools.listing import RunSummary
 
 BackendKind = Literal["file", "jetstream"]
-
-
-@dataclass(frozen=True, slots=True)
-class StoredRecord:
-    """One record as a backend holds it.
-
-    ``position``: the file line number (1-based, blank lines counted, as the runtime's error messages count them)
-    or the JetStream stream sequence. ``time``: the message's server time (UTC) for JetStream, the only per-record
-    time that exists; None for files. ``noncanonical``: None for a line the Go encoder would have written byte for
-    byte, else what differed (the ``noncanonical_line`` finding says the same).
-    """
-
-    record: Record
-    raw: bytes
-    position: int
-    time: datetime | None = None
-    noncanonical: str | None = None
 
 
 @dataclass(slots=True)

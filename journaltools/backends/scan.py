@@ -96,7 +96,7 @@ def needs_newline(data: bytes, journal: FileJournal) -> bool:
 
 def stored_records(journal: FileJournal) -> list[StoredRecord]:
     """The decoded lines as the backend contract holds them (position: the line number; files have no time)."""
-    return [StoredRecord(read.record, read.raw, read.line, None, read.noncanonical) for read in journal.records]
+    return journal.records
 
 
 def run_read(
@@ -107,7 +107,7 @@ def run_read(
     findings: list[Finding] = []
     for read in journal.records:
         if read.noncanonical is not None:
-            message = f"line {read.line} is not what the Go encoder writes: {read.noncanonical}"
+            message = f"line {read.position} is not what the Go encoder writes: {read.noncanonical}"
             findings.append(Finding.of(run, read.record.seq, "noncanonical_line", message, source))
     resumed = {resume.line: resume for resume in journal.resumed_after_torn_tail}
     errors: list[CorruptJournal] = []

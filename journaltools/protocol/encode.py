@@ -31,28 +31,29 @@ _GO_ESCAPES: Final = (
 
 
 def has_go_escaped_characters(text: bytes) -> bool:
-    """Whether ``text`` holds a character Go's encoder escapes (``<``, ``>``, ``&``, U+2028, U+2029).
-
-    One ``translate`` that deletes the candidate bytes (the last bytes of U+2028/9 included) is the fastest
-    pre-test in CPython, several times faster than a regular expression; only a hit is looked at closely."""
-    if len(text.translate(None, _CANDIDATES)) == len(text):
+    """Whether ``text`` holds a character Go's encoder escapes (``<``, ``>``, ``&``, U+2028, U+2029)."""
+    present = text.translate(None, _ALL_BUT_CANDIDATES)
+    if not present:
         return False
-    return b"<" in text or b">" in text or b"&" in text or _LS in text or _PS in text
-
-
-_CANDIDATES: Final = b"<>&\xa8\xa9"
-_LS: Final = "\u2028".encode()
-_PS: Final = "\u2029".encode()
+    return any(plain[-1] in present and plain in text for plain, _ in _GO_ESCAPES)
 
 
 def go_escape(encoded: bytes) -> bytes:
-    """Apply Go's HTML-safe escapes to JSON text that has none of them yet."""
-    if not has_go_escaped_characters(encoded):
+    """Apply Go's HTML-safe escapes to JSON text that has none of them yet.
+
+    One ``translate`` keeps only the bytes that can start or end an escaped character, so a text is scanned
+    once to learn which (if any) of the five are there; a replace runs only for those."""
+    present = encoded.translate(None, _ALL_BUT_CANDIDATES)
+    if not present:
         return encoded
     for plain, escaped in _GO_ESCAPES:
-        if plain in encoded:  # a replace copies the whole text: only for characters that are there
+        if plain[-1] in present:
             encoded = encoded.replace(plain, escaped)
     return encoded
+
+
+#: Every byte but ``<``, ``>``, ``&`` and the last bytes of U+2028 and U+2029 (for ``bytes.translate``).
+_ALL_BUT_CANDIDATES: Final = bytes(byte for byte in range(256) if byte not in b"<>&\xa8\xa9")
 
 
 def encode_record(record: Record) -> bytes:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Final
 
 from journaltools.errors import UndecodableLine
@@ -43,16 +44,25 @@ _RECORD_START: Final = b'{"seq":'
 
 
 @dataclass(frozen=True, slots=True)
-class ReadRecord:
-    """One decoded line."""
+class StoredRecord:
+    """One decoded record as a store holds it; the backends return these (one object per record, made once).
+
+    ``position``: the file line number (1-based, blank lines counted, as the runtime's error messages count
+    them), the body's place among the bodies read, or (from a JetStream backend) the stream sequence.
+    ``time``: the message's server time (UTC) for JetStream, the only per-record time that exists; None for
+    files. ``noncanonical``: None for a line the Go encoder would have written byte for byte, else what
+    differed."""
 
     record: Record
-    #: 1-based line number (file) or position (stream), blank lines counted as Go counts them.
-    line: int
-    #: The stored bytes of the line, without its ``\\n`` (a ``\\r`` of a CRLF file stays).
+    #: The stored bytes, without a file line's ``\\n`` (a ``\\r`` of a CRLF file stays).
     raw: bytes
-    #: None for a canonical line; otherwise what made it differ from the Go encoder's bytes.
-    noncanonical: str | None
+    position: int
+    time: datetime | None = None
+    noncanonical: str | None = None
+
+
+#: The name the line reader's tests and callers knew it by.
+ReadRecord = StoredRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +101,7 @@ class ResumedAfterTornTail:
 class FileJournal:
     """What a file journal's bytes hold, by the Go file backend's rules."""
 
-    records: list[ReadRecord]
+    records: list[StoredRecord]
     #: The final line, dropped because it does not decode.
     torn_tail: BadLine | None
     #: Every interior line that does not decode, in line order. Non-empty: Go refuses the journal.
@@ -136,12 +146,12 @@ def read_file_journal(data: bytes) -> FileJournal:
         canonical = decode_canonical_lines(lines)
         if canonical is not None:
             reads = [
-                ReadRecord(record, number, line, None)
+                StoredRecord(record, line, number)
                 for number, (record, line) in enumerate(zip(canonical, lines, strict=True), start=1)
             ]
             return FileJournal(reads, None, [], [], canonical[-1].seq)
     final = len(lines) - 1
-    records: list[ReadRecord] = []
+    records: list[StoredRecord] = []
     corrupt: list[BadLine] = []
     torn_tail: BadLine | None = None
     resumed: list[ResumedAfterTornTail] = []
@@ -173,7 +183,7 @@ def read_file_journal(data: bytes) -> FileJournal:
             if record.seq == seq_before + 1:
                 resumed.append(ResumedAfterTornTail(torn_line, record.seq, record, glued=False))
             cut_off = None
-        records.append(ReadRecord(record, number, line, decoded.noncanonical))
+        records.append(StoredRecord(record, line, number, None, decoded.noncanonical))
         last_seq = record.seq
     return FileJournal(records, torn_tail, corrupt, resumed, last_seq)
 
@@ -196,18 +206,18 @@ def _glued_resume(line: bytes, seq_before: int) -> Record | None:
     return None
 
 
-def read_stream_bodies(bodies: Iterable[bytes]) -> list[ReadRecord | BadLine]:
+def read_stream_bodies(bodies: Iterable[bytes]) -> list[StoredRecord | BadLine]:
     """JetStream message bodies, each decoded on its own; ``line`` is the 1-based position. A body that
     does not decode is corruption wherever it is (the JetStream backend has no torn-tail rule), and an
     empty body is not skipped."""
-    out: list[ReadRecord | BadLine] = []
+    out: list[StoredRecord | BadLine] = []
     for position, body in enumerate(bodies, start=1):
         try:
             decoded = decode_line(body)
         except UndecodableLine as refused:
             out.append(BadLine(position, refused.reason, len(body)))
             continue
-        out.append(ReadRecord(decoded.record, position, body, decoded.noncanonical))
+        out.append(StoredRecord(decoded.record, body, position, None, decoded.noncanonical))
     return out
 
 
