@@ -110,3 +110,37 @@ def test_every_message_names_the_record_it_came_from(entry: dict[str, Any]) -> N
             assert kind in ("tool_result", "user")
         else:
             assert kind in ("meta", "user")
+
+
+#: What the published schemas say that the line rule and the fold already report under their own codes.
+_OWN_CODES = {"noncanonical_line", "unknown_terminal_reason", "torn_tail", "unknown_protocol"}
+_DRIFT = ("thinking_tokens", "reasoning_effort", "jsonschema validation failed")
+
+
+@pytest.mark.parametrize("entry", [e for e in EVERY_JOURNAL if e["ok"]], ids=lambda entry: entry["path"])
+def test_what_the_published_schemas_refuse_is_reported(entry: dict[str, Any]) -> None:
+    """Every line of an accepted journal that the runtime's own schema validator refused (beyond the schemas'
+    known drift) carries a finding: ``schema_violation``, or the code that already names its cause."""
+    journal = read_file_journal(journal_bytes(entry))
+    result = fold([read.record for read in journal.records], strict=False)
+    seq_of_line = {read.position: read.record.seq for read in journal.records}
+    noncanonical_lines = {read.position for read in journal.records if read.noncanonical is not None}
+    reported = {(finding.seq, finding.code) for finding in result.findings}
+    for refused in entry.get("schema_findings") or []:
+        errors = [error for error in refused["errors"] if not any(drift in error for drift in _DRIFT)]
+        if not errors:
+            continue
+        line = refused["line"]
+        if journal.torn_tail is not None and line == journal.torn_tail.line:
+            continue
+        if line in noncanonical_lines:
+            continue
+        if any("no schema for protocol" in error for error in errors):
+            continue  # an unknown protocol: optional ones are skipped, the others refused by the fold
+        seq = seq_of_line[line]
+        codes = {code for at, code in reported if at == seq}
+        assert codes & ({"schema_violation"} | _OWN_CODES), (entry["path"], line, errors)
+    for finding in result.findings:
+        if finding.code == "schema_violation":  # and nothing the runtime's validator accepted
+            line = next(position for position, seq in seq_of_line.items() if seq == finding.seq)
+            assert any(refused["line"] == line for refused in entry.get("schema_findings") or []), finding

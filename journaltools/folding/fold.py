@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from journaltools.errors import FoldError, VersionMismatch
+from journaltools.folding.schema import schema_problem
 from journaltools.folding.state import Counters, PendingTurn, RunState, wrap_int64
 from journaltools.folding.status import Segment, Status, segments_of, status_of, waiting_for_of
 from journaltools.protocol.blocks import ASSISTANT, USER, Block, Message, ToolResultBlock, tool_uses, user_text
@@ -138,8 +139,10 @@ class _Walk:
             messages=[user_text(meta.prompt)],
         )
         self.message_seqs = [first.seq]
+        self._check_schema(first)
         last_seq = first.seq
         for record in records[1:]:
+            self._check_schema(record)
             if record.seq <= last_seq:
                 self._refuse(record.seq, "seq_not_increasing", f"seq {record.seq} not increasing after {last_seq}")
                 continue
@@ -162,6 +165,11 @@ class _Walk:
         if self.strict:
             raise FoldError(self.run, seq, code, rule)
         self.findings.append(Finding.of(self.run, seq, code, rule))
+
+    def _check_schema(self, record: Record) -> None:
+        problem = schema_problem(record)
+        if problem is not None:
+            self._warn(record.seq, "schema_violation", f"the published record schemas refuse this record: {problem}")
 
     def _warn(self, seq: int, code: str, message: str) -> None:
         self.findings.append(Finding.of(self.run, seq, code, message))

@@ -36,6 +36,7 @@ FINDING_SEVERITY: dict[str, Severity] = {
     "unknown_terminal_reason": "warning",
     "turn_without_claim": "warning",
     "stream_config": "warning",
+    "schema_violation": "warning",
     # journaltools' own, beyond the interface's list:
     "unreadable_journal": "error",  # a journal that cannot be read (permission, a FIFO or link, an I/O error)
     "not_a_journal": "info",  # a file in a source directory that is not a journal: not read
