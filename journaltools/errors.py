@@ -46,10 +46,13 @@ files in ``backends/oserrors.py`` (``storage_error``), NATS client errors in ``b
     │   ├── InvalidTransition     ErrInvalidTransition
     │   ├── CorruptTurnStore      ErrCorruptStore: stored bytes the runtime refuses (names the record and why)
     │   └── CASRetryLimit         ErrCASRetryLimit: the index kept changing under every retry
+    ├── TurnNotResumable          recovery may not resume a turn by itself (``plan`` says why and which calls)
     └── MissingDependency         an optional package a feature needs is not installed (names what to install)
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 
 class JournalError(Exception):
@@ -282,6 +285,18 @@ class CorruptTurnStore(TurnJournalError):
 
 class CASRetryLimit(TurnJournalError):
     sentinel = "ErrCASRetryLimit"
+
+
+class TurnNotResumable(JournalError):
+    """Recovery may not resume this record's model or tool execution by itself. ``plan`` is the
+    ``turnjournal.recovery.ResumePlan`` that says why."""
+
+    def __init__(self, plan: Any, task_id: str, workspace_id: str, revision: int, why: str) -> None:
+        self.plan = plan
+        super().__init__(
+            f"turnjournal task {task_id!r} (workspace {workspace_id!r}, revision {revision}) "
+            f"is not resumed automatically: {why}"
+        )
 
 
 class JournalWarning(UserWarning):

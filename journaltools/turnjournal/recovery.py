@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from journaltools.errors import JournalError
+from journaltools.errors import TurnNotResumable
 from journaltools.turnjournal.records import RESUMABLE, Phase, ToolCheckpoint, ToolOutcome, TurnRecord
 
 
@@ -64,18 +64,6 @@ class ResumePlan:
     def automatic(self) -> bool:
         """True when recovery may resume the turn by itself: a resumable phase and no call for an operator."""
         return self.resumable and not self.needs_operator
-
-
-class TurnNotResumable(JournalError):
-    """Recovery may not resume this record's model or tool execution by itself."""
-
-    def __init__(self, plan: ResumePlan) -> None:
-        self.plan = plan
-        record = plan.record
-        super().__init__(
-            f"turnjournal task {record.task_id!r} (workspace {record.workspace_id!r}, revision {record.revision}) "
-            f"is not resumed automatically: {plan.why}"
-        )
 
 
 def _phase_why(record: TurnRecord) -> str:
@@ -127,7 +115,7 @@ def require_resumable(record: TurnRecord) -> ResumePlan:
     """The plan, when recovery may resume ``record`` by itself; otherwise ``TurnNotResumable`` saying why."""
     plan = plan_resume(record)
     if not plan.automatic:
-        raise TurnNotResumable(plan)
+        raise TurnNotResumable(plan, plan.record.task_id, plan.record.workspace_id, plan.record.revision, plan.why)
     return plan
 
 
