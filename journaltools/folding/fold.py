@@ -18,22 +18,11 @@ from dataclasses import dataclass, field
 
 from journaltools.errors import FoldError, VersionMismatch
 from journaltools.folding.schema import schema_problem
-from journaltools.folding.state import Counters, PendingTurn, RunState, wrap_int64
+from journaltools.folding.state import Counters, PendingCall, PendingTurn, RunState, wrap_int64
 from journaltools.folding.status import Segment, Status, segments_of, status_of, waiting_for_of
 from journaltools.protocol.blocks import ASSISTANT, USER, Block, Message, ToolResultBlock, tool_uses, user_text
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.kinds import FORMAT_VERSION, TERMINAL_REASONS, Assistant, Deferred, Record
-
-
-@dataclass(frozen=True, slots=True)
-class PendingCall:
-    """A call of the turn in flight that has no result yet, with what the journal says about it."""
-
-    id: str
-    name: str
-    input: bytes
-    deferred: Deferred | None
-    call_approved: bool
 
 
 @dataclass(slots=True)

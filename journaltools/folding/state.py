@@ -78,6 +78,17 @@ class PendingTurn:
         return sorted(open_, key=lambda deferred: deferred.tool_use_id.encode())
 
 
+@dataclass(frozen=True, slots=True)
+class PendingCall:
+    """A call of the turn in flight that has no result yet, with what the journal says about it."""
+
+    id: str
+    name: str
+    input: bytes
+    deferred: Deferred | None
+    call_approved: bool
+
+
 @dataclass(slots=True)
 class RunState:
     version: int

@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING, Literal
 from journaltools.protocol.kinds import Record
 
 if TYPE_CHECKING:
-    from journaltools.folding.fold import PendingCall
-    from journaltools.folding.state import RunState
+    from journaltools.folding.state import PendingCall, RunState
 
 #: ``open``, a terminal reason the runtime writes, ``invalid``, or (rarely) an unknown reason verbatim.
 Status = str
