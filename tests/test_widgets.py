@@ -373,8 +373,9 @@ def test_run_browser_view_opens_a_conversation_sorts_and_keeps_a_fixed_pool() ->
     browser = RunBrowser(RunBrowserModel.from_folds(folds), folds.get, rows_per_page=8)
     assert len(browser.row_widgets) == 8
     browser.select("terminal-error")
-    body = browser.detail.children[1].children[0].value  # the conversation's header
+    body = browser.detail_body.children[0].children[0].value  # the conversation's header
     assert "Ended in error" in body and "529 Overloaded" in body
+    assert browser.widget.children.index(browser.detail) < 3  # the pane sits above the table, under the search
     assert any("jt-selected" in row._dom_classes for row in browser.row_widgets)
     browser.sort_by_header("run")
     runs = [cells[0].description for cells in browser.row_cells if cells[0].description]
@@ -387,7 +388,53 @@ def test_run_browser_view_opens_a_conversation_sorts_and_keeps_a_fixed_pool() ->
     shown = [b._row_runs[i] for i in range(8) if (b := browser)._row_runs[i] is not None]
     assert set(shown) == {"edge-version-2", "edge-unknown-required-protocol", "edge-result-before-assistant"}
     browser.select(None)
-    assert browser.detail.children == ()
+    assert browser.detail_body.children == () and browser.detail.layout.display == "none"
+
+
+def test_the_search_reads_prompt_tools_messages_and_dates_and_the_counts_follow_it() -> None:
+    model = RunBrowserModel.from_folds(all_folds())
+    assert (model.sort_key, model.descending) == ("created", True)  # newest first
+    deferred = all_folds()["deferred-waiting"]
+    assert deferred.state is not None
+    tool = deferred.pending_calls[0].name
+    assert "deferred-waiting" in [r.run for r in model.with_filter(tool).visible()]
+    words = deferred.state.prompt.split()[:2]
+    assert "deferred-waiting" in [r.run for r in model.with_filter(" ".join(words)).visible()]
+    searched = model.with_filter("529")
+    assert searched.status_counts() == {"error": 1}  # the chips count what the search leaves
+    table = runs_table(
+        {}, {"run": "r2", "prompt": "summarise the invoices", "created": datetime(2025, 1, 2, tzinfo=UTC)}
+    )
+    messages = pa.Table.from_pylist([{"run": "r1", "text": "the rounding bug"}])
+    calls = pa.Table.from_pylist([{"run": "r1", "name": "grep_logs"}])
+    by_table = RunBrowserModel.from_runs_table(table, messages=messages, tool_calls=calls)
+    assert [r.run for r in by_table.visible()] == ["r1", "r2"]  # newest first
+    assert [r.run for r in by_table.with_filter("rounding").visible()] == ["r1"]
+    assert [r.run for r in by_table.with_filter("GREP_logs").visible()] == ["r1"]
+    assert [r.run for r in by_table.with_filter("invoices 2025-01").visible()] == ["r2"]
+    assert [r.run for r in by_table.with_filter("completed hello").visible()] == ["r1"]
+
+
+def test_a_price_table_adds_a_cost_column_and_nothing_is_bundled() -> None:
+    table = runs_table({}, {"run": "r2", "model": "unpriced"})
+    plain = RunBrowserModel.from_runs_table(table)
+    assert "cost" not in [c.key for c in plain.columns]
+    priced = RunBrowserModel.from_runs_table(table, prices={"claude-sonnet-5": {"input": 3, "output": 15}})
+    rows = {row.run: row for row in priced.rows}
+    assert rows["r1"].cost == pytest.approx((100 * 3 + 20 * 15) / 1e6) and rows["r2"].cost is None
+    assert "cost" in [c.key for c in priced.columns] and rows["r2"].cell("cost") == "—"
+    with pytest.raises(ValueError, match="per million tokens"):
+        RunBrowserModel.from_runs_table(table, prices={"m": {"output_tokens": 1}})
+
+
+def test_the_columns_have_priorities_and_the_run_id_is_pinned() -> None:
+    from journaltools.widgets.runs import BROWSER_STYLE, COLUMNS
+
+    priorities = {column.key: column.priority for column in COLUMNS}
+    assert {key for key, p in priorities.items() if p == 1} >= {"run", "status", "reason", "tokens", "pending_calls"}
+    assert "position: sticky" in BROWSER_STYLE and "-webkit-line-clamp: 2" in BROWSER_STYLE
+    browser = RunBrowser(RunBrowserModel.from_folds(all_folds()), rows_per_page=4)
+    assert all(f"jt-prio-{c.priority}" in b._dom_classes for c, b in zip(browser.columns, browser.headers, strict=True))
 
 
 def test_ten_thousand_runs_page_without_rendering_them_all() -> None:
