@@ -843,6 +843,25 @@ def test_audit_summary_escapes_and_opens_affected_runs() -> None:
     assert "No journal for this run" in view.detail.children[1].value
 
 
+def test_audit_summary_and_listing_comparison_page_their_output() -> None:
+    findings = [Finding.of(f"run-{n:06}", 2, "torn_tail", f"dropped {n}") for n in range(100_000)]
+    model = AuditSummaryModel(findings)
+    html = model.to_html()
+    assert len(html) < 100_000 and "findings 1-50 of 100,000" in html and "and 99,995 more" in html
+    view = AuditSummary(model)
+    assert len(view.buttons) == 24 and view.runs_label.value == "runs 1-24 of 100,000"
+    view.next_runs.click()
+    assert view.buttons[0].description == "run-000024"
+    view.next_findings.click()
+    assert "findings 51-100 of 100,000" in view.findings.value
+    rows = [{"run": f"r{n:06}", "status_a": "open", "status_b": "open", "verdict": "agree"} for n in range(100_000)]
+    rows.append({"run": "zz", "status_a": "completed", "status_b": None, "verdict": "missing_b"})
+    comparison = ListingComparison(ListingComparisonModel.from_rows(rows))
+    assert len(comparison.table.value) < 200_000 and comparison.page_label.value == "page 1 of 1,001"
+    comparison.only_problems.value = True
+    assert 'data-run="zz"' in comparison.table.value and comparison.page_label.value == "page 1 of 1"
+
+
 def test_audit_summary_from_findings_values() -> None:
     model = AuditSummaryModel([Finding.of("r", 2, "torn_tail", "t"), Finding.of("r", 3, "torn_tail", "t")])
     assert [(c.code, c.count) for c in model.by_code()] == [("torn_tail", 2)]
