@@ -166,10 +166,9 @@ class RecordFacts:
         if self.has_times:
             return "times: each record's JetStream message time (durations are between records)"
         if self.store == "file" or self.store is None:
-            updated = f" (the file was last modified {time_text(self.updated)})" if self.updated is not None else ""
             return (
-                "times: this file journal keeps no time per record, so no turn or call durations"
-                f"{updated}; only meta.created and each claim's time are the journal's own"
+                "this file journal keeps no time per record, so no turn or call durations "
+                "(only meta.created, each claim's time and the file's mtime)"
             )
         return "times: the store gave no time per record"
 

@@ -316,7 +316,7 @@ STYLE = """<style>
                background: color-mix(in srgb, var(--jt-brand) 8%, transparent); }
 .jt-msg-assistant { border-color: var(--jt-ok); }
 .jt-role { font-weight: 700; font-size: 11px; letter-spacing: 0.04em; text-transform: uppercase;
-           color: var(--jt-fg); }
+           color: var(--jt-fg); margin-right: 8px; }
 .jt-call { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 8px;
            border: 1px solid var(--jt-border); border-radius: 4px; padding: 4px 8px; margin: 4px 0; }
 .jt-call-error { border-color: var(--jt-error); }

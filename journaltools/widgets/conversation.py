@@ -87,6 +87,8 @@ class MessageView:
     role: str
     parts: list[Part]
     seq: int = 0
+    #: Tool results of this message drawn beside their calls (so not again here).
+    paired_results: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +141,7 @@ def message_views(messages: list[Message], seqs: list[int] | None = None) -> lis
     views: list[MessageView] = []
     for index, message in enumerate(messages):
         parts: list[Part] = []
+        paired = 0
         for block in message.content or ():
             if block.text is not None:
                 parts.append(Part("text", block.text.text))
@@ -152,6 +155,8 @@ def message_views(messages: list[Message], seqs: list[int] | None = None) -> lis
             elif block.tool_result is not None:
                 if block.tool_result.tool_use_id not in shown:  # never paired with a call: show it on its own
                     parts.append(Part("result", block.tool_result.content, label=block.tool_result.tool_use_id))
+                else:
+                    paired += 1
             elif block.provider is not None:
                 parts.append(
                     Part("provider", raw_json_text(block.provider.raw, indent=False), label=block.provider.kind)
@@ -159,7 +164,7 @@ def message_views(messages: list[Message], seqs: list[int] | None = None) -> lis
             else:
                 parts.append(Part("empty"))
         seq = seqs[index] if seqs is not None and index < len(seqs) else 0
-        views.append(MessageView(index, message.role, parts, seq))
+        views.append(MessageView(index, message.role, parts, seq, paired))
     return views
 
 
@@ -579,6 +584,11 @@ class ConversationModel:
     ) -> str:
         where = f"seq {message.seq}"
         inner = "".join(self.part_html(part, where, values, budget) for part in message.parts)
+        if message.paired_results:
+            many = message.paired_results != 1
+            results = f"{message.paired_results} tool result{'s' if many else ''}"
+            calls = "their calls" if many else "its call"
+            inner += f"<i class='jt-muted jt-paired'>{results}, shown beside {calls} above</i>"
         inner = inner or "<i class='jt-muted'>(no content)</i>"
         facts = self.turn_facts_html(message.seq) if message.role == "assistant" else ""
         if not facts and self.facts is not None and message.seq in self.facts.times:
@@ -656,22 +666,22 @@ class ConversationView:
         self.model = model
         self.start = 0
         self.values = Values()
-        self.header = w.HTML(themed(model.header_html()))
+        self.header = w.HTML()
         self.previous = w.Button(description="← earlier", tooltip="the messages before these")
         self.following = w.Button(description="later →", tooltip="the messages after these")
         self.previous.on_click(lambda _b: self.show_window(self.start - self.model.page_size))
         self.following.on_click(lambda _b: self.show_window(self.start + self.model.page_size))
         self.page_label = w.Label()
-        targets = model.targets()
-        self.jump = w.Dropdown(
-            options=[("jump to…", -1), *((t.label, i) for i, t in enumerate(targets))],
-            value=-1,
-            layout=w.Layout(width="22em"),
-        )
-        self._targets = targets
+        self._targets: list[Target] = []
+        self.jump = w.Dropdown(options=[("jump to…", -1)], value=-1, layout=w.Layout(width="22em"))
         self.jump.observe(self._on_jump, names="value")
         self.seq_box = w.BoundedIntText(
-            value=0, min=0, max=max(1, int(model.header["last_seq"])), description="seq", layout=w.Layout(width="9em")
+            value=0,
+            min=0,
+            max=1,
+            description="seq",
+            layout=w.Layout(width="12em"),
+            style={"description_width": "2.5em"},
         )
         self.seq_button = w.Button(description="go", tooltip="show the message of this record seq")
         self.seq_button.layout.width = "4em"
@@ -689,7 +699,22 @@ class ConversationView:
         self.rest_bar = w.VBox([w.HBox([rest_label, self.rest_choice, self.rest_button]), self.rest])
         self.widget = w.VBox([self.header, nav, self.body, self.rest_bar])
         self.widget.add_class("jt-conversation")
+        self.show_model(model)
+
+    def show_model(self, model: ConversationModel) -> None:
+        """Show another run in the same widgets (a view already on the page can take the focus at once)."""
+        self.model = model
+        self.header.value = themed(model.header_html())
+        self._targets = model.targets()
+        self.jump.options = [("jump to…", -1), *((t.label, i) for i, t in enumerate(self._targets))]
+        self.jump.value = -1
+        self.seq_box.max = max(1, int(model.header["last_seq"]))
         self.show_window(0)
+
+    def focus(self) -> None:
+        """Give the keyboard focus to the navigation bar under the header: the browser scrolls it into view,
+        and with it the run's header above and its first messages below."""
+        self.seq_button.focus()
 
     @classmethod
     def from_fold(

@@ -513,18 +513,18 @@ BROWSER_STYLE = """<style>
     padding-bottom: 1px; display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 2;
     line-clamp: 2; overflow: hidden; text-overflow: ellipsis; overflow-wrap: anywhere; align-self: center;
     height: auto; max-height: 32px; }
-.jt-browser .jt-col-run { flex: 0 0 15em; }
+.jt-browser .jt-col-run { flex: 0 0 17.5em; }
 .jt-browser .jt-col-status { flex: 0 0 8.5em; }
 .jt-browser .jt-col-reason { flex: 1 1 16em; }
-.jt-browser .jt-col-created { flex: 0 0 9.5em; }
+.jt-browser .jt-col-created { flex: 0 0 11em; }
 .jt-browser .jt-col-tokens { flex: 0 0 7em; }
 .jt-browser .jt-col-cost { flex: 0 0 6em; }
 .jt-browser .jt-col-pending_calls { flex: 0 0 6.5em; }
-.jt-browser .jt-col-model { flex: 0 0 10em; }
+.jt-browser .jt-col-model { flex: 0 0 11em; }
 .jt-browser .jt-col-llm_calls { flex: 0 0 8em; }
 .jt-browser .jt-col-segments { flex: 0 0 7em; }
 .jt-browser .jt-col-caller { flex: 0 0 9em; }
-.jt-browser .jt-col-updated { flex: 0 0 9.5em; }
+.jt-browser .jt-col-updated { flex: 0 0 11em; }
 .jt-browser .jt-col-task_state { flex: 0 0 6.5em; }
 .jt-browser .jt-col-reason { min-width: 14em; }
 .jt-browser .jupyter-button.jt-td.jt-col-status::before { content: ""; display: inline-block; width: 8px;
@@ -535,11 +535,11 @@ BROWSER_STYLE = """<style>
     overflow: visible; }
 .jt-browser .jt-detail-bar { align-items: center; gap: 6px; overflow: visible; flex-wrap: wrap; }
 .jt-browser .jt-detail-bar .jupyter-button { width: auto; height: 24px; line-height: 24px; font-size: 12px; }
-@container jt-browser (max-width: 1279px) { .jt-browser:not(.jt-all-columns) .jt-prio-6 { display: none; } }
-@container jt-browser (max-width: 1149px) { .jt-browser:not(.jt-all-columns) .jt-prio-5 { display: none; } }
-@container jt-browser (max-width: 1039px) { .jt-browser:not(.jt-all-columns) .jt-prio-4 { display: none; } }
-@container jt-browser (max-width: 959px) { .jt-browser:not(.jt-all-columns) .jt-prio-3 { display: none; } }
-@container jt-browser (max-width: 859px) { .jt-browser:not(.jt-all-columns) .jt-prio-2 { display: none; } }
+@container jt-browser (max-width: 1325px) { .jt-browser:not(.jt-all-columns) .jt-prio-6 { display: none; } }
+@container jt-browser (max-width: 1193px) { .jt-browser:not(.jt-all-columns) .jt-prio-5 { display: none; } }
+@container jt-browser (max-width: 1085px) { .jt-browser:not(.jt-all-columns) .jt-prio-4 { display: none; } }
+@container jt-browser (max-width: 1001px) { .jt-browser:not(.jt-all-columns) .jt-prio-3 { display: none; } }
+@container jt-browser (max-width: 905px) { .jt-browser:not(.jt-all-columns) .jt-prio-2 { display: none; } }
 </style>"""
 
 
@@ -569,10 +569,12 @@ class RunBrowser:
         self.selected: str | None = None
         self.columns = model.columns
         self.conversation: Any = None
+        self._conversation_view: Any = None
+        self._shown_once = False
 
         self.filter_box = w.Text(
-            placeholder="search run, prompt, caller, model, tools, messages, status, date",
-            layout=w.Layout(width="28em"),
+            placeholder="search runs, prompts, tools, messages, dates…",
+            layout=w.Layout(width="24em"),
             continuous_update=True,
         )
         self.filter_box.observe(self._on_filter, names="value")
@@ -744,7 +746,7 @@ class RunBrowser:
     def select(self, run: str | None) -> None:
         """Open ``run`` in the pane above the table (``None`` closes it); its row is marked and its page shown,
         and the pane's bar takes the focus so the browser brings the run's header into view."""
-        from journaltools.widgets.conversation import ConversationView
+        from journaltools.widgets.conversation import ConversationModel, ConversationView
 
         self.selected = run
         if run is None:
@@ -768,19 +770,29 @@ class RunBrowser:
             body: Any = w.HTML(
                 themed(f"<p>No conversation for <code>{esc(run)}</code>: the source has no readable journal.</p>")
             )
-            self.conversation = None
         else:
-            self.conversation = ConversationView.from_fold(
+            model = ConversationModel.from_fold(
                 result, page_size=self.conversation_page_size, status=status, facts=facts, prices=self.model.prices
             )
-            body = self.conversation.widget
+            # One view, reused: its widgets are already on the page when the next run opens, so the focus
+            # message below reaches them (a new widget's view may not exist yet when it arrives).
+            if self._conversation_view is None:
+                self._conversation_view = ConversationView(model)
+            else:
+                self._conversation_view.show_model(model)
+            body = self._conversation_view.widget
+        self.conversation = self._conversation_view if result is not None else None
         previous_run, next_run = self.model.neighbour(run, -1), self.model.neighbour(run, 1)
         self.previous_run.disabled, self.previous_run.tooltip = previous_run is None, previous_run or ""
         self.next_run.disabled, self.next_run.tooltip = next_run is None, next_run or ""
         self.detail_title.value = themed(f"<b>opened</b> <code>{esc(run)}</code>")
         self.detail_body.children = (body,)
         self.detail.layout.display = ""
-        self.close_button.focus()
+        if self.conversation is not None and self._shown_once:
+            self.conversation.focus()
+        else:
+            self.close_button.focus()
+        self._shown_once = self.conversation is not None
 
     def close(self) -> None:
         """Close the source the loader reads from, when the browser opened it."""
