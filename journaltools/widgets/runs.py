@@ -484,7 +484,7 @@ BROWSER_STYLE = """<style>
 .jt-browser .jt-chip.jupyter-button.mod-active { background: var(--jt-surface-2); border-color: var(--jt-brand);
     box-shadow: inset 0 0 0 1px var(--jt-brand); }
 .jt-browser .jt-rows { overflow-x: auto; overflow-y: visible; }
-.jt-browser .jt-thead, .jt-browser .jt-tr { min-width: max-content; width: 100%; overflow: visible;
+.jt-browser .jt-thead, .jt-browser .jt-tr { min-width: min-content; width: 100%; overflow: visible;
     border-bottom: 1px solid var(--jt-border); align-items: stretch; }
 .jt-browser .jt-thead { background: var(--jt-surface-2); border-bottom: 1px solid var(--jt-border-strong); }
 .jt-browser .jt-tr { cursor: pointer; }
@@ -513,19 +513,19 @@ BROWSER_STYLE = """<style>
     padding-bottom: 1px; display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 2;
     line-clamp: 2; overflow: hidden; text-overflow: ellipsis; overflow-wrap: anywhere; align-self: center;
     height: auto; max-height: 32px; }
-.jt-browser .jt-col-run { flex: 0 0 17.5em; }
-.jt-browser .jt-col-status { flex: 0 0 8.5em; }
+.jt-browser .jt-col-run { flex: 0 0 18.5em; }
+.jt-browser .jt-col-status { flex: 0 0 10em; }
 .jt-browser .jt-col-reason { flex: 1 1 16em; }
 .jt-browser .jt-col-created { flex: 0 0 11em; }
-.jt-browser .jt-col-tokens { flex: 0 0 7em; }
-.jt-browser .jt-col-cost { flex: 0 0 6em; }
-.jt-browser .jt-col-pending_calls { flex: 0 0 6.5em; }
+.jt-browser .jt-col-tokens { flex: 0 0 7.5em; }
+.jt-browser .jt-col-cost { flex: 0 0 6.5em; }
+.jt-browser .jt-col-pending_calls { flex: 0 0 7.5em; }
 .jt-browser .jt-col-model { flex: 0 0 11em; }
-.jt-browser .jt-col-llm_calls { flex: 0 0 8em; }
-.jt-browser .jt-col-segments { flex: 0 0 7em; }
+.jt-browser .jt-col-llm_calls { flex: 0 0 9em; }
+.jt-browser .jt-col-segments { flex: 0 0 8em; }
 .jt-browser .jt-col-caller { flex: 0 0 9em; }
 .jt-browser .jt-col-updated { flex: 0 0 11em; }
-.jt-browser .jt-col-task_state { flex: 0 0 6.5em; }
+.jt-browser .jt-col-task_state { flex: 0 0 7em; }
 .jt-browser .jt-col-reason { min-width: 14em; }
 .jt-browser .jupyter-button.jt-td.jt-col-status::before { content: ""; display: inline-block; width: 8px;
     height: 8px; border-radius: 50%; margin-right: 6px; background: var(--jt-tone); }
@@ -535,11 +535,11 @@ BROWSER_STYLE = """<style>
     overflow: visible; }
 .jt-browser .jt-detail-bar { align-items: center; gap: 6px; overflow: visible; flex-wrap: wrap; }
 .jt-browser .jt-detail-bar .jupyter-button { width: auto; height: 24px; line-height: 24px; font-size: 12px; }
-@container jt-browser (max-width: 1325px) { .jt-browser:not(.jt-all-columns) .jt-prio-6 { display: none; } }
-@container jt-browser (max-width: 1193px) { .jt-browser:not(.jt-all-columns) .jt-prio-5 { display: none; } }
-@container jt-browser (max-width: 1085px) { .jt-browser:not(.jt-all-columns) .jt-prio-4 { display: none; } }
-@container jt-browser (max-width: 1001px) { .jt-browser:not(.jt-all-columns) .jt-prio-3 { display: none; } }
-@container jt-browser (max-width: 905px) { .jt-browser:not(.jt-all-columns) .jt-prio-2 { display: none; } }
+@container jt-browser (max-width: 1392px) { .jt-browser:not(.jt-all-columns) .jt-prio-6 { display: none; } }
+@container jt-browser (max-width: 1257px) { .jt-browser:not(.jt-all-columns) .jt-prio-5 { display: none; } }
+@container jt-browser (max-width: 1142px) { .jt-browser:not(.jt-all-columns) .jt-prio-4 { display: none; } }
+@container jt-browser (max-width: 1047px) { .jt-browser:not(.jt-all-columns) .jt-prio-3 { display: none; } }
+@container jt-browser (max-width: 952px) { .jt-browser:not(.jt-all-columns) .jt-prio-2 { display: none; } }
 </style>"""
 
 
