@@ -21,9 +21,12 @@ demo: setup
 
 # JupyterLab on working copies of notebooks/ in out/notebooks: saving a notebook there never touches the
 # tracked files. A copy is refreshed only when the tracked notebook is newer (delete out/notebooks to reset).
+# LAB_ARGS goes to `jupyter lab` as it is: a port, an address, --no-browser for a headless or remote machine,
+# e.g. make lab LAB_ARGS="--no-browser --ServerApp.port=8890 --ServerApp.ip=127.0.0.1".
+LAB_ARGS ?=
 lab: setup
 	$(BIN)/python scripts/generate-notebooks.py --working-copies out/notebooks
-	$(BIN)/jupyter lab --ServerApp.root_dir=out/notebooks $(if $(filter 0,$(shell id -u)),--allow-root,)
+	$(BIN)/jupyter lab --ServerApp.root_dir=out/notebooks $(if $(filter 0,$(shell id -u)),--allow-root,) $(LAB_ARGS)
 
 test: setup lint typecheck
 	sh scripts/setup-browser-tests.sh

@@ -335,16 +335,26 @@ def _print_run(document: dict[str, Any], result: FoldResult) -> None:
             document["segments"],
             ["index", "first_seq", "last_seq", "claimed_by", "claimed_at", "ending", "llm_calls", "tool_calls"],
         )
+    seqs = result.message_seqs
     for index, message in enumerate(result.messages):
-        _say(f"\n[{index}] {message.role}")
+        # Labelled by the record's seq, the number every finding and ending names.
+        seq = seqs[index] if index < len(seqs) else "?"
+        _say(f"\n[seq {seq}] {message.role}")
         for block in message.content or ():
             _say(_block_line(block))
     pending = result.state.pending if result.state is not None else None
     if pending is not None:
-        # Nothing of a turn in flight is in the committed messages yet: show what the model asked for.
-        _say(f"\n[turn in flight, iteration {pending.iteration}, stop reason {pending.stop_reason or '-'}]")
+        # Nothing of a turn in flight is in the committed messages yet: show what the model said, thought and
+        # asked for last (what a post-mortem of a stuck run opens it for), thinking in full.
+        _say(
+            f"\n[seq {pending.seq}] assistant, turn in flight (not committed): iteration {pending.iteration}, "
+            f"stop reason {pending.stop_reason or '-'}"
+        )
         for block in pending.assistant.content or ():
-            _say(_block_line(block))
+            if block.thinking is not None and block.thinking.text:
+                _say("  thinking: " + block.thinking.text.replace("\n", "\n    "))
+            else:
+                _say(_block_line(block))
         for done in pending.results:
             flag = " (error)" if done.is_error else ""
             _say(f"  <- {done.tool_use_id}{flag}: {done.content}")

@@ -185,8 +185,8 @@ def chromium(browser_assets: Path) -> Iterator[Any]:
             browser.close()
 
 
-def guarded_page(browser: Any, allowed_prefix: str, blocked: list[str]) -> Any:
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+def guarded_page(browser: Any, allowed_prefix: str, blocked: list[str], width: int = 1400, height: int = 1000) -> Any:
+    page = browser.new_page(viewport={"width": width, "height": height})
 
     def guard(route: Any) -> None:
         if route.request.url.startswith(allowed_prefix):
@@ -469,6 +469,12 @@ LAB_NOTEBOOK = [
     "from journaltools.folding import fold\nfrom journaltools.protocol.decode import decode_line\n"
     "hostile = [decode_line(line.encode()).record for line in HOSTILE]\n"
     "ConversationView(ConversationModel.from_fold(fold(hostile)))",
+    # A long run with a finding far down its first page: its seq link must bring that message into view.
+    "import dataclasses\nfrom journaltools.protocol.findings import Finding\n"
+    "long_run = folds['long-run']\nFINDING_SEQ = long_run.message_seqs[45]\n"
+    "marked = dataclasses.replace(long_run, findings=[Finding('long-run', FINDING_SEQ, 'duplicate_result', "
+    "'warning', 'a finding far down the page')])\n"
+    "ConversationView(ConversationModel.from_fold(marked))",
 ]
 
 
@@ -546,7 +552,8 @@ def lab_server(browser_assets: Path, tmp_path_factory: pytest.TempPathFactory) -
 def lab(chromium: Any, lab_server: str) -> Iterator[tuple[Any, list[str]]]:
     """JupyterLab open on the notebook, every cell run, the browser and the hostile conversation rendered."""
     blocked: list[str] = []
-    page = guarded_page(chromium, lab_server.split("lab/tree")[0], blocked)
+    # 1280 x 800: the window the issue was found in (the notebook beside JupyterLab's file browser).
+    page = guarded_page(chromium, lab_server.split("lab/tree")[0], blocked, width=1280, height=800)
     try:
         page.goto(lab_server)
         page.wait_for_function("window.jupyterapp && window.jupyterapp.started", timeout=120_000)
@@ -561,6 +568,7 @@ def lab(chromium: Any, lab_server: str) -> Iterator[tuple[Any, list[str]]]:
         page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
         page.wait_for_selector(".jt-browser .jt-tr", timeout=120_000)
         page.wait_for_selector("[data-call='c1']", timeout=60_000)
+        page.wait_for_selector(".jt-seq-link", state="attached", timeout=60_000)
         yield page, blocked
     finally:
         page.close()
@@ -649,3 +657,134 @@ def test_in_jupyterlab_journal_content_never_runs(lab: tuple[Any, list[str]]) ->
         assert page.evaluate(f"typeof window.{flag}") == "undefined"
     assert page.locator(".jp-Notebook img[src='nope.png']").count() == 0
     assert blocked == [], blocked  # JupyterLab itself asked for nothing outside this machine
+
+
+# -- issue 19: the views open where the reader looks (1280 px, both themes) ---------------------------------
+
+
+def in_viewport(page: Any, locator: Any) -> bool:
+    """Whether the element's top is inside the window (what the reader sees without scrolling)."""
+    box = locator.bounding_box()
+    return box is not None and 0 <= box["y"] < page.viewport_size["height"] and box["height"] > 0
+
+
+def click_run(page: Any, run: str) -> None:
+    row = page.locator(".jt-browser .jt-tr", has_text=run).first
+    row.scroll_into_view_if_needed()
+    row.locator(".jt-col-status").click()
+    page.wait_for_function(
+        "(run) => { const t = document.querySelector('.jt-browser .jt-detail-bar');"
+        " const h = document.querySelector('.jt-browser .jt-detail .jt-header h3');"
+        " return t && h && t.innerText.includes(run) && h.innerText.includes(run); }",
+        arg=run,
+        timeout=30_000,
+    )
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_in_jupyterlab_an_opened_run_shows_its_header_and_its_turn_in_flight(
+    lab: tuple[Any, list[str]], theme: str
+) -> None:
+    """1 and 3: the header of the run just clicked is in the window, whichever row was clicked (the last
+    one here, far down the table), and a stuck run's last words are on screen."""
+    page, _ = lab
+    set_lab_theme(page, theme)
+    runs = browser_runs(page)
+    click_run(page, runs[-1])  # the bottom row: the pane must come to the reader, not open below the table
+    header = page.locator(".jt-browser .jt-detail .jt-header").first
+    page.wait_for_function(
+        "() => { const r = document.querySelector('.jt-browser .jt-detail .jt-header').getBoundingClientRect();"
+        " return r.top >= 0 && r.top < window.innerHeight; }",
+        timeout=30_000,
+    )
+    assert in_viewport(page, header)
+    click_run(page, "deferred-waiting")
+    pending = page.locator(".jt-browser .jt-detail .jt-pending .jt-md", has_text="Three things at once")
+    pending.wait_for(timeout=30_000)
+    page.wait_for_function(
+        "() => { const el = document.querySelector('.jt-browser .jt-detail .jt-pending .jt-md');"
+        " const r = el && el.getBoundingClientRect(); return r && r.top >= 0 && r.bottom <= window.innerHeight; }",
+        timeout=30_000,
+    )
+    assert in_viewport(page, page.locator(".jt-browser .jt-detail .jt-header").first)
+    assert page.locator(".jt-browser .jt-detail [data-state='deferred']").first.is_visible()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"jupyterlab-stuck-{theme}.png"))
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_in_jupyterlab_the_run_id_stays_visible_after_sorting_by_the_last_column(
+    lab: tuple[Any, list[str]], theme: str
+) -> None:
+    """2: the table fits (or scrolls with the run id pinned): sort by the last column shown, the ids stay."""
+    page, _ = lab
+    set_lab_theme(page, theme)
+    headers = page.locator(".jt-browser .jt-thead .jt-th:visible")
+    last = headers.nth(headers.count() - 1)
+    last.scroll_into_view_if_needed()
+    before = last.inner_text().strip()
+    last.click()
+    page.wait_for_function(
+        "(before) => { const hs = [...document.querySelectorAll('.jt-browser .jt-thead .jt-th')]"
+        ".filter(el => el.offsetParent); return hs[hs.length - 1].innerText.trim() !== before; }",
+        arg=before,
+        timeout=30_000,
+    )
+    assert last.inner_text().strip().endswith(("▲", "▼"))
+    for header in headers.all():  # every label and its sort arrow fit their column
+        assert header.evaluate("el => el.scrollWidth <= el.clientWidth + 1"), header.inner_text()
+    table = page.locator(".jt-browser .jt-rows").first.bounding_box()
+    for cell in page.locator(".jt-browser .jt-tr:visible .jt-col-run").all()[:5]:
+        box = cell.bounding_box()
+        assert box is not None and box["x"] >= table["x"] - 1 and box["x"] + box["width"] <= table["x"] + table["width"]
+        assert cell.is_visible() and cell.inner_text().strip()
+    reason = page.locator(".jt-browser .jt-tr:visible .jt-col-reason").first
+    assert reason.evaluate("el => getComputedStyle(el).whiteSpace") == "normal"  # wraps, never cut to one line
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.locator(".jt-browser .jt-rows").first.screenshot(path=str(ARTIFACTS / f"jupyterlab-table-{theme}.png"))
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_in_jupyterlab_a_findings_seq_link_scrolls_to_its_message(lab: tuple[Any, list[str]], theme: str) -> None:
+    """4 and 5: messages are labelled with their record seq, and a finding's seq link brings it into view."""
+    page, _ = lab
+    set_lab_theme(page, theme)
+    link = page.locator(".jt-seq-link").first
+    seq = link.get_attribute("data-seq")
+    target = page.locator(f".jt-msg[data-seq='{seq}']", has_text=f"seq {seq}").first
+    link.scroll_into_view_if_needed()
+    page.evaluate(
+        "el => el.closest('.jt-conversation').querySelector('.jt-scroll').scrollTop = 0", link.element_handle()
+    )
+    assert not in_viewport(page, target)  # far down the conversation before the click
+    link.click()
+    page.wait_for_function(
+        "(seq) => { const el = [...document.querySelectorAll(`.jt-msg[data-seq='${seq}']`)].pop();"
+        " const r = el.getBoundingClientRect(); return r.top >= 0 && r.top < window.innerHeight; }",
+        arg=seq,
+        timeout=30_000,
+    )
+    assert (
+        target.inner_text().upper().startswith(f"ASSISTANT · SEQ {seq}") or f"SEQ {seq}" in target.inner_text().upper()
+    )
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_in_jupyterlab_the_search_reads_messages_and_the_counts_follow(lab: tuple[Any, list[str]], theme: str) -> None:
+    """6: one search box over message text and tool names; the chips count what it leaves."""
+    page, _ = lab
+    set_lab_theme(page, theme)
+    box = page.locator(".jt-browser .jt-toolbar input[type='text']").first
+    box.fill("security approval")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.jt-browser .jt-tr')].filter(el => el.offsetParent).length >= 1"
+        " && [...document.querySelectorAll('.jt-browser .jt-chip')].some(c => c.innerText.trim() === 'completed 0')",
+        timeout=30_000,
+    )
+    assert "deferred-waiting" in browser_runs(page)
+    box.fill("")
+    page.wait_for_function(
+        "(n) => [...document.querySelectorAll('.jt-browser .jt-tr')].filter(el => el.offsetParent).length === n",
+        arg=LAB_ROWS,
+        timeout=30_000,
+    )

@@ -296,3 +296,16 @@ def test_an_unexpected_error_is_one_line_without_a_traceback(
     code, out, err = run_cli(capsys, "show", str(FILES), DEFERRED_WAITING)
     assert code == 1 and out == "" and err.count("\n") == 1
     assert "RuntimeError: boom" in err and "Traceback" not in err
+
+
+def test_show_labels_messages_by_seq_and_shows_the_turn_in_flight(capsys: pytest.CaptureFixture[str]) -> None:
+    document = show_json(capsys, str(FILES), DEFERRED_WAITING)
+    assert main(["show", str(FILES), DEFERRED_WAITING]) == 0
+    shown = capsys.readouterr().out
+    for seq in document["message_seqs"]:
+        assert f"[seq {seq}] " in shown
+    pending = document["pending"]
+    texts = [block["text"]["text"] for block in pending["assistant"]["content"] if "text" in block]
+    assert texts and f"[seq {pending['seq']}] assistant, turn in flight (not committed)" in shown
+    assert all(text.splitlines()[0] in shown for text in texts)  # the stuck run's last words
+    assert pending["assistant"] not in document["messages"]  # shown beside the committed messages, never in them

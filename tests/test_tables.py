@@ -118,8 +118,16 @@ def test_messages_are_the_folded_messages(folder: str) -> None:
         if not entry["ok"]:
             continue
         want = entry["state"]["Messages"]
-        got = by_run.get(entry["store_id"], [])
+        rows = by_run.get(entry["store_id"], [])
+        got = [row for row in rows if not row["pending"]]
         assert [row["index"] for row in got] == list(range(len(want)))
+        in_flight = [row for row in rows if row["pending"]]
+        pending = entry["state"]["Pending"]
+        assert len(in_flight) == (pending is not None)  # the turn in flight: one flagged row, after the others
+        if pending is not None:
+            blocks = pending["Assistant"]["content"] or []
+            assert rows[-1] is in_flight[0] and in_flight[0]["index"] == len(want)
+            assert in_flight[0]["text"] == "\n".join(b["text"]["text"] for b in blocks if "text" in b)
         for row, message in zip(got, want, strict=True):
             blocks = message["content"] or []
             assert row["role"] == message["role"]

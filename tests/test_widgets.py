@@ -373,8 +373,9 @@ def test_run_browser_view_opens_a_conversation_sorts_and_keeps_a_fixed_pool() ->
     browser = RunBrowser(RunBrowserModel.from_folds(folds), folds.get, rows_per_page=8)
     assert len(browser.row_widgets) == 8
     browser.select("terminal-error")
-    body = browser.detail.children[1].children[0].value  # the conversation's header
+    body = browser.detail_body.children[0].children[0].value  # the conversation's header
     assert "Ended in error" in body and "529 Overloaded" in body
+    assert browser.widget.children.index(browser.detail) < 3  # the pane sits above the table, under the search
     assert any("jt-selected" in row._dom_classes for row in browser.row_widgets)
     browser.sort_by_header("run")
     runs = [cells[0].description for cells in browser.row_cells if cells[0].description]
@@ -387,7 +388,53 @@ def test_run_browser_view_opens_a_conversation_sorts_and_keeps_a_fixed_pool() ->
     shown = [b._row_runs[i] for i in range(8) if (b := browser)._row_runs[i] is not None]
     assert set(shown) == {"edge-version-2", "edge-unknown-required-protocol", "edge-result-before-assistant"}
     browser.select(None)
-    assert browser.detail.children == ()
+    assert browser.detail_body.children == () and browser.detail.layout.display == "none"
+
+
+def test_the_search_reads_prompt_tools_messages_and_dates_and_the_counts_follow_it() -> None:
+    model = RunBrowserModel.from_folds(all_folds())
+    assert (model.sort_key, model.descending) == ("created", True)  # newest first
+    deferred = all_folds()["deferred-waiting"]
+    assert deferred.state is not None
+    tool = deferred.pending_calls[0].name
+    assert "deferred-waiting" in [r.run for r in model.with_filter(tool).visible()]
+    words = deferred.state.prompt.split()[:2]
+    assert "deferred-waiting" in [r.run for r in model.with_filter(" ".join(words)).visible()]
+    searched = model.with_filter("529")
+    assert searched.status_counts() == {"error": 1}  # the chips count what the search leaves
+    table = runs_table(
+        {}, {"run": "r2", "prompt": "summarise the invoices", "created": datetime(2025, 1, 2, tzinfo=UTC)}
+    )
+    messages = pa.Table.from_pylist([{"run": "r1", "text": "the rounding bug"}])
+    calls = pa.Table.from_pylist([{"run": "r1", "name": "grep_logs"}])
+    by_table = RunBrowserModel.from_runs_table(table, messages=messages, tool_calls=calls)
+    assert [r.run for r in by_table.visible()] == ["r1", "r2"]  # newest first
+    assert [r.run for r in by_table.with_filter("rounding").visible()] == ["r1"]
+    assert [r.run for r in by_table.with_filter("GREP_logs").visible()] == ["r1"]
+    assert [r.run for r in by_table.with_filter("invoices 2025-01").visible()] == ["r2"]
+    assert [r.run for r in by_table.with_filter("completed hello").visible()] == ["r1"]
+
+
+def test_a_price_table_adds_a_cost_column_and_nothing_is_bundled() -> None:
+    table = runs_table({}, {"run": "r2", "model": "unpriced"})
+    plain = RunBrowserModel.from_runs_table(table)
+    assert "cost" not in [c.key for c in plain.columns]
+    priced = RunBrowserModel.from_runs_table(table, prices={"claude-sonnet-5": {"input": 3, "output": 15}})
+    rows = {row.run: row for row in priced.rows}
+    assert rows["r1"].cost == pytest.approx((100 * 3 + 20 * 15) / 1e6) and rows["r2"].cost is None
+    assert "cost" in [c.key for c in priced.columns] and rows["r2"].cell("cost") == "—"
+    with pytest.raises(ValueError, match="per million tokens"):
+        RunBrowserModel.from_runs_table(table, prices={"m": {"output_tokens": 1}})
+
+
+def test_the_columns_have_priorities_and_the_run_id_is_pinned() -> None:
+    from journaltools.widgets.runs import BROWSER_STYLE, COLUMNS
+
+    priorities = {column.key: column.priority for column in COLUMNS}
+    assert {key for key, p in priorities.items() if p == 1} >= {"run", "status", "reason", "tokens", "pending_calls"}
+    assert "position: sticky" in BROWSER_STYLE and "-webkit-line-clamp: 2" in BROWSER_STYLE
+    browser = RunBrowser(RunBrowserModel.from_folds(all_folds()), rows_per_page=4)
+    assert all(f"jt-prio-{c.priority}" in b._dom_classes for c, b in zip(browser.columns, browser.headers, strict=True))
 
 
 def test_ten_thousand_runs_page_without_rendering_them_all() -> None:
@@ -524,8 +571,124 @@ def test_conversation_pages_thousands_of_messages() -> None:
     assert model.page_count == -(-len(model.messages) // 40) and model.page_count > 3
     assert len(model.page(0)) == 40 and model.page(999) == model.page(model.page_count - 1)
     view = ConversationView(model)
-    view.pager.value = 2
+    view.show_page(2)
     assert 'data-index="80"' in view.body.value and 'data-index="0"' not in view.body.value
+    assert view.page_label.value.startswith("messages 81-120 of 302") and "(page 3 of 8)" in view.page_label.value
+    view.following.click()
+    assert "(page 4 of 8)" in view.page_label.value  # the label and the page agree (no 0-based slider)
+
+
+def test_every_message_carries_its_records_seq() -> None:
+    result = corpus_fold("completed-parallel-tools")
+    model = ConversationModel.from_fold(result)
+    assert [m.seq for m in model.messages] == result.message_seqs
+    html = model.to_html()
+    for message in model.messages:
+        assert f'data-seq="{message.seq}"' in html and f"{message.role} · seq {message.seq}" in html
+    assert "assistant #0" not in html and "user #0" not in html
+
+
+def test_the_pending_turn_shows_its_last_words_thinking_and_calls() -> None:
+    result = fold(hostile_records(), strict=False)
+    model = ConversationModel.from_fold(result)
+    pending = model.pending
+    assert pending is not None and pending.seq == 2
+    assert pending.text == f"answer {SCRIPT}" and pending.thinking == ["pondering <b>"]
+    assert [c.state for c in pending.calls] == ["answered", "deferred"]
+    html = model.pending_html()
+    assert esc(f"answer {SCRIPT}") in html and '<details class="jt-thinking">' in html
+    assert "pondering &lt;b&gt;" in html and esc(f"note {SCRIPT}") in html and esc(f"handle {SCRIPT}") in html
+    assert "turn in flight" in html and "not committed yet" in html
+    assert result.messages == result.state.messages and all(m.role != "assistant" for m in result.messages)
+
+
+def test_jumps_reach_a_seq_the_ending_each_segment_and_finding() -> None:
+    model = ConversationModel.from_fold(corpus_fold("long-run"), page_size=40)
+    view = ConversationView(model)
+    labels = [t.label for t in model.targets()]
+    assert labels[0].startswith("the ending") and any(label.startswith("process run #0") for label in labels)
+    target = model.messages[200]
+    view.jump_to_seq(target.seq)
+    assert view.body.value.index(f'data-seq="{target.seq}"') < view.body.value.index('class="jt-msg ', 0) + 200
+    assert "jt-target" in view.body.value and view.start == 200
+    view.jump.value = 0  # the ending
+    assert f'data-seq="{model.messages[-1].seq}"' in view.body.value and view.jump.value == -1
+    edge = ConversationModel.from_fold(corpus_fold("edge-stray-and-duplicate-results"))
+    html = edge.header_html()
+    assert html.count('class="jt-seq-link"') == 2
+    for finding in edge.finding_values:
+        assert f'href="#{edge.anchor(finding.seq or 0)}"' in html
+        assert f'id="{edge.anchor(finding.seq or 0)}"' in edge.to_html()
+    in_flight = ConversationModel.from_fold(fold(hostile_records(), strict=False))
+    assert in_flight.index_of_seq(5) is None and in_flight.anchor_seq(5) == 2  # the deferral is in the turn
+
+
+def test_the_header_stays_a_few_lines_for_many_process_runs() -> None:
+    records: list[Record] = [*corpus_records("completed-parallel-tools")]
+    seq = records[-1].seq
+    for index in range(30):
+        seq += 1
+        records.append(make_record(seq, Claim(by=f"host-{index}", claimed="2026-08-22T08:00:00Z")))
+    model = ConversationModel.from_fold(fold(records, strict=False))
+    header = model.header_html()
+    assert header.count('class="jt-segment ') == 31
+    assert header.count('<div class="jt-segments">') == 1  # one bar, one line (CSS nowrap), chips link to runs
+    many = [Finding("r", n, "duplicate_result", "warning", f"dup {n}") for n in range(5)]
+    model.finding_values = many
+    assert '<details class="jt-findings-box"><summary>5 findings</summary>' in model.header_html()
+
+
+def test_times_tokens_and_costs_come_from_the_records_and_a_price_table() -> None:
+    from datetime import timedelta
+
+    from journaltools.widgets._facts import RecordFacts
+
+    records = hostile_records()
+    base = datetime(2026, 8, 22, 8, 0, tzinfo=UTC)
+    times = [base + timedelta(seconds=index * 2.5) for index in range(len(records))]
+    facts = RecordFacts.of(records, times, store="jetstream")
+    assert facts.turn_seconds(2) == 2.5 and facts.call_seconds("c1") == 2.5 and facts.call_seconds("c2") is None
+    prices = {FINGERPRINT.model: {"input": 3.0, "output": 15.0}}
+    model = ConversationModel.from_fold(fold(records, strict=False), facts=facts, prices=prices)
+    html = model.to_html()
+    assert "took 2.5 s" in html and "JetStream message time" in html
+    assert model.run_cost() == pytest.approx((10 * 3.0 + 5 * 15.0) / 1e6) and "your price table" in html
+    files = ConversationModel.from_fold(fold(records, strict=False), facts=RecordFacts.of(records, store="file"))
+    assert "keeps no time per record" in files.to_html() and "took" not in files.to_html()
+    assert "cost" not in files.to_html()  # no price table: no cost, never a bundled one
+    with pytest.raises(ValueError, match="the kinds are"):
+        ConversationModel.from_fold(fold(records, strict=False), prices={"m": {"inptu": 1.0}})
+
+
+def test_a_huge_value_sends_a_bounded_prefix_and_the_rest_on_demand() -> None:
+    from journaltools.widgets._html import SENT_CHARS
+
+    huge = "x" * 3_000_000 + "THE END"
+    records = [*corpus_records("completed-parallel-tools")]
+    first_result = next(r for r in records if r.tool_result is not None)
+    records = [
+        _result(r.seq, r.tool_result.tool_use_id, huge) if r is first_result and r.tool_result is not None else r
+        for r in records
+    ]
+    view = ConversationView(ConversationModel.from_fold(fold(records, strict=False)))
+    assert len(view.body.value) < 4 * SENT_CHARS + 200_000 and "THE END" not in view.body.value
+    assert "more characters" in view.body.value and view.rest_choice.options
+    for _ in range(20):
+        view.show_rest()
+        if "THE END" in view.rest.value:
+            break
+    assert "THE END" in view.rest.value and len(view.rest.value) < 2 * view.CHUNK
+
+
+def test_markdown_time_is_bounded_per_page() -> None:
+    from journaltools.widgets._html import RenderBudget
+
+    budget = RenderBudget(seconds=0.05)
+    slow = "![" * 10_000
+    first = markdown_text(slow, budget=budget)
+    assert "jt-md" in first and budget.spent()
+    later = markdown_text("**bold**", budget=budget)
+    assert "plain text" in later and "<strong>" not in later and budget.skipped == 1
 
 
 # -- TimeTravel -----------------------------------------------------------------------------------
@@ -678,6 +841,25 @@ def test_audit_summary_escapes_and_opens_affected_runs() -> None:
     assert len(view.detail.children) == 2 and "terminal-error" in view.detail.children[1].children[0].value
     view.buttons[0].click()
     assert "No journal for this run" in view.detail.children[1].value
+
+
+def test_audit_summary_and_listing_comparison_page_their_output() -> None:
+    findings = [Finding.of(f"run-{n:06}", 2, "torn_tail", f"dropped {n}") for n in range(100_000)]
+    model = AuditSummaryModel(findings)
+    html = model.to_html()
+    assert len(html) < 100_000 and "findings 1-50 of 100,000" in html and "and 99,995 more" in html
+    view = AuditSummary(model)
+    assert len(view.buttons) == 24 and view.runs_label.value == "runs 1-24 of 100,000"
+    view.next_runs.click()
+    assert view.buttons[0].description == "run-000024"
+    view.next_findings.click()
+    assert "findings 51-100 of 100,000" in view.findings.value
+    rows = [{"run": f"r{n:06}", "status_a": "open", "status_b": "open", "verdict": "agree"} for n in range(100_000)]
+    rows.append({"run": "zz", "status_a": "completed", "status_b": None, "verdict": "missing_b"})
+    comparison = ListingComparison(ListingComparisonModel.from_rows(rows))
+    assert len(comparison.table.value) < 200_000 and comparison.page_label.value == "page 1 of 1,001"
+    comparison.only_problems.value = True
+    assert 'data-run="zz"' in comparison.table.value and comparison.page_label.value == "page 1 of 1"
 
 
 def test_audit_summary_from_findings_values() -> None:

@@ -224,12 +224,20 @@ class TablesBuilder:
 
     def _add_messages(self, run: str, result: FoldResult) -> None:
         columns = self._messages
-        messages = result.messages
+        # The committed conversation exactly as the runtime folds it, then (flagged) the assistant message of
+        # the turn in flight: a stuck run's last words, which the runtime keeps apart until its calls resolve.
+        messages = list(result.messages)
+        seqs = list(result.message_seqs)
+        pending = result.state.pending if result.state is not None else None
+        if pending is not None:
+            messages.append(pending.assistant)
+            seqs.append(pending.seq)
         rows = [_message_row(message) for message in messages]
         self._message_runs.append(run)
         self._message_counts.append(len(rows))
         columns["index"].extend(range(len(rows)))
-        columns["seq"].extend(result.message_seqs)
+        columns["seq"].extend(seqs)
+        columns["pending"].extend([False] * len(result.messages) + ([True] if pending is not None else []))
         columns["role"].extend([message.role for message in messages])
         columns["text"].extend([row[0] for row in rows])
         columns["thinking_chars"].extend([row[1] for row in rows])

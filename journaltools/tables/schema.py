@@ -142,8 +142,10 @@ MESSAGES_SCHEMA: Final = _schema(
         pa.field("tool_use_count", pa.int64(), nullable=False),
         pa.field("tool_result_count", pa.int64(), nullable=False),
         pa.field("provider_blocks", pa.int64(), nullable=False),
+        pa.field("pending", pa.bool_(), nullable=False),
     ],
-    "one row per folded message (the runtime's neutral model); text = its text blocks joined by newlines",
+    "one row per folded message (the runtime's neutral model); text = its text blocks joined by newlines; "
+    "pending = the assistant message of the turn in flight, which the runtime has not committed (one row, last)",
 )
 
 TOOL_CALLS_SCHEMA: Final = _schema(

@@ -4,6 +4,11 @@ Every value goes through ``esc`` (or the Markdown renderer, which escapes too), 
 becomes markup. Long values are clamped in place: the text is in the page once, a "show all" toggle lifts
 the clamp (CSS only; ipywidgets' HTML runs no script, and none is needed).
 
+The page never carries a whole value of any size: at most ``SENT_CHARS`` characters of each value are sent
+(a 10 MB tool result would otherwise be 10 MB of HTML in the notebook and in the saved file). A ``Values``
+registry keeps what was cut, so a view can show the rest on demand, a chunk at a time. Markdown is rendered
+against a ``RenderBudget``: once a page has spent its time, the values left are shown as plain text.
+
 Colours and fonts come from JupyterLab's theme variables (``--jp-ui-font-color1``, ``--jp-layout-color2``,
 ``--jp-error-color1``, ...), so the widgets follow the light and dark themes; outside JupyterLab, VS Code's
 variables or light defaults stand in. A status is always printed as a word, never shown by colour alone.
@@ -13,13 +18,22 @@ from __future__ import annotations
 
 import html
 import json
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from journaltools.widgets._markdown import render_markdown
 
 #: About how many characters of a value are shown before it is clamped (the whole value is one click away).
 DEFAULT_LIMIT = 400
+
+#: At most this many characters of one value are sent to the page; the rest stays in Python until asked for.
+SENT_CHARS = 20_000
+
+#: The Markdown time one page may spend (seconds); later values on that page are shown as plain text. One
+#: value is at most ``SENT_CHARS`` characters, which markdown-it renders in well under half a second even
+#: when built to be slow (20,000 ``![``), so a page stays within about this budget plus one value.
+MARKDOWN_SECONDS = 1.0
 
 #: Characters per rendered line, for the estimate of how tall a value will be (prose at the widgets' width).
 _CHARS_PER_LINE = 90
@@ -92,15 +106,96 @@ def expandable(inner_html: str, text: str, limit: int = DEFAULT_LIMIT, lines: in
     )
 
 
-def long_text(text: str, limit: int = DEFAULT_LIMIT, css_class: str = "jt-pre") -> str:
-    """Escaped ``text`` in a monospace ``<pre>`` (code, JSON, tool output), clamped in place when long."""
-    return expandable(f'<pre class="{esc(css_class)}">{esc(text)}</pre>', text, limit)
+@dataclass(slots=True)
+class Values:
+    """Values cut to ``SENT_CHARS`` on a page, by key, so a view can send the rest when the reader asks.
+    ``labels`` says what each is (``seq 12 · result of tu_1``) for the view's chooser."""
+
+    texts: dict[str, str] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+
+    def add(self, label: str, text: str) -> str:
+        key = f"v{len(self.texts) + 1}"
+        self.texts[key] = text
+        self.labels[key] = label
+        return key
+
+    def chunk(self, key: str, start: int, size: int = 200_000) -> str:
+        """``size`` characters of the value from ``start`` (empty past its end or for an unknown key)."""
+        return self.texts.get(key, "")[start : start + size]
 
 
-def markdown_text(text: str, limit: int = DEFAULT_LIMIT) -> str:
+@dataclass(slots=True)
+class RenderBudget:
+    """How much Markdown time a page has left (``seconds`` in all); ``spent()`` once it is gone."""
+
+    seconds: float = MARKDOWN_SECONDS
+    used: float = 0.0
+    skipped: int = 0
+
+    def spent(self) -> bool:
+        return self.used >= self.seconds
+
+    def render(self, text: str) -> str | None:
+        """``text`` as safe HTML, or None when the page's time is spent (the caller shows plain text)."""
+        if self.spent():
+            self.skipped += 1
+            return None
+        started = time.perf_counter()
+        try:
+            return render_markdown(text)
+        finally:
+            self.used += time.perf_counter() - started
+
+
+def sent_part(text: str, values: Values | None = None, label: str = "") -> tuple[str, str]:
+    """What of ``text`` goes to the page (at most ``SENT_CHARS`` characters) and, when it was cut, a note
+    (safe HTML) saying how much was held back and how to see it."""
+    if len(text) <= SENT_CHARS:
+        return text, ""
+    rest = len(text) - SENT_CHARS
+    if values is not None:
+        key = values.add(label or "a value", text)
+        how = f"choose <b>{esc(values.labels[key])}</b> under <i>the rest of a value</i> to read it"
+        marker = f' data-value="{esc(key)}"'
+    else:
+        how, marker = "it was not sent to the page", ""
+    note = (
+        f'<div class="jt-cut jt-muted"{marker}>… {rest:,} more characters (of {len(text):,}) not sent to the page; '
+        f"{how}</div>"
+    )
+    return text[:SENT_CHARS], note
+
+
+def long_text(
+    text: str,
+    limit: int = DEFAULT_LIMIT,
+    css_class: str = "jt-pre",
+    values: Values | None = None,
+    label: str = "",
+) -> str:
+    """Escaped ``text`` in a monospace ``<pre>`` (code, JSON, tool output), clamped in place when long; at
+    most ``SENT_CHARS`` of it is sent (``values`` keeps the rest for the view)."""
+    shown, note = sent_part(text, values, label)
+    return expandable(f'<pre class="{esc(css_class)}">{esc(shown)}</pre>', shown, limit) + note
+
+
+def markdown_text(
+    text: str,
+    limit: int = DEFAULT_LIMIT,
+    values: Values | None = None,
+    label: str = "",
+    budget: RenderBudget | None = None,
+) -> str:
     """``text`` rendered as Markdown in the proportional content font (safely: see ``_markdown``), clamped
-    in place when long (prose gets twice the lines of a code value). Code blocks and inline code stay monospace."""
-    return expandable(f'<div class="jt-md">{render_markdown(text)}</div>', text, limit, 2 * clamp_lines(limit))
+    in place when long (prose gets twice the lines of a code value). Code blocks and inline code stay
+    monospace. At most ``SENT_CHARS`` is rendered; once ``budget`` is spent the text is shown plain."""
+    shown, note = sent_part(text, values, label)
+    rendered = (budget or RenderBudget()).render(shown)
+    if rendered is None:
+        plain = '<div class="jt-muted jt-plain-note">shown as plain text: this page spent its Markdown time</div>'
+        return plain + expandable(f'<pre class="jt-pre">{esc(shown)}</pre>', shown, limit) + note
+    return expandable(f'<div class="jt-md">{rendered}</div>', shown, limit, 2 * clamp_lines(limit)) + note
 
 
 def status_badge(status: str) -> str:
@@ -221,7 +316,7 @@ STYLE = """<style>
                background: color-mix(in srgb, var(--jt-brand) 8%, transparent); }
 .jt-msg-assistant { border-color: var(--jt-ok); }
 .jt-role { font-weight: 700; font-size: 11px; letter-spacing: 0.04em; text-transform: uppercase;
-           color: var(--jt-fg); }
+           color: var(--jt-fg); margin-right: 8px; }
 .jt-call { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 8px;
            border: 1px solid var(--jt-border); border-radius: 4px; padding: 4px 8px; margin: 4px 0; }
 .jt-call-error { border-color: var(--jt-error); }
@@ -235,10 +330,23 @@ STYLE = """<style>
                margin: 4px 0; max-width: 48em; }
 .jt-marker { position: absolute; top: 0; width: 3px; height: 14px; background: var(--jt-brand); }
 .jt-marker-end { background: var(--jt-error); }
-.jt-segments { font-size: 12px; margin: 4px 0; color: var(--jt-fg); }
-.jt-segment { display: inline-block; margin: 2px 4px 2px 0; padding: 0 8px; border-radius: 9px; line-height: 18px;
+.jt-segments { font-size: 12px; margin: 4px 0; color: var(--jt-fg); display: flex; flex-wrap: nowrap; gap: 4px;
+                align-items: center; overflow-x: auto; white-space: nowrap; padding-bottom: 2px; }
+.jt-segments-label { flex: 0 0 auto; margin-right: 2px; }
+.jt-segment { flex: 0 0 auto; display: inline-block; padding: 0 8px; border-radius: 9px; line-height: 18px;
               border: 1px solid var(--jt-tone); color: var(--jt-fg); background: var(--jt-tint-fallback);
-              background: color-mix(in srgb, var(--jt-tone) 14%, transparent); }
+              background: color-mix(in srgb, var(--jt-tone) 14%, transparent); text-decoration: none;
+              max-width: 22em; overflow: hidden; text-overflow: ellipsis; }
+a.jt-segment:hover { text-decoration: underline; }
+.jt-findings-box > summary { cursor: pointer; font-size: 12px; color: var(--jt-fg); }
+.jt-seq-link { color: var(--jt-link); }
+.jt-scroll { max-height: 70vh; overflow-y: auto; padding-right: 4px; }
+.jt-msg { scroll-margin-top: 8px; }
+.jt-target { box-shadow: 0 0 0 2px var(--jt-brand); }
+.jt-msg:target { box-shadow: 0 0 0 2px var(--jt-brand); }
+.jt-turn-facts { font-size: 11px; margin-left: 6px; }
+.jt-pending { border-left-width: 5px; border-left-color: var(--jt-warn); }
+.jt-cut { font-size: 12px; font-style: italic; margin: 2px 0 4px; }
 .jt-thinking > summary { cursor: pointer; color: var(--jt-fg-muted); font-size: 12px; font-style: italic; }
 .jt-provider { border: 1px dotted var(--jt-border-strong); border-radius: 4px; padding: 2px 8px; margin: 4px 0; }
 .jt-findings { margin: 2px 0; padding-left: 1.4em; font-size: 12px; }

@@ -14,6 +14,14 @@ from collections import OrderedDict
 from journaltools.backends.base import Backend, RunRead
 from journaltools.errors import JournalError
 from journaltools.folding import FoldResult, fold
+from journaltools.widgets._facts import RecordFacts
+
+
+def facts_of_read(read: RunRead) -> RecordFacts:
+    """Per-record times (JetStream message times; none for a file), tokens per turn and call seqs of a read."""
+    times = [stored.time for stored in read.records]
+    store = "jetstream" if any(time is not None for time in times) else "file"
+    return RecordFacts.of([stored.record for stored in read.records], times, updated=read.updated, store=store)
 
 
 def fold_read(run: str, read: RunRead) -> FoldResult:
@@ -33,13 +41,15 @@ def fold_read(run: str, read: RunRead) -> FoldResult:
 
 class RunFolds:
     """``runs(run)``: the run's lenient fold (with the reader's findings), read when first asked for, or None
-    when the source has no such run. Usable as a ``RunLoader``; ``close()`` closes the source if it owns it."""
+    when the source has no such run. Usable as a ``RunLoader``; ``close()`` closes the source if it owns it.
+    ``facts(run)`` gives what the records say beyond the fold (times, tokens per turn), from the same read."""
 
     def __init__(self, backend: Backend, *, owned: bool = False, keep: int = 32) -> None:
         self.backend = backend
         self.owned = owned
         self.keep = max(1, keep)
         self._folds: OrderedDict[str, FoldResult | None] = OrderedDict()
+        self._facts: dict[str, RecordFacts] = {}
         self.errors: dict[str, str] = {}
 
     @classmethod
@@ -57,14 +67,23 @@ class RunFolds:
             self._folds.move_to_end(run)
             return self._folds[run]
         try:
-            result: FoldResult | None = fold_read(run, self.read(run))
+            read = self.read(run)
+            result: FoldResult | None = fold_read(run, read)
+            self._facts[run] = facts_of_read(read)
         except JournalError as error:  # no such run, or an id that cannot name one: say so, never raise
             self.errors[run] = str(error)
             result = None
         self._folds[run] = result
         while len(self._folds) > self.keep:
-            self._folds.popitem(last=False)
+            dropped, _ = self._folds.popitem(last=False)
+            self._facts.pop(dropped, None)
         return result
+
+    def facts(self, run: str) -> RecordFacts | None:
+        """The facts of ``run``'s records, read with its fold (None when it cannot be read)."""
+        if run not in self._facts:
+            self(run)
+        return self._facts.get(run)
 
     def close(self) -> None:
         if self.owned:

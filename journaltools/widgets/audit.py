@@ -5,6 +5,10 @@ The chart is an inline SVG drawn from the model (whole-number axis, colours from
 widget needs nothing beyond a plain install; ``chart_png()`` draws the same chart with matplotlib for reports
 (``pip install "journaltools[notebook]"``). Pressing an affected run's button opens its ConversationView.
 Finding messages quote journal content (a tool's name, a terminal's message), so they are escaped like it.
+
+Output stays bounded however big the audit: the findings are listed a page at a time, each code names its
+first few runs only, and the affected runs are a fixed pool of buttons paged like RunBrowser's rows (100,000
+findings would otherwise be tens of megabytes of HTML and ten thousand buttons).
 """
 
 from __future__ import annotations
@@ -20,6 +24,15 @@ from journaltools.widgets._html import SEVERITY_COLOURS, esc, long_text, severit
 from journaltools.widgets.runs import RunLoader
 
 _NICE_STEPS = (1, 2, 5)
+
+#: Findings per page of the "every finding" list, runs named per code, run buttons per page.
+FINDINGS_PER_PAGE = 50
+RUNS_PER_CODE = 5
+RUN_BUTTONS = 24
+
+
+def page_count(total: int, size: int) -> int:
+    return max(1, -(-total // max(1, size)))
 
 
 def integer_ticks(maximum: int, most: int = 6) -> list[int]:
@@ -137,24 +150,48 @@ class AuditSummaryModel:
         )
         return "".join(parts)
 
-    def to_html(self) -> str:
-        totals = ", ".join(f"{severity_badge(s)}: <b>{n}</b>" for s, n in self.by_severity().items())
-        rows = "".join(
-            f'<tr class="jt-code jt-severity-row-{esc(c.severity)}"><td><code>{esc(c.code)}</code></td>'
-            f"<td>{severity_badge(c.severity)}</td><td>{c.count}</td>"
-            f"<td>{esc(', '.join(c.runs) or '—')}</td></tr>"
-            for c in self.by_code()
+    def codes_html(self) -> str:
+        """Counts by code and severity; each code names its first few runs and how many more there are."""
+        totals = ", ".join(f"{severity_badge(s)}: <b>{n:,}</b>" for s, n in self.by_severity().items())
+        rows = []
+        for c in self.by_code():
+            named = ", ".join(c.runs[:RUNS_PER_CODE]) or "—"
+            more = f" and {len(c.runs) - RUNS_PER_CODE:,} more" if len(c.runs) > RUNS_PER_CODE else ""
+            rows.append(
+                f'<tr class="jt-code jt-severity-row-{esc(c.severity)}"><td><code>{esc(c.code)}</code></td>'
+                f"<td>{severity_badge(c.severity)}</td><td>{c.count:,}</td><td>{esc(named)}{esc(more)}</td></tr>"
+            )
+        return (
+            f"<p>{len(self.findings):,} findings — {totals}</p>"
+            "<table class='jt-table'><tr><th>code</th><th>severity</th><th>count</th><th>runs</th></tr>"
+            f"{''.join(rows)}</table>"
         )
+
+    def findings_page_count(self, page_size: int = FINDINGS_PER_PAGE) -> int:
+        return page_count(len(self.findings), page_size)
+
+    def findings_html(self, page: int = 0, page_size: int = FINDINGS_PER_PAGE) -> str:
+        """One page of every finding (run, seq, code, message)."""
+        page = min(max(0, page), self.findings_page_count(page_size) - 1)
+        start = page * page_size
+        shown = self.findings[start : start + page_size]
         details = "".join(
             f"<tr><td><code>{esc(f.run)}</code></td><td>{esc(f.seq)}</td><td>{esc(f.code)}</td>"
             f"<td>{long_text(f.message, 200)}</td></tr>"
-            for f in self.findings
+            for f in shown
         )
+        end = start + len(shown)
+        return (
+            f"<p class='jt-muted'>findings {start + 1 if shown else 0:,}-{end:,} of {len(self.findings):,}</p>"
+            "<table class='jt-table jt-every-finding'><tr><th>run</th><th>seq</th><th>code</th><th>message</th></tr>"
+            f"{details}</table>"
+        )
+
+    def to_html(self, page: int = 0, page_size: int = FINDINGS_PER_PAGE) -> str:
+        """The counts and one page of the findings (``page``), never all of them at once."""
         return themed(
-            f"<div class='jt-audit'><p>{len(self.findings)} findings — {totals}</p>"
-            "<table class='jt-table'><tr><th>code</th><th>severity</th><th>count</th><th>runs</th></tr>"
-            f"{rows}</table><details><summary>every finding</summary><table class='jt-table'>"
-            f"<tr><th>run</th><th>seq</th><th>code</th><th>message</th></tr>{details}</table></details></div>"
+            f"<div class='jt-audit'>{self.codes_html()}<details><summary>every finding</summary>"
+            f"{self.findings_html(page, page_size)}</details></div>"
         )
 
     def chart_png(self, width: float = 6.0) -> bytes:
@@ -186,28 +223,78 @@ class AuditSummaryModel:
 
 
 class AuditSummary:
-    """Counts, the chart, and one button per affected run that opens its ConversationView."""
+    """Counts, the chart, every finding a page at a time, and the affected runs as a fixed pool of buttons
+    (paged) that open a run's ConversationView at its first finding."""
 
-    def __init__(self, model: AuditSummaryModel, loader: RunLoader | None = None) -> None:
+    def __init__(
+        self, model: AuditSummaryModel, loader: RunLoader | None = None, page_size: int = FINDINGS_PER_PAGE
+    ) -> None:
         import ipywidgets as w
 
         self.model = model
         self.loader = loader
-        self.table = w.HTML(model.to_html())
+        self.page_size = max(1, page_size)
+        self.findings_page = 0
+        self.runs_page = 0
+        self.runs = model.affected_runs()
+        self.table = w.HTML(themed(f"<div class='jt-audit'>{model.codes_html()}</div>"))
         self.chart = w.HTML(themed(model.chart_svg() if model.findings else "<p>No findings.</p>"))
-        self.buttons = [w.Button(description=run, tooltip=f"open {run}") for run in model.affected_runs()]
+        self.findings = w.HTML()
+        self.previous_findings = w.Button(description="← previous findings")
+        self.next_findings = w.Button(description="next findings →")
+        self.previous_findings.on_click(lambda _b: self.show_findings(self.findings_page - 1))
+        self.next_findings.on_click(lambda _b: self.show_findings(self.findings_page + 1))
+        findings_bar = w.HBox([self.previous_findings, self.next_findings])
+        findings_bar.add_class("jt-pager")
+        self.buttons = [w.Button() for _ in range(min(RUN_BUTTONS, len(self.runs)))]
         for button in self.buttons:
-            button.on_click(lambda b: self.open_run(b.description))
+            button.on_click(lambda b: self.open_run(b.tooltip.removeprefix("open ")) if b.tooltip else None)
+        self.previous_runs = w.Button(description="← previous runs")
+        self.next_runs = w.Button(description="next runs →")
+        self.previous_runs.on_click(lambda _b: self.show_runs(self.runs_page - 1))
+        self.next_runs.on_click(lambda _b: self.show_runs(self.runs_page + 1))
+        self.runs_label = w.Label()
+        runs_bar = w.HBox([self.previous_runs, self.runs_label, self.next_runs])
+        runs_bar.add_class("jt-pager")
         self.detail = w.VBox()
         self.widget = w.VBox(
             [
                 w.HBox([self.table, self.chart]),
+                w.HTML(themed("<b>every finding</b>:")),
+                self.findings,
+                findings_bar,
                 w.HTML(themed("<b>affected runs</b> (open a conversation):")),
                 w.HBox(self.buttons, layout=w.Layout(flex_flow="row wrap")),
+                runs_bar,
                 self.detail,
             ]
         )
         self.widget.add_class("jt")
+        self.show_findings(0)
+        self.show_runs(0)
+
+    def show_findings(self, page: int) -> None:
+        pages = self.model.findings_page_count(self.page_size)
+        self.findings_page = min(max(0, page), pages - 1)
+        self.findings.value = themed(self.model.findings_html(self.findings_page, self.page_size))
+        self.previous_findings.disabled = self.findings_page == 0
+        self.next_findings.disabled = self.findings_page >= pages - 1
+
+    def show_runs(self, page: int) -> None:
+        """The affected runs of ``page`` on the pool's buttons (the pool never grows with the audit)."""
+        size = max(1, len(self.buttons))
+        pages = page_count(len(self.runs), size)
+        self.runs_page = min(max(0, page), pages - 1)
+        shown = self.runs[self.runs_page * size : (self.runs_page + 1) * size]
+        for index, button in enumerate(self.buttons):
+            run = shown[index] if index < len(shown) else None
+            button.description = run or ""
+            button.tooltip = f"open {run}" if run is not None else ""
+            button.layout.display = "" if run is not None else "none"
+        first = self.runs_page * size + 1 if shown else 0
+        self.runs_label.value = f"runs {first:,}-{first + len(shown) - 1 if shown else 0:,} of {len(self.runs):,}"
+        self.previous_runs.disabled = self.runs_page == 0
+        self.next_runs.disabled = self.runs_page >= pages - 1
 
     @classmethod
     def from_sources(cls, urls: list[str]) -> AuditSummary:
@@ -216,29 +303,42 @@ class AuditSummary:
 
         loaders = [RunFolds.open(url) for url in urls]
 
-        def loader(run: str) -> Any:
-            for load in loaders:
-                result = load(run)
-                if result is not None:
-                    return result
-            return None
+        class Loader:
+            def __call__(self, run: str) -> Any:
+                for load in loaders:
+                    result = load(run)
+                    if result is not None:
+                        return result
+                return None
 
-        return cls(AuditSummaryModel(audit_sources(urls).findings), loader)
+            def facts(self, run: str) -> Any:
+                for load in loaders:
+                    found = load.facts(run)
+                    if found is not None:
+                        return found
+                return None
+
+        return cls(AuditSummaryModel(audit_sources(urls).findings), Loader())
 
     def open_run(self, run: str) -> None:
         import ipywidgets as w
 
         from journaltools.widgets.conversation import ConversationView
 
-        findings = "".join(
-            f"<li>{esc(f.code)} at seq {esc(f.seq)}: {esc(f.message)}</li>" for f in self.model.findings_for(run)
-        )
+        mine = self.model.findings_for(run)
+        findings = "".join(f"<li>{esc(f.code)} at seq {esc(f.seq)}: {esc(f.message)}</li>" for f in mine[:20])
+        more = f"<li>and {len(mine) - 20:,} more</li>" if len(mine) > 20 else ""
         result = self.loader(run) if self.loader is not None else None
-        children: list[Any] = [w.HTML(themed(f"<h4>{esc(run)}</h4><ul>{findings}</ul>"))]
+        children: list[Any] = [w.HTML(themed(f"<h4>{esc(run)}</h4><ul>{findings}{more}</ul>"))]
         if result is None:
             children.append(w.HTML(themed("<p>No journal for this run in the sources; see the findings above.</p>")))
         else:
-            children.append(ConversationView.from_fold(result).widget)
+            facts_of = getattr(self.loader, "facts", None)
+            view = ConversationView.from_fold(result, facts=facts_of(run) if callable(facts_of) else None)
+            first = next((f.seq for f in mine if f.seq is not None), None)
+            if first is not None:
+                view.jump_to_seq(first)  # open where the finding is
+            children.append(view.widget)
         self.detail.children = tuple(children)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:

@@ -7,7 +7,8 @@ listings which it hands to ``compare_listings``. Each difference is shown by its
 new turn follows that terminal: the conversation's next turn is in flight) in amber, a ``summary_rule`` row
 (the same records, and only records that start no turn follow the last terminal, or the file rule refuses a
 journal the two-record rule reads) in blue, both explained in plain words; only a ``discrepancy`` or a run
-missing on one side is loud (red).
+missing on one side is loud (red). The table is shown a page at a time (``to_html(page=...)``), so a
+comparison of a hundred thousand runs is never one enormous page.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from journaltools.widgets._html import esc, status_badge, themed
+
+#: Rows per page of the comparison table.
+ROWS_PER_PAGE = 100
 
 Verdict = Literal["agree", "documented", "summary_rule", "discrepancy", "missing_a", "missing_b"]
 VERDICTS: tuple[Verdict, ...] = ("discrepancy", "missing_a", "missing_b", "documented", "summary_rule", "agree")
@@ -135,13 +139,24 @@ class ListingComparisonModel:
         counts = self.counts()
         return ", ".join(f"{counts[v]} {v}" for v in VERDICTS if counts.get(v))
 
-    def to_html(self) -> str:
+    def page_count(self, page_size: int = ROWS_PER_PAGE) -> int:
+        return max(1, -(-len(self.rows) // max(1, page_size)))
+
+    def only_problems(self) -> ListingComparisonModel:
+        """The rows that do not simply agree."""
+        return ListingComparisonModel(self.label_a, self.label_b, [r for r in self.rows if r.verdict != "agree"])
+
+    def to_html(self, page: int = 0, page_size: int = ROWS_PER_PAGE) -> str:
+        """The summary (over every row) and one page of rows."""
+        page = min(max(0, page), self.page_count(page_size) - 1)
+        start = page * page_size
+        shown = self.rows[start : start + page_size]
         head = (
             f"<tr><th>verdict</th><th>run</th><th>{esc(self.label_a)}</th><th>{esc(self.label_b)}</th>"
             "<th>explanation</th></tr>"
         )
         body = []
-        for row in self.rows:
+        for row in shown:
             a = status_badge(row.status_a) if row.status_a else "<i>missing</i>"
             b = status_badge(row.status_b) if row.status_b else "<i>missing</i>"
             body.append(
@@ -150,31 +165,52 @@ class ListingComparisonModel:
                 f"<td><code>{esc(row.run)}</code></td><td>{a}</td><td>{b}</td>"
                 f'<td class="jt-explanation">{esc(row.explanation)}</td></tr>'
             )
+        where = f"rows {start + 1 if shown else 0:,}-{start + len(shown):,} of {len(self.rows):,}"
         return themed(
             f'<div class="jt-comparison"><p class="jt-summary">{esc(self.label_a)} vs {esc(self.label_b)}: '
-            f'{esc(self.summary_text())}</p><table class="jt-table">{head}{"".join(body)}</table></div>'
+            f'{esc(self.summary_text())}</p><p class="jt-muted">{esc(where)}</p>'
+            f'<table class="jt-table">{head}{"".join(body)}</table></div>'
         )
 
 
 class ListingComparison:
-    """The comparison table, with a toggle to hide the rows that agree."""
+    """The comparison table a page at a time, with a toggle to hide the rows that agree."""
 
-    def __init__(self, model: ListingComparisonModel) -> None:
+    def __init__(self, model: ListingComparisonModel, page_size: int = ROWS_PER_PAGE) -> None:
         import ipywidgets as w
 
         self.model = model
+        self.page_size = max(1, page_size)
+        self.page = 0
         self.only_problems = w.Checkbox(value=False, description="hide rows that agree", indent=False)
-        self.table = w.HTML(model.to_html())
-        self.only_problems.observe(lambda change: self._refresh(change["new"]), names="value")
-        self.widget = w.VBox([self.only_problems, self.table])
+        self.table = w.HTML()
+        self.previous = w.Button(description="← previous")
+        self.following = w.Button(description="next →")
+        self.page_label = w.Label()
+        self.previous.on_click(lambda _b: self.show(self.page - 1))
+        self.following.on_click(lambda _b: self.show(self.page + 1))
+        self.only_problems.observe(lambda _change: self.show(0), names="value")
+        pager = w.HBox([self.previous, self.page_label, self.following])
+        pager.add_class("jt-pager")
+        self.widget = w.VBox([self.only_problems, self.table, pager])
+        self.show(0)
+
+    @property
+    def shown_model(self) -> ListingComparisonModel:
+        return self.model.only_problems() if self.only_problems.value else self.model
+
+    def show(self, page: int) -> None:
+        model = self.shown_model
+        pages = model.page_count(self.page_size)
+        self.page = min(max(0, page), pages - 1)
+        self.table.value = model.to_html(self.page, self.page_size)
+        self.page_label.value = f"page {self.page + 1:,} of {pages:,}"
+        self.previous.disabled = self.page == 0
+        self.following.disabled = self.page >= pages - 1
 
     def _refresh(self, only_problems: bool) -> None:
-        model = self.model
-        if only_problems:
-            model = ListingComparisonModel(
-                model.label_a, model.label_b, [r for r in model.rows if r.verdict != "agree"]
-            )
-        self.table.value = model.to_html()
+        self.only_problems.value = only_problems
+        self.show(0)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.widget._repr_mimebundle_(**kwargs)

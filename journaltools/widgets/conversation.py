@@ -3,25 +3,48 @@
 ``ConversationModel`` (pure) turns a ``FoldResult`` into views of ``state.messages`` and their five block
 kinds: text (Markdown, rendered safely), thinking (collapsed; its signature is never shown), tool calls with
 their input JSON beside the result that answers them (``is_error`` marked), and provider blocks by kind with
-their raw JSON as stored. The turn in flight (``state.pending``) comes last with each call's state; the
-header says why the run stopped (terminal reason and message, last stop reason, open deferrals, pending
-calls), shows one chip per process run (who claimed it, how it ended), the fingerprint, caller, interactive
-flag and a digest of the conversation token (never the token). Only the current page is rendered to HTML.
+their raw JSON as stored. Every message is labelled with the seq of the record it came from, the number every
+finding and ending names. The turn in flight (``state.pending``: nothing of it is committed) is shown in place
+after the last message, with its text, its thinking and each call's state.
+
+The header stays short whatever the run: the banner (why it stopped), the fingerprint, caller, interactive
+flag and a digest of the conversation token (never the token), tokens and an optional cost, where the times
+come from, the process runs as one compact bar of chips, and the findings collapsed. Segment chips and finding
+seqs are links to their message when it is on the page shown; the view's "jump to" reaches any of them, the
+ending and the turn in flight on any page. Only one window of messages is rendered, and each value sends at
+most ``SENT_CHARS`` characters to the page (the view shows the rest on demand).
 """
 
 from __future__ import annotations
 
+import bisect
+import secrets
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from journaltools.folding import FoldResult, Segment
 from journaltools.protocol.blocks import Message, ToolResultBlock, ToolUseBlock
+from journaltools.protocol.findings import Finding
 from journaltools.widgets._display import conversation_digest, raw_json_text
-from journaltools.widgets._html import DEFAULT_LIMIT, STATUS_TONES, esc, long_text, markdown_text, status_badge, themed
-from journaltools.widgets._why import Why
+from journaltools.widgets._facts import Prices, RecordFacts, Tokens, check_prices, cost_text, duration_text, time_text
+from journaltools.widgets._html import (
+    DEFAULT_LIMIT,
+    STATUS_TONES,
+    RenderBudget,
+    Values,
+    esc,
+    long_text,
+    markdown_text,
+    status_badge,
+    themed,
+)
+from journaltools.widgets._why import Why, finding_text
 
 CallState = Literal["answered", "deferred", "approved once", "waiting"]
 PartKind = Literal["text", "thinking", "call", "result", "provider", "empty"]
+
+#: Findings listed open in the header; more than this are collapsed behind their count.
+OPEN_FINDINGS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,20 +81,32 @@ class Part:
 
 @dataclass(frozen=True, slots=True)
 class MessageView:
+    """One committed message. ``seq`` is the record it came from (``FoldResult.message_seqs``)."""
+
     index: int
     role: str
     parts: list[Part]
+    seq: int = 0
+    #: Tool results of this message drawn beside their calls (so not again here).
+    paired_results: int = 0
 
 
 @dataclass(frozen=True, slots=True)
 class PendingView:
-    """The assistant turn in flight: its text and calls, each with its state (nothing of it is committed)."""
+    """The assistant turn in flight: its text, thinking, provider blocks and calls, each call with its state
+    (nothing of it is committed to the conversation)."""
 
     seq: int
     iteration: int
     stop_reason: str
     text: str
     calls: list[CallView]
+    thinking: list[str] = field(default_factory=list)
+    providers: list[Part] = field(default_factory=list)
+
+    @property
+    def waiting(self) -> int:
+        return sum(1 for call in self.calls if call.state != "answered")
 
 
 def _results_by_call(messages: list[Message]) -> dict[str, ToolResultBlock]:
@@ -98,13 +133,15 @@ def _call(
     )
 
 
-def message_views(messages: list[Message]) -> list[MessageView]:
-    """Every message as parts; a tool_result that answers a call shown is drawn with that call, not again."""
+def message_views(messages: list[Message], seqs: list[int] | None = None) -> list[MessageView]:
+    """Every message as parts, with its record's seq; a tool_result that answers a call shown is drawn with
+    that call, not again."""
     results = _results_by_call(messages)
     shown: set[str] = set()
     views: list[MessageView] = []
     for index, message in enumerate(messages):
         parts: list[Part] = []
+        paired = 0
         for block in message.content or ():
             if block.text is not None:
                 parts.append(Part("text", block.text.text))
@@ -118,13 +155,16 @@ def message_views(messages: list[Message]) -> list[MessageView]:
             elif block.tool_result is not None:
                 if block.tool_result.tool_use_id not in shown:  # never paired with a call: show it on its own
                     parts.append(Part("result", block.tool_result.content, label=block.tool_result.tool_use_id))
+                else:
+                    paired += 1
             elif block.provider is not None:
                 parts.append(
                     Part("provider", raw_json_text(block.provider.raw, indent=False), label=block.provider.kind)
                 )
             else:
                 parts.append(Part("empty"))
-        views.append(MessageView(index, message.role, parts))
+        seq = seqs[index] if seqs is not None and index < len(seqs) else 0
+        views.append(MessageView(index, message.role, parts, seq, paired))
     return views
 
 
@@ -136,10 +176,18 @@ def pending_view(result: FoldResult) -> PendingView | None:
     answers = {block.tool_use_id: block for block in pending.results}
     unanswered = {call.id: call for call in result.pending_calls}
     texts: list[str] = []
+    thinking: list[str] = []
+    providers: list[Part] = []
     calls: list[CallView] = []
     for block in pending.assistant.content or ():
         if block.text is not None:
             texts.append(block.text.text)
+        elif block.thinking is not None:
+            thinking.append(block.thinking.text)
+        elif block.provider is not None:
+            providers.append(
+                Part("provider", raw_json_text(block.provider.raw, indent=False), label=block.provider.kind)
+            )
         if block.tool_use is None:
             continue
         use = block.tool_use
@@ -150,7 +198,9 @@ def pending_view(result: FoldResult) -> PendingView | None:
             calls.append(_call(use, None, "deferred", waiting.deferred.note, waiting.deferred.handle))
         else:
             calls.append(_call(use, None, "approved once" if waiting.call_approved else "waiting"))
-    return PendingView(pending.seq, pending.iteration, pending.stop_reason, "\n\n".join(texts), calls)
+    return PendingView(
+        pending.seq, pending.iteration, pending.stop_reason, "\n\n".join(texts), calls, thinking, providers
+    )
 
 
 def header_of(result: FoldResult, status: str) -> dict[str, Any]:
@@ -198,11 +248,20 @@ COUNTERS = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A place "jump to" reaches: a label and the seq it names."""
+
+    label: str
+    seq: int
+
+
 @dataclass(slots=True)
 class ConversationModel:
-    """A folded run arranged for display. ``page(n)`` gives ``page_size`` messages; the turn in flight comes
-    after the last page. ``status`` is the fold's (``open``, the last terminal's reason, ``invalid``) unless the
-    caller gives a listing's own."""
+    """A folded run arranged for display. ``window(start)`` gives ``page_size`` messages from ``start``; the
+    turn in flight comes after the last message. ``status`` is the fold's (``open``, the last terminal's reason,
+    ``invalid``) unless the caller gives a listing's own. ``facts`` (from the records) adds times, tokens per
+    turn and call durations; ``prices`` (the user's own table) adds costs."""
 
     run: str
     status: str
@@ -211,27 +270,44 @@ class ConversationModel:
     why: Why
     segments: list[Segment]
     header: dict[str, Any]
-    findings: list[str] = field(default_factory=list)
+    finding_values: list[Finding] = field(default_factory=list)
     page_size: int = 50
     limit: int = DEFAULT_LIMIT
+    facts: RecordFacts | None = None
+    prices: Prices | None = None
+    #: Makes the page's anchors unique when several views of one run share a notebook.
+    uid: str = field(default_factory=lambda: secrets.token_hex(4))
 
     @classmethod
     def from_fold(
-        cls, result: FoldResult, page_size: int = 50, limit: int = DEFAULT_LIMIT, status: str | None = None
+        cls,
+        result: FoldResult,
+        page_size: int = 50,
+        limit: int = DEFAULT_LIMIT,
+        status: str | None = None,
+        facts: RecordFacts | None = None,
+        prices: Prices | None = None,
     ) -> ConversationModel:
         shown_status = status or result.status
         return cls(
             run=result.run,
             status=shown_status,
-            messages=message_views(result.messages),
+            messages=message_views(result.messages, result.message_seqs),
             pending=pending_view(result),
             why=Why.of(result, shown_status),
             segments=list(result.segments),
             header=header_of(result, shown_status),
-            findings=[f"seq {f.seq}: {f.code} ({f.severity}): {f.message}" for f in result.findings],
+            finding_values=list(result.findings),
             page_size=max(1, page_size),
             limit=limit,
+            facts=facts,
+            prices=check_prices(prices),
         )
+
+    @property
+    def findings(self) -> list[str]:
+        """Each finding in one line (``seq 3: code (severity): message``)."""
+        return [f"seq {f.seq}: {f.code} ({f.severity}): {f.message}" for f in self.finding_values]
 
     @property
     def page_count(self) -> int:
@@ -241,6 +317,63 @@ class ConversationModel:
         number = min(max(0, number), self.page_count - 1)
         start = number * self.page_size
         return self.messages[start : start + self.page_size]
+
+    # -- finding a seq -------------------------------------------------------------------------
+
+    def index_of_seq(self, seq: int) -> int | None:
+        """The message a record seq belongs to: the last message from a record at or before ``seq`` (a claim,
+        a deferral or a terminal belongs with the message before it); None when ``seq`` is in the turn in
+        flight, which follows every message."""
+        if self.pending is not None and seq >= self.pending.seq:
+            return None
+        seqs = [message.seq for message in self.messages]
+        return max(0, bisect.bisect_right(seqs, seq) - 1) if seqs else None
+
+    def anchor_seq(self, seq: int) -> int:
+        """The seq of the element on the page that ``seq`` lands on (a message's, or the turn in flight's)."""
+        index = self.index_of_seq(seq)
+        if index is None:
+            return self.pending.seq if self.pending is not None else seq
+        return self.messages[index].seq
+
+    def anchor(self, seq: int) -> str:
+        return f"jt-{self.uid}-seq-{self.anchor_seq(seq)}"
+
+    def window_start(self, seq: int) -> int:
+        """Where a window showing ``seq`` starts: its message first, or the last page for the turn in flight."""
+        index = self.index_of_seq(seq)
+        if index is None:
+            return max(0, len(self.messages) - self.page_size)
+        return index
+
+    def targets(self) -> list[Target]:
+        """Every place "jump to" reaches, in journal order after the ending and the turn in flight."""
+        last_seq = int(self.header["last_seq"])
+        found = [Target(f"the ending: {self.why.banner().title.lower()} (seq {last_seq})", last_seq)]
+        if self.pending is not None:
+            found.append(Target(f"the turn in flight (seq {self.pending.seq})", self.pending.seq))
+        for segment in self.segments:
+            who = segment.claimed_by or "first run"
+            found.append(Target(f"process run #{segment.index}: {who} → {segment.ending}", segment.first_seq))
+        for finding in self.finding_values:
+            if finding.seq is not None:
+                found.append(Target(f"finding at seq {finding.seq}: {finding.code}", finding.seq))
+        return found
+
+    # -- plain text ----------------------------------------------------------------------------
+
+    def run_tokens(self) -> Tokens:
+        h = self.header
+        return Tokens(
+            int(h.get("in_tokens") or 0),
+            int(h.get("out_tokens") or 0),
+            int(h.get("cache_read_tokens") or 0),
+            int(h.get("cache_create_tokens") or 0),
+            int(h.get("thinking_tokens") or 0),
+        )
+
+    def run_cost(self) -> float | None:
+        return self.run_tokens().cost(self.prices, self.header.get("model"))
 
     def header_text(self) -> str:
         """The header in one line of plain text (for logs and tests)."""
@@ -253,26 +386,72 @@ class ConversationModel:
     # -- HTML (escaped) -----------------------------------------------------------------------
 
     def segments_html(self) -> str:
-        """One chip per process run: its index, who claimed it and when, and how it ended."""
+        """The process runs as one compact bar: a chip per run (who claimed it, when, how it ended) that links
+        to the run's first message; details in the tooltip. It stays one line however many runs there are."""
         chips = []
+        created = self.facts.created if self.facts is not None else None
         for s in self.segments:
-            who = f" · {s.claimed_by}" if s.claimed_by else " · first run"
-            when = f" · {s.claimed_at}" if s.claimed_at else ""
-            # The terminal's message is in the banner already; the chip keeps it in its tooltip.
+            who = s.claimed_by or "first run"
+            when = s.claimed_at or (created if s.index == 0 else None)
             message = f"; {s.terminal_message}" if s.terminal_message else ""
-            title = f"seq {s.first_seq}-{s.last_seq}, {s.llm_calls} model calls, {s.tool_calls} tool results{message}"
-            chips.append(
-                f'<span class="jt-segment jt-tone-{esc(_segment_tone(s.ending))}" data-segment="{s.index}" '
-                f'title="{esc(title)}">#{s.index}{esc(who)}{esc(when)} → <b>{esc(s.ending)}</b></span>'
+            started = f", {'claimed' if s.claimed_at else 'created'} {when}" if when else ""
+            title = (
+                f"process run #{s.index}: {who}{started}; seq {s.first_seq}-{s.last_seq}, {s.llm_calls} model "
+                f"calls, {s.tool_calls} tool results, in {s.in_tokens:,} / out {s.out_tokens:,} tokens{message}"
             )
-        return f'<div class="jt-segments">process runs: {"".join(chips) or "none"}</div>'
+            chips.append(
+                f'<a class="jt-segment jt-tone-{esc(_segment_tone(s.ending))}" data-segment="{s.index}" '
+                f'href="#{esc(self.anchor(s.first_seq))}" title="{esc(title)}">#{s.index} {esc(who)} → '
+                f"<b>{esc(s.ending)}</b></a>"
+            )
+        return (
+            f'<div class="jt-segments"><span class="jt-segments-label">process runs ({len(self.segments)}):</span>'
+            f"{''.join(chips) or 'none'}</div>"
+        )
+
+    def findings_html(self) -> str:
+        """The findings, each seq a link to its message; collapsed when there are more than a few."""
+        if not self.finding_values:
+            return ""
+        items = []
+        for finding in self.finding_values:
+            if finding.seq is None:
+                items.append(f"<li>{esc(finding_text(finding))}</li>")
+                continue
+            link = (
+                f'<a class="jt-seq-link" href="#{esc(self.anchor(finding.seq))}" data-seq="{finding.seq}">'
+                f"seq {finding.seq}</a>"
+            )
+            items.append(f"<li>{link}: {esc(finding.code)} ({esc(finding.severity)}) — {esc(finding.message)}</li>")
+        errors = sum(1 for f in self.finding_values if f.severity == "error")
+        summary = f"{len(self.finding_values)} finding{'s' if len(self.finding_values) != 1 else ''}" + (
+            f" ({errors} error{'s' if errors != 1 else ''})" if errors else ""
+        )
+        opened = " open" if len(self.finding_values) <= OPEN_FINDINGS else ""
+        return (
+            f'<details class="jt-findings-box"{opened}><summary>{esc(summary)}</summary>'
+            f'<ul class="jt-findings">{"".join(items)}</ul></details>'
+        )
+
+    def times_html(self) -> str:
+        facts = self.facts
+        if facts is None:
+            return ""
+        parts = []
+        if facts.created:
+            parts.append(f"created <b>{esc(facts.created)}</b>")
+        if facts.updated is not None:
+            parts.append(f"updated <b>{esc(time_text(facts.updated))}</b>")
+        if facts.has_times and facts.seqs:
+            span = facts.between(facts.seqs[0], facts.seqs[-1])
+            parts.append(f"first to last record <b>{esc(duration_text(span))}</b>")
+        parts.append(f'<span class="jt-muted">{esc(facts.times_note())}</span>')
+        return f'<div class="jt-counters jt-times">{" · ".join(parts)}</div>'
 
     def header_html(self) -> str:
-        """The banner (why the run stopped), the run and its status, configuration, counters and segments."""
+        """The banner (why the run stopped), the run and its status, configuration, tokens, times, process
+        runs and findings: a few lines however long the run."""
         h = self.header
-        counters = " · ".join(
-            f"{esc(name.replace('_', ' '))} <b>{esc(f'{h[name]:,}')}</b>" for name in COUNTERS if name in h
-        )
         config = ""
         if "model" in h:
             facts = [
@@ -297,29 +476,36 @@ class ConversationModel:
                 )
                 + "</div>"
             )
+        counters = " · ".join(
+            f"{esc(name.replace('_', ' '))} <b>{esc(f'{h[name]:,}')}</b>" for name in COUNTERS if name in h
+        )
+        cost = self.run_cost()
+        if cost is not None:
+            counters += f" · cost <b>{esc(cost_text(cost))}</b> <span class='jt-muted'>(your price table)</span>"
         resume = (
             f'<div class="jt-counters">resume after seq <b>{esc(h["last_seq"])}</b>'
             + (f", next iteration <b>{esc(h['next_iteration'])}</b>" if "next_iteration" in h else "")
             + f", waiting for <b>{esc(h['waiting_for'] or 'nothing')}</b></div>"
         )
-        findings = "".join(f"<li>{esc(text)}</li>" for text in self.findings)
         return (
-            f'<div class="jt-header">{self.why.banner().to_html()}<h3><code>{esc(h["run"])}</code> '
-            f'{status_badge(self.status)} <span class="jt-muted">{esc(h.get("model") or "")}</span></h3>'
-            f'{config}<div class="jt-counters">{counters}</div>{resume}{self.segments_html()}'
-            + (f'<ul class="jt-findings">{findings}</ul>' if findings else "")
-            + "</div>"
+            f'<div class="jt-header" id="jt-{self.uid}-header">{self.why.banner().to_html()}'
+            f"<h3><code>{esc(h['run'])}</code> {status_badge(self.status)} "
+            f'<span class="jt-muted">{esc(h.get("model") or "")}</span></h3>'
+            f'{config}<div class="jt-counters">{counters}</div>{self.times_html()}{resume}{self.segments_html()}'
+            f"{self.findings_html()}</div>"
         )
 
-    def call_html(self, call: CallView) -> str:
+    def call_html(self, call: CallView, where: str, values: Values | None = None) -> str:
         css = (
             "jt-call"
             + (" jt-call-error" if call.is_error else "")
             + ("" if call.state == "answered" else " jt-call-pending")
         )
         flags = " ".join(f'<span class="jt-flag jt-call-flag">[{esc(word)}]</span>' for word in call.flags)
+        took = self.facts.call_seconds(call.id) if self.facts is not None else None
+        took_html = f' <span class="jt-muted">took {esc(duration_text(took))}</span>' if took is not None else ""
         if call.result_text is not None:
-            result = long_text(call.result_text, self.limit)
+            result = long_text(call.result_text, self.limit, values=values, label=f"{where} · result of {call.id}")
         elif call.state == "deferred":
             note = f"<div>note: <b>{esc(call.note)}</b></div>" if call.note else ""
             handle = f"<div>handle: <code>{esc(call.handle)}</code></div>" if call.handle else ""
@@ -327,62 +513,138 @@ class ConversationModel:
         elif call.state == "approved once":
             result = "<i class='jt-muted'>approved once; not run yet</i>"
         else:
-            result = "<i class='jt-muted'>no result yet</i>"
+            result = "<i class='jt-muted'>waiting: no result yet</i>"
+        call_input = long_text(call.input_text, self.limit, values=values, label=f"{where} · input of {call.id}")
         return (
             f'<div class="{css}" data-call="{esc(call.id)}" data-state="{esc(call.state)}">'
             f'<div><h4>call <code>{esc(call.name)}</code> <span class="jt-muted">{esc(call.id)}</span> '
-            f"{flags}</h4>{long_text(call.input_text, self.limit)}</div>"
-            f"<div><h4>result</h4>{result}</div></div>"
+            f"{flags}</h4>{call_input}</div>"
+            f"<div><h4>result{took_html}</h4>{result}</div></div>"
         )
 
-    def part_html(self, part: Part) -> str:
+    def thinking_html(self, text: str, where: str, values: Values | None = None) -> str:
+        # Collapsed: reasoning is long and rarely what a reader looks for first.
+        return (
+            f'<details class="jt-thinking"><summary>thinking ({len(text):,} characters)</summary>'
+            f"{long_text(text, self.limit, values=values, label=f'{where} · thinking')}</details>"
+        )
+
+    def provider_html(self, part: Part, where: str, values: Values | None = None) -> str:
+        return (
+            f'<div class="jt-provider" data-kind="{esc(part.label)}"><h4>provider block '
+            f"<code>{esc(part.label)}</code></h4>"
+            f"{long_text(part.text, self.limit, values=values, label=f'{where} · {part.label}')}</div>"
+        )
+
+    def part_html(
+        self, part: Part, where: str = "", values: Values | None = None, budget: RenderBudget | None = None
+    ) -> str:
         if part.kind == "call" and part.call is not None:
-            return self.call_html(part.call)
+            return self.call_html(part.call, where, values)
         if part.kind == "thinking":
-            # Collapsed: reasoning is long and rarely what a reader looks for first.
-            return (
-                f'<details class="jt-thinking"><summary>thinking ({len(part.text):,} characters)</summary>'
-                f"{long_text(part.text, self.limit)}</details>"
-            )
+            return self.thinking_html(part.text, where, values)
         if part.kind == "result":
+            label = f"{where} · result for {part.label}"
             return (
-                f"<h4>tool result for <code>{esc(part.label)}</code> (no call)</h4>{long_text(part.text, self.limit)}"
+                f"<h4>tool result for <code>{esc(part.label)}</code> (no call)</h4>"
+                f"{long_text(part.text, self.limit, values=values, label=label)}"
             )
         if part.kind == "provider":
-            return (
-                f'<div class="jt-provider" data-kind="{esc(part.label)}"><h4>provider block '
-                f"<code>{esc(part.label)}</code></h4>{long_text(part.text, self.limit)}</div>"
-            )
+            return self.provider_html(part, where, values)
         if part.kind == "empty":
             return "<i class='jt-muted'>(empty block)</i>"
-        return markdown_text(part.text, self.limit)
+        return markdown_text(part.text, self.limit, values=values, label=f"{where} · text", budget=budget)
 
-    def message_html(self, message: MessageView) -> str:
-        inner = "".join(self.part_html(part) for part in message.parts) or "<i class='jt-muted'>(no content)</i>"
+    def turn_facts_html(self, seq: int) -> str:
+        """``took 3.2 s · in 1,200 · cache read 800 · … · cost 0.0123`` for the assistant turn at ``seq``."""
+        facts = self.facts
+        if facts is None:
+            return ""
+        parts = []
+        when = facts.times.get(seq)
+        if when is not None:
+            parts.append(time_text(when))
+        took = facts.turn_seconds(seq)
+        if took is not None:
+            parts.append(f"took {duration_text(took)}")
+        tokens = facts.turns.get(seq)
+        if tokens is not None:
+            parts.append(tokens.text())
+            cost = tokens.cost(self.prices, self.header.get("model"))
+            if cost is not None:
+                parts.append(f"cost {cost_text(cost)}")
+        return f' <span class="jt-turn-facts jt-muted">{esc(" · ".join(parts))}</span>' if parts else ""
+
+    def message_html(
+        self,
+        message: MessageView,
+        values: Values | None = None,
+        budget: RenderBudget | None = None,
+        target: int | None = None,
+    ) -> str:
+        where = f"seq {message.seq}"
+        inner = "".join(self.part_html(part, where, values, budget) for part in message.parts)
+        if message.paired_results:
+            many = message.paired_results != 1
+            results = f"{message.paired_results} tool result{'s' if many else ''}"
+            calls = "their calls" if many else "its call"
+            inner += f"<i class='jt-muted jt-paired'>{results}, shown beside {calls} above</i>"
+        inner = inner or "<i class='jt-muted'>(no content)</i>"
+        facts = self.turn_facts_html(message.seq) if message.role == "assistant" else ""
+        if not facts and self.facts is not None and message.seq in self.facts.times:
+            facts = f' <span class="jt-turn-facts jt-muted">{esc(time_text(self.facts.times[message.seq]))}</span>'
+        marked = " jt-target" if target is not None and target == message.seq else ""
         return (
-            f'<div class="jt-msg jt-msg-{esc(message.role)}" data-index="{message.index}">'
-            f'<span class="jt-role">{esc(message.role)} #{message.index}</span>{inner}</div>'
+            f'<div class="jt-msg jt-msg-{esc(message.role)}{marked}" id="jt-{self.uid}-seq-{message.seq}" '
+            f'data-index="{message.index}" data-seq="{message.seq}">'
+            f'<span class="jt-role">{esc(message.role)} · seq {message.seq}</span>{facts}{inner}</div>'
         )
 
-    def pending_html(self) -> str:
+    def pending_html(
+        self, values: Values | None = None, budget: RenderBudget | None = None, target: int | None = None
+    ) -> str:
+        """The turn in flight, in place after the last message: what the model said and thought last, and each
+        call with its state (answered, deferred with its note and handle, approved once, waiting)."""
         pending = self.pending
         if pending is None:
             return ""
-        waiting = sum(1 for call in pending.calls if call.state != "answered")
-        text = markdown_text(pending.text, self.limit) if pending.text else ""
-        calls = "".join(self.call_html(call) for call in pending.calls)
+        where = f"seq {pending.seq} (in flight)"
+        text = (
+            markdown_text(pending.text, self.limit, values=values, label=f"{where} · text", budget=budget)
+            if pending.text
+            else "<i class='jt-muted'>(no text in this turn)</i>"
+        )
+        thinking = "".join(self.thinking_html(t, where, values) for t in pending.thinking)
+        providers = "".join(self.provider_html(part, where, values) for part in pending.providers)
+        calls = "".join(self.call_html(call, where, values) for call in pending.calls)
         stop = f", stop reason {pending.stop_reason}" if pending.stop_reason else ""
+        marked = " jt-target" if target is not None and target >= pending.seq else ""
         return (
-            f'<div class="jt-pending jt-msg jt-msg-assistant" data-seq="{pending.seq}"><h4>turn in flight '
-            f"(seq {pending.seq}, iteration {pending.iteration}{esc(stop)}): {waiting} of {len(pending.calls)} "
-            f"calls unanswered</h4>{text}{calls}</div>"
+            f'<div class="jt-pending jt-msg jt-msg-assistant{marked}" id="jt-{self.uid}-seq-{pending.seq}" '
+            f'data-seq="{pending.seq}"><span class="jt-role">assistant · seq {pending.seq} · turn in flight</span>'
+            f"{self.turn_facts_html(pending.seq)}<h4>not committed yet (iteration {pending.iteration}{esc(stop)}): "
+            f"{pending.waiting} of {len(pending.calls)} calls unanswered</h4>{text}{thinking}{providers}{calls}</div>"
         )
 
-    def page_html(self, number: int) -> str:
+    def window_html(
+        self, start: int, values: Values | None = None, target: int | None = None, budget: RenderBudget | None = None
+    ) -> str:
+        """``page_size`` messages from ``start``; the window that reaches the end ends with the turn in flight.
+        ``target`` (a seq) is marked; ``values`` collects what was cut; ``budget`` bounds Markdown time."""
+        budget = budget or RenderBudget()
+        start = min(max(0, start), max(0, len(self.messages) - 1))
+        shown = self.messages[start : start + self.page_size]
+        body = "".join(self.message_html(message, values, budget, target) for message in shown)
+        if start + self.page_size >= len(self.messages):
+            body += self.pending_html(values, budget, target)
+        if not body:
+            body = "<p class='jt-muted'>no messages</p>"
+        return themed(f'<div class="jt-scroll">{body}</div>')
+
+    def page_html(self, number: int, values: Values | None = None) -> str:
         """One page of messages; the last page ends with the turn in flight."""
-        messages = "".join(self.message_html(message) for message in self.page(number))
-        last = min(max(0, number), self.page_count - 1) == self.page_count - 1
-        return themed(messages + (self.pending_html() if last else ""))
+        number = min(max(0, number), self.page_count - 1)
+        return self.window_html(number * self.page_size, values)
 
     def to_html(self, page: int = 0) -> str:
         return themed(self.header_html()) + self.page_html(page)
@@ -393,29 +655,137 @@ def _segment_tone(ending: str) -> str:
 
 
 class ConversationView:
-    """Header, a pager, and one page of messages at a time."""
+    """The header, a navigation bar (previous / next, a jump to a seq, to the ending, the turn in flight, each
+    process run and each finding), a window of messages, and the rest of any value cut short, on demand."""
+
+    CHUNK = 200_000
 
     def __init__(self, model: ConversationModel) -> None:
         import ipywidgets as w
 
         self.model = model
-        self.header = w.HTML(themed(model.header_html()))
-        self.pager = w.IntSlider(value=0, min=0, max=model.page_count - 1, description="page", continuous_update=False)
-        self.pager.layout.display = "none" if model.page_count == 1 else ""
+        self.start = 0
+        self.values = Values()
+        self.header = w.HTML()
+        self.previous = w.Button(description="← earlier", tooltip="the messages before these")
+        self.following = w.Button(description="later →", tooltip="the messages after these")
+        self.previous.on_click(lambda _b: self.show_window(self.start - self.model.page_size))
+        self.following.on_click(lambda _b: self.show_window(self.start + self.model.page_size))
         self.page_label = w.Label()
+        self._targets: list[Target] = []
+        self.jump = w.Dropdown(options=[("jump to…", -1)], value=-1, layout=w.Layout(width="22em"))
+        self.jump.observe(self._on_jump, names="value")
+        self.seq_box = w.BoundedIntText(
+            value=0,
+            min=0,
+            max=1,
+            description="seq",
+            layout=w.Layout(width="12em"),
+            style={"description_width": "2.5em"},
+        )
+        self.seq_button = w.Button(description="go", tooltip="show the message of this record seq")
+        self.seq_button.layout.width = "4em"
+        self.seq_button.on_click(lambda _b: self.jump_to_seq(int(self.seq_box.value)))
+        nav = w.HBox([self.previous, self.page_label, self.following, self.jump, self.seq_box, self.seq_button])
+        nav.add_class("jt-pager")
+        nav.add_class("jt-conversation-nav")
         self.body = w.HTML()
-        self.pager.observe(lambda change: self.show_page(change["new"]), names="value")
-        self.widget = w.VBox([self.header, w.HBox([self.pager, self.page_label]), self.body])
+        self.rest_choice = w.Dropdown(options=[], description="", layout=w.Layout(width="28em"))
+        self.rest_button = w.Button(description="show the rest", tooltip="the next part of the value chosen")
+        self.rest_button.on_click(lambda _b: self.show_rest())
+        self.rest = w.HTML()
+        self._rest_at: dict[str, int] = {}
+        rest_label = w.HTML(themed("<b>the rest of a value</b> (cut to keep the page small):"))
+        self.rest_bar = w.VBox([w.HBox([rest_label, self.rest_choice, self.rest_button]), self.rest])
+        self.widget = w.VBox([self.header, nav, self.body, self.rest_bar])
         self.widget.add_class("jt-conversation")
-        self.show_page(0)
+        self.show_model(model)
+
+    def show_model(self, model: ConversationModel) -> None:
+        """Show another run in the same widgets (a view already on the page can take the focus at once)."""
+        self.model = model
+        self.header.value = themed(model.header_html())
+        self._targets = model.targets()
+        self.jump.options = [("jump to…", -1), *((t.label, i) for i, t in enumerate(self._targets))]
+        self.jump.value = -1
+        self.seq_box.max = max(1, int(model.header["last_seq"]))
+        self.show_window(0)
+
+    def focus(self) -> None:
+        """Give the keyboard focus to the navigation bar under the header: the browser scrolls it into view,
+        and with it the run's header above and its first messages below."""
+        self.seq_button.focus()
 
     @classmethod
-    def from_fold(cls, result: FoldResult, page_size: int = 50, status: str | None = None) -> ConversationView:
-        return cls(ConversationModel.from_fold(result, page_size=page_size, status=status))
+    def from_fold(
+        cls,
+        result: FoldResult,
+        page_size: int = 50,
+        status: str | None = None,
+        facts: RecordFacts | None = None,
+        prices: Prices | None = None,
+    ) -> ConversationView:
+        return cls(ConversationModel.from_fold(result, page_size=page_size, status=status, facts=facts, prices=prices))
+
+    @property
+    def pager_text(self) -> str:
+        return self.page_label.value  # type: ignore[no-any-return]
 
     def show_page(self, number: int) -> None:
-        self.body.value = self.model.page_html(number)
-        self.page_label.value = f"page {number + 1} of {self.model.page_count} ({len(self.model.messages)} messages)"
+        self.show_window(number * self.model.page_size)
+
+    def show_window(self, start: int, target: int | None = None) -> None:
+        """Show ``page_size`` messages from ``start`` (kept in range); mark ``target`` (a seq)."""
+        model = self.model
+        total = len(model.messages)
+        start = min(max(0, start), max(0, total - 1))
+        self.start = start
+        self.values = Values()
+        self.body.value = model.window_html(start, self.values, target)
+        last = min(total, start + model.page_size)
+        aligned = start % model.page_size == 0
+        page = f"page {start // model.page_size + 1} of {model.page_count}" if aligned else "from a jump"
+        shown = f"messages {start + 1:,}-{last:,} of {total:,}" if total else "no messages"
+        in_flight = " + the turn in flight" if model.pending is not None and last >= total else ""
+        self.page_label.value = f"{shown}{in_flight} ({page})"
+        self.previous.disabled = start <= 0
+        self.following.disabled = start + model.page_size >= total
+        self.rest_choice.options = [(label, key) for key, label in self.values.labels.items()]
+        self.rest_choice.value = next(iter(self.values.labels), None)
+        self._rest_at = {}
+        self.rest.value = ""
+        self.rest_bar.layout.display = "" if self.values.texts else "none"
+
+    def jump_to_seq(self, seq: int) -> None:
+        """Show the window that starts at the message of record ``seq`` (the turn in flight for its seqs)."""
+        self.show_window(self.model.window_start(seq), target=self.model.anchor_seq(seq))
+
+    def _on_jump(self, change: dict[str, Any]) -> None:
+        index = int(change["new"])
+        if index < 0:
+            return
+        self.jump_to_seq(self._targets[index].seq)
+        self.jump.value = -1  # so the same place can be chosen again
+
+    def show_rest(self) -> None:
+        """The next ``CHUNK`` characters of the value chosen, after what is already shown of it."""
+        key = self.rest_choice.value
+        if key is None:
+            return
+        shown = self._rest_at.get(key, 0)
+        if shown == 0:
+            from journaltools.widgets._html import SENT_CHARS
+
+            shown = SENT_CHARS
+        chunk = self.values.chunk(key, shown, self.CHUNK)
+        total = len(self.values.texts.get(key, ""))
+        end = shown + len(chunk)
+        self._rest_at[key] = end
+        left = f"{total - end:,} characters left: press again for more" if end < total else "the end of the value"
+        self.rest.value = themed(
+            f'<div class="jt-muted">characters {shown + 1:,}-{end:,} of {total:,}; {esc(left)}</div>'
+            f'<pre class="jt-pre jt-rest">{esc(chunk)}</pre>'
+        )
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.widget._repr_mimebundle_(**kwargs)

@@ -4,8 +4,15 @@
 and ``findings``) or from folds; it opens no source. ``RunBrowser`` is the ipywidgets view over it. The view
 renders one page of rows at a time from a fixed pool of row widgets, so ten thousand runs page as fast as
 ten: sorting or paging only changes the cells' text. Each row says why its run stopped (the terminal's
-message, the deferrals it waits on, the pending calls, the first error of an ``invalid`` journal); a click
-opens the conversation below.
+message, the deferrals it waits on, the pending calls, the first error of an ``invalid`` journal).
+
+It fits the notebook: columns have priorities and the least needed ones step aside as the notebook narrows
+(CSS container queries; "all columns" brings them back, scrolling sideways), the run id stays pinned on the
+left, and the reason wraps to two lines. A click opens the run in a pane **above** the table, and the pane's
+bar takes the keyboard focus, which makes the browser scroll it into view: the opened run's header is where
+the reader looks, whichever row they clicked. Newest runs come first. One search box looks through run id,
+prompt, caller, model, status, dates, tool names and message text (every word must match), and the status
+chips count what the search leaves.
 """
 
 from __future__ import annotations
@@ -18,6 +25,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from journaltools.folding import STATUSES, FoldResult
+from journaltools.protocol.blocks import Message
+from journaltools.widgets._facts import Prices, Tokens, check_prices, cost_text
 from journaltools.widgets._html import STATUS_TONES, STYLE, esc, status_badge, themed
 from journaltools.widgets._why import Why, reason_text
 
@@ -34,20 +43,25 @@ class Column:
     key: str
     label: str
     numeric: bool = False
+    #: 1 is always shown; a higher number steps aside sooner as the notebook narrows (see BROWSER_STYLE).
+    priority: int = 1
+    tooltip: str = ""
 
 
 COLUMNS: tuple[Column, ...] = (
     Column("run", "run"),
     Column("status", "status"),
     Column("reason", "why it stopped"),
-    Column("created", "created (UTC)"),
-    Column("model", "model"),
-    Column("caller", "caller"),
-    Column("segments", "process runs", numeric=True),
-    Column("llm_calls", "model calls", numeric=True),
-    Column("tokens", "tokens", numeric=True),
-    Column("pending_calls", "pending", numeric=True),
-    Column("task_state", "task"),
+    Column("created", "created (UTC)", tooltip="meta.created, the journal's own time"),
+    Column("tokens", "tokens", numeric=True, tooltip="input, output and both cache tiers"),
+    Column("cost", "cost", numeric=True, tooltip="by the price table you passed"),
+    Column("pending_calls", "pending", numeric=True, tooltip="calls of the turn in flight without a result"),
+    Column("model", "model", priority=2),
+    Column("llm_calls", "model calls", numeric=True, priority=3),
+    Column("segments", "segments", numeric=True, priority=4, tooltip="process runs: the first and each resume"),
+    Column("caller", "caller", priority=5),
+    Column("updated", "updated (UTC)", priority=6, tooltip="the file's mtime, or the last message's time"),
+    Column("task_state", "task", priority=6),
 )
 SORT_KEYS: tuple[str, ...] = (*(column.key for column in COLUMNS), "last_seq")
 
@@ -72,16 +86,24 @@ class RunRow:
     segments: int | None = None
     stale_terminal: bool = False
     task_state: str | None = None
+    updated: str | None = None
+    cost: float | None = None
+    #: The tokens by kind (for the cost); None when unknown.
+    token_parts: Tokens | None = None
+    #: Everything the search box looks through, lower-cased: prompt, tool names, message text...
+    search_text: str = ""
 
     def cell(self, key: str) -> str:
         """The cell's text as shown (``—`` for unknown)."""
         value = getattr(self, key)
         if value is None or value == "":
             return "—"
-        if key == "created":
-            return str(value)[:19].replace("T", " ")
+        if key in ("created", "updated"):
+            return str(value)[:16].replace("T", " ")
         if key == "tokens":
             return f"{value:,}"
+        if key == "cost":
+            return cost_text(value)
         if key == "status" and self.stale_terminal:
             return f"{value} (next turn in flight)"
         return str(value)
@@ -99,6 +121,50 @@ def _utc_text(value: Any) -> str | None:
 
 def _int_or_none(value: Any) -> int | None:
     return None if value is None else int(value)
+
+
+def _token_parts(item: Mapping[str, Any]) -> Tokens | None:
+    names = ("in_tokens", "out_tokens", "cache_read_tokens", "cache_create_tokens", "thinking_tokens")
+    parts = [item.get(name) for name in names]
+    if all(part is None for part in parts):
+        return None
+    return Tokens(*(int(part or 0) for part in parts))
+
+
+def _search_text(*parts: object) -> str:
+    """The lower-cased haystack of a row (None parts left out)."""
+    return "\n".join(str(part) for part in parts if part is not None and part != "").lower()
+
+
+def fold_search_text(result: FoldResult) -> str:
+    """What the search looks through in a fold: prompt, caller, model, tool names, message and pending text."""
+    state = result.state
+    if state is None:
+        return ""
+    messages: list[Message] = list(state.messages)
+    if state.pending is not None:
+        messages.append(state.pending.assistant)
+    words: list[str] = [state.prompt, state.caller, state.fingerprint.model]
+    for message in messages:
+        for block in message.content or ():
+            if block.text is not None:
+                words.append(block.text.text)
+            elif block.tool_use is not None:
+                words.append(block.tool_use.name)
+            elif block.tool_result is not None:
+                words.append(block.tool_result.content)
+    return _search_text(*words)
+
+
+def texts_by_run(table: Any, column: str) -> dict[str, list[str]]:
+    """run → the non-empty values of ``column`` of a ``messages`` or ``tool_calls`` table, in order."""
+    found: dict[str, list[str]] = {}
+    if table is None or column not in table.column_names:
+        return found
+    for run, text in zip(table.column("run").to_pylist(), table.column(column).to_pylist(), strict=True):
+        if text:
+            found.setdefault(str(run), []).append(str(text))
+    return found
 
 
 def _total_tokens(item: Mapping[str, Any]) -> int | None:
@@ -140,7 +206,26 @@ def row_of_fold(run: str, result: FoldResult, status: str | None = None) -> RunR
         caller=(state.caller or None) if state is not None else None,
         segments=len(result.segments) if state is not None else None,
         stale_terminal=result.stale_terminal,
+        token_parts=_fold_tokens(result),
+        search_text=_search_text(run, shown, fold_search_text(result)),
     )
+
+
+def _fold_tokens(result: FoldResult) -> Tokens | None:
+    if result.state is None:
+        return None
+    c = result.state.counters
+    return Tokens(c.in_tokens, c.out_tokens, c.cache_read_tokens, c.cache_create_tokens, c.thinking_tokens)
+
+
+def with_costs(rows: list[RunRow], prices: Prices | None) -> list[RunRow]:
+    """The rows with their cost by the user's price table (None where the table has no row for the model)."""
+    if prices is None:
+        return rows
+    return [
+        replace(row, cost=row.token_parts.cost(prices, row.model) if row.token_parts is not None else None)
+        for row in rows
+    ]
 
 
 @dataclass(slots=True)
@@ -151,31 +236,47 @@ class RunBrowserModel:
     rows: list[RunRow]
     text_filter: str = ""
     statuses: frozenset[str] = field(default_factory=frozenset)  # empty: every status
+    # Newest first: a post-mortem starts from what just happened.
     sort_key: str = "created"
-    descending: bool = False
+    descending: bool = True
     page: int = 0
     page_size: int = DEFAULT_ROWS_PER_PAGE
+    prices: Prices | None = None
 
     @classmethod
-    def from_folds(cls, folds: Mapping[str, FoldResult]) -> RunBrowserModel:
+    def from_folds(cls, folds: Mapping[str, FoldResult], prices: Prices | None = None) -> RunBrowserModel:
         """From folds alone (run → lenient fold), each row with the fold's status."""
-        return cls([row_of_fold(run, result) for run, result in folds.items()])
+        prices = check_prices(prices)
+        return cls(with_costs([row_of_fold(run, result) for run, result in folds.items()], prices), prices=prices)
 
     @classmethod
-    def from_runs_table(cls, table: Any, findings: Any = None) -> RunBrowserModel:
+    def from_runs_table(
+        cls,
+        table: Any,
+        findings: Any = None,
+        messages: Any = None,
+        tool_calls: Any = None,
+        prices: Prices | None = None,
+    ) -> RunBrowserModel:
         """From the ``runs`` Arrow table of ``journaltools.tables`` (columns of INTERFACES.md), and optionally its
-        ``findings`` table, which names the first error of each ``invalid`` run. Columns a table lacks are
+        ``findings`` table, which names the first error of each ``invalid`` run, and its ``messages`` and
+        ``tool_calls`` tables, whose text and tool names the search looks through. Columns a table lacks are
         unknown (shown ``—``), so a narrower table (a listing's, say) still browses."""
+        prices = check_prices(prices)
         problems = first_errors(findings) if findings is not None else {}
+        texts = texts_by_run(messages, "text")
+        tools = texts_by_run(tool_calls, "name")
         rows = []
         for item in table.to_pylist():
             status = str(item["status"])
             pending = _int_or_none(item.get("pending_calls"))
+            run = str(item["run"])
+            created, updated = _utc_text(item.get("created")), _utc_text(item.get("updated"))
             rows.append(
                 RunRow(
                     run=str(item["run"]),
                     status=status,
-                    created=_utc_text(item.get("created")),
+                    created=created,
                     model=item.get("model"),
                     llm_calls=_int_or_none(item.get("llm_calls")),
                     tokens=_total_tokens(item),
@@ -194,22 +295,42 @@ class RunBrowserModel:
                     segments=_int_or_none(item.get("segments")),
                     stale_terminal=bool(item.get("stale_terminal")),
                     task_state=item.get("task_state"),
+                    updated=updated,
+                    token_parts=_token_parts(item),
+                    search_text=_search_text(
+                        run,
+                        status,
+                        created,
+                        updated,
+                        item.get("model"),
+                        item.get("caller"),
+                        item.get("prompt"),
+                        item.get("terminal_message"),
+                        *tools.get(run, ()),
+                        *texts.get(run, ()),
+                    ),
                 )
             )
-        return cls(rows)
+        return cls(with_costs(rows, prices), prices=prices)
 
     @classmethod
-    def from_tables(cls, tables: Tables) -> RunBrowserModel:
-        """From a ``journaltools.tables.Tables`` (its ``runs`` and ``findings``)."""
-        return cls.from_runs_table(tables.runs, tables.findings)
+    def from_tables(cls, tables: Tables, prices: Prices | None = None) -> RunBrowserModel:
+        """From a ``journaltools.tables.Tables`` (its ``runs`` and ``findings``; ``messages`` and ``tool_calls``
+        for the search)."""
+        return cls.from_runs_table(tables.runs, tables.findings, tables.messages, tables.tool_calls, prices)
 
     # -- what is shown ---------------------------------------------------------------------------
 
     @property
     def columns(self) -> list[Column]:
-        """The columns shown: ``task`` only when some row has a task state."""
-        has_tasks = any(row.task_state is not None for row in self.rows)
-        return [column for column in COLUMNS if column.key != "task_state" or has_tasks]
+        """The columns shown: ``task`` only when some row has a task state, ``cost`` only with a price table,
+        ``updated`` only when some row knows it."""
+        has = {
+            "task_state": any(row.task_state is not None for row in self.rows),
+            "cost": self.prices is not None,
+            "updated": any(row.updated is not None for row in self.rows),
+        }
+        return [column for column in COLUMNS if has.get(column.key, True)]
 
     @property
     def status_choices(self) -> list[str]:
@@ -217,24 +338,22 @@ class RunBrowserModel:
         present = {row.status for row in self.rows}
         return [s for s in STATUSES if s in present] + sorted(present - set(STATUSES))
 
+    def matches(self, row: RunRow) -> bool:
+        """Whether ``row`` passes the search: every word of it appears in the run id, status, reason, dates,
+        model, caller, prompt, tool names or message text."""
+        words = self.text_filter.lower().split()
+        if not words:
+            return True
+        haystack = row.search_text or _search_text(row.run, row.status, row.model, row.caller)
+        return all(word in haystack or word in row.reason.lower() for word in words)
+
     def status_counts(self) -> dict[str, int]:
-        counts = Counter(row.status for row in self.rows)
+        """Runs per status among those the search leaves (the chips' counts follow the search box)."""
+        counts = Counter(row.status for row in self.rows if self.matches(row))
         return {status: counts[status] for status in sorted(counts)}
 
     def visible(self) -> list[RunRow]:
-        needle = self.text_filter.strip().lower()
-        kept = [
-            row
-            for row in self.rows
-            if (not self.statuses or row.status in self.statuses)
-            and (
-                not needle
-                or needle in row.run.lower()
-                or needle in (row.model or "").lower()
-                or needle in (row.caller or "").lower()
-                or needle in row.reason.lower()
-            )
-        ]
+        kept = [row for row in self.rows if (not self.statuses or row.status in self.statuses) and self.matches(row)]
         key = self.sort_key if self.sort_key in SORT_KEYS else "run"
         # Unknown values (None) always sort last, whichever the direction.
         known = [row for row in kept if getattr(row, key) is not None]
@@ -275,10 +394,13 @@ class RunBrowserModel:
         return replace(self, sort_key=key, descending=descending, page=0)
 
     def toggle_sort(self, key: str) -> RunBrowserModel:
-        """A header click: sort by ``key`` ascending, or flip the direction when already sorted by it."""
+        """A header click: sort by ``key`` (dates and numbers biggest first, text A to Z), or flip the direction
+        when already sorted by it."""
         if key == self.sort_key:
             return self.sorted_by(key, not self.descending)
-        return self.sorted_by(key, False)
+        column = next((c for c in COLUMNS if c.key == key), None)
+        biggest_first = key in ("created", "updated") or (column is not None and column.numeric)
+        return self.sorted_by(key, biggest_first)
 
     def with_page(self, page: int) -> RunBrowserModel:
         return replace(self, page=min(max(0, page), self.page_count - 1))
@@ -351,17 +473,19 @@ def load_source(
     return RunBrowserModel.from_tables(tables), RunFolds(backend, owned=True)
 
 
-#: The browser's own styles: buttons made to look and behave like the cells of a table.
+#: The browser's own styles: buttons made to look and behave like the cells of a table. Column widths fit
+#: their label plus the sort arrow; the container queries hide columns by priority as the notebook narrows.
 BROWSER_STYLE = """<style>
-.jt-browser { max-width: 100%; }
-.jt-browser .jt-toolbar { align-items: center; gap: 6px; flex-wrap: wrap; }
+.jt-browser { max-width: 100%; container-type: inline-size; container-name: jt-browser; }
+.jt-browser .jt-toolbar { align-items: center; gap: 6px; flex-wrap: wrap; overflow: visible; }
 .jt-browser .jt-chip.jupyter-button { height: 24px; line-height: 22px; border-radius: 12px; padding: 0 10px;
     font-size: 12px; color: var(--jt-fg); background: transparent; border: 1px solid var(--jt-border-strong);
     width: auto; margin: 0 2px; }
 .jt-browser .jt-chip.jupyter-button.mod-active { background: var(--jt-surface-2); border-color: var(--jt-brand);
     box-shadow: inset 0 0 0 1px var(--jt-brand); }
-.jt-browser .jt-rows { overflow-x: auto; }
-.jt-browser .jt-thead, .jt-browser .jt-tr { min-width: max-content; border-bottom: 1px solid var(--jt-border); }
+.jt-browser .jt-rows { overflow-x: auto; overflow-y: visible; }
+.jt-browser .jt-thead, .jt-browser .jt-tr { min-width: min-content; width: 100%; overflow: visible;
+    border-bottom: 1px solid var(--jt-border); align-items: stretch; }
 .jt-browser .jt-thead { background: var(--jt-surface-2); border-bottom: 1px solid var(--jt-border-strong); }
 .jt-browser .jt-tr { cursor: pointer; }
 .jt-browser .jt-tr:hover { background: rgba(33, 150, 243, 0.08);
@@ -369,36 +493,60 @@ BROWSER_STYLE = """<style>
 .jt-browser .jt-tr.jt-selected { background: rgba(33, 150, 243, 0.16);
     background: color-mix(in srgb, var(--jt-brand) 18%, transparent); box-shadow: inset 3px 0 0 var(--jt-brand); }
 .jt-browser .jupyter-button.jt-td, .jt-browser .jupyter-button.jt-th { background: transparent; color: var(--jt-fg);
-    text-align: left; padding: 0 8px; margin: 0; height: 28px; line-height: 28px; border-radius: 0;
+    text-align: left; padding: 0 8px; margin: 0; height: 32px; line-height: 32px; border-radius: 0;
     box-shadow: none; font-size: 12px; min-width: 0; width: auto; outline-offset: -2px; }
 .jt-browser .jupyter-button.jt-td:focus:not(:focus-visible),
 .jt-browser .jupyter-button.jt-th:focus:not(:focus-visible) { outline: none; box-shadow: none; }
-.jt-browser .jupyter-button.jt-th { font-weight: 700; }
+.jt-browser .jupyter-button.jt-th { font-weight: 700; text-overflow: clip; }
 .jt-browser .jupyter-button.jt-th:hover { text-decoration: underline; }
 .jt-browser .jupyter-button.jt-td.jt-col-run { font-family: var(--jt-mono); }
 .jt-browser .jupyter-button.jt-num { text-align: right; font-variant-numeric: tabular-nums; }
-.jt-browser .jt-col-run { flex: 0 0 17em; }
-.jt-browser .jt-col-status { flex: 0 0 8.5em; }
-.jt-browser .jt-col-reason { flex: 0 0 26em; }
-.jt-browser .jt-col-created { flex: 0 0 12.5em; }
+/* The run id stays on screen when the table scrolls sideways (after sorting by a far column, say). */
+.jt-browser .jupyter-button.jt-col-run { position: sticky; left: 0; z-index: 2; background: var(--jt-surface);
+    box-shadow: 1px 0 0 var(--jt-border); }
+.jt-browser .jt-thead .jupyter-button.jt-col-run { background: var(--jt-surface-2); }
+.jt-browser .jt-tr.jt-selected .jupyter-button.jt-col-run { background: rgba(33, 150, 243, 0.3);
+    background: color-mix(in srgb, var(--jt-brand) 18%, var(--jt-surface));
+    box-shadow: inset 3px 0 0 var(--jt-brand), 1px 0 0 var(--jt-border); }
+/* The reason wraps to two lines rather than being cut: its start is what differs between runs. */
+.jt-browser .jupyter-button.jt-td.jt-col-reason { white-space: normal; line-height: 15px; padding-top: 1px;
+    padding-bottom: 1px; display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 2;
+    line-clamp: 2; overflow: hidden; text-overflow: ellipsis; overflow-wrap: anywhere; align-self: center;
+    height: auto; max-height: 32px; }
+.jt-browser .jt-col-run { flex: 0 0 18.5em; }
+.jt-browser .jt-col-status { flex: 0 0 10em; }
+.jt-browser .jt-col-reason { flex: 1 1 16em; }
+.jt-browser .jt-col-created { flex: 0 0 11em; }
+.jt-browser .jt-col-tokens { flex: 0 0 7.5em; }
+.jt-browser .jt-col-cost { flex: 0 0 6.5em; }
+.jt-browser .jt-col-pending_calls { flex: 0 0 7.5em; }
 .jt-browser .jt-col-model { flex: 0 0 11em; }
-.jt-browser .jt-col-caller { flex: 0 0 10em; }
-.jt-browser .jt-col-segments { flex: 0 0 7.5em; }
-.jt-browser .jt-col-llm_calls { flex: 0 0 7em; }
-.jt-browser .jt-col-pending_calls { flex: 0 0 6em; }
-.jt-browser .jt-col-tokens { flex: 0 0 6.5em; }
+.jt-browser .jt-col-llm_calls { flex: 0 0 9em; }
+.jt-browser .jt-col-segments { flex: 0 0 8em; }
+.jt-browser .jt-col-caller { flex: 0 0 9em; }
+.jt-browser .jt-col-updated { flex: 0 0 11em; }
 .jt-browser .jt-col-task_state { flex: 0 0 7em; }
+.jt-browser .jt-col-reason { min-width: 14em; }
 .jt-browser .jupyter-button.jt-td.jt-col-status::before { content: ""; display: inline-block; width: 8px;
     height: 8px; border-radius: 50%; margin-right: 6px; background: var(--jt-tone); }
-.jt-browser .jt-pager { align-items: center; gap: 6px; }
+.jt-browser .jt-pager { align-items: center; gap: 6px; overflow: visible; flex-wrap: wrap; }
 .jt-browser .jt-pager .jupyter-button { width: auto; height: 24px; line-height: 24px; font-size: 12px; }
-.jt-browser .jt-detail { border-top: 2px solid var(--jt-border-strong); margin-top: 6px; padding-top: 4px; }
+.jt-browser .jt-detail { border: 2px solid var(--jt-brand); border-radius: 4px; margin: 6px 0; padding: 4px 8px;
+    overflow: visible; }
+.jt-browser .jt-detail-bar { align-items: center; gap: 6px; overflow: visible; flex-wrap: wrap; }
+.jt-browser .jt-detail-bar .jupyter-button { width: auto; height: 24px; line-height: 24px; font-size: 12px; }
+@container jt-browser (max-width: 1392px) { .jt-browser:not(.jt-all-columns) .jt-prio-6 { display: none; } }
+@container jt-browser (max-width: 1257px) { .jt-browser:not(.jt-all-columns) .jt-prio-5 { display: none; } }
+@container jt-browser (max-width: 1142px) { .jt-browser:not(.jt-all-columns) .jt-prio-4 { display: none; } }
+@container jt-browser (max-width: 1047px) { .jt-browser:not(.jt-all-columns) .jt-prio-3 { display: none; } }
+@container jt-browser (max-width: 952px) { .jt-browser:not(.jt-all-columns) .jt-prio-2 { display: none; } }
 </style>"""
 
 
 class RunBrowser:
-    """The view: a filter box, status chips, the table (click a header to sort, a row to open), a pager and
-    the opened run's conversation below, with previous/next to step through the runs in table order."""
+    """The view: a search box, status chips, the opened run's pane, the table (click a header to sort, a row to
+    open) and a pager. The pane sits above the table with previous/next to step through the runs in table
+    order; opening a run focuses its bar, so the browser scrolls the run's header into view."""
 
     def __init__(
         self,
@@ -406,26 +554,40 @@ class RunBrowser:
         loader: RunLoader | None = None,
         rows_per_page: int | None = None,
         conversation_page_size: int = 50,
+        prices: Prices | None = None,
     ) -> None:
         import ipywidgets as w
 
         if rows_per_page is not None:
             model = replace(model, page_size=max(1, rows_per_page), page=0)
+        if prices is not None:
+            prices = check_prices(prices)
+            model = replace(model, rows=with_costs(model.rows, prices), prices=prices)
         self.model = model
         self.loader = loader
         self.conversation_page_size = conversation_page_size
         self.selected: str | None = None
         self.columns = model.columns
+        self.conversation: Any = None
+        self._conversation_view: Any = None
+        self._shown_once = False
 
-        self.filter_box = w.Text(placeholder="filter by run, model, caller or reason", layout=w.Layout(width="22em"))
+        self.filter_box = w.Text(
+            placeholder="search runs, prompts, tools, messages, dates…",
+            layout=w.Layout(width="24em"),
+            continuous_update=True,
+        )
         self.filter_box.observe(self._on_filter, names="value")
         self.chips = {status: w.ToggleButton(value=False) for status in model.status_choices}
         for status, chip in self.chips.items():
             chip.add_class("jt-chip")
             chip.tooltip = f"show only {status} runs (several may be chosen)"
             chip.observe(self._on_filter, names="value")
+        self.all_columns = w.ToggleButton(value=False, description="all columns", tooltip="show every column")
+        self.all_columns.add_class("jt-chip")
+        self.all_columns.observe(self._on_all_columns, names="value")
         self.summary = w.HTML()
-        toolbar = w.HBox([self.filter_box, *self.chips.values(), self.summary])
+        toolbar = w.HBox([self.filter_box, *self.chips.values(), self.all_columns, self.summary])
         toolbar.add_class("jt-toolbar")
 
         self.headers = [self._cell_button("jt-th", column) for column in self.columns]
@@ -455,14 +617,26 @@ class RunBrowser:
         pager = w.HBox([self.previous_page, self.page_label, self.next_page])
         pager.add_class("jt-pager")
 
-        self.detail = w.VBox()
+        # The pane's bar is made once and kept: a focus message reaches a view that is already on the page
+        # (one sent to a widget made in the same step could arrive before its view exists).
+        self.previous_run = w.Button(description="← previous run")
+        self.next_run = w.Button(description="next run →")
+        self.close_button = w.Button(description="close", tooltip="close this run and go back to the list")
+        self.previous_run.on_click(lambda _button: self._step(-1))
+        self.next_run.on_click(lambda _button: self._step(1))
+        self.close_button.on_click(lambda _button: self.select(None))
+        self.detail_title = w.HTML()
+        bar = w.HBox([self.close_button, self.previous_run, self.next_run, self.detail_title])
+        bar.add_class("jt-detail-bar")
+        self.detail_body = w.VBox()
+        self.detail = w.VBox([bar, self.detail_body])
         self.detail.add_class("jt-detail")
         self.detail.layout.display = "none"
         style = w.HTML(STYLE + BROWSER_STYLE)
         style.layout.display = "none"  # a <style> applies wherever it sits in the page
         table = w.VBox([head, *self.row_widgets])
         table.add_class("jt-rows")  # header and rows scroll sideways together when the notebook is narrow
-        self.widget = w.VBox([style, toolbar, table, pager, self.detail])
+        self.widget = w.VBox([style, toolbar, self.detail, table, pager])
         self.widget.add_class("jt")
         self.widget.add_class("jt-browser")
         self._render()
@@ -472,8 +646,13 @@ class RunBrowser:
         import ipywidgets as w
 
         button = w.Button()
-        button._dom_classes = (kind, f"jt-col-{column.key}", *(("jt-num",) if column.numeric else ()))
+        button._dom_classes = RunBrowser._cell_classes(kind, column)
         return button
+
+    @staticmethod
+    def _cell_classes(kind: str, column: Column, *extra: str) -> tuple[str, ...]:
+        numeric = ("jt-num",) if column.numeric else ()
+        return (kind, f"jt-col-{column.key}", f"jt-prio-{column.priority}", *numeric, *extra)
 
     @classmethod
     def from_source(
@@ -482,11 +661,13 @@ class RunBrowser:
         progress: bool | None = None,
         rows_per_page: int | None = None,
         task_store: str | os.PathLike[str] | TaskStore | None = None,
+        prices: Prices | None = None,
     ) -> RunBrowser:
         """Load a source's runs (a progress bar in a notebook) and browse them; ``task_store`` as for
-        ``load_source``."""
+        ``load_source``; ``prices`` (model → price per million tokens of ``input``, ``output``, ``cache_read``,
+        ``cache_create``: your own table, none is bundled) adds a cost column."""
         model, loader = load_source(url, progress=progress, task_store=task_store)
-        return cls(model, loader, rows_per_page=rows_per_page)
+        return cls(model, loader, rows_per_page=rows_per_page, prices=prices)
 
     @classmethod
     def from_tables(cls, tables: Any, loader: RunLoader | None = None, **options: Any) -> RunBrowser:
@@ -499,10 +680,22 @@ class RunBrowser:
         self.model = self.model.with_filter(self.filter_box.value, chosen)
         self._render()
 
+    def _on_all_columns(self, change: dict[str, Any]) -> None:
+        if change["new"]:
+            self.widget.add_class("jt-all-columns")
+        else:
+            self.widget.remove_class("jt-all-columns")
+
     def _on_row_click(self, index: int) -> None:
         run = self._row_runs[index]
         if run is not None:
             self.select(run)
+
+    def _step(self, step: int) -> None:
+        if self.selected is not None:
+            target = self.model.neighbour(self.selected, step)
+            if target is not None:
+                self.select(target)
 
     def sort_by_header(self, key: str) -> None:
         """What a click on a column header does: sort by it, or flip the direction."""
@@ -521,7 +714,7 @@ class RunBrowser:
         model = self.model
         for column, button in zip(self.columns, self.headers, strict=True):
             button.description = model.header_label(column)
-            button.tooltip = f"sort by {column.label}"
+            button.tooltip = f"sort by {column.label}" + (f" ({column.tooltip})" if column.tooltip else "")
         counts = model.status_counts()
         for status, chip in self.chips.items():
             chip.description = f"{status} {counts.get(status, 0):,}"
@@ -539,55 +732,67 @@ class RunBrowser:
                 cell.tooltip = f"{row.run}: {text}" if column.key == "reason" else text
                 if column.key == "status":
                     tone = STATUS_TONES.get(row.status, "muted")
-                    cell._dom_classes = ("jt-td", "jt-col-status", f"jt-tone-{tone}", f"jt-status-{row.status}")
+                    cell._dom_classes = self._cell_classes(
+                        "jt-td", column, f"jt-tone-{tone}", f"jt-status-{row.status}"
+                    )
         self.page_label.value = f"{model.page_text()} · page {min(model.page, model.page_count - 1) + 1} of " + (
             f"{model.page_count:,}"
         )
         self.previous_page.disabled = model.page <= 0
         self.next_page.disabled = model.page >= model.page_count - 1
-        self.summary.value = f'<span class="jt-muted">{len(model.rows):,} runs</span>'
+        order = "newest first" if (model.sort_key, model.descending) == ("created", True) else ""
+        self.summary.value = f'<span class="jt-muted">{len(model.rows):,} runs{", " + order if order else ""}</span>'
 
     def select(self, run: str | None) -> None:
-        """Open ``run``'s conversation below the table (``None`` closes it); its row is marked and shown."""
-        import ipywidgets as w
-
-        from journaltools.widgets.conversation import ConversationView
+        """Open ``run`` in the pane above the table (``None`` closes it); its row is marked and its page shown,
+        and the pane's bar takes the focus so the browser brings the run's header into view."""
+        from journaltools.widgets.conversation import ConversationModel, ConversationView
 
         self.selected = run
         if run is None:
-            self.detail.children = ()
+            self.detail_body.children = ()
             self.detail.layout.display = "none"
+            self.conversation = None
             self._render()
             return
         page = self.model.page_of(run)
         if page is not None and page != self.model.page:
             self.model = self.model.with_page(page)
         self._render()
-        status = next((row.status for row in self.model.rows if row.run == run), None)
+        row = next((row for row in self.model.rows if row.run == run), None)
+        status = row.status if row is not None else None
         result = self.loader(run) if self.loader is not None else None
+        facts_of = getattr(self.loader, "facts", None)
+        facts = facts_of(run) if callable(facts_of) and result is not None else None
         if result is None:
+            import ipywidgets as w
+
             body: Any = w.HTML(
                 themed(f"<p>No conversation for <code>{esc(run)}</code>: the source has no readable journal.</p>")
             )
         else:
-            body = ConversationView.from_fold(result, page_size=self.conversation_page_size, status=status).widget
-        self.detail.children = (self._detail_bar(run), body)
-        self.detail.layout.display = ""
-
-    def _detail_bar(self, run: str) -> Any:
-        import ipywidgets as w
-
+            model = ConversationModel.from_fold(
+                result, page_size=self.conversation_page_size, status=status, facts=facts, prices=self.model.prices
+            )
+            # One view, reused: its widgets are already on the page when the next run opens, so the focus
+            # message below reaches them (a new widget's view may not exist yet when it arrives).
+            if self._conversation_view is None:
+                self._conversation_view = ConversationView(model)
+            else:
+                self._conversation_view.show_model(model)
+            body = self._conversation_view.widget
+        self.conversation = self._conversation_view if result is not None else None
         previous_run, next_run = self.model.neighbour(run, -1), self.model.neighbour(run, 1)
-        previous = w.Button(description="← previous run", disabled=previous_run is None, tooltip=previous_run or "")
-        following = w.Button(description="next run →", disabled=next_run is None, tooltip=next_run or "")
-        close = w.Button(description="close", tooltip="close this conversation")
-        previous.on_click(lambda _button: self.select(previous_run))
-        following.on_click(lambda _button: self.select(next_run))
-        close.on_click(lambda _button: self.select(None))
-        title = w.HTML(themed(f"<b>opened</b> <code>{esc(run)}</code>"))
-        bar = w.HBox([previous, following, close, title])
-        bar.add_class("jt-pager")
-        return bar
+        self.previous_run.disabled, self.previous_run.tooltip = previous_run is None, previous_run or ""
+        self.next_run.disabled, self.next_run.tooltip = next_run is None, next_run or ""
+        self.detail_title.value = themed(f"<b>opened</b> <code>{esc(run)}</code>")
+        self.detail_body.children = (body,)
+        self.detail.layout.display = ""
+        if self.conversation is not None and self._shown_once:
+            self.conversation.focus()
+        else:
+            self.close_button.focus()
+        self._shown_once = self.conversation is not None
 
     def close(self) -> None:
         """Close the source the loader reads from, when the browser opened it."""
