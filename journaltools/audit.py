@@ -48,6 +48,7 @@ from journaltools.tables.parquet import ParquetTables, parquet_writer, read_audi
 
 if TYPE_CHECKING:
     from journaltools.backends.base import Backend
+    from journaltools.tasks import TaskStore
     from journaltools.turnjournal.stores import TurnStore
 
 __all__ = ["AUDIT_TABLES", "AuditResult", "audit_sources", "listing_findings", "read_audit"]
@@ -149,6 +150,16 @@ def _turn_findings(store: str | os.PathLike[str] | TurnStore | None, stuck_after
     return audit_turns(opened, stuck_after=stuck_after).findings
 
 
+def _task_findings(store: str | os.PathLike[str] | TaskStore | None) -> list[Finding]:
+    """What the task store holds that needs a look (a record the runtime cannot read, a completion without a
+    result...): findings of the audit, while such a record's run simply gets a null ``task_state``."""
+    if store is None:
+        return []
+    from journaltools.tasks.analysis import audit_tasks
+
+    return audit_tasks(os.fspath(store) if isinstance(store, os.PathLike) else store).findings
+
+
 def audit_sources(
     sources: Sources = None, options: LoadOptions | None = None, **changes: Unpack[LoadChanges]
 ) -> AuditResult:
@@ -177,7 +188,7 @@ def audit_sources(
     tasks, close_tasks = None, False
     try:
         tasks, close_tasks = open_task_store_of(opts.task_store)  # both stores first: a wrong URL fails before work
-        turns = _turn_findings(opts.turn_store, opts.stuck_after)
+        turns = [*_task_findings(tasks), *_turn_findings(opts.turn_store, opts.stuck_after)]
         load_options = dataclasses.replace(opts, task_store=tasks, records=opts.wants_records(default=False))
         for url in urls:
             with open_source(url) as backend:
@@ -274,7 +285,8 @@ def _audit_dask(urls: Sequence[str], directory: Path, opts: LoadOptions) -> Audi
     tasks: list[Any] = []
     task_store = os.fspath(opts.task_store) if isinstance(opts.task_store, (str, os.PathLike)) else None
     batch_options = dataclasses.replace(opts.for_batches(), records=opts.wants_records(default=False))
-    turns = _turn_findings(opts.turn_store, opts.stuck_after)  # first: a wrong URL fails before any work
+    # First: a wrong URL fails before any work.
+    turns = [*_task_findings(opts.task_store), *_turn_findings(opts.turn_store, opts.stuck_after)]
     # The sources stay open until the tasks are done: closing an embedded source stops its server.
     with contextlib.ExitStack() as opened:
         for url in urls:

@@ -59,8 +59,54 @@ def run_demo(samples: Path | None = None, out: Path = DEFAULT_OUT) -> int:
         status |= cli(["ls", stream])
         banner(f"journaltools compare {source} {stream}   (documented / summary_rule, never a discrepancy)")
         status |= cli(["compare", source, stream, "--fail-on", "discrepancy"])
+    with tempfile.TemporaryDirectory(prefix="journaltools-demo-stores-") as stores:
+        tasks, turns = write_demo_stores(Path(stores))
+        banner(f"journaltools tasks {tasks}   (fisk-ai task records: answered, failed, waiting)")
+        status |= cli(["tasks", str(tasks)])
+        banner(f"journaltools turns {turns}   (agent-harness-go checkpoints that need an operator)")
+        status |= cli(["turns", str(turns)])
     print_next_steps(samples, out)
     return status
+
+
+def write_demo_stores(root: Path) -> tuple[Path, Path]:
+    """A fisk-ai task directory and an agent-harness-go state directory, written in the runtimes' own layouts:
+    one task answered, one failed, one waiting; one turn whose side-effecting call was requested and may have run
+    (so recovery asks an operator)."""
+    import json
+
+    from journaltools.stores import open_task_store, open_turn_store
+    from journaltools.turnjournal import HistoryMessageRef, ToolBatchCheckpoint, ToolCheckpoint, TurnRecord
+
+    tasks, turns = root / "tasks", root / "state"
+    with open_task_store(tasks, create=True) as task_store:
+        for task_id, answer in (("invoice-42", "result"), ("report-7", "error"), ("backup-3", None)):
+            ask = {"protocol": "io.choria.fisk-ai.v1.request.prompt", "id": f"m-{task_id}", "request": task_id}
+            task_store.submit(json.dumps({**ask, "prompt": "sum the invoices"}).encode())
+            if answer is not None:
+                reply = {"protocol": f"io.choria.fisk-ai.v1.{answer}", "request": task_id}
+                words = {"text": "12 invoices"} if answer == "result" else {"error": "the provider refused"}
+                task_store.complete(task_id, json.dumps({**reply, **words}).encode())
+    digest = "0" * 64
+
+    def message(message_id: str) -> HistoryMessageRef:
+        return HistoryMessageRef(workspace_id="acme", session_id="s1", message_id=message_id, digest=digest)
+
+    with open_turn_store(turns, create=True) as store:
+        record = store.create(
+            TurnRecord(
+                workspace_id="acme",
+                session_id="s1",
+                task_id="invoice-42",
+                owner_identity="worker-1",
+                input=message("m1"),
+            )
+        )
+        record = store.update(record.with_changes(phase="provider_pending"), record.revision)
+        email = ToolCheckpoint(invocation_id="call-1", name="send_email", args_digest=digest, outcome="requested")
+        batch = ToolBatchCheckpoint(assistant=message("m2"), calls=(email,))
+        store.update(record.with_changes(phase="tool_pending", tool_batch=batch), record.revision)
+    return tasks, turns
 
 
 def _in_checkout(samples: Path) -> Path | None:

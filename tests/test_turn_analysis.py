@@ -203,7 +203,9 @@ def test_audit_with_a_task_store_and_a_turn_store(tmp_path: Path, capsys: pytest
     outcome = audit_sources(
         [str(journals)], parquet=tmp_path / "out", task_store=tmp_path / "tasks", turn_store=tmp_path / "turns"
     )
-    assert sorted(f.code for f in outcome.findings) == ["turn_call_requested", "turn_stuck", "turn_stuck"]
+    # The corrupt task record is a finding of the audit (and a null task_state), never the audit's end.
+    codes = ["task_record_invalid", "turn_call_requested", "turn_stuck", "turn_stuck"]
+    assert sorted(f.code for f in outcome.findings) == codes
     runs = pq.read_table(tmp_path / "out" / "runs.parquet").to_pylist()
     assert {row["run"]: row["task_state"] for row in runs} == {
         "run-a": "submitted",
@@ -213,7 +215,7 @@ def test_audit_with_a_task_store_and_a_turn_store(tmp_path: Path, capsys: pytest
     }
     stores = ["--turn-store", str(tmp_path / "turns"), "--task-store", str(tmp_path / "tasks")]
     code = main(["audit", str(journals), *stores, "--json", "--quiet", "--fail-on", "warning"])
-    assert code == 1 and len(json.loads(capsys.readouterr().out)) == 3
+    assert code == 1 and len(json.loads(capsys.readouterr().out)) == 4
 
 
 def open_store(path: Path):  # type: ignore[no-untyped-def]
