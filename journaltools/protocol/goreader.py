@@ -362,7 +362,7 @@ class _Decoder:
         if rule == _STR:
             if kind != STRING:
                 raise self._type_error(index, path, item.go_type)
-            values[item.name] = self.string(index)
+            values[item.name] = string_value(self.raw, self.tokens.starts[index], self.tokens.ends[index], self._note)
         elif rule in (_INT, _UINT):
             values[item.name] = self.integer(index, path, item.go_type, unsigned=rule == _UINT)
         elif rule == _BOOL:

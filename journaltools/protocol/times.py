@@ -87,7 +87,7 @@ def _two_digits(text: str) -> int | None:
     return int(text) if len(text) == 2 and text.isascii() and text.isdigit() else None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a frozen dataclass is slower to build, and this one never escapes
 class _Fields:
     """A parsed time as Go holds it before any arithmetic: the wall clock and the zone offset (None for ``Z``)."""
 
