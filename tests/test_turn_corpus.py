@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from journaltools._gojson import compact, html_escape, html_unescape
 from journaltools.errors import CorruptTurnStore, InvalidTurnRecord, JournalError, SourceError, TurnNotFound
+from journaltools.protocol.gojson import compact, html_escape, html_unescape
 from journaltools.turnjournal.records import (
     ExternalChildRef,
     HistoryMessageRef,

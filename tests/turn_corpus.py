@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from journaltools._gojson import GoTime, Node, compact, html_escape, parse_go_time, parse_value
 from journaltools.errors import JournalError, TurnJournalError
+from journaltools.protocol.gojson import Node, compact, html_escape, parse_value
+from journaltools.protocol.times import GoTime, parse_go_time
 from journaltools.turnjournal.records import TurnRecord, encode_record, parse_record_node
 from journaltools.turnjournal.stores import CASStore, FileStore, MemoryBlobStore, TurnStore
 

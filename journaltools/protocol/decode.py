@@ -23,8 +23,9 @@ from typing import Final
 import msgspec
 
 from journaltools.errors import UndecodableLine
-from journaltools.protocol.encode import go_escape, has_go_escaped_characters
+from journaltools.protocol.gojson import has_go_escaped_characters, html_escape
 from journaltools.protocol.kinds import UINT64_MAX, Record
+from journaltools.protocol.times import valid_calendar_date
 
 _DECODER: Final = msgspec.json.Decoder(Record)
 #: The encoder ``protocol.encode`` uses, without Go's escapes: the fast path compares before escaping.
@@ -58,7 +59,7 @@ def decode_line(raw: bytes) -> DecodedLine:
         # Identical before Go's HTML-safe escapes: canonical only if the line holds none of those characters.
         if has_go_escaped_characters(raw):
             return _exact(raw)
-    elif not has_go_escaped_characters(encoded) or go_escape(encoded) != raw:
+    elif not has_go_escaped_characters(encoded) or html_escape(encoded) != raw:
         return _exact(raw)
     if not _canonical_fields(record, raw):
         return _exact(raw)
@@ -81,7 +82,7 @@ def decode_canonical_lines(lines: list[bytes]) -> list[Record] | None:
         records = _LIST_DECODER.decode(joined)
     except (msgspec.DecodeError, RecursionError):
         return None
-    if len(records) != len(lines) or go_escape(_ENCODER.encode(records)) != joined:
+    if len(records) != len(lines) or html_escape(_ENCODER.encode(records)) != joined:
         return None
     if _compact_line(joined, indent=-1) != joined:  # whitespace in a raw field survives re-encoding
         return None
@@ -128,8 +129,6 @@ def _canonical_fields(record: Record, raw: bytes) -> bool:
 def _canonical_time(text: str) -> bool:
     if _CANONICAL_TIME.fullmatch(text) is None:
         return False
-    from journaltools.protocol.goreader import valid_calendar_date
-
     return valid_calendar_date(text)
 
 

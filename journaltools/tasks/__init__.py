@@ -27,20 +27,19 @@ from pathlib import Path
 from typing import Final
 
 from journaltools._durable import IrregularFile, create_file, exclusive_lock, read_regular_file, replace_file
-from journaltools._gojson import (
+from journaltools.errors import InvalidTask, StorageError, TaskAlreadyCompleted, TaskExists, TaskNotFound
+from journaltools.protocol.gojson import (
     GoJSONError,
-    GoTime,
     Node,
     go_raw_field,
     go_string,
     go_string_field,
     go_struct,
-    go_time_field,
     is_valid,
     marshal_raw,
     parse_single,
 )
-from journaltools.errors import InvalidTask, StorageError, TaskAlreadyCompleted, TaskExists, TaskNotFound
+from journaltools.protocol.times import GoTime, go_time_field
 
 STATE_SUBMITTED: Final = "submitted"
 STATE_COMPLETED: Final = "completed"

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
 
-from journaltools._gojson import (
-    GoTime,
+from journaltools.errors import InvalidTransition, InvalidTurnRecord
+from journaltools.protocol.gojson import (
     Node,
     compact,
     go_pointer,
@@ -27,7 +27,6 @@ from journaltools._gojson import (
     go_string,
     go_string_field,
     go_struct,
-    go_time_field,
     go_unsigned,
     html_unescape,
     indent,
@@ -35,7 +34,7 @@ from journaltools._gojson import (
     marshal_raw,
     parse_single,
 )
-from journaltools.errors import InvalidTransition, InvalidTurnRecord
+from journaltools.protocol.times import GoTime, go_time_field
 
 SCHEMA: Final = "agent-harness.turn.execution"
 SCHEMA_REVISION: Final = 3

@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import Final, Protocol
 
 from journaltools._durable import IrregularFile, create_file, exclusive_lock, read_regular_file, replace_file
-from journaltools._gojson import GoJSONError, GoTime
 from journaltools.errors import (
     CASRetryLimit,
     CorruptTurnStore,
@@ -45,6 +44,8 @@ from journaltools.errors import (
     TurnAlreadyExists,
     TurnNotFound,
 )
+from journaltools.protocol.gojson import GoJSONError
+from journaltools.protocol.times import GoTime
 from journaltools.turnjournal.records import (
     INDEX_SCHEMA_VERSION,
     SCHEMA,

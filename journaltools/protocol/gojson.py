@@ -1,0 +1,833 @@
+"""Go's ``encoding/json``, written once for every reader and writer of Go-written JSON in journaltools: the fisk-ai
+run journal's exact reader (``protocol.goreader``), the task store (``tasks``) and the agent-harness-go turn
+checkpoints (``turnjournal``). Each rule lives here once; the callers keep only their record shapes.
+
+- syntax (``tokenize``): Go's scanner, checked over the whole input before anything is decoded; only space,
+  tab, newline and carriage return between tokens, no control bytes in strings, at most 10,000 open
+  containers, and Go's error wording. Iterative, so deep nesting cannot exhaust the interpreter's stack;
+- strings (``string_value``): each byte that is not valid UTF-8 becomes its own U+FFFD, and a surrogate
+  escape that is not half of a valid pair becomes U+FFFD;
+- numbers (``parse_go_integer``): ``strconv.ParseInt``/``ParseUint`` on a number token;
+- keys (``fold_key``): ``strings.EqualFold`` against lowercase ASCII field names;
+- a parse tree (``parse_value``, ``parse_single``) with every value's byte span and every key of an object in
+  order, duplicates included, and small combinators decoding it into Go structs (``go_struct``...);
+- writing: the HTML-safe escapes (``html_escape``), ``json.Compact`` (``compact``), ``Marshal`` of a string
+  (``go_string``) and of a ``json.RawMessage`` (``marshal_raw``), ``MarshalIndent`` (``indent``);
+- ``[]byte`` fields: ``base64.StdEncoding`` as Go decodes it (``go_base64``).
+
+Go's ``time.Time`` text is ``protocol.times``'.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+#: encoding/json's nesting limit: this many containers may be open at once, the outermost included.
+MAX_DEPTH: Final = 10_000
+#: The reason Go gives for input that stops in the middle of a value.
+UNEXPECTED_END: Final = "unexpected end of JSON input"
+
+
+class GoJSONError(ValueError):
+    """Bytes Go's decoder refuses; ``reason`` is Go's error text (Go 1.27 wording where known)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
+# ---------------------------------------------------------------------------------------------------
+# UTF-8: Go replaces each invalid byte by its own U+FFFD, where Python's "replace" handler would replace a
+# whole truncated multi-byte sequence by one.
+
+
+def _replace_one_byte(error: UnicodeError) -> tuple[str, int]:
+    if not isinstance(error, UnicodeDecodeError):
+        raise error
+    return "\ufffd", error.start + 1
+
+
+_GO_REPLACE: Final = "journaltools-go-replace"
+codecs.register_error(_GO_REPLACE, _replace_one_byte)
+
+
+def go_utf8(data: bytes) -> str:
+    """``data`` as Go reads bytes into a string: every byte that does not start a valid UTF-8 sequence becomes
+    its own U+FFFD."""
+    return data.decode("utf-8", _GO_REPLACE)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Tokens. The tokenizer checks the whole input first (Go's decoder refuses a syntax error anywhere before
+# it decodes a field) and records, for every container, the index just past its subtree, so a decoder
+# skips an unknown or raw value in one step however deep it is.
+
+OBJECT: Final = 0
+ARRAY: Final = 1
+STRING: Final = 2
+NUMBER: Final = 3
+TRUE: Final = 4
+FALSE: Final = 5
+NULL: Final = 6
+#: A token kind as Go's type errors name it ("cannot unmarshal bool into ...").
+KIND_NAMES: Final = ("object", "array", "string", "number", "bool", "bool", "null")
+
+_STRING_TOKEN: Final = re.compile(rb'"[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*"')
+_NUMBER_TOKEN: Final = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_SPACES: Final = re.compile(rb"[ \t\n\r]+")
+_WHITESPACE: Final = b" \t\n\r"
+_JSON_SPACE: Final = frozenset(_WHITESPACE)
+_LITERALS: Final = {ord("t"): (b"true", TRUE), ord("f"): (b"false", FALSE), ord("n"): (b"null", NULL)}
+_HEX: Final = frozenset(b"0123456789abcdefABCDEF")
+
+# What the tokenizer expects next.
+_VALUE: Final = 0
+_VALUE_OR_CLOSE: Final = 1  # just after "["
+_KEY: Final = 2
+_KEY_OR_CLOSE: Final = 3  # just after "{"
+_COLON: Final = 4
+_COMMA_OR_CLOSE: Final = 5
+_DONE: Final = 6
+
+
+def _quote_rune(raw: bytes, pos: int) -> str:
+    """The character at ``pos`` quoted as Go's error messages quote it (``'x'``, ``'\\t'``, ``'\\ufeff'``)."""
+    lead = raw[pos]
+    width = 1 if lead < 0x80 else 2 if 0xC2 <= lead <= 0xDF else 3 if 0xE0 <= lead <= 0xEF else 4
+    try:
+        char = raw[pos : pos + width].decode("utf-8")
+    except UnicodeDecodeError:
+        return f"'\\x{lead:02x}'"
+    if len(char) != 1:
+        return f"'\\x{lead:02x}'"
+    named = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+    code = ord(char)
+    if char in named:
+        text = named[char]
+    elif char in "'\\":
+        text = "\\" + char
+    elif char.isprintable():
+        text = char
+    elif code < 0x80:
+        text = f"\\x{code:02x}"
+    elif code < 0x10000:
+        text = f"\\u{code:04x}"
+    else:
+        text = f"\\U{code:08x}"
+    return f"'{text}'"
+
+
+def _syntax_error(raw: bytes, pos: int, context: str) -> GoJSONError:
+    if pos >= len(raw):
+        return GoJSONError(UNEXPECTED_END)
+    return GoJSONError(f"invalid character {_quote_rune(raw, pos)} {context}")
+
+
+@dataclass(slots=True)
+class Tokens:
+    """The tokens of one JSON value, in order: an object's members are its key and value tokens in turn."""
+
+    raw: bytes
+    kinds: list[int] = field(default_factory=list)
+    starts: list[int] = field(default_factory=list)
+    ends: list[int] = field(default_factory=list)
+    #: For each token, the index of the first token after its whole value.
+    after: list[int] = field(default_factory=list)
+    #: Whether white space stood anywhere between the tokens (Go's encoder writes none).
+    whitespace: bool = False
+    #: The position just after the value.
+    end: int = 0
+
+
+def tokenize(raw: bytes, start: int = 0, *, whole: bool = True) -> Tokens:
+    """The tokens of the JSON value at ``start`` (white space first is skipped). ``whole``: the value must be
+    all that follows, as ``json.Unmarshal`` requires; otherwise the tokenizer stops just after it, as
+    ``json.Decoder.Decode`` does. Raises ``GoJSONError`` with Go's reason."""
+    tokens = Tokens(raw)
+    kinds, starts, ends, after = tokens.kinds, tokens.starts, tokens.ends, tokens.after
+    open_containers: list[int] = []
+    size = len(raw)
+    pos = start
+    expect = _VALUE
+    while True:
+        if pos < size and raw[pos] in _JSON_SPACE:
+            match = _SPACES.match(raw, pos)
+            assert match is not None
+            pos = match.end()
+            tokens.whitespace = True
+        if pos >= size:
+            if expect == _DONE:
+                return tokens
+            raise GoJSONError(UNEXPECTED_END)
+        char = raw[pos]
+        if expect == _DONE:  # tokens.end was set when the value ended, before any white space after it
+            if not whole:
+                return tokens
+            raise _syntax_error(raw, pos, "after top-level value")
+        if expect == _COLON:
+            if char != 0x3A:  # ':'
+                raise _syntax_error(raw, pos, "after object key")
+            pos += 1
+            expect = _VALUE
+            continue
+        if expect == _COMMA_OR_CLOSE:
+            in_object = kinds[open_containers[-1]] == OBJECT
+            if char == 0x2C:  # ','
+                pos += 1
+                expect = _KEY if in_object else _VALUE
+                continue
+            if char != (0x7D if in_object else 0x5D):
+                context = "after object key:value pair" if in_object else "after array element"
+                raise _syntax_error(raw, pos, context)
+            expect = _close(tokens, open_containers, pos)
+            pos += 1
+            continue
+        if expect in (_KEY, _KEY_OR_CLOSE):
+            if char == 0x7D and expect == _KEY_OR_CLOSE:  # '}'
+                expect = _close(tokens, open_containers, pos)
+                pos += 1
+                continue
+            if char != 0x22:
+                raise _syntax_error(raw, pos, "looking for beginning of object key string")
+            pos = _scan_string(tokens, pos)
+            expect = _COLON
+            continue
+        # A value is expected.
+        if char == 0x5D and expect == _VALUE_OR_CLOSE:  # ']'
+            expect = _close(tokens, open_containers, pos)
+            pos += 1
+            continue
+        if char == 0x7B or char == 0x5B:  # '{' or '['
+            open_containers.append(len(kinds))
+            if len(open_containers) > MAX_DEPTH:
+                raise GoJSONError("exceeded max depth")
+            kinds.append(OBJECT if char == 0x7B else ARRAY)
+            starts.append(pos)
+            ends.append(-1)
+            after.append(-1)
+            pos += 1
+            expect = _KEY_OR_CLOSE if char == 0x7B else _VALUE_OR_CLOSE
+            continue
+        if char == 0x22:
+            pos = _scan_string(tokens, pos)
+        elif char == 0x2D or 0x30 <= char <= 0x39:
+            pos = _scan_number(tokens, pos)
+        elif char in _LITERALS:
+            pos = _scan_literal(tokens, pos)
+        else:
+            raise _syntax_error(raw, pos, "looking for beginning of value")
+        if open_containers:
+            expect = _COMMA_OR_CLOSE
+        else:
+            expect = _DONE
+            tokens.end = pos
+
+
+def _close(tokens: Tokens, open_containers: list[int], pos: int) -> int:
+    index = open_containers.pop()
+    tokens.ends[index] = pos + 1
+    tokens.after[index] = len(tokens.kinds)
+    if open_containers:
+        return _COMMA_OR_CLOSE
+    tokens.end = pos + 1
+    return _DONE
+
+
+def _add_scalar(tokens: Tokens, kind: int, start: int, end: int) -> int:
+    tokens.after.append(len(tokens.kinds) + 1)
+    tokens.kinds.append(kind)
+    tokens.starts.append(start)
+    tokens.ends.append(end)
+    return end
+
+
+def _scan_string(tokens: Tokens, pos: int) -> int:
+    match = _STRING_TOKEN.match(tokens.raw, pos)
+    if match is not None:
+        return _add_scalar(tokens, STRING, pos, match.end())
+    raise _string_error(tokens.raw, pos)
+
+
+def _string_error(raw: bytes, pos: int) -> GoJSONError:
+    """Why the string starting at ``pos`` does not scan (the regular expression only says that it does not)."""
+    index = pos + 1
+    size = len(raw)
+    while index < size:
+        char = raw[index]
+        if char < 0x20:
+            return _syntax_error(raw, index, "in string")
+        if char == 0x5C:  # backslash
+            if index + 1 >= size:
+                break
+            escape = raw[index + 1]
+            if escape in b'"\\/bfnrt':
+                index += 2
+                continue
+            if escape != 0x75:  # 'u'
+                return _syntax_error(raw, index + 1, "in string escape code")
+            for digit in range(index + 2, index + 6):
+                if digit >= size:
+                    return GoJSONError(UNEXPECTED_END)
+                if raw[digit] not in _HEX:
+                    return _syntax_error(raw, digit, "in \\u hexadecimal character escape")
+            index += 6
+            continue
+        index += 1
+    return GoJSONError(UNEXPECTED_END)
+
+
+def _scan_number(tokens: Tokens, pos: int) -> int:
+    raw = tokens.raw
+    match = _NUMBER_TOKEN.match(raw, pos)
+    if match is None:  # a lone "-"
+        raise _syntax_error(raw, pos + 1, "in numeric literal")
+    end = match.end()
+    # The pattern backtracks over an incomplete fraction or exponent; Go's scanner stops there instead.
+    if end < len(raw) and raw[end] == 0x2E and b"." not in match.group():  # "1." not followed by a digit
+        raise _syntax_error(raw, end + 1, "after decimal point in numeric literal")
+    if end < len(raw) and raw[end] in b"eE" and not any(char in match.group() for char in b"eE"):
+        digit = end + 2 if end + 1 < len(raw) and raw[end + 1] in b"+-" else end + 1
+        raise _syntax_error(raw, digit, "in exponent of numeric literal")
+    return _add_scalar(tokens, NUMBER, pos, end)
+
+
+def _scan_literal(tokens: Tokens, pos: int) -> int:
+    raw = tokens.raw
+    word, kind = _LITERALS[raw[pos]]
+    for offset in range(1, len(word)):
+        if pos + offset >= len(raw):
+            raise GoJSONError(UNEXPECTED_END)
+        if raw[pos + offset] != word[offset]:
+            expected = chr(word[offset])
+            raise _syntax_error(raw, pos + offset, f"in literal {word.decode()} (expecting '{expected}')")
+    return _add_scalar(tokens, kind, pos, pos + len(word))
+
+
+def is_valid(data: bytes) -> bool:
+    """``json.Valid``: one value, optionally surrounded by white space."""
+    try:
+        tokenize(data)
+    except GoJSONError:
+        return False
+    return True
+
+
+# ---------------------------------------------------------------------------------------------------
+# Scalars as Go decodes them.
+
+_SHORT_ESCAPES: Final = {
+    ord('"'): '"',
+    ord("\\"): "\\",
+    ord("/"): "/",
+    ord("b"): "\b",
+    ord("f"): "\f",
+    ord("n"): "\n",
+    ord("r"): "\r",
+    ord("t"): "\t",
+}
+
+#: Said to ``string_value``'s ``note`` when Go's decoding replaced something by U+FFFD.
+INVALID_UTF8: Final = "invalid UTF-8 replaced by U+FFFD"
+LONE_SURROGATE: Final = "lone surrogate escape replaced by U+FFFD"
+
+
+def _text(data: bytes, note: Callable[[str], None] | None) -> str:
+    try:
+        return data.decode("utf-8")  # the common case, at C speed
+    except UnicodeDecodeError:
+        if note is not None:
+            note(INVALID_UTF8)
+        return go_utf8(data)
+
+
+def string_value(raw: bytes, start: int, end: int, note: Callable[[str], None] | None = None) -> str:
+    """The string token ``raw[start:end]`` (quotes included, already scanned by ``tokenize``) as Go decodes it.
+    ``note``, when given, hears ``INVALID_UTF8`` / ``LONE_SURROGATE`` when Go's decoding replaced bytes."""
+    inner = raw[start + 1 : end - 1]
+    if b"\\" not in inner:
+        try:
+            return inner.decode("utf-8")  # the common case, without a call into _text
+        except UnicodeDecodeError:
+            return _text(inner, note)
+    parts: list[str] = []
+    pos = 0
+    size = len(inner)
+    while True:
+        backslash = inner.find(b"\\", pos)
+        if backslash < 0:
+            parts.append(_text(inner[pos:], note))
+            return "".join(parts)
+        parts.append(_text(inner[pos:backslash], note))
+        escape = inner[backslash + 1]
+        if escape != 0x75:  # the tokenizer allowed only the short escapes and \u
+            parts.append(_SHORT_ESCAPES[escape])
+            pos = backslash + 2
+            continue
+        code = int(inner[backslash + 2 : backslash + 6], 16)
+        pos = backslash + 6
+        if 0xD800 <= code <= 0xDFFF:
+            # A surrogate pairs only with the escape right after it; otherwise it is U+FFFD and that next
+            # escape is read on its own (REAL-SYSTEM.md addendum rule 13).
+            if (
+                code <= 0xDBFF
+                and pos + 6 <= size
+                and inner[pos : pos + 2] == b"\\u"
+                and 0xDC00 <= (low := int(inner[pos + 2 : pos + 6], 16)) <= 0xDFFF
+            ):
+                parts.append(chr(0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)))
+                pos += 6
+                continue
+            if note is not None:
+                note(LONE_SURROGATE)
+            parts.append("\ufffd")
+            continue
+        parts.append(chr(code))
+
+
+def parse_go_integer(text: bytes, *, bits: int, signed: bool) -> int | None:
+    """A number token as Go decodes it into an integer (``strconv.ParseInt``/``ParseUint``): None when Go
+    refuses it (a fraction or exponent, even ``2.0`` or ``2e0``; any sign, even ``-0``, for an unsigned type;
+    a value out of the type's range)."""
+    if (not signed and text[:1] == b"-") or any(char in text for char in b".eE"):
+        return None
+    value = int(text)
+    low, high = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    return value if low <= value <= high else None
+
+
+def fold_key(key: str) -> str | None:
+    """``key`` in the spelling a field name has when ``strings.EqualFold`` matches them, or None when no field
+    name can match it. Field names must be lowercase ASCII: then only ASCII case and the two non-ASCII runes
+    that fold onto ASCII letters (U+017F long s onto ``s``, the Kelvin sign onto ``k``) matter."""
+    if key.isascii():
+        return key.lower()
+    folded = []
+    for char in key:
+        if char.isascii():
+            folded.append(char.lower())
+        elif char == "\u017f":
+            folded.append("s")
+        elif char == "\u212a":
+            folded.append("k")
+        else:
+            return None
+    return "".join(folded)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Base64 as Go's base64.StdEncoding.Decode reads a []byte field.
+
+_B64_VALUES: Final = {
+    char: value for value, char in enumerate(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+}
+_LINE_BREAKS: Final = (0x0A, 0x0D)
+
+
+class Base64Error(Exception):
+    """Go's ``CorruptInputError``: ``offset`` is the input byte it names."""
+
+    def __init__(self, offset: int) -> None:
+        super().__init__(offset)
+        self.offset = offset
+
+
+def go_base64(source: bytes) -> bytes:
+    """Padded standard base64 by Go's rules: ``\\r`` and ``\\n`` skipped anywhere, padding required, non-zero
+    trailing bits accepted. Raises ``Base64Error`` with Go's offset on bad input."""
+    output = bytearray()
+    size = len(source)
+    pos = 0
+    while True:
+        quantum = [0, 0, 0, 0]
+        filled = 0
+        while filled < 4:
+            if pos == size:
+                if filled == 0:
+                    return bytes(output)
+                raise Base64Error(pos - filled)
+            char = source[pos]
+            pos += 1
+            value = _B64_VALUES.get(char)
+            if value is not None:
+                quantum[filled] = value
+                filled += 1
+                continue
+            if char in _LINE_BREAKS:
+                continue
+            if char != 0x3D or filled < 2:  # '=' is padding only in the third or fourth place
+                raise Base64Error(pos - 1)
+            if filled == 2:
+                while pos < size and source[pos] in _LINE_BREAKS:
+                    pos += 1
+                if pos == size:
+                    raise Base64Error(size)
+                if source[pos] != 0x3D:
+                    raise Base64Error(pos - 1)
+                pos += 1
+            while pos < size and source[pos] in _LINE_BREAKS:
+                pos += 1
+            if pos < size:
+                raise Base64Error(pos)
+            bits = quantum[0] << 18 | quantum[1] << 12 | quantum[2] << 6 | quantum[3]
+            output += bits.to_bytes(3, "big")[: filled - 1]
+            return bytes(output)
+        bits = quantum[0] << 18 | quantum[1] << 12 | quantum[2] << 6 | quantum[3]
+        output += bits.to_bytes(3, "big")
+
+
+# ---------------------------------------------------------------------------------------------------
+# A parse tree, for the stores whose records are small: built from the tokens, so the syntax is the one above.
+
+#: A token kind as a node names it (true and false apart).
+_NODE_KINDS: Final = ("object", "array", "string", "number", "true", "false", "null")
+
+
+@dataclass(slots=True)
+class Node:
+    """One parsed JSON value: ``kind`` is object, array, string, number, true, false or null; ``start``/``end``
+    its byte span; ``value`` the decoded string, the number's text, the items, or the (key, value) pairs."""
+
+    kind: str
+    start: int
+    end: int
+    value: object = None
+
+    def pairs(self) -> list[tuple[str, Node]]:
+        assert self.kind == "object" and isinstance(self.value, list)
+        return self.value
+
+    def items(self) -> list[Node]:
+        assert self.kind == "array" and isinstance(self.value, list)
+        return self.value
+
+    def text(self) -> str:
+        assert self.kind in ("string", "number") and isinstance(self.value, str)
+        return self.value
+
+
+def _tree(tokens: Tokens) -> Node:
+    raw, kinds, starts, ends, after = tokens.raw, tokens.kinds, tokens.starts, tokens.ends, tokens.after
+    root: Node | None = None
+    # Open containers: the node, the index of the token after it, and its children.
+    stack: list[tuple[Node, int, list[Any]]] = []
+    key: str | None = None  # the key an object member's value is waiting for
+    for index, kind in enumerate(kinds):
+        while stack and stack[-1][1] == index:
+            stack.pop()
+        parent = stack[-1] if stack else None
+        if parent is not None and parent[0].kind == "object" and key is None:
+            key = string_value(raw, starts[index], ends[index])
+            continue
+        node = Node(_NODE_KINDS[kind], starts[index], ends[index])
+        if kind == STRING:
+            node.value = string_value(raw, starts[index], ends[index])
+        elif kind == NUMBER:
+            node.value = raw[starts[index] : ends[index]].decode("ascii")
+        if parent is None:
+            root = node
+        elif key is not None:
+            parent[2].append((key, node))
+            key = None
+        else:
+            parent[2].append(node)
+        if kind in (OBJECT, ARRAY):
+            children: list[Any] = []
+            node.value = children
+            stack.append((node, after[index], children))
+    assert root is not None
+    return root
+
+
+def parse_value(data: bytes, position: int = 0) -> tuple[Node, int]:
+    """One JSON value starting at ``position`` (white space first is skipped); its node and the position after it."""
+    tokens = tokenize(data, position, whole=False)
+    return _tree(tokens), tokens.end
+
+
+def parse_single(data: bytes) -> Node:
+    """Exactly one JSON value, as ``json.NewDecoder(r).Decode`` followed by a check for end of input reads it:
+    white space around it is fine, a second value or anything else after it is refused."""
+    if not data.strip(_WHITESPACE):
+        raise GoJSONError("EOF (no JSON value)")
+    node, position = parse_value(data)
+    rest = len(data) - len(data[position:].lstrip(_WHITESPACE))
+    if rest < len(data):
+        try:
+            tokenize(data, rest, whole=False)
+        except GoJSONError as exc:
+            raise GoJSONError(f"after the value: {exc.reason}") from None
+        raise GoJSONError("trailing JSON value")
+    return node
+
+
+# ---------------------------------------------------------------------------------------------------
+# Decoding a parse tree into Go structs: each decoder takes the document bytes, a node and the value decoded so
+# far (Go decodes a repeated key into the same field again) and returns the new value.
+
+Decoder = Callable[[bytes, Node, Any], Any]
+
+
+def _field_for(key: str, fields: dict[str, Decoder], strict: bool) -> str | None:
+    if key in fields:  # Go tries the exact name before folding
+        return key
+    folded = fold_key(key)
+    if folded is not None and folded in fields:
+        return folded
+    if strict:
+        raise GoJSONError(f"json: unknown field {key!r}")
+    return None
+
+
+def go_struct(fields: dict[str, Decoder], zero: Callable[[], dict[str, Any]], *, strict: bool = True) -> Decoder:
+    """A Go struct: an object's keys matched to ``fields`` by ``strings.EqualFold`` (an exact match first),
+    decoded into the values so far (a repeated key decodes again: objects merge, the last scalar wins); ``null``
+    keeps them. ``strict``: an unknown key is refused (``DisallowUnknownFields``), else ignored."""
+    assert all(fold_key(name) == name for name in fields), "fold_key matches lowercase ASCII field names only"
+
+    def decode(data: bytes, node: Node, current: Any) -> Any:
+        if node.kind == "null":
+            return current
+        if node.kind != "object":
+            raise GoJSONError(f"json: cannot unmarshal {node.kind} into a Go struct")
+        values = dict(current) if current is not None else zero()
+        for key, value in node.pairs():
+            name = _field_for(key, fields, strict)
+            if name is not None:
+                values[name] = fields[name](data, value, values[name])
+        return values
+
+    return decode
+
+
+def go_pointer(target: Decoder) -> Decoder:
+    """A pointer: ``null`` clears it, anything else decodes into what it points at."""
+
+    def decode(data: bytes, node: Node, current: Any) -> Any:
+        if node.kind == "null":
+            return None
+        return target(data, node, current)
+
+    return decode
+
+
+def go_slice(element: Decoder) -> Decoder:
+    """A slice: ``null`` clears it; an array decodes element by element into the existing elements."""
+
+    def decode(data: bytes, node: Node, current: Any) -> Any:
+        if node.kind == "null":
+            return None
+        if node.kind != "array":
+            raise GoJSONError(f"json: cannot unmarshal {node.kind} into a Go slice")
+        backing = list(current or [])  # Go decodes into the existing elements
+        items = node.items()
+        for index, item in enumerate(items):
+            if index < len(backing):
+                backing[index] = element(data, item, backing[index])
+            else:
+                backing.append(element(data, item, None))
+        return backing[: len(items)]
+
+    return decode
+
+
+def go_string_field(data: bytes, node: Node, current: Any) -> Any:
+    if node.kind == "null":
+        return current
+    if node.kind != "string":
+        raise GoJSONError(f"json: cannot unmarshal {node.kind} into a Go string")
+    return node.text()
+
+
+def go_unsigned(bits: int) -> Decoder:
+    def decode(data: bytes, node: Node, current: Any) -> Any:
+        if node.kind == "null":
+            return current
+        text = data[node.start : node.end]
+        value = parse_go_integer(text, bits=bits, signed=False) if node.kind == "number" else None
+        if value is None:
+            raise GoJSONError(f"json: cannot unmarshal {node.kind} {text!r} into uint{bits}")
+        return value
+
+    return decode
+
+
+def go_raw_field(data: bytes, node: Node, current: Any) -> Any:
+    """A ``json.RawMessage``: the value's bytes as they stand (``null`` included)."""
+    return data[node.start : node.end]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Writing JSON as Go's encoder does.
+
+_HTML_ESCAPES: Final = (
+    (b"<", b"\\u003c"),
+    (b">", b"\\u003e"),
+    (b"&", b"\\u0026"),
+    ("\u2028".encode(), b"\\u2028"),
+    ("\u2029".encode(), b"\\u2029"),
+)
+#: Every byte but ``<``, ``>``, ``&`` and the last bytes of U+2028 and U+2029 (for ``bytes.translate``).
+_ALL_BUT_CANDIDATES: Final = bytes(byte for byte in range(256) if byte not in b"<>&\xa8\xa9")
+
+
+def has_go_escaped_characters(text: bytes) -> bool:
+    """Whether ``text`` holds a character Go's encoder escapes (``<``, ``>``, ``&``, U+2028, U+2029)."""
+    present = text.translate(None, _ALL_BUT_CANDIDATES)
+    if not present:
+        return False
+    return any(plain[-1] in present and plain in text for plain, _ in _HTML_ESCAPES)
+
+
+def html_escape(data: bytes) -> bytes:
+    """Go's HTML-safe escaping of JSON text that has none of those escapes yet: ``<``, ``>``, ``&``, U+2028 and
+    U+2029 can only stand inside strings, so replacing them everywhere is exact.
+
+    One ``translate`` keeps only the bytes that can start or end an escaped character, so a text is scanned
+    once to learn which (if any) of the five are there (faster in CPython than a regular expression or five
+    searches); a replace, which copies the text, runs only for those."""
+    present = data.translate(None, _ALL_BUT_CANDIDATES)
+    if not present:
+        return data
+    for plain, escaped in _HTML_ESCAPES:
+        if plain[-1] in present:
+            data = data.replace(plain, escaped)
+    return data
+
+
+def html_unescape(data: bytes) -> bytes:
+    """The inverse of ``html_escape`` on compact JSON: what the bytes were before ``Marshal`` escaped them."""
+    for plain, escaped in _HTML_ESCAPES:
+        if escaped in data:
+            data = data.replace(escaped, plain)
+    return data
+
+
+_STRING_OR_SPACE: Final = re.compile(rb'"(?:[^"\\]|\\.)*"|[ \t\n\r]+', re.DOTALL)
+
+
+def _keep_strings(match: re.Match[bytes]) -> bytes:
+    token = match.group()
+    return token if token[:1] == b'"' else b""
+
+
+def compact(data: bytes) -> bytes:
+    """``json.Compact``: the white space between tokens removed, every other byte kept (strings untouched, number
+    spellings and key order too). ``data`` must be valid JSON (``is_valid``)."""
+    if any(space in data for space in (b" ", b"\t", b"\n", b"\r")):
+        data = _STRING_OR_SPACE.sub(_keep_strings, data)
+    return data
+
+
+def marshal_raw(raw: bytes) -> bytes:
+    """A ``json.RawMessage`` holding ``raw`` (valid JSON) as ``Marshal`` writes it: compacted, then HTML-escaped."""
+    return html_escape(compact(raw))
+
+
+_STRING_ESCAPES: Final = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
+_NEEDS_ESCAPE: Final = re.compile('[\x00-\x1f"\\\\<>&\u2028\u2029\ud800-\udfff]')
+
+
+def _escape_character(match: re.Match[str]) -> str:
+    character = match.group()
+    if character in _STRING_ESCAPES:
+        return _STRING_ESCAPES[character]
+    if "\ud800" <= character <= "\udfff":
+        return "\ufffd"  # a lone surrogate: Go holds no such string, and writes invalid UTF-8 as U+FFFD
+    return f"\\u{ord(character):04x}"
+
+
+def go_string(text: str) -> bytes:
+    """A string as Go's encoder writes it (Go 1.22+: ``\\b`` and ``\\f`` short escapes; HTML characters escaped)."""
+    return b'"' + _NEEDS_ESCAPE.sub(_escape_character, text).encode("utf-8") + b'"'
+
+
+def indent(compact_json: bytes) -> bytes:
+    """``json.Indent(dst, src, "", "  ")`` of compact JSON: what ``MarshalIndent`` writes (empty ``{}``/``[]``
+    stay on one line). Works on bytes, so invalid UTF-8 in a raw field passes through as Go lets it."""
+    out = bytearray()
+    depth = 0
+    in_string = escaped = False
+    need_indent = False  # after an opening bracket: the newline comes unless the container is empty
+    for byte in compact_json:
+        if in_string:
+            out.append(byte)
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:
+                escaped = True
+            elif byte == 0x22:
+                in_string = False
+            continue
+        if byte in _JSON_SPACE:
+            continue
+        if need_indent and byte not in b"]}":
+            need_indent = False
+            depth += 1
+            out += b"\n" + b"  " * depth
+        if byte == 0x22:
+            in_string = True
+            out.append(byte)
+        elif byte in b"{[":
+            out.append(byte)
+            need_indent = True
+        elif byte == ord(","):
+            out += b",\n" + b"  " * depth
+        elif byte == ord(":"):
+            out += b": "
+        elif byte in b"]}":
+            if need_indent:
+                need_indent = False  # an empty container
+            else:
+                depth -= 1
+                out += b"\n" + b"  " * depth
+            out.append(byte)
+        else:
+            out.append(byte)
+    return bytes(out)
+
+
+__all__ = [
+    "ARRAY",
+    "FALSE",
+    "INVALID_UTF8",
+    "KIND_NAMES",
+    "LONE_SURROGATE",
+    "MAX_DEPTH",
+    "NULL",
+    "NUMBER",
+    "OBJECT",
+    "STRING",
+    "TRUE",
+    "UNEXPECTED_END",
+    "Base64Error",
+    "Decoder",
+    "GoJSONError",
+    "Node",
+    "Tokens",
+    "compact",
+    "fold_key",
+    "go_base64",
+    "go_pointer",
+    "go_raw_field",
+    "go_slice",
+    "go_string",
+    "go_string_field",
+    "go_struct",
+    "go_unsigned",
+    "go_utf8",
+    "has_go_escaped_characters",
+    "html_escape",
+    "html_unescape",
+    "indent",
+    "is_valid",
+    "marshal_raw",
+    "parse_go_integer",
+    "parse_single",
+    "parse_value",
+    "string_value",
+    "tokenize",
+]
