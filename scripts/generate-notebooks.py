@@ -241,6 +241,22 @@ AUDIT = [
         "'llm_calls']])\nerrors = pd.read_parquet(out / 'findings.parquet').query(\"severity == 'error'\")\n"
         "assert set(errors['run'].dropna()) <= set(runs[runs['status'] == 'invalid']['run'])\nerrors",
     ),
+    (
+        "md",
+        "## Beside the journals: task records and turn checkpoints\n\nA fisk-ai task directory (what was asked, and "
+        "the answer) and an agent-harness-go state directory (turn checkpoints: which step is safe next), written here "
+        "in the runtimes' own layouts. The audit takes both: `task_state` for each run whose id names a task, and the "
+        "turn findings beside the journals' findings.",
+    ),
+    (
+        "code",
+        "from journaltools.demo import write_demo_stores\nfrom journaltools.tasks.analysis import audit_tasks\n"
+        "from journaltools.widgets import TurnCheckpoints\n\ntasks, turns = write_demo_stores(Path(tempfile.mkdtemp("
+        "prefix='journaltools-stores-')))\nprint(audit_tasks(str(tasks)).tasks.select(['id', 'state', 'outcome', "
+        "'error']).to_pandas())\nwith_stores = audit_sources([SAMPLES], task_store=tasks, turn_store=turns, "
+        "progress=False)\nprint(sorted({f.code for f in with_stores.findings if f.code.startswith('turn_')}))\n"
+        "TurnCheckpoints.from_store(str(turns))",
+    ),
 ]
 
 
