@@ -1,7 +1,9 @@
 """Take the README's RunBrowser screenshots: 1280 px wide, JupyterLab's light and dark themes, headless Chromium.
 
 Four scenes over the test corpus (real runtime journals): a run opened, a stuck run (its turn in flight), a
-failed run and a long run (jumped into its middle). Each is the widget embedded with the standalone renderer
+failed run and a long run (jumped into its middle). A fifth, ListingComparison, compares the bundled samples'
+file listing with the listing of the same journals migrated to an embedded JetStream server.
+Each is the widget embedded with the standalone renderer
 (``@jupyter-widgets/html-manager``, installed by ``scripts/setup-browser-tests.sh``) on a page that loads
 JupyterLab's own theme stylesheet, so the colours are the notebook's. Nothing is fetched from outside.
 
@@ -73,6 +75,22 @@ def scenes() -> dict[str, Callable[[], Any]]:
     }
 
 
+def comparison() -> Any:
+    """The samples' file listing against the same journals migrated to a throwaway embedded JetStream server."""
+    from journaltools.backends.registry import open_source
+    from journaltools.ops.migrate import migrate
+    from journaltools.widgets import ListingComparison, ListingComparisonModel
+
+    with (
+        tempfile.TemporaryDirectory() as store,
+        open_source(ROOT / "data" / "samples") as files,
+        open_source(f"embedded:{store}", create=True) as stream,
+    ):
+        migrate(files, stream)
+        model = ListingComparisonModel.from_listings(files.listing(), stream.listing(), "file", "jetstream")
+    return ListingComparison(model)
+
+
 def main(out: Path) -> list[Path]:
     from playwright.sync_api import sync_playwright
 
@@ -91,6 +109,9 @@ def main(out: Path) -> list[Path]:
             for theme, label in THEMES.items():
                 page = PAGE.format(theme=theme, light=str(theme == "light").lower(), name=label, snippet=snippet)
                 (site / f"{name}-{theme}.html").write_text(page, encoding="utf-8")
+        compared = embed_snippet([comparison().widget], requirejs=False, embed_url="embed.js")
+        page = PAGE.format(theme="light", light="true", name=THEMES["light"], snippet=compared)
+        (site / "comparison-light.html").write_text(page, encoding="utf-8")
         handler = functools.partial(_Quiet, directory=str(site))
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -113,6 +134,12 @@ def main(out: Path) -> list[Path]:
                         # The opened run with the table under it; the others as a 1280 x 800 window shows them.
                         page.screenshot(path=str(path), full_page=name == "opened")
                         taken.append(path)
+                page.goto(f"{base}comparison-light.html")
+                page.wait_for_selector(".jt-comparison .jt-table", timeout=30_000)
+                page.wait_for_function("document.fonts.status === 'loaded'")
+                path = out / "listing-comparison.png"
+                page.screenshot(path=str(path), full_page=True)
+                taken.append(path)
                 chromium.close()
         finally:
             server.shutdown()
