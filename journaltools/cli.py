@@ -100,11 +100,18 @@ def finding_json(finding: Finding) -> dict[str, Any]:
 NOT_JOURNALS_SHOWN = 5
 
 
+def _where(finding: Finding) -> str:
+    """``run R seq N: `` for a finding about a journal (the message itself may not name them)."""
+    if finding.run is None:
+        return ""
+    return f"run {finding.run} seq {'-' if finding.seq is None else finding.seq}: "
+
+
 def _note_findings(command: str, findings: Sequence[Finding]) -> None:
     minor = [finding for finding in findings if finding.severity == "info"]
     for finding in findings:
         if finding.severity != "info" or len(minor) <= NOT_JOURNALS_SHOWN:
-            _note(command, f"{finding.severity}: {finding.code}: {finding.message}")
+            _note(command, f"{finding.severity}: {_where(finding)}{finding.code}: {finding.message}")
     if len(minor) > NOT_JOURNALS_SHOWN:
         _note(command, f"info: {len(minor)} entries are not journals and were not read; audit lists them")
 
