@@ -1,0 +1,168 @@
+"""Issue 20 against real servers and real sockets: credentials that must never cross a plain connection,
+JetStream subjects whose seq lies, slow links, and a server that stops answering.
+
+No NATS is mocked where the server's behaviour is under test: a real ``nats-server`` (started without TLS)
+for the downgrade, and for what a client sends before any server could refuse it, a plain TCP listener on
+127.0.0.1 that speaks the first line of the NATS protocol (an INFO without ``tls_required``) and records
+every byte it receives.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from journaltools.backends.jetstream import open_jetstream_source
+from journaltools.backends.nats_connection import JetStreamOptions
+from journaltools.embedded import find_nats_server, free_port
+from journaltools.errors import ConnectFailed
+from tests.test_connect import wait_for_port
+
+QUICK = JetStreamOptions(connect_timeout=2.0, request_timeout=1.0, operation_timeout=2.0)
+PASSWORD = "pl41n-t3xt-pw"
+
+
+class FakeInfoServer:
+    """Accepts connections on 127.0.0.1, sends a NATS INFO that does not ask for TLS, and keeps what arrives."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port: int = self.listener.getsockname()[1]
+        self.received = bytearray()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return  # the listener was closed
+            with conn:
+                info = {"server_id": "fake", "version": "2.11.0", "max_payload": 1048576, "auth_required": True}
+                conn.sendall(b"INFO " + json.dumps(info).encode() + b"\r\n")
+                conn.settimeout(10.0)
+                try:
+                    # One chunk, then hang up, as a plain nats-server does on bytes it cannot parse (a TLS
+                    # ClientHello): a client that sends CONNECT in clear text sends it in that first chunk.
+                    chunk = conn.recv(65536)
+                except OSError:
+                    chunk = b""  # the client hung up first
+                with self._lock:
+                    self.received += chunk
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.listener.shutdown(socket.SHUT_RDWR)  # wakes the accept (closing alone does not on Linux)
+        self.listener.close()
+        self._thread.join(timeout=10)
+
+    def seen(self) -> bytes:
+        with self._lock:
+            return bytes(self.received)
+
+
+@pytest.fixture
+def fake_info_server() -> Iterator[FakeInfoServer]:
+    server = FakeInfoServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def plain_password_server(tmp_path: Path) -> Iterator[tuple[int, Path]]:
+    """A real nats-server without TLS that wants a password, tracing every protocol line it receives."""
+    port = free_port()
+    log = tmp_path / "server.log"
+    process = subprocess.Popen(
+        [
+            str(find_nats_server()),
+            "-a",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "--user",
+            "alice",
+            "--pass",
+            PASSWORD,
+            "-js",
+            "-sd",
+            str(tmp_path / "store"),
+            "-V",
+            "-l",
+            str(log),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    wait_for_port(port, process)
+    yield port, log
+    process.terminate()
+    process.wait(timeout=10)
+
+
+@pytest.mark.parametrize("scheme", ["tls", "wss"])
+def test_case1_tls_source_never_sends_credentials_to_a_server_without_tls(
+    scheme: str, fake_info_server: FakeInfoServer
+) -> None:
+    url = f"{scheme}://alice:{PASSWORD}@127.0.0.1:{fake_info_server.port}/S"
+    with pytest.raises(ConnectFailed) as failed:
+        open_jetstream_source(url, options=QUICK)
+    assert failed.value.reason == "TLS failed", str(failed.value)
+    assert PASSWORD not in str(failed.value) and "\n" not in str(failed.value)
+    fake_info_server.close()  # joins the thread: everything the client sent has arrived
+    seen = fake_info_server.seen()
+    assert b"CONNECT" not in seen and PASSWORD.encode() not in seen, seen[:200]
+
+
+def test_case1_a_real_plain_server_is_refused_and_never_sees_the_password(
+    plain_password_server: tuple[int, Path],
+) -> None:
+    port, log = plain_password_server
+    with pytest.raises(ConnectFailed) as failed:
+        open_jetstream_source(f"tls://alice:{PASSWORD}@127.0.0.1:{port}/S", options=QUICK)
+    assert failed.value.reason == "TLS failed", str(failed.value)
+    trace = log.read_text(errors="replace")
+    # The server traces each CONNECT it receives (the password redacted): there must be none at all.
+    assert "CONNECT" not in trace and PASSWORD not in trace, trace[-2000:]
+    # The same server over nats:// does get the CONNECT: the trace is a real witness.
+    open_jetstream_source(f"nats://alice:{PASSWORD}@127.0.0.1:{port}/S?create=1", options=QUICK).close()
+    assert "CONNECT" in log.read_text(errors="replace")
+
+
+def test_case18_a_ws_source_works_out_of_the_box(tmp_path: Path) -> None:
+    """``ws://`` needs aiohttp, which the package now installs: a real server's WebSocket port is a source."""
+    port, ws_port = free_port(), free_port()
+    config = tmp_path / "ws.conf"
+    config.write_text(f'websocket {{ listen: "127.0.0.1:{ws_port}", no_tls: true }}\n')
+    process = subprocess.Popen(
+        [
+            str(find_nats_server()),
+            "-a",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "-js",
+            "-sd",
+            str(tmp_path / "store"),
+            "-c",
+            str(config),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(ws_port, process)
+        with open_jetstream_source(f"ws://127.0.0.1:{ws_port}/S?create=1", options=QUICK) as source:
+            assert source.list_runs() == []
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
