@@ -19,10 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from journaltools.backends.jetstream import open_jetstream_source
+from journaltools.backends.jetstream import JetStreamBackend, open_jetstream_source
 from journaltools.backends.nats_connection import JetStreamOptions
+from journaltools.cli import main
 from journaltools.embedded import find_nats_server, free_port
-from journaltools.errors import ConnectFailed
+from journaltools.errors import ConnectFailed, CorruptJournal
+from journaltools.protocol.encode import encode_record
+from tests.builders import completed_run
+from tests.nats_fixtures import NatsAdmin
 from tests.test_connect import wait_for_port
 
 QUICK = JetStreamOptions(connect_timeout=2.0, request_timeout=1.0, operation_timeout=2.0)
@@ -166,3 +170,53 @@ def test_case18_a_ws_source_works_out_of_the_box(tmp_path: Path) -> None:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+# -- subjects that lie -------------------------------------------------------------------------------------------
+
+
+def _lying_run(jetstream: JetStreamBackend, nats_admin: NatsAdmin) -> None:
+    """Run ``liar``: meta and seq 2 where they belong, then a record whose body says seq 2 on subject ``.7``."""
+    built = completed_run("liar", calls=0)
+    meta, second = built.records[0], built.records[1]
+    nats_admin.publish(jetstream.subject("liar", 1), encode_record(meta))
+    nats_admin.publish(jetstream.subject("liar", 2), encode_record(second))
+    nats_admin.publish(f"{jetstream.prefix}.liar.7", encode_record(second))
+
+
+def test_case10_a_subject_whose_seq_differs_from_its_body_is_reported_and_refused(
+    jetstream: JetStreamBackend, nats_admin: NatsAdmin, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    _lying_run(jetstream, nats_admin)
+    (summary,) = jetstream.listing()
+    assert [finding.code for finding in summary.findings] == ["subject_seq_mismatch"]
+    read = jetstream.read_run("liar", strict=False)
+    assert "subject_seq_mismatch" in {finding.code for finding in read.findings}
+    url = jetstream.location.display_url
+    for argv in (["ls", url], ["audit", url]):
+        assert main(argv) == 0
+        captured = capsys.readouterr()
+        assert "subject_seq_mismatch" in captured.err + captured.out, argv
+    assert main(["audit", url, "--json"]) == 0
+    assert "subject_seq_mismatch" in {row["code"] for row in json.loads(capsys.readouterr().out)}
+    assert main(["migrate", url, str(tmp_path / "copy"), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert [refusal["code"] for refusal in report["refused"]] == ["subject_seq_mismatch"]
+    # Before: the writer took seq 7 from the subject and acknowledged seq 3 as a duplicate, storing nothing.
+    with pytest.raises(CorruptJournal, match="body says seq 2"):
+        jetstream.open_writer("liar")
+
+
+def test_case11_a_meta_subject_whose_run_token_is_no_run_id_is_a_finding(
+    jetstream: JetStreamBackend, nats_admin: NatsAdmin, capsys: pytest.CaptureFixture[str]
+) -> None:
+    meta = encode_record(completed_run("good", calls=0).records[0])
+    nats_admin.publish(jetstream.subject("good", 1), meta)
+    for token in ("bad~id", "x" * 129, "-dash"):
+        nats_admin.publish(f"{jetstream.prefix}.{token}._meta", meta)
+    codes = [finding.code for finding in jetstream.source_findings()]
+    assert codes == ["invalid_run_id"] * 3
+    assert jetstream.list_runs() == ["good"]
+    assert main(["audit", jetstream.location.display_url, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert sum(row["code"] == "invalid_run_id" for row in rows) == 3

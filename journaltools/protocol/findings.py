@@ -37,7 +37,9 @@ FINDING_SEVERITY: dict[str, Severity] = {
     "turn_without_claim": "warning",
     "stream_config": "warning",
     # journaltools' own, beyond the interface's list:
-    "unreadable_journal": "error",  # a journal that cannot be read (permission, a FIFO or link, an I/O error)
+    "unreadable_journal": "error",
+    # a JetStream record stored under a subject naming another seq than its body (the runtime never writes one)
+    "subject_seq_mismatch": "warning",  # a journal that cannot be read (permission, a FIFO or link, an I/O error)
     "not_a_journal": "info",  # a file in a source directory that is not a journal: not read
 }
 
