@@ -7,11 +7,18 @@ the fix.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
+from journaltools import fold, load, open_source
+from journaltools.backends.file import FileBackend
 from journaltools.cli import main
+from journaltools.generate import calls_of, provider, text, tool_use
+from journaltools.widgets._display import raw_json_text
+from tests.builders import journal
 
 PASSWORD = "S3cret"
 
@@ -52,3 +59,100 @@ def test_case2_a_password_holding_a_slash_never_reaches_an_error(
     assert code in (1, 2)
     assert PASSWORD not in captured.out + captured.err, captured.err
     assert "***@" in captured.err and captured.err.count("\n") == 1, captured.err
+
+
+# -- deep and huge values ----------------------------------------------------------------------------------------
+
+#: A 5,000-digit integer: past Python's 4,300-digit limit for int(), a number Go keeps in a raw field verbatim.
+HUGE = b"7" * 5000
+
+
+def _deep_run(root: Path, run: str, depth: int, leaf: bytes = b"1") -> Path:
+    """A completed run whose tool input and provider block nest ``depth`` arrays deep around ``leaf``."""
+    built = journal(run)
+    turn = built.assistant(tool_use("toolu_1", "x", {"a": 1}), provider("server_tool_use", {"b": 2}))
+    built.result(calls_of(turn)[0], "ok")
+    built.assistant(text("done"))
+    built.terminal("completed")
+    nested = b"[" * depth + leaf + b"]" * depth
+    data = built.journal_bytes().replace(b'{"a":1}', nested).replace(b'{"b":2}', b'{"k":' + nested + b"}")
+    root.mkdir(exist_ok=True)
+    (root / f"{run}.json").write_bytes(data)
+    return root
+
+
+@pytest.mark.parametrize(("depth", "leaf"), [(300, b"1"), (300, HUGE), (1500, b"1"), (9_990, HUGE)])
+def test_case6_7_a_deep_or_huge_tool_input_folds_and_serializes_everywhere(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, depth: int, leaf: bytes
+) -> None:
+    root = _deep_run(tmp_path / "runs", "deep", depth, leaf)
+    for argv in (
+        ["show", "--json", str(root), "deep"],
+        ["show", "--json", "--anthropic", str(root), "deep"],
+        ["show", str(root), "deep"],
+        ["ls", "--json", str(root)],
+        ["audit", "--json", str(root), "--parquet", str(tmp_path / "audit"), "--records"],
+    ):
+        code = main(argv)
+        captured = capsys.readouterr()
+        assert code == 0 and "unexpected error" not in captured.err, (argv, captured.err[:300])
+        assert "noncanonical_line" not in captured.out + captured.err, "the runtime writes exactly these bytes"
+    tables = load(root)
+    assert tables.runs.column("status").to_pylist() == ["completed"]
+    assert tables.findings.num_rows == 0
+    stored_input = tables.tool_calls.column("input")[0].as_py()
+    assert stored_input.encode() == b"[" * depth + leaf + b"]" * depth
+    with open_source(root) as source:
+        read = source.read_run("deep")
+    state = fold(read.typed(), run="deep").state
+    assert state is not None
+    # to_go_json keeps a value Python cannot hold as its exact bytes, so encoding it gives Go's bytes again.
+    encoded = msgspec.json.encode(state.to_go_json())
+    assert b"[" * depth + leaf + b"]" * depth in encoded
+    assert raw_json_text(read.records[1].record.assistant.message.content[0].tool_use.input)  # type: ignore[union-attr]
+
+
+def test_case8_a_whole_last_record_with_a_huge_integer_is_never_truncated(tmp_path: Path) -> None:
+    built = journal("bigraw")
+    built.assistant(tool_use("toolu_1", "x", {"a": 1}))
+    data = built.journal_bytes().replace(b'{"a":1}', b'{"a":' + HUGE + b"}")
+    path = tmp_path / "bigraw.json"
+    path.write_bytes(data)
+    backend = FileBackend(tmp_path)
+    assert backend.read_run("bigraw").findings == []
+    writer = backend.open_writer("bigraw")
+    writer.close()
+    assert path.read_bytes() == data, "opening a writer kept every byte of a whole record"
+    # A torn tail the runtime's reader drops is still cut, and only that.
+    torn = data + data.splitlines(keepends=True)[1][:100]
+    path.write_bytes(torn)
+    backend.open_writer("bigraw").close()
+    assert path.read_bytes() == data
+
+
+def test_case9_a_40_digit_token_count_is_the_runtimes_refusal_and_int64_wraps(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    built = journal("bigtok")
+    built.assistant(text("hi"))
+    built.terminal("completed")
+    clean = built.journal_bytes()
+    (tmp_path / "bigtok.json").write_bytes(clean.replace(b'"in_tokens":100', b'"in_tokens":' + b"9" * 40))
+    for argv in (["show", "--json", str(tmp_path), "bigtok"], ["show", "--json", "--lenient", str(tmp_path), "bigtok"]):
+        assert main(argv) in (0, 1)
+        captured = capsys.readouterr()
+        assert "unexpected error" not in captured.err and captured.err.count("\n") <= 1
+        assert "in_tokens of type int64" in captured.err + captured.out
+    tables = load(tmp_path, strict=False)
+    assert tables.runs.column("status").to_pylist() == ["invalid"]
+    assert "corrupt_line" in tables.findings.column("code").to_pylist()
+    # Two counts of 2^63-1 wrap as the runtime's int64 counters do (REAL-SYSTEM addendum rule 10).
+    top = 2**63 - 1
+    wrapped = journal("wrap")
+    wrapped.assistant(text("a"), in_tokens=top)
+    wrapped.assistant(text("b"), in_tokens=top)
+    (tmp_path / "bigtok.json").unlink()
+    (tmp_path / "wrap.json").write_bytes(wrapped.journal_bytes())
+    assert main(["show", "--json", str(tmp_path), "wrap"]) == 0
+    assert json.loads(capsys.readouterr().out)["counters"]["in_tokens"] == -2
+    assert load(tmp_path).runs.column("in_tokens").to_pylist() == [-2]
