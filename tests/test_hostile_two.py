@@ -7,15 +7,21 @@ the fix.
 
 from __future__ import annotations
 
+import gzip
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import msgspec
 import pytest
+import zstandard
 
 from journaltools import fold, load, open_source
 from journaltools.backends.file import FileBackend
+from journaltools.backends.scan import DEFAULT_MAX_JOURNAL_BYTES, MAX_FINDINGS_PER_CODE, MAX_JOURNAL_BYTES_VARIABLE
 from journaltools.cli import main
+from journaltools.errors import CorruptJournal, JournalTooLarge
 from journaltools.generate import calls_of, provider, text, tool_use
 from journaltools.widgets._display import raw_json_text
 from tests.builders import journal
@@ -156,3 +162,92 @@ def test_case9_a_40_digit_token_count_is_the_runtimes_refusal_and_int64_wraps(
     assert main(["show", "--json", str(tmp_path), "wrap"]) == 0
     assert json.loads(capsys.readouterr().out)["counters"]["in_tokens"] == -2
     assert load(tmp_path).runs.column("in_tokens").to_pylist() == [-2]
+
+
+# -- memory stays bounded ----------------------------------------------------------------------------------------
+
+
+def _zstd_bomb(path: Path, total: int, filler: bytes) -> None:
+    """A real journal's meta line, then ``total`` bytes of ``filler`` lines: kilobytes on disk."""
+    compressor = zstandard.ZstdCompressor(level=3).compressobj()
+    with path.open("wb") as out:
+        out.write(compressor.compress(journal(path.name.split(".")[0]).journal_bytes()))
+        block = filler * ((8 << 20) // len(filler))
+        for _ in range(total // len(block)):
+            out.write(compressor.compress(block))
+        out.write(compressor.flush())
+
+
+def test_case3_a_decompression_bomb_is_journal_too_large_within_bounded_memory(tmp_path: Path) -> None:
+    """The default bound, measured: a 512 MiB bomb is refused by ``ls`` with the peak well under a gigabyte."""
+    _zstd_bomb(tmp_path / "bomb.json.zst", 512 << 20, b"x" * 1023 + b"\n")
+    assert (tmp_path / "bomb.json.zst").stat().st_size < 1 << 20
+    probe = (
+        "import resource, sys\n"
+        "from journaltools.cli import main\n"
+        "code = main(['ls', '--json', sys.argv[1]])\n"
+        "print(code, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path)], capture_output=True, text=True, timeout=120, check=False
+    )
+    lines = done.stderr.strip().splitlines()
+    assert "journal_too_large" in lines[0] and len(lines) == 2, done.stderr
+    code, peak_mb = map(int, lines[-1].split())
+    assert code == 0 and json.loads(done.stdout)[0]["status"] == "invalid"
+    assert peak_mb < 400 + DEFAULT_MAX_JOURNAL_BYTES // (1 << 20) // 2, peak_mb  # measured: about 290 MB
+
+
+@pytest.mark.parametrize("suffix", [".json.zst", ".json"])
+def test_case3_the_bound_is_overridable_and_names_itself(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, suffix: str
+) -> None:
+    monkeypatch.setenv(MAX_JOURNAL_BYTES_VARIABLE, str(1 << 20))
+    path = tmp_path / f"bomb{suffix}"
+    if suffix == ".json.zst":
+        _zstd_bomb(path, 64 << 20, b"\n")
+    else:
+        path.write_bytes(journal("bomb").journal_bytes() + b"\n" * (2 << 20))
+    read = FileBackend(tmp_path).read_run("bomb", strict=False)
+    assert [finding.code for finding in read.findings] == ["journal_too_large"]
+    assert MAX_JOURNAL_BYTES_VARIABLE in read.findings[0].message and not read.complete
+    with pytest.raises(JournalTooLarge):
+        FileBackend(tmp_path).read_run("bomb")
+
+
+def test_case4_millions_of_bad_lines_are_a_bounded_number_of_findings(tmp_path: Path) -> None:
+    (tmp_path / "junk.json").write_bytes(journal("junk").journal_bytes() + b"x\n" * 20_000 + b"\n" * 100_000)
+    read = FileBackend(tmp_path).read_run("junk", strict=False)
+    corrupt = [finding for finding in read.findings if finding.code == "corrupt_line"]
+    assert len(corrupt) == MAX_FINDINGS_PER_CODE + 1
+    assert corrupt[-1].message.startswith("and 19,900 more interior lines")
+    with pytest.raises(CorruptJournal, match="line 2"):
+        FileBackend(tmp_path).read_run("junk")
+
+
+# -- compressed journals that break off --------------------------------------------------------------------------
+
+
+def _long_run(run: str) -> bytes:
+    built = journal(run)
+    for number in range(5_000):
+        built.user(f"message {number} " + "w" * 40)
+    return built.journal_bytes()
+
+
+@pytest.mark.parametrize("suffix", [".json.gz", ".json.zst"])
+def test_case14_15_a_truncated_compressed_journal_keeps_what_decodes_and_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, suffix: str
+) -> None:
+    data = _long_run("cut")
+    packed = gzip.compress(data) if suffix == ".json.gz" else zstandard.ZstdCompressor().compress(data)
+    (tmp_path / f"cut{suffix}").write_bytes(packed[: len(packed) // 2])
+    read = FileBackend(tmp_path).read_run("cut", strict=False)
+    assert not read.complete and len(read.records) > 1_000, len(read.records)
+    (finding,) = [finding for finding in read.findings if finding.code == "corrupt_line"]
+    assert f"at line {len(read.records) + 1} " in finding.message and "breaks off" in finding.message
+    assert "torn_tail" not in {finding.code for finding in read.findings}
+    assert data.startswith(b"".join(stored.raw + b"\n" for stored in read.records))
+    assert main(["migrate", str(tmp_path), str(tmp_path / "copy")]) == 1
+    assert "breaks off" in capsys.readouterr().err
+    assert load(tmp_path, strict=False).runs.column("status").to_pylist() == ["invalid"]
