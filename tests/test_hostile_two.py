@@ -17,12 +17,13 @@ import msgspec
 import pytest
 import zstandard
 
-from journaltools import fold, load, open_source
+from journaltools import audit_sources, fold, load, open_source
 from journaltools.backends.file import FileBackend
 from journaltools.backends.scan import DEFAULT_MAX_JOURNAL_BYTES, MAX_FINDINGS_PER_CODE, MAX_JOURNAL_BYTES_VARIABLE
 from journaltools.cli import main
 from journaltools.errors import CorruptJournal, JournalTooLarge
 from journaltools.generate import calls_of, provider, text, tool_use
+from journaltools.tables.parquet import read_audit
 from journaltools.widgets._display import raw_json_text
 from tests.builders import journal
 
@@ -251,3 +252,40 @@ def test_case14_15_a_truncated_compressed_journal_keeps_what_decodes_and_is_refu
     assert main(["migrate", str(tmp_path), str(tmp_path / "copy")]) == 1
     assert "breaks off" in capsys.readouterr().err
     assert load(tmp_path, strict=False).runs.column("status").to_pylist() == ["invalid"]
+
+
+# -- audits ------------------------------------------------------------------------------------------------------
+
+
+def test_case17_an_audit_without_records_removes_an_earlier_audits_records(tmp_path: Path) -> None:
+    out = tmp_path / "audit"
+    audit_sources(["data/samples"], parquet=out, records=True, progress=False)
+    assert read_audit(out).records.num_rows > 0
+    audit_sources(["data/samples"], parquet=out, progress=False)
+    assert not (out / "records.parquet").exists()
+    assert read_audit(out).records.num_rows == 0
+    assert sorted(path.name for path in out.iterdir() if not path.name.startswith(".")) == [
+        f"{name}.parquet" for name in ("findings", "messages", "runs", "segments", "tool_calls")
+    ]
+    assert not [path for path in out.iterdir() if path.name.startswith(".audit-")], "no staging left behind"
+
+
+def test_case16_two_audits_into_one_directory_leave_one_whole_audit(tmp_path: Path) -> None:
+    """Two audits of different sources at once: every file readable, and all of them from one audit."""
+    small = tmp_path / "small"
+    small.mkdir()
+    for name in sorted(Path("data/samples").iterdir())[:2]:
+        (small / name.name).write_bytes(name.read_bytes())
+    out = tmp_path / "audit"
+    probe = "import sys\nfrom journaltools.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+    runs = []
+    for source in ("data/samples", str(small)):
+        argv = [sys.executable, "-c", probe, "audit", source, "--parquet", str(out), "--quiet", "--records"]
+        runs.append(subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+    for process in runs:
+        _, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err
+    tables = read_audit(out)
+    sources = set(tables.runs.column("source").to_pylist()) | set(tables.records.column("source").to_pylist())
+    assert len(sources) == 1, sources
+    assert set(tables.records.column("run").to_pylist()) == set(tables.runs.column("run").to_pylist())
