@@ -7,14 +7,23 @@
 from __future__ import annotations
 
 import re
+from typing import Final
 from urllib.parse import ParseResult, unquote, urlparse
 
 from journaltools.errors import InvalidSource
 
 
 def masked(url: str) -> str:
-    """``url`` with any ``user:password@`` replaced by ``***@``: messages never carry credentials."""
-    return re.sub(r"(?<=://)[^/@]*@", "***@", url)
+    """``url`` with any ``user:password@`` replaced by ``***@``: messages never carry credentials.
+
+    Everything from the scheme to the **last** ``@`` is masked: a password may hold ``/``, ``?`` or ``#``
+    (``nats://alice:S3cret/x@host``), and stopping at the first of those would print the rest of it. Masking a
+    little too much (an ``@`` in a path or query) only hides text that was never secret."""
+    return _USERINFO.sub("***@", url)
+
+
+#: From ``scheme://`` up to the last ``@``: greedy, so no character of a password survives.
+_USERINFO: Final = re.compile(r"(?<=://).*@", re.DOTALL)
 
 
 def parse_url(url: str) -> ParseResult:

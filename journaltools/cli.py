@@ -48,7 +48,14 @@ class UsageError(Exception):
 def _emit_json(document: Any) -> None:
     # msgspec, not the json module: the journal's raw JSON (tool inputs, provider blocks) is spliced in as the
     # runtime wrote it, so a number like 1e3 or an integer beyond 64 bits keeps its spelling.
-    sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(document), indent=2) + b"\n")
+    encoded = msgspec.json.encode(document)
+    try:
+        text = msgspec.json.format(encoded, indent=2)
+    except RecursionError:
+        # msgspec's formatter recurses (about 1,000 levels); a tool input the runtime accepts nests up to 10,000.
+        # Such a document is written compact: indenting 10,000 levels would write some 400 MB of spaces.
+        text = encoded
+    sys.stdout.buffer.write(text + b"\n")
     sys.stdout.flush()
 
 

@@ -22,6 +22,7 @@ files in ``backends/oserrors.py`` (``storage_error``), NATS client errors in ``b
     │       └── NotAJournalFile   a journal or lock path that is a symlink, FIFO, directory or device
     ├── UndecodableLine           one line the runtime's decoder refuses (the reason Go gives)
     ├── CorruptJournal            an unparsable interior line: the journal is refused, never half-loaded
+    ├── JournalTooLarge           a journal past the bound per journal (decompressed bytes): not read
     ├── RecordRefused             one record breaks a protocol rule (run, seq, code, rule)
     │   ├── FoldError             ... found while folding
     │   │   └── VersionMismatch   meta.version differs from the reader's
@@ -168,6 +169,14 @@ class CorruptJournal(JournalError):
         self.where = where
         place = f" ({where})" if where else ""
         super().__init__(f"run {run!r}: corrupt journal at {unit} {position}{place}: {why}")
+
+
+class JournalTooLarge(JournalError):
+    """A journal holding (or decompressing to) more bytes than the bound per journal; not read."""
+
+    def __init__(self, run: str, why: str) -> None:
+        self.run = run
+        super().__init__(f"run {run!r}: {why}")
 
 
 class RecordRefused(JournalError):

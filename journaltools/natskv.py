@@ -38,6 +38,7 @@ from journaltools.backends.nats_connection import (
     EXPECTED_LAST_SUBJECT_SEQUENCE,
     EXPECTED_STREAM,
     MSG_ID,
+    CheckedClient,
     JetStreamOptions,
     connect_client,
     parse_replicas,
@@ -201,7 +202,7 @@ class CasBucket:
     ) -> CasBucket:
         """Connect, then create (``create=True``) or verify the bucket. Refuses a bucket whose values could expire."""
         opts = options or JetStreamOptions()
-        client = await connect_client(Client(), location.servers, location.display_url, opts)
+        client = await connect_client(CheckedClient(), location.servers, location.display_url, opts)
         bucket = cls(client, location, opts)
         try:
             await bucket._ensure(create, history)

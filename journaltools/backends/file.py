@@ -46,11 +46,13 @@ from journaltools.backends.scan import (
     JOURNAL_SUFFIXES,
     LOCK_SUFFIX,
     DamagedCompression,
+    JournalTooLarge,
     damaged_read,
     journal_name_parts,
     needs_newline,
     read_journal_bytes,
     run_read,
+    too_large_read,
     torn_tail_offset,
 )
 from journaltools.errors import (
@@ -281,7 +283,9 @@ class _LocalJournals(Backend):
         except FileNotFoundError:
             raise RunNotFound(run, self._where()) from None
         except DamagedCompression as exc:
-            return damaged_read(run, str(exc), source=self.url, where=where, strict=strict, updated=updated)
+            return damaged_read(run, exc, source=self.url, where=where, strict=strict, updated=updated)
+        except JournalTooLarge as exc:
+            return too_large_read(run, exc, source=self.url, where=where, strict=strict, updated=updated)
         except StorageError as exc:
             if exc.errno == errno.ENOENT:
                 raise RunNotFound(run, self._where()) from None

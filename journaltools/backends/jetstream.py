@@ -422,11 +422,44 @@ class JetStreamBackend(Backend):
             )
 
     def source_findings(self) -> list[Finding]:
-        """One ``stream_config`` warning per runtime check the stream fails: its records may change or expire."""
-        return [
+        """One ``stream_config`` warning per runtime check the stream fails (its records may change or expire),
+        and one ``invalid_run_id`` error per meta subject whose run token is not a valid run id (the runtime's
+        listing skips those without a word; here they are never silently absent)."""
+        findings = [
             Finding.of(None, None, "stream_config", f"stream {self.stream!r}: {setting} {why}", self.url)
             for setting, why in self.problems
         ]
+        findings.extend(run_sync(self._invalid_run_subjects_async()))
+        return findings
+
+    async def _invalid_run_subjects_async(self) -> list[Finding]:
+        subjects = await self._subject_counts(f"{self.prefix}.*.{META_TOKEN}")
+        head, tail = self.prefix + ".", "." + META_TOKEN
+        return [
+            Finding.of(
+                None,
+                None,
+                "invalid_run_id",
+                f"subject {subject!r}: run token {subject[len(head) : -len(tail)]!r} is not a valid run id "
+                "(1-128 characters of [A-Za-z0-9_-]); its run is not read",
+                self.url,
+            )
+            for subject in sorted(subjects)
+            if self._run_of_meta_subject(subject) is None
+        ]
+
+    def _seq_mismatch(self, run: str, msg: StoredMessage, body_seq: int) -> Finding | None:
+        """A ``subject_seq_mismatch`` finding when the subject a record is stored under names another seq than
+        its body: the runtime sorts a read by the body's seq and opens a writer at the subject's, so such a run
+        reads one way and appends another."""
+        subject_seq = self.seq_of_subject(msg.subject)
+        if subject_seq == body_seq:
+            return None
+        message = (
+            f"{msg.subject} (stream sequence {msg.sequence}) holds a record whose body says seq {body_seq}: "
+            "the subjects and the bodies disagree"
+        )
+        return Finding.of(run, body_seq, "subject_seq_mismatch", message, self.url)
 
     def _refuse_writes(self) -> None:
         if self.problems:
@@ -646,6 +679,15 @@ class JetStreamBackend(Backend):
             raise CorruptJournal(
                 run, last.sequence, f"{last.subject} is not a record subject", self.url, "stream sequence"
             )
+        (read,) = read_stream_bodies([last.data])
+        if not isinstance(read, BadLine) and read.record.seq != seq:
+            # The next seq would come from the subject and the duplicate check from it too: an append of a
+            # seq the bodies never reached would be acknowledged as a duplicate without being stored.
+            why = (
+                f"{last.subject} holds a record whose body says seq {read.record.seq}: the subjects and the "
+                "bodies disagree, so no append could be placed safely"
+            )
+            raise CorruptJournal(run, last.sequence, why, self.url, "stream sequence")
         return JetStreamJournalWriter(self, run, seq, last.sequence)
 
     async def publish_record_async(
@@ -717,6 +759,9 @@ class JetStreamBackend(Backend):
                 )
                 continue
             records.append(StoredRecord(read.record, msg.data, msg.sequence, msg.time, read.noncanonical))
+            mismatch = self._seq_mismatch(run, msg, read.record.seq)
+            if mismatch is not None:
+                findings.append(mismatch)
             if read.noncanonical is not None:
                 message = f"{msg.subject} is not what the Go encoder writes: {read.noncanonical}"
                 findings.append(Finding.of(run, read.record.seq, "noncanonical_line", message, self.url))
@@ -759,16 +804,28 @@ class JetStreamBackend(Backend):
         """The JetStream rule (``jetstream.go:382-475``): each run from its meta message and its last message."""
 
         async def summarize(run: str) -> RunSummary:
-            meta, problem = self._stored(await self._get_last(self.subject(run, 1)))
+            meta_msg = await self._get_last(self.subject(run, 1))
+            meta, problem = self._stored(meta_msg)
             try:
                 last_msg = await self._get_last(self.run_filter(run))
             except SourceError:
                 last_msg = None  # the runtime keeps what the meta record gave: listed open
+            # The two records read are checked against their subjects (the rule itself does not look).
+            checked = [(meta_msg, meta)]
             if last_msg is not None and meta is not None and last_msg.sequence == meta.position:
-                return summarize_stream(run, meta, meta, problem=problem)
-            # A last message that does not decode is listed open, as the runtime lists it.
-            last, _ = self._stored(last_msg)
-            return summarize_stream(run, meta, last, problem=problem)
+                last: StoredRecord | None = meta
+            else:
+                # A last message that does not decode is listed open, as the runtime lists it.
+                last, _ = self._stored(last_msg)
+                checked.append((last_msg, last))
+            findings = [
+                finding
+                for msg, stored in checked
+                if msg is not None and stored is not None
+                for finding in [self._seq_mismatch(run, msg, stored.record.seq)]
+                if finding is not None
+            ]
+            return summarize_stream(run, meta, last, problem=problem, findings=findings)
 
         return await map_bounded(await self.list_runs_async(), summarize, self.options.concurrency)
 

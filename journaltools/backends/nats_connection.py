@@ -11,6 +11,7 @@ exceptions are mapped in one place: ``classify_nats_error`` for requests (slot t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import os
 import re
@@ -26,7 +27,7 @@ import nats.errors
 import nats.js.errors
 from nats.aio.client import Client
 
-from journaltools._urls import parse_url
+from journaltools._urls import masked, parse_url
 from journaltools.errors import ConnectFailed, InvalidSource, JournalError, SourceError
 
 T = TypeVar("T")
@@ -101,6 +102,10 @@ def split_server_url(url: str, path_name: str) -> tuple[ParseResult, str]:
     shown = masked(url)
     if parsed.scheme not in ("nats", "tls", "ws", "wss"):
         raise InvalidSource(f"{shown!r}: not a nats:// URL")
+    if "@" in parsed.path or "@" in parsed.query or "@" in parsed.fragment:
+        # The user or password holds a "/", "?" or "#", which ends the authority: the host would be read from
+        # the password. Refused before anything (a connection, a message) could use those parts.
+        raise InvalidSource(f"{shown!r}: the user or password holds '/', '?' or '#'; percent-encode it (%2F, %3F, %23)")
     if not parsed.hostname:
         raise InvalidSource(f"{shown!r}: no server host (nats://host:port/{path_name})")
     try:
@@ -131,11 +136,6 @@ def parse_replicas(url: str, text: str) -> int:
     if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_REPLICAS:
         raise InvalidSource(f"{masked(url)!r}: replicas={text!r} must be a whole number from 1 to {MAX_REPLICAS}")
     return int(text)
-
-
-def masked(url: str) -> str:
-    """``url`` with any ``user:password@`` replaced by ``***@``."""
-    return re.sub(r"(?<=://)[^/@]*@", "***@", url)
 
 
 def _check_names(url: str, stream: str, prefix: str) -> None:
@@ -220,8 +220,10 @@ def connect_error(exc: BaseException, url: str, timeout: float) -> ConnectFailed
     ``url`` must already be free of credentials (``JetStreamLocation.display_url``).
     """
     text = str(exc)
+    if isinstance(exc, (PlainTransportRefused, TlsHandshakeFailed)):
+        return ConnectFailed(url, "TLS failed", text, "the URL asks for TLS and the server did not speak it")
     if isinstance(exc, ssl.SSLError):
-        reason = exc.reason or text
+        reason = getattr(exc, "reason", None) or text  # aiohttp's SSL errors subclass SSLError without it
         return ConnectFailed(
             url, "TLS failed", reason, "check that the server's certificate is trusted and names the host"
         )
@@ -300,7 +302,7 @@ async def retry_transient(
 _ASCII_SPACE = " \t\n\r\x0b\x0c"
 
 
-async def connect_client(client: Client, servers: str, display_url: str, opts: JetStreamOptions) -> Client:
+async def connect_client(client: CheckedClient, servers: str, display_url: str, opts: JetStreamOptions) -> Client:
     """``client`` connected to ``servers``, or ``ConnectFailed`` naming ``display_url`` and why, at the first failure
     (nats-py alone would retry the first connection forever). The one way journaltools connects to NATS."""
     loop = asyncio.get_running_loop()
@@ -337,15 +339,83 @@ async def connect_client(client: Client, servers: str, display_url: str, opts: J
         failure = first_failure.result()
     else:
         failure = TimeoutError()
+    if failure is not None and client.tls_handshake_pending and not isinstance(failure, ssl.SSLError):
+        failure = TlsHandshakeFailed(failure)
     if failure is not None or not connecting.done():
         connecting.cancel()
         await asyncio.gather(connecting, return_exceptions=True)
-        await client.close()
+        # A peer that went quiet half way through a TLS handshake can keep nats-py's close waiting for ever; the
+        # connection failed either way, and the failure below is the answer.
+        with contextlib.suppress(TimeoutError, nats.errors.Error, OSError):
+            await asyncio.wait_for(client.close(), opts.connect_timeout)
         raise connect_error(failure or TimeoutError(), display_url, opts.connect_timeout) from None
     return client
 
 
-class JournalClient(Client):
+#: The schemes that promise TLS: nothing, credentials above all, may cross the connection before it is TLS.
+TLS_SCHEMES = frozenset({"tls", "wss"})
+
+
+class PlainTransportRefused(nats.errors.Error):
+    """A ``tls://`` or ``wss://`` connection that is not TLS when the client would send its CONNECT."""
+
+    def __str__(self) -> str:
+        return "the connection is not TLS; nothing was sent"
+
+
+class TlsHandshakeFailed(nats.errors.Error):
+    """The TLS handshake a ``tls://`` URL asks for broke off (the peer hung up or went quiet)."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__()
+        self.cause = cause
+
+    def __str__(self) -> str:
+        why = str(self.cause) or type(self.cause).__name__
+        return f"the server did not complete a TLS handshake ({why}); no credentials were sent"
+
+
+def _transport_is_tls(transport: object) -> bool:
+    """Whether nats-py's transport runs over TLS now (its TCP writer after ``start_tls``, or a WebSocket
+    opened with an SSL context). Anything unknown counts as plain: refusing is the safe mistake."""
+    writer = getattr(transport, "_io_writer", None)
+    if isinstance(writer, asyncio.StreamWriter):
+        return writer.get_extra_info("ssl_object") is not None
+    return getattr(transport, "_using_tls", None) is True
+
+
+class CheckedClient(Client):
+    """nats-py's client that keeps the promise of a ``tls://`` or ``wss://`` URL.
+
+    nats-py upgrades a TCP connection to TLS only when the server's INFO says ``tls_required``, so a server
+    without TLS (or anyone on the path rewriting the INFO) would receive ``CONNECT {"user":…,"pass":…}`` in
+    clear text. For those schemes this client upgrades whatever the INFO says (a plain server then fails the
+    handshake: "TLS failed"), and checks the transport once more just before CONNECT is written, so no code
+    path of nats-py, reconnects included, can send credentials over a plain connection.
+    """
+
+    #: The upgrade was forced and has not completed yet: a failure now is the TLS handshake's.
+    tls_handshake_pending = False
+
+    def _requires_tls(self) -> bool:
+        server = self._current_server
+        return server is not None and server.uri.scheme in TLS_SCHEMES
+
+    async def _process_info(self, info: dict[str, Any], initial_connection: bool = False) -> None:
+        if initial_connection and self._requires_tls():
+            # nats-py reads this very dict right after, to decide whether to start TLS.
+            info["tls_required"] = True
+            self.tls_handshake_pending = True
+        await super()._process_info(info, initial_connection)
+
+    def _connect_command(self) -> bytes:
+        if self._requires_tls() and not _transport_is_tls(self._transport):
+            raise PlainTransportRefused()
+        self.tls_handshake_pending = False
+        return super()._connect_command()
+
+
+class JournalClient(CheckedClient):
     """nats-py's client with a faster parser for message headers (every record read carries about eight).
 
     nats-py's own parser decodes each line and checks each character of each header name in a Python

@@ -19,8 +19,9 @@ from typing import Final
 from journaltools.backends.base import RunRead, StoredRecord
 from journaltools.backends.oserrors import mapped, open_regular
 from journaltools.errors import CorruptJournal
+from journaltools.errors import JournalTooLarge as JournalTooLargeError
 from journaltools.protocol.findings import Finding
-from journaltools.protocol.journal import FileJournal
+from journaltools.protocol.journal import FileJournal, read_file_journal
 
 JOURNAL_SUFFIX: Final = ".json"
 LOCK_SUFFIX: Final = ".lock"
@@ -42,8 +43,48 @@ def is_compressed(path: str | os.PathLike[str]) -> bool:
     return os.fsdecode(path).endswith(COMPRESSED_SUFFIXES)
 
 
+#: The most bytes one journal may hold once decompressed (plain journals: their size), unless the environment
+#: variable ``JOURNALTOOLS_MAX_JOURNAL_BYTES`` says otherwise. A journal is read whole, as the runtime reads it; this
+#: bound keeps a decompression bomb (a few hundred KB of zstd expanding to gigabytes) from taking the machine's
+#: memory. 256 MiB is far beyond any run the runtime writes (a long run is a few MB).
+DEFAULT_MAX_JOURNAL_BYTES: Final = 256 << 20
+MAX_JOURNAL_BYTES_VARIABLE: Final = "JOURNALTOOLS_MAX_JOURNAL_BYTES"
+#: Compressed input fed to the decompressor at a time: a run-length block of zstd expands some 30,000 times, so one
+#: step stays near 16 MB even for the worst bomb, and the bound is checked after every step.
+_COMPRESSED_STEP: Final = 512
+_GZIP_OUTPUT_STEP: Final = 1 << 20
+
+
+#: Findings of one code kept per journal; the rest become one "and N more" finding (the reader keeps at most
+#: ``protocol.journal.MAX_CORRUPT_KEPT`` corrupt lines to begin with).
+MAX_FINDINGS_PER_CODE: Final = 100
+
+
+def max_journal_bytes() -> int:
+    """The bound in force (the environment variable is read each time, so worker processes inherit it)."""
+    text = os.environ.get(MAX_JOURNAL_BYTES_VARIABLE, "")
+    if text.isascii() and text.isdigit() and int(text) > 0:
+        return int(text)
+    return DEFAULT_MAX_JOURNAL_BYTES
+
+
 class DamagedCompression(Exception):
-    """Compressed data that does not decompress (the message says why)."""
+    """Compressed data that does not decompress (the message says why); ``partial`` is what it gave before."""
+
+    def __init__(self, why: str, partial: bytes) -> None:
+        super().__init__(why)
+        self.partial = partial
+
+
+class JournalTooLarge(Exception):
+    """A journal holding more than ``max_journal_bytes()``: not read further."""
+
+    def __init__(self, limit: int, compressed: bool) -> None:
+        what = "decompresses to" if compressed else "holds"
+        super().__init__(
+            f"the journal {what} more than {limit:,} bytes, the bound per journal; not read further "
+            f"(set {MAX_JOURNAL_BYTES_VARIABLE} to raise it)"
+        )
 
 
 def open_journal_file(path: str | os.PathLike[str]) -> io.FileIO:
@@ -53,28 +94,88 @@ def open_journal_file(path: str | os.PathLike[str]) -> io.FileIO:
 
 
 def read_journal_bytes(path: str | os.PathLike[str]) -> bytes:
-    """The journal's bytes, decompressed for ``.json.gz`` / ``.json.zst``; ``DamagedCompression`` when the
-    compressed data breaks off. Operating-system failures raise ``StorageError``."""
+    """The journal's bytes, decompressed for ``.json.gz`` / ``.json.zst``, never more than ``max_journal_bytes()``
+    (``JournalTooLarge``). Compressed data that breaks off or is damaged raises ``DamagedCompression`` carrying what
+    decompressed before the break. Operating-system failures raise ``StorageError``."""
     where = os.fsdecode(path)
+    limit = max_journal_bytes()
     with open_journal_file(path) as handle, mapped(path, "read the journal"):
-        data = handle.readall()
+        if not where.endswith(COMPRESSED_SUFFIXES):
+            if os.fstat(handle.fileno()).st_size > limit:
+                raise JournalTooLarge(limit, compressed=False)
+            data = handle.read(limit + 1) or b""
+            if len(data) > limit:  # it grew since the stat
+                raise JournalTooLarge(limit, compressed=False)
+            return data
+        compressed = handle.readall()
     if where.endswith(".gz"):
-        import gzip
-        import zlib
+        return _gunzip(compressed, limit)
+    return _unzstd(compressed, limit)
 
-        try:
-            return gzip.decompress(data)
-        except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
-            raise DamagedCompression(str(exc) or type(exc).__name__) from None
-    if where.endswith(".zst"):
-        import zstandard
 
+class _Output:
+    """Decompressed chunks, counted against the bound as they come (a list, not a growing bytearray, whose
+    reallocations would double the peak at the worst moment)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.chunks: list[bytes] = []
+        self.size = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.chunks.append(chunk)
+        self.size += len(chunk)
+        if self.size > self.limit:
+            self.chunks.clear()  # what was read is of no use: free it before the error travels
+            raise JournalTooLarge(self.limit, compressed=True)
+
+    def data(self) -> bytes:
+        return b"".join(self.chunks)
+
+
+def _gunzip(data: bytes, limit: int) -> bytes:
+    """Every gzip member of ``data``, with the output bounded step by step (``max_length``)."""
+    import zlib
+
+    out = _Output(limit)
+    rest = data
+    while rest:
+        inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        pending = rest
         try:
-            with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data), read_across_frames=True) as stream:
-                return stream.read()
+            while pending and not inflater.eof:
+                out.add(inflater.decompress(pending, _GZIP_OUTPUT_STEP))
+                pending = inflater.unconsumed_tail
+            while not inflater.eof and (chunk := inflater.decompress(b"", _GZIP_OUTPUT_STEP)):
+                out.add(chunk)  # output still buffered inside the inflater
+        except zlib.error as exc:
+            raise DamagedCompression(f"gzip data is damaged: {exc}", out.data()) from None
+        if not inflater.eof:
+            raise DamagedCompression("gzip data breaks off (the file is truncated)", out.data())
+        rest = inflater.unused_data
+    return out.data()
+
+
+def _unzstd(data: bytes, limit: int) -> bytes:
+    """Every zstd frame of ``data``; a frame that does not end is damage, never a short journal."""
+    import zstandard
+
+    out = _Output(limit)
+    position = 0
+    context = zstandard.ZstdDecompressor()
+    while position < len(data):
+        frame = context.decompressobj()
+        try:
+            while position < len(data) and not frame.eof:
+                step = data[position : position + _COMPRESSED_STEP]
+                position += len(step)
+                out.add(frame.decompress(step))
         except zstandard.ZstdError as exc:
-            raise DamagedCompression(str(exc) or type(exc).__name__) from None
-    return data
+            raise DamagedCompression(f"zstd data is damaged: {exc}", out.data()) from None
+        if not frame.eof:
+            raise DamagedCompression("zstd data breaks off (the file is truncated)", out.data())
+        position -= len(frame.unused_data)  # the next frame starts inside the last step
+    return out.data()
 
 
 def torn_tail_offset(data: bytes, journal: FileJournal) -> int | None:
@@ -105,10 +206,17 @@ def run_read(
     """The ``RunRead`` of one file journal, with every finding the line rule's verdict implies (the one place
     they are worded); strict raises ``CorruptJournal`` for a journal the runtime refuses."""
     findings: list[Finding] = []
+    noncanonical = 0
     for read in journal.records:
         if read.noncanonical is not None:
-            message = f"line {read.position} is not what the Go encoder writes: {read.noncanonical}"
-            findings.append(Finding.of(run, read.record.seq, "noncanonical_line", message, source))
+            noncanonical += 1
+            if noncanonical <= MAX_FINDINGS_PER_CODE:
+                message = f"line {read.position} is not what the Go encoder writes: {read.noncanonical}"
+                findings.append(Finding.of(run, read.record.seq, "noncanonical_line", message, source))
+    if noncanonical > MAX_FINDINGS_PER_CODE:
+        more = noncanonical - MAX_FINDINGS_PER_CODE
+        message = f"and {more:,} more lines of {where} are not what the Go encoder writes"
+        findings.append(Finding.of(run, None, "noncanonical_line", message, source))
     resumed = {resume.line: resume for resume in journal.resumed_after_torn_tail}
     errors: list[CorruptJournal] = []
     for bad in journal.corrupt:
@@ -125,6 +233,9 @@ def run_read(
             error = CorruptJournal(run, bad.line, f"line does not decode: {bad.reason}", where)
             findings.append(Finding.of(run, None, "corrupt_line", str(error), source))
         errors.append(error)
+    if journal.corrupt_more:
+        message = f"and {journal.corrupt_more:,} more interior lines of {where} do not decode"
+        findings.append(Finding.of(run, None, "corrupt_line", message, source))
     if errors and strict:
         raise errors[0]
     torn = journal.torn_tail
@@ -146,9 +257,28 @@ def run_read(
     return RunRead(run, stored_records(journal), findings, source, not errors, updated, journal.last_seq)
 
 
-def damaged_read(run: str, why: str, *, source: str, where: str, strict: bool, updated: datetime | None) -> RunRead:
-    """A compressed journal whose data breaks off: refused like a corrupt one, nothing of it folded."""
-    error = CorruptJournal(run, 0, f"compressed data is damaged: {why}", where)
+def damaged_read(
+    run: str, exc: DamagedCompression, *, source: str, where: str, strict: bool, updated: datetime | None
+) -> RunRead:
+    """A compressed journal whose data breaks off: refused like a corrupt one, naming the line where it breaks.
+    Leniently, every whole line before the break is kept (it decompressed intact); the broken line is not."""
+    partial = exc.partial
+    whole = partial[: partial.rfind(b"\n") + 1]
+    line = whole.count(b"\n") + 1
+    error = CorruptJournal(run, line, f"compressed data breaks off in this line: {exc}", where)
     if strict:
         raise error
-    return RunRead(run, [], [Finding.of(run, None, "corrupt_line", str(error), source)], source, False, updated, 0)
+    journal = read_file_journal(whole)
+    read = run_read(run, journal, source=source, where=where, strict=False, updated=updated)
+    findings = [*read.findings, Finding.of(run, None, "corrupt_line", str(error), source)]
+    return RunRead(run, read.records, findings, source, False, updated, read.last_seq)
+
+
+def too_large_read(
+    run: str, exc: JournalTooLarge, *, source: str, where: str, strict: bool, updated: datetime | None
+) -> RunRead:
+    """A journal past the bound: one ``journal_too_large`` finding, nothing read."""
+    error = JournalTooLargeError(run, f"{where}: {exc}")
+    if strict:
+        raise error
+    return RunRead(run, [], [Finding.of(run, None, "journal_too_large", str(error), source)], source, False, updated, 0)

@@ -146,15 +146,78 @@ class RunState:
 
 
 def _plain(value: Any) -> Any:
-    """Typed wire values as the JSON values Go would marshal them to."""
+    """Typed wire values as the JSON values Go would marshal them to.
+
+    A raw JSON field (a tool input, a provider block) the runtime accepts but Python cannot hold as values (nested
+    deeper than Python's recursion allows, up to Go's 10,000 levels, or an integer past Python's digit limit) stays
+    a ``msgspec.Raw`` of its exact bytes: encoding the result with msgspec still gives Go's bytes."""
     from journaltools.protocol.encode import encode_go_json
 
     encoded = encode_go_json(value)
     try:
+        return _raw_value(encoded)
+    except _NotPlain:
+        return _plain_keeping_raw(value)
+
+
+class _NotPlain(Exception):
+    """JSON that Python cannot turn into values (too deep, an integer too long)."""
+
+
+def _raw_value(encoded: bytes) -> Any:
+    try:
         return msgspec.json.decode(encoded)
+    except msgspec.ValidationError:
+        raise _NotPlain() from None  # an integer beyond 64 bits
+    except RecursionError:
+        raise _NotPlain() from None
     except msgspec.DecodeError:
+        pass
+    try:
         # A raw JSON field keeps invalid UTF-8 verbatim, as the runtime does; Go prints it as U+FFFD.
         return json.loads(encoded.decode("utf-8", "replace"))
+    except (ValueError, RecursionError):
+        raise _NotPlain() from None
+
+
+def _plain_keeping_raw(value: Any) -> Any:
+    """``_plain`` one raw field at a time: each that Python can hold becomes values, the others stay Raw."""
+    from journaltools.protocol.gojson import html_escape
+
+    raws: dict[str, msgspec.Raw] = {}
+
+    def placeholder(obj: Any) -> Any:
+        if not isinstance(obj, msgspec.Raw):
+            raise TypeError(f"cannot encode {type(obj).__name__}")
+        key = f"\x00raw{len(raws)}\x00"  # no journal string holds NUL bytes beside these words
+        raws[key] = obj
+        return key
+
+    shallow = msgspec.to_builtins(value, enc_hook=placeholder)
+
+    def resolve(item: Any) -> Any:
+        raw = raws.get(item) if isinstance(item, str) else None
+        if raw is None:
+            return item
+        encoded = html_escape(bytes(raw))
+        try:
+            return _raw_value(encoded)
+        except _NotPlain:
+            return msgspec.Raw(encoded.decode("utf-8", "replace").encode())
+
+    # The structure around the raw fields is the runtime's (a few levels): walked with a stack all the same.
+    root = [shallow]
+    stack: list[list[Any] | dict[str, Any]] = [root]
+    while stack:
+        container = stack.pop()
+        keys = range(len(container)) if isinstance(container, list) else list(container)
+        for key in keys:
+            item = container[key]  # type: ignore[index]
+            if isinstance(item, (list, dict)):
+                stack.append(item)
+            else:
+                container[key] = resolve(item)  # type: ignore[index]
+    return root[0]
 
 
 def _go_name(snake: str) -> str:

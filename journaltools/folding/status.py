@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from journaltools.folding.state import wrap_int64
 from journaltools.protocol.kinds import Record
 
 if TYPE_CHECKING:
@@ -88,8 +89,9 @@ def segments_of(records: Sequence[Record]) -> list[Segment]:
                 terminal_message=(terminal.message or None) if terminal is not None else None,
                 llm_calls=llm_calls,
                 tool_calls=tool_calls,
-                in_tokens=in_tokens,
-                out_tokens=out_tokens,
+                # int64 as the runtime's counters (addendum rule 10): a table column holds them, never a bigger int.
+                in_tokens=wrap_int64(in_tokens),
+                out_tokens=wrap_int64(out_tokens),
             )
         )
     return segments

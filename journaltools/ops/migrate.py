@@ -45,6 +45,7 @@ INVALID_SOURCE_CODES: Final = frozenset(
         "resumed_after_torn_tail",  # torn bytes glued into the interior by a resume
         "seq_not_increasing",  # a repeated or lower seq: the copy would drop the record as a duplicate
         "seq_gap",  # a skipped seq: the destination writer refuses the gap
+        "subject_seq_mismatch",  # a subject naming another seq than its body: a copy would move the record
     }
 )
 
@@ -164,6 +165,9 @@ async def _read_source(source: Backend, run: str) -> RunRead:
         code = bad[0].code if bad else "corrupt_line"
         reasons = "; ".join(finding.message for finding in bad) or "the journal was refused"
         raise _Refused(code, f"the journal does not parse whole, not copied: {reasons}")
+    lying = [finding for finding in read.findings if finding.code == "subject_seq_mismatch"]
+    if lying:
+        raise _Refused("subject_seq_mismatch", f"not copied: {lying[0].message}")
     return read
 
 

@@ -107,14 +107,14 @@ def to_anthropic(messages: list[Message]) -> list[dict[str, Any]]:
     return rendered
 
 
-def _anthropic_block(block: Block) -> dict[str, Any] | None:
+def _anthropic_block(block: Block) -> dict[str, Any] | msgspec.Raw | None:
     if block.text is not None:
         return {"type": "text", "text": block.text.text} if block.text.text else None
     if block.thinking is not None:
         signature = block.thinking.signature.decode("utf-8", "replace")
         return {"type": "thinking", "thinking": block.thinking.text, "signature": signature}
     if block.tool_use is not None:
-        call_input = msgspec.json.decode(block.tool_use.input)
+        call_input = _json_value(block.tool_use.input)
         return {"type": "tool_use", "id": block.tool_use.id, "name": block.tool_use.name, "input": call_input or {}}
     if block.tool_result is not None:
         result: dict[str, Any] = {
@@ -126,6 +126,22 @@ def _anthropic_block(block: Block) -> dict[str, Any] | None:
             result["is_error"] = True
         return result
     if block.provider is not None:
-        raw = msgspec.json.decode(block.provider.raw)
+        raw = _json_value(block.provider.raw)
+        if isinstance(raw, msgspec.Raw):
+            return raw if bytes(raw)[:1] == b"{" and bytes(raw) != b"{}" else None
         return raw if isinstance(raw, dict) and raw else None
     return None
+
+
+def _json_value(raw: bytes | msgspec.Raw) -> Any:
+    """A raw JSON field as Python values, or as the ``msgspec.Raw`` of its compact bytes when Python cannot hold it
+    (nested deeper than its recursion allows, an integer beyond 64 bits): the runtime accepts both, and msgspec
+    encodes the Raw back byte for byte."""
+    from journaltools.protocol.gojson import marshal_raw
+
+    if not raw:
+        return None
+    try:
+        return msgspec.json.decode(raw)
+    except (msgspec.ValidationError, RecursionError):
+        return msgspec.Raw(marshal_raw(bytes(raw)).decode("utf-8", "replace").encode())

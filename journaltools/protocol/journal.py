@@ -21,7 +21,7 @@ does not decode is corruption.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
@@ -109,6 +109,8 @@ class FileJournal:
     resumed_after_torn_tail: list[ResumedAfterTornTail]
     #: The seq of the last decoded record (what a resuming Go writer continues from); 0 when none.
     last_seq: int
+    #: Corrupt interior lines beyond the ``MAX_CORRUPT_KEPT`` kept in ``corrupt``.
+    corrupt_more: int = 0
 
     @property
     def readable(self) -> bool:
@@ -137,28 +139,67 @@ def is_blank(line: bytes) -> bool:
     return all(char in _UNICODE_SPACE for char in text)
 
 
-def read_file_journal(data: bytes) -> FileJournal:
-    """The records of a file journal, with its torn tail, corrupt lines and torn-tail resumes."""
+#: Interior lines that do not decode kept per journal (each becomes a finding); past this many only the count grows,
+#: so a journal of millions of garbage lines costs a few findings, not gigabytes of them.
+MAX_CORRUPT_KEPT: Final = 100
+
+
+def _lines(data: bytes) -> Iterator[tuple[int, bytes, bool]]:
+    """(index, line, is the final element) of ``data`` split on ``\n`` with one final empty element dropped, as Go
+    splits it; one line at a time, so 64 MiB of newlines is never a list of 64 million lines."""
+    if not data:
+        return
+    end = len(data) - 1 if data.endswith(b"\n") else len(data)
+    start = index = 0
+    while True:
+        stop = data.find(b"\n", start, end)
+        if stop < 0:
+            yield index, data[start:end], True
+            return
+        yield index, data[start:stop], False
+        start, index = stop + 1, index + 1
+
+
+#: The shortest line the runtime writes is far longer; journals of shorter lines take the line-by-line path, which
+#: never holds them as one list (64 MiB of two-byte lines would be 32 million objects at once).
+_SHORTEST_RECORD: Final = 32
+
+
+def _whole_journal_fast_path(data: bytes) -> FileJournal | None:
+    """The journal when it is exactly the runtime's bytes (every line canonical, no blank line), decoded with one
+    call for all its lines; None for any other journal."""
+    if data[:1] != b"{" or b"\n\n" in data or len(data) < _SHORTEST_RECORD * data.count(b"\n"):
+        return None
     lines = data.split(b"\n")
-    if lines and not lines[-1]:
+    if not lines[-1]:
         lines.pop()
-    if lines and all(line[:1] == b"{" for line in lines):  # no blank line: maybe the runtime's own bytes
-        canonical = decode_canonical_lines(lines)
-        if canonical is not None:
-            reads = [
-                StoredRecord(record, line, number)
-                for number, (record, line) in enumerate(zip(canonical, lines, strict=True), start=1)
-            ]
-            return FileJournal(reads, None, [], [], canonical[-1].seq)
-    final = len(lines) - 1
+    if not all(line[:1] == b"{" for line in lines):
+        return None
+    canonical = decode_canonical_lines(lines)
+    if canonical is None:
+        return None
+    reads = [
+        StoredRecord(record, line, number)
+        for number, (record, line) in enumerate(zip(canonical, lines, strict=True), start=1)
+    ]
+    return FileJournal(reads, None, [], [], canonical[-1].seq)
+
+
+def read_file_journal(data: bytes) -> FileJournal:
+    """The records of a file journal, with its torn tail, corrupt lines and torn-tail resumes. At most
+    ``MAX_CORRUPT_KEPT`` corrupt lines are kept; ``corrupt_more`` counts the rest."""
+    canonical = _whole_journal_fast_path(data)
+    if canonical is not None:
+        return canonical
     records: list[StoredRecord] = []
     corrupt: list[BadLine] = []
+    corrupt_more = 0
     torn_tail: BadLine | None = None
     resumed: list[ResumedAfterTornTail] = []
     last_seq = 0
     # An interior cut-off line waiting for the record after it: (its line number, the seq before it).
     cut_off: tuple[int, int] | None = None
-    for index, line in enumerate(lines):
+    for index, line, is_final in _lines(data):
         if is_blank(line):
             continue
         number = index + 1
@@ -166,15 +207,17 @@ def read_file_journal(data: bytes) -> FileJournal:
             decoded = decode_line(line)
         except UndecodableLine as refused:
             bad = BadLine(number, refused.reason, len(line))
-            if index == final:
+            if is_final:
                 torn_tail = bad
-            else:
+            elif len(corrupt) < MAX_CORRUPT_KEPT:
                 corrupt.append(bad)
+            else:
+                corrupt_more += 1
             cut_off = None
-            glued = _glued_resume(line, last_seq)
+            glued = _glued_resume(line, last_seq) if len(resumed) < MAX_CORRUPT_KEPT else None
             if glued is not None:
-                resumed.append(ResumedAfterTornTail(number, glued.seq, glued, glued=True, at_end=index == final))
-            elif index != final and refused.reason == goreader.UNEXPECTED_END:
+                resumed.append(ResumedAfterTornTail(number, glued.seq, glued, glued=True, at_end=is_final))
+            elif not is_final and refused.reason == goreader.UNEXPECTED_END:
                 cut_off = (number, last_seq)
             continue
         record = decoded.record
@@ -185,7 +228,7 @@ def read_file_journal(data: bytes) -> FileJournal:
             cut_off = None
         records.append(StoredRecord(record, line, number, None, decoded.noncanonical))
         last_seq = record.seq
-    return FileJournal(records, torn_tail, corrupt, resumed, last_seq)
+    return FileJournal(records, torn_tail, corrupt, resumed, last_seq, corrupt_more)
 
 
 def _glued_resume(line: bytes, seq_before: int) -> Record | None:

@@ -8,9 +8,11 @@ and DuckDB read either with the right types (the schemas of ``tables.schema``).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import shutil
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -38,8 +40,12 @@ class ParquetTables:
 
     Buffering bounds memory (at most ``row_group_bytes`` pending per table) and keeps the number of row
     groups, whose metadata every writer holds until it closes, proportional to the data, not to the
-    number of batches. Files are written as ``<table>.parquet.partial`` and renamed by ``close`` once
-    complete, so a failed audit never leaves a file that looks finished.
+    number of batches. Files are written into a private temporary directory beside the targets
+    (``DIR/.audit-*``) and renamed into place by ``close`` once complete, under a lock on the directory: a failed
+    audit never leaves a file that looks finished, two audits into one directory never write the same file, and
+    the directory then holds every table of the audit that closed last, never a mix. ``close`` also removes an
+    earlier audit's table that this one does not write (``records`` without ``--records``): every table an audit
+    owns is replaced.
     """
 
     def __init__(
@@ -47,6 +53,7 @@ class ParquetTables:
     ) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
+        self._staging = Path(tempfile.mkdtemp(prefix=".audit-", dir=self.directory))
         self.row_group_bytes = row_group_bytes
         self.rows = dict.fromkeys(names, 0)
         self._pending: dict[str, list[pa.Table]] = {name: [] for name in names}
@@ -65,7 +72,7 @@ class ParquetTables:
         return self.directory / f"{name}.parquet"
 
     def _partial(self, name: str) -> Path:
-        return self.directory / f"{name}.parquet.partial"
+        return self._staging / f"{name}.parquet"
 
     def write_table(self, name: str, table: pa.Table) -> None:
         if not table.num_rows:
@@ -93,11 +100,22 @@ class ParquetTables:
         for name, writer in self._writers.items():
             self._flush(name)
             writer.close()
-            target = self.path(name)
-            if target.is_dir():  # an earlier Dask audit into the same directory
-                shutil.rmtree(target)
-            os.replace(self._partial(name), target)
-            written[name] = target
+        with _directory_lock(self.directory):
+            for name in self._writers:
+                target = self.path(name)
+                if target.is_dir():  # an earlier Dask audit into the same directory
+                    shutil.rmtree(target)
+                os.replace(self._partial(name), target)
+                written[name] = target
+            for name in SCHEMAS:
+                stale = self.path(name)
+                if name in written:
+                    continue
+                if stale.is_dir():
+                    shutil.rmtree(stale)
+                else:
+                    stale.unlink(missing_ok=True)
+        shutil.rmtree(self._staging, ignore_errors=True)
         return written
 
     def abort(self) -> None:
@@ -108,6 +126,18 @@ class ParquetTables:
                 writer.close()
             with contextlib.suppress(OSError):
                 self._partial(name).unlink(missing_ok=True)
+        shutil.rmtree(self._staging, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _directory_lock(directory: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``DIR/.audit.lock`` while an audit puts its tables in place."""
+    descriptor = os.open(directory / ".audit.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # closing releases the lock
 
 
 def read_audit(directory: str | os.PathLike[str], names: Sequence[str] | None = None) -> Tables:

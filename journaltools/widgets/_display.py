@@ -30,10 +30,11 @@ def conversation_digest(token: str) -> str | None:
 
 def raw_json_text(raw: bytes | msgspec.Raw, *, indent: bool = True) -> str:
     """Raw JSON as text. ``indent`` reindents whitespace only (``msgspec.json.format`` never parses numbers or
-    strings into Python values); JSON that does not parse is shown as it is."""
+    strings into Python values); JSON that does not parse, or nests deeper than msgspec's formatter recurses (the
+    runtime accepts 10,000 levels), is shown as it is."""
     data = bytes(raw)
     if indent:
-        with contextlib.suppress(msgspec.DecodeError):
+        with contextlib.suppress(msgspec.DecodeError, RecursionError):
             data = msgspec.json.format(data, indent=2)
     return data.decode("utf-8", errors="replace")
 
