@@ -16,7 +16,7 @@ import io
 import os
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -186,20 +186,38 @@ def _shortened(text: str | None, limit: int) -> str | None:
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
-def cmd_ls(args: argparse.Namespace) -> int:
-    sources = args.sources or [_default_source()]
+def _listing_rows(sources: Sequence[str]) -> Iterator[dict[str, Any]]:
+    """Every source's listing, one row at a time (with ``source`` when there are several)."""
     several = len(sources) > 1
-    rows: list[dict[str, Any]] = []
     for url in sources:
         with _open(url, "ls") as backend:
             _note_findings("ls", backend.source_findings())
-            for summary in backend.listing():
+            for summary in backend.iter_listing():
                 _note_findings("ls", summary.findings)
                 row = summary.to_json()
-                rows.append({**row, "source": backend.url} if several else row)
+                yield {**row, "source": backend.url} if several else row
+
+
+def _emit_json_array(rows: Iterable[Any]) -> None:
+    """A JSON array written element by element as the rows come: ``ls --json`` of a million runs never holds
+    them all (each element indented as ``_emit_json`` indents a whole document)."""
+    out = sys.stdout.buffer
+    separator = b"[\n  "
+    for row in rows:
+        element = msgspec.json.format(msgspec.json.encode(row), indent=2).replace(b"\n", b"\n  ")
+        out.write(separator + element)
+        separator = b",\n  "
+    out.write(b"[]\n" if separator == b"[\n  " else b"\n]\n")
+    out.flush()
+
+
+def cmd_ls(args: argparse.Namespace) -> int:
+    sources = args.sources or [_default_source()]
+    several = len(sources) > 1
     if args.json:
-        _emit_json(rows)
+        _emit_json_array(_listing_rows(sources))
         return 0
+    rows = list(_listing_rows(sources))  # the table's column widths need every row
     shown = [{**row, "prompt": _shortened(row["prompt"], PROMPT_SHOWN)} for row in rows]
     columns = ["run", "status", "created", "updated", "last_seq", "records", "model", "prompt"]
     print_table(shown, [*columns, *(["source"] if several else [])], wide=["prompt", "source"])

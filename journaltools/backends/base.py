@@ -11,7 +11,7 @@ background loop (``journaltools.aio``).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
@@ -185,6 +185,11 @@ class Backend(ABC):
 
     def listing(self) -> list[RunSummary]:
         return run_sync(self.listing_async())
+
+    def iter_listing(self) -> Iterator[RunSummary]:
+        """The listing one row at a time, so a million runs are never held at once where the backend can read
+        them one by one (the file backend does; by default this is ``listing()``)."""
+        yield from self.listing()
 
     def create_journal(self, run: str, meta: Meta | bytes) -> JournalWriter:
         return run_sync(self.create_journal_async(validate_run_id(run), meta))

@@ -323,13 +323,15 @@ class _LocalJournals(Backend):
 
     def listing_now(self) -> list[RunSummary]:
         """The file rule: every journal read and folded (``listing.summarize_file``)."""
-        rows = []
+        return list(self.iter_listing())
+
+    def iter_listing(self) -> Iterator[RunSummary]:
+        """The file rule one journal at a time: each is read, folded and summarized, then let go."""
         for run in self.list_runs_now():
             read = self.read_run_now(run, strict=False)
-            rows.append(
-                summarize_file(run, read.records, updated=read.updated, complete=read.complete, findings=read.findings)
+            yield summarize_file(
+                run, read.records, updated=read.updated, complete=read.complete, findings=read.findings
             )
-        return rows
 
     async def listing_async(self) -> list[RunSummary]:
         return self.listing_now()

@@ -53,6 +53,8 @@ MAX_JOURNAL_BYTES_VARIABLE: Final = "JOURNALTOOLS_MAX_JOURNAL_BYTES"
 #: step stays near 16 MB even for the worst bomb, and the bound is checked after every step.
 _COMPRESSED_STEP: Final = 512
 _GZIP_OUTPUT_STEP: Final = 1 << 20
+#: Bytes read at a time from a plain journal that grew while it was being read.
+_GROWTH_STEP: Final = 1 << 20
 
 
 #: Findings of one code kept per journal; the rest become one "and N more" finding (the reader keeps at most
@@ -101,12 +103,21 @@ def read_journal_bytes(path: str | os.PathLike[str]) -> bytes:
     limit = max_journal_bytes()
     with open_journal_file(path) as handle, mapped(path, "read the journal"):
         if not where.endswith(COMPRESSED_SUFFIXES):
-            if os.fstat(handle.fileno()).st_size > limit:
+            size = os.fstat(handle.fileno()).st_size
+            if size > limit:
                 raise JournalTooLarge(limit, compressed=False)
-            data = handle.read(limit + 1) or b""
-            if len(data) > limit:  # it grew since the stat
-                raise JournalTooLarge(limit, compressed=False)
-            return data
+            # Ask for the size the stat gave, plus one byte to see growth: a read of ``limit`` bytes would
+            # allocate the whole bound (256 MiB) for every journal, however small.
+            data = handle.read(size + 1) or b""
+            if len(data) <= size:
+                return data
+            chunks, total = [data], len(data)  # it grew since the stat: read on in steps, up to the bound
+            while more := handle.read(_GROWTH_STEP):
+                total += len(more)
+                if total > limit:
+                    raise JournalTooLarge(limit, compressed=False)
+                chunks.append(more)
+            return b"".join(chunks)
         compressed = handle.readall()
     if where.endswith(".gz"):
         return _gunzip(compressed, limit)
