@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from journaltools import cli
+from journaltools.cli import _show as cli_show
 from journaltools.cli import build_parser, main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -292,7 +292,7 @@ def test_an_unexpected_error_is_one_line_without_a_traceback(
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(cli, "fold", broken)
+    monkeypatch.setattr(cli_show, "fold", broken)  # the fold `show` calls
     code, out, err = run_cli(capsys, "show", str(FILES), DEFERRED_WAITING)
     assert code == 1 and out == "" and err.count("\n") == 1
     assert "RuntimeError: boom" in err and "Traceback" not in err

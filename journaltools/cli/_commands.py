@@ -1,0 +1,313 @@
+"""The commands other than ``show``: each parses nothing, calls the library and prints."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from journaltools._terminal import for_terminal
+from journaltools.protocol.findings import Finding
+
+if TYPE_CHECKING:
+    pass
+from journaltools.cli._output import (
+    UsageError,
+    _emit_json,
+    _note,
+    _note_findings,
+    _say,
+    _text,
+    finding_json,
+    print_table,
+)
+from journaltools.cli._show import _compact, _fold_read
+from journaltools.cli._sources import _default_source, _open, _source_and_rest
+
+# -- ls ----------------------------------------------------------------------------------------------------------
+
+#: ``prompt`` is cut to this many characters in the table; ``--json`` carries it whole.
+PROMPT_SHOWN = 40
+
+
+def _shortened(text: str | None, limit: int) -> str | None:
+    if text is None:
+        return None
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def _listing_rows(sources: Sequence[str]) -> Iterator[dict[str, Any]]:
+    """Every source's listing, one row at a time (with ``source`` when there are several)."""
+    several = len(sources) > 1
+    for url in sources:
+        with _open(url, "ls") as backend:
+            _note_findings("ls", backend.source_findings())
+            for summary in backend.iter_listing():
+                _note_findings("ls", summary.findings)
+                row = summary.to_json()
+                yield {**row, "source": backend.url} if several else row
+
+
+def _emit_json_array(rows: Iterable[Any]) -> None:
+    """A JSON array written element by element as the rows come: ``ls --json`` of a million runs never holds
+    them all (each element indented as ``_emit_json`` indents a whole document)."""
+    out = sys.stdout.buffer
+    separator = b"[\n  "
+    for row in rows:
+        element = msgspec.json.format(msgspec.json.encode(row), indent=2).replace(b"\n", b"\n  ")
+        out.write(separator + element)
+        separator = b",\n  "
+    out.write(b"[]\n" if separator == b"[\n  " else b"\n]\n")
+    out.flush()
+
+
+def cmd_ls(args: argparse.Namespace) -> int:
+    sources = args.sources or [_default_source()]
+    several = len(sources) > 1
+    if args.json:
+        _emit_json_array(_listing_rows(sources))
+        return 0
+    rows = list(_listing_rows(sources))  # the table's column widths need every row
+    shown = [{**row, "prompt": _shortened(row["prompt"], PROMPT_SHOWN)} for row in rows]
+    columns = ["run", "status", "created", "updated", "last_seq", "records", "model", "prompt"]
+    print_table(shown, [*columns, *(["source"] if several else [])], wide=["prompt", "source"])
+    return 0
+
+
+# -- audit -------------------------------------------------------------------------------------------------------
+
+
+class _StreamedFindings:
+    """An audit's findings printed as they come, so memory stays flat however many there are: one JSON array
+    written element by element, or an aligned table (lines in a fixed layout past ``TABLE_LIMIT``)."""
+
+    TABLE_LIMIT = 10_000
+    COLUMNS = ("run", "seq", "code", "severity", "message")
+
+    def __init__(self, as_json: bool) -> None:
+        self.as_json = as_json
+        self.count = 0
+        self._held: list[dict[str, Any]] | None = []
+
+    def add(self, finding: Finding) -> None:
+        row = finding_json(finding)
+        self.count += 1
+        if self.as_json:
+            prefix = b"[\n  " if self.count == 1 else b",\n  "
+            sys.stdout.buffer.write(prefix + msgspec.json.encode(row))
+            return
+        if self._held is not None:
+            self._held.append(row)
+            if len(self._held) <= self.TABLE_LIMIT:
+                return
+            held, self._held = self._held, None
+            for early in held:
+                self._line(early)
+            return
+        self._line(row)
+
+    def _line(self, row: dict[str, Any]) -> None:
+        print(for_terminal("  ".join(_text(row[column]) for column in self.COLUMNS), newlines=False))
+
+    def finish(self) -> None:
+        if self.as_json:
+            sys.stdout.buffer.write(b"[]\n" if self.count == 0 else b"\n]\n")
+            sys.stdout.flush()
+        elif self._held is not None:
+            print_table(self._held, list(self.COLUMNS), wide=["message"])
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{value} is not above 0")
+    return value
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from journaltools.audit import audit_sources
+
+    printer = _StreamedFindings(args.json)
+    result = audit_sources(
+        args.sources or [_default_source()],
+        parquet=args.parquet,
+        records=args.records,
+        progress=False if args.quiet else None,
+        keep_findings=False,
+        on_finding=printer.add,
+        task_store=args.task_store,
+        turn_store=args.turn_store,
+        stuck_after=args.stuck_after,
+    )
+    printer.finish()
+    if not args.json:
+        print(f"\n{result.runs} runs, {result.records} records, {printer.count} findings", file=sys.stderr)
+    if args.parquet and not args.quiet:
+        print(f"Parquet tables written to {args.parquet}", file=sys.stderr)
+    if args.fail_on and result.fails(args.fail_on):
+        return 1
+    return 0
+
+
+# -- turns (kept as it is: the turn stores are rewritten elsewhere) ----------------------------------------------
+
+
+def cmd_turns(args: argparse.Namespace) -> int:
+    from journaltools.protocol.findings import at_least
+    from journaltools.turnjournal.analysis import audit_turns
+
+    result = audit_turns(args.store, stuck_after=args.stuck_after)
+    document = result.to_json()
+    if args.json:
+        _emit_json(document)
+    else:
+        columns = ["workspace_id", "task_id", "revision", "code", "severity", "message"]
+        print_table(document["findings"], columns, wide=["message"])
+        print(
+            f"\n{document['records']} records ({document['active']} active), {document['tool_calls']} tool calls, "
+            f"{len(document['findings'])} findings",
+            file=sys.stderr,
+        )
+    if args.fail_on and any(at_least(finding.severity, args.fail_on) for finding in result.turn_findings):
+        return 1
+    return 0
+
+
+def cmd_tasks(args: argparse.Namespace) -> int:
+    from journaltools.protocol.findings import at_least
+    from journaltools.tasks.analysis import audit_tasks
+
+    result = audit_tasks(args.store)
+    document = result.to_json()
+    if args.json:
+        _emit_json(document)
+    else:
+        columns = ["id", "state", "request_kind", "submitted", "completed", "seconds_to_answer", "outcome", "error"]
+        rows = [row if row["valid"] else {**row, "id": row["key"], "state": "unreadable"} for row in document["tasks"]]
+        print_table(rows, columns, wide=["error"])
+        for finding in result.findings:
+            _note("tasks", f"{finding.severity}: {finding.code}: {finding.message}")
+        print(f"\n{len(rows)} task records, {len(result.findings)} findings", file=sys.stderr)
+    if args.fail_on and any(at_least(finding.severity, args.fail_on) for finding in result.findings):
+        return 1
+    return 0
+
+
+# -- gate and answer ---------------------------------------------------------------------------------------------
+
+
+def _read_config(path: str) -> Any:
+    try:
+        return msgspec.json.decode(Path(path).read_bytes())
+    except OSError as exc:
+        raise UsageError(f"cannot read --config {path}: {exc.strerror or exc}") from None
+    except msgspec.DecodeError as exc:
+        raise UsageError(f"--config {path} is not JSON: {exc}") from None
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    from journaltools.errors import InvalidConfig
+    from journaltools.ops.gate import Candidate, resume_gate
+
+    source, (run,) = _source_and_rest("gate", args.targets, ["RUN"])
+    try:
+        candidate = Candidate.from_config(_read_config(args.config))
+    except InvalidConfig as exc:  # a wrong field in the file is bad usage, not a refusal of the run
+        raise UsageError(f"--config {args.config}: {exc}") from None
+    with _open(source, "gate") as backend:
+        read = backend.read_run(run)
+    state = _fold_read(read, strict=True).state
+    assert state is not None  # a strict fold that returns has folded a meta record
+    gate = resume_gate(state, candidate, force=args.force, follow_up=args.follow_up)
+    document = gate.to_json()
+    if args.json:
+        _emit_json(document)
+    else:
+        _say(f"run {run}: {'resumable' if document['resumable'] else 'NOT resumable'}")
+        rows = [
+            {**row, "stored": _compact(row["stored"]), "candidate": _compact(row["candidate"])}
+            for row in document["fields"]
+        ]
+        print_table(rows, ["field", "class", "verdict", "stored", "candidate"])
+        for warning in document["warnings"]:
+            _say(f"warning: {warning}")
+    if document["resumable"]:
+        return 0
+    _note("gate", f"run {run!r} is not resumable: {document['refusal']}")
+    return 1
+
+
+def cmd_answer(args: argparse.Namespace) -> int:
+    from journaltools.ops.answer import answer_call
+
+    source, (run, call_id) = _source_and_rest("answer", args.targets, ["RUN", "CALL_ID"])
+    with _open(source, "answer") as backend:
+        answered = answer_call(backend, run, call_id, args.result, is_error=args.is_error)
+    if args.json:
+        _emit_json(answered.to_json())
+    else:
+        _say(f"run {answered.run}: call {answered.call} answered at seq {answered.seq}")
+    return 0
+
+
+# -- samples, schema, migrate, compare ---------------------------------------------------------------------------
+
+
+def cmd_samples(args: argparse.Namespace) -> int:
+    from journaltools.samples import write_samples
+
+    runs = write_samples(args.directory)
+    print(f"wrote {len(runs)} sample journals to {args.directory}")
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from journaltools.protocol.schemas import record_schemas
+
+    _emit_json(record_schemas())
+    return 0
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    from journaltools.ops.migrate import migrate
+
+    with _open(args.source, "migrate") as source, _open(args.dest, "migrate", create=True) as dest:
+        report = migrate(source, dest)
+    document = report.to_json()
+    if args.json:
+        _emit_json(document)
+    else:
+        verified = "yes" if document["verified"] else "NO"
+        print(f"migrated {document['runs']} runs, {document['records']} records; verified: {verified}")
+    # Refusals go to stderr in both modes: --json keeps stdout one document.
+    for refusal in document["refused"]:
+        _note("migrate", f"refused {refusal['run']}: {refusal['code']}: {refusal['message']}")
+    return 1 if report.failed(skip_invalid=args.skip_invalid) else 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from journaltools.compare import FAIL_ON, compare_listings, comparison_rows
+
+    with _open(args.source_a, "compare") as a, _open(args.source_b, "compare") as b:
+        # Name the sides by backend kind; two sources of one kind go by their URLs.
+        label_a, label_b = (a.kind, b.kind) if a.kind != b.kind else (a.url, b.url)
+        table = compare_listings(a.listing(), b.listing(), label_a=label_a, label_b=label_b)
+    rows = comparison_rows(table)
+    if args.json:
+        _emit_json(rows)
+    else:
+        print_table(rows, ["run", "status_a", "status_b", "verdict", "explanation"], wide=["explanation"])
+    failing = [row["run"] for row in rows if args.fail_on and row["verdict"] in FAIL_ON[args.fail_on]]
+    if failing:
+        shown = ", ".join(failing[:10]) + (f" and {len(failing) - 10} more" if len(failing) > 10 else "")
+        _note("compare", f"{len(failing)} run(s) fail --fail-on {args.fail_on}: {shown}")
+        return 1
+    return 0

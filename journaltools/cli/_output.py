@@ -1,0 +1,101 @@
+"""Output for people and for scripts: JSON on stdout, tables, one-line notes on stderr."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from journaltools._terminal import for_terminal
+from journaltools.protocol.findings import Finding
+
+if TYPE_CHECKING:
+    pass
+
+
+class UsageError(Exception):
+    """Bad usage found after parsing (a run that must be named, a bad ``--config``): exit 2, one line."""
+
+
+# -- output ------------------------------------------------------------------------------------------------------
+
+
+def _emit_json(document: Any) -> None:
+    # msgspec, not the json module: the journal's raw JSON (tool inputs, provider blocks) is spliced in as the
+    # runtime wrote it, so a number like 1e3 or an integer beyond 64 bits keeps its spelling.
+    encoded = msgspec.json.encode(document)
+    try:
+        text = msgspec.json.format(encoded, indent=2)
+    except RecursionError:
+        # msgspec's formatter recurses (about 1,000 levels); a tool input the runtime accepts nests up to 10,000.
+        # Such a document is written compact: indenting 10,000 levels would write some 400 MB of spaces.
+        text = encoded
+    sys.stdout.buffer.write(text + b"\n")
+    sys.stdout.flush()
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, datetime):
+        return value.isoformat().replace("+00:00", "Z")
+    return str(value)
+
+
+def print_table(rows: Sequence[dict[str, Any]], columns: Sequence[str], wide: Sequence[str] = ()) -> None:
+    """A plain aligned table; cells are cut at 60 characters except in the ``wide`` columns (put those last)."""
+
+    def cell(value: Any, column: str) -> str:
+        text = for_terminal(_text(value), newlines=False)
+        return text if len(text) <= 60 or column in wide else text[:57] + "..."
+
+    cells = [[cell(row.get(column), column) for column in columns] for row in rows]
+    widths = [max([len(column)] + [len(line[i]) for line in cells]) for i, column in enumerate(columns)]
+    print("  ".join(column.upper().ljust(width) for column, width in zip(columns, widths, strict=True)).rstrip())
+    for line in cells:
+        print("  ".join(value.ljust(width) for value, width in zip(line, widths, strict=True)).rstrip())
+
+
+def _say(text: str = "") -> None:
+    """Print a line of human-readable output that may hold journal content (newlines kept, controls escaped)."""
+    print(for_terminal(text))
+
+
+def _note(command: str, text: str) -> None:
+    """One line on stderr: a warning or a finding worth seeing even with ``--json``."""
+    print(f"journaltools {command}: {for_terminal(text, newlines=False)}", file=sys.stderr)
+
+
+def finding_json(finding: Finding) -> dict[str, Any]:
+    """A finding as every ``--json`` output shows it (``source`` included, unlike ``Finding.to_json``)."""
+    return {
+        "run": finding.run,
+        "seq": finding.seq,
+        "code": finding.code,
+        "severity": finding.severity,
+        "message": finding.message,
+        "source": finding.source,
+    }
+
+
+#: Beyond this many, files that are merely not journals are summed up in one line (``audit`` lists each).
+NOT_JOURNALS_SHOWN = 5
+
+
+def _where(finding: Finding) -> str:
+    """``run R seq N: `` for a finding about a journal (the message itself may not name them)."""
+    if finding.run is None:
+        return ""
+    return f"run {finding.run} seq {'-' if finding.seq is None else finding.seq}: "
+
+
+def _note_findings(command: str, findings: Sequence[Finding]) -> None:
+    minor = [finding for finding in findings if finding.severity == "info"]
+    for finding in findings:
+        if finding.severity != "info" or len(minor) <= NOT_JOURNALS_SHOWN:
+            _note(command, f"{finding.severity}: {_where(finding)}{finding.code}: {finding.message}")
+    if len(minor) > NOT_JOURNALS_SHOWN:
+        _note(command, f"info: {len(minor)} entries are not journals and were not read; audit lists them")

@@ -1,0 +1,228 @@
+"""``show``: the runtime's folded state as ``--json``, or a readable account of the run."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from journaltools.errors import FoldError
+from journaltools.folding import FoldResult, fold
+from journaltools.folding.state import COUNTER_NAMES
+from journaltools.protocol.blocks import Block
+from journaltools.protocol.encode import encode_go_json
+from journaltools.protocol.findings import Finding
+
+if TYPE_CHECKING:
+    from journaltools.backends.base import RunRead
+from journaltools.cli._output import UsageError, _emit_json, _say, finding_json, print_table
+from journaltools.cli._sources import _default_source, _is_source, _only_run, _open
+
+# -- show --------------------------------------------------------------------------------------------------------
+
+
+def go_value(value: Any) -> msgspec.Raw:
+    """A typed wire value as the exact JSON Go's encoder writes for it: the ``messages`` of ``show --json`` are
+    the neutral messages exactly as the runtime serializes them. Raw JSON fields may hold bytes that are not
+    UTF-8 (a tool input the runtime kept verbatim); those are shown as U+FFFD, as Go prints them."""
+    return _utf8(encode_go_json(value))
+
+
+def _utf8(encoded: bytes) -> msgspec.Raw:
+    try:
+        encoded.decode("utf-8")
+    except UnicodeDecodeError:
+        encoded = encoded.decode("utf-8", "replace").encode()
+    return msgspec.Raw(encoded)
+
+
+def show_document(
+    result: FoldResult, read_findings: Sequence[Finding] = (), *, refused: bool = False
+) -> dict[str, Any]:
+    """The ``show --json`` document of one fold: the runtime's state in snake_case, plus what journaltools
+    reads from it (status, segments, pending calls, findings). Never the conversation token.
+
+    ``refused``: the reader refused the journal (lenient reads only), so the status is ``invalid`` whatever
+    the fold of the lines that decoded says."""
+    state = result.state
+    pending = state.pending if state is not None else None
+    counters = state.counters.to_json() if state is not None else dict.fromkeys(COUNTER_NAMES, 0)
+    return {
+        "run": result.run,
+        "status": "invalid" if refused else result.status,
+        "prompt": state.prompt if state is not None else None,
+        "interactive": state.interactive if state is not None else None,
+        "caller": state.caller if state is not None else None,
+        "fingerprint": go_value(state.fingerprint) if state is not None else None,
+        "messages": go_value(state.messages) if state is not None else [],
+        "message_seqs": result.message_seqs,
+        "pending": None
+        if pending is None
+        else {
+            "assistant": go_value(pending.assistant),
+            "iteration": pending.iteration,
+            "stop_reason": pending.stop_reason,
+            "seq": pending.seq,
+            "results": go_value(list(pending.results)),
+            "answered": sorted(pending.answered, key=str.encode),
+            "deferred": {call: go_value(deferred) for call, deferred in sorted(pending.deferred.items())},
+        },
+        "pending_calls": [
+            {
+                "id": call.id,
+                "name": call.name,
+                "input": _raw_json(call.input),
+                "deferred": None
+                if call.deferred is None
+                else {"note": call.deferred.note, "handle": call.deferred.handle},
+                "call_approved": call.call_approved,
+            }
+            for call in result.pending_calls
+        ],
+        "open_deferrals": [go_value(deferred) for deferred in pending.open_deferrals()] if pending is not None else [],
+        "counters": counters,
+        "resume": {
+            "last_seq": result.last_seq,
+            "next_iteration": state.next_iteration if state is not None else 0,
+            "last_stop_reason": state.last_stop_reason if state is not None else "",
+            "waiting_for": result.waiting_for,
+        },
+        "approvals": state.approvals if state is not None else None,
+        "call_approvals": go_value(state.call_approvals) if state is not None else None,
+        "memory_revisions": state.memory_revisions if state is not None else None,
+        "terminal": go_value(state.terminal) if state is not None else None,
+        "stale_terminal": result.stale_terminal,
+        "segments": [asdict(segment) for segment in result.segments],
+        "findings": [finding_json(finding) for finding in [*read_findings, *result.findings]],
+    }
+
+
+def _raw_json(raw: bytes) -> msgspec.Raw:
+    """A tool input as the journal holds it (Go's ``null`` for an empty one)."""
+    return _utf8(raw) if raw else msgspec.Raw(b"null")
+
+
+def _fold_read(read: RunRead, *, strict: bool) -> FoldResult:
+    try:
+        return fold(read.typed(), run=read.run, strict=strict)
+    except FoldError as error:
+        # "No records" alone hides why when the reader dropped the journal's only line as a torn tail.
+        dropped = next((finding for finding in read.findings if finding.code == "torn_tail"), None)
+        if error.code != "empty_journal" or dropped is None:
+            raise
+        raise FoldError(error.run, error.seq, error.code, f"{error.rule}: {dropped.message}") from None
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    words = args.targets
+    if len(words) > 2:
+        raise UsageError(f"expected [SOURCE] [RUN], got {len(words)} arguments")
+    if len(words) == 2:
+        source, run = words
+    elif len(words) == 1 and _is_source(words[0]):
+        source, run = words[0], None
+    elif len(words) == 1:
+        source, run = _default_source(), words[0]
+    else:
+        source, run = _default_source(), None
+    strict = not args.lenient
+    with _open(source, "show") as backend:
+        read = backend.read_run(run if run is not None else _only_run(backend), strict=strict)
+    result = _fold_read(read, strict=strict)
+    document = show_document(result, read.findings, refused=not read.complete)
+    if args.anthropic:
+        from journaltools.protocol.blocks import to_anthropic
+
+        document["messages"] = to_anthropic(result.messages)
+    if args.json:
+        _emit_json(document)
+    else:
+        _print_run(document, result)
+    return 0
+
+
+def _print_run(document: dict[str, Any], result: FoldResult) -> None:
+    _say(f"run {document['run']}: {document['status']}")
+    terminal = result.state.terminal if result.state is not None else None
+    if terminal is not None:
+        said = f": {terminal.message}" if terminal.message else ""
+        _say(f"ended: {terminal.reason}{said}")
+    if document["stale_terminal"]:
+        _say("a new turn follows the last terminal: the status names the previous turn's ending")
+    resume = document["resume"]
+    _say(
+        f"resume: last seq {resume['last_seq']}, next iteration {resume['next_iteration']}, "
+        f"last stop reason {resume['last_stop_reason'] or '-'}, waiting for {resume['waiting_for'] or 'nothing'}"
+    )
+    _say("counters: " + ", ".join(f"{key} {value}" for key, value in document["counters"].items()))
+    if len(document["segments"]) > 1:
+        _say("")
+        print_table(
+            document["segments"],
+            ["index", "first_seq", "last_seq", "claimed_by", "claimed_at", "ending", "llm_calls", "tool_calls"],
+        )
+    seqs = result.message_seqs
+    for index, message in enumerate(result.messages):
+        # Labelled by the record's seq, the number every finding and ending names.
+        seq = seqs[index] if index < len(seqs) else "?"
+        _say(f"\n[seq {seq}] {message.role}")
+        for block in message.content or ():
+            _say(_block_line(block))
+    pending = result.state.pending if result.state is not None else None
+    if pending is not None:
+        # Nothing of a turn in flight is in the committed messages yet: show what the model said, thought and
+        # asked for last (what a post-mortem of a stuck run opens it for), thinking in full.
+        _say(
+            f"\n[seq {pending.seq}] assistant, turn in flight (not committed): iteration {pending.iteration}, "
+            f"stop reason {pending.stop_reason or '-'}"
+        )
+        for block in pending.assistant.content or ():
+            if block.thinking is not None and block.thinking.text:
+                _say("  thinking: " + block.thinking.text.replace("\n", "\n    "))
+            else:
+                _say(_block_line(block))
+        for done in pending.results:
+            flag = " (error)" if done.is_error else ""
+            _say(f"  <- {done.tool_use_id}{flag}: {done.content}")
+    for call in result.pending_calls:
+        deferred = call.deferred
+        state = "not yet run" if deferred is None else "deferred"
+        if deferred is not None and deferred.note:
+            state += f" ({deferred.note})"
+        if deferred is not None and deferred.handle:
+            state += f" [handle {deferred.handle}]"
+        if call.call_approved:
+            state += ", approved once"
+        shown = call.input.decode("utf-8", "replace")
+        _say(f"\npending: {call.name}({shown}) [{call.id}]: {state}")
+    if document["approvals"]:
+        _say("\nstanding approvals: " + ", ".join(document["approvals"]))
+    if document["findings"]:
+        _say("")
+    for finding in document["findings"]:
+        seq = "-" if finding["seq"] is None else finding["seq"]
+        _say(f"{finding['severity']}: seq {seq}: {finding['code']}: {finding['message']}")
+
+
+def _compact(value: Any) -> str:
+    return msgspec.json.encode(value).decode()
+
+
+def _block_line(block: Block) -> str:
+    if block.text is not None:
+        return f"  {block.text.text}"
+    if block.thinking is not None:
+        return f"  (thinking, {len(block.thinking.text)} characters)"
+    if block.tool_use is not None:
+        call = block.tool_use
+        return f"  -> {call.name}({bytes(call.input).decode('utf-8', 'replace')}) [{call.id}]"
+    if block.tool_result is not None:
+        done = block.tool_result
+        flag = " (error)" if done.is_error else ""
+        return f"  <- {done.tool_use_id}{flag}: {done.content}"
+    if block.provider is not None:
+        return f"  ({block.provider.kind} block)"
+    return "  (empty block)"

@@ -1,0 +1,62 @@
+"""Which source a command reads: the runtime's default directory, a URL, a journal file."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from journaltools.backends.registry import open_source
+
+if TYPE_CHECKING:
+    from journaltools.backends.base import Backend
+from journaltools.cli._output import UsageError, _note
+
+# -- sources -----------------------------------------------------------------------------------------------------
+
+
+def _default_source() -> str:
+    """The runtime's own journal directory: what every command reads when no source is given."""
+    from journaltools.backends.registry import default_source
+
+    return str(default_source())
+
+
+def _open(url: str, command: str, *, create: bool = False) -> Backend:
+    """``open_source``, saying so when ``embedded`` is a throwaway server that lives only for this command."""
+    if url == "embedded":
+        what = "the data ends with this command" if create else "it starts empty in every command"
+        _note(command, f"warning: 'embedded' is a throwaway server: {what}; use embedded:DIR to keep the data in DIR")
+    return open_source(url, create=create)
+
+
+def _is_source(text: str) -> bool:
+    """Whether a positional argument names a source rather than a run. A run id is one token of letters,
+    digits, ``_`` and ``-``; anything with a scheme, a path that exists or a glob is a source."""
+    return (
+        "://" in text
+        or text == "embedded"
+        or text.startswith("embedded:")
+        or any(char in text for char in "/\\*?[")
+        or os.path.lexists(text)
+    )
+
+
+def _source_and_rest(command: str, words: Sequence[str], names: Sequence[str]) -> tuple[str, list[str]]:
+    """Split ``[SOURCE] NAME...``: the source is optional (the runtime's directory), the names are not."""
+    if len(words) == len(names) + 1:
+        return words[0], list(words[1:])
+    if len(words) == len(names):
+        if words and _is_source(words[0]):
+            raise UsageError(f"{words[0]!r} looks like a source; give {' '.join(names)} after it")
+        return _default_source(), list(words)
+    wanted = " ".join(names)
+    raise UsageError(f"expected [SOURCE] {wanted}, got {len(words)} argument(s)")
+
+
+def _only_run(backend: Backend) -> str:
+    """The run of a source holding exactly one (a journal file given alone)."""
+    runs = backend.list_runs()
+    if len(runs) != 1:
+        raise UsageError(f"{backend.url} holds {len(runs)} runs: name the one to show")
+    return runs[0]
