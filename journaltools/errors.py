@@ -16,6 +16,7 @@ files in ``backends/oserrors.py`` (``storage_error``), NATS client errors in ``b
     ├── SourceError               a source URL or backend that cannot be used
     │   ├── InvalidSource         the source as written cannot be a source (bad URL, port): bad usage, CLI exit 2
     │   ├── StreamConfigRefused   a JetStream stream whose settings would let records change or expire
+    │   ├── StreamFull            the server refused an append: the stream is at its max_msgs / max_bytes limit
     │   ├── ConnectFailed         no connection to a server: refused, unreachable, timed out, authentication, TLS
     │   ├── ReadOnlySource        a write into a source that is only read (compressed journals, a glob)
     │   └── StorageError          the operating system refused a file operation (path, errno, what to do)
@@ -53,7 +54,7 @@ files in ``backends/oserrors.py`` (``storage_error``), NATS client errors in ``b
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 
 class JournalError(Exception):
@@ -150,6 +151,31 @@ class StreamConfigRefused(SourceError):
         self.stream = stream
         self.setting = setting
         super().__init__(f"stream {stream!r} refused: {setting}: {why}")
+
+
+class StreamFull(SourceError):
+    """An append the server refused because the stream is at one of its operator's limits (discard new).
+
+    ``limit`` is ``max_msgs``, ``max_bytes`` or ``max_msgs_per_subject``; ``value`` the limit as configured,
+    when known. Nothing was stored: the writer is where it was and the append can be retried once there is room.
+    """
+
+    #: What each limit counts, for the message.
+    UNITS: ClassVar[dict[str, str]] = {
+        "max_msgs": "messages",
+        "max_bytes": "bytes",
+        "max_msgs_per_subject": "messages per subject",
+    }
+
+    def __init__(self, where: str, what: str, limit: str, value: int | None = None) -> None:
+        self.where = where
+        self.limit = limit
+        self.value = value
+        shown = f"{limit} = {value} {self.UNITS.get(limit, '')}".rstrip() if value is not None else limit
+        super().__init__(
+            f"{where}: {what} refused: the stream is full ({shown} reached); nothing was stored; "
+            f"raise the stream's {limit} or move runs out of it, then append again"
+        )
 
 
 class UndecodableLine(JournalError, ValueError):

@@ -14,11 +14,13 @@ import sys
 from pathlib import Path
 
 import msgspec
+import nats.js.errors
 import pytest
 import zstandard
 
 from journaltools import audit_sources, fold, load, open_source
 from journaltools.backends.file import FileBackend
+from journaltools.backends.nats_connection import Failure, classify_nats_error, stream_limit
 from journaltools.backends.scan import DEFAULT_MAX_JOURNAL_BYTES, MAX_FINDINGS_PER_CODE, MAX_JOURNAL_BYTES_VARIABLE
 from journaltools.cli import main
 from journaltools.errors import CorruptJournal, JournalTooLarge
@@ -289,3 +291,20 @@ def test_case16_two_audits_into_one_directory_leave_one_whole_audit(tmp_path: Pa
     sources = set(tables.runs.column("source").to_pylist()) | set(tables.records.column("source").to_pylist())
     assert len(sources) == 1, sources
     assert set(tables.records.column("run").to_pylist()) == set(tables.runs.column("run").to_pylist())
+
+
+@pytest.mark.parametrize(
+    ("description", "failure", "limit"),
+    [
+        ("maximum messages exceeded", Failure.STREAM_FULL, "max_msgs"),
+        ("maximum bytes exceeded", Failure.STREAM_FULL, "max_bytes"),
+        ("nats: Maximum bytes exceeded", Failure.STREAM_FULL, "max_bytes"),
+        ("maximum messages per subject exceeded", Failure.SLOT_TAKEN, "max_msgs_per_subject"),
+    ],
+)
+def test_case12_a_full_stream_is_told_from_a_taken_slot(description: str, failure: Failure, limit: str) -> None:
+    """The server gives every limit the same 10077; only the description says which. Before, all three were a
+    taken slot, so a full stream read as a slot that was empty."""
+    exc = nats.js.errors.APIError(code=503, err_code=10077, description=description)
+    assert classify_nats_error(exc) is failure
+    assert stream_limit(exc) == limit

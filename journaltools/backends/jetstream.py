@@ -78,6 +78,7 @@ from journaltools.backends.nats_connection import (
     describe_nats_error,
     parse_nats_url,
     retry_transient,
+    stream_limit,
 )
 from journaltools.errors import (
     AnotherWriter,
@@ -89,6 +90,7 @@ from journaltools.errors import (
     SlowReads,
     SourceError,
     StreamConfigRefused,
+    StreamFull,
 )
 from journaltools.listing import RunSummary, summarize_stream
 from journaltools.protocol.encode import encode_record
@@ -368,6 +370,9 @@ class JetStreamBackend(Backend):
         self.direct = True  # set from the stream's configuration when it is bound
         self.problems: list[tuple[str, str]] = []
         """The runtime's stream checks this stream fails: read with a warning, never written."""
+        self.limits: dict[str, int] = {}
+        """The operator's limits on the stream as bound (``max_msgs``, ``max_bytes``, ``max_msgs_per_subject``;
+        only those set), for saying which one a refused append ran into."""
         self.on_close: list[Callable[[], None]] = []
         """Called (in a worker thread) once the connection is closed: what opening the source started, such as
         an embedded server, stops with it."""
@@ -411,6 +416,11 @@ class JetStreamBackend(Backend):
             )
         self.prefix = prefix
         self.problems = stream_problems(config)
+        self.limits = {
+            name: int(config[name])
+            for name in ("max_msgs", "max_bytes", "max_msgs_per_subject")
+            if isinstance(config.get(name), int) and config[name] > 0
+        }
         self.direct = bool(config.get("allow_direct", False))
         if not self.direct:
             warnings.warn(
@@ -713,21 +723,33 @@ class JetStreamBackend(Backend):
             # A duplicate ack names the first copy: a retry whose first attempt had landed.
             return int(ack["seq"]), bool(ack.get("duplicate", False))
 
+        what = f"append of {subject}"
         try:
-            sequence, duplicate = await self._retrying(f"append of {subject}", publish)
+            sequence, duplicate = await self._retrying(what, publish)
+        except StreamFull as full:
+            # The server refused to grow the stream (discard new): say which of the operator's limits it is, with
+            # its value, rather than a store failure code.
+            raise StreamFull(self.url, what, full.limit, self.limits.get(full.limit)) from None
         except nats.js.errors.APIError as exc:
-            if exc.err_code != WRONG_LAST_SEQUENCE:
-                raise SourceError(f"{self.url}: append of {subject} failed: {describe_nats_error(exc)}") from None
-            return await self._resolve_fenced(writer, seq, subject, msg_id)
+            per_subject = stream_limit(exc) == "max_msgs_per_subject"
+            if exc.err_code != WRONG_LAST_SEQUENCE and not per_subject:
+                raise SourceError(f"{self.url}: {what} failed: {describe_nats_error(exc)}") from None
+            return await self._resolve_fenced(writer, seq, subject, msg_id, per_subject=per_subject)
         return sequence, AppendOutcome.ADOPTED if duplicate else AppendOutcome.STORED
 
     async def _resolve_fenced(
-        self, writer: JetStreamJournalWriter, seq: int, subject: str, msg_id: str
+        self, writer: JetStreamJournalWriter, seq: int, subject: str, msg_id: str, *, per_subject: bool = False
     ) -> tuple[int, AppendOutcome]:
-        """A 10071: read the target subject to tell a lost ack from another writer (``jetstream.go:628-652``)."""
+        """A 10071 (or a per-subject 10077): read the target subject to tell a lost ack from another writer
+        (``jetstream.go:628-652``)."""
         held = await self._get_last(subject)
         if held is not None and held.headers.get(MSG_ID) == msg_id:
             return held.sequence, AppendOutcome.ADOPTED  # our message: only the ack was lost
+        if held is None and per_subject:
+            # The per-subject limit refused a slot that reads empty: no writer holds it, the limit itself is the
+            # cause (an operator's stream whose subjects are counted some other way), so say that.
+            value = self.limits.get("max_msgs_per_subject")
+            raise StreamFull(self.url, f"append of {subject}", "max_msgs_per_subject", value)
         if seq == 1:
             raise ConcurrentCreate(writer.run, 1, f"another writer created run {writer.run!r} at the same time")
         raise AnotherWriter(

@@ -28,7 +28,7 @@ import nats.js.errors
 from nats.aio.client import Client
 
 from journaltools._urls import masked, parse_url
-from journaltools.errors import ConnectFailed, InvalidSource, JournalError, SourceError
+from journaltools.errors import ConnectFailed, InvalidSource, JournalError, SourceError, StreamFull
 
 T = TypeVar("T")
 
@@ -38,6 +38,14 @@ DEFAULT_PREFIX = "fisk.sessions"
 
 #: Rejections that mean "the slot journal.R.N already holds a message".
 SLOT_TAKEN_CODES = frozenset({10071, 10077})  # wrong last sequence; maximum messages per subject exceeded
+#: JetStream's "store failed": the server refused to grow the stream (discard new), whichever limit said so.
+STORE_FAILED = 10077
+#: The description the server gives a 10077 for each limit of a stream (the store's ``ErrMax*`` errors).
+STREAM_LIMIT_DESCRIPTIONS = {
+    "maximum messages exceeded": "max_msgs",
+    "maximum bytes exceeded": "max_bytes",
+    "maximum messages per subject exceeded": "max_msgs_per_subject",
+}
 MSG_ID = "Nats-Msg-Id"
 EXPECTED_LAST_SUBJECT_SEQUENCE = "Nats-Expected-Last-Subject-Sequence"
 #: The subject filter the expected last subject sequence is checked on (nats.go's ``WithExpectLastSequenceForSubject``).
@@ -168,6 +176,7 @@ class JetStreamOptions:
 
 class Failure(Enum):
     SLOT_TAKEN = "slot_taken"
+    STREAM_FULL = "stream_full"
     TRANSIENT = "transient"
     FATAL = "fatal"
 
@@ -183,14 +192,29 @@ _TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
+def stream_limit(exc: BaseException) -> str | None:
+    """The stream limit a 10077 rejection names (``max_msgs``, ``max_bytes``, ``max_msgs_per_subject``), else None.
+
+    The server gives all three the same code and tells them apart only by the description, so that is what is
+    matched (case and a ``nats:`` prefix aside, which some servers and clients add)."""
+    if not isinstance(exc, nats.js.errors.APIError) or exc.err_code != STORE_FAILED:
+        return None
+    text = (exc.description or "").strip().lower().removeprefix("nats:").strip()
+    return STREAM_LIMIT_DESCRIPTIONS.get(text)
+
+
 def classify_nats_error(exc: BaseException) -> Failure:
     """What a nats-py exception means to a journal.
 
-    10071 and 10077 mean the slot is taken (nats-py raises 10077 as ``ServiceUnavailableError``; it is not
-    transient here: retrying can never empty a slot). Other 503s, timeouts and a reconnecting or briefly
-    unanswered server are transient. Anything else is fatal and becomes a ``SourceError``.
+    10071 and a 10077 for the per-subject limit mean the slot is taken (nats-py raises 10077 as
+    ``ServiceUnavailableError``; it is not transient here: retrying can never empty a slot). A 10077 for
+    ``max_msgs`` or ``max_bytes`` means the stream is full (``StreamFull``): the whole stream refuses new
+    messages, not this slot, and nothing but the operator can make room. Other 503s, timeouts and a reconnecting
+    or briefly unanswered server are transient. Anything else is fatal and becomes a ``SourceError``.
     """
     if isinstance(exc, nats.js.errors.APIError):
+        if stream_limit(exc) in ("max_msgs", "max_bytes"):
+            return Failure.STREAM_FULL
         if exc.err_code in SLOT_TAKEN_CODES:
             return Failure.SLOT_TAKEN
         if exc.code in (503, 408):
@@ -293,6 +317,8 @@ async def retry_transient(
                 continue
             if failure is Failure.SLOT_TAKEN and slot_taken_passes:
                 raise
+            if failure is Failure.STREAM_FULL:
+                raise StreamFull(where, what, stream_limit(exc) or "max_msgs") from None
             raise SourceError(f"{where}: {what} failed: {describe_nats_error(exc)}") from exc
 
 

@@ -27,7 +27,7 @@ from typing import Any, Final
 
 from journaltools.aio import run_sync
 from journaltools.backends.base import AppendOutcome, Backend, RunRead, StoredRecord
-from journaltools.errors import InvalidRunId, JournalError, RunNotFound, StorageError
+from journaltools.errors import InvalidRunId, JournalError, RunNotFound, StorageError, StreamFull
 from journaltools.protocol.runid import validate_run_id
 from journaltools.protocol.sequence import AppendVerdict, check_append
 
@@ -233,8 +233,8 @@ async def _migrate_run(source: Backend, dest: Backend, run: str) -> _RunOutcome:
         try:
             await _copy(dest, run, read.records, outcome)
             outcome.mismatch = await _verify(dest, run, read.records)
-        except StorageError:
-            raise  # the destination's disk is full or read-only: every other run would fail the same way
+        except (StorageError, StreamFull):
+            raise  # the destination's disk or stream is full, or read-only: every other run would fail the same way
         except JournalError as exc:  # the destination refused: another writer, a lock, an unusable store
             raise _Refused("destination_refused", str(exc)) from None
         outcome.records = len(read.records)
