@@ -17,6 +17,7 @@ files in ``backends/oserrors.py`` (``storage_error``), NATS client errors in ``b
     │   ├── InvalidSource         the source as written cannot be a source (bad URL, port): bad usage, CLI exit 2
     │   ├── StreamConfigRefused   a JetStream stream whose settings would let records change or expire
     │   ├── StreamFull            the server refused an append: the stream is at its max_msgs / max_bytes limit
+    │   ├── ServerNotAnswering    a NATS server that stopped answering (a partition, a hung server)
     │   ├── ConnectFailed         no connection to a server: refused, unreachable, timed out, authentication, TLS
     │   ├── ReadOnlySource        a write into a source that is only read (compressed journals, a glob)
     │   └── StorageError          the operating system refused a file operation (path, errno, what to do)
@@ -175,6 +176,19 @@ class StreamFull(SourceError):
         super().__init__(
             f"{where}: {what} refused: the stream is full ({shown} reached); nothing was stored; "
             f"raise the stream's {limit} or move runs out of it, then append again"
+        )
+
+
+class ServerNotAnswering(SourceError):
+    """The server stopped answering mid-operation: nothing arrived on the connection for ``silent`` seconds and
+    a ping got no answer either. Reported once for the whole command, not once per run."""
+
+    def __init__(self, where: str, what: str, silent: float) -> None:
+        self.where = where
+        self.silent = silent
+        super().__init__(
+            f"{where}: the server stopped answering ({what}: nothing arrived for {silent:g}s, and no answer to "
+            "a ping); check the network between here and the server, then run the command again"
         )
 
 
@@ -340,6 +354,43 @@ class JournalWarning(UserWarning):
 
 class SlowReads(JournalWarning):
     """A source can only be read the slow way (a JetStream stream without direct get, say)."""
+
+
+def format_journal_warning(
+    message: Warning | str, category: type[Warning], filename: str, lineno: int, line: str | None = None
+) -> str:
+    """A journaltools warning as one line, ``journaltools: warning: <message>``: Python's own format adds the
+    source path and line of the ``warnings.warn`` call on a second line, which says nothing to a user. Control
+    characters and newlines in the message are shown escaped, as in every line journaltools prints."""
+    from journaltools._terminal import for_terminal
+
+    return f"{_warning_prefix}: warning: {for_terminal(str(message), newlines=False)}\n"
+
+
+_warning_prefix = "journaltools"
+
+
+def install_warning_format(prefix: str = "journaltools") -> None:
+    """Print journaltools' warnings (``JournalWarning``) as one line each, starting ``<prefix>: warning:``; every
+    other warning keeps the format it had. For a command line's ``main``; calling it again only sets the prefix."""
+    import warnings
+
+    global _warning_prefix
+    _warning_prefix = prefix
+    current = warnings.formatwarning
+    if getattr(current, "_journaltools", False):
+        return
+    original = current
+
+    def formatwarning(
+        message: Warning | str, category: type[Warning], filename: str, lineno: int, line: str | None = None
+    ) -> str:
+        if issubclass(category, JournalWarning):
+            return format_journal_warning(message, category, filename, lineno, line)
+        return original(message, category, filename, lineno, line)
+
+    formatwarning._journaltools = True  # type: ignore[attr-defined]
+    warnings.formatwarning = formatwarning
 
 
 class MissingDependency(JournalError, ImportError):
