@@ -10,6 +10,7 @@ NATS connection alive between calls because connections live on that one loop.
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, TypeVar
@@ -22,6 +23,19 @@ _CANCEL_WAIT = 10.0
 
 _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
+_log = logging.getLogger("journaltools.aio")
+
+
+def quiet_exception_handler(loop: asyncio.AbstractEventLoop, context: dict[str, object]) -> None:
+    """The loop's handler for exceptions nobody awaited. journaltools reports each failure of its own through the
+    call that awaits it, as one line; what ends up here is what nats-py's background tasks leave behind when a
+    link drops mid-message (a task's exception never retrieved, a transport's error), which asyncio's default
+    handler prints as a traceback on stderr, after the command has given its answer. Kept at debug level on the
+    ``journaltools.aio`` logger, for whoever configures logging to see it."""
+    exc = context.get("exception")
+    _log.debug(
+        "on the journaltools loop: %s", context.get("message"), exc_info=exc if isinstance(exc, BaseException) else None
+    )
 
 
 def background_loop() -> asyncio.AbstractEventLoop:
@@ -30,6 +44,7 @@ def background_loop() -> asyncio.AbstractEventLoop:
     with _lock:
         if _loop is None or _loop.is_closed():
             loop = asyncio.new_event_loop()
+            loop.set_exception_handler(quiet_exception_handler)
             ready = threading.Event()
 
             def serve() -> None:

@@ -16,6 +16,8 @@ files in ``backends/oserrors.py`` (``storage_error``), NATS client errors in ``b
     ├── SourceError               a source URL or backend that cannot be used
     │   ├── InvalidSource         the source as written cannot be a source (bad URL, port): bad usage, CLI exit 2
     │   ├── StreamConfigRefused   a JetStream stream whose settings would let records change or expire
+    │   ├── StreamFull            the server refused an append: the stream is at its max_msgs / max_bytes limit
+    │   ├── ServerNotAnswering    a NATS server that stopped answering (a partition, a hung server)
     │   ├── ConnectFailed         no connection to a server: refused, unreachable, timed out, authentication, TLS
     │   ├── ReadOnlySource        a write into a source that is only read (compressed journals, a glob)
     │   └── StorageError          the operating system refused a file operation (path, errno, what to do)
@@ -53,7 +55,7 @@ files in ``backends/oserrors.py`` (``storage_error``), NATS client errors in ``b
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 
 class JournalError(Exception):
@@ -150,6 +152,44 @@ class StreamConfigRefused(SourceError):
         self.stream = stream
         self.setting = setting
         super().__init__(f"stream {stream!r} refused: {setting}: {why}")
+
+
+class StreamFull(SourceError):
+    """An append the server refused because the stream is at one of its operator's limits (discard new).
+
+    ``limit`` is ``max_msgs``, ``max_bytes`` or ``max_msgs_per_subject``; ``value`` the limit as configured,
+    when known. Nothing was stored: the writer is where it was and the append can be retried once there is room.
+    """
+
+    #: What each limit counts, for the message.
+    UNITS: ClassVar[dict[str, str]] = {
+        "max_msgs": "messages",
+        "max_bytes": "bytes",
+        "max_msgs_per_subject": "messages per subject",
+    }
+
+    def __init__(self, where: str, what: str, limit: str, value: int | None = None) -> None:
+        self.where = where
+        self.limit = limit
+        self.value = value
+        shown = f"{limit} = {value} {self.UNITS.get(limit, '')}".rstrip() if value is not None else limit
+        super().__init__(
+            f"{where}: {what} refused: the stream is full ({shown} reached); nothing was stored; "
+            f"raise the stream's {limit} or move runs out of it, then append again"
+        )
+
+
+class ServerNotAnswering(SourceError):
+    """The server stopped answering mid-operation: nothing arrived on the connection for ``silent`` seconds and
+    a ping got no answer either. Reported once for the whole command, not once per run."""
+
+    def __init__(self, where: str, what: str, silent: float) -> None:
+        self.where = where
+        self.silent = silent
+        super().__init__(
+            f"{where}: the server stopped answering ({what}: nothing arrived for {silent:g}s, and no answer to "
+            "a ping); check the network between here and the server, then run the command again"
+        )
 
 
 class UndecodableLine(JournalError, ValueError):
@@ -314,6 +354,43 @@ class JournalWarning(UserWarning):
 
 class SlowReads(JournalWarning):
     """A source can only be read the slow way (a JetStream stream without direct get, say)."""
+
+
+def format_journal_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    line: str | None = None,
+    *,
+    prefix: str = "journaltools",
+) -> str:
+    """A journaltools warning as one line, ``<prefix>: warning: <message>``: Python's own format adds the source
+    path and line of the ``warnings.warn`` call on a second line, which says nothing to a user. Control characters
+    and newlines in the message are shown escaped, as in every line journaltools prints."""
+    from journaltools._terminal import for_terminal
+
+    return f"{prefix}: warning: {for_terminal(str(message), newlines=False)}\n"
+
+
+def install_warning_format(prefix: str = "journaltools") -> None:
+    """Print journaltools' warnings (``JournalWarning``) as one line each, starting ``<prefix>: warning:``; every
+    other warning keeps the format it had. For a command line's ``main``; calling it again replaces the prefix
+    (the format underneath stays the one found the first time)."""
+    import warnings
+
+    current = warnings.formatwarning
+    original = getattr(current, "_journaltools_original", current)
+
+    def formatwarning(
+        message: Warning | str, category: type[Warning], filename: str, lineno: int, line: str | None = None
+    ) -> str:
+        if issubclass(category, JournalWarning):
+            return format_journal_warning(message, category, filename, lineno, line, prefix=prefix)
+        return original(message, category, filename, lineno, line)
+
+    formatwarning._journaltools_original = original  # type: ignore[attr-defined]
+    warnings.formatwarning = formatwarning
 
 
 class MissingDependency(JournalError, ImportError):

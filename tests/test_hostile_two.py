@@ -14,11 +14,13 @@ import sys
 from pathlib import Path
 
 import msgspec
+import nats.js.errors
 import pytest
 import zstandard
 
 from journaltools import audit_sources, fold, load, open_source
 from journaltools.backends.file import FileBackend
+from journaltools.backends.nats_connection import Failure, classify_nats_error, stream_limit
 from journaltools.backends.scan import DEFAULT_MAX_JOURNAL_BYTES, MAX_FINDINGS_PER_CODE, MAX_JOURNAL_BYTES_VARIABLE
 from journaltools.cli import main
 from journaltools.errors import CorruptJournal, JournalTooLarge
@@ -330,3 +332,20 @@ def test_case5_ls_json_streams_its_rows_so_memory_does_not_follow_the_number_of_
     # of run names grows (about 1 MB).
     assert peaks[1] - peaks[0] < 3, peaks
     assert peaks[1] < 40, peaks  # not a buffer of the 256 MiB bound per journal
+
+
+@pytest.mark.parametrize(
+    ("description", "failure", "limit"),
+    [
+        ("maximum messages exceeded", Failure.STREAM_FULL, "max_msgs"),
+        ("maximum bytes exceeded", Failure.STREAM_FULL, "max_bytes"),
+        ("nats: Maximum bytes exceeded", Failure.STREAM_FULL, "max_bytes"),
+        ("maximum messages per subject exceeded", Failure.SLOT_TAKEN, "max_msgs_per_subject"),
+    ],
+)
+def test_case12_a_full_stream_is_told_from_a_taken_slot(description: str, failure: Failure, limit: str) -> None:
+    """The server gives every limit the same 10077; only the description says which. Before, all three were a
+    taken slot, so a full stream read as a slot that was empty."""
+    exc = nats.js.errors.APIError(code=503, err_code=10077, description=description)
+    assert classify_nats_error(exc) is failure
+    assert stream_limit(exc) == limit

@@ -19,14 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from journaltools.backends.jetstream import JetStreamBackend, open_jetstream_source
+from journaltools.backends.jetstream import JetStreamBackend, open_jetstream_source, stream_config_for
 from journaltools.backends.nats_connection import JetStreamOptions
 from journaltools.cli import main
-from journaltools.embedded import find_nats_server, free_port
-from journaltools.errors import ConnectFailed, CorruptJournal
+from journaltools.embedded import EmbeddedServer, find_nats_server, free_port
+from journaltools.errors import ConnectFailed, CorruptJournal, StreamFull
 from journaltools.protocol.encode import encode_record
 from tests.builders import completed_run
-from tests.nats_fixtures import NatsAdmin
+from tests.nats_fixtures import TEST_OPTIONS, NatsAdmin, unique_stream
 from tests.test_connect import wait_for_port
 
 QUICK = JetStreamOptions(connect_timeout=2.0, request_timeout=1.0, operation_timeout=2.0)
@@ -220,3 +220,52 @@ def test_case11_a_meta_subject_whose_run_token_is_no_run_id_is_a_finding(
     assert main(["audit", jetstream.location.display_url, "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert sum(row["code"] == "invalid_run_id" for row in rows) == 3
+
+
+# -- a stream full by its operator's limits ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("limit", ["max_msgs", "max_bytes"])
+def test_case12_an_append_to_a_full_stream_says_which_limit_and_reading_is_unaffected(
+    limit: str, nats_server: EmbeddedServer, nats_admin: NatsAdmin, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    built = completed_run("full", calls=2)
+    raws = [encode_record(record) for record in built.records]
+    stream, prefix = unique_stream()
+    config = stream_config_for(stream, prefix)
+    nats_admin.create_stream(config)
+    url = nats_server.source_url(stream)
+    try:
+        with open_jetstream_source(url, options=TEST_OPTIONS) as source:
+            writer = source.create_journal("full", raws[0])
+            for raw in raws[1:3]:
+                writer.append_raw(raw)
+            # The operator's limit set to exactly what the stream holds now: the next message does not fit.
+            state = nats_admin.stream_state(stream)
+            value = state["messages"] if limit == "max_msgs" else state["bytes"]
+            assert "error" not in nats_admin.api(f"STREAM.UPDATE.{stream}", {**config, limit: value})
+        with open_jetstream_source(url, options=TEST_OPTIONS) as source:
+            writer = source.open_writer("full")
+            # Before: "append of ….4 failed: maximum messages exceeded (code 503, err_code 10077)", a store
+            # failure code for what is the operator's limit.
+            with pytest.raises(StreamFull) as full:
+                writer.append_raw(raws[3])
+            message = str(full.value)
+            assert full.value.limit == limit and f"{limit} = {value}" in message, message
+            assert "stream is full" in message and "\n" not in message
+            assert writer.last_seq == 3  # nothing moved: the append can be made again once there is room
+            read = source.read_run("full")
+            assert [stored.raw for stored in read.records] == raws[:3]
+            (summary,) = source.listing()
+            assert summary.run == "full"
+        assert main(["ls", url]) == 0
+        capsys.readouterr()
+        # A migration into the full stream stops there, with the one line, rather than refusing run after run.
+        (tmp_path / "src").mkdir()
+        for run in ("other-1", "other-2"):
+            (tmp_path / "src" / f"{run}.json").write_bytes(completed_run(run).journal_bytes())
+        assert main(["migrate", str(tmp_path / "src"), url]) == 1
+        err = capsys.readouterr().err.strip()
+        assert err.count("stream is full") == 1 and len(err.splitlines()) == 1, err
+    finally:
+        nats_admin.delete_stream(stream)

@@ -47,7 +47,6 @@ from typing import Any, Final, TypeVar
 import nats.errors
 import nats.js.errors
 import orjson
-from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js.api import Header
 
@@ -78,6 +77,8 @@ from journaltools.backends.nats_connection import (
     describe_nats_error,
     parse_nats_url,
     retry_transient,
+    stream_limit,
+    wait_with_progress,
 )
 from journaltools.errors import (
     AnotherWriter,
@@ -86,9 +87,11 @@ from journaltools.errors import (
     InvalidSource,
     RunExists,
     RunNotFound,
+    ServerNotAnswering,
     SlowReads,
     SourceError,
     StreamConfigRefused,
+    StreamFull,
 )
 from journaltools.listing import RunSummary, summarize_stream
 from journaltools.protocol.encode import encode_record
@@ -244,35 +247,39 @@ def new_nonce() -> str:
     return secrets.token_hex(16)
 
 
-class _Batch:
-    """One batched direct get in progress: its messages, and the status message that ends it."""
+class _Pending:
+    """One request in progress: the reply that ends it and, for a batch, the messages before that reply."""
 
-    def __init__(self, end: asyncio.Future[Msg]) -> None:
-        self.messages: list[Msg] = []
+    def __init__(self, end: asyncio.Future[Msg], messages: list[Msg] | None) -> None:
         self.end = end
+        self.messages = messages
 
 
-class _DirectReplies:
-    """Batched direct gets over one wildcard inbox subscription, made once, instead of a subscription (and its
-    SUB and UNSUB round trips) per run read; each request has its own reply subject under the inbox."""
+class _Replies:
+    """Every request of a backend over one wildcard inbox subscription, made once, instead of a subscription (and
+    its SUB and UNSUB round trips) per run read; each request has its own reply subject under the inbox.
 
-    def __init__(self, client: Client, stream: str, timeout: float) -> None:
+    A request waits while anything arrives on the connection (``wait_with_progress``), not for a fixed time: on a
+    slow link a batch still arriving, or a reply queued behind other replies, is not a timeout. A batch keeps the
+    messages that arrived in the caller's list even when it is given up, so a retry asks from the next one."""
+
+    def __init__(self, client: JournalClient, stream: str, timeout: float) -> None:
         self._client = client
-        self._request_subject = f"$JS.API.DIRECT.GET.{stream}"
+        self._direct_subject = f"$JS.API.DIRECT.GET.{stream}"
         self._timeout = timeout
         self._inbox = ""
-        self._batches: dict[str, _Batch] = {}
+        self._pending: dict[str, _Pending] = {}
         self._numbers = itertools.count()
         self._subscribing: asyncio.Lock | None = None
 
     async def _on_message(self, msg: Msg) -> None:
-        batch = self._batches.get(msg.subject)
-        if batch is None:
+        pending = self._pending.get(msg.subject)
+        if pending is None:
             return  # a reply to a request already given up
-        if _status_of(msg) is None:
-            batch.messages.append(msg)
-        elif not batch.end.done():
-            batch.end.set_result(msg)
+        if pending.messages is not None and _status_of(msg) is None:
+            pending.messages.append(msg)
+        elif not pending.end.done():
+            pending.end.set_result(msg)
 
     async def _ensure_subscribed(self) -> None:
         if self._inbox:
@@ -285,19 +292,31 @@ class _DirectReplies:
                 await self._client.subscribe(f"{inbox}.*", cb=self._on_message)
                 self._inbox = inbox
 
-    async def batch(self, start: int, subject_filter: str, size: int) -> tuple[list[Msg], Msg]:
-        """Up to ``size`` messages on ``subject_filter`` from stream sequence ``start``, and the end status."""
+    async def _ask(
+        self, subject: str, payload: bytes, headers: dict[str, str] | None, messages: list[Msg] | None
+    ) -> Msg:
         await self._ensure_subscribed()
         reply = f"{self._inbox}.{next(self._numbers)}"
-        batch = _Batch(asyncio.get_running_loop().create_future())
-        self._batches[reply] = batch
+        pending = _Pending(asyncio.get_running_loop().create_future(), messages)
+        self._pending[reply] = pending
         try:
-            request = orjson.dumps({"seq": start, "next_by_subj": subject_filter, "batch": size})
-            await self._client.publish(self._request_subject, request, reply=reply)
-            end = await asyncio.wait_for(batch.end, self._timeout)
+            await self._client.publish(subject, payload, reply=reply, headers=headers)
+            end = await wait_with_progress(self._client, pending.end, self._timeout)
         finally:
-            del self._batches[reply]
-        return batch.messages, end
+            del self._pending[reply]
+        if _status_of(end) == "503":
+            raise nats.errors.NoRespondersError  # nobody serves the subject now (a stream leader moving, say)
+        return end
+
+    async def request(self, subject: str, payload: bytes, headers: dict[str, str] | None = None) -> Msg:
+        """The one reply to a request (a JetStream API call, a publish's ack, a direct get)."""
+        return await self._ask(subject, payload, headers, None)
+
+    async def batch(self, start: int, subject_filter: str, size: int, max_bytes: int, into: list[Msg]) -> Msg:
+        """Up to ``size`` messages (and about ``max_bytes``) on ``subject_filter`` from stream sequence ``start``,
+        appended to ``into`` as they arrive; returns the status message that ends the batch."""
+        request = orjson.dumps({"seq": start, "next_by_subj": subject_filter, "batch": size, "max_bytes": max_bytes})
+        return await self._ask(self._direct_subject, request, None, into)
 
 
 # -- the writer ---------------------------------------------------------------------------------------
@@ -356,7 +375,7 @@ class JetStreamBackend(Backend):
 
     kind = "jetstream"
 
-    def __init__(self, client: Client, location: JetStreamLocation, options: JetStreamOptions) -> None:
+    def __init__(self, client: JournalClient, location: JetStreamLocation, options: JetStreamOptions) -> None:
         self._nc = client
         self.location = location
         self.options = options
@@ -364,10 +383,13 @@ class JetStreamBackend(Backend):
         self.prefix = location.prefix or DEFAULT_PREFIX  # replaced by the stream's own when it is bound
         self.url = location.display_url
         self._closed = False
-        self._replies = _DirectReplies(client, location.stream, options.request_timeout)
+        self._replies = _Replies(client, location.stream, options.request_timeout)
         self.direct = True  # set from the stream's configuration when it is bound
         self.problems: list[tuple[str, str]] = []
         """The runtime's stream checks this stream fails: read with a warning, never written."""
+        self.limits: dict[str, int] = {}
+        """The operator's limits on the stream as bound (``max_msgs``, ``max_bytes``, ``max_msgs_per_subject``;
+        only those set), for saying which one a refused append ran into."""
         self.on_close: list[Callable[[], None]] = []
         """Called (in a worker thread) once the connection is closed: what opening the source started, such as
         an embedded server, stops with it."""
@@ -411,6 +433,11 @@ class JetStreamBackend(Backend):
             )
         self.prefix = prefix
         self.problems = stream_problems(config)
+        self.limits = {
+            name: int(config[name])
+            for name in ("max_msgs", "max_bytes", "max_msgs_per_subject")
+            if isinstance(config.get(name), int) and config[name] > 0
+        }
         self.direct = bool(config.get("allow_direct", False))
         if not self.direct:
             warnings.warn(
@@ -528,13 +555,28 @@ class JetStreamBackend(Backend):
             closed=lambda: self._closed,
             passthrough=passthrough,
             slot_taken_passes=True,
+            answering=self._answering,
         )
+
+    async def _answering(self) -> bool:
+        """Whether the server still answers, asked after a request met a silent connection: a ping, and anything
+        at all arriving meanwhile counts. A client that is reconnecting is left to the retries (a server
+        restarting); only a connection that looks up and says nothing is a server that stopped answering."""
+        client = self._nc
+        if not client.is_connected:
+            return True
+        seen = client.received_bytes
+        try:
+            await client.flush(timeout=self.options.request_timeout)  # type: ignore[arg-type]  # nats-py says int
+        except Exception:
+            return client.received_bytes != seen or not client.is_connected
+        return True
 
     async def _api(self, endpoint: str, payload: bytes, *, what: str = "") -> dict[str, Any]:
         """One ``$JS.API`` request; an error reply is raised as nats-py's ``APIError`` (then mapped)."""
 
         async def attempt() -> dict[str, Any]:
-            reply = await self._nc.request(f"$JS.API.{endpoint}", payload, timeout=self.options.request_timeout)
+            reply = await self._replies.request(f"$JS.API.{endpoint}", payload)
             body: dict[str, Any] = orjson.loads(reply.data)
             if "error" in body:
                 nats.js.errors.APIError.from_error(body["error"])  # raises the matching APIError subclass
@@ -548,10 +590,8 @@ class JetStreamBackend(Backend):
             return await self._message_get({"last_by_subj": subject_filter})
 
         async def attempt() -> StoredMessage | None:
-            reply = await self._nc.request(
-                f"$JS.API.DIRECT.GET.{self.stream}",
-                orjson.dumps({"last_by_subj": subject_filter}),
-                timeout=self.options.request_timeout,
+            reply = await self._replies.request(
+                f"$JS.API.DIRECT.GET.{self.stream}", orjson.dumps({"last_by_subj": subject_filter})
             )
             status = _status_of(reply)
             if status is None:
@@ -605,23 +645,32 @@ class JetStreamBackend(Backend):
         if not self.direct:
             return await self._retrying(f"reading {subject_filter}", lambda: self._consume(subject_filter, expected))
 
-        async def attempt() -> list[StoredMessage]:
-            messages: list[StoredMessage] = []
-            start = 1
-            while True:
-                batch, final = await self._replies.batch(start, subject_filter, self.options.read_batch)
-                messages.extend(_from_direct(msg) for msg in batch)
-                status = _status_of(final)
-                if status == "404":  # nothing (more) on the filter
-                    return messages
-                if status != "204":
-                    raise nats.js.errors.APIError(code=int(status or 0), description=_description_of(final))
-                pending = int(_header(final, "Nats-Num-Pending") or 0)
-                if pending == 0 or not batch:
-                    return messages
-                start = messages[-1].sequence + 1
+        # Batch by batch, each with its own retries: a run that takes minutes to arrive on a slow link is many
+        # batches that each make progress, and a batch broken off is asked again from the message after the last
+        # one that arrived, never from its start.
+        messages: list[StoredMessage] = []
 
-        return await self._retrying(f"reading {subject_filter}", attempt)
+        async def attempt() -> tuple[Msg, int]:
+            start = messages[-1].sequence + 1 if messages else 1
+            received: list[Msg] = []
+            try:
+                final = await self._replies.batch(
+                    start, subject_filter, self.options.read_batch, self.options.read_batch_bytes, received
+                )
+            finally:
+                messages.extend(_from_direct(msg) for msg in received)
+            status = _status_of(final)
+            if status not in ("204", "404"):
+                raise nats.js.errors.APIError(code=int(status or 0), description=_description_of(final))
+            return final, len(received)
+
+        while True:
+            final, arrived = await self._retrying(f"reading {subject_filter}", attempt)
+            if _status_of(final) == "404":  # nothing (more) on the filter
+                return messages
+            pending = int(_header(final, "Nats-Num-Pending") or 0)
+            if pending == 0 or not arrived:
+                return messages
 
     async def _subject_counts(self, subject_filter: str) -> dict[str, int]:
         """Every subject on ``subject_filter`` with its message count, paged past the server's page limit.
@@ -704,7 +753,7 @@ class JetStreamBackend(Backend):
         }
 
         async def publish() -> tuple[int, bool]:
-            reply = await self._nc.request(subject, raw, timeout=self.options.request_timeout, headers=headers)
+            reply = await self._replies.request(subject, raw, headers)
             ack: dict[str, Any] = orjson.loads(reply.data)
             if "error" in ack:
                 nats.js.errors.APIError.from_error(ack["error"])
@@ -713,21 +762,33 @@ class JetStreamBackend(Backend):
             # A duplicate ack names the first copy: a retry whose first attempt had landed.
             return int(ack["seq"]), bool(ack.get("duplicate", False))
 
+        what = f"append of {subject}"
         try:
-            sequence, duplicate = await self._retrying(f"append of {subject}", publish)
+            sequence, duplicate = await self._retrying(what, publish)
+        except StreamFull as full:
+            # The server refused to grow the stream (discard new): say which of the operator's limits it is, with
+            # its value, rather than a store failure code.
+            raise StreamFull(self.url, what, full.limit, self.limits.get(full.limit)) from None
         except nats.js.errors.APIError as exc:
-            if exc.err_code != WRONG_LAST_SEQUENCE:
-                raise SourceError(f"{self.url}: append of {subject} failed: {describe_nats_error(exc)}") from None
-            return await self._resolve_fenced(writer, seq, subject, msg_id)
+            per_subject = stream_limit(exc) == "max_msgs_per_subject"
+            if exc.err_code != WRONG_LAST_SEQUENCE and not per_subject:
+                raise SourceError(f"{self.url}: {what} failed: {describe_nats_error(exc)}") from None
+            return await self._resolve_fenced(writer, seq, subject, msg_id, per_subject=per_subject)
         return sequence, AppendOutcome.ADOPTED if duplicate else AppendOutcome.STORED
 
     async def _resolve_fenced(
-        self, writer: JetStreamJournalWriter, seq: int, subject: str, msg_id: str
+        self, writer: JetStreamJournalWriter, seq: int, subject: str, msg_id: str, *, per_subject: bool = False
     ) -> tuple[int, AppendOutcome]:
-        """A 10071: read the target subject to tell a lost ack from another writer (``jetstream.go:628-652``)."""
+        """A 10071 (or a per-subject 10077): read the target subject to tell a lost ack from another writer
+        (``jetstream.go:628-652``)."""
         held = await self._get_last(subject)
         if held is not None and held.headers.get(MSG_ID) == msg_id:
             return held.sequence, AppendOutcome.ADOPTED  # our message: only the ack was lost
+        if held is None and per_subject:
+            # The per-subject limit refused a slot that reads empty: no writer holds it, the limit itself is the
+            # cause (an operator's stream whose subjects are counted some other way), so say that.
+            value = self.limits.get("max_msgs_per_subject")
+            raise StreamFull(self.url, f"append of {subject}", "max_msgs_per_subject", value)
         if seq == 1:
             raise ConcurrentCreate(writer.run, 1, f"another writer created run {writer.run!r} at the same time")
         raise AnotherWriter(
@@ -808,6 +869,8 @@ class JetStreamBackend(Backend):
             meta, problem = self._stored(meta_msg)
             try:
                 last_msg = await self._get_last(self.run_filter(run))
+            except ServerNotAnswering:
+                raise  # the server, not this run: one answer for the whole listing
             except SourceError:
                 last_msg = None  # the runtime keeps what the meta record gave: listed open
             # The two records read are checked against their subjects (the rule itself does not look).

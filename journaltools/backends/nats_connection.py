@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import logging
 import os
 import re
 import socket
@@ -26,11 +27,26 @@ from urllib.parse import ParseResult, parse_qs
 import nats.errors
 import nats.js.errors
 from nats.aio.client import Client
+from nats.protocol.parser import Parser
 
 from journaltools._urls import masked, parse_url
-from journaltools.errors import ConnectFailed, InvalidSource, JournalError, SourceError
+from journaltools.errors import (
+    ConnectFailed,
+    InvalidSource,
+    JournalError,
+    ServerNotAnswering,
+    SourceError,
+    StreamFull,
+)
 
 T = TypeVar("T")
+C = TypeVar("C", bound="CheckedClient")
+
+# nats-py logs what its read loop cannot handle (a link that drops mid-message) with a traceback, and with no
+# handler configured Python's last-resort handler prints it on stderr, between journaltools' own lines, for a
+# failure journaltools reports itself. A handler of nothing on nats-py's logger silences only that fallback: an
+# application that configures logging still gets these records through its own handlers.
+logging.getLogger("nats").addHandler(logging.NullHandler())
 
 #: The stream a source without a path names, and the prefix a created stream gets (the runtime's documentation's).
 DEFAULT_STREAM = "FISK_SESSIONS"
@@ -38,6 +54,14 @@ DEFAULT_PREFIX = "fisk.sessions"
 
 #: Rejections that mean "the slot journal.R.N already holds a message".
 SLOT_TAKEN_CODES = frozenset({10071, 10077})  # wrong last sequence; maximum messages per subject exceeded
+#: JetStream's "store failed": the server refused to grow the stream (discard new), whichever limit said so.
+STORE_FAILED = 10077
+#: The description the server gives a 10077 for each limit of a stream (the store's ``ErrMax*`` errors).
+STREAM_LIMIT_DESCRIPTIONS = {
+    "maximum messages exceeded": "max_msgs",
+    "maximum bytes exceeded": "max_bytes",
+    "maximum messages per subject exceeded": "max_msgs_per_subject",
+}
 MSG_ID = "Nats-Msg-Id"
 EXPECTED_LAST_SUBJECT_SEQUENCE = "Nats-Expected-Last-Subject-Sequence"
 #: The subject filter the expected last subject sequence is checked on (nats.go's ``WithExpectLastSequenceForSubject``).
@@ -150,13 +174,19 @@ class JetStreamOptions:
     """Tunables. The defaults suit the CLI and notebooks; tests shorten the timeouts."""
 
     request_timeout: float = 5.0
-    """One request: a publish waiting for its ack, one direct get, one batch of a run read."""
+    """How long a request waits while nothing at all arrives on the connection: a publish waiting for its ack, a
+    direct get, a batch of a run read. Bytes still arriving (this reply's or others' ahead of it on a slow link)
+    are progress, not a timeout; a silence this long is answered with a ping, and no answer to that either is
+    ``ServerNotAnswering``."""
     operation_timeout: float = 30.0
     """How long one operation (an append, a read) retries transient failures before it gives up."""
     connect_timeout: float = 5.0
     reconnect_wait: float = 0.25
     read_batch: int = 4096
     """Messages per direct-get batch when reading a run."""
+    read_batch_bytes: int = 1 << 20
+    """Bytes per direct-get batch (the server ends a batch at this size): a batch of large records on a slow
+    link is a few seconds of transfer, and a batch broken off is asked again from where it stopped."""
     concurrency: int = 64
     """Requests in flight at once when listing or reading many runs."""
     subjects_page_limit: int | None = None
@@ -168,6 +198,7 @@ class JetStreamOptions:
 
 class Failure(Enum):
     SLOT_TAKEN = "slot_taken"
+    STREAM_FULL = "stream_full"
     TRANSIENT = "transient"
     FATAL = "fatal"
 
@@ -183,14 +214,29 @@ _TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
+def stream_limit(exc: BaseException) -> str | None:
+    """The stream limit a 10077 rejection names (``max_msgs``, ``max_bytes``, ``max_msgs_per_subject``), else None.
+
+    The server gives all three the same code and tells them apart only by the description, so that is what is
+    matched (case and a ``nats:`` prefix aside, which some servers and clients add)."""
+    if not isinstance(exc, nats.js.errors.APIError) or exc.err_code != STORE_FAILED:
+        return None
+    text = (exc.description or "").strip().lower().removeprefix("nats:").strip()
+    return STREAM_LIMIT_DESCRIPTIONS.get(text)
+
+
 def classify_nats_error(exc: BaseException) -> Failure:
     """What a nats-py exception means to a journal.
 
-    10071 and 10077 mean the slot is taken (nats-py raises 10077 as ``ServiceUnavailableError``; it is not
-    transient here: retrying can never empty a slot). Other 503s, timeouts and a reconnecting or briefly
-    unanswered server are transient. Anything else is fatal and becomes a ``SourceError``.
+    10071 and a 10077 for the per-subject limit mean the slot is taken (nats-py raises 10077 as
+    ``ServiceUnavailableError``; it is not transient here: retrying can never empty a slot). A 10077 for
+    ``max_msgs`` or ``max_bytes`` means the stream is full (``StreamFull``): the whole stream refuses new
+    messages, not this slot, and nothing but the operator can make room. Other 503s, timeouts and a reconnecting
+    or briefly unanswered server are transient. Anything else is fatal and becomes a ``SourceError``.
     """
     if isinstance(exc, nats.js.errors.APIError):
+        if stream_limit(exc) in ("max_msgs", "max_bytes"):
+            return Failure.STREAM_FULL
         if exc.err_code in SLOT_TAKEN_CODES:
             return Failure.SLOT_TAKEN
         if exc.code in (503, 408):
@@ -269,13 +315,16 @@ async def retry_transient(
     closed: Callable[[], bool],
     passthrough: tuple[type[Exception], ...] = (),
     slot_taken_passes: bool = False,
+    answering: Callable[[], Awaitable[bool]] | None = None,
 ) -> T:
     """Run ``attempt`` until it succeeds, retrying transient failures (with back-off) until
     ``options.operation_timeout`` or until ``closed()``: the one retry loop of every NATS request.
 
     Journal errors and the ``passthrough`` types propagate as they are, and so does a slot-taken rejection
     when ``slot_taken_passes`` (the caller decides what it means); any other failure becomes a
-    ``SourceError`` naming ``where`` and what was being done.
+    ``SourceError`` naming ``where`` and what was being done. After a timeout, ``answering`` (when given) asks
+    whether the server still answers at all: when it does not, retrying for the rest of the operation timeout (and
+    then again for every other run of the command) would only postpone ``ServerNotAnswering``, so that is raised.
     """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + options.operation_timeout
@@ -287,12 +336,16 @@ async def retry_transient(
             if isinstance(exc, (JournalError, *passthrough)):
                 raise
             failure = classify_nats_error(exc)
+            if isinstance(exc, TimeoutError) and answering is not None and not await answering():
+                raise ServerNotAnswering(where, what, options.request_timeout) from None
             if failure is Failure.TRANSIENT and not closed() and loop.time() + delay < deadline:
                 await asyncio.sleep(delay)  # back off: a server restarting, a leader being elected
                 delay = min(delay * 2, 0.5)
                 continue
             if failure is Failure.SLOT_TAKEN and slot_taken_passes:
                 raise
+            if failure is Failure.STREAM_FULL:
+                raise StreamFull(where, what, stream_limit(exc) or "max_msgs") from None
             raise SourceError(f"{where}: {what} failed: {describe_nats_error(exc)}") from exc
 
 
@@ -302,7 +355,7 @@ async def retry_transient(
 _ASCII_SPACE = " \t\n\r\x0b\x0c"
 
 
-async def connect_client(client: CheckedClient, servers: str, display_url: str, opts: JetStreamOptions) -> Client:
+async def connect_client(client: C, servers: str, display_url: str, opts: JetStreamOptions) -> C:
     """``client`` connected to ``servers``, or ``ConnectFailed`` naming ``display_url`` and why, at the first failure
     (nats-py alone would retry the first connection forever). The one way journaltools connects to NATS."""
     loop = asyncio.get_running_loop()
@@ -415,14 +468,44 @@ class CheckedClient(Client):
         return super()._connect_command()
 
 
+class _CountingParser(Parser):
+    """nats-py's protocol parser, counting what arrives: every byte the server sends passes through ``parse``."""
+
+    received = 0
+    last_received = 0.0
+
+    async def parse(self, data: bytes = b"") -> None:
+        if data:
+            self.received += len(data)
+            self.last_received = asyncio.get_running_loop().time()
+        await super().parse(data)
+
+
 class JournalClient(CheckedClient):
-    """nats-py's client with a faster parser for message headers (every record read carries about eight).
+    """nats-py's client with a faster parser for message headers (every record read carries about eight), and a
+    count of the bytes received (``received_bytes``, ``last_received``): a request times out on a connection
+    that went quiet, not on a slow one (``wait_with_progress``).
 
     nats-py's own parser decodes each line and checks each character of each header name in a Python
     generator. This one decodes the block once and gives the same dictionary for every header block (a
     property test holds it to nats-py's), in about half the time. Should a later nats-py stop calling this
     static method, the client is simply nats-py's.
     """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._counting = _CountingParser(self)
+        self._ps = self._counting
+
+    @property
+    def received_bytes(self) -> int:
+        """Bytes received from the server on this client's connections so far."""
+        return self._counting.received
+
+    @property
+    def last_received(self) -> float:
+        """The loop time anything last arrived from the server (0 before anything did)."""
+        return self._counting.last_received
 
     @staticmethod
     def _parse_header_lines(raw: bytes) -> dict[str, str]:
@@ -435,3 +518,20 @@ class JournalClient(CheckedClient):
                 if name.isascii() and (not name or name.split() == [name]):
                     headers[name] = value.strip(_ASCII_SPACE)
         return headers
+
+
+async def wait_with_progress(client: JournalClient, future: asyncio.Future[T], quiet: float) -> T:
+    """``future``'s result, or ``TimeoutError`` once nothing has arrived on ``client``'s connection for ``quiet``
+    seconds. A fixed timeout fails on a slow link however well it is going (a 4 MB batch at 1 Mbit/s takes 32 s):
+    while bytes arrive, whether this reply's or those queued ahead of it, the server is answering. Each pass
+    either ends or waits until ``quiet`` after the latest arrival, so a silent link ends it within ``quiet``."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    while True:
+        remaining = max(started, client.last_received) + quiet - loop.time()
+        if remaining <= 0:
+            future.cancel()
+            raise TimeoutError(f"nothing arrived from the server for {quiet:g}s")
+        done, _ = await asyncio.wait({future}, timeout=remaining)
+        if done:
+            return future.result()

@@ -35,7 +35,7 @@ from journaltools.cli._commands import (
 )
 from journaltools.cli._output import UsageError
 from journaltools.cli._show import cmd_show
-from journaltools.errors import InvalidSource, JournalError
+from journaltools.errors import InvalidSource, JournalError, install_warning_format
 
 # -- the parser --------------------------------------------------------------------------------------------------
 
@@ -234,6 +234,7 @@ def _quiet_streams() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    install_warning_format(f"journaltools {args.command}")  # a journaltools warning is one line
     _quiet_streams()
     try:
         return int(args.handler(args))

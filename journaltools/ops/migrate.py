@@ -27,7 +27,14 @@ from typing import Any, Final
 
 from journaltools.aio import run_sync
 from journaltools.backends.base import AppendOutcome, Backend, RunRead, StoredRecord
-from journaltools.errors import InvalidRunId, JournalError, RunNotFound, StorageError
+from journaltools.errors import (
+    InvalidRunId,
+    JournalError,
+    RunNotFound,
+    ServerNotAnswering,
+    StorageError,
+    StreamFull,
+)
 from journaltools.protocol.runid import validate_run_id
 from journaltools.protocol.sequence import AppendVerdict, check_append
 
@@ -158,6 +165,8 @@ async def _read_source(source: Backend, run: str) -> RunRead:
         read = await source.read_run_async(run, strict=False)
     except RunNotFound as exc:
         raise _Refused("run_not_found", str(exc)) from None
+    except ServerNotAnswering:
+        raise  # the whole source is gone, not this run: said once, for the migration
     except JournalError as exc:
         raise _Refused("source_unreadable", str(exc)) from None
     if not read.complete:
@@ -233,8 +242,8 @@ async def _migrate_run(source: Backend, dest: Backend, run: str) -> _RunOutcome:
         try:
             await _copy(dest, run, read.records, outcome)
             outcome.mismatch = await _verify(dest, run, read.records)
-        except StorageError:
-            raise  # the destination's disk is full or read-only: every other run would fail the same way
+        except (StorageError, StreamFull, ServerNotAnswering):
+            raise  # the destination is full, read-only or gone: every other run would fail the same way
         except JournalError as exc:  # the destination refused: another writer, a lock, an unusable store
             raise _Refused("destination_refused", str(exc)) from None
         outcome.records = len(read.records)
