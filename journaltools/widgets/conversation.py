@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from journaltools.folding import FoldResult, Segment
+from journaltools.folding.state import COUNTER_NAMES
 from journaltools.protocol.blocks import Message, ToolResultBlock, ToolUseBlock
 from journaltools.protocol.findings import Finding
 from journaltools.widgets._display import conversation_digest, raw_json_text
@@ -235,19 +236,6 @@ def header_of(result: FoldResult, status: str) -> dict[str, Any]:
     return header
 
 
-#: Counters in the header, in this order.
-COUNTERS = (
-    "llm_calls",
-    "tool_calls",
-    "remote_tool_calls",
-    "in_tokens",
-    "out_tokens",
-    "cache_read_tokens",
-    "cache_create_tokens",
-    "thinking_tokens",
-)
-
-
 @dataclass(frozen=True, slots=True)
 class Target:
     """A place "jump to" reaches: a label and the seq it names."""
@@ -379,7 +367,7 @@ class ConversationModel:
         """The header in one line of plain text (for logs and tests)."""
         h = self.header
         banner = self.why.banner().text
-        counters = ", ".join(f"{name} {h[name]:,}" for name in COUNTERS if name in h)
+        counters = ", ".join(f"{name} {h[name]:,}" for name in COUNTER_NAMES if name in h)
         segments = ", ".join(f"#{s.index} {s.ending}" for s in self.segments) or "none"
         return f"{h['run']} — {banner}; {counters}; segments: {segments}; resume after seq {h['last_seq']}"
 
@@ -477,7 +465,7 @@ class ConversationModel:
                 + "</div>"
             )
         counters = " · ".join(
-            f"{esc(name.replace('_', ' '))} <b>{esc(f'{h[name]:,}')}</b>" for name in COUNTERS if name in h
+            f"{esc(name.replace('_', ' '))} <b>{esc(f'{h[name]:,}')}</b>" for name in COUNTER_NAMES if name in h
         )
         cost = self.run_cost()
         if cost is not None:
