@@ -109,8 +109,9 @@ async def dropped() -> None:
     raise ConnectionResetError("the link dropped")
 
 async def leave_one_behind() -> None:
-    asyncio.get_running_loop().create_task(dropped())  # as nats-py's background tasks are: never awaited
-    await asyncio.sleep(0.01)
+    task = asyncio.get_running_loop().create_task(dropped())  # as nats-py's background tasks are: never awaited
+    await asyncio.wait([task])  # it has failed; asyncio.wait does not retrieve its exception
+    del task
 
 run_sync(leave_one_behind())
 run_sync(asyncio.sleep(0))
