@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from journaltools.backends.jetstream import JetStreamBackend, open_jetstream_source, stream_config_for
+from journaltools.backends.jetstream import JetStreamBackend, open_jetstream_source
+from journaltools.backends.jetstream_stream import stream_config_for
 from journaltools.backends.nats_connection import JetStreamOptions
 from journaltools.cli import main
 from journaltools.embedded import EmbeddedServer, find_nats_server, free_port

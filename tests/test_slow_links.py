@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from journaltools.backends.jetstream import open_jetstream_source, stream_config_for
+from journaltools.backends.jetstream import open_jetstream_source
+from journaltools.backends.jetstream_stream import stream_config_for
 from journaltools.backends.nats_connection import JetStreamOptions
 from journaltools.backends.registry import open_source
 from journaltools.embedded import EmbeddedServer

@@ -34,21 +34,15 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import itertools
 import os
-import re
-import secrets
 import warnings
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final, TypeVar
 
 import nats.errors
 import nats.js.errors
 import orjson
 from nats.aio.msg import Msg
-from nats.js.api import Header
 
 from journaltools.aio import map_bounded, run_sync
 from journaltools.backends.base import (
@@ -61,6 +55,18 @@ from journaltools.backends.base import (
     meta_record,
     raw_seq,
 )
+from journaltools.backends.jetstream_messages import (
+    Replies,
+    StoredMessage,
+    ack_time,
+    description_of,
+    from_direct,
+    header_of,
+    new_nonce,
+    parse_stream_time,
+    status_of,
+)
+from journaltools.backends.jetstream_stream import derive_prefix, stream_config_for, stream_problems
 from journaltools.backends.nats_connection import (
     DEFAULT_PREFIX,
     DEFAULT_STREAM,
@@ -78,7 +84,6 @@ from journaltools.backends.nats_connection import (
     parse_nats_url,
     retry_transient,
     stream_limit,
-    wait_with_progress,
 )
 from journaltools.errors import (
     AnotherWriter,
@@ -105,218 +110,7 @@ T = TypeVar("T")
 
 #: The server's page size for subject details in one stream-info response (``JSMaxSubjectDetails``).
 SERVER_SUBJECTS_PAGE: Final = 100_000
-#: The smallest max message size the runtime accepts (``jetstream.go:70``).
-RECORD_FLOOR_BYTES: Final = 4096
 META_TOKEN: Final = "_meta"
-
-
-# -- the stream ---------------------------------------------------------------------------------------
-
-
-def stream_config_for(stream: str, prefix: str, replicas: int = 1) -> dict[str, Any]:
-    """The configuration a created stream gets: what the runtime's error message tells an operator to run
-    (``nats stream add NAME --subjects '<prefix>.>' --max-msgs-per-subject=1 --discard=new --discard-per-subject``),
-    file storage and no max age. Direct get is on so journaltools reads it at full speed; the runtime does not
-    look at it."""
-    return {
-        "name": stream,
-        "subjects": [f"{prefix}.>"],
-        "retention": "limits",
-        "storage": "file",
-        "num_replicas": replicas,
-        "max_msgs_per_subject": 1,
-        "discard": "new",
-        "discard_new_per_subject": True,
-        "max_age": 0,
-        "max_msg_size": -1,
-        "allow_direct": True,
-    }
-
-
-def derive_prefix(stream: str, subjects: Sequence[str]) -> str:
-    """The run keyspace of a stream: its one wildcard subject, which must be ``<prefix>.>`` (``jetstream.go:159-209``).
-
-    Literal subjects belong to the operator and are ignored; no wildcard subject, several, or a malformed one is a
-    ``SourceError`` saying which."""
-
-    def wildcard(subject: str) -> bool:
-        return any(token in ("*", ">") for token in subject.split("."))
-
-    wildcards = [subject for subject in subjects if wildcard(subject)]
-    if len(wildcards) != 1:
-        found = ", ".join(wildcards) if wildcards else "none"
-        raise SourceError(
-            f"stream {stream!r} binds {len(wildcards)} wildcard subjects ({found}); "
-            "it must bind exactly one, of the form <prefix>.>, for runs to live under"
-        )
-    tokens = wildcards[0].split(".")
-    head = tokens[:-1]
-    if tokens[-1] != ">" or not head or any(token in ("", "*", ">") for token in head):
-        raise SourceError(f"stream {stream!r}: wildcard subject {wildcards[0]!r} must be a clean <prefix>.>")
-    return ".".join(head)
-
-
-def stream_problems(config: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """(setting, why) for each of the runtime's checks the stream fails (``jetstream.go:216-234``), in its order."""
-    problems: list[tuple[str, str]] = []
-    per_subject = config.get("max_msgs_per_subject", 0)
-    if per_subject != 1:
-        problems.append(("max_msgs_per_subject", f"is {per_subject}, must be 1: each record subject is write-once"))
-    if config.get("discard", "old") != "new":
-        problems.append(("discard", "is 'old': a full stream would drop stored records; it must be 'new'"))
-    if not config.get("discard_new_per_subject", False):
-        problems.append(("discard_new_per_subject", "is off: a re-publish of a record must be refused"))
-    max_age = int(config.get("max_age") or 0)
-    if max_age:
-        problems.append(("max_age", f"is {max_age / 1e9:g}s: stored runs would silently expire; it must be 0"))
-    max_size = int(config.get("max_msg_size") or -1)
-    if 0 < max_size < RECORD_FLOOR_BYTES:
-        problems.append(("max_msg_size", f"is {max_size} bytes, below the {RECORD_FLOOR_BYTES}-byte record floor"))
-    return problems
-
-
-# -- messages -----------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class StoredMessage:
-    """A message as the stream holds it, whichever way it was fetched."""
-
-    subject: str
-    sequence: int
-    data: bytes
-    headers: Mapping[str, str]
-    time: datetime | None
-
-
-_STREAM_TIME: Final = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)")
-
-
-def parse_stream_time(text: str | None) -> datetime | None:
-    """A server time (``2026-12-01T19:02:05.101095928Z``) as a UTC datetime, to the microsecond (Python's
-    datetime holds no nanoseconds); None for a missing or unreadable one."""
-    match = _STREAM_TIME.fullmatch(text or "")
-    if match is None:
-        return None
-    head, fraction, zone = match.groups()
-    micros = ((fraction or "") + "000000")[:6]
-    stamp = datetime.fromisoformat(f"{head}.{micros}{'+00:00' if zone == 'Z' else zone}")
-    return stamp.astimezone(UTC)
-
-
-def _ack_time(reply: str) -> datetime | None:
-    """The server time in a consumer message's ack subject, to the microsecond as for direct gets (nats-py's
-    ``metadata.timestamp`` goes through a float and can be a microsecond off)."""
-    tokens = reply.split(".")
-    token = tokens[7] if len(tokens) == 9 else tokens[9] if len(tokens) >= 11 else ""
-    if not token.isdigit():
-        return None
-    nanos = int(token)
-    return datetime.fromtimestamp(nanos // 1_000_000_000, UTC) + timedelta(microseconds=nanos % 1_000_000_000 // 1000)
-
-
-def _status_of(msg: Msg) -> str | None:
-    """A status reply (``NATS/1.0 404``, ``204 EOB``…) carries a status header and no body."""
-    if msg.data or not msg.headers:
-        return None
-    return msg.headers.get("Status")
-
-
-def _description_of(msg: Msg) -> str:
-    headers = msg.headers or {}
-    return str(headers.get(Header.DESCRIPTION, ""))
-
-
-def _header(msg: Msg, name: str) -> str | None:
-    return (msg.headers or {}).get(name)
-
-
-def _from_direct(msg: Msg) -> StoredMessage:
-    headers = msg.headers or {}
-    return StoredMessage(
-        headers.get("Nats-Subject", msg.subject),
-        int(headers.get("Nats-Sequence") or 0),
-        msg.data,
-        headers,
-        parse_stream_time(headers.get("Nats-Time-Stamp")),
-    )
-
-
-def new_nonce() -> str:
-    """16 random bytes as 32 lowercase hex characters: one per opened journal (``jetstream.go:289-296``)."""
-    return secrets.token_hex(16)
-
-
-class _Pending:
-    """One request in progress: the reply that ends it and, for a batch, the messages before that reply."""
-
-    def __init__(self, end: asyncio.Future[Msg], messages: list[Msg] | None) -> None:
-        self.end = end
-        self.messages = messages
-
-
-class _Replies:
-    """Every request of a backend over one wildcard inbox subscription, made once, instead of a subscription (and
-    its SUB and UNSUB round trips) per run read; each request has its own reply subject under the inbox.
-
-    A request waits while anything arrives on the connection (``wait_with_progress``), not for a fixed time: on a
-    slow link a batch still arriving, or a reply queued behind other replies, is not a timeout. A batch keeps the
-    messages that arrived in the caller's list even when it is given up, so a retry asks from the next one."""
-
-    def __init__(self, client: JournalClient, stream: str, timeout: float) -> None:
-        self._client = client
-        self._direct_subject = f"$JS.API.DIRECT.GET.{stream}"
-        self._timeout = timeout
-        self._inbox = ""
-        self._pending: dict[str, _Pending] = {}
-        self._numbers = itertools.count()
-        self._subscribing: asyncio.Lock | None = None
-
-    async def _on_message(self, msg: Msg) -> None:
-        pending = self._pending.get(msg.subject)
-        if pending is None:
-            return  # a reply to a request already given up
-        if pending.messages is not None and _status_of(msg) is None:
-            pending.messages.append(msg)
-        elif not pending.end.done():
-            pending.end.set_result(msg)
-
-    async def _ensure_subscribed(self) -> None:
-        if self._inbox:
-            return
-        if self._subscribing is None:
-            self._subscribing = asyncio.Lock()
-        async with self._subscribing:
-            if not self._inbox:
-                inbox = self._client.new_inbox()
-                await self._client.subscribe(f"{inbox}.*", cb=self._on_message)
-                self._inbox = inbox
-
-    async def _ask(
-        self, subject: str, payload: bytes, headers: dict[str, str] | None, messages: list[Msg] | None
-    ) -> Msg:
-        await self._ensure_subscribed()
-        reply = f"{self._inbox}.{next(self._numbers)}"
-        pending = _Pending(asyncio.get_running_loop().create_future(), messages)
-        self._pending[reply] = pending
-        try:
-            await self._client.publish(subject, payload, reply=reply, headers=headers)
-            end = await wait_with_progress(self._client, pending.end, self._timeout)
-        finally:
-            del self._pending[reply]
-        if _status_of(end) == "503":
-            raise nats.errors.NoRespondersError  # nobody serves the subject now (a stream leader moving, say)
-        return end
-
-    async def request(self, subject: str, payload: bytes, headers: dict[str, str] | None = None) -> Msg:
-        """The one reply to a request (a JetStream API call, a publish's ack, a direct get)."""
-        return await self._ask(subject, payload, headers, None)
-
-    async def batch(self, start: int, subject_filter: str, size: int, max_bytes: int, into: list[Msg]) -> Msg:
-        """Up to ``size`` messages (and about ``max_bytes``) on ``subject_filter`` from stream sequence ``start``,
-        appended to ``into`` as they arrive; returns the status message that ends the batch."""
-        request = orjson.dumps({"seq": start, "next_by_subj": subject_filter, "batch": size, "max_bytes": max_bytes})
-        return await self._ask(self._direct_subject, request, None, into)
 
 
 # -- the writer ---------------------------------------------------------------------------------------
@@ -383,7 +177,7 @@ class JetStreamBackend(Backend):
         self.prefix = location.prefix or DEFAULT_PREFIX  # replaced by the stream's own when it is bound
         self.url = location.display_url
         self._closed = False
-        self._replies = _Replies(client, location.stream, options.request_timeout)
+        self._replies = Replies(client, location.stream, options.request_timeout)
         self.direct = True  # set from the stream's configuration when it is bound
         self.problems: list[tuple[str, str]] = []
         """The runtime's stream checks this stream fails: read with a warning, never written."""
@@ -593,12 +387,12 @@ class JetStreamBackend(Backend):
             reply = await self._replies.request(
                 f"$JS.API.DIRECT.GET.{self.stream}", orjson.dumps({"last_by_subj": subject_filter})
             )
-            status = _status_of(reply)
+            status = status_of(reply)
             if status is None:
-                return _from_direct(reply)
+                return from_direct(reply)
             if status == "404":
                 return None
-            raise nats.js.errors.APIError(code=int(status), description=_description_of(reply))
+            raise nats.js.errors.APIError(code=int(status), description=description_of(reply))
 
         return await self._retrying(f"direct get of {subject_filter}", attempt)
 
@@ -632,7 +426,7 @@ class JetStreamBackend(Backend):
                 except nats.errors.TimeoutError:
                     break
                 meta = msg.metadata
-                stamp = _ack_time(msg.reply)
+                stamp = ack_time(msg.reply)
                 messages.append(StoredMessage(msg.subject, meta.sequence.stream, msg.data, msg.headers or {}, stamp))
                 if meta.num_pending == 0:
                     break
@@ -658,17 +452,17 @@ class JetStreamBackend(Backend):
                     start, subject_filter, self.options.read_batch, self.options.read_batch_bytes, received
                 )
             finally:
-                messages.extend(_from_direct(msg) for msg in received)
-            status = _status_of(final)
+                messages.extend(from_direct(msg) for msg in received)
+            status = status_of(final)
             if status not in ("204", "404"):
-                raise nats.js.errors.APIError(code=int(status or 0), description=_description_of(final))
+                raise nats.js.errors.APIError(code=int(status or 0), description=description_of(final))
             return final, len(received)
 
         while True:
             final, arrived = await self._retrying(f"reading {subject_filter}", attempt)
-            if _status_of(final) == "404":  # nothing (more) on the filter
+            if status_of(final) == "404":  # nothing (more) on the filter
                 return messages
-            pending = int(_header(final, "Nats-Num-Pending") or 0)
+            pending = int(header_of(final, "Nats-Num-Pending") or 0)
             if pending == 0 or not arrived:
                 return messages
 
