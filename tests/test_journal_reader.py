@@ -29,7 +29,7 @@ from journaltools.protocol import decode, journal
 from journaltools.protocol.blocks import Message
 from journaltools.protocol.encode import encode_go_json, encode_record
 from journaltools.protocol.gojson import go_utf8
-from journaltools.protocol.journal import BadLine, ReadRecord, read_file_journal, read_stream_bodies
+from journaltools.protocol.journal import BadLine, StoredRecord, read_file_journal, read_stream_bodies
 from journaltools.protocol.kinds import ZERO_TIME, Claim, Record, Terminal, make_record
 from tests.strategies import damaged_journals, valid_runs
 
@@ -236,7 +236,7 @@ def test_resume_after_a_torn_tail_glued_onto_it() -> None:
     assert read.corrupt[0].line == torn_seq
     [resumed] = read.resumed_after_torn_tail
     assert (resumed.line, resumed.next_seq, resumed.glued, resumed.at_end) == (torn_seq, torn_seq, True, False)
-    assert resumed.record == decode.decode_record(_claim(torn_seq))
+    assert resumed.record == decode.decode_line(_claim(torn_seq)).record
     # The same glued line at the very end is a torn tail to Go: dropped, and the resumer's claim with it.
     at_end = read_file_journal(b"\n".join([*lines[:-1], cut + _claim(torn_seq)]) + b"\n")
     assert at_end.readable and at_end.torn_tail is not None and at_end.last_seq == torn_seq - 1
@@ -335,13 +335,13 @@ def test_stream_bodies_from_the_real_stream_are_canonical() -> None:
             bodies.append(message["data"].encode())
     assert bodies
     read = read_stream_bodies(bodies)
-    assert all(isinstance(item, ReadRecord) and item.noncanonical is None for item in read)
+    assert all(isinstance(item, StoredRecord) and item.noncanonical is None for item in read)
 
 
 def test_stream_bodies_have_no_torn_tail_and_no_blank_skipping() -> None:
     lines = _journal_lines()
     read = read_stream_bodies([lines[0], b"", lines[1], lines[2][:20]])
-    assert [type(item) for item in read] == [ReadRecord, BadLine, ReadRecord, BadLine]
+    assert [type(item) for item in read] == [StoredRecord, BadLine, StoredRecord, BadLine]
     assert read[1] == BadLine(2, "unexpected end of JSON input", 0)
     assert isinstance(read[3], BadLine) and read[3].line == 4
 

@@ -102,11 +102,6 @@ def _canonical_fields_beyond_whitespace(record: Record) -> bool:
     return record.claim is None or _canonical_time(record.claim.claimed)
 
 
-def decode_record(raw: bytes) -> Record:
-    """Just the record: for callers that report nothing about the line's form."""
-    return decode_line(raw).record
-
-
 def _exact(raw: bytes) -> DecodedLine:
     # The exact reader is loaded only when a line is not canonical: the runtime never writes one.
     from journaltools.protocol import goreader
@@ -134,4 +129,4 @@ def _canonical_time(text: str) -> bool:
     return valid_calendar_date(text)
 
 
-__all__ = ["DecodedLine", "UndecodableLine", "decode_line", "decode_record"]
+__all__ = ["DecodedLine", "UndecodableLine", "decode_line"]

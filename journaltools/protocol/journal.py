@@ -61,10 +61,6 @@ class StoredRecord:
     noncanonical: str | None = None
 
 
-#: The name the line reader's tests and callers knew it by.
-ReadRecord = StoredRecord
-
-
 @dataclass(frozen=True, slots=True)
 class BadLine:
     """A line (or body) the Go decoder refuses."""
@@ -267,7 +263,6 @@ def read_stream_bodies(bodies: Iterable[bytes]) -> list[StoredRecord | BadLine]:
 __all__ = [
     "BadLine",
     "FileJournal",
-    "ReadRecord",
     "ResumedAfterTornTail",
     "is_blank",
     "read_file_journal",
