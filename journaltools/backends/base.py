@@ -44,7 +44,7 @@ class RunRead:
     """
 
     run: str
-    records: list[StoredRecord]
+    records: Sequence[StoredRecord]
     findings: list[Finding] = field(default_factory=list)
     source: str = ""
     complete: bool = True

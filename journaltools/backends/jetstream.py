@@ -42,6 +42,7 @@ from typing import Any, Final, TypeVar
 import nats.errors
 import nats.js.errors
 import orjson
+from nats.aio.client import Client
 from nats.aio.msg import Msg
 
 from journaltools.aio import map_bounded, run_sync
@@ -111,6 +112,18 @@ T = TypeVar("T")
 #: The server's page size for subject details in one stream-info response (``JSMaxSubjectDetails``).
 SERVER_SUBJECTS_PAGE: Final = 100_000
 META_TOKEN: Final = "_meta"
+
+
+async def _close_connection(connection: Client) -> None:
+    """Close ``connection``, also when its link is already gone: nats-py then waits on the transport's close
+    waiter, which asyncio may have cancelled with the lost connection. That cancellation is not ours (our own task
+    was not cancelled), and the connection is closed, so it ends the close instead of escaping it."""
+    try:
+        await connection.close()
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise
 
 
 # -- the writer ---------------------------------------------------------------------------------------
@@ -296,9 +309,9 @@ class JetStreamBackend(Backend):
                 try:
                     await self._nc.drain()
                 except Exception:  # a drain that fails (server gone) still has to close the connection
-                    await self._nc.close()
+                    await _close_connection(self._nc)
             else:
-                await self._nc.close()
+                await _close_connection(self._nc)
         finally:
             for stop in reversed(self.on_close):
                 await asyncio.to_thread(stop)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import os
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Final
 
@@ -206,7 +207,7 @@ def needs_newline(data: bytes, journal: FileJournal) -> bool:
     return bool(data) and not data.endswith(b"\n") and journal.torn_tail is None
 
 
-def stored_records(journal: FileJournal) -> list[StoredRecord]:
+def stored_records(journal: FileJournal) -> Sequence[StoredRecord]:
     """The decoded lines as the backend contract holds them (position: the line number; files have no time)."""
     return journal.records
 
@@ -218,12 +219,11 @@ def run_read(
     they are worded); strict raises ``CorruptJournal`` for a journal the runtime refuses."""
     findings: list[Finding] = []
     noncanonical = 0
-    for read in journal.records:
-        if read.noncanonical is not None:
-            noncanonical += 1
-            if noncanonical <= MAX_FINDINGS_PER_CODE:
-                message = f"line {read.position} is not what the Go encoder writes: {read.noncanonical}"
-                findings.append(Finding.of(run, read.record.seq, "noncanonical_line", message, source))
+    for read in journal.noncanonical_records():
+        noncanonical += 1
+        if noncanonical <= MAX_FINDINGS_PER_CODE:
+            message = f"line {read.position} is not what the Go encoder writes: {read.noncanonical}"
+            findings.append(Finding.of(run, read.record.seq, "noncanonical_line", message, source))
     if noncanonical > MAX_FINDINGS_PER_CODE:
         more = noncanonical - MAX_FINDINGS_PER_CODE
         message = f"and {more:,} more lines of {where} are not what the Go encoder writes"

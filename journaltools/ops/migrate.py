@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -136,7 +137,7 @@ class _RunOutcome:
     notes: list[str] = field(default_factory=list)
 
 
-def check_copyable(run: str, records: list[StoredRecord]) -> None:
+def check_copyable(run: str, records: Sequence[StoredRecord]) -> None:
     """Refuse (``_Refused``) a journal the destination writer could not store exactly as it is.
 
     The payloads are not checked (a copy keeps records the fold refuses). The seqs are: they must run 1, 2,
@@ -180,7 +181,7 @@ async def _read_source(source: Backend, run: str) -> RunRead:
     return read
 
 
-async def _copy(dest: Backend, run: str, records: list[StoredRecord], outcome: _RunOutcome) -> None:
+async def _copy(dest: Backend, run: str, records: Sequence[StoredRecord], outcome: _RunOutcome) -> None:
     created = False
     try:
         writer = await dest.open_writer_async(run)
@@ -217,7 +218,7 @@ async def _copy(dest: Backend, run: str, records: list[StoredRecord], outcome: _
         await writer.aclose()
 
 
-async def _verify(dest: Backend, run: str, records: list[StoredRecord]) -> str | None:
+async def _verify(dest: Backend, run: str, records: Sequence[StoredRecord]) -> str | None:
     """None when the destination holds exactly these records (by SHA-256 digest), else what differs."""
     stored = (await dest.read_run_async(run, strict=True)).records
     if len(stored) != len(records):

@@ -1,6 +1,7 @@
 """One stored line to one record, accepting exactly the lines the runtime's Go decoder accepts.
 
-Two readers give one answer:
+Two readers give one answer (and a line the native scanner, ``protocol.native``, proves canonical skips the
+re-encoding: it is decoded and returned as it is):
 
 - **the fast path** decodes a line straight into the typed structs (msgspec: exact keys, exact types,
   unknown keys refused) and then proves the line canonical: re-encoding the record must give the line's
@@ -23,6 +24,7 @@ from typing import Final
 import msgspec
 
 from journaltools.errors import UndecodableLine
+from journaltools.protocol import native
 from journaltools.protocol.gojson import has_go_escaped_characters, html_escape
 from journaltools.protocol.kinds import UINT64_MAX, Record
 from journaltools.protocol.times import valid_calendar_date
@@ -49,6 +51,8 @@ class DecodedLine:
 
 def decode_line(raw: bytes) -> DecodedLine:
     """The record one line holds (without its ``\\n``). Raises ``UndecodableLine`` where Go refuses it."""
+    if native.proves_line(raw):
+        return DecodedLine(_DECODER.decode(raw), None)
     try:
         record = _DECODER.decode(raw)
     except (msgspec.DecodeError, RecursionError):
@@ -90,6 +94,12 @@ def decode_canonical_lines(lines: list[bytes]) -> list[Record] | None:
         if record.seq > UINT64_MAX or not _canonical_fields_beyond_whitespace(record):
             return None
     return records
+
+
+def decode_proven_lines(lines: list[bytes]) -> list[Record]:
+    """The records of lines already proven canonical (``protocol.native``): one decode, nothing re-encoded, since
+    a canonical line decodes here to exactly the record Go decodes it to."""
+    return _LIST_DECODER.decode(b"[" + b",".join(lines) + b"]")
 
 
 def _canonical_fields_beyond_whitespace(record: Record) -> bool:

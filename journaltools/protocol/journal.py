@@ -21,15 +21,16 @@ does not decode is corruption.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Final
+from typing import Final, overload
 
 from journaltools.errors import UndecodableLine
-from journaltools.protocol import goreader
-from journaltools.protocol.decode import decode_canonical_lines, decode_line
+from journaltools.protocol import goreader, native
+from journaltools.protocol.decode import decode_canonical_lines, decode_line, decode_proven_lines
 from journaltools.protocol.kinds import Record
+from journaltools.protocol.native import CanonicalScan
 
 #: Go's ``bytes.TrimSpace`` ASCII set (which is also what ``bytes.strip`` strips by default).
 _ASCII_SPACE: Final = b" \t\n\v\f\r"
@@ -59,6 +60,56 @@ class StoredRecord:
     position: int
     time: datetime | None = None
     noncanonical: str | None = None
+
+
+class ProvenRecords(Sequence[StoredRecord]):
+    """The records of a journal the native scanner proved canonical, decoded only when first looked at.
+
+    A load that only tables records (``fold=False``) reads ``data`` and ``scan`` and never decodes a record; any
+    other use decodes every line at once, with no re-encoding, since the proof is already made. Equal to the list
+    of the same records."""
+
+    __slots__ = ("_records", "data", "scan")
+
+    def __init__(self, data: bytes, scan: CanonicalScan) -> None:
+        self.data = data
+        self.scan = scan
+        self._records: list[StoredRecord] | None = None
+
+    def __len__(self) -> int:
+        return self.scan.count
+
+    @overload
+    def __getitem__(self, index: int) -> StoredRecord: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[StoredRecord]: ...
+    def __getitem__(self, index: int | slice) -> StoredRecord | list[StoredRecord]:
+        return self.decoded()[index]
+
+    def __iter__(self) -> Iterator[StoredRecord]:
+        return iter(self.decoded())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ProvenRecords | list):
+            return self.decoded() == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # equal to lists, which do not hash either
+
+    def __repr__(self) -> str:
+        return f"ProvenRecords({self.scan.count} records, {len(self.data):,} bytes)"
+
+    def decoded(self) -> list[StoredRecord]:
+        if self._records is None:
+            lines = self.data.split(b"\n")
+            if not lines[-1]:
+                lines.pop()
+            records = decode_proven_lines(lines)
+            self._records = [
+                StoredRecord(record, line, number)
+                for number, (record, line) in enumerate(zip(records, lines, strict=True), start=1)
+            ]
+        return self._records
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +148,7 @@ class ResumedAfterTornTail:
 class FileJournal:
     """What a file journal's bytes hold, by the Go file backend's rules."""
 
-    records: list[StoredRecord]
+    records: Sequence[StoredRecord]
     #: The final line, dropped because it does not decode.
     torn_tail: BadLine | None
     #: Every interior line that does not decode, in line order. Non-empty: Go refuses the journal.
@@ -107,6 +158,12 @@ class FileJournal:
     last_seq: int
     #: Corrupt interior lines beyond the ``MAX_CORRUPT_KEPT`` kept in ``corrupt``.
     corrupt_more: int = 0
+
+    def noncanonical_records(self) -> Iterator[StoredRecord]:
+        """The records whose line is not what the Go encoder writes (none, and nothing decoded, for a proven one)."""
+        if isinstance(self.records, ProvenRecords):
+            return iter(())
+        return (stored for stored in self.records if stored.noncanonical is not None)
 
     @property
     def readable(self) -> bool:
@@ -164,6 +221,9 @@ _SHORTEST_RECORD: Final = 32
 def _whole_journal_fast_path(data: bytes) -> FileJournal | None:
     """The journal when it is exactly the runtime's bytes (every line canonical, no blank line), decoded with one
     call for all its lines; None for any other journal."""
+    scan = native.scan_journal(data)
+    if scan is not None:
+        return FileJournal(ProvenRecords(data, scan), None, [], [], scan.last_seq)
     if data[:1] != b"{" or b"\n\n" in data or len(data) < _SHORTEST_RECORD * data.count(b"\n"):
         return None
     lines = data.split(b"\n")
@@ -263,6 +323,7 @@ def read_stream_bodies(bodies: Iterable[bytes]) -> list[StoredRecord | BadLine]:
 __all__ = [
     "BadLine",
     "FileJournal",
+    "ProvenRecords",
     "ResumedAfterTornTail",
     "is_blank",
     "read_file_journal",

@@ -69,8 +69,9 @@ Int64 = Annotated[int, msgspec.Meta(ge=-(1 << 63), le=(1 << 63) - 1)]
 UINT64_MAX: Final = (1 << 64) - 1
 Uint64 = Annotated[int, msgspec.Meta(ge=0)]
 #: msgspec reads integers up to 2**64 - 1 exactly and refuses larger ones, so ``ge=0`` is the whole uint64 check.
-#: A time as the Go encoder writes it; the fast path also checks it is in that canonical form.
-GoTime = str
+#: A time as the Go encoder writes it; the fast path also checks it is in that canonical form (the marker tells
+#: ``protocol.native`` which strings are times).
+GoTime = Annotated[str, msgspec.Meta(extra={"go_time": True})]
 
 #: Go's zero ``time.Time``, what a record built without a time carries.
 ZERO_TIME: Final = "0001-01-01T00:00:00Z"

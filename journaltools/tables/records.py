@@ -1,24 +1,29 @@
 """The ``records`` table: one row per decodable record, from the backends' typed reads.
 
-One pass over the stored records pulls the envelope (seq, protocol, optional), the bytes, the position, the
-message time and the noncanonical note into plain lists, and Arrow builds each column from its list in C:
-``body`` is one copy of the journal's bytes (``pa.array`` over the byte strings the reader kept), ``size`` its
-lengths computed by Arrow, ``kind`` a dictionary lookup of ``protocol`` done on the column, never per record.
+Two paths give the same rows. A journal the native scanner proved canonical (``ProvenRecords``) is tabled from
+the scan's columns and its bytes: no record is decoded, ``body`` is every journal's bytes less their newlines in
+one copy, its offsets the line starts less the newlines before them. Any other journal is tabled from its
+decoded records: one pass pulls the envelope, the bytes, the position, the message time and the noncanonical
+note into plain lists, and Arrow builds each column from its list in C. Either way ``kind`` is a lookup of
+``protocol`` done on the column, never per record.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from itertools import groupby
+from typing import Final, cast
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from journaltools.protocol.journal import ProvenRecords
 from journaltools.protocol.kinds import PROTOCOLS
+from journaltools.protocol.native import OTHER_PROTOCOL, PROTOCOL_IDS, join_lines
 from journaltools.tables.columns import strings_repeated
 from journaltools.tables.reads import RunReadLike
-from journaltools.tables.schema import RECORDS_SCHEMA, TIMESTAMP
+from journaltools.tables.schema import RECORDS_SCHEMA, TIMESTAMP, empty_table
 
 _PROTOCOL_IDS: Final = pa.array(list(PROTOCOLS), pa.string())
 _KIND_NAMES: Final = pa.array(list(PROTOCOLS.values()), pa.string())
@@ -32,6 +37,68 @@ def kinds_of(protocols: pa.Array) -> pa.Array:
 def records_table(reads: Sequence[RunReadLike]) -> pa.Table:
     """The ``records`` rows of ``reads``, in read and journal order (refused journals keep what decoded)."""
     present = [read for read in reads if read.records]
+    parts = [
+        (_proven_rows if proven else _decoded_rows)(list(group))
+        for proven, group in groupby(present, key=lambda read: isinstance(read.records, ProvenRecords))
+    ]
+    if not parts:
+        return empty_table(RECORDS_SCHEMA)
+    return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+
+
+def _proven_rows(reads: list[RunReadLike]) -> pa.Table:
+    """Rows of journals the native scanner proved canonical, from its columns and the journal bytes alone: no
+    record is decoded and no Python object is made per record. ``body`` is the journals' bytes without their
+    newlines, one copy; a line's offset in it is its offset in its journal less the newlines before it."""
+    proven = [cast(ProvenRecords, read.records) for read in reads]
+    counts = np.array([len(records) for records in proven], np.int64)
+    # Each journal's body length: its bytes less one newline per line (the last line's may be missing).
+    lengths = [len(records.data) - len(records) + (not records.data.endswith(b"\n")) for records in proven]
+    bases = np.cumsum([0, *lengths[:-1]], dtype=np.int64)
+    body_bytes = join_lines([records.data for records in proven])
+    total = int(counts.sum())
+    offsets = np.empty(total + 1, np.int64)
+    offsets[:total] = np.concatenate(
+        [
+            np.frombuffer(records.scan.starts, np.int64) - np.arange(len(records), dtype=np.int64) + base
+            for records, base in zip(proven, bases, strict=True)
+        ]
+    )
+    offsets[total] = len(body_bytes)
+    body = pa.Array.from_buffers(pa.large_binary(), total, [None, pa.py_buffer(offsets), pa.py_buffer(body_bytes)])
+    codes = np.concatenate([np.frombuffer(records.scan.protocols, np.uint8) for records in proven])
+    if (codes == OTHER_PROTOCOL).any():
+        # An id the runtime does not know is rare: those journals' protocols are read from their records.
+        names = [
+            [stored.record.protocol for stored in records]
+            if OTHER_PROTOCOL in records.scan.protocols
+            else [PROTOCOL_IDS[code] for code in records.scan.protocols]
+            for records in proven
+        ]
+        protocol_column = pa.array([name for journal in names for name in journal], pa.string())
+    else:
+        protocol_column = pc.take(_PROTOCOL_IDS, pa.array(codes, pa.uint8()))
+    positions = np.concatenate([np.arange(1, len(records) + 1, dtype=np.int64) for records in proven])
+    return pa.Table.from_arrays(
+        [
+            strings_repeated([read.run for read in reads], counts),
+            pa.array(np.concatenate([np.frombuffer(records.scan.seqs, np.uint64) for records in proven])),
+            protocol_column,
+            kinds_of(protocol_column),
+            pa.array(np.concatenate([np.frombuffer(records.scan.optional, np.bool_) for records in proven])),
+            pa.array(np.diff(offsets)),
+            pa.nulls(total, TIMESTAMP),  # files have no per-record time
+            body,
+            pa.nulls(total, pa.string()),  # proven canonical: nothing differs
+            strings_repeated([read.source for read in reads], counts),
+            pa.array(positions),
+        ],
+        schema=RECORDS_SCHEMA,
+    )
+
+
+def _decoded_rows(present: list[RunReadLike]) -> pa.Table:
+    """Rows of journals read record by record (decoded, some lines perhaps noncanonical, JetStream bodies)."""
     runs = [read.run for read in present]
     sources = [read.source for read in present]
     counts = [len(read.records) for read in present]

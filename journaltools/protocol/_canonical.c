@@ -1,0 +1,804 @@
+/*
+ * journaltools.protocol._canonical: proves a whole file journal canonical in one pass over its bytes.
+ *
+ * A line is canonical when it is exactly what the Go encoder writes for the record it decodes to. The Python
+ * fast path proves it by decoding and re-encoding; this module proves it by checking the bytes against the
+ * record model itself: keys in the struct's field order, each field at most once, a field Go omits when zero
+ * absent when zero, strings escaped exactly as Go escapes them, integers in their one spelling and range,
+ * times in Go's RFC 3339 form, raw JSON compact.
+ *
+ * The model is not written here: ``configure`` receives it from Python, derived from the msgspec structs of
+ * ``protocol.kinds`` (``protocol.native``), so the two can never disagree on a field.
+ *
+ * The check is conservative: it may send a canonical line to the Python path (a key with an escape, a
+ * surrogate escape inside raw JSON, nesting deeper than it follows), never the reverse. ``scan_journal``
+ * answers None for anything it does not prove, and the caller then takes the Python path for the journal.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+enum field_type {
+    T_STR = 0,         /* a string Go always writes */
+    T_STR_OMIT = 1,    /* a string Go omits when empty */
+    T_INT64 = 2,       /* an int64 Go always writes */
+    T_INT64_OMIT = 3,  /* an int64 Go omits when zero */
+    T_UINT64 = 4,      /* a uint64 Go always writes */
+    T_BOOL_OMIT = 5,   /* a bool Go omits when false */
+    T_TIME = 6,        /* a time.Time: a string in Go's RFC 3339 form */
+    T_BYTES_OMIT = 7,  /* a []byte Go omits when empty: padded standard base64 */
+    T_RAW = 8,         /* json.RawMessage: compact JSON, kept verbatim */
+    T_OBJECT = 9,      /* a nested struct Go always writes */
+    T_OBJECT_OMIT = 10, /* a pointer to a struct, omitted when nil (never written as null) */
+    T_LIST_OR_NULL = 11, /* a slice of structs: null (nil) or an array */
+    T_UINT_MAP_OR_NULL = 12, /* a map[string]uint64: null (nil) or an object with sorted keys */
+    T_TYPE_COUNT = 13
+};
+
+#define MAX_FIELDS 32
+#define MAX_SCHEMAS 64
+#define MAX_RAW_DEPTH 200
+/* The protocol index of a record whose protocol id is none of the configured ones (the caller reads it). */
+#define OTHER_PROTOCOL 255
+
+typedef struct {
+    char *name;
+    Py_ssize_t name_length;
+    int type;
+    int schema; /* the nested struct's schema for T_OBJECT, T_OBJECT_OMIT and T_LIST_OR_NULL */
+} field;
+
+typedef struct {
+    int count;
+    field fields[MAX_FIELDS];
+} schema;
+
+typedef struct {
+    int configured;
+    int schema_count;
+    schema schemas[MAX_SCHEMAS];
+    /* the record schema's fields that the scan reports */
+    int seq_field;
+    int protocol_field;
+    int optional_field;
+    /* the protocol ids the scan recognises; a record with any other id is left to the Python path */
+    int protocol_count;
+    char *protocols[MAX_FIELDS];
+    Py_ssize_t protocol_lengths[MAX_FIELDS];
+} model;
+
+static model the_model;
+
+typedef struct {
+    const unsigned char *p;
+    const unsigned char *end;
+} cursor;
+
+/* What one record line reports to the caller. */
+typedef struct {
+    uint64_t seq;
+    int protocol;
+    int optional;
+} envelope;
+
+static int check_object(cursor *c, int schema_index, envelope *out, int depth);
+
+/* -- strings ------------------------------------------------------------------------------------------------ */
+
+/* The length of a valid UTF-8 sequence starting at p (its lead byte >= 0x80), 0 for an invalid one. */
+static int utf8_sequence(const unsigned char *p, const unsigned char *end) {
+    unsigned char lead = p[0];
+    if (lead >= 0xC2 && lead <= 0xDF) {
+        return (end - p >= 2 && (p[1] & 0xC0) == 0x80) ? 2 : 0;
+    }
+    if (lead >= 0xE0 && lead <= 0xEF) {
+        if (end - p < 3 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80) return 0;
+        if (lead == 0xE0 && p[1] < 0xA0) return 0; /* overlong */
+        if (lead == 0xED && p[1] >= 0xA0) return 0; /* a surrogate */
+        return 3;
+    }
+    if (lead >= 0xF0 && lead <= 0xF4) {
+        if (end - p < 4 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80 || (p[3] & 0xC0) != 0x80) return 0;
+        if (lead == 0xF0 && p[1] < 0x90) return 0; /* overlong */
+        if (lead == 0xF4 && p[1] >= 0x90) return 0; /* beyond U+10FFFF */
+        return 4;
+    }
+    return 0;
+}
+
+/* U+2028 and U+2029, which Go always escapes. */
+static int is_line_separator(const unsigned char *p, int length) {
+    return length == 3 && p[0] == 0xE2 && p[1] == 0x80 && (p[2] == 0xA8 || p[2] == 0xA9);
+}
+
+static int hex_value(unsigned char h) {
+    if (h >= '0' && h <= '9') return h - '0';
+    if (h >= 'a' && h <= 'f') return h - 'a' + 10;
+    if (h >= 'A' && h <= 'F') return h - 'A' + 10;
+    return -1;
+}
+
+/* The first byte at or after p that is not plain string text (a quote, a backslash, <, >, &, a control byte or a
+ * byte of a multi-byte character), or end: the one loop that sees most of a journal's bytes. */
+static const unsigned char *skip_plain_text(const unsigned char *p, const unsigned char *end) {
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), less = _mm_set1_epi8('<');
+    const __m128i greater = _mm_set1_epi8('>'), ampersand = _mm_set1_epi8('&'), space = _mm_set1_epi8(0x20);
+    while (end - p >= 16) {
+        __m128i chunk = _mm_loadu_si128((const __m128i *)p);
+        /* signed: a byte of 0x80 or more is negative, so "below space" also finds multi-byte characters */
+        __m128i special = _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(chunk, quote), _mm_cmpeq_epi8(chunk, backslash)),
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(chunk, less), _mm_cmpeq_epi8(chunk, greater)),
+                         _mm_or_si128(_mm_cmpeq_epi8(chunk, ampersand), _mm_cmplt_epi8(chunk, space))));
+        int found = _mm_movemask_epi8(special);
+        if (found) return p + __builtin_ctz((unsigned)found);
+        p += 16;
+    }
+#endif
+    while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\' && *p != '<' && *p != '>' && *p != '&') p++;
+    return p;
+}
+
+/* The code unit of the four hex digits at p in Go's spelling (lowercase), -1 for any other spelling. */
+static int lowercase_hex4(const unsigned char *p) {
+    int value = 0;
+    for (int i = 0; i < 4; i++) {
+        if (p[i] >= 'A' && p[i] <= 'F') return -1;
+        int digit = hex_value(p[i]);
+        if (digit < 0) return -1;
+        value = value * 16 + digit;
+    }
+    return value;
+}
+
+/* Whether Go writes this code unit as a \u escape (every other character is written as itself or a short escape). */
+static int go_writes_as_unicode_escape(int unit) {
+    if (unit < 0x20) return unit != '\b' && unit != '\t' && unit != '\n' && unit != '\f' && unit != '\r';
+    return unit == '<' || unit == '>' || unit == '&' || unit == 0x2028 || unit == 0x2029;
+}
+
+/* A string at c->p (its opening quote) exactly as Go writes it; the cursor moves past the closing quote. */
+static int check_go_string(cursor *c) {
+    const unsigned char *p = c->p, *end = c->end;
+    if (p >= end || *p != '"') return 0;
+    p++;
+    for (;;) {
+        p = skip_plain_text(p, end);
+        if (p >= end) return 0;
+        unsigned char b = *p;
+        if (b == '"') {
+            c->p = p + 1;
+            return 1;
+        }
+        if (b < 0x20 || b == '<' || b == '>' || b == '&') return 0;
+        if (b == '\\') {
+            if (end - p < 2) return 0;
+            unsigned char e = p[1];
+            if (e == '"' || e == '\\' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') {
+                p += 2;
+                continue;
+            }
+            if (e != 'u' || end - p < 6) return 0;
+            int unit = lowercase_hex4(p + 2);
+            if (unit < 0 || !go_writes_as_unicode_escape(unit)) return 0;
+            p += 6;
+            continue;
+        }
+        if (b < 0x80) {
+            p++;
+            continue;
+        }
+        int length = utf8_sequence(p, end);
+        if (length == 0 || is_line_separator(p, length)) return 0;
+        p += length;
+    }
+}
+
+/* A string inside raw JSON: any valid JSON escape is kept verbatim, but the bytes Go's encoder escapes in raw
+ * JSON (<, >, &, U+2028, U+2029) must already be escaped, and a surrogate escape is left to the Python path. */
+static int check_raw_string(cursor *c) {
+    const unsigned char *p = c->p, *end = c->end;
+    if (p >= end || *p != '"') return 0;
+    p++;
+    for (;;) {
+        p = skip_plain_text(p, end);
+        if (p >= end) return 0;
+        unsigned char b = *p;
+        if (b == '"') {
+            c->p = p + 1;
+            return 1;
+        }
+        if (b < 0x20 || b == '<' || b == '>' || b == '&') return 0;
+        if (b == '\\') {
+            if (end - p < 2) return 0;
+            unsigned char e = p[1];
+            if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') {
+                p += 2;
+                continue;
+            }
+            if (e != 'u' || end - p < 6) return 0;
+            int unit = 0;
+            for (int i = 0; i < 4; i++) {
+                int digit = hex_value(p[2 + i]);
+                if (digit < 0) return 0;
+                unit = unit * 16 + digit;
+            }
+            if (unit >= 0xD800 && unit <= 0xDFFF) return 0;
+            p += 6;
+            continue;
+        }
+        if (b < 0x80) {
+            p++;
+            continue;
+        }
+        int length = utf8_sequence(p, end);
+        if (length == 0 || is_line_separator(p, length)) return 0;
+        p += length;
+    }
+}
+
+/* -- scalars ------------------------------------------------------------------------------------------------ */
+
+/* An unsigned decimal in its one spelling (no sign, no leading zero) within uint64. */
+static int check_uint64(cursor *c, uint64_t *value) {
+    const unsigned char *p = c->p, *end = c->end;
+    if (p >= end || *p < '0' || *p > '9') return 0;
+    if (*p == '0') {
+        if (p + 1 < end && p[1] >= '0' && p[1] <= '9') return 0;
+        *value = 0;
+        c->p = p + 1;
+        return 1;
+    }
+    uint64_t v = 0;
+    while (p < end && *p >= '0' && *p <= '9') {
+        uint64_t digit = (uint64_t)(*p - '0');
+        if (v > (UINT64_MAX - digit) / 10) return 0;
+        v = v * 10 + digit;
+        p++;
+    }
+    *value = v;
+    c->p = p;
+    return 1;
+}
+
+/* A signed decimal in its one spelling within int64; ``nonzero`` is set when it is not 0. */
+static int check_int64(cursor *c, int *nonzero) {
+    int negative = 0;
+    if (c->p < c->end && *c->p == '-') {
+        negative = 1;
+        c->p++;
+    }
+    uint64_t magnitude;
+    if (!check_uint64(c, &magnitude)) return 0;
+    if (negative && magnitude == 0) return 0; /* -0 re-encodes as 0 */
+    if (magnitude > (negative ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX)) return 0;
+    *nonzero = magnitude != 0;
+    return 1;
+}
+
+static int literal(cursor *c, const char *text, Py_ssize_t length) {
+    if (c->end - c->p < length || memcmp(c->p, text, (size_t)length) != 0) return 0;
+    c->p += length;
+    return 1;
+}
+
+static int digits(const unsigned char *p, int count) {
+    for (int i = 0; i < count; i++) {
+        if (p[i] < '0' || p[i] > '9') return 0;
+    }
+    return 1;
+}
+
+static int two_digits(const unsigned char *p) { return (p[0] - '0') * 10 + (p[1] - '0'); }
+
+/* A time exactly as Go's time.Time.MarshalJSON writes it: YYYY-MM-DDTHH:MM:SS, then up to nine fraction digits
+ * without trailing zeros, then Z or a +HH:MM / -HH:MM offset; and a date that exists. */
+static int check_go_time(cursor *c) {
+    static const int days_in_month[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    const unsigned char *p = c->p, *end = c->end;
+    if (end - p < 22 || *p != '"') return 0; /* "YYYY-MM-DDTHH:MM:SSZ" */
+    p++;
+    if (!digits(p, 4) || p[4] != '-' || !digits(p + 5, 2) || p[7] != '-' || !digits(p + 8, 2) || p[10] != 'T' ||
+        !digits(p + 11, 2) || p[13] != ':' || !digits(p + 14, 2) || p[16] != ':' || !digits(p + 17, 2)) {
+        return 0;
+    }
+    int year = (p[0] - '0') * 1000 + (p[1] - '0') * 100 + two_digits(p + 2);
+    int month = two_digits(p + 5), day = two_digits(p + 8);
+    if (month < 1 || month > 12 || day < 1) return 0;
+    int leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    int last_day = days_in_month[month - 1] + (month == 2 && leap);
+    if (day > last_day) return 0;
+    if (two_digits(p + 11) > 23 || two_digits(p + 14) > 59 || two_digits(p + 17) > 59) return 0;
+    p += 19;
+    if (p < end && *p == '.') {
+        const unsigned char *first = ++p;
+        while (p < end && *p >= '0' && *p <= '9') p++;
+        long count = p - first;
+        if (count < 1 || count > 9 || p[-1] == '0') return 0;
+    }
+    if (p < end && *p == 'Z') {
+        p++;
+    } else {
+        if (end - p < 6 || (*p != '+' && *p != '-') || !digits(p + 1, 2) || p[3] != ':' || !digits(p + 4, 2)) return 0;
+        if (two_digits(p + 1) > 23 || two_digits(p + 4) > 59) return 0;
+        p += 6;
+    }
+    if (p >= end || *p != '"') return 0;
+    c->p = p + 1;
+    return 1;
+}
+
+static int base64_value(unsigned char b) {
+    if (b >= 'A' && b <= 'Z') return b - 'A';
+    if (b >= 'a' && b <= 'z') return b - 'a' + 26;
+    if (b >= '0' && b <= '9') return b - '0' + 52;
+    if (b == '+') return 62;
+    if (b == '/') return 63;
+    return -1;
+}
+
+/* Non-empty padded standard base64 in its one spelling (the bits padding leaves over are zero). */
+static int check_base64(cursor *c) {
+    const unsigned char *p = c->p, *end = c->end;
+    if (p >= end || *p != '"') return 0;
+    const unsigned char *start = ++p;
+    while (p < end && *p != '"') p++;
+    if (p >= end) return 0;
+    Py_ssize_t length = p - start;
+    if (length == 0 || length % 4 != 0) return 0;
+    int padding = start[length - 1] == '=' ? (start[length - 2] == '=' ? 2 : 1) : 0;
+    for (Py_ssize_t i = 0; i < length - padding; i++) {
+        if (base64_value(start[i]) < 0) return 0;
+    }
+    if (padding) {
+        int last = base64_value(start[length - padding - 1]);
+        if ((padding == 1 && (last & 0x03)) || (padding == 2 && (last & 0x0F))) return 0;
+    }
+    c->p = p + 1;
+    return 1;
+}
+
+/* -- raw JSON ----------------------------------------------------------------------------------------------- */
+
+static int check_raw_number(cursor *c) {
+    const unsigned char *p = c->p, *end = c->end;
+    if (p < end && *p == '-') p++;
+    if (p >= end) return 0;
+    if (*p == '0') {
+        p++;
+    } else if (*p >= '1' && *p <= '9') {
+        while (p < end && *p >= '0' && *p <= '9') p++;
+    } else {
+        return 0;
+    }
+    if (p < end && *p == '.') {
+        p++;
+        if (p >= end || *p < '0' || *p > '9') return 0;
+        while (p < end && *p >= '0' && *p <= '9') p++;
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        p++;
+        if (p < end && (*p == '+' || *p == '-')) p++;
+        if (p >= end || *p < '0' || *p > '9') return 0;
+        while (p < end && *p >= '0' && *p <= '9') p++;
+    }
+    c->p = p;
+    return 1;
+}
+
+/* One compact JSON value (no insignificant whitespace anywhere). */
+static int check_raw_value(cursor *c, int depth) {
+    if (c->p >= c->end || depth > MAX_RAW_DEPTH) return 0;
+    unsigned char b = *c->p;
+    if (b == '"') return check_raw_string(c);
+    if (b == '{') {
+        c->p++;
+        if (c->p < c->end && *c->p == '}') {
+            c->p++;
+            return 1;
+        }
+        for (;;) {
+            if (!check_raw_string(c) || !literal(c, ":", 1) || !check_raw_value(c, depth + 1)) return 0;
+            if (c->p >= c->end) return 0;
+            if (*c->p == '}') {
+                c->p++;
+                return 1;
+            }
+            if (*c->p != ',') return 0;
+            c->p++;
+        }
+    }
+    if (b == '[') {
+        c->p++;
+        if (c->p < c->end && *c->p == ']') {
+            c->p++;
+            return 1;
+        }
+        for (;;) {
+            if (!check_raw_value(c, depth + 1)) return 0;
+            if (c->p >= c->end) return 0;
+            if (*c->p == ']') {
+                c->p++;
+                return 1;
+            }
+            if (*c->p != ',') return 0;
+            c->p++;
+        }
+    }
+    if (b == 't') return literal(c, "true", 4);
+    if (b == 'f') return literal(c, "false", 5);
+    if (b == 'n') return literal(c, "null", 4);
+    return check_raw_number(c);
+}
+
+/* -- maps and lists ----------------------------------------------------------------------------------------- */
+
+/* null, or an object of uint64 values whose keys (without escapes, which the Python path judges) are strictly
+ * increasing byte strings: Go writes a map's keys sorted, and a repeated key would re-encode once. */
+static int check_uint_map(cursor *c) {
+    if (literal(c, "null", 4)) return 1;
+    if (!literal(c, "{", 1)) return 0;
+    if (literal(c, "}", 1)) return 1;
+    const unsigned char *previous = NULL;
+    Py_ssize_t previous_length = 0;
+    for (;;) {
+        const unsigned char *key = c->p + 1;
+        if (!check_go_string(c)) return 0;
+        Py_ssize_t key_length = c->p - 1 - key;
+        if (memchr(key, '\\', (size_t)key_length) != NULL) return 0;
+        if (previous != NULL) {
+            Py_ssize_t shorter = key_length < previous_length ? key_length : previous_length;
+            int order = memcmp(previous, key, (size_t)shorter);
+            if (order > 0 || (order == 0 && previous_length >= key_length)) return 0;
+        }
+        previous = key;
+        previous_length = key_length;
+        uint64_t ignored;
+        if (!literal(c, ":", 1) || !check_uint64(c, &ignored)) return 0;
+        if (literal(c, "}", 1)) return 1;
+        if (!literal(c, ",", 1)) return 0;
+    }
+}
+
+static int check_list(cursor *c, int schema_index, int depth) {
+    if (literal(c, "null", 4)) return 1;
+    if (!literal(c, "[", 1)) return 0;
+    if (literal(c, "]", 1)) return 1;
+    for (;;) {
+        if (!check_object(c, schema_index, NULL, depth + 1)) return 0;
+        if (literal(c, "]", 1)) return 1;
+        if (!literal(c, ",", 1)) return 0;
+    }
+}
+
+/* -- structs ------------------------------------------------------------------------------------------------ */
+
+static int omitted_when_zero(int type) {
+    return type == T_STR_OMIT || type == T_INT64_OMIT || type == T_BOOL_OMIT || type == T_BYTES_OMIT ||
+           type == T_OBJECT_OMIT;
+}
+
+static int check_value(cursor *c, const field *f, int index, envelope *out, int depth) {
+    switch (f->type) {
+    case T_STR:
+    case T_STR_OMIT: {
+        const unsigned char *start = c->p;
+        if (!check_go_string(c)) return 0;
+        if (f->type == T_STR_OMIT && c->p - start == 2) return 0; /* "" is omitted */
+        if (out != NULL && index == the_model.protocol_field) {
+            Py_ssize_t length = c->p - start - 2;
+            out->protocol = OTHER_PROTOCOL;
+            for (int i = 0; i < the_model.protocol_count; i++) {
+                if (the_model.protocol_lengths[i] == length &&
+                    memcmp(the_model.protocols[i], start + 1, (size_t)length) == 0) {
+                    out->protocol = i;
+                    break;
+                }
+            }
+        }
+        return 1;
+    }
+    case T_INT64:
+    case T_INT64_OMIT: {
+        int nonzero;
+        if (!check_int64(c, &nonzero)) return 0;
+        return f->type == T_INT64 || nonzero;
+    }
+    case T_UINT64: {
+        uint64_t value;
+        if (!check_uint64(c, &value)) return 0;
+        if (out != NULL && index == the_model.seq_field) out->seq = value;
+        return 1;
+    }
+    case T_BOOL_OMIT:
+        if (!literal(c, "true", 4)) return 0; /* false is omitted */
+        if (out != NULL && index == the_model.optional_field) out->optional = 1;
+        return 1;
+    case T_TIME:
+        return check_go_time(c);
+    case T_BYTES_OMIT:
+        return check_base64(c);
+    case T_RAW:
+        return check_raw_value(c, 0);
+    case T_OBJECT:
+    case T_OBJECT_OMIT:
+        return check_object(c, f->schema, NULL, depth + 1);
+    case T_LIST_OR_NULL:
+        return check_list(c, f->schema, depth);
+    case T_UINT_MAP_OR_NULL:
+        return check_uint_map(c);
+    default:
+        return 0;
+    }
+}
+
+/* An object of the given schema: its keys exactly the field names in field order, each at most once, every
+ * field Go always writes present. ``out``, for the record schema, receives the envelope. */
+static int check_object(cursor *c, int schema_index, envelope *out, int depth) {
+    if (depth > MAX_RAW_DEPTH) return 0;
+    const schema *s = &the_model.schemas[schema_index];
+    if (!literal(c, "{", 1)) return 0;
+    int next = 0; /* the first field that may still come */
+    if (!literal(c, "}", 1)) {
+        for (;;) {
+            if (c->p >= c->end || *c->p != '"') return 0;
+            const unsigned char *name = c->p + 1;
+            int found = -1;
+            for (int i = next; i < s->count; i++) {
+                const field *f = &s->fields[i];
+                if (c->end - name > f->name_length && name[f->name_length] == '"' &&
+                    memcmp(name, f->name, (size_t)f->name_length) == 0) {
+                    found = i;
+                    break;
+                }
+                if (!omitted_when_zero(f->type)) return 0; /* a field Go always writes is missing */
+            }
+            if (found < 0) return 0; /* an unknown, repeated or out-of-order key */
+            c->p = name + s->fields[found].name_length + 1;
+            if (!literal(c, ":", 1) || !check_value(c, &s->fields[found], found, out, depth)) return 0;
+            next = found + 1;
+            if (literal(c, "}", 1)) break;
+            if (!literal(c, ",", 1)) return 0;
+        }
+    }
+    for (int i = next; i < s->count; i++) {
+        if (!omitted_when_zero(s->fields[i].type)) return 0;
+    }
+    return 1;
+}
+
+/* -- the module --------------------------------------------------------------------------------------------- */
+
+static void forget_model(void) {
+    for (int s = 0; s < the_model.schema_count; s++) {
+        for (int i = 0; i < the_model.schemas[s].count; i++) PyMem_Free(the_model.schemas[s].fields[i].name);
+    }
+    for (int i = 0; i < the_model.protocol_count; i++) PyMem_Free(the_model.protocols[i]);
+    memset(&the_model, 0, sizeof(the_model));
+}
+
+static char *copy_bytes(PyObject *value, Py_ssize_t *length) {
+    char *text;
+    if (PyBytes_AsStringAndSize(value, &text, length) < 0) return NULL;
+    char *copy = PyMem_Malloc((size_t)*length + 1);
+    if (copy == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    memcpy(copy, text, (size_t)*length);
+    copy[*length] = 0;
+    return copy;
+}
+
+PyDoc_STRVAR(configure_doc,
+             "configure(schemas, record_fields, protocols)\n\n"
+             "The record model: ``schemas`` a list of structs, each a list of (name: bytes, type: int, schema: int); "
+             "schema 0 is the record. ``record_fields`` the indexes of its seq, protocol and optional fields; "
+             "``protocols`` the protocol ids (bytes) a scan reports by index.");
+
+static PyObject *configure(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *schemas, *protocols;
+    int seq_field, protocol_field, optional_field;
+    if (!PyArg_ParseTuple(args, "O!(iii)O!", &PyList_Type, &schemas, &seq_field, &protocol_field, &optional_field,
+                          &PyList_Type, &protocols)) {
+        return NULL;
+    }
+    forget_model();
+    Py_ssize_t schema_count = PyList_GET_SIZE(schemas), protocol_count = PyList_GET_SIZE(protocols);
+    if (schema_count < 1 || schema_count > MAX_SCHEMAS || protocol_count > MAX_FIELDS) {
+        PyErr_SetString(PyExc_ValueError, "too many schemas or protocols for the native scanner");
+        return NULL;
+    }
+    for (Py_ssize_t s = 0; s < schema_count; s++) {
+        PyObject *fields = PyList_GET_ITEM(schemas, s);
+        if (!PyList_Check(fields) || PyList_GET_SIZE(fields) > MAX_FIELDS) {
+            PyErr_SetString(PyExc_ValueError, "a schema is a list of at most 32 fields");
+            goto failed;
+        }
+        schema *target = &the_model.schemas[s];
+        the_model.schema_count = (int)s + 1;
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(fields); i++) {
+            PyObject *name;
+            int type, nested;
+            if (!PyArg_ParseTuple(PyList_GET_ITEM(fields, i), "O!ii", &PyBytes_Type, &name, &type, &nested)) goto failed;
+            if (type < 0 || type >= T_TYPE_COUNT || nested < 0 || nested >= schema_count) {
+                PyErr_SetString(PyExc_ValueError, "a field's type or nested schema is out of range");
+                goto failed;
+            }
+            field *f = &target->fields[i];
+            f->name = copy_bytes(name, &f->name_length);
+            if (f->name == NULL) goto failed;
+            f->type = type;
+            f->schema = nested;
+            target->count = (int)i + 1;
+        }
+    }
+    int record_count = the_model.schemas[0].count;
+    if (seq_field < 0 || seq_field >= record_count || protocol_field < 0 || protocol_field >= record_count ||
+        optional_field < 0 || optional_field >= record_count) {
+        PyErr_SetString(PyExc_ValueError, "a record field index is out of range");
+        goto failed;
+    }
+    the_model.seq_field = seq_field;
+    the_model.protocol_field = protocol_field;
+    the_model.optional_field = optional_field;
+    for (Py_ssize_t i = 0; i < protocol_count; i++) {
+        PyObject *protocol = PyList_GET_ITEM(protocols, i);
+        if (!PyBytes_Check(protocol)) {
+            PyErr_SetString(PyExc_TypeError, "protocol ids are bytes");
+            goto failed;
+        }
+        the_model.protocols[i] = copy_bytes(protocol, &the_model.protocol_lengths[i]);
+        if (the_model.protocols[i] == NULL) goto failed;
+        the_model.protocol_count = (int)i + 1;
+    }
+    the_model.configured = 1;
+    Py_RETURN_NONE;
+failed:
+    forget_model();
+    return NULL;
+}
+
+PyDoc_STRVAR(scan_journal_doc,
+             "scan_journal(data) -> (starts, seqs, protocols, optional) | None\n\n"
+             "For a journal whose every line is canonical (no blank line; the last newline may be missing): "
+             "each line's start offset (int64), seq (uint64), protocol index (uint8; 255 for an id not configured) and "
+             "optional flag (uint8), "
+             "as bytes in native byte order. None when any line is not proven canonical.");
+
+static PyObject *scan_journal(PyObject *Py_UNUSED(module), PyObject *arg) {
+    Py_buffer view;
+    if (!the_model.configured) {
+        PyErr_SetString(PyExc_RuntimeError, "the native scanner has no model: call configure first");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    const unsigned char *data = view.buf, *end = data + view.len;
+    PyObject *starts = NULL, *seqs = NULL, *protocols = NULL, *optional = NULL, *result = NULL;
+    Py_ssize_t lines = 0;
+    int proven = view.len > 0;
+    if (proven) {
+        for (const unsigned char *p = data; (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++) lines++;
+        if (end[-1] != '\n') lines++;
+    }
+    if (proven) {
+        starts = PyBytes_FromStringAndSize(NULL, lines * 8);
+        seqs = PyBytes_FromStringAndSize(NULL, lines * 8);
+        protocols = PyBytes_FromStringAndSize(NULL, lines);
+        optional = PyBytes_FromStringAndSize(NULL, lines);
+        if (starts == NULL || seqs == NULL || protocols == NULL || optional == NULL) goto done;
+        int64_t *start_out = (int64_t *)PyBytes_AS_STRING(starts);
+        uint64_t *seq_out = (uint64_t *)PyBytes_AS_STRING(seqs);
+        unsigned char *protocol_out = (unsigned char *)PyBytes_AS_STRING(protocols);
+        unsigned char *optional_out = (unsigned char *)PyBytes_AS_STRING(optional);
+        Py_BEGIN_ALLOW_THREADS;
+        cursor c = {data, end};
+        for (Py_ssize_t line = 0; line < lines; line++) {
+            const unsigned char *stop = memchr(c.p, '\n', (size_t)(end - c.p));
+            cursor in_line = {c.p, stop != NULL ? stop : end};
+            envelope record = {0, OTHER_PROTOCOL, 0};
+            if (!check_object(&in_line, 0, &record, 0) || in_line.p != in_line.end) {
+                proven = 0;
+                break;
+            }
+            start_out[line] = (int64_t)(c.p - data);
+            seq_out[line] = record.seq;
+            protocol_out[line] = (unsigned char)record.protocol;
+            optional_out[line] = (unsigned char)record.optional;
+            c.p = in_line.end + 1;
+        }
+        Py_END_ALLOW_THREADS;
+    }
+    if (!proven) {
+        result = Py_NewRef(Py_None);
+    } else {
+        result = PyTuple_Pack(4, starts, seqs, protocols, optional);
+    }
+done:
+    Py_XDECREF(starts);
+    Py_XDECREF(seqs);
+    Py_XDECREF(protocols);
+    Py_XDECREF(optional);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+PyDoc_STRVAR(proves_line_doc,
+             "proves_line(line) -> bool\n\n"
+             "Whether one record's bytes (a line without its newline, or a JetStream body) are proven canonical.");
+
+static PyObject *proves_line(PyObject *Py_UNUSED(module), PyObject *arg) {
+    Py_buffer view;
+    if (!the_model.configured) {
+        PyErr_SetString(PyExc_RuntimeError, "the native scanner has no model: call configure first");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    cursor c = {view.buf, (const unsigned char *)view.buf + view.len};
+    envelope ignored = {0, OTHER_PROTOCOL, 0};
+    int proven = check_object(&c, 0, &ignored, 0) && c.p == c.end;
+    PyBuffer_Release(&view);
+    return PyBool_FromLong(proven);
+}
+
+PyDoc_STRVAR(join_lines_doc,
+             "join_lines(journals) -> bytes\n\n"
+             "The bytes of every journal (a sequence of bytes) one after another, without their newlines: the "
+             "records table's body column in one copy.");
+
+static PyObject *join_lines(PyObject *Py_UNUSED(module), PyObject *arg) {
+    PyObject *parts = PySequence_Tuple(arg); /* holds every part while the GIL is released */
+    if (parts == NULL) return NULL;
+    Py_ssize_t count = PyTuple_GET_SIZE(parts), total = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *part = PyTuple_GET_ITEM(parts, i);
+        if (!PyBytes_Check(part)) {
+            Py_DECREF(parts);
+            PyErr_SetString(PyExc_TypeError, "join_lines takes a sequence of bytes");
+            return NULL;
+        }
+        total += PyBytes_GET_SIZE(part);
+    }
+    PyObject *joined = PyBytes_FromStringAndSize(NULL, total);
+    if (joined == NULL) {
+        Py_DECREF(parts);
+        return NULL;
+    }
+    char *out = PyBytes_AS_STRING(joined);
+    Py_BEGIN_ALLOW_THREADS;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *part = PyTuple_GET_ITEM(parts, i);
+        const char *p = PyBytes_AS_STRING(part), *end = p + PyBytes_GET_SIZE(part);
+        while (p < end) {
+            const char *stop = memchr(p, '\n', (size_t)(end - p));
+            const char *until = stop != NULL ? stop : end;
+            memcpy(out, p, (size_t)(until - p));
+            out += until - p;
+            p = until + 1;
+        }
+    }
+    Py_END_ALLOW_THREADS;
+    Py_DECREF(parts);
+    if (_PyBytes_Resize(&joined, out - PyBytes_AS_STRING(joined)) < 0) return NULL;
+    return joined;
+}
+
+static PyMethodDef methods[] = {
+    {"join_lines", join_lines, METH_O, join_lines_doc},
+    {"proves_line", proves_line, METH_O, proves_line_doc},
+    {"configure", configure, METH_VARARGS, configure_doc},
+    {"scan_journal", scan_journal, METH_O, scan_journal_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_definition = {
+    PyModuleDef_HEAD_INIT, "_canonical", "Proves whole file journals canonical from their bytes.", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__canonical(void) { return PyModule_Create(&module_definition); }

@@ -1,0 +1,191 @@
+"""The native proof that a whole file journal is canonical, checked against the record model of ``kinds``.
+
+``_canonical`` (a C extension built with the package) reads a journal's bytes once and says whether every line
+is exactly what the Go encoder writes for its record: keys in field order, zero values omitted where Go omits
+them, strings escaped as Go escapes them, integers and times in their one spelling, raw JSON compact. For such a
+journal it also gives each line's offset, seq, protocol and optional flag, so a load that only tables records
+never builds a Python object per record.
+
+The C code holds no field names: ``configure`` hands it the model derived here from the msgspec structs, the
+same declaration the fast path decodes into, so the two cannot drift. The proof is conservative: a journal it
+cannot prove (an escape in a map key, a surrogate escape or invalid UTF-8 inside raw JSON, a build without the
+extension) answers None and takes the Python fast path, which gives the same records.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import msgspec
+from msgspec import inspect
+
+from journaltools.protocol.kinds import PROTOCOLS, Record
+
+try:
+    from journaltools.protocol import _canonical  # type: ignore[attr-defined]
+except ImportError:  # a source tree used without building the extension: the Python fast path serves alone
+    _canonical = None
+
+# The field types of the C scanner (``enum field_type`` in _canonical.c).
+STRING, STRING_OMITTED_EMPTY, INT64, INT64_OMITTED_ZERO, UINT64, BOOL_OMITTED_FALSE = 0, 1, 2, 3, 4, 5
+TIME, BYTES_OMITTED_EMPTY, RAW, OBJECT, OBJECT_OMITTED_NIL, LIST_OR_NULL, UINT_MAP_OR_NULL = 6, 7, 8, 9, 10, 11, 12
+
+_INT64_RANGE: Final = (-(1 << 63), (1 << 63) - 1)
+
+#: The protocol ids a scan reports, by index; ``OTHER_PROTOCOL`` stands for any other id (the line holds it).
+PROTOCOL_IDS: Final[tuple[str, ...]] = tuple(PROTOCOLS)
+OTHER_PROTOCOL: Final = 255
+
+Field = tuple[bytes, int, int]
+
+
+class UnsupportedField(TypeError):
+    """A struct field the native scanner has no check for: the model changed beyond what it knows."""
+
+
+def record_model(root: type[msgspec.Struct] = Record) -> list[list[Field]]:
+    """The structs reachable from ``root`` as the scanner's schemas (``root`` first): per field its JSON name, its
+    scanner type and the index of its nested struct (0 when it has none)."""
+    schemas: list[list[Field]] = []
+    index: dict[type, int] = {}
+
+    def schema_of(struct: type) -> int:
+        if struct in index:
+            return index[struct]
+        position = index[struct] = len(schemas)
+        schemas.append([])
+        info = inspect.type_info(struct)
+        assert isinstance(info, inspect.StructType)
+        config = struct.__struct_config__  # type: ignore[attr-defined]
+        if not (config.omit_defaults and config.forbid_unknown_fields) or info.array_like or info.tag_field:
+            raise UnsupportedField(f"{struct.__name__}: only omit_defaults, forbid_unknown_fields object structs")
+        schemas[position] = [field_of(struct, field) for field in info.fields]
+        return position
+
+    def field_of(struct: type, field: inspect.Field) -> Field:
+        name = field.encode_name.encode()
+        kind, nested = type_of(field)
+        if kind is None:
+            raise UnsupportedField(f"no native check for {struct.__name__}.{field.name} ({field.type})")
+        return name, kind, nested
+
+    def type_of(field: inspect.Field) -> tuple[int | None, int]:
+        value: Any = field.type
+        time = False
+        if isinstance(value, inspect.Metadata):
+            time = bool((value.extra or {}).get("go_time"))
+            value = value.type
+        required, default = field.required, field.default
+        if isinstance(value, inspect.StrType) and value == inspect.StrType():
+            if time:
+                return (TIME if required else None), 0
+            if required:
+                return STRING, 0
+            return (STRING_OMITTED_EMPTY if default == "" else None), 0
+        if isinstance(value, inspect.IntType):
+            if (value.ge, value.le) == _INT64_RANGE and value.gt is None and value.lt is None:
+                if required:
+                    return INT64, 0
+                return (INT64_OMITTED_ZERO if default == 0 else None), 0
+            if value.ge == 0 and value.le is None and value.gt is None and value.lt is None and required:
+                return UINT64, 0
+            return None, 0
+        if isinstance(value, inspect.BoolType):
+            return (BOOL_OMITTED_FALSE if not required and default is False else None), 0
+        if isinstance(value, inspect.BytesType):
+            return (BYTES_OMITTED_EMPTY if not required and default == b"" else None), 0
+        if isinstance(value, inspect.RawType):
+            return (RAW if required else None), 0
+        if isinstance(value, inspect.StructType):
+            return (OBJECT if required else None), schema_of(value.cls)
+        if isinstance(value, inspect.UnionType) and len(value.types) == 2 and inspect.NoneType() in value.types:
+            inner = next(member for member in value.types if member != inspect.NoneType())
+            if isinstance(inner, inspect.StructType) and not required and default is None:
+                return OBJECT_OMITTED_NIL, schema_of(inner.cls)
+            if isinstance(inner, inspect.ListType) and isinstance(inner.item_type, inspect.StructType) and required:
+                return LIST_OR_NULL, schema_of(inner.item_type.cls)
+            if (
+                isinstance(inner, inspect.DictType)
+                and inner.key_type == inspect.StrType()
+                and inner.value_type == inspect.IntType(ge=0)
+                and required
+            ):
+                return UINT_MAP_OR_NULL, 0
+        return None, 0
+
+    schema_of(root)
+    return schemas
+
+
+def _configure() -> None:
+    if _canonical is None:
+        return
+    schemas = record_model()
+    names = [name for name, _, _ in schemas[0]]
+    fields = (names.index(b"seq"), names.index(b"protocol"), names.index(b"optional"))
+    _canonical.configure(schemas, fields, [protocol.encode() for protocol in PROTOCOL_IDS])
+
+
+_configure()
+
+#: Whether this build has the native scanner.
+AVAILABLE: Final = _canonical is not None
+
+
+@dataclass(frozen=True, slots=True)
+class CanonicalScan:
+    """What the scanner proved of a journal: per line, in native byte order, its start offset in the journal
+    (``int64``), its seq (``uint64``), the index of its protocol in ``PROTOCOL_IDS`` (``uint8``, ``OTHER_PROTOCOL``
+    for an id the runtime does not know) and its optional flag (``uint8``)."""
+
+    starts: bytes
+    seqs: bytes
+    protocols: bytes
+    optional: bytes
+
+    @property
+    def count(self) -> int:
+        return len(self.protocols)
+
+    @property
+    def last_seq(self) -> int:
+        return int.from_bytes(self.seqs[-8:], sys.byteorder)
+
+
+def scan_journal(data: bytes) -> CanonicalScan | None:
+    """The scan of ``data`` when every line of it is proven canonical (no blank line; the final newline may be
+    missing); None when a line is not, or cannot be proven here, or the build has no scanner."""
+    if _canonical is None:
+        return None
+    found = _canonical.scan_journal(data)
+    return None if found is None else CanonicalScan(*found)
+
+
+def proves_line(line: bytes) -> bool:
+    """Whether one record's bytes (a line without its newline, or a JetStream body) are proven canonical; False
+    also when this build has no scanner."""
+    return _canonical is not None and bool(_canonical.proves_line(line))
+
+
+def join_lines(journals: Sequence[bytes]) -> bytes:
+    """The journals' bytes one after another without their newlines: what the ``records`` table's ``body`` holds."""
+    if _canonical is None:
+        return b"".join(data.replace(b"\n", b"") for data in journals)
+    joined: bytes = _canonical.join_lines(journals)
+    return joined
+
+
+__all__ = [
+    "AVAILABLE",
+    "OTHER_PROTOCOL",
+    "PROTOCOL_IDS",
+    "CanonicalScan",
+    "UnsupportedField",
+    "join_lines",
+    "proves_line",
+    "record_model",
+    "scan_journal",
+]

@@ -1,0 +1,289 @@
+"""The native canonical proof (``protocol.native``) held to the Python fast path it stands in for.
+
+Soundness is what matters: a line the scanner proves must be one the Python fast path calls canonical, with the
+same seq, protocol and optional flag; a journal it proves must read exactly as the Python reader reads it. The
+scanner may leave a canonical journal to the Python path (it is conservative), so completeness is asked only
+where the scanner promises it: every journal the runtime wrote, and every generated one.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from unittest.mock import patch
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from journaltools.protocol import native
+from journaltools.protocol.decode import DecodedLine, decode_line
+from journaltools.protocol.journal import ProvenRecords, read_file_journal
+from journaltools.protocol.kinds import PROTOCOLS, Record
+from journaltools.tables import load
+from journaltools.tables.schema import TABLE_NAMES
+from tests.runstate_corpus import CORPUS
+from tests.strategies import valid_runs
+
+SAMPLES = Path(__file__).resolve().parent.parent / "data" / "samples"
+
+
+def envelopes(scan: native.CanonicalScan) -> list[tuple[int, int, bool]]:
+    seqs = [int.from_bytes(scan.seqs[i : i + 8], sys.byteorder) for i in range(0, len(scan.seqs), 8)]
+    return [(seq, code, bool(flag)) for seq, code, flag in zip(seqs, scan.protocols, scan.optional, strict=True)]
+
+
+def expected_envelope(record: Record) -> tuple[int, int, bool]:
+    code = native.PROTOCOL_IDS.index(record.protocol) if record.protocol in PROTOCOLS else native.OTHER_PROTOCOL
+    return record.seq, code, record.optional
+
+
+def python_decode(line: bytes) -> DecodedLine:
+    """The Python path's reading of ``line``: ``decode_line`` with the scanner's proof out of the way."""
+    with patch.object(native, "_canonical", None):
+        return decode_line(line)
+
+
+def assert_sound(line: bytes) -> None:
+    """If the scanner proves ``line``, the Python fast path calls it canonical and reads the same envelope, and
+    ``decode_line`` (which trusts the proof) gives the Python path's record."""
+    scan = native.scan_journal(line)
+    assert native.proves_line(line) == (scan is not None and b"\n" not in line)
+    if scan is None:
+        return
+    python = python_decode(line)
+    assert python.noncanonical is None, (line, python.noncanonical)
+    assert envelopes(scan) == [expected_envelope(python.record)]
+    assert decode_line(line) == python
+
+
+def corpus_journals() -> Iterator[Path]:
+    for folder in ("file", "random", "broken"):
+        yield from sorted((CORPUS / folder).glob("*.json"))
+
+
+def test_the_project_install_builds_the_scanner() -> None:
+    # `make setup` compiles it; without it every test below would only exercise the Python fallback.
+    assert native.AVAILABLE
+
+
+# --- the model comes from the structs ------------------------------------------------------------------------
+
+
+def test_the_model_is_the_record_structs_field_by_field() -> None:
+    schemas = native.record_model()
+    assert [name.decode() for name, _, _ in schemas[0]] == list(Record.__struct_fields__)
+    by_name = {name: (kind, nested) for name, kind, nested in schemas[0]}
+    assert by_name[b"seq"][0] == native.UINT64
+    assert by_name[b"optional"][0] == native.BOOL_OMITTED_FALSE
+    meta = schemas[by_name[b"meta"][1]]
+    assert by_name[b"meta"][0] == native.OBJECT_OMITTED_NIL
+    assert dict((name, kind) for name, kind, _ in meta)[b"created"] == native.TIME
+
+
+def test_a_field_the_scanner_cannot_check_is_refused_by_name() -> None:
+    class Odd(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
+        ratio: float
+
+    with pytest.raises(native.UnsupportedField, match=r"Odd\.ratio"):
+        native.record_model(Odd)
+
+
+# --- the real corpus -------------------------------------------------------------------------------------------
+
+
+def test_every_journal_the_runtime_wrote_is_proven_and_reads_as_the_python_path_reads_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    proven = 0
+    for path in corpus_journals():
+        data = path.read_bytes()
+        scan = native.scan_journal(data)
+        with monkeypatch.context() as without:
+            without.setattr(native, "_canonical", None)
+            python = read_file_journal(data)
+        whole_and_canonical = (
+            python.torn_tail is None
+            and not python.corrupt
+            and b"\n\n" not in data
+            and all(stored.noncanonical is None for stored in python.records)
+        )
+        if scan is None:
+            # Left to the Python path: only journals that are not canonical, or hold invalid UTF-8 inside raw JSON
+            # (which the scanner does not follow and the Python fast path judges).
+            assert not whole_and_canonical or path.parent.name == "broken", path
+            continue
+        proven += 1
+        assert whole_and_canonical, path
+        assert envelopes(scan) == [expected_envelope(stored.record) for stored in python.records], path
+        journal = read_file_journal(data)
+        assert isinstance(journal.records, ProvenRecords)
+        assert journal.records == python.records
+        assert journal.last_seq == python.last_seq
+    assert proven > 300
+
+
+def test_unknown_protocols_are_proven_and_reported_as_other() -> None:
+    line = b'{"seq":4,"protocol":"io.choria.fisk-ai.v1.session.from_the_future","optional":true}'
+    scan = native.scan_journal(line + b"\n")
+    assert scan is not None
+    assert envelopes(scan) == [(4, native.OTHER_PROTOCOL, True)]
+
+
+# --- rule by rule: what the scanner must leave to the Python path ----------------------------------------------
+
+META = (
+    b'{"seq":1,"protocol":"io.choria.fisk-ai.v1.session.meta","meta":{"version":3,"run_id":"r1",'
+    b'"created":"2026-08-21T07:14:03.5Z","fingerprint":{"provider":"p","model":"m","system_hash":"s",'
+    b'"tools_hash":"t","thinking_mode":"off","max_tokens":100,"max_iterations":5},"prompt":"hi \\u003c there"}}'
+)
+ASSISTANT = (
+    b'{"seq":2,"protocol":"io.choria.fisk-ai.v1.session.assistant","assistant":{"iteration":1,"message":{"role":'
+    b'"assistant","content":[{"text":{"text":"a\\nb"}},{"thinking":{"signature":"QQ=="}},{"tool_use":{"id":"c1",'
+    b'"name":"ls","input":{"path":"/tmp","n":[1,-2.5e3,null,true]}}}]},"in_tokens":3,"out_tokens":4}}'
+)
+REVISIONS = (
+    b'{"seq":3,"protocol":"io.choria.fisk-ai.v1.session.memory_revisions","memory_revisions":'
+    b'{"revisions":{"a":1,"b":0,"\xc3\xa9":18446744073709551615}}}'
+)
+
+
+@pytest.mark.parametrize("line", [META, ASSISTANT, REVISIONS])
+def test_the_fixtures_are_canonical_and_proven(line: bytes) -> None:
+    assert python_decode(line).noncanonical is None
+    assert native.scan_journal(line) is not None
+    assert native.proves_line(line)
+
+
+RESPELLINGS = [
+    (META, b'"prompt":"hi \\u003c there"', b'"prompt":"hi \\u003C there"'),  # uppercase hex
+    (META, b'"prompt":"hi \\u003c there"', b'"prompt":"hi < there"'),  # unescaped <
+    (META, b'"prompt":"hi \\u003c there"', b'"prompt":"hi \\/ there"'),  # an escape Go never writes
+    (META, b'"prompt":"hi \\u003c there"', b'"prompt":"hi \\u000a there"'),  # \n spelled long
+    (META, b'"prompt":"hi \\u003c there"', b'"prompt":"hi \xe2\x80\xa8 there"'),  # raw U+2028
+    (META, b'"prompt":"hi \\u003c there"', b'"prompt":"hi \xff there"'),  # invalid UTF-8
+    (META, b'"prompt":"hi \\u003c there"', b'"prompt":"hi \xed\xa0\x80 there"'),  # an encoded surrogate
+    (META, b'"max_tokens":100', b'"max_tokens":0100'),  # leading zero
+    (META, b'"max_tokens":100', b'"max_tokens":1e2'),  # exponent
+    (META, b'"max_tokens":100', b'"max_tokens":9223372036854775808'),  # beyond int64
+    (META, b'"version":3', b'"version":-0'),  # re-encodes as 0
+    (META, b'"seq":1', b'"seq":18446744073709551616'),  # beyond uint64
+    (META, b'"seq":1', b'"seq":-1'),
+    (META, b"07:14:03.5Z", b"07:14:03.50Z"),  # a trailing fraction zero
+    (META, b"07:14:03.5Z", b"07:14:03.Z"),
+    (META, b"07:14:03.5Z", b"07:14:03.1234567891Z"),  # ten fraction digits
+    (META, b"07:14:03.5Z", b"07:14:03.5z"),
+    (META, b"07:14:03.5Z", b"07:14:60.5Z"),
+    (META, b"2026-08-21", b"2026-02-29"),  # not a leap year
+    (META, b"2026-08-21", b"2026-04-31"),
+    (META, b"07:14:03.5Z", b"07:14:03.5+24:00"),
+    (META, b'"prompt":"hi \\u003c there"', b'"prompt":"hi","interactive":false'),  # a zero Go omits
+    (META, b'"prompt":"hi \\u003c there"', b'"prompt":"hi","caller":""'),
+    (META, b'"thinking_mode":"off",', b""),  # a field Go always writes
+    (META, b'"run_id":"r1",', b'"run_id":"r1","run_id":"r1",'),  # repeated
+    (META, b'"version":3,"run_id":"r1",', b'"run_id":"r1","version":3,'),  # out of order
+    (META, b'"run_id":"r1",', b'"Run_id":"r1",'),  # a case variant
+    (META, b'"run_id":"r1",', b'"run_id":"r1","extra":1,'),  # unknown
+    (META, b'"seq":1,', b'"seq":1,"optional":false,'),
+    (META, b'"seq":1,', b'"seq":1,"claim":null,'),  # a nil pointer Go omits
+    (META, b'"seq":1,', b'"seq": 1,'),  # whitespace
+    (ASSISTANT, b'"signature":"QQ=="', b'"signature":"QR=="'),  # padding bits set
+    (ASSISTANT, b'"signature":"QQ=="', b'"signature":"QQ"'),  # unpadded
+    (ASSISTANT, b'"signature":"QQ=="', b'"signature":""'),  # empty is omitted
+    (ASSISTANT, b'"path":"/tmp"', b'"path": "/tmp"'),  # whitespace inside raw JSON
+    (ASSISTANT, b'"path":"/tmp"', b'"path":"<tmp"'),  # Go escapes < even in raw JSON
+    (ASSISTANT, b'"path":"/tmp"', b'"path":"\\ud800"'),  # a lone surrogate in raw JSON
+    (ASSISTANT, b"-2.5e3", b"-2.5e"),
+    (ASSISTANT, b"-2.5e3", b"01"),
+    (ASSISTANT, b'"content":[', b'"content":null,"x":['),
+    (REVISIONS, b'"a":1,"b":0', b'"b":0,"a":1'),  # unsorted keys
+    (REVISIONS, b'"a":1,"b":0', b'"a":1,"a":0'),  # a repeated key
+    (REVISIONS, b'"a":1,"b":0', b'"\\u0061":1,"b":0'),  # an escaped key (left to the Python path)
+]
+
+
+@pytest.mark.parametrize(("line", "old", "new"), RESPELLINGS)
+def test_respelled_lines_are_left_to_the_python_path(line: bytes, old: bytes, new: bytes) -> None:
+    assert old in line
+    respelled = line.replace(old, new, 1)
+    assert native.scan_journal(respelled) is None
+    assert_sound(respelled)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"", b"\n", META + b"\n\n" + ASSISTANT + b"\n", META + b"\r\n", META + b"\n " + ASSISTANT, META + b"x"],
+)
+def test_journal_shapes_the_runtime_never_writes_are_left_to_the_python_path(data: bytes) -> None:
+    assert native.scan_journal(data) is None
+
+
+def test_a_journal_without_its_final_newline_is_proven() -> None:
+    scan = native.scan_journal(META + b"\n" + ASSISTANT)
+    assert scan is not None
+    assert envelopes(scan) == [(1, 0, False), (2, 1, False)]
+    assert scan.starts == (0).to_bytes(8, sys.byteorder) + (len(META) + 1).to_bytes(8, sys.byteorder)
+
+
+# --- properties --------------------------------------------------------------------------------------------------
+
+_MUTATION_BYTES = [*b'"\\<>&/ ,:{}[]0-1e.uUnA=\x00\x1f\x7f', 0x80, 0xC3, 0xE2, 0xED, 0xFF]
+
+
+@st.composite
+def mutated_lines(draw: st.DrawFn) -> bytes:
+    """A line of a generated run with one byte replaced, inserted or removed."""
+    built = draw(valid_runs(max_records=6))
+    line = draw(st.sampled_from(built.journal_bytes().split(b"\n")[:-1]))
+    where = draw(st.integers(0, len(line) - 1))
+    byte = bytes([draw(st.sampled_from(_MUTATION_BYTES))])
+    how = draw(st.sampled_from(["replace", "insert", "delete"]))
+    if how == "replace":
+        return line[:where] + byte + line[where + 1 :]
+    if how == "insert":
+        return line[:where] + byte + line[where:]
+    return line[:where] + line[where + 1 :]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated_lines())
+def test_a_proven_mutated_line_is_canonical_by_the_python_path(line: bytes) -> None:
+    assert_sound(line)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(valid_runs())
+def test_every_generated_journal_is_proven_and_reads_as_the_python_path_reads_it(built: object) -> None:
+    data = built.journal_bytes()  # type: ignore[attr-defined]
+    scan = native.scan_journal(data)
+    assert scan is not None
+    python = [python_decode(line) for line in data.split(b"\n")[:-1]]
+    assert all(decoded.noncanonical is None for decoded in python)
+    assert envelopes(scan) == [expected_envelope(decoded.record) for decoded in python]
+    journal = read_file_journal(data)
+    assert [stored.record for stored in journal.records] == [decoded.record for decoded in python]
+
+
+@given(st.lists(st.binary(max_size=30), max_size=6))
+def test_join_lines_is_the_journals_without_their_newlines(journals: list[bytes]) -> None:
+    assert native.join_lines(journals) == b"".join(data.replace(b"\n", b"") for data in journals)
+
+
+# --- the tables do not depend on which path read a journal -------------------------------------------------------
+
+
+@pytest.mark.parametrize("source", [SAMPLES, CORPUS / "file"], ids=["samples", "corpus-file"])
+@pytest.mark.parametrize("fold", [False, True], ids=["records", "folded"])
+def test_load_gives_the_same_tables_with_and_without_the_scanner(
+    source: Path, fold: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scanned = load(source, fold=fold, strict=False, progress=False)
+    with monkeypatch.context() as without:
+        without.setattr(native, "_canonical", None)
+        python = load(source, fold=fold, strict=False, progress=False)
+    assert scanned.records.num_rows > 100
+    for name in TABLE_NAMES:
+        assert scanned[name].schema == python[name].schema, name
+        assert scanned[name].combine_chunks().equals(python[name].combine_chunks()), name
