@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final, overload
 
+import msgspec
+
 from journaltools.errors import UndecodableLine
 from journaltools.protocol import goreader, native
 from journaltools.protocol.decode import decode_canonical_lines, decode_line, decode_proven_lines
@@ -44,8 +46,7 @@ _UNICODE_SPACE: Final = frozenset(
 _RECORD_START: Final = b'{"seq":'
 
 
-@dataclass(frozen=True, slots=True)
-class StoredRecord:
+class StoredRecord(msgspec.Struct, frozen=True, gc=False):
     """One decoded record as a store holds it; the backends return these (one object per record, made once).
 
     ``position``: the file line number (1-based, blank lines counted, as the runtime's error messages count
