@@ -13,6 +13,8 @@ done, several interpreters):
 - ``load_vs_orjson_parse``: the whole ``load(corpus)`` (every run folded, every table built) over a bare
   ``orjson.loads`` of every line already in memory, with the collector paused. Goal at most 2x (about the
   runtime's own Go ``FileStore.Load``). ``load_mb_per_s``: the corpus bytes over ``load()``'s best time.
+- ``native_over_python_path``: the same load on the pure-Python fast path (``protocol.native.disabled``) over
+  the load with the C scanner, in one process: what the extension buys.
 - ``first_over_warm``: the first load in a new interpreter over a warm one, for both kinds of load.
 - ``records_peak_rss_over_corpus``: peak resident memory of ``load(fold=False)`` in a new interpreter over
   the corpus bytes on disk. Goal at most 1.3x.
@@ -34,6 +36,7 @@ import pyarrow.json as pa_json
 
 from benchmarks.corpus import bench_corpus, corpus_megabytes, joined_file, journals
 from benchmarks.measure import figure, fresh_ratio, fresh_timings, interleaved, load_average, note, peak_rss_kib
+from journaltools.protocol import native
 from journaltools.tables import load
 
 #: The envelope of a runstate record: what a generic JSON reader can check without knowing the ten kinds.
@@ -109,6 +112,12 @@ if sys.argv[2] == "load":
 """
 
 
+def _python_path(call: Callable[[], object]) -> object:
+    """``call`` on the pure-Python fast path (the C scanner set aside): the baseline the scanner must beat."""
+    with native.disabled():
+        return call()
+
+
 def _median(values: list[float]) -> float:
     return sorted(values)[len(values) // 2]
 
@@ -120,6 +129,7 @@ def bench_records(corpus: Path, joined: Path, rounds: int, processes: int) -> li
     contenders: dict[str, Callable[[], object]] = {
         "ours": lambda: load(corpus, fold=False, progress=False),
         "pyarrow": lambda: pyarrow_json(joined),
+        "python": lambda: _python_path(lambda: load(corpus, fold=False, progress=False)),
     }
     if _installed("duckdb"):
         contenders["duckdb"] = lambda: duckdb_json(joined)
@@ -127,7 +137,10 @@ def bench_records(corpus: Path, joined: Path, rounds: int, processes: int) -> li
     note(f"records: {records:,} records, {size / 1e6:,.0f} MB in {len(journals(corpus)):,} journals")
     for name, times in warm.times.items():
         note(f"  {name:8} best {min(times):6.3f} s   median {_median(times):6.3f} s")
-    lines = [figure("records_vs_pyarrow_json", warm.ratio("pyarrow", "ours"), "at least 1.0x")]
+    lines = [
+        figure("records_vs_pyarrow_json", warm.ratio("pyarrow", "ours"), "at least 1.0x"),
+        figure("records_native_over_python_path", warm.ratio("python", "ours"), "what the C scanner buys"),
+    ]
     if "duckdb" in contenders:
         lines.append(figure("records_vs_duckdb_read_json", warm.ratio("duckdb", "ours"), "for reference"))
     orders = [("ours,pyarrow" if n % 2 == 0 else "pyarrow,ours") for n in range(processes)]
@@ -157,7 +170,16 @@ def bench_fold(corpus: Path, size: int, rounds: int, processes: int) -> list[str
         finally:
             gc.enable()
 
-    warm = interleaved({"ours": lambda: load(corpus, progress=False), "orjson": parse}, rounds)
+    warm = interleaved(
+        {
+            "ours": lambda: load(corpus, progress=False),
+            "orjson": parse,
+            # One process for both, as worker processes would fold with the scanner whatever this one does.
+            "ours_one_process": lambda: load(corpus, progress=False, workers=1),
+            "python_one_process": lambda: _python_path(lambda: load(corpus, progress=False, workers=1)),
+        },
+        rounds,
+    )
     note(
         f"fold: {len(lines):,} records; load() best {warm.best('ours'):.2f} s (median "
         f"{_median(warm.times['ours']):.2f} s), orjson best {warm.best('orjson'):.2f} s"
@@ -169,6 +191,11 @@ def bench_fold(corpus: Path, size: int, rounds: int, processes: int) -> list[str
     megabytes_per_s = size / 1e6 / warm_best
     return [
         figure("load_vs_orjson_parse", warm.ratio("ours", "orjson"), "at most 2x (lower is better)"),
+        figure(
+            "load_native_over_python_path",
+            warm.ratio("python_one_process", "ours_one_process"),
+            "what the C scanner buys (one process)",
+        ),
         figure("load_vs_orjson_parse_fresh", fresh_ratio(fresh, "ours", "orjson"), "at most 2x (lower is better)"),
         figure("load_first_over_warm", (_median(first) / warm_best, min(first) / warm_best), "near 1"),
         f"load_mb_per_s {megabytes_per_s:.1f} MB/s (best; median {size / 1e6 / _median(warm.times['ours']):.1f})",
@@ -189,6 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-tables-") as scratch:
         joined = joined_file(corpus, Path(scratch) / "all.json")
         print(f"# bench_tables: {load_average()}", flush=True)
+        note(f"C scanner: {'built' if native.AVAILABLE else 'not built: every figure is the pure-Python path'}")
         for line in [
             *bench_records(corpus, joined, args.rounds, args.processes),
             *bench_fold(corpus, joined.stat().st_size, args.rounds, args.processes),

@@ -15,7 +15,8 @@ extension) answers None and takes the Python fast path, which gives the same rec
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -164,6 +165,18 @@ def scan_journal(data: bytes) -> CanonicalScan | None:
     return None if found is None else CanonicalScan(*found)
 
 
+@contextmanager
+def disabled() -> Iterator[None]:
+    """The Python fast path alone while inside: what a build without the extension does. For the benchmarks and
+    the tests that hold the two paths to one answer; not thread-safe (it swaps a module global)."""
+    global _canonical
+    saved, _canonical = _canonical, None
+    try:
+        yield
+    finally:
+        _canonical = saved
+
+
 def proves_line(line: bytes) -> bool:
     """Whether one record's bytes (a line without its newline, or a JetStream body) are proven canonical; False
     also when this build has no scanner."""
@@ -184,6 +197,7 @@ __all__ = [
     "PROTOCOL_IDS",
     "CanonicalScan",
     "UnsupportedField",
+    "disabled",
     "join_lines",
     "proves_line",
     "record_model",
