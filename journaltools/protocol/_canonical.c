@@ -162,8 +162,11 @@ static int go_writes_as_unicode_escape(int unit) {
     return unit == '<' || unit == '>' || unit == '&' || unit == 0x2028 || unit == 0x2029;
 }
 
-/* A string at c->p (its opening quote) exactly as Go writes it; the cursor moves past the closing quote. */
-static int check_go_string(cursor *c) {
+/* A string at c->p (its opening quote); the cursor moves past the closing quote. Outside raw JSON (``raw`` 0) it
+ * must be exactly as Go writes it. Inside raw JSON any valid escape is kept verbatim, but the bytes Go's encoder
+ * escapes there too (<, >, &, U+2028, U+2029) must already be escaped, and a surrogate escape is left to the
+ * Python path. */
+static int check_string(cursor *c, int raw) {
     const unsigned char *p = c->p, *end = c->end;
     if (p >= end || *p != '"') return 0;
     p++;
@@ -179,68 +182,35 @@ static int check_go_string(cursor *c) {
         if (b == '\\') {
             if (end - p < 2) return 0;
             unsigned char e = p[1];
-            if (e == '"' || e == '\\' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') {
+            if (e == '"' || e == '\\' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't' || (raw && e == '/')) {
                 p += 2;
                 continue;
             }
             if (e != 'u' || end - p < 6) return 0;
-            int unit = lowercase_hex4(p + 2);
-            if (unit < 0 || !go_writes_as_unicode_escape(unit)) return 0;
+            if (raw) {
+                int unit = 0;
+                for (int i = 0; i < 4; i++) {
+                    int digit = hex_value(p[2 + i]);
+                    if (digit < 0) return 0;
+                    unit = unit * 16 + digit;
+                }
+                if (unit >= 0xD800 && unit <= 0xDFFF) return 0;
+            } else {
+                int unit = lowercase_hex4(p + 2);
+                if (unit < 0 || !go_writes_as_unicode_escape(unit)) return 0;
+            }
             p += 6;
             continue;
         }
-        if (b < 0x80) {
-            p++;
-            continue;
-        }
-        int length = utf8_sequence(p, end);
+        int length = utf8_sequence(p, end); /* skip_plain_text stops at no other plain byte */
         if (length == 0 || is_line_separator(p, length)) return 0;
         p += length;
     }
 }
 
-/* A string inside raw JSON: any valid JSON escape is kept verbatim, but the bytes Go's encoder escapes in raw
- * JSON (<, >, &, U+2028, U+2029) must already be escaped, and a surrogate escape is left to the Python path. */
-static int check_raw_string(cursor *c) {
-    const unsigned char *p = c->p, *end = c->end;
-    if (p >= end || *p != '"') return 0;
-    p++;
-    for (;;) {
-        p = skip_plain_text(p, end);
-        if (p >= end) return 0;
-        unsigned char b = *p;
-        if (b == '"') {
-            c->p = p + 1;
-            return 1;
-        }
-        if (b < 0x20 || b == '<' || b == '>' || b == '&') return 0;
-        if (b == '\\') {
-            if (end - p < 2) return 0;
-            unsigned char e = p[1];
-            if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') {
-                p += 2;
-                continue;
-            }
-            if (e != 'u' || end - p < 6) return 0;
-            int unit = 0;
-            for (int i = 0; i < 4; i++) {
-                int digit = hex_value(p[2 + i]);
-                if (digit < 0) return 0;
-                unit = unit * 16 + digit;
-            }
-            if (unit >= 0xD800 && unit <= 0xDFFF) return 0;
-            p += 6;
-            continue;
-        }
-        if (b < 0x80) {
-            p++;
-            continue;
-        }
-        int length = utf8_sequence(p, end);
-        if (length == 0 || is_line_separator(p, length)) return 0;
-        p += length;
-    }
-}
+static int check_go_string(cursor *c) { return check_string(c, 0); }
+
+static int check_raw_string(cursor *c) { return check_string(c, 1); }
 
 /* -- scalars ------------------------------------------------------------------------------------------------ */
 
@@ -664,6 +634,15 @@ failed:
     return NULL;
 }
 
+/* The bytes to check, once the model is there. */
+static int open_input(PyObject *arg, Py_buffer *view) {
+    if (!the_model.configured) {
+        PyErr_SetString(PyExc_RuntimeError, "the native scanner has no model: call configure first");
+        return -1;
+    }
+    return PyObject_GetBuffer(arg, view, PyBUF_SIMPLE);
+}
+
 PyDoc_STRVAR(scan_journal_doc,
              "scan_journal(data) -> (starts, seqs, protocols, optional) | None\n\n"
              "For a journal whose every line is canonical (no blank line; the last newline may be missing): "
@@ -673,11 +652,7 @@ PyDoc_STRVAR(scan_journal_doc,
 
 static PyObject *scan_journal(PyObject *Py_UNUSED(module), PyObject *arg) {
     Py_buffer view;
-    if (!the_model.configured) {
-        PyErr_SetString(PyExc_RuntimeError, "the native scanner has no model: call configure first");
-        return NULL;
-    }
-    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    if (open_input(arg, &view) < 0) return NULL;
     const unsigned char *data = view.buf, *end = data + view.len;
     PyObject *starts = NULL, *seqs = NULL, *protocols = NULL, *optional = NULL, *result = NULL;
     Py_ssize_t lines = 0;
@@ -734,11 +709,7 @@ PyDoc_STRVAR(proves_line_doc,
 
 static PyObject *proves_line(PyObject *Py_UNUSED(module), PyObject *arg) {
     Py_buffer view;
-    if (!the_model.configured) {
-        PyErr_SetString(PyExc_RuntimeError, "the native scanner has no model: call configure first");
-        return NULL;
-    }
-    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    if (open_input(arg, &view) < 0) return NULL;
     cursor c = {view.buf, (const unsigned char *)view.buf + view.len};
     envelope ignored = {0, OTHER_PROTOCOL, 0};
     int proven = check_object(&c, 0, &ignored, 0) && c.p == c.end;
