@@ -25,8 +25,9 @@ from journaltools.tables.columns import strings_repeated
 from journaltools.tables.reads import RunReadLike
 from journaltools.tables.schema import RECORDS_SCHEMA, TIMESTAMP, empty_table
 
-_PROTOCOL_IDS: Final = pa.array(list(PROTOCOLS), pa.string())
-_KIND_NAMES: Final = pa.array(list(PROTOCOLS.values()), pa.string())
+#: Indexed as the scanner indexes protocols, so a scan's protocol index picks both.
+_PROTOCOL_IDS: Final = pa.array(list(PROTOCOL_IDS), pa.string())
+_KIND_NAMES: Final = pa.array([PROTOCOLS[protocol] for protocol in PROTOCOL_IDS], pa.string())
 
 
 def kinds_of(protocols: pa.Array) -> pa.Array:
@@ -76,15 +77,18 @@ def _proven_rows(reads: list[RunReadLike]) -> pa.Table:
             for records in proven
         ]
         protocol_column = pa.array([name for journal in names for name in journal], pa.string())
+        kind_column = kinds_of(protocol_column)
     else:
-        protocol_column = pc.take(_PROTOCOL_IDS, pa.array(codes, pa.uint8()))
+        # The scan's protocol index is also the kind's: two takes, no string of the column hashed.
+        indices = pa.array(codes, pa.uint8())
+        protocol_column, kind_column = pc.take(_PROTOCOL_IDS, indices), pc.take(_KIND_NAMES, indices)
     positions = np.concatenate([np.arange(1, len(records) + 1, dtype=np.int64) for records in proven])
     return pa.Table.from_arrays(
         [
             strings_repeated([read.run for read in reads], counts),
             pa.array(np.concatenate([np.frombuffer(records.scan.seqs, np.uint64) for records in proven])),
             protocol_column,
-            kinds_of(protocol_column),
+            kind_column,
             pa.array(np.concatenate([np.frombuffer(records.scan.optional, np.bool_) for records in proven])),
             pa.array(np.diff(offsets)),
             pa.nulls(total, TIMESTAMP),  # files have no per-record time
