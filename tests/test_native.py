@@ -8,6 +8,7 @@ where the scanner promises it: every journal the runtime wrote, and every genera
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -312,3 +313,58 @@ def test_random_mutations_of_every_kind_of_corpus_line_are_never_proven_wrongly(
             assert_sound(mutated)
             proven += native.scan_journal(mutated) is not None
     assert proven > 0  # some mutations keep a line canonical (a digit for a digit, a letter for a letter)
+
+
+# --- journals read into one buffer and proven in place ------------------------------------------------------------
+
+
+def test_scan_batch_moves_the_proven_journals_lines_into_place_and_drops_the_others() -> None:
+    journals = [META + b"\n" + ASSISTANT + b"\n", META + b"\n\n", REVISIONS, b"", META + b"\n"]
+    buffer = bytearray(b"".join(journals))
+    scan = native.scan_batch(buffer, [len(data) for data in journals])
+    assert scan is not None
+    counts = [int.from_bytes(scan.proven[i : i + 8], sys.byteorder, signed=True) for i in range(0, 40, 8)]
+    assert counts == [2, -1, 1, -1, 1]
+    lines = [META, ASSISTANT, REVISIONS, META]
+    assert bytes(buffer[: scan.body_length]) == b"".join(lines)
+    offsets = [int.from_bytes(scan.offsets[i : i + 8], sys.byteorder) for i in range(0, len(scan.offsets), 8)]
+    assert offsets == [
+        0,
+        len(META),
+        len(META) + len(ASSISTANT),
+        len(META) + len(ASSISTANT) + len(REVISIONS),
+        scan.body_length,
+    ]
+    assert list(scan.protocols) == [0, 1, 7, 0]
+
+
+def test_scan_batch_refuses_lengths_beyond_the_buffer() -> None:
+    with pytest.raises(ValueError, match="past the buffer"):
+        native.scan_batch(bytearray(b"{}"), [3])
+
+
+def test_a_journal_that_will_not_read_whole_is_left_to_the_usual_read(tmp_path: Path) -> None:
+    from journaltools.backends.scan import read_journals_into
+
+    plain = tmp_path / "a.json"
+    plain.write_bytes(META + b"\n")
+    grown = tmp_path / "b.json"
+    grown.write_bytes(META + b"\n" + ASSISTANT + b"\n")
+    link = tmp_path / "c.json"
+    link.symlink_to(plain)
+    fifo = tmp_path / "d.json"
+    os.mkfifo(fifo)
+    missing = tmp_path / "e.json"
+    # The capacity is what a listing said: b.json grew since, so it no longer fits and is read the usual way.
+    buffer, lengths = read_journals_into([str(p) for p in (plain, grown, link, fifo, missing)], len(META) + 1 + 10)
+    assert lengths == [len(META) + 1, None, None, None, None]
+    assert bytes(buffer[: len(META) + 1]) == META + b"\n"
+
+
+def test_a_batch_whose_journals_hold_no_record_gives_an_empty_records_table(tmp_path: Path) -> None:
+    (tmp_path / "r1.json").write_bytes(b'{"seq":1,"prot')  # a torn tail and nothing else
+    (tmp_path / "r2.json").write_bytes(b"")
+    tables = load(tmp_path, fold=False, strict=False, progress=False)
+    assert tables.records.num_rows == 0
+    assert tables.records.schema.names == load(SAMPLES, fold=False, strict=False, progress=False).records.schema.names
+    assert set(tables.findings.column("code").to_pylist()) >= {"torn_tail"}

@@ -19,7 +19,7 @@ from typing import Final
 
 from journaltools.backends.base import RunRead, StoredRecord
 from journaltools.backends.oserrors import mapped, open_regular
-from journaltools.errors import CorruptJournal
+from journaltools.errors import CorruptJournal, JournalError
 from journaltools.errors import JournalTooLarge as JournalTooLargeError
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.journal import FileJournal, read_file_journal
@@ -123,6 +123,37 @@ def read_journal_bytes(path: str | os.PathLike[str]) -> bytes:
     if where.endswith(".gz"):
         return _gunzip(compressed, limit)
     return _unzstd(compressed, limit)
+
+
+def read_journals_into(paths: Sequence[str], capacity: int) -> tuple[bytearray, list[int | None]]:
+    """Plain journals read one after another into one buffer of ``capacity`` bytes (what their listing said they
+    hold), with each one's length; None for a journal to be read the usual way (``read_journal_bytes``, whose
+    errors and findings it then meets): one that does not open as a regular file, passes the bound, grew or
+    shrank since its size was taken, or does not fit."""
+    buffer = bytearray(capacity)
+    limit = max_journal_bytes()
+    lengths: list[int | None] = []
+    position = 0
+    with memoryview(buffer) as view:
+        for path in paths:
+            try:
+                with open_journal_file(path) as handle:
+                    size = os.fstat(handle.fileno()).st_size
+                    if size > limit or position + size > capacity:
+                        lengths.append(None)
+                        continue
+                    got = 0
+                    while got < size and (step := handle.readinto(view[position + got : position + size])):
+                        got += step
+                    if got != size or handle.read(1):
+                        lengths.append(None)
+                        continue
+            except (JournalError, OSError):
+                lengths.append(None)
+                continue
+            lengths.append(size)
+            position += size
+    return buffer, lengths
 
 
 class _Output:

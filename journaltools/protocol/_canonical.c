@@ -643,6 +643,29 @@ static int open_input(PyObject *arg, Py_buffer *view) {
     return PyObject_GetBuffer(arg, view, PyBUF_SIMPLE);
 }
 
+/* Whether every line of data[0:length) is a proven record (no blank line; the final newline may be missing);
+ * its lines are counted into *lines and their envelopes written from index ``first`` of the outputs. */
+static int scan_lines(const unsigned char *data, Py_ssize_t length, Py_ssize_t *lines, Py_ssize_t first,
+                      int64_t *starts, uint64_t *seqs, unsigned char *protocols, unsigned char *optional) {
+    const unsigned char *p = data, *end = data + length;
+    Py_ssize_t line = first;
+    if (length == 0) return 0;
+    while (p < end) {
+        const unsigned char *stop = memchr(p, '\n', (size_t)(end - p));
+        cursor in_line = {p, stop != NULL ? stop : end};
+        envelope record = {0, OTHER_PROTOCOL, 0};
+        if (!check_object(&in_line, 0, &record, 0) || in_line.p != in_line.end) return 0;
+        starts[line] = (int64_t)(p - data);
+        seqs[line] = record.seq;
+        protocols[line] = (unsigned char)record.protocol;
+        optional[line] = (unsigned char)record.optional;
+        line++;
+        p = in_line.end + 1;
+    }
+    *lines = line - first;
+    return 1;
+}
+
 PyDoc_STRVAR(scan_journal_doc,
              "scan_journal(data) -> (starts, seqs, protocols, optional) | None\n\n"
              "For a journal whose every line is canonical (no blank line; the last newline may be missing): "
@@ -671,22 +694,9 @@ static PyObject *scan_journal(PyObject *Py_UNUSED(module), PyObject *arg) {
         uint64_t *seq_out = (uint64_t *)PyBytes_AS_STRING(seqs);
         unsigned char *protocol_out = (unsigned char *)PyBytes_AS_STRING(protocols);
         unsigned char *optional_out = (unsigned char *)PyBytes_AS_STRING(optional);
+        Py_ssize_t scanned = 0;
         Py_BEGIN_ALLOW_THREADS;
-        cursor c = {data, end};
-        for (Py_ssize_t line = 0; line < lines; line++) {
-            const unsigned char *stop = memchr(c.p, '\n', (size_t)(end - c.p));
-            cursor in_line = {c.p, stop != NULL ? stop : end};
-            envelope record = {0, OTHER_PROTOCOL, 0};
-            if (!check_object(&in_line, 0, &record, 0) || in_line.p != in_line.end) {
-                proven = 0;
-                break;
-            }
-            start_out[line] = (int64_t)(c.p - data);
-            seq_out[line] = record.seq;
-            protocol_out[line] = (unsigned char)record.protocol;
-            optional_out[line] = (unsigned char)record.optional;
-            c.p = in_line.end + 1;
-        }
+        proven = scan_lines(data, view.len, &scanned, 0, start_out, seq_out, protocol_out, optional_out);
         Py_END_ALLOW_THREADS;
     }
     if (!proven) {
@@ -700,6 +710,94 @@ done:
     Py_XDECREF(protocols);
     Py_XDECREF(optional);
     PyBuffer_Release(&view);
+    return result;
+}
+
+PyDoc_STRVAR(scan_batch_doc,
+             "scan_batch(buffer, lengths) -> (body_length, proven, offsets, seqs, protocols, optional)\n\n"
+             "``buffer`` (a writable buffer) holds journals one after another, ``lengths`` (int64, native order) "
+             "their sizes. Each journal is scanned; the lines of every proven one are moved, without their "
+             "newlines, to the front of the buffer, in order, so that buffer[0:body_length] is the records "
+             "table's body. ``proven``: per journal, its line count, or -1 for a journal not proven (its bytes "
+             "are dropped: the caller reads it the other way). ``offsets``: each moved line's start in the body, "
+             "then body_length (int64); ``seqs``, ``protocols``, ``optional``: per moved line, as scan_journal.");
+
+static PyObject *scan_batch(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *buffer_object;
+    Py_buffer lengths_view;
+    if (!the_model.configured) {
+        PyErr_SetString(PyExc_RuntimeError, "the native scanner has no model: call configure first");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "Oy*", &buffer_object, &lengths_view)) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(buffer_object, &view, PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&lengths_view);
+        return NULL;
+    }
+    PyObject *proven = NULL, *offsets = NULL, *seqs = NULL, *protocols = NULL, *optional = NULL, *result = NULL;
+    Py_ssize_t journals = lengths_view.len / 8, total = 0, upper = 0;
+    const int64_t *lengths = lengths_view.buf;
+    unsigned char *data = view.buf;
+    for (Py_ssize_t j = 0; j < journals; j++) {
+        if (lengths[j] < 0 || lengths[j] > view.len - total) {
+            PyErr_SetString(PyExc_ValueError, "the journal lengths run past the buffer");
+            goto done;
+        }
+        total += (Py_ssize_t)lengths[j];
+    }
+    /* at most one line per newline, plus each journal's last line without one */
+    for (const unsigned char *p = data; (p = memchr(p, '\n', (size_t)(data + total - p))) != NULL; p++) upper++;
+    upper += journals;
+    proven = PyBytes_FromStringAndSize(NULL, journals * 8);
+    offsets = PyBytes_FromStringAndSize(NULL, (upper + 1) * 8);
+    seqs = PyBytes_FromStringAndSize(NULL, upper * 8);
+    protocols = PyBytes_FromStringAndSize(NULL, upper);
+    optional = PyBytes_FromStringAndSize(NULL, upper);
+    if (proven == NULL || offsets == NULL || seqs == NULL || protocols == NULL || optional == NULL) goto done;
+    int64_t *proven_out = (int64_t *)PyBytes_AS_STRING(proven);
+    int64_t *offset_out = (int64_t *)PyBytes_AS_STRING(offsets);
+    uint64_t *seq_out = (uint64_t *)PyBytes_AS_STRING(seqs);
+    unsigned char *protocol_out = (unsigned char *)PyBytes_AS_STRING(protocols);
+    unsigned char *optional_out = (unsigned char *)PyBytes_AS_STRING(optional);
+    Py_ssize_t lines = 0, written = 0, read = 0;
+    Py_BEGIN_ALLOW_THREADS;
+    for (Py_ssize_t j = 0; j < journals; j++) {
+        Py_ssize_t length = (Py_ssize_t)lengths[j], count = 0;
+        /* offset_out first holds each line's start in its journal; it becomes the start in the body below */
+        if (!scan_lines(data + read, length, &count, lines, offset_out, seq_out, protocol_out, optional_out)) {
+            proven_out[j] = -1;
+            read += length;
+            continue;
+        }
+        proven_out[j] = count;
+        for (Py_ssize_t i = 0; i < count; i++) {
+            Py_ssize_t start = (Py_ssize_t)offset_out[lines + i];
+            Py_ssize_t stop = i + 1 < count ? (Py_ssize_t)offset_out[lines + i + 1] - 1 : length;
+            if (i + 1 == count && length > 0 && data[read + length - 1] == '\n') stop = length - 1;
+            /* the body only ever shrinks behind the read position, so the move never overwrites unread bytes */
+            memmove(data + written, data + read + start, (size_t)(stop - start));
+            offset_out[lines + i] = (int64_t)written;
+            written += stop - start;
+        }
+        lines += count;
+        read += length;
+    }
+    offset_out[lines] = (int64_t)written;
+    Py_END_ALLOW_THREADS;
+    if (_PyBytes_Resize(&offsets, (lines + 1) * 8) < 0 || _PyBytes_Resize(&seqs, lines * 8) < 0 ||
+        _PyBytes_Resize(&protocols, lines) < 0 || _PyBytes_Resize(&optional, lines) < 0) {
+        goto done;
+    }
+    result = Py_BuildValue("nOOOOO", written, proven, offsets, seqs, protocols, optional);
+done:
+    Py_XDECREF(proven);
+    Py_XDECREF(offsets);
+    Py_XDECREF(seqs);
+    Py_XDECREF(protocols);
+    Py_XDECREF(optional);
+    PyBuffer_Release(&view);
+    PyBuffer_Release(&lengths_view);
     return result;
 }
 
@@ -762,6 +860,7 @@ static PyObject *join_lines(PyObject *Py_UNUSED(module), PyObject *arg) {
 static PyMethodDef methods[] = {
     {"join_lines", join_lines, METH_O, join_lines_doc},
     {"proves_line", proves_line, METH_O, proves_line_doc},
+    {"scan_batch", scan_batch, METH_VARARGS, scan_batch_doc},
     {"configure", configure, METH_VARARGS, configure_doc},
     {"scan_journal", scan_journal, METH_O, scan_journal_doc},
     {NULL, NULL, 0, NULL},

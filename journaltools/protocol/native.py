@@ -15,6 +15,7 @@ extension) answers None and takes the Python fast path, which gives the same rec
 from __future__ import annotations
 
 import sys
+from array import array
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -136,6 +137,11 @@ _configure()
 AVAILABLE: Final = _canonical is not None
 
 
+def active() -> bool:
+    """Whether the scanner is in use now: built, and not set aside by ``disabled``."""
+    return _canonical is not None
+
+
 @dataclass(frozen=True, slots=True)
 class CanonicalScan:
     """What the scanner proved of a journal: per line, in native byte order, its start offset in the journal
@@ -154,6 +160,30 @@ class CanonicalScan:
     @property
     def last_seq(self) -> int:
         return int.from_bytes(self.seqs[-8:], sys.byteorder)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchScan:
+    """What ``scan_batch`` proved of journals held one after another in one buffer. ``proven``: per journal, its
+    line count, or -1 for one not proven (its bytes were dropped). The lines of the proven ones now fill the
+    buffer's first ``body_length`` bytes without their newlines; ``offsets`` holds each one's start there, then
+    ``body_length`` (``int64``); ``seqs``, ``protocols``, ``optional`` as in ``CanonicalScan``."""
+
+    body_length: int
+    proven: bytes
+    offsets: bytes
+    seqs: bytes
+    protocols: bytes
+    optional: bytes
+
+
+def scan_batch(buffer: bytearray, lengths: Sequence[int]) -> BatchScan | None:
+    """Scan the journals ``buffer`` holds back to back (their ``lengths``) and move the lines of each proven one,
+    newlines dropped, to the front of ``buffer``: the body of a ``records`` table made in place, with no copy of a
+    journal kept. None when this build has no scanner."""
+    if _canonical is None:
+        return None
+    return BatchScan(*_canonical.scan_batch(buffer, array("q", lengths).tobytes()))
 
 
 def scan_journal(data: bytes) -> CanonicalScan | None:
@@ -195,11 +225,14 @@ __all__ = [
     "AVAILABLE",
     "OTHER_PROTOCOL",
     "PROTOCOL_IDS",
+    "BatchScan",
     "CanonicalScan",
     "UnsupportedField",
+    "active",
     "disabled",
     "join_lines",
     "proves_line",
     "record_model",
+    "scan_batch",
     "scan_journal",
 ]

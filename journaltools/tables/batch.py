@@ -13,12 +13,18 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+import numpy as np
+import pyarrow as pa
+
 from journaltools._perf import paused_gc
 from journaltools.backends.base import Backend
 from journaltools.backends.registry import open_source
+from journaltools.backends.scan import read_journals_into
+from journaltools.protocol import native
 from journaltools.protocol.findings import Finding
 from journaltools.tables.build import TablesBuilder, fold_read
 from journaltools.tables.options import LoadOptions
+from journaltools.tables.records import scanned_batch_rows
 from journaltools.tables.schema import Tables
 
 #: Journals per batch at most: what a batch holds per run (its fold, its rows) is bounded too, not only bytes.
@@ -68,6 +74,10 @@ def batches_of(backend: Backend, runs: Sequence[str], options: LoadOptions) -> I
 
 def tables_of_batch(backend: Backend, batch: RunBatch, options: LoadOptions) -> BatchResult:
     """The tables of one batch, read leniently through ``backend`` and folded leniently here."""
+    if not options.fold and options.wants_records(default=True) and native.active():
+        paths = backend.local_journals(batch.runs)
+        if paths is not None:
+            return _records_read_in_place(backend, batch, paths)
     builder = TablesBuilder(records=options.wants_records(default=True), folded=options.fold)
     # One pause for the batch: a collection between journals would walk every record held so far.
     with paused_gc():
@@ -79,6 +89,45 @@ def tables_of_batch(backend: Backend, batch: RunBatch, options: LoadOptions) -> 
         # the batch once more just before they die.
         del reads, builder
     return done
+
+
+def _records_read_in_place(backend: Backend, batch: RunBatch, paths: list[tuple[str, str]]) -> BatchResult:
+    """``records`` and ``findings`` of local plain journals, read into one buffer that becomes the body column:
+    the scanner proves each journal and moves its lines into place, so no journal's bytes are kept twice and no
+    record is decoded. A journal it does not prove (or that would not read whole) is read the usual way, and its
+    rows and findings take its place in run order."""
+    buffer, lengths = read_journals_into([path for _, path in paths], batch.size)
+    scan = native.scan_batch(buffer, [length or 0 for length in lengths])
+    assert scan is not None  # the caller checked the scanner is active
+    counts = [
+        int(count) if length is not None else -1
+        for count, length in zip(np.frombuffer(scan.proven, np.int64), lengths, strict=True)
+    ]
+    proven = [(run, count) for (run, _), count in zip(paths, counts, strict=True) if count >= 0]
+    scanned = scanned_batch_rows([run for run, _ in proven], [count for _, count in proven], backend.url, scan, buffer)
+    if len(proven) == len(paths):
+        return BatchResult(Tables.of(records=scanned), len(paths), [])
+    parts: list[pa.Table] = []
+    findings: list[pa.Table] = []
+    bad: list[tuple[str, Finding]] = []
+    row = start = 0
+    for (run, _), count in zip(paths, counts, strict=True):
+        if count >= 0:
+            row += count
+            continue
+        parts.append(scanned.slice(start, row - start))
+        start = row
+        builder = TablesBuilder(records=True, folded=False)
+        with paused_gc():
+            for read in backend.read_runs([run], strict=False):
+                builder.add(read, None)
+        alone = builder.finish()
+        parts.append(alone.records)
+        findings.append(alone.findings)
+        bad.extend(builder.bad_runs)
+    parts.append(scanned.slice(start))
+    tables = Tables.of(records=pa.concat_tables(parts), findings=pa.concat_tables(findings))
+    return BatchResult(tables, len(paths), bad)
 
 
 _opened: dict[str, Backend] = {}

@@ -1,11 +1,13 @@
 """The ``records`` table: one row per decodable record, from the backends' typed reads.
 
-Two paths give the same rows. A journal the native scanner proved canonical (``ProvenRecords``) is tabled from
-the scan's columns and its bytes: no record is decoded, ``body`` is every journal's bytes less their newlines in
-one copy, its offsets the line starts less the newlines before them. Any other journal is tabled from its
-decoded records: one pass pulls the envelope, the bytes, the position, the message time and the noncanonical
-note into plain lists, and Arrow builds each column from its list in C. Either way ``kind`` is a lookup of
-``protocol`` done on the column, never per record.
+Three paths give the same rows. A load of local plain journals that folds nothing (``fold=False``) reads a
+batch of them into one buffer, which the native scanner proves and compacts in place into the body column
+(``scanned_batch_rows``; ``tables.batch``). Any other journal the scanner proved canonical (``ProvenRecords``)
+is tabled from the scan's columns and its bytes: no record is decoded, ``body`` is every journal's bytes less
+their newlines in one copy, its offsets the line starts less the newlines before them. Any other journal is
+tabled from its decoded records: one pass pulls the envelope, the bytes, the position, the message time and
+the noncanonical note into plain lists, and Arrow builds each column from its list in C. Either way ``kind``
+is found column-wise, never per record.
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ from collections.abc import Sequence
 from itertools import groupby
 from typing import Final, cast
 
+import msgspec
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from journaltools.protocol.journal import ProvenRecords
 from journaltools.protocol.kinds import PROTOCOLS
-from journaltools.protocol.native import OTHER_PROTOCOL, PROTOCOL_IDS, join_lines
+from journaltools.protocol.native import OTHER_PROTOCOL, PROTOCOL_IDS, BatchScan, join_lines
 from journaltools.tables.columns import strings_repeated
 from journaltools.tables.reads import RunReadLike
 from journaltools.tables.schema import RECORDS_SCHEMA, TIMESTAMP, empty_table
@@ -43,7 +46,7 @@ def records_table(reads: Sequence[RunReadLike]) -> pa.Table:
         for proven, group in groupby(present, key=lambda read: isinstance(read.records, ProvenRecords))
     ]
     if not parts:
-        return empty_table(RECORDS_SCHEMA)
+        return empty_table("records")
     return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
 
 
@@ -52,53 +55,104 @@ def _proven_rows(reads: list[RunReadLike]) -> pa.Table:
     record is decoded and no Python object is made per record. ``body`` is the journals' bytes without their
     newlines, one copy; a line's offset in it is its offset in its journal less the newlines before it."""
     proven = [cast(ProvenRecords, read.records) for read in reads]
-    counts = np.array([len(records) for records in proven], np.int64)
+    counts = [len(records) for records in proven]
     # Each journal's body length: its bytes less one newline per line (the last line's may be missing).
     lengths = [len(records.data) - len(records) + (not records.data.endswith(b"\n")) for records in proven]
     bases = np.cumsum([0, *lengths[:-1]], dtype=np.int64)
-    body_bytes = join_lines([records.data for records in proven])
-    total = int(counts.sum())
-    offsets = np.empty(total + 1, np.int64)
-    offsets[:total] = np.concatenate(
+    body = join_lines([records.data for records in proven])
+    offsets = np.concatenate(
         [
-            np.frombuffer(records.scan.starts, np.int64) - np.arange(len(records), dtype=np.int64) + base
-            for records, base in zip(proven, bases, strict=True)
+            *(
+                np.frombuffer(records.scan.starts, np.int64) - np.arange(len(records), dtype=np.int64) + base
+                for records, base in zip(proven, bases, strict=True)
+            ),
+            np.array([len(body)], np.int64),
         ]
     )
-    offsets[total] = len(body_bytes)
-    body = pa.Array.from_buffers(pa.large_binary(), total, [None, pa.py_buffer(offsets), pa.py_buffer(body_bytes)])
-    codes = np.concatenate([np.frombuffer(records.scan.protocols, np.uint8) for records in proven])
+    return _scanned_table(
+        [read.run for read in reads],
+        [read.source for read in reads],
+        counts,
+        offsets,
+        body,
+        np.concatenate([np.frombuffer(records.scan.seqs, np.uint64) for records in proven]),
+        np.concatenate([np.frombuffer(records.scan.protocols, np.uint8) for records in proven]),
+        np.concatenate([np.frombuffer(records.scan.optional, np.bool_) for records in proven]),
+    )
+
+
+def scanned_batch_rows(
+    runs: Sequence[str], counts: Sequence[int], source: str, scan: BatchScan, body: bytearray
+) -> pa.Table:
+    """Rows of journals ``scan_batch`` proved in place: ``runs`` with their line ``counts``, in order, the body
+    being ``body`` itself (no copy). Equal, row for row, to the rows of the same journals read one by one."""
+    return _scanned_table(
+        runs,
+        [source] * len(runs),
+        counts,
+        np.frombuffer(scan.offsets, np.int64),
+        body,
+        np.frombuffer(scan.seqs, np.uint64),
+        np.frombuffer(scan.protocols, np.uint8),
+        np.frombuffer(scan.optional, np.bool_),
+    )
+
+
+def _scanned_table(
+    runs: Sequence[str],
+    sources: Sequence[str],
+    counts: Sequence[int],
+    offsets: np.ndarray,
+    body: bytes | bytearray,
+    seqs: np.ndarray,
+    codes: np.ndarray,
+    optional: np.ndarray,
+) -> pa.Table:
+    """The rows of proven lines: ``offsets`` (one more than there are lines) delimit each in ``body``, which
+    becomes the body column as it is; ``codes`` index ``PROTOCOL_IDS``."""
+    total = len(codes)
+    column = pa.Array.from_buffers(pa.large_binary(), total, [None, pa.py_buffer(offsets), pa.py_buffer(body)])
     if (codes == OTHER_PROTOCOL).any():
-        # An id the runtime does not know is rare: those journals' protocols are read from their records.
+        # An id the runtime does not know is rare: those lines' protocols are read from their bytes.
         names = [
-            [stored.record.protocol for stored in records]
-            if OTHER_PROTOCOL in records.scan.protocols
-            else [PROTOCOL_IDS[code] for code in records.scan.protocols]
-            for records in proven
+            PROTOCOL_IDS[code] if code != OTHER_PROTOCOL else _protocol_of(body[offsets[row] : offsets[row + 1]])
+            for row, code in enumerate(codes.tolist())
         ]
-        protocol_column = pa.array([name for journal in names for name in journal], pa.string())
+        protocol_column = pa.array(names, pa.string())
         kind_column = kinds_of(protocol_column)
     else:
         # The scan's protocol index is also the kind's: two takes, no string of the column hashed.
         indices = pa.array(codes, pa.uint8())
         protocol_column, kind_column = pc.take(_PROTOCOL_IDS, indices), pc.take(_KIND_NAMES, indices)
-    positions = np.concatenate([np.arange(1, len(records) + 1, dtype=np.int64) for records in proven])
+    positions = [np.arange(1, count + 1, dtype=np.int64) for count in counts]
     return pa.Table.from_arrays(
         [
-            strings_repeated([read.run for read in reads], counts),
-            pa.array(np.concatenate([np.frombuffer(records.scan.seqs, np.uint64) for records in proven])),
+            strings_repeated(runs, counts),
+            pa.array(seqs),
             protocol_column,
             kind_column,
-            pa.array(np.concatenate([np.frombuffer(records.scan.optional, np.bool_) for records in proven])),
+            pa.array(optional),
             pa.array(np.diff(offsets)),
             pa.nulls(total, TIMESTAMP),  # files have no per-record time
-            body,
+            column,
             pa.nulls(total, pa.string()),  # proven canonical: nothing differs
-            strings_repeated([read.source for read in reads], counts),
-            pa.array(positions),
+            strings_repeated(sources, counts),
+            pa.array(np.concatenate(positions) if positions else np.empty(0, np.int64)),
         ],
         schema=RECORDS_SCHEMA,
     )
+
+
+def _protocol_of(line: bytes | bytearray) -> str:
+    protocol: str = _ENVELOPE.decode(line).protocol
+    return protocol
+
+
+class _Envelope(msgspec.Struct):
+    protocol: str
+
+
+_ENVELOPE: Final = msgspec.json.Decoder(_Envelope)
 
 
 def _decoded_rows(present: list[RunReadLike]) -> pa.Table:
