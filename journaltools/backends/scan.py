@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Final
 
+import numpy as np
+
 from journaltools.backends.base import RunRead, StoredRecord
 from journaltools.backends.oserrors import mapped, open_regular
 from journaltools.errors import CorruptJournal, JournalError
@@ -125,16 +127,17 @@ def read_journal_bytes(path: str | os.PathLike[str]) -> bytes:
     return _unzstd(compressed, limit)
 
 
-def read_journals_into(paths: Sequence[str], capacity: int) -> tuple[bytearray, list[int | None]]:
+def read_journals_into(paths: Sequence[str], capacity: int) -> tuple[np.ndarray, list[int | None]]:
     """Plain journals read one after another into one buffer of ``capacity`` bytes (what their listing said they
     hold), with each one's length; None for a journal to be read the usual way (``read_journal_bytes``, whose
     errors and findings it then meets): one that does not open as a regular file, passes the bound, grew or
     shrank since its size was taken, or does not fit."""
-    buffer = bytearray(capacity)
+    # Uninitialised (a bytearray would first write zeros over every byte the reads then write again).
+    buffer = np.empty(capacity, np.uint8)
     limit = max_journal_bytes()
     lengths: list[int | None] = []
     position = 0
-    with memoryview(buffer) as view:
+    with buffer.data as view:
         for path in paths:
             try:
                 with open_journal_file(path) as handle:

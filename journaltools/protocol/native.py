@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import msgspec
+import numpy as np
 from msgspec import inspect
 
 from journaltools.protocol.kinds import PROTOCOLS, Record
@@ -177,7 +178,7 @@ class BatchScan:
     optional: bytes
 
 
-def scan_batch(buffer: bytearray, lengths: Sequence[int]) -> BatchScan | None:
+def scan_batch(buffer: bytearray | memoryview | np.ndarray, lengths: Sequence[int]) -> BatchScan | None:
     """Scan the journals ``buffer`` holds back to back (their ``lengths``) and move the lines of each proven one,
     newlines dropped, to the front of ``buffer``: the body of a ``records`` table made in place, with no copy of a
     journal kept. None when this build has no scanner."""

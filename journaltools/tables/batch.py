@@ -38,6 +38,8 @@ class RunBatch:
     url: str
     runs: tuple[str, ...]
     size: int = 0
+    #: The journals' paths, one per run, where they are local plain files (``Backend.local_journals``).
+    paths: tuple[str, ...] | None = None
 
 
 @dataclass(slots=True)
@@ -57,6 +59,7 @@ def batches_of(backend: Backend, runs: Sequence[str], options: LoadOptions) -> I
             yield RunBatch(backend.url, tuple(runs[start : start + step]))
         return
     current: list[str] = []
+    current_paths: list[str] = []
     size = 0
     for run, path in paths:
         try:
@@ -64,20 +67,19 @@ def batches_of(backend: Backend, runs: Sequence[str], options: LoadOptions) -> I
         except OSError:
             length = 0  # the read reports it, with the backend's own wording
         if current and (size + length > options.batch_bytes or len(current) >= BATCH_RUNS):
-            yield RunBatch(backend.url, tuple(current), size)
-            current, size = [], 0
+            yield RunBatch(backend.url, tuple(current), size, tuple(current_paths))
+            current, current_paths, size = [], [], 0
         current.append(run)
+        current_paths.append(path)
         size += length
     if current:
-        yield RunBatch(backend.url, tuple(current), size)
+        yield RunBatch(backend.url, tuple(current), size, tuple(current_paths))
 
 
 def tables_of_batch(backend: Backend, batch: RunBatch, options: LoadOptions) -> BatchResult:
     """The tables of one batch, read leniently through ``backend`` and folded leniently here."""
-    if not options.fold and options.wants_records(default=True) and native.active():
-        paths = backend.local_journals(batch.runs)
-        if paths is not None:
-            return _records_read_in_place(backend, batch, paths)
+    if not options.fold and options.wants_records(default=True) and native.active() and batch.paths is not None:
+        return _records_read_in_place(backend, batch, list(zip(batch.runs, batch.paths, strict=True)))
     builder = TablesBuilder(records=options.wants_records(default=True), folded=options.fold)
     # One pause for the batch: a collection between journals would walk every record held so far.
     with paused_gc():

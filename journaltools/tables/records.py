@@ -82,7 +82,7 @@ def _proven_rows(reads: list[RunReadLike]) -> pa.Table:
 
 
 def scanned_batch_rows(
-    runs: Sequence[str], counts: Sequence[int], source: str, scan: BatchScan, body: bytearray
+    runs: Sequence[str], counts: Sequence[int], source: str, scan: BatchScan, body: np.ndarray
 ) -> pa.Table:
     """Rows of journals ``scan_batch`` proved in place: ``runs`` with their line ``counts``, in order, the body
     being ``body`` itself (no copy). Equal, row for row, to the rows of the same journals read one by one."""
@@ -103,7 +103,7 @@ def _scanned_table(
     sources: Sequence[str],
     counts: Sequence[int],
     offsets: np.ndarray,
-    body: bytes | bytearray,
+    body: bytes | np.ndarray,
     seqs: np.ndarray,
     codes: np.ndarray,
     optional: np.ndarray,
@@ -143,8 +143,8 @@ def _scanned_table(
     )
 
 
-def _protocol_of(line: bytes | bytearray) -> str:
-    protocol: str = _ENVELOPE.decode(line).protocol
+def _protocol_of(line: bytes | np.ndarray) -> str:
+    protocol: str = _ENVELOPE.decode(bytes(line)).protocol
     return protocol
 
 
