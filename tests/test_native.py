@@ -368,3 +368,12 @@ def test_a_batch_whose_journals_hold_no_record_gives_an_empty_records_table(tmp_
     assert tables.records.num_rows == 0
     assert tables.records.schema.names == load(SAMPLES, fold=False, strict=False, progress=False).records.schema.names
     assert set(tables.findings.column("code").to_pylist()) >= {"torn_tail"}
+
+
+def test_a_sparse_terabyte_journal_beside_real_ones_is_too_large_and_allocates_nothing(tmp_path: Path) -> None:
+    (tmp_path / "r1.json").write_bytes(META + b"\n")
+    with open(tmp_path / "r2.json", "wb") as huge:
+        huge.truncate(1 << 40)  # a hole: nothing on disk, a terabyte by its size
+    tables = load(tmp_path, fold=False, strict=False, progress=False)
+    assert tables.records.column("run").to_pylist() == ["r1"]
+    assert "journal_too_large" in tables.findings.column("code").to_pylist()

@@ -19,7 +19,7 @@ import pyarrow as pa
 from journaltools._perf import paused_gc
 from journaltools.backends.base import Backend
 from journaltools.backends.registry import open_source
-from journaltools.backends.scan import read_journals_into
+from journaltools.backends.scan import max_journal_bytes, read_journals_into
 from journaltools.protocol import native
 from journaltools.protocol.findings import Finding
 from journaltools.tables.build import TablesBuilder, fold_read
@@ -98,7 +98,10 @@ def _records_read_in_place(backend: Backend, batch: RunBatch, paths: list[tuple[
     the scanner proves each journal and moves its lines into place, so no journal's bytes are kept twice and no
     record is decoded. A journal it does not prove (or that would not read whole) is read the usual way, and its
     rows and findings take its place in run order."""
-    buffer, lengths = read_journals_into([path for _, path in paths], batch.size)
+    # A journal past the bound is never read here, so the buffer need not hold more than the bound per journal
+    # (a sparse file of a terabyte lists as a terabyte).
+    capacity = min(batch.size, max_journal_bytes() * len(paths))
+    buffer, lengths = read_journals_into([path for _, path in paths], capacity)
     scan = native.scan_batch(buffer, [length or 0 for length in lengths])
     assert scan is not None  # the caller checked the scanner is active
     counts = [
