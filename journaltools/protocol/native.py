@@ -4,7 +4,8 @@
 is exactly what the Go encoder writes for its record: keys in field order, zero values omitted where Go omits
 them, strings escaped as Go escapes them, integers and times in their one spelling, raw JSON compact. For such a
 journal it also gives each line's offset, seq, protocol and optional flag, so a load that only tables records
-never builds a Python object per record.
+never builds a Python object per record. ``scan_batch`` does the same for journals read back to back into one
+buffer, and moves the proven lines into place in it: the records table's body, with no second copy.
 
 The C code holds no field names: ``configure`` hands it the model derived here from the msgspec structs, the
 same declaration the fast path decodes into, so the two cannot drift. The proof is conservative: a journal it
