@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from journaltools.protocol import native
 from journaltools.protocol.decode import DecodedLine, decode_line
-from journaltools.protocol.journal import ProvenRecords, read_file_journal
+from journaltools.protocol.journal import ProvenRecords, read_file_journal, typed_records
 from journaltools.protocol.kinds import PROTOCOLS, Record
 from journaltools.tables import load
 from journaltools.tables.schema import TABLE_NAMES
@@ -377,3 +377,26 @@ def test_a_sparse_terabyte_journal_beside_real_ones_is_too_large_and_allocates_n
     tables = load(tmp_path, fold=False, strict=False, progress=False)
     assert tables.records.column("run").to_pylist() == ["r1"]
     assert "journal_too_large" in tables.findings.column("code").to_pylist()
+
+
+@given(
+    st.lists(st.binary(min_size=1, max_size=20).filter(lambda line: b"\n" not in line), min_size=1, max_size=6),
+    st.booleans(),
+)
+def test_json_array_is_the_lines_as_one_array(lines: list[bytes], final_newline: bool) -> None:
+    journal = b"\n".join(lines) + (b"\n" if final_newline else b"")
+    assert native.json_array(journal) == b"[" + b",".join(lines) + b"]"
+    with native.disabled():
+        assert native.json_array(journal) == b"[" + b",".join(lines) + b"]"
+
+
+def test_a_fold_takes_a_proven_journals_records_without_making_its_stored_records() -> None:
+    data = (CORPUS / "file").glob("*.json").__next__().read_bytes()
+    journal = read_file_journal(data)
+    assert isinstance(journal.records, ProvenRecords)
+    typed = typed_records(journal.records)
+    assert journal.records._records is None  # no line cut out, no stored record made
+    with native.disabled():
+        python = read_file_journal(data)
+    assert typed == [stored.record for stored in python.records]
+    assert [stored.record for stored in journal.records] == typed  # the stored records, made on demand, agree

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Literal, Self
 from journaltools.aio import run_sync
 from journaltools.errors import RecordRefused, SequenceGap
 from journaltools.protocol.findings import Finding
-from journaltools.protocol.journal import BadLine, read_stream_bodies
+from journaltools.protocol.journal import BadLine, read_stream_bodies, typed_records
 from journaltools.protocol.journal import StoredRecord as StoredRecord
 from journaltools.protocol.kinds import Meta, Record, make_record
 from journaltools.protocol.runid import validate_run_id
@@ -53,7 +53,7 @@ class RunRead:
 
     def typed(self) -> list[Record]:
         """The records alone, in order: what ``fold`` takes."""
-        return [stored.record for stored in self.records]
+        return typed_records(self.records)
 
 
 class AppendOutcome(Enum):

@@ -96,10 +96,10 @@ def decode_canonical_lines(lines: list[bytes]) -> list[Record] | None:
     return records
 
 
-def decode_proven_lines(lines: list[bytes]) -> list[Record]:
-    """The records of lines already proven canonical (``protocol.native``): one decode, nothing re-encoded, since
-    a canonical line decodes here to exactly the record Go decodes it to."""
-    return _LIST_DECODER.decode(b"[" + b",".join(lines) + b"]")
+def decode_proven_journal(journal: bytes) -> list[Record]:
+    """The records of a journal already proven canonical (``protocol.native``): one decode, nothing re-encoded,
+    since a canonical line decodes here to exactly the record Go decodes it to."""
+    return _LIST_DECODER.decode(native.json_array(journal))
 
 
 def _canonical_fields_beyond_whitespace(record: Record) -> bool:

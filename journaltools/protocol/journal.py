@@ -24,13 +24,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Final, overload
+from typing import Final, Protocol, overload
 
 import msgspec
 
 from journaltools.errors import UndecodableLine
 from journaltools.protocol import goreader, native
-from journaltools.protocol.decode import decode_canonical_lines, decode_line, decode_proven_lines
+from journaltools.protocol.decode import decode_canonical_lines, decode_line, decode_proven_journal
 from journaltools.protocol.kinds import Record
 from journaltools.protocol.native import CanonicalScan
 
@@ -66,15 +66,17 @@ class StoredRecord(msgspec.Struct, frozen=True, gc=False):
 class ProvenRecords(Sequence[StoredRecord]):
     """The records of a journal the native scanner proved canonical, decoded only when first looked at.
 
-    A load that only tables records (``fold=False``) reads ``data`` and ``scan`` and never decodes a record; any
-    other use decodes every line at once, with no re-encoding, since the proof is already made. Equal to the list
+    A load that only tables records (``fold=False``) reads ``data`` and ``scan`` and never decodes a record; a
+    fold takes ``typed()``, every record decoded at once with no re-encoding (the proof is already made) and no
+    line cut out; anything that looks at the stored records themselves gets them made then. Equal to the list
     of the same records."""
 
-    __slots__ = ("_records", "data", "scan")
+    __slots__ = ("_records", "_typed", "data", "scan")
 
     def __init__(self, data: bytes, scan: CanonicalScan) -> None:
         self.data = data
         self.scan = scan
+        self._typed: list[Record] | None = None
         self._records: list[StoredRecord] | None = None
 
     def __len__(self) -> int:
@@ -100,17 +102,37 @@ class ProvenRecords(Sequence[StoredRecord]):
     def __repr__(self) -> str:
         return f"ProvenRecords({self.scan.count} records, {len(self.data):,} bytes)"
 
+    def typed(self) -> list[Record]:
+        """The records alone (what a fold takes), without the stored records around them: no line is cut out."""
+        if self._typed is None:
+            self._typed = decode_proven_journal(self.data)
+        return self._typed
+
     def decoded(self) -> list[StoredRecord]:
         if self._records is None:
             lines = self.data.split(b"\n")
             if not lines[-1]:
                 lines.pop()
-            records = decode_proven_lines(lines)
             self._records = [
                 StoredRecord(record, line, number)
-                for number, (record, line) in enumerate(zip(records, lines, strict=True), start=1)
+                for number, (record, line) in enumerate(zip(self.typed(), lines, strict=True), start=1)
             ]
         return self._records
+
+
+class HoldsRecord(Protocol):
+    """A stored record by its shape: whatever holds a decoded ``record``."""
+
+    @property
+    def record(self) -> Record: ...
+
+
+def typed_records(records: Sequence[HoldsRecord]) -> list[Record]:
+    """The records of ``records``, in order; for a proven journal they are decoded without the stored records
+    around them being made."""
+    if isinstance(records, ProvenRecords):
+        return records.typed()
+    return [stored.record for stored in records]
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,4 +351,5 @@ __all__ = [
     "is_blank",
     "read_file_journal",
     "read_stream_bodies",
+    "typed_records",
 ]

@@ -215,6 +215,14 @@ def proves_line(line: bytes) -> bool:
     return _canonical is not None and bool(_canonical.proves_line(line))
 
 
+def json_array(journal: bytes) -> bytes:
+    """A journal's lines (no blank one) as one JSON array, ``[line,line,...]``: one copy, no object per line."""
+    if _canonical is None:
+        return b"[" + journal.removesuffix(b"\n").replace(b"\n", b",") + b"]"
+    array: bytes = _canonical.json_array(journal)
+    return array
+
+
 def join_lines(journals: Sequence[bytes]) -> bytes:
     """The journals' bytes one after another without their newlines: what the ``records`` table's ``body`` holds."""
     if _canonical is None:
@@ -233,6 +241,7 @@ __all__ = [
     "active",
     "disabled",
     "join_lines",
+    "json_array",
     "proves_line",
     "record_model",
     "scan_batch",

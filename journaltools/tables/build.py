@@ -21,6 +21,7 @@ from journaltools.folding import FoldResult
 from journaltools.folding.state import COUNTER_NAMES
 from journaltools.protocol.blocks import Message
 from journaltools.protocol.findings import Finding
+from journaltools.protocol.journal import typed_records
 from journaltools.protocol.kinds import Meta, Record
 from journaltools.tables.columns import digest12, findings_table, go_time, strings_repeated, with_source
 from journaltools.tables.reads import RunReadLike
@@ -39,11 +40,8 @@ def _columns(schema: pa.Schema) -> dict[str, list[Any]]:
     return {f.name: [] for f in schema}
 
 
-def _meta_of(read: RunReadLike) -> Meta | None:
-    records = read.records
-    if records and records[0].record.meta is not None:
-        return records[0].record.meta
-    return None
+def _meta_of(records: Sequence[Record]) -> Meta | None:
+    return records[0].meta if records else None
 
 
 def _message_row(message: Message) -> tuple[str, int, int, int, int]:
@@ -154,17 +152,25 @@ class TablesBuilder:
         if self.want_records:
             self._reads.append(read)
         if self.folded:
-            self._add_run(read, result, findings, invalid=first_error is not None or not read.complete)
+            records = typed_records(read.records)
+            self._add_run(read, records, result, findings, invalid=first_error is not None or not read.complete)
             if result is not None:
                 self._add_segments(read.run, result)
                 self._add_messages(read.run, result)
-                self._add_calls(read)
+                self._add_calls(read.run, records)
         return first_error
 
-    def _add_run(self, read: RunReadLike, result: FoldResult | None, findings: list[Finding], invalid: bool) -> None:
+    def _add_run(
+        self,
+        read: RunReadLike,
+        records: Sequence[Record],
+        result: FoldResult | None,
+        findings: list[Finding],
+        invalid: bool,
+    ) -> None:
         row = self._runs
         state = result.state if result is not None else None
-        meta = _meta_of(read)
+        meta = _meta_of(records)
         fingerprint = meta.fingerprint if meta is not None else None
         status = "invalid" if invalid or result is None else result.status
         terminal = state.terminal if state is not None else None
@@ -181,9 +187,9 @@ class TablesBuilder:
             "caller": (meta.caller or None) if meta is not None else None,
             "conversation": digest12(meta.conversation_token) if meta is not None else None,
             "last_seq": result.last_seq if result is not None else read.last_seq,
-            "records": len(read.records),
+            "records": len(records),
             "segments": len(result.segments) if result is not None else 0,
-            "resumes": sum(1 for stored in read.records if stored.record.kind == "claim"),
+            "resumes": sum(1 for record in records if record.kind == "claim"),
             "stale_terminal": result.stale_terminal if result is not None else False,
             "terminal_reason": terminal.reason if terminal is not None else None,
             "terminal_message": (terminal.message or None) if terminal is not None else None,
@@ -245,10 +251,10 @@ class TablesBuilder:
         columns["tool_result_count"].extend([row[3] for row in rows])
         columns["provider_blocks"].extend([row[4] for row in rows])
 
-    def _add_calls(self, read: RunReadLike) -> None:
-        calls = _calls_of(stored.record for stored in read.records)
+    def _add_calls(self, run: str, records: Sequence[Record]) -> None:
+        calls = _calls_of(records)
         self._calls.extend(calls)
-        self._call_runs.append(read.run)
+        self._call_runs.append(run)
         self._call_counts.append(len(calls))
 
     def _calls_table(self) -> pa.Table:
@@ -305,7 +311,7 @@ def fold_read(read: RunReadLike) -> FoldResult | None:
     """The lenient fold of a read, or None for a refused read (the runtime never folds one)."""
     if not read.complete:
         return None
-    return folding.fold([stored.record for stored in read.records], run=read.run, strict=False)
+    return folding.fold(typed_records(read.records), run=read.run, strict=False)
 
 
 def tables_of_reads(reads: Sequence[RunReadLike], *, records: bool = True, fold: bool = True) -> Tables:
