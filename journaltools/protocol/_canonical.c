@@ -634,13 +634,14 @@ failed:
     return NULL;
 }
 
-/* The bytes to check, once the model is there. */
-static int open_input(PyObject *arg, Py_buffer *view) {
+/* The bytes to check (``flags``: PyBUF_SIMPLE to read them, PyBUF_WRITABLE to move them too), once the model
+ * is there. */
+static int open_input(PyObject *arg, Py_buffer *view, int flags) {
     if (!the_model.configured) {
         PyErr_SetString(PyExc_RuntimeError, "the native scanner has no model: call configure first");
         return -1;
     }
-    return PyObject_GetBuffer(arg, view, PyBUF_SIMPLE);
+    return PyObject_GetBuffer(arg, view, flags);
 }
 
 /* Whether every line of data[0:length) is a proven record (no blank line; the final newline may be missing);
@@ -675,7 +676,7 @@ PyDoc_STRVAR(scan_journal_doc,
 
 static PyObject *scan_journal(PyObject *Py_UNUSED(module), PyObject *arg) {
     Py_buffer view;
-    if (open_input(arg, &view) < 0) return NULL;
+    if (open_input(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
     const unsigned char *data = view.buf, *end = data + view.len;
     PyObject *starts = NULL, *seqs = NULL, *protocols = NULL, *optional = NULL, *result = NULL;
     Py_ssize_t lines = 0;
@@ -725,13 +726,9 @@ PyDoc_STRVAR(scan_batch_doc,
 static PyObject *scan_batch(PyObject *Py_UNUSED(module), PyObject *args) {
     PyObject *buffer_object;
     Py_buffer lengths_view;
-    if (!the_model.configured) {
-        PyErr_SetString(PyExc_RuntimeError, "the native scanner has no model: call configure first");
-        return NULL;
-    }
     if (!PyArg_ParseTuple(args, "Oy*", &buffer_object, &lengths_view)) return NULL;
     Py_buffer view;
-    if (PyObject_GetBuffer(buffer_object, &view, PyBUF_WRITABLE) < 0) {
+    if (open_input(buffer_object, &view, PyBUF_WRITABLE) < 0) {
         PyBuffer_Release(&lengths_view);
         return NULL;
     }
@@ -807,7 +804,7 @@ PyDoc_STRVAR(proves_line_doc,
 
 static PyObject *proves_line(PyObject *Py_UNUSED(module), PyObject *arg) {
     Py_buffer view;
-    if (open_input(arg, &view) < 0) return NULL;
+    if (open_input(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
     cursor c = {view.buf, (const unsigned char *)view.buf + view.len};
     envelope ignored = {0, OTHER_PROTOCOL, 0};
     int proven = check_object(&c, 0, &ignored, 0) && c.p == c.end;

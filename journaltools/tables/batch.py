@@ -104,10 +104,8 @@ def _records_read_in_place(backend: Backend, batch: RunBatch, paths: list[tuple[
     buffer, lengths = read_journals_into([path for _, path in paths], capacity)
     scan = native.scan_batch(buffer, [length or 0 for length in lengths])
     assert scan is not None  # the caller checked the scanner is active
-    counts = [
-        int(count) if length is not None else -1
-        for count, length in zip(np.frombuffer(scan.proven, np.int64), lengths, strict=True)
-    ]
+    # A journal left to the usual read was given length 0, which the scan never proves: its count is -1 too.
+    counts: list[int] = np.frombuffer(scan.proven, np.int64).tolist()
     proven = [(run, count) for (run, _), count in zip(paths, counts, strict=True) if count >= 0]
     scanned = scanned_batch_rows([run for run, _ in proven], [count for _, count in proven], backend.url, scan, buffer)
     if len(proven) == len(paths):
