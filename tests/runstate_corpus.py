@@ -10,21 +10,25 @@ from pathlib import Path
 from typing import Any
 
 CORPUS = Path(__file__).parent / "corpus" / "runstate"
+#: The newest line's corpus (format version 1), written by its own code: tests/corpus/runstate/newest/MANIFEST.md.
+NEWEST_CORPUS = CORPUS / "newest"
 
 
-def expected(name: str) -> list[dict[str, Any]]:
-    """One fold result per journal of ``expected/<name>.jsonl`` (file, random, broken, jetstream)."""
-    return _expected(name)
+def expected(name: str, *, newest: bool = False) -> list[dict[str, Any]]:
+    """One fold result per journal of ``expected/<name>.jsonl`` (file, random, broken, jetstream; for the newest
+    corpus also version3). Each entry's ``corpus`` names the folder its ``path`` is relative to."""
+    return _expected(name, newest)
 
 
 @cache
-def _expected(name: str) -> list[dict[str, Any]]:
-    with open(CORPUS / "expected" / f"{name}.jsonl", encoding="utf-8") as lines:
-        return [json.loads(line) for line in lines]
+def _expected(name: str, newest: bool) -> list[dict[str, Any]]:
+    root = NEWEST_CORPUS if newest else CORPUS
+    with open(root / "expected" / f"{name}.jsonl", encoding="utf-8") as lines:
+        return [{**json.loads(line), "corpus": str(root)} for line in lines]
 
 
 def journal_bytes(entry: dict[str, Any]) -> bytes:
-    return (CORPUS / entry["path"]).read_bytes()
+    return (Path(entry.get("corpus", CORPUS)) / entry["path"]).read_bytes()
 
 
 def jsonl(name: str) -> list[dict[str, Any]]:

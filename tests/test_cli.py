@@ -97,8 +97,8 @@ def test_show_json_holds_the_folded_state_in_snake_case(capsys: pytest.CaptureFi
         "waiting_for": "answer",
     }
     assert set(document["counters"]) == {
-        "llm_calls", "tool_calls", "remote_tool_calls", "in_tokens", "out_tokens", "cache_read_tokens",
-        "cache_create_tokens", "thinking_tokens",
+        "llm_calls", "tool_calls", "remote_tool_calls", "mcp_tool_calls", "in_tokens", "out_tokens",
+        "cache_read_tokens", "cache_create_tokens", "thinking_tokens",
     }  # fmt: skip
     deferred = {
         "tool_use_id": "toolu_01UlI0pUN5s0LM3WnLle3UP7",

@@ -1,22 +1,36 @@
-"""The load path against the real runtime's: every journal of the corpus (written by the runtime, and byte-level
-mutations of two of them) is read by the file line rule and folded to exactly what Go's FileStore.Load returned:
-the same refusals, and for the accepted ones the same state, field by field."""
+"""The load path against the real runtime's: every journal of both corpora (the August build's and the newest
+line's, each written by that build's code, and byte-level mutations of a few) is read by the file line rule and
+folded to exactly what that build's FileStore.Load returned: the same refusals, and for the accepted ones the same
+state, field by field. The one difference is deliberate: journaltools reads both generations, where each build
+refuses the other's version."""
 
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any
 
 import pytest
 
 from journaltools.errors import FoldError
 from journaltools.folding import fold
+from journaltools.protocol.generations import AUGUST, NEWEST, generation_of_version
 from journaltools.protocol.journal import read_file_journal
 from journaltools.protocol.kinds import Record
 from tests.runstate_corpus import expected, journal_bytes
 
-WRITTEN_BY_THE_RUNTIME = [entry for name in ("file", "random") for entry in expected(name)]
-EVERY_JOURNAL = WRITTEN_BY_THE_RUNTIME + expected("broken")
+WRITTEN_BY_THE_RUNTIME = [
+    entry for newest in (False, True) for name in ("file", "random") for entry in expected(name, newest=newest)
+]
+EVERY_JOURNAL = WRITTEN_BY_THE_RUNTIME + expected("broken") + expected("broken", newest=True)
+#: The August journals the newest line refuses for their version: journaltools folds them by the August rules.
+OTHER_GENERATION = expected("version3", newest=True)
+
+_VERSION_REFUSAL = re.compile(r"unsupported snapshot version: snapshot version (-?[0-9]+), supported [0-9]+")
+
+
+def journal_id(entry: dict[str, Any]) -> str:
+    return ("newest/" if "newest" in entry["corpus"] else "") + entry["path"]
 
 
 def records_of(data: bytes) -> list[Record]:
@@ -31,7 +45,7 @@ def assert_same_state(got: dict[str, Any], want: dict[str, Any], where: str) -> 
         assert got[field] == want[field], f"{where}: {field} differs"
 
 
-@pytest.mark.parametrize("entry", EVERY_JOURNAL, ids=lambda entry: entry["path"])
+@pytest.mark.parametrize("entry", EVERY_JOURNAL, ids=journal_id)
 def test_strict_load_equals_the_runtime(entry: dict[str, Any]) -> None:
     journal = read_file_journal(journal_bytes(entry))
     if entry.get("read_error"):
@@ -44,14 +58,32 @@ def test_strict_load_equals_the_runtime(entry: dict[str, Any]) -> None:
     records = [read.record for read in journal.records]
     if "records" in entry:
         assert len(records) == entry["records"] and journal.last_seq == entry["last_seq"]
+    version = _VERSION_REFUSAL.fullmatch(entry["error"] or "")
+    if version is not None and generation_of_version(int(version.group(1))) is not None:
+        # The other build's version: journaltools folds it by that build's rules.
+        result = fold(records, run=entry["store_id"])
+        assert result.state is not None and result.state.generation is generation_of_version(int(version.group(1)))
+        return
     if not entry["ok"]:
         with pytest.raises(FoldError) as refused:
             fold(records, run=entry["store_id"])
+        if version is not None:
+            # Refused by both builds: the message names the versions journaltools reads instead of one build's.
+            assert generation_of_version(int(version.group(1))) is None
+            assert refused.value.rule.startswith(version.group(0).rsplit(" ", 1)[0])
+            assert "supported 1 (the newest line) and 3 (the August build)" in refused.value.rule
+            return
         # Go's error text names the rule and the seq; ours carries the same rule text.
         assert refused.value.rule.split(": ", 1)[-1] in entry["error"]
         return
     result = fold(records, run=entry["store_id"])
     assert result.state is not None
+    if "reopened" in entry:
+        assert result.state.generation is NEWEST
+        assert result.state.reopened == entry["reopened"]
+        ending = result.state.ending()
+        assert (None if ending is None else ending.reason) == (entry["ending"] or {}).get("reason")
+        assert result.status == ((entry["ending"] or {}).get("reason") or "open")
     assert_same_state(result.state.to_go_json(), entry["state"], entry["path"])
     assert result.state.completed() == entry["completed"]
     if "open_deferrals" in entry:
@@ -63,7 +95,18 @@ def test_strict_load_equals_the_runtime(entry: dict[str, Any]) -> None:
         assert all(read.noncanonical is None for read in journal.records), "the runtime's lines take the fast path"
 
 
-@pytest.mark.parametrize("entry", WRITTEN_BY_THE_RUNTIME, ids=lambda entry: entry["path"])
+@pytest.mark.parametrize("entry", OTHER_GENERATION, ids=journal_id)
+def test_a_journal_the_newest_line_refuses_for_its_version_folds_as_august(entry: dict[str, Any]) -> None:
+    assert entry["error_is"] == ["ErrVersion"]
+    records = records_of(journal_bytes(entry))
+    assert len(records) == entry["records"]
+    result = fold(records, run=entry["store_id"])
+    assert result.state is not None and result.state.generation is AUGUST
+    same = next(e for e in expected("file") if e["store_id"] == entry["store_id"])
+    assert_same_state(result.state.to_go_json(), same["state"], entry["path"])
+
+
+@pytest.mark.parametrize("entry", WRITTEN_BY_THE_RUNTIME, ids=journal_id)
 def test_lenient_fold_agrees_with_strict(entry: dict[str, Any]) -> None:
     records = records_of(journal_bytes(entry))
     lenient = fold(records, run=entry["store_id"], strict=False)
@@ -72,14 +115,17 @@ def test_lenient_fold_agrees_with_strict(entry: dict[str, Any]) -> None:
         assert errors == []
         assert lenient.state is not None
         assert lenient.state.to_go_json() == fold(records).state.to_go_json()  # type: ignore[union-attr]
-        expected_status = entry["state"]["Terminal"]["reason"] if entry["state"]["Terminal"] else "open"
+        if "reopened" in entry:  # the newest line: the status follows Ending()
+            expected_status = (entry["ending"] or {}).get("reason") or "open"
+        else:
+            expected_status = entry["state"]["Terminal"]["reason"] if entry["state"]["Terminal"] else "open"
         assert lenient.status == expected_status
     else:
         assert lenient.status == "invalid"
         assert errors, "a refused journal says why"
 
 
-@pytest.mark.parametrize("entry", expected("file"), ids=lambda entry: entry["path"])
+@pytest.mark.parametrize("entry", expected("file") + expected("file", newest=True), ids=journal_id)
 def test_the_anthropic_rendering_is_valid_api_input(entry: dict[str, Any]) -> None:
     from journaltools.protocol.blocks import to_anthropic
 
@@ -93,7 +139,7 @@ def test_the_anthropic_rendering_is_valid_api_input(entry: dict[str, Any]) -> No
         assert all(block.get("text", "x") for block in message["content"]), "no empty text block"
 
 
-@pytest.mark.parametrize("entry", WRITTEN_BY_THE_RUNTIME, ids=lambda entry: entry["path"])
+@pytest.mark.parametrize("entry", WRITTEN_BY_THE_RUNTIME, ids=journal_id)
 def test_every_message_names_the_record_it_came_from(entry: dict[str, Any]) -> None:
     records = records_of(journal_bytes(entry))
     result = fold(records, strict=False)
@@ -117,7 +163,8 @@ _OWN_CODES = {"noncanonical_line", "unknown_terminal_reason", "torn_tail", "unkn
 _DRIFT = ("thinking_tokens", "reasoning_effort", "jsonschema validation failed")
 
 
-@pytest.mark.parametrize("entry", [e for e in EVERY_JOURNAL if e["ok"]], ids=lambda entry: entry["path"])
+#: The newest corpus records no schema findings: its embedded schemas are the August ones (its MANIFEST).
+@pytest.mark.parametrize("entry", [e for e in EVERY_JOURNAL if e["ok"] and "newest" not in e["corpus"]], ids=journal_id)
 def test_what_the_published_schemas_refuse_is_reported(entry: dict[str, Any]) -> None:
     """Every line of an accepted journal that the runtime's own schema validator refused (beyond the schemas'
     known drift) carries a finding: ``schema_violation``, or the code that already names its cause."""

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from journaltools.protocol import native
 from journaltools.protocol.decode import DecodedLine, decode_line
 from journaltools.protocol.journal import ProvenRecords, read_file_journal, typed_records
-from journaltools.protocol.kinds import PROTOCOLS, Record
+from journaltools.protocol.kinds import NEWEST_ONLY, PROTOCOLS, Record
 from journaltools.tables import load
 from journaltools.tables.schema import TABLE_NAMES
 from tests.runstate_corpus import CORPUS
@@ -81,14 +81,18 @@ def test_disabled_leaves_the_python_path_and_restores_the_scanner_even_on_error(
 
 
 def test_the_model_is_the_record_structs_field_by_field() -> None:
+    """The August build's model: the structs less the fields only the newest line writes."""
     schemas = native.record_model()
-    assert [name.decode() for name, _, _ in schemas[0]] == list(Record.__struct_fields__)
+    august = [name for name in Record.__struct_fields__ if name not in NEWEST_ONLY[Record]]
+    assert [name.decode() for name, _, _ in schemas[0]] == august
+    assert b"time" not in {name for name, _, _ in schemas[0]}
     by_name = {name: (kind, nested) for name, kind, nested in schemas[0]}
     assert by_name[b"seq"][0] == native.UINT64
     assert by_name[b"optional"][0] == native.BOOL_OMITTED_FALSE
     meta = schemas[by_name[b"meta"][1]]
     assert by_name[b"meta"][0] == native.OBJECT_OMITTED_NIL
     assert dict((name, kind) for name, kind, _ in meta)[b"created"] == native.TIME
+    assert b"agent" not in dict((name, kind) for name, kind, _ in meta)
 
 
 def test_a_field_the_scanner_cannot_check_is_refused_by_name() -> None:

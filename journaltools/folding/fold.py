@@ -1,7 +1,11 @@
 """The pure fold: typed records in, the runtime's ``RunState`` plus a post-mortem's view out. No I/O.
 
 ``fold(records)`` (strict) returns the state fisk-ai's ``runstate.Fold`` returns and refuses exactly what it
-refuses, raising ``FoldError`` (``VersionMismatch``) naming the run, the seq and the rule. ``strict=False``
+refuses, raising ``FoldError`` (``VersionMismatch``) naming the run, the seq and the rule. Each journal folds by
+the rules of the build its ``meta.version`` names (``protocol.generations``): the August build's (version 3) or
+the newest line's (version 1), whose fold also dates every message and result, counts tool calls by provider kind
+and reopens a run that journaled anything after its terminal; any other version is refused, as both builds refuse
+it. ``strict=False``
 never raises: a record Go would refuse is skipped with an error finding (its seq still counts as seen) and
 the run's status becomes ``invalid``.
 
@@ -22,7 +26,19 @@ from journaltools.folding.state import Counters, PendingCall, PendingTurn, RunSt
 from journaltools.folding.status import Segment, Status, segments_of, status_of, waiting_for_of
 from journaltools.protocol.blocks import ASSISTANT, USER, Block, Message, ToolResultBlock, tool_uses, user_text
 from journaltools.protocol.findings import Finding
-from journaltools.protocol.kinds import FORMAT_VERSION, TERMINAL_REASONS, Assistant, Deferred, Record
+from journaltools.protocol.generations import generation_of_version, rules_for_version, unsupported_version
+from journaltools.protocol.kinds import (
+    KIND_MCP,
+    KIND_REMOTE,
+    KIND_UNKNOWN,
+    TERMINAL_REASONS,
+    ZERO_TIME,
+    Assistant,
+    Deferred,
+    Record,
+    ToolResult,
+    parse_kind,
+)
 
 
 @dataclass(slots=True)
@@ -67,11 +83,14 @@ class _Turn:
 
     assistant: Assistant
     seq: int
+    time: str
     results: list[ToolResultBlock] = field(default_factory=list)
     result_seqs: list[int] = field(default_factory=list)
     answered: set[str] = field(default_factory=set)
     deferred: dict[str, Deferred] = field(default_factory=dict)
     call_ids: frozenset[str] = frozenset()
+    #: The time of the batch's last result record: the synthetic results message's.
+    last_result_time: str = ZERO_TIME
 
 
 def fold(records: Sequence[Record] | Iterable[Record], *, run: str | None = None, strict: bool = True) -> FoldResult:
@@ -99,6 +118,7 @@ class _Walk:
         self.terminal_seq: int | None = None
         self.message_seqs: list[int] = []
         self.claim_since_terminal = False
+        self.by_kind: dict[int, int] = {}
 
     # -- the frame -------------------------------------------------------------------------------------------------
 
@@ -112,8 +132,8 @@ class _Walk:
             self._refuse_journal(first.seq, "not_meta_first", "first record is not meta")
             return self._finish(max(r.seq for r in records))
         meta = first.meta
-        if meta.version != FORMAT_VERSION:
-            rule = f"unsupported snapshot version: snapshot version {meta.version}, supported {FORMAT_VERSION}"
+        if generation_of_version(meta.version) is None:
+            rule = unsupported_version(meta.version)
             if self.strict:
                 raise VersionMismatch(self.run, first.seq, "version_mismatch", rule)
             self.findings.append(Finding.of(self.run, first.seq, "version_mismatch", rule))
@@ -126,6 +146,10 @@ class _Walk:
             conversation_token=meta.conversation_token,
             caller=meta.caller,
             messages=[user_text(meta.prompt)],
+            generation=rules_for_version(meta.version),
+            agent=meta.agent,
+            # The prompt is the one message dated without a time of its own: from the run's creation.
+            times=[first.time or meta.created],
         )
         self.message_seqs = [first.seq]
         self._check_schema(first)
@@ -136,6 +160,8 @@ class _Walk:
                 self._refuse(record.seq, "seq_not_increasing", f"seq {record.seq} not increasing after {last_seq}")
                 continue
             last_seq = record.seq
+            if self.state.terminal is not None and record.kind != "terminal":
+                self.state.reopened = True
             try:
                 self._apply(record)
             except _Refusal as refusal:
@@ -183,14 +209,16 @@ class _Walk:
                 label = "tool_result"
             raise _Refusal(seq, "missing_payload", f"{label} record with no payload at seq {seq}")
         if kind == "assistant":
-            self._assistant(payload, seq)
+            self._assistant(payload, seq, record.time)
         elif kind == "user":
             self._new_turn_after_terminal(seq)
             if self.turn is not None:
                 self._commit(self.turn, committed_by=seq)
                 self.turn = None
+            state.turns += 1
             if not _append_or_merge_user(state.messages, payload.message):
                 self.message_seqs.append(seq)
+                state.times.append(_time(record.time))
         elif kind == "tool_result":
             turn = self._open_turn(seq, "tool_result")
             result = payload.result
@@ -209,9 +237,12 @@ class _Walk:
             turn.results.append(result)
             turn.result_seqs.append(seq)
             turn.answered.add(payload.tool_use_id)
-            self.counters.tool_calls += 1
-            if payload.remote:
-                self.counters.remote_tool_calls += 1
+            turn.last_result_time = _time(record.time)
+            if record.time:
+                if state.result_times is None:
+                    state.result_times = {}
+                state.result_times[payload.tool_use_id] = record.time
+            self._count_tool_call(payload)
         elif kind == "deferred":
             turn = self._open_turn(seq, "deferred")
             if payload.tool_use_id not in turn.call_ids:
@@ -227,6 +258,8 @@ class _Walk:
             state.memory_revisions = payload.revisions
         elif kind == "terminal":
             state.terminal = payload
+            state.reopened = False
+            state.ended = _time(record.time)
             state.call_approvals = None
             self.terminal_seq = seq
             self.claim_since_terminal = False
@@ -237,11 +270,34 @@ class _Walk:
         elif kind == "claim":
             self.claim_since_terminal = True
 
-    def _assistant(self, assistant: Assistant, seq: int) -> None:
+    def _count_tool_call(self, result: ToolResult) -> None:
+        """The newest line's rule, which reads an August result (no kind) as the August build counted it: a
+        ``remote`` one ran remotely, any other is of unknown kind."""
+        counters = self.counters
+        counters.tool_calls += 1
+        if result.kind:
+            kind, dispatched = parse_kind(result.kind), result.dispatched
+        elif result.remote:
+            kind, dispatched = KIND_REMOTE, True
+        else:
+            kind, dispatched = KIND_UNKNOWN, False
+        self.by_kind[kind] = self.by_kind.get(kind, 0) + 1
+        if dispatched:
+            if kind == KIND_REMOTE:
+                counters.remote_tool_calls += 1
+            elif kind == KIND_MCP:
+                counters.mcp_tool_calls += 1
+
+    def _assistant(self, assistant: Assistant, seq: int, time: str) -> None:
         self._new_turn_after_terminal(seq)
         if self.turn is not None:
             self._commit(self.turn, committed_by=seq)
-        self.turn = _Turn(assistant, seq, call_ids=frozenset(call.id for call in tool_uses(assistant.message)))
+        state = self.state
+        assert state is not None
+        state.context_tokens = assistant.in_tokens + assistant.cache_read_tokens + assistant.cache_create_tokens
+        self.turn = _Turn(
+            assistant, seq, _time(time), call_ids=frozenset(call.id for call in tool_uses(assistant.message))
+        )
         self.last_iteration = assistant.iteration
         self.last_stop = assistant.stop_reason
         self.saw_assistant = True
@@ -281,9 +337,11 @@ class _Walk:
                     )
         state.messages.append(turn.assistant.message)
         self.message_seqs.append(turn.seq)
+        state.times.append(turn.time)
         if turn.results:
             self.message_seqs.append(turn.result_seqs[0])
             state.messages.append(Message(role=USER, content=[Block(tool_result=result) for result in turn.results]))
+            state.times.append(turn.last_result_time)
 
     # -- the end ---------------------------------------------------------------------------------------------------
 
@@ -303,11 +361,18 @@ class _Walk:
                     answered=frozenset(turn.answered),
                     deferred=dict(turn.deferred),
                     seq=turn.seq,
+                    time=turn.time,
                 )
         if self.saw_assistant:
             state.next_iteration = wrap_int64(self.last_iteration + 1)
             state.last_stop_reason = self.last_stop
+        if self.by_kind:
+            self.counters.tool_calls_by_kind = self.by_kind
         state.counters = self.counters.wrapped()
+        state.context_tokens = wrap_int64(state.context_tokens)
+        state.turns = wrap_int64(state.turns)
+        if state.reopened:
+            state.ended = ZERO_TIME
 
     def _finish(self, last_seq: int) -> FoldResult:
         state = self.state
@@ -326,6 +391,11 @@ class _Walk:
             pending_calls=pending_calls,
             message_seqs=self.message_seqs if state is not None else [],
         )
+
+
+def _time(time: str) -> str:
+    """A record's time as the state holds it: Go's zero time for an undated record."""
+    return time or ZERO_TIME
 
 
 def _quoted(text: str) -> str:

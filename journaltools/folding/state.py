@@ -1,8 +1,12 @@
 """What the fold produces: the runtime's ``RunState``, field for field, as typed values.
 
 ``RunState`` holds exactly what fisk-ai's ``runstate.Fold`` returns, so it can be compared with the Go state
-(``to_go_json``) and resumed from. What journaltools adds for a post-mortem (status, process-run segments,
-findings, the pending calls with their deferral notes) lives beside it in ``FoldResult`` (``folding.fold``).
+(``to_go_json``, in the shape of the journal's own generation) and resumed from. The newest line's fold added the
+agent, one time per message, the result times, when the run ended, turns, context tokens, ``Reopened`` and
+counters by provider kind; the fold computes them for August journals too (their records are simply undated,
+and their results' kinds come from ``remote``), but the August state marshals without them. What journaltools
+adds for a post-mortem (status, process-run segments, findings, the pending calls with their deferral notes) lives
+beside it in ``FoldResult`` (``folding.fold``).
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ from typing import Any
 import msgspec
 
 from journaltools.protocol.blocks import Message, ToolResultBlock, ToolUseBlock, tool_uses
-from journaltools.protocol.kinds import CallApproval, Deferred, Fingerprint, Terminal
+from journaltools.protocol.generations import AUGUST, NEWEST, Generation
+from journaltools.protocol.kinds import ZERO_TIME, CallApproval, Deferred, Fingerprint, Terminal, kind_token
 
 _INT64 = 1 << 64
 _INT64_MAX = (1 << 63) - 1
@@ -30,16 +35,28 @@ def wrap_int64(value: int) -> int:
 class Counters:
     llm_calls: int = 0
     tool_calls: int = 0
+    #: Calls a remote provider ran (the newest line: dispatched ones only).
     remote_tool_calls: int = 0
+    #: Calls an MCP server ran (dispatched): the newest line's counter, computed for August journals too (0).
+    mcp_tool_calls: int = 0
     in_tokens: int = 0
     out_tokens: int = 0
     cache_read_tokens: int = 0
     cache_create_tokens: int = 0
     #: Part of ``out_tokens``.
     thinking_tokens: int = 0
+    #: Every result counted by its provider kind's number (``kinds.KIND_TOKENS``); None when there is no result,
+    #: as Go leaves the map nil.
+    tool_calls_by_kind: dict[int, int] | None = None
 
     def wrapped(self) -> Counters:
-        return Counters(*(wrap_int64(getattr(self, name)) for name in self.__slots__))
+        by_kind = self.tool_calls_by_kind
+        wrapped = Counters()
+        for name in COUNTER_NAMES:
+            setattr(wrapped, name, wrap_int64(getattr(self, name)))
+        if by_kind is not None:
+            wrapped.tool_calls_by_kind = {kind: wrap_int64(n) for kind, n in by_kind.items()}
+        return wrapped
 
     @property
     def total_tokens(self) -> int:
@@ -47,11 +64,31 @@ class Counters:
         return self.in_tokens + self.out_tokens + self.cache_read_tokens + self.cache_create_tokens
 
     def to_json(self) -> dict[str, int]:
-        return {name: getattr(self, name) for name in self.__slots__}
+        """The integer counters by name (``tool_calls_by_kind`` is ``by_kind_tokens``)."""
+        return {name: getattr(self, name) for name in COUNTER_NAMES}
+
+    def by_kind_tokens(self) -> dict[str, int]:
+        """The calls per provider kind, keyed by the kind's token (``application``, ``mcp``...), in kind order."""
+        by_kind = self.tool_calls_by_kind or {}
+        return {kind_token(kind): by_kind[kind] for kind in sorted(by_kind)}
+
+    def to_newest_go_json(self) -> dict[str, Any]:
+        """As the newest line marshals ``Counters``: its JSON tags, zeros omitted, kinds keyed by number."""
+        out: dict[str, Any] = {}
+        for name in COUNTER_NAMES:
+            value = getattr(self, name)
+            if value:
+                out[name] = value
+            if name == "mcp_tool_calls" and self.tool_calls_by_kind:
+                # Go marshals an int map key in decimal and sorts the keys as text.
+                out["tool_calls_by_kind"] = dict(sorted((str(k), n) for k, n in self.tool_calls_by_kind.items()))
+        return out
 
 
-#: The counters' names, in the runtime's order: what every view of them iterates.
-COUNTER_NAMES: tuple[str, ...] = Counters.__slots__
+#: The integer counters' names, in the runtime's order: what every view of them iterates.
+COUNTER_NAMES: tuple[str, ...] = tuple(name for name in Counters.__slots__ if name != "tool_calls_by_kind")
+#: The counters the August build's ``Counters`` has.
+_AUGUST_COUNTERS: tuple[str, ...] = tuple(name for name in COUNTER_NAMES if name != "mcp_tool_calls")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +104,8 @@ class PendingTurn:
     deferred: dict[str, Deferred]
     #: The seq of the assistant record that opened the turn.
     seq: int
+    #: That record's time (``ZERO_TIME`` when undated).
+    time: str = ZERO_TIME
 
     def unanswered_calls(self) -> list[ToolUseBlock]:
         """The turn's calls without a result, in message order."""
@@ -108,13 +147,35 @@ class RunState:
     call_approvals: list[CallApproval] | None = None
     memory_revisions: dict[str, int] | None = None
     terminal: Terminal | None = None
+    #: The rules the journal was folded by (its ``meta.version``'s build).
+    generation: Generation = NEWEST
+    agent: str = ""
+    #: One per message of ``messages``: when it was journaled, as Go writes the time (``ZERO_TIME`` when undated).
+    times: list[str] = field(default_factory=list)
+    #: When each answered call's result was journaled, by tool_use_id (dated results only; None when none is).
+    result_times: dict[str, str] | None = None
+    #: The last terminal's time; ``ZERO_TIME`` when undated, when there is none, or when the run was reopened.
+    ended: str = ZERO_TIME
+    #: The prompt and every user record (merged follow-ups too).
+    turns: int = 1
+    #: What the last model response read: its input and both cache tiers.
+    context_tokens: int = 0
+    #: Something was journaled after the last terminal: the run is open again (``ending()`` is None).
+    reopened: bool = False
 
     def completed(self) -> bool:
         return self.terminal is not None and self.terminal.reason == "completed"
 
+    def ending(self) -> Terminal | None:
+        """The runtime's ``Ending()``: the last terminal, unless something was journaled after it."""
+        return None if self.reopened else self.terminal
+
     def to_go_json(self) -> dict[str, Any]:
         """The state exactly as Go's encoding/json marshals the runtime's RunState (Go field names, nil as
-        null): what the real corpus records, and so what the corpus tests compare with."""
+        null), in the shape of the generation it was folded by: what the real corpora record, and so what the
+        corpus tests compare with."""
+        if self.generation is AUGUST:
+            return self._august_go_json()
         pending = self.pending
         return {
             "Version": self.version,
@@ -124,25 +185,56 @@ class RunState:
             "Interactive": self.interactive,
             "ConversationToken": self.conversation_token,
             "Caller": self.caller,
+            "Agent": self.agent,
             "Messages": _plain(self.messages),
-            "Counters": {_go_name(name): value for name, value in self.counters.to_json().items()},
+            "Times": list(self.times),
+            "ResultTimes": dict(self.result_times) if self.result_times is not None else None,
+            "Ended": self.ended,
+            "Counters": self.counters.to_newest_go_json(),
+            "Turns": self.turns,
+            "ContextTokens": self.context_tokens,
             "NextIteration": self.next_iteration,
-            "Pending": None
-            if pending is None
-            else {
-                "Assistant": _plain(pending.assistant),
-                "Iteration": pending.iteration,
-                "StopReason": pending.stop_reason,
-                "Results": _plain(list(pending.results)) if pending.results else None,
-                "Answered": {call_id: True for call_id in sorted(pending.answered)},
-                "Deferred": {call_id: _plain(d) for call_id, d in sorted(pending.deferred.items())},
-            },
+            "Pending": None if pending is None else {**_pending_go_json(pending), "Time": pending.time},
+            "LastStopReason": self.last_stop_reason,
+            "Approvals": self.approvals,
+            "CallApprovals": _plain(self.call_approvals) if self.call_approvals is not None else None,
+            "MemoryRevisions": self.memory_revisions,
+            "Terminal": _plain(self.terminal) if self.terminal is not None else None,
+            "Reopened": self.reopened,
+        }
+
+    def _august_go_json(self) -> dict[str, Any]:
+        pending = self.pending
+        counters = self.counters
+        return {
+            "Version": self.version,
+            "RunID": self.run_id,
+            "Fingerprint": _plain(self.fingerprint),
+            "Prompt": self.prompt,
+            "Interactive": self.interactive,
+            "ConversationToken": self.conversation_token,
+            "Caller": self.caller,
+            "Messages": _plain(self.messages),
+            "Counters": {_go_name(name): getattr(counters, name) for name in _AUGUST_COUNTERS},
+            "NextIteration": self.next_iteration,
+            "Pending": None if pending is None else _pending_go_json(pending),
             "LastStopReason": self.last_stop_reason,
             "Approvals": self.approvals,
             "CallApprovals": _plain(self.call_approvals) if self.call_approvals is not None else None,
             "MemoryRevisions": self.memory_revisions,
             "Terminal": _plain(self.terminal) if self.terminal is not None else None,
         }
+
+
+def _pending_go_json(pending: PendingTurn) -> dict[str, Any]:
+    return {
+        "Assistant": _plain(pending.assistant),
+        "Iteration": pending.iteration,
+        "StopReason": pending.stop_reason,
+        "Results": _plain(list(pending.results)) if pending.results else None,
+        "Answered": {call_id: True for call_id in sorted(pending.answered)},
+        "Deferred": {call_id: _plain(d) for call_id, d in sorted(pending.deferred.items())},
+    }
 
 
 def _plain(value: Any) -> Any:

@@ -1,7 +1,9 @@
 """A journal's status, its process-run segments and why it stopped (PROTOCOL 5).
 
-The runtime keeps no status: ``session ls`` shows the reason of the **last** terminal record, or ``open``
-when there is none. journaltools adds ``invalid`` for a journal the runtime's fold refuses, which the
+The runtime keeps no status. The August build's ``session ls`` shows the reason of the **last** terminal record,
+or ``open`` when there is none; the newest line's shows its fold's ``Ending()``: the same, except that a run which
+journaled anything after its last terminal (a claim, an answer, memory revisions) is ``open`` again. Each journal
+takes its own generation's rule. journaltools adds ``invalid`` for a journal the runtime's fold refuses, which the
 runtime's own file listing silently omits.
 
 A journal spans several process runs. Each resume writes a claim first, then the run's records, then (unless
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from journaltools.folding.state import wrap_int64
+from journaltools.protocol.generations import AUGUST
 from journaltools.protocol.kinds import Record
 
 if TYPE_CHECKING:
@@ -31,7 +34,8 @@ WaitingFor = Literal["model", "tools", "answer"] | None
 def status_of(state: RunState | None, *, invalid: bool) -> Status:
     if invalid or state is None:
         return "invalid"
-    return state.terminal.reason if state.terminal is not None else "open"
+    ending = state.terminal if state.generation is AUGUST else state.ending()
+    return ending.reason if ending is not None else "open"
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,8 +25,9 @@ import msgspec
 
 from journaltools.errors import UndecodableLine
 from journaltools.protocol import native
+from journaltools.protocol.generations import AUGUST, NEWEST, Generation
 from journaltools.protocol.gojson import has_go_escaped_characters, html_escape
-from journaltools.protocol.kinds import UINT64_MAX, Record
+from journaltools.protocol.kinds import UINT64_MAX, ZERO_TIME, Record, newest_fields_set
 from journaltools.protocol.times import valid_calendar_date
 
 _DECODER: Final = msgspec.json.Decoder(Record)
@@ -49,31 +50,33 @@ class DecodedLine:
     noncanonical: str | None
 
 
-def decode_line(raw: bytes) -> DecodedLine:
-    """The record one line holds (without its ``\\n``). Raises ``UndecodableLine`` where Go refuses it."""
+def decode_line(raw: bytes, generation: Generation = NEWEST) -> DecodedLine:
+    """The record one line holds (without its newline), as ``generation``'s build decodes it. Raises
+    ``UndecodableLine`` where that build refuses it."""
     if native.proves_line(raw):
+        # Proven against the August model, which both generations' encoders write alike.
         return DecodedLine(_DECODER.decode(raw), None)
     try:
         record = _DECODER.decode(raw)
     except (msgspec.DecodeError, RecursionError):
         # RecursionError: msgspec nests about 1,000 deep, Go 10,000; the exact reader has no such limit.
-        return _exact(raw)
+        return _exact(raw, generation)
     encoded = _ENCODER.encode(record)
     if encoded == raw:
         # Identical before Go's HTML-safe escapes: canonical only if the line holds none of those characters.
         if has_go_escaped_characters(raw):
-            return _exact(raw)
+            return _exact(raw, generation)
     elif not has_go_escaped_characters(encoded) or html_escape(encoded) != raw:
-        return _exact(raw)
-    if not _canonical_fields(record, raw):
-        return _exact(raw)
+        return _exact(raw, generation)
+    if not _canonical_fields(record, raw, generation):
+        return _exact(raw, generation)
     return DecodedLine(record, None)
 
 
 _LIST_DECODER: Final = msgspec.json.Decoder(list[Record])
 
 
-def decode_canonical_lines(lines: list[bytes]) -> list[Record] | None:
+def decode_canonical_lines(lines: list[bytes], generation: Generation = NEWEST) -> list[Record] | None:
     """The records of ``lines`` when every line is canonical, found with one decode, one encode and one
     comparison for all of them (the per-line calls cost more than the decoding); None when any line is not,
     and the caller then decodes line by line to say which and why.
@@ -91,7 +94,7 @@ def decode_canonical_lines(lines: list[bytes]) -> list[Record] | None:
     if _compact_line(joined, indent=-1) != joined:  # whitespace in a raw field survives re-encoding
         return None
     for record in records:
-        if record.seq > UINT64_MAX or not _canonical_fields_beyond_whitespace(record):
+        if record.seq > UINT64_MAX or not _canonical_fields_beyond_whitespace(record, generation):
             return None
     return records
 
@@ -102,7 +105,12 @@ def decode_proven_journal(journal: bytes) -> list[Record]:
     return _LIST_DECODER.decode(native.json_array(journal))
 
 
-def _canonical_fields_beyond_whitespace(record: Record) -> bool:
+def _canonical_fields_beyond_whitespace(record: Record, generation: Generation) -> bool:
+    if generation is AUGUST:
+        if newest_fields_set(record):
+            return False  # the August encoder never writes them; its decoder skips them as unknown keys
+    elif not _canonical_newest_fields(record):
+        return False
     if record.memory_revisions is not None and any(
         value > UINT64_MAX for value in (record.memory_revisions.revisions or {}).values()
     ):
@@ -112,21 +120,37 @@ def _canonical_fields_beyond_whitespace(record: Record) -> bool:
     return record.claim is None or _canonical_time(record.claim.claimed)
 
 
-def _exact(raw: bytes) -> DecodedLine:
+def _canonical_newest_fields(record: Record) -> bool:
+    """The newest fields re-encoding cannot judge: a time in Go's form (and never the zero time, which Go omits),
+    summary counters keyed by kind numbers in plain decimal."""
+    if record.time and (record.time == ZERO_TIME or not _canonical_time(record.time)):
+        return False
+    terminal = record.terminal
+    if terminal is not None and terminal.summary is not None:
+        for key in terminal.summary.counters.tool_calls_by_kind:
+            if _DECIMAL_KEY.fullmatch(key) is None or not -(1 << 63) <= int(key) < (1 << 63):
+                return False
+    return True
+
+
+_DECIMAL_KEY: Final = re.compile(r"0|-?[1-9][0-9]{0,18}", re.ASCII)
+
+
+def _exact(raw: bytes, generation: Generation) -> DecodedLine:
     # The exact reader is loaded only when a line is not canonical: the runtime never writes one.
     from journaltools.protocol import goreader
 
-    record, differences = goreader.read_exact(raw)
+    record, differences = goreader.read_exact(raw, generation)
     # No difference: the exact reader re-encoded the record to these very bytes. The fast path sends such lines
     # here when msgspec cannot nest as deep as Go (a tool input 1,000 to 10,000 levels deep): canonical all the same.
     return DecodedLine(record, "; ".join(differences) or None)
 
 
-def _canonical_fields(record: Record, raw: bytes) -> bool:
+def _canonical_fields(record: Record, raw: bytes, generation: Generation) -> bool:
     """What re-encoding cannot see: a time Go would respell, whitespace inside a raw JSON field (msgspec keeps
     a raw field's bytes verbatim), an impossible date (the encoder writes only real dates), an integer beyond
     uint64 (msgspec reads big integers exactly; Go refuses them)."""
-    if record.seq > UINT64_MAX or not _canonical_fields_beyond_whitespace(record):
+    if record.seq > UINT64_MAX or not _canonical_fields_beyond_whitespace(record, generation):
         return False
     # Only messages hold raw JSON fields (tool inputs, provider blocks); a line of a message-carrying record is
     # canonical only without insignificant whitespace anywhere, and re-encoding proved it outside raw fields.
@@ -136,6 +160,9 @@ def _canonical_fields(record: Record, raw: bytes) -> bool:
 def _canonical_time(text: str) -> bool:
     if _CANONICAL_TIME.fullmatch(text) is None:
         return False
+    if text.endswith(("+00:00", "-00:00")):
+        return False  # Go writes a zero offset as "Z", whatever zone the time was parsed in
+
     return valid_calendar_date(text)
 
 

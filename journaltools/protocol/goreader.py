@@ -42,6 +42,7 @@ from journaltools.protocol.blocks import (
     ToolUseBlock,
 )
 from journaltools.protocol.encode import encode_record
+from journaltools.protocol.generations import AUGUST, NEWEST, Generation
 from journaltools.protocol.gojson import (
     ARRAY,
     FALSE,
@@ -65,6 +66,7 @@ from journaltools.protocol.gojson import (
     tokenize,
 )
 from journaltools.protocol.kinds import (
+    NEWEST_ONLY,
     ZERO_TIME,
     Assistant,
     CallApproval,
@@ -75,6 +77,8 @@ from journaltools.protocol.kinds import (
     MemoryRevisions,
     Meta,
     Record,
+    Summary,
+    SummaryCounters,
     Terminal,
     ToolResult,
     User,
@@ -89,12 +93,14 @@ _INT: Final = "int"
 _UINT: Final = "uint"
 _BOOL: Final = "bool"
 _TIME: Final = "time"
+_TIME_OMITZERO: Final = "time omitzero"  # a record's time: the zero time is never written, and reads as ""
 _BYTES: Final = "bytes"
 _RAW: Final = "raw"
 _STRUCT: Final = "struct"  # a struct value: null keeps it, an object merges into it
 _POINTER: Final = "pointer"  # a pointer to a struct: null clears it, an object merges into it or a new one
 _BLOCKS: Final = "blocks"  # []llm.ContentBlock
 _REVISIONS: Final = "revisions"  # map[string]uint64
+_KIND_COUNTS: Final = "kind counts"  # map[toolkit.Kind]int: integer keys written in decimal
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +190,7 @@ _META: Final = _struct(
     _f("interactive", _BOOL, "bool", omitempty=True),
     _f("conversation_token", _STR, "string", omitempty=True),
     _f("caller", _STR, "string", omitempty=True),
+    _f("agent", _STR, "string", omitempty=True),
 )
 _ASSISTANT: Final = _struct(
     "runstate.AssistantRecord",
@@ -204,6 +211,8 @@ _TOOL_RESULT: Final = _struct(
     _f("tool_use_id", _STR, "string"),
     _f("result", _STRUCT, "llm.ToolResultBlock", struct=_TOOL_RESULT_BLOCK),
     _f("remote", _BOOL, "bool", omitempty=True),
+    _f("kind", _STR, "string", omitempty=True),
+    _f("dispatched", _BOOL, "bool", omitempty=True),
 )
 _DEFERRED: Final = _struct(
     "runstate.DeferredRecord",
@@ -212,6 +221,8 @@ _DEFERRED: Final = _struct(
     _f("tool_name", _STR, "string"),
     _f("note", _STR, "string", omitempty=True),
     _f("handle", _STR, "string", omitempty=True),
+    _f("kind", _STR, "string", omitempty=True),
+    _f("dispatched", _BOOL, "bool", omitempty=True),
 )
 _DECISION: Final = _struct("runstate.DecisionRecord", Decision, _f("tool", _STR, "string"))
 _CALL_APPROVAL: Final = _struct(
@@ -220,11 +231,33 @@ _CALL_APPROVAL: Final = _struct(
 _MEMORY_REVISIONS: Final = _struct(
     "runstate.MemoryRevisionsRecord", MemoryRevisions, _f("revisions", _REVISIONS, "map[string]uint64")
 )
+_SUMMARY_COUNTERS: Final = _struct(
+    "runstate.Counters",
+    SummaryCounters,
+    _f("llm_calls", _INT, "int", omitempty=True),
+    _f("tool_calls", _INT, "int", omitempty=True),
+    _f("remote_tool_calls", _INT, "int", omitempty=True),
+    _f("mcp_tool_calls", _INT, "int", omitempty=True),
+    _f("tool_calls_by_kind", _KIND_COUNTS, "map[toolkit.Kind]int", omitempty=True),
+    _f("in_tokens", _INT, "int", omitempty=True),
+    _f("out_tokens", _INT, "int", omitempty=True),
+    _f("cache_read_tokens", _INT, "int", omitempty=True),
+    _f("cache_create_tokens", _INT, "int", omitempty=True),
+    _f("thinking_tokens", _INT, "int", omitempty=True),
+)
+_SUMMARY: Final = _struct(
+    "runstate.ConversationSummary",
+    Summary,
+    _f("turns", _INT, "int"),
+    _f("context_tokens", _INT, "int"),
+    _f("counters", _STRUCT, "runstate.Counters", struct=_SUMMARY_COUNTERS),
+)
 _TERMINAL: Final = _struct(
     "runstate.TerminalRecord",
     Terminal,
     _f("reason", _STR, "runstate.TerminalReason"),
     _f("message", _STR, "string", omitempty=True),
+    _f("summary", _POINTER, "runstate.ConversationSummary", omitempty=True, struct=_SUMMARY),
 )
 _CLAIM: Final = _struct("runstate.ClaimRecord", Claim, _f("by", _STR, "string"), _f("claimed", _TIME, "time.Time"))
 _RECORD: Final = _struct(
@@ -232,6 +265,7 @@ _RECORD: Final = _struct(
     Record,
     _f("seq", _UINT, "uint64"),
     _f("protocol", _STR, "runstate.Protocol"),
+    _f("time", _TIME_OMITZERO, "time.Time", omitempty=True),
     _f("optional", _BOOL, "bool", omitempty=True),
     _f("meta", _POINTER, "runstate.MetaRecord", omitempty=True, struct=_META),
     _f("assistant", _POINTER, "runstate.AssistantRecord", omitempty=True, struct=_ASSISTANT),
@@ -244,6 +278,27 @@ _RECORD: Final = _struct(
     _f("terminal", _POINTER, "runstate.TerminalRecord", omitempty=True, struct=_TERMINAL),
     _f("claim", _POINTER, "runstate.ClaimRecord", omitempty=True, struct=_CLAIM),
 )
+
+
+def _without_newest_fields(struct: _Struct) -> _Struct:
+    """``struct`` as the August build declares it: the fields ``kinds.NEWEST_ONLY`` names left out, all the way
+    down (its decoder skips them as unknown keys)."""
+    absent = NEWEST_ONLY.get(struct.cls, frozenset())
+    fields = []
+    for item in struct.fields.values():
+        if item.name in absent:
+            continue
+        nested = item.struct
+        fields.append(
+            item
+            if nested is None
+            else _f(item.name, item.kind, item.go_type, omitempty=item.omitempty, struct=_without_newest_fields(nested))
+        )
+    return _struct(struct.go_type, struct.cls, *fields)
+
+
+#: The root struct each generation's decoder fills.
+_RECORDS: Final[dict[Generation, _Struct]] = {NEWEST: _RECORD, AUGUST: _without_newest_fields(_RECORD)}
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -350,7 +405,7 @@ class _Decoder:
         kind = self.tokens.kinds[index]
         rule = item.kind
         if kind == NULL:
-            if rule in (_POINTER, _BLOCKS, _BYTES, _REVISIONS):
+            if rule in (_POINTER, _BLOCKS, _BYTES, _REVISIONS, _KIND_COUNTS):
                 values[item.name] = None
                 if item.omitempty:  # Go writes a nil slice or map as null, but omits a nil pointer
                     self.notes.add(f"null for {item.name!r}")
@@ -371,6 +426,10 @@ class _Decoder:
             values[item.name] = kind == TRUE
         elif rule == _TIME:
             values[item.name] = self.time(index, path)
+        elif rule == _TIME_OMITZERO:
+            # Go parses the zero time like any other and then omits it: it reads as an undated record.
+            parsed = self.time(index, path)
+            values[item.name] = "" if parsed == ZERO_TIME else parsed
         elif rule == _RAW:
             values[item.name] = self.raw_json(index)
         elif rule in (_STRUCT, _POINTER):
@@ -385,6 +444,8 @@ class _Decoder:
             self.blocks(item, values, index, path)
         elif rule == _BYTES:
             self.signature(item, values, index, path)
+        elif rule == _KIND_COUNTS:
+            self.kind_counts(item, values, index, path)
         else:
             self.revisions(item, values, index, path)
         if item.omitempty and values.get(item.name) in ("", 0, False, b""):
@@ -496,6 +557,39 @@ class _Decoder:
                 current[key] = self.integer(value, f"{path}.{key}", "uint64", unsigned=True)
             member = tokens.after[value]
 
+    def kind_counts(self, item: _Field, values: dict[str, Any], index: int, path: str) -> None:
+        """A ``map[toolkit.Kind]int``: each key a decimal integer (Go's ``strconv.ParseInt``), kept in the decimal
+        Go writes back."""
+        if self.tokens.kinds[index] != OBJECT:
+            raise self._type_error(index, path, item.go_type)
+        current: dict[str, int] | None = values.get(item.name)
+        if current is None:
+            current = values[item.name] = {}
+        elif current:
+            self.notes.add(f"repeated map {item.name!r} merged")
+        tokens = self.tokens
+        member = index + 1
+        end = tokens.after[index]
+        while member < end:
+            written = self.string(member)
+            value = member + 1
+            number = _parse_int_key(written)
+            if number is None:
+                raise UndecodableLine(
+                    f"json: cannot unmarshal number {written} into Go struct field {path} of type toolkit.Kind"
+                )
+            key = str(number)
+            if key != written:
+                self.notes.add(f"map {item.name!r} key {written!r} respelled")
+            if tokens.kinds[value] == NULL:
+                self.notes.add(f"null value in map {item.name!r} stored as 0")
+                current[key] = 0
+            else:
+                current[key] = self.integer(value, f"{path}.{key}", "int", unsigned=False)
+            member = tokens.after[value]
+        if list(current) != sorted(current):
+            self.notes.add(f"map {item.name!r} keys not sorted")
+
     def raw_json(self, index: int) -> bytes:
         data = self.raw[self.tokens.starts[index] : self.tokens.ends[index]]
         compacted = marshal_raw(data)
@@ -514,6 +608,18 @@ class _Decoder:
         return canonical
 
 
+def _parse_int_key(text: str) -> int | None:
+    """An integer map key as Go's ``strconv.ParseInt(key, 10, 64)`` reads it: an optional sign, decimal digits
+    (leading zeros allowed), within int64; None when it refuses the key."""
+    digits = text[1:] if text[:1] in ("+", "-") else text
+    if not digits or not digits.isascii() or not digits.isdigit():
+        return None
+    if len(digits.lstrip("0")) > 19:  # beyond int64 whatever the digits; never converted (Python bounds int())
+        return None
+    value = int(text)
+    return value if -(1 << 63) <= value < (1 << 63) else None
+
+
 # ---------------------------------------------------------------------------------------------------
 # Building the typed values from the decoded fields.
 
@@ -528,6 +634,10 @@ def _zero(item: _Field) -> Any:
         return False
     if rule == _TIME:
         return ZERO_TIME
+    if rule == _TIME_OMITZERO:
+        return ""
+    if rule == _KIND_COUNTS:
+        return {}
     if rule == _BYTES:
         return b""
     if rule == _RAW:
@@ -560,6 +670,9 @@ def _build(struct: _Struct, values: dict[str, Any]) -> Any:
             arguments[name] = b"" if value is None else bytes(value.backing[: value.length])
         elif rule == _RAW:
             arguments[name] = msgspec.Raw(value)
+        elif rule == _KIND_COUNTS:
+            # Go's encoder writes int keys sorted as text, which msgspec's deterministic order also does.
+            arguments[name] = {} if value is None else dict(sorted(value.items()))
         else:
             arguments[name] = value
     return struct.cls(**arguments)
@@ -568,14 +681,14 @@ def _build(struct: _Struct, values: dict[str, Any]) -> Any:
 # ---------------------------------------------------------------------------------------------------
 
 
-def read_exact(raw: bytes) -> tuple[Record, list[str]]:
-    """The record Go decodes from ``raw`` (one line, without its newline) and the differences from
-    the Go encoder's form that were noticed on the way (empty for a canonical line).
+def read_exact(raw: bytes, generation: Generation = NEWEST) -> tuple[Record, list[str]]:
+    """The record ``generation``'s Go build decodes from ``raw`` (one line, without its newline) and the
+    differences from its encoder's form that were noticed on the way (empty for a canonical line).
 
     Raises ``UndecodableLine`` exactly when Go's ``json.Unmarshal`` into ``runstate.Record`` fails;
     its reason is Go's error text (Go 1.27 wording where known)."""
     try:
-        return _read(raw)
+        return _read(raw, _RECORDS[generation])
     except GoJSONError as refused:
         raise UndecodableLine(refused.reason) from None
 
@@ -589,7 +702,7 @@ def parse_go_time(text: str) -> str:
         raise UndecodableLine(refused.reason) from None
 
 
-def _read(raw: bytes) -> tuple[Record, list[str]]:
+def _read(raw: bytes, root: _Struct) -> tuple[Record, list[str]]:
     tokens = tokenize(raw)
     notes = _Notes()
     if tokens.whitespace:
@@ -599,11 +712,11 @@ def _read(raw: bytes) -> tuple[Record, list[str]]:
         notes.add("null line (the zero record)")
         return Record(seq=0, protocol=""), notes.items
     if top != OBJECT:
-        raise UndecodableLine(f"json: cannot unmarshal {KIND_NAMES[top]} into Go value of type {_RECORD.go_type}")
+        raise UndecodableLine(f"json: cannot unmarshal {KIND_NAMES[top]} into Go value of type {root.go_type}")
     values: dict[str, Any] = {}
     decoder = _Decoder(tokens, notes)
-    decoder.object(_RECORD, values, 0, "Record")
-    record: Record = _build(_RECORD, values)
+    decoder.object(root, values, 0, "Record")
+    record: Record = _build(root, values)
     if not notes.items and encode_record(record) != raw:
         notes.add("string escapes differ from the Go encoder's")
     return record, notes.items

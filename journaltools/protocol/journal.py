@@ -31,6 +31,7 @@ import msgspec
 from journaltools.errors import UndecodableLine
 from journaltools.protocol import goreader, native
 from journaltools.protocol.decode import decode_canonical_lines, decode_line, decode_proven_journal
+from journaltools.protocol.generations import AUGUST, NEWEST, Generation, rules_for_version
 from journaltools.protocol.kinds import Record
 from journaltools.protocol.native import CanonicalScan
 
@@ -241,6 +242,31 @@ def _lines(data: bytes) -> Iterator[tuple[int, bytes, bool]]:
 _SHORTEST_RECORD: Final = 32
 
 
+def journal_generation(first_line: bytes | None) -> Generation:
+    """The generation whose rules read a journal, from its first record's line: the build that writes its
+    ``meta.version`` (the newest line's for any other version, or when the line holds no meta record).
+
+    The line is decoded by the newest rules first; a line they refuse (a malformed ``time`` the August decoder
+    skips) is tried by the August rules, so an August journal is never judged by fields its build ignores."""
+    if first_line is None:
+        return NEWEST
+    for rules in (NEWEST, AUGUST):
+        try:
+            record = decode_line(first_line, rules).record
+        except UndecodableLine:
+            continue
+        meta = record.meta if record.kind == "meta" else None
+        return rules_for_version(meta.version if meta is not None else None)
+    return NEWEST
+
+
+def _first_line(data: bytes) -> bytes | None:
+    for _, line, _ in _lines(data):
+        if not is_blank(line):
+            return line
+    return None
+
+
 def _whole_journal_fast_path(data: bytes) -> FileJournal | None:
     """The journal when it is exactly the runtime's bytes (every line canonical, no blank line), decoded with one
     call for all its lines; None for any other journal."""
@@ -254,7 +280,7 @@ def _whole_journal_fast_path(data: bytes) -> FileJournal | None:
         lines.pop()
     if not all(line[:1] == b"{" for line in lines):
         return None
-    canonical = decode_canonical_lines(lines)
+    canonical = decode_canonical_lines(lines, journal_generation(lines[0]))
     if canonical is None:
         return None
     reads = [
@@ -270,6 +296,7 @@ def read_file_journal(data: bytes) -> FileJournal:
     canonical = _whole_journal_fast_path(data)
     if canonical is not None:
         return canonical
+    generation = journal_generation(_first_line(data))
     records: list[StoredRecord] = []
     corrupt: list[BadLine] = []
     corrupt_more = 0
@@ -283,7 +310,7 @@ def read_file_journal(data: bytes) -> FileJournal:
             continue
         number = index + 1
         try:
-            decoded = decode_line(line)
+            decoded = decode_line(line, generation)
         except UndecodableLine as refused:
             bad = BadLine(number, refused.reason, len(line))
             if is_final:
@@ -293,7 +320,7 @@ def read_file_journal(data: bytes) -> FileJournal:
             else:
                 corrupt_more += 1
             cut_off = None
-            glued = _glued_resume(line, last_seq) if len(resumed) < MAX_CORRUPT_KEPT else None
+            glued = _glued_resume(line, last_seq, generation) if len(resumed) < MAX_CORRUPT_KEPT else None
             if glued is not None:
                 resumed.append(ResumedAfterTornTail(number, glued.seq, glued, glued=True, at_end=is_final))
             elif not is_final and refused.reason == goreader.UNEXPECTED_END:
@@ -310,16 +337,16 @@ def read_file_journal(data: bytes) -> FileJournal:
     return FileJournal(records, torn_tail, corrupt, resumed, last_seq, corrupt_more)
 
 
-def _glued_resume(line: bytes, seq_before: int) -> Record | None:
+def _glued_resume(line: bytes, seq_before: int, generation: Generation) -> Record | None:
     """The resumer's record when ``line`` is a cut-off record with a complete one glued after it."""
     start = line.find(_RECORD_START, 1)
     while start > 0:
         try:
-            goreader.read_exact(line[:start])
+            goreader.read_exact(line[:start], generation)
         except UndecodableLine as refused:
             if refused.reason == goreader.UNEXPECTED_END:
                 try:
-                    record = decode_line(line[start:]).record
+                    record = decode_line(line[start:], generation).record
                 except UndecodableLine:
                     record = None
                 if record is not None and record.seq == seq_before + 1:
@@ -333,9 +360,12 @@ def read_stream_bodies(bodies: Iterable[bytes]) -> list[StoredRecord | BadLine]:
     does not decode is corruption wherever it is (the JetStream backend has no torn-tail rule), and an
     empty body is not skipped."""
     out: list[StoredRecord | BadLine] = []
+    generation: Generation | None = None
     for position, body in enumerate(bodies, start=1):
+        if generation is None:
+            generation = journal_generation(body)
         try:
-            decoded = decode_line(body)
+            decoded = decode_line(body, generation)
         except UndecodableLine as refused:
             out.append(BadLine(position, refused.reason, len(body)))
             continue
@@ -349,6 +379,7 @@ __all__ = [
     "ProvenRecords",
     "ResumedAfterTornTail",
     "is_blank",
+    "journal_generation",
     "read_file_journal",
     "read_stream_bodies",
     "typed_records",

@@ -1,8 +1,11 @@
-"""fisk-ai runstate version 3: the record envelope and the ten payload kinds as typed values.
+"""fisk-ai's runstate records, both generations: the record envelope and the ten payload kinds as typed values.
 
-A record is ``{"seq", "protocol", "optional"?, "<kind>": {...}}``: the payload key is the last segment of
-the protocol id. No record carries a run id or a time of its own; the run id is ``meta.run_id`` (and the
-file name or subject), and the only times are ``meta.created``, ``claim.claimed`` and what the store adds.
+A record is ``{"seq", "protocol", "time"?, "optional"?, "<kind>": {...}}``: the payload key is the last segment
+of the protocol id. The structs are those of the **newest** line (format version 1), which only added fields to
+the August build's (format version 3), each omitted when zero: a record's ``time``, ``meta.agent``, the provider
+``kind`` and ``dispatched`` of a tool result or deferral, and a terminal's ``summary``. An August journal decodes
+into the same structs with those fields at zero; ``NEWEST_ONLY`` names them, so that the August build's model
+(what its encoder writes, what its decoder reads) is these structs less those fields (``protocol.generations``).
 
 Each struct declares its fields in the Go struct's order. A field the Go encoder always writes is
 required; one it omits when zero (omitempty) has a zero default. That one declaration serves decoding
@@ -21,7 +24,7 @@ import msgspec
 
 from journaltools.protocol.blocks import Message, ToolResultBlock, _Wire
 
-#: The one format version this reader folds (``meta.version``).
+#: The August build's format version (``meta.version``); ``protocol.generations`` names every version read.
 FORMAT_VERSION: Final = 3
 NAMESPACE: Final = "io.choria.fisk-ai.v1.session"
 
@@ -75,6 +78,26 @@ GoTime = Annotated[str, msgspec.Meta(extra={"go_time": True})]
 
 #: Go's zero ``time.Time``, what a record built without a time carries.
 ZERO_TIME: Final = "0001-01-01T00:00:00Z"
+#: A time Go omits when zero (``omitzero``): ``""`` stands for the zero time, which is never written.
+OptionalGoTime = Annotated[str, msgspec.Meta(extra={"go_time": True})]
+
+#: ``toolkit.Kind``: the provider that served a tool call, by its number (what the counters are keyed by) and its
+#: token (what a record carries). ``parse_kind`` is ``toolkit.ParseKind``: exact and case-sensitive.
+KIND_TOKENS: Final = ("unknown", "application", "builtin", "remote", "custom", "mcp")
+KIND_UNKNOWN: Final = 0
+KIND_REMOTE: Final = 3
+KIND_MCP: Final = 5
+_KIND_NUMBERS: Final = {token: number for number, token in enumerate(KIND_TOKENS) if number}
+
+
+def parse_kind(token: str) -> int:
+    """The kind number a record's token names; any other token (``"unknown"``, ``"MCP"``, ``""``) is unknown."""
+    return _KIND_NUMBERS.get(token, KIND_UNKNOWN)
+
+
+def kind_token(number: int) -> str:
+    """The token of a kind number (an unknown number reads as ``unknown``)."""
+    return KIND_TOKENS[number] if 0 <= number < len(KIND_TOKENS) else "unknown"
 
 
 class Fingerprint(_Wire, kw_only=True, frozen=True):
@@ -98,6 +121,8 @@ class Meta(_Wire, kw_only=True, frozen=True):
     #: A credential: never shown, logged or exported outside the raw record bytes.
     conversation_token: str = ""
     caller: str = ""
+    #: The configured identity of the process that created the journal (newest line only).
+    agent: str = ""
 
 
 class Assistant(_Wire, kw_only=True, frozen=True):
@@ -119,7 +144,12 @@ class User(_Wire, kw_only=True, frozen=True):
 class ToolResult(_Wire, kw_only=True, frozen=True):
     tool_use_id: str
     result: ToolResultBlock
+    #: The August build's one provider fact; the newest line still writes it (remote kind and dispatched).
     remote: bool = False
+    #: The provider's token (newest line only; ``parse_kind`` reads it).
+    kind: str = ""
+    #: Whether the call was handed to its provider (newest line only): a refused or denied call was not.
+    dispatched: bool = False
 
 
 class Deferred(_Wire, kw_only=True, frozen=True):
@@ -127,6 +157,8 @@ class Deferred(_Wire, kw_only=True, frozen=True):
     tool_name: str
     note: str = ""
     handle: str = ""
+    kind: str = ""
+    dispatched: bool = False
 
 
 class Decision(_Wire, kw_only=True, frozen=True):
@@ -143,9 +175,34 @@ class MemoryRevisions(_Wire, kw_only=True, frozen=True):
     revisions: dict[str, Uint64] | None
 
 
+class SummaryCounters(_Wire, kw_only=True, frozen=True):
+    """``runstate.Counters`` as the newest line writes it in a summary: every counter omitted when zero."""
+
+    llm_calls: Int64 = 0
+    tool_calls: Int64 = 0
+    remote_tool_calls: Int64 = 0
+    mcp_tool_calls: Int64 = 0
+    #: Keyed by the kind's **number** in decimal (``"1"`` application, ``"5"`` mcp): Go's int map keys.
+    tool_calls_by_kind: dict[str, Int64] = msgspec.field(default_factory=dict)
+    in_tokens: Int64 = 0
+    out_tokens: Int64 = 0
+    cache_read_tokens: Int64 = 0
+    cache_create_tokens: Int64 = 0
+    thinking_tokens: Int64 = 0
+
+
+class Summary(_Wire, kw_only=True, frozen=True):
+    """What the runner counted up to a terminal (newest line only): a cache the fold never reads, a listing does."""
+
+    turns: Int64
+    context_tokens: Int64
+    counters: SummaryCounters
+
+
 class Terminal(_Wire, kw_only=True, frozen=True):
     reason: str
     message: str = ""
+    summary: Summary | None = None
 
 
 class Claim(_Wire, kw_only=True, frozen=True):
@@ -161,6 +218,8 @@ class Record(_Wire, kw_only=True, frozen=True):
 
     seq: Uint64
     protocol: str
+    #: When the runner journaled it (newest line only); ``""`` for an undated record.
+    time: OptionalGoTime = ""
     optional: bool = False
     meta: Meta | None = None
     assistant: Assistant | None = None
@@ -186,11 +245,37 @@ class Record(_Wire, kw_only=True, frozen=True):
         return value
 
 
-def make_record(seq: int, payload: Payload, *, optional: bool = False) -> Record:
+def make_record(seq: int, payload: Payload, *, optional: bool = False, time: str = "") -> Record:
     """A record carrying ``payload`` under its own kind's key and protocol id."""
     kind = _KIND_OF_PAYLOAD[type(payload)]
     fields: dict[str, object] = {kind: payload}
-    return Record(seq=seq, protocol=protocol_of(kind), optional=optional, **fields)  # type: ignore[arg-type]
+    return Record(seq=seq, protocol=protocol_of(kind), time=time, optional=optional, **fields)  # type: ignore[arg-type]
+
+
+#: The fields the newest line added, by struct: absent from the August build's model (its decoder ignores such
+#: keys as unknown, its encoder never writes them).
+NEWEST_ONLY: Final[dict[type, frozenset[str]]] = {
+    Record: frozenset({"time"}),
+    Meta: frozenset({"agent"}),
+    ToolResult: frozenset({"kind", "dispatched"}),
+    Deferred: frozenset({"kind", "dispatched"}),
+    Terminal: frozenset({"summary"}),
+}
+
+
+def newest_fields_set(record: Record) -> bool:
+    """Whether ``record`` holds any value only the newest line writes (an August line holding one is not canonical)."""
+    if record.time:
+        return True
+    if record.meta is not None and record.meta.agent:
+        return True
+    result = record.tool_result
+    if result is not None and (result.kind or result.dispatched):
+        return True
+    deferred = record.deferred
+    if deferred is not None and (deferred.kind or deferred.dispatched):
+        return True
+    return record.terminal is not None and record.terminal.summary is not None
 
 
 _KIND_OF_PAYLOAD: Final[dict[type, Kind]] = {

@@ -26,7 +26,7 @@ import msgspec
 import numpy as np
 from msgspec import inspect
 
-from journaltools.protocol.kinds import PROTOCOLS, Record
+from journaltools.protocol.kinds import NEWEST_ONLY, PROTOCOLS, Record
 
 try:
     from journaltools.protocol import _canonical  # type: ignore[attr-defined]
@@ -50,9 +50,17 @@ class UnsupportedField(TypeError):
     """A struct field the native scanner has no check for: the model changed beyond what it knows."""
 
 
-def record_model(root: type[msgspec.Struct] = Record) -> list[list[Field]]:
+def record_model(
+    root: type[msgspec.Struct] = Record, *, leave_out: dict[type, frozenset[str]] | None = None
+) -> list[list[Field]]:
     """The structs reachable from ``root`` as the scanner's schemas (``root`` first): per field its JSON name, its
-    scanner type and the index of its nested struct (0 when it has none)."""
+    scanner type and the index of its nested struct (0 when it has none). ``leave_out`` names fields, by struct,
+    that the model does not have (so a line holding one is not proven).
+
+    The scanner proves lines against the August build's model (the structs less ``kinds.NEWEST_ONLY``): such a
+    line is canonical for both generations, since the newest line only added fields omitted when zero. A line
+    holding a newest field takes the Python fast path, which knows both."""
+    left_out = NEWEST_ONLY if leave_out is None else leave_out
     schemas: list[list[Field]] = []
     index: dict[type, int] = {}
 
@@ -66,7 +74,8 @@ def record_model(root: type[msgspec.Struct] = Record) -> list[list[Field]]:
         config = struct.__struct_config__  # type: ignore[attr-defined]
         if not (config.omit_defaults and config.forbid_unknown_fields) or info.array_like or info.tag_field:
             raise UnsupportedField(f"{struct.__name__}: only omit_defaults, forbid_unknown_fields object structs")
-        schemas[position] = [field_of(struct, field) for field in info.fields]
+        absent = left_out.get(struct, frozenset())
+        schemas[position] = [field_of(struct, field) for field in info.fields if field.name not in absent]
         return position
 
     def field_of(struct: type, field: inspect.Field) -> Field:
