@@ -1,18 +1,25 @@
-"""The runtime's two listing rules, as pure functions over typed records (PROTOCOL 6).
+"""The runtime's two listing rules, as pure functions over typed records (PROTOCOL 6), for both generations.
 
-- **File rule** (fisk-ai's file backend): fold every journal; the status is the last terminal's reason, or
-  ``open``. The runtime drops a journal its fold refuses; journaltools lists it as ``invalid`` and says why.
+- **File rule** (fisk-ai's file backend): fold every journal. The August build's status is the last terminal's
+  reason, or ``open``, and its row is dated by the file's modification time. The newest line's status is the
+  fold's ``Ending()`` (``open`` again when anything follows the last terminal), its ``ended`` and summary come
+  from that terminal, and its row is dated by the last record's own time (the modification time only when that
+  record is undated). The runtime drops a journal its fold refuses; journaltools lists it as ``invalid`` and
+  says why.
 - **JetStream rule** (fisk-ai's JetStream backend): read two records only, the ``_meta`` subject's and the
   last message of the run; the status is that last record's terminal reason when it carries a terminal
-  payload (its protocol is not looked at), else ``open``. A meta record that does not decode, is not meta or
-  is not version 3 makes the runtime skip the run; journaltools lists it as ``invalid``.
+  payload (its protocol is not looked at), else ``open``. The newest line also dates the row by that record's
+  own time when it has one, and takes ``ended`` and the summary from it when it is a terminal. A meta record
+  that does not decode, is not meta or has a version neither build writes makes the runtime skip the run;
+  journaltools lists it as ``invalid`` (and lists each generation by its own build's rule).
 
-So the same records can list differently, always in one direction: the file rule names the last terminal's
-reason while the JetStream rule says ``open`` whenever a record follows that terminal. When that record starts
-a new turn (a user or assistant record: the conversation's next turn is in flight) it is the case the
-runtime's documentation names; any other trailing record (``memory_revisions`` after every run that read
-memory, a claim, a decision...) is the two-record rule at work. ``journaltools.compare`` tells them apart
-with what each row carries beyond the ``ls`` columns.
+So the same records of an August journal can list differently, always in one direction: the file rule names the
+last terminal's reason while the JetStream rule says ``open`` whenever a record follows that terminal. A newest
+journal lists alike on both backends, since ``Ending()`` is exactly "the last record is a terminal". When the
+record after an August terminal starts a new turn (a user or assistant record: the conversation's next turn is in
+flight) it is the case the runtime's documentation names; any other trailing record (``memory_revisions`` after
+every run that read memory, a claim, a decision...) is the two-record rule at work. ``journaltools.compare``
+tells them apart with what each row carries beyond the ``ls`` columns.
 
 Rows are built from duck-typed reads (anything with ``record``, ``raw`` and ``time``), so this module knows
 nothing of the backends that produce them.
@@ -28,7 +35,9 @@ from typing import Any, Literal, Protocol
 
 from journaltools.folding import fold
 from journaltools.protocol.findings import Finding
-from journaltools.protocol.kinds import FORMAT_VERSION, Record
+from journaltools.protocol.generations import AUGUST, generation_of_version, unsupported_version
+from journaltools.protocol.kinds import ZERO_TIME, Record, Summary
+from journaltools.protocol.times import parse_go_time
 
 Rule = Literal["file", "jetstream"]
 #: Kinds that start a turn: after a terminal, they mean the conversation's next turn is in flight.
@@ -72,18 +81,39 @@ class RunSummary:
     #: Why the row is ``invalid``, in one line.
     problem: str | None = None
     findings: tuple[Finding, ...] = ()
+    #: ``newest`` or ``august``: whose rule listed the row (None when the meta record gives no known version).
+    generation: str | None = None
+    agent: str | None = None
+    caller: str | None = None
+    #: When the ending terminal was journaled, as Go writes the time (None when open or undated).
+    ended: str | None = None
+    #: The ending terminal's summary (newest line only).
+    summary: Summary | None = None
+    #: ``updated`` to the nanosecond, as Go writes it, when it is a record's own time.
+    updated_text: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "run": self.run,
             "status": self.status,
             "created": self.created,
-            "updated": _iso(self.updated),
+            "updated": self.updated_text or _iso(self.updated),
             "model": self.model,
             "prompt": self.prompt,
             "last_seq": self.last_seq,
             "records": self.records,
+            "agent": self.agent,
+            "caller": self.caller,
+            "ended": self.ended,
+            "generation": self.generation,
         }
+
+
+def _record_time(record: Record | None) -> tuple[datetime, str] | None:
+    """A dated record's time, as an instant (microseconds) and as Go's text."""
+    if record is None or not record.time:
+        return None
+    return parse_go_time(record.time).to_datetime(), record.time
 
 
 def _iso(moment: datetime | None) -> str | None:
@@ -120,10 +150,16 @@ def summarize_file(
     first = records[0] if records else None
     meta = first.meta if first is not None and first.kind == "meta" else None
     last = stored[-1] if stored else None
+    generation = generation_of_version(meta.version) if meta is not None else None
+    dated = _record_time(last.record if last is not None else None) if generation is not AUGUST else None
     common: dict[str, Any] = {
         "run": run,
         "created": meta.created if meta is not None else None,
-        "updated": updated,
+        "updated": dated[0] if dated is not None else updated,
+        "updated_text": dated[1] if dated is not None else None,
+        "generation": generation.name if generation is not None else None,
+        "agent": meta.agent if meta is not None else None,
+        "caller": meta.caller if meta is not None else None,
         "model": meta.fingerprint.model if meta is not None else None,
         "prompt": meta.prompt if meta is not None else None,
         "last_seq": records[-1].seq if records else 0,
@@ -138,8 +174,12 @@ def summarize_file(
         return RunSummary(status="invalid", problem=problem, findings=tuple(findings), **common)
     result = fold(records, run=run, strict=False)
     every = (*findings, *result.findings)
+    state = result.state
+    ending = state.ending() if state is not None and generation is not AUGUST else None
     return RunSummary(
         status=result.status,
+        ended=state.ended if state is not None and ending is not None and state.ended != ZERO_TIME else None,
+        summary=ending.summary if ending is not None else None,
         after_terminal=_after_last_terminal(records),
         problem=_first_problem(every) if result.status == "invalid" else None,
         findings=tuple(every),
@@ -176,16 +216,26 @@ def summarize_stream(
     meta_payload = meta.record.meta if meta is not None else None
     if meta_payload is None and problem is None:
         problem = "the _meta subject holds no meta record"
-    if meta_payload is not None and meta_payload.version != FORMAT_VERSION:
-        problem = f"meta.version {meta_payload.version} is not {FORMAT_VERSION}: the runtime's listing skips the run"
+    generation = generation_of_version(meta_payload.version) if meta_payload is not None else None
+    if meta_payload is not None and generation is None:
+        problem = f"{unsupported_version(meta_payload.version)}: the runtime's listing skips the run"
     updated = (last.time if last is not None else None) or (meta.time if meta is not None else None)
     tail = last if last is not None else meta
     last_seq = tail.record.seq if tail is not None else 0
+    newest = generation is not None and generation is not AUGUST
+    dated = _record_time(last.record if last is not None else None) if newest else None
+    terminal = last.record.terminal if newest and last is not None else None
     return RunSummary(
+        generation=generation.name if generation is not None else None,
+        agent=meta_payload.agent if meta_payload is not None else None,
+        caller=meta_payload.caller if meta_payload is not None else None,
+        updated_text=dated[1] if dated is not None else None,
+        ended=(last.record.time or None) if terminal is not None and last is not None else None,
+        summary=terminal.summary if terminal is not None else None,
         run=run,
         status="invalid" if problem is not None else status_from_last_record(last.record if last else None),
         created=meta_payload.created if meta_payload is not None else None,
-        updated=updated,
+        updated=dated[0] if dated is not None else updated,
         model=meta_payload.fingerprint.model if meta_payload is not None else None,
         prompt=meta_payload.prompt if meta_payload is not None else None,
         last_seq=last_seq,

@@ -31,7 +31,8 @@ def journal_bytes(entry: dict[str, Any]) -> bytes:
     return (Path(entry.get("corpus", CORPUS)) / entry["path"]).read_bytes()
 
 
-def jsonl(name: str) -> list[dict[str, Any]]:
+def jsonl(name: str | Path) -> list[dict[str, Any]]:
+    """The rows of a JSON-lines file of the corpus (a name within it, or a path)."""
     with open(CORPUS / name, encoding="utf-8") as lines:
         return [json.loads(line) for line in lines if line.strip()]
 

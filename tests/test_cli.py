@@ -98,7 +98,7 @@ def test_show_json_holds_the_folded_state_in_snake_case(capsys: pytest.CaptureFi
     }
     assert set(document["counters"]) == {
         "llm_calls", "tool_calls", "remote_tool_calls", "mcp_tool_calls", "in_tokens", "out_tokens",
-        "cache_read_tokens", "cache_create_tokens", "thinking_tokens",
+        "cache_read_tokens", "cache_create_tokens", "thinking_tokens", "tool_calls_by_kind",
     }  # fmt: skip
     deferred = {
         "tool_use_id": "toolu_01UlI0pUN5s0LM3WnLle3UP7",
@@ -309,3 +309,50 @@ def test_show_labels_messages_by_seq_and_shows_the_turn_in_flight(capsys: pytest
     assert texts and f"[seq {pending['seq']}] assistant, turn in flight (not committed)" in shown
     assert all(text.splitlines()[0] in shown for text in texts)  # the stuck run's last words
     assert pending["assistant"] not in document["messages"]  # shown beside the committed messages, never in them
+
+
+# -- the newest line ------------------------------------------------------------------------------------------------
+
+NEWEST_FILES = CORPUS / "newest" / "file"
+NEWEST_EXPECTED = [
+    json.loads(line) for line in (CORPUS / "newest" / "expected" / "file.jsonl").read_text().splitlines()
+]
+ZERO = "0001-01-01T00:00:00Z"
+
+
+def _or_null(time: str) -> str | None:
+    return None if time == ZERO else time
+
+
+@pytest.mark.parametrize("entry", [e for e in NEWEST_EXPECTED if e["ok"]], ids=lambda e: e["store_id"])
+def test_show_json_names_what_the_newest_fold_adds(capsys: pytest.CaptureFixture[str], entry: dict[str, Any]) -> None:
+    document = show_json(capsys, str(NEWEST_FILES), entry["store_id"])
+    state = entry["state"]
+    assert document["generation"] == "newest" and document["agent"] == state["Agent"]
+    assert document["times"] == [_or_null(time) for time in state["Times"]]
+    assert len(document["times"]) == len(document["messages"])
+    assert document["result_times"] == (state["ResultTimes"] or {})
+    assert document["ended"] == _or_null(state["Ended"])
+    assert (document["turns"], document["context_tokens"]) == (state["Turns"], state["ContextTokens"])
+    assert document["reopened"] == entry["reopened"]
+    assert document["ending"] == entry["ending"]
+    assert document["status"] == ((entry["ending"] or {}).get("reason") or "open")
+    if state["Pending"] is not None:
+        assert document["pending"]["time"] == _or_null(state["Pending"]["Time"])
+    counters = state["Counters"]
+    assert document["counters"]["mcp_tool_calls"] == counters.get("mcp_tool_calls", 0)
+    kinds = ["unknown", "application", "builtin", "remote", "custom", "mcp"]
+    by_token = {kinds[int(number)]: count for number, count in (counters.get("tool_calls_by_kind") or {}).items()}
+    assert document["counters"]["tool_calls_by_kind"] == by_token
+
+
+def test_ls_json_rows_say_the_generation_agent_caller_and_ending(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "ls", "--json", str(NEWEST_FILES), str(FILES))
+    assert code == 0
+    rows = json.loads(out)
+    generations = {row["run"]: row["generation"] for row in rows}
+    assert generations["3MtgePl8MTxhIQTqkgVj3k35VXw"] == "newest" and generations[DEFERRED_WAITING] == "august"
+    newest = next(row for row in rows if row["run"] == "3MtgeQvr3iQ7GjtKb9TXOK4uBW8")
+    assert (newest["agent"], newest["caller"], newest["ended"]) == ("ops", "slack:U123", "2026-12-02T01:36:44.144613Z")
+    august = next(row for row in rows if row["run"] == DEFERRED_WAITING)
+    assert august["ended"] is None and august["agent"] == ""

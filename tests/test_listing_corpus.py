@@ -5,7 +5,8 @@ from __future__ import annotations
 import base64
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -13,8 +14,10 @@ from journaltools.compare import compare_runs
 from journaltools.errors import UndecodableLine
 from journaltools.listing import RunSummary, summarize_file, summarize_stream
 from journaltools.protocol.decode import decode_line
+from journaltools.protocol.encode import encode_go_json
+from journaltools.protocol.journal import journal_generation
 from journaltools.protocol.kinds import Record
-from tests.runstate_corpus import CORPUS, jsonl
+from tests.runstate_corpus import CORPUS, NEWEST_CORPUS, jsonl
 
 
 @dataclass(frozen=True)
@@ -24,19 +27,24 @@ class Stored:
     time: datetime | None = None
 
 
-def file_listing() -> dict[str, RunSummary]:
+#: The modification time the newest tests give every journal: a row dated by it took the mtime rule.
+MTIME = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
+
+
+def file_listing(corpus: Path = CORPUS) -> dict[str, RunSummary]:
     rows = {}
-    for path in sorted((CORPUS / "file").glob("*.json")):
-        stored = [Stored(decode_line(line).record, line) for line in path.read_bytes().split(b"\n") if line]
-        rows[path.stem] = summarize_file(path.stem, stored, updated=None)
+    for path in sorted((corpus / "file").glob("*.json")):
+        lines = [line for line in path.read_bytes().split(b"\n") if line]
+        generation = journal_generation(lines[0] if lines else None)
+        stored = [Stored(decode_line(line, generation).record, line) for line in lines]
+        rows[path.stem] = summarize_file(path.stem, stored, updated=MTIME if corpus is NEWEST_CORPUS else None)
     return rows
 
 
-def stream_listing() -> dict[str, RunSummary]:
+def stream_listing(corpus: Path = CORPUS, prefix: str = "fisk.sessions.") -> dict[str, RunSummary]:
     """The JetStream rule over the stream the runtime wrote (nats-dump.jsonl): the ``_meta`` message and the
     last message of each run's subjects."""
-    messages = [entry for entry in jsonl("nats-dump.jsonl") if entry["kind"] == "msg"]
-    prefix = "fisk.sessions."
+    messages = [entry for entry in jsonl(corpus / "nats-dump.jsonl") if entry["kind"] == "msg"]
     by_run: dict[str, list[dict[str, object]]] = defaultdict(list)
     for message in messages:
         run = str(message["subject"])[len(prefix) :].rsplit(".", 1)[0]
@@ -53,7 +61,7 @@ def _stored(message: dict[str, object] | None) -> Stored | None:
     if message is None:
         return None
     data = str(message["data"]).encode()
-    time = datetime.fromisoformat(str(message["time"])[:26] + "+00:00")
+    time = datetime.fromisoformat(str(message["time"])[:26].rstrip("Z") + "+00:00")
     try:
         return Stored(decode_line(data).record, data, time)
     except UndecodableLine:
@@ -107,3 +115,71 @@ def test_the_comparison_explains_every_difference_and_finds_no_discrepancy() -> 
         else:
             # Dropped by both runtime listings (meta version 2): invalid on both sides here.
             assert row.verdict == "agree" and row.status_a == row.status_b == "invalid", run
+
+
+# --- the newest line's listings ------------------------------------------------------------------------------------
+
+
+def newest_rows(name: str) -> dict[str, dict[str, object]]:
+    """``List(ListFilter{})`` as the newest build returned it, by run id (the corpus's own keys)."""
+    return {str(row["run_id"]): row for row in jsonl(NEWEST_CORPUS / name) if row.get("call") == "List(ListFilter{})"}
+
+
+def _summary_json(row: RunSummary) -> object:
+    import json
+
+    return None if row.summary is None else json.loads(encode_go_json(row.summary))
+
+
+@pytest.mark.parametrize(
+    ("name", "listing"),
+    [
+        ("listing-file.jsonl", lambda: file_listing(NEWEST_CORPUS)),
+        ("listing-jetstream.jsonl", lambda: stream_listing(NEWEST_CORPUS, "newest.")),
+    ],
+)
+def test_each_rule_lists_newest_journals_as_the_newest_runtime_did(name: str, listing: object) -> None:
+    want = newest_rows(name)
+    got = listing()  # type: ignore[operator]
+    assert len(want) >= 27
+    for run, row in want.items():
+        ours = got[run]
+        assert ours.generation == "newest", run
+        assert ours.status == (row["terminal"] or "open"), run
+        assert (ours.created, ours.model, ours.prompt) == (row["created"], row["model"], row["prompt"]), run
+        assert (ours.agent, ours.caller) == (row["agent"], row["caller"]), run
+        assert ours.ended == row["ended"], run
+        assert _summary_json(ours) == row["summary"], run
+        updated = ours.to_json()["updated"]
+        if ours.updated_text is not None:
+            assert updated == row["updated"], run  # the last record's own time, to the nanosecond
+        elif "file" in name:
+            assert ours.updated == MTIME, run  # an undated last record: the file's modification time
+        else:
+            assert str(row["updated"]).startswith(str(updated).rstrip("Z")[:26]), run  # the store's time
+    for run in got.keys() - want.keys():
+        assert got[run].status == "invalid" and got[run].problem, run
+
+
+def test_newest_journals_list_alike_on_both_backends_and_compare_as_agreeing() -> None:
+    """With Ending() on both backends, the disagreement the August build documents does not exist for the newest
+    line: every run both runtime listings name agrees; the one the file rule refuses is the summary rule."""
+    compared = compare_runs(
+        list(file_listing(NEWEST_CORPUS).values()),
+        list(stream_listing(NEWEST_CORPUS, "newest.").values()),
+        "file",
+        "jetstream",
+    )
+    file_rows, stream_rows = newest_rows("listing-file.jsonl"), newest_rows("listing-jetstream.jsonl")
+    by_run = {row.run: row for row in compared}
+    for run in file_rows.keys() & stream_rows.keys():
+        if file_rows[run]["updated"] != stream_rows[run]["updated"]:
+            # The last record is one the runtime dates itself (the meta record, an answer): each backend stamped
+            # its own copy, so the two stores really hold different bytes (the corpus's MANIFEST says so).
+            assert by_run[run].verdict == "discrepancy" and "different bytes" in by_run[run].explanation, run
+            continue
+        assert by_run[run].verdict == "agree", (run, by_run[run].explanation)
+    for run in stream_rows.keys() - file_rows.keys():
+        assert by_run[run].verdict == "summary_rule" and by_run[run].status_a == "invalid", run
+    # The mixed journal was written to the file backend only.
+    assert {row.verdict for row in compared if row.run not in stream_rows} == {"missing_b"}

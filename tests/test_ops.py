@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from journaltools.backends.registry import open_source
@@ -15,6 +17,8 @@ from journaltools.ops.answer import MAX_RESULT_BYTES, answer_call
 from journaltools.ops.gate import Candidate, resume_gate, system_hash
 from journaltools.ops.resume import claim_run
 from journaltools.protocol.decode import decode_line
+from journaltools.protocol.encode import encode_record
+from journaltools.protocol.kinds import Record
 from tests.runstate_corpus import CORPUS
 
 SUPPLIED_NOT_RESUMED = "3IDdWOESEKqijGnQfKh5NwIRHpZ"  # suspended on a deferral, then answered
@@ -41,6 +45,46 @@ def test_answer_writes_the_record_the_runtime_wrote(tmp_path: Path) -> None:
         )
     assert answered.seq == len(lines)
     assert (tmp_path / f"{SUPPLIED_NOT_RESUMED}.json").read_bytes() == original
+
+
+NEWEST_SUPPLIED = "3MtgeORUyjqNtTnpuv2wKMRNDfC"  # newest line: a custom, dispatched deferral answered by supply
+NEWEST_COMPLETED = "3MtgePl8MTxhIQTqkgVj3k35VXw"
+
+
+def _without_time(record: Record) -> Record:
+    return msgspec.structs.replace(record, time="")
+
+
+def test_a_newest_answer_copies_the_deferrals_kind_and_is_dated_in_utc(tmp_path: Path) -> None:
+    """The newest line's supply path: the same record the runtime wrote, but for the moment it was dated."""
+    original = (CORPUS / "newest" / "file" / f"{NEWEST_SUPPLIED}.json").read_bytes()
+    lines = original.split(b"\n")[:-1]
+    (tmp_path / f"{NEWEST_SUPPLIED}.json").write_bytes(b"\n".join(lines[:-1]) + b"\n")
+    want = decode_line(lines[-1]).record
+    assert want.tool_result is not None and want.tool_result.kind == "custom" and want.tool_result.dispatched
+    before = datetime.now(UTC)
+    with open_source(tmp_path) as backend:
+        answer_call(backend, NEWEST_SUPPLIED, want.tool_result.tool_use_id, want.tool_result.result.content)
+    written = (tmp_path / f"{NEWEST_SUPPLIED}.json").read_bytes().split(b"\n")[-2]
+    got = decode_line(written).record
+    assert _without_time(got) == _without_time(want)
+    assert got.time.endswith("Z") and before <= datetime.fromisoformat(got.time) <= datetime.now(UTC)
+    assert encode_record(got) == written  # canonical: what the newest encoder writes
+
+
+def test_a_newest_claim_is_dated_and_an_august_one_is_not(tmp_path: Path) -> None:
+    shutil.copy(CORPUS / "newest" / "file" / f"{NEWEST_COMPLETED}.json", tmp_path)
+    corpus_copy(tmp_path, COMPLETED)
+    with open_source(tmp_path) as backend:
+        for run in (NEWEST_COMPLETED, COMPLETED):
+            claim_run(backend, run, by="ops@test").writer.close()
+    newest = decode_line((tmp_path / f"{NEWEST_COMPLETED}.json").read_bytes().split(b"\n")[-2]).record
+    august = decode_line((tmp_path / f"{COMPLETED}.json").read_bytes().split(b"\n")[-2]).record
+    assert newest.claim is not None and newest.time == newest.claim.claimed
+    assert august.claim is not None and august.time == ""
+    with open_source(tmp_path) as backend:
+        reopened = fold(backend.read_run(NEWEST_COMPLETED).typed())
+    assert reopened.state is not None and reopened.state.reopened and reopened.status == "open"
 
 
 def test_answer_refuses_what_the_runtime_refuses(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from journaltools.folding.state import COUNTER_NAMES
 from journaltools.protocol.blocks import Block
 from journaltools.protocol.encode import encode_go_json
 from journaltools.protocol.findings import Finding
+from journaltools.protocol.kinds import ZERO_TIME
 
 if TYPE_CHECKING:
     from journaltools.backends.base import RunRead
@@ -49,16 +50,27 @@ def show_document(
     the fold of the lines that decoded says."""
     state = result.state
     pending = state.pending if state is not None else None
-    counters = state.counters.to_json() if state is not None else dict.fromkeys(COUNTER_NAMES, 0)
+    counters: dict[str, Any] = state.counters.to_json() if state is not None else dict.fromkeys(COUNTER_NAMES, 0)
+    counters["tool_calls_by_kind"] = state.counters.by_kind_tokens() if state is not None else {}
+    ending = state.ending() if state is not None else None
     return {
         "run": result.run,
         "status": "invalid" if refused else result.status,
+        "generation": state.generation.name if state is not None else None,
+        "agent": state.agent if state is not None else None,
         "prompt": state.prompt if state is not None else None,
         "interactive": state.interactive if state is not None else None,
         "caller": state.caller if state is not None else None,
         "fingerprint": go_value(state.fingerprint) if state is not None else None,
         "messages": go_value(state.messages) if state is not None else [],
         "message_seqs": result.message_seqs,
+        "times": [_time_or_null(time) for time in state.times] if state is not None else [],
+        "result_times": dict(state.result_times or {}) if state is not None else {},
+        "ended": _time_or_null(state.ended) if state is not None else None,
+        "turns": state.turns if state is not None else 0,
+        "context_tokens": state.context_tokens if state is not None else 0,
+        "reopened": state.reopened if state is not None else False,
+        "ending": go_value(ending) if ending is not None else None,
         "pending": None
         if pending is None
         else {
@@ -66,6 +78,7 @@ def show_document(
             "iteration": pending.iteration,
             "stop_reason": pending.stop_reason,
             "seq": pending.seq,
+            "time": _time_or_null(pending.time),
             "results": go_value(list(pending.results)),
             "answered": sorted(pending.answered, key=str.encode),
             "deferred": {call: go_value(deferred) for call, deferred in sorted(pending.deferred.items())},
@@ -98,6 +111,11 @@ def show_document(
         "segments": [asdict(segment) for segment in result.segments],
         "findings": [finding_json(finding) for finding in [*read_findings, *result.findings]],
     }
+
+
+def _time_or_null(time: str) -> str | None:
+    """A time as Go marshals it, or null for Go's zero time (an undated record)."""
+    return None if time == ZERO_TIME else time
 
 
 def _raw_json(raw: bytes) -> msgspec.Raw:

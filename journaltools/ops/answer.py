@@ -1,9 +1,13 @@
 """Answering a deferred call with the runtime's checks and record (fisk-ai ``SupplyToolResult``).
 
 The record is one ordinary ``tool_result`` (``tool_use_id`` = the call, ``result`` = ``{tool_use_id, content,
-is_error?}``), so the next resume is an ordinary resume. Beyond the runtime, journaltools folds again after it
-holds the journal (the file lock taken, the JetStream tail read) and refuses if the journal moved since the
-check: the runtime fences only against moves after it opens the journal, so two answers could both land.
+is_error?}``), so the next resume is an ordinary resume. In a journal of the newest line it also carries the
+deferral's ``kind`` and ``dispatched`` (as ``SupplyToolResult`` and ``AnswerDeferredCall`` copy them) and is
+dated now, in UTC, as the runtime's ``PrepareRecord`` dates a record written without a time.
+
+Beyond the runtime, journaltools folds again after it holds the journal (the file lock taken, the JetStream tail
+read) and refuses if the journal moved since the check: the runtime fences only against moves after it opens the
+journal, so two answers could both land.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ from journaltools.errors import AlreadyAnswered, AnswerRefused
 from journaltools.folding import fold
 from journaltools.folding.state import RunState
 from journaltools.protocol.blocks import ToolResultBlock
-from journaltools.protocol.kinds import Record, ToolResult, make_record
+from journaltools.protocol.generations import AUGUST, Generation
+from journaltools.protocol.kinds import Deferred, Record, ToolResult, make_record
+from journaltools.protocol.times import now_go_time
 
 #: The runtime's limit on an answer's content, in bytes (``supply.go``).
 MAX_RESULT_BYTES: Final = 256 * 1024
@@ -32,10 +38,25 @@ class Answered:
         return {"run": self.run, "call": self.call, "seq": self.seq}
 
 
-def answer_record(seq: int, call: str, content: str, *, is_error: bool = False) -> Record:
-    """The record the runtime appends to answer ``call``."""
+def answer_record(
+    seq: int,
+    call: str,
+    content: str,
+    *,
+    is_error: bool = False,
+    deferral: Deferred | None = None,
+    generation: Generation = AUGUST,
+    time: str | None = None,
+) -> Record:
+    """The record ``generation``'s runtime appends to answer ``call`` (deferred by ``deferral``): the newest line's
+    copies the deferral's provider kind and dispatch, and is dated (``time``, else now in UTC)."""
     result = ToolResultBlock(tool_use_id=call, content=content, is_error=is_error)
-    return make_record(seq, ToolResult(tool_use_id=call, result=result))
+    if generation is AUGUST:
+        return make_record(seq, ToolResult(tool_use_id=call, result=result))
+    kind = deferral.kind if deferral is not None else ""
+    dispatched = deferral.dispatched if deferral is not None else False
+    answer = ToolResult(tool_use_id=call, result=result, kind=kind, dispatched=dispatched)
+    return make_record(seq, answer, time=time or now_go_time())
 
 
 def answer_call(backend: Backend, run: str, call: str, content: str, *, is_error: bool = False) -> Answered:
@@ -53,8 +74,17 @@ def answer_call(backend: Backend, run: str, call: str, content: str, *, is_error
             raise AnswerRefused(
                 run, call, f"the journal moved from seq {read.last_seq} to {max(writer.last_seq, again.last_seq)}"
             )
-        _checked_state(again, call)
-        stored = writer.append(answer_record(writer.last_seq + 1, call, content, is_error=is_error))
+        state = _checked_state(again, call)
+        assert state.pending is not None  # the check found the call deferred in the turn in flight
+        record = answer_record(
+            writer.last_seq + 1,
+            call,
+            content,
+            is_error=is_error,
+            deferral=state.pending.deferred[call],
+            generation=state.generation,
+        )
+        stored = writer.append(record)
     return Answered(run, call, stored.seq)
 
 

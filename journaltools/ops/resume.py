@@ -1,7 +1,8 @@
 """Resuming a run the runtime's way: gate the candidate configuration, then claim the run before anything else.
 
 A claim ``{by, claimed}`` is the first record a resuming process writes (``by`` defaults to
-``<user>@<hostname> pid <pid>``, ``claimed`` is UTC to the nanosecond). It moves the journal's tail, so a
+``<user>@<hostname> pid <pid>``, ``claimed`` is UTC to the nanosecond; in a journal of the newest line the record
+is dated with that same moment, as ``PrepareRecord`` dates it). It moves the journal's tail, so a
 process that still believes it holds the run is refused at its next append; the fold ignores it.
 """
 
@@ -16,6 +17,7 @@ from journaltools.backends.base import Backend, JournalWriter
 from journaltools.errors import ClaimRefused, JournalError
 from journaltools.folding import FoldResult, fold
 from journaltools.ops.gate import Candidate, GateResult, resume_gate
+from journaltools.protocol.generations import AUGUST
 from journaltools.protocol.kinds import Claim, make_record
 from journaltools.protocol.times import now_go_time
 
@@ -58,9 +60,11 @@ def claim_run(
         writer = backend.open_writer(run)
     except JournalError as exc:
         raise ClaimRefused(run, str(exc)) from exc
-    claim = Claim(by=by if by is not None else default_claimant(), claimed=claimed or now_go_time())
+    now = now_go_time()
+    claim = Claim(by=by if by is not None else default_claimant(), claimed=claimed or now)
+    dated = folded.state is not None and folded.state.generation is not AUGUST
     try:
-        writer.append(make_record(writer.last_seq + 1, claim))
+        writer.append(make_record(writer.last_seq + 1, claim, time=now if dated else ""))
         if folded.last_seq != writer.last_seq - 1:
             # Someone appended between the read and the claim: fold again (the claim is inert) and gate that view.
             folded = fold(backend.read_run(run).typed(), run=run)

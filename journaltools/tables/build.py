@@ -21,8 +21,9 @@ from journaltools.folding import FoldResult
 from journaltools.folding.state import COUNTER_NAMES
 from journaltools.protocol.blocks import Message
 from journaltools.protocol.findings import Finding
+from journaltools.protocol.generations import AUGUST
 from journaltools.protocol.journal import typed_records
-from journaltools.protocol.kinds import Meta, Record
+from journaltools.protocol.kinds import ZERO_TIME, Meta, Record
 from journaltools.tables.columns import digest12, findings_table, go_time, strings_repeated, with_source
 from journaltools.tables.reads import RunReadLike
 from journaltools.tables.records import records_table
@@ -175,11 +176,20 @@ class TablesBuilder:
         status = "invalid" if invalid or result is None else result.status
         terminal = state.terminal if state is not None else None
         pending = state.pending if state is not None else None
+        last_time = records[-1].time if records and state is not None and state.generation is not AUGUST else ""
         values: dict[str, Any] = {
             "run": read.run,
             "status": status,
+            "generation": state.generation.name if state is not None else None,
             "created": go_time(meta.created) if meta is not None else None,
-            "updated": read.updated,
+            # The newest line dates a run by its last record; an undated one (and every August one) by the store.
+            "updated": go_time(last_time) if last_time else read.updated,
+            "ended": go_time(state.ended) if state is not None and state.ended != ZERO_TIME else None,
+            "agent": (meta.agent or None) if meta is not None else None,
+            "reopened": state.reopened if state is not None else None,
+            "turns": state.turns if state is not None else None,
+            "context_tokens": state.context_tokens if state is not None else None,
+            "tool_calls_by_kind": list(state.counters.by_kind_tokens().items()) if state is not None else None,
             "model": fingerprint.model if fingerprint is not None else None,
             "provider": fingerprint.provider if fingerprint is not None else None,
             "prompt": meta.prompt if meta is not None else None,

@@ -67,12 +67,15 @@ RUNS_SCHEMA: Final = _schema(
     [
         pa.field("run", pa.string(), nullable=False),
         pa.field("status", pa.string(), nullable=False),
+        pa.field("generation", pa.string()),
         pa.field("created", TIMESTAMP),
         pa.field("updated", TIMESTAMP),
+        pa.field("ended", TIMESTAMP),
         pa.field("model", pa.string()),
         pa.field("provider", pa.string()),
         pa.field("prompt", pa.large_string()),
         pa.field("interactive", pa.bool_()),
+        pa.field("agent", pa.string()),
         pa.field("caller", pa.string()),
         pa.field("conversation", pa.string()),
         pa.field("last_seq", SEQ, nullable=False),
@@ -80,6 +83,9 @@ RUNS_SCHEMA: Final = _schema(
         pa.field("segments", pa.int64(), nullable=False),
         pa.field("resumes", pa.int64(), nullable=False),
         pa.field("stale_terminal", pa.bool_(), nullable=False),
+        pa.field("reopened", pa.bool_()),
+        pa.field("turns", pa.int64()),
+        pa.field("context_tokens", pa.int64()),
         pa.field("terminal_reason", pa.string()),
         pa.field("terminal_message", pa.large_string()),
         pa.field("last_stop_reason", pa.string()),
@@ -88,11 +94,13 @@ RUNS_SCHEMA: Final = _schema(
         pa.field("llm_calls", pa.int64()),
         pa.field("tool_calls", pa.int64()),
         pa.field("remote_tool_calls", pa.int64()),
+        pa.field("mcp_tool_calls", pa.int64()),
         pa.field("in_tokens", pa.int64()),
         pa.field("out_tokens", pa.int64()),
         pa.field("cache_read_tokens", pa.int64()),
         pa.field("cache_create_tokens", pa.int64()),
         pa.field("thinking_tokens", pa.int64()),
+        pa.field("tool_calls_by_kind", pa.map_(pa.string(), pa.int64())),
         pa.field("pending_calls", pa.int64()),
         pa.field("open_deferrals", pa.int64()),
         pa.field("approvals", _strings()),
@@ -103,8 +111,13 @@ RUNS_SCHEMA: Final = _schema(
         pa.field("warning_findings", pa.int64(), nullable=False),
         pa.field("source", pa.string(), nullable=False),
     ],
-    "one row per journal: status = the last terminal's reason, open, or invalid (refused by the runtime's "
-    "read or fold); the counters are the folded state's (null when the journal was not folded: no meta, or "
+    "one row per journal: status = by its generation's rule (august: the last terminal's reason; newest: "
+    "Ending(), open again when anything follows the last terminal), open, or invalid (refused by the runtime's "
+    "read or fold); generation = newest or august (null without a known meta.version); updated = the newest "
+    "line's last record's time, else the file's mtime or the stream's time; ended = when the ending terminal was "
+    "journaled (newest line, null when open or undated); reopened, turns, context_tokens = the newest fold's "
+    "(computed for august journals too); tool_calls_by_kind = results per provider kind token; the counters "
+    "are the folded state's (null when the journal was not folded: no meta, or "
     "its read was refused); conversation = 12 hex of SHA-256 of meta.conversation_token (null without one); "
     "resumes = claims; approvals = standing approvals (tool names, journal order); call_approvals = the tool "
     "use ids of the live one-shot approvals; memory_keys = the keys of the last memory_revisions, sorted; "
