@@ -2,11 +2,13 @@
 
 Three layers, each usable alone:
 
-- ``JournalBuilder`` builds one run's ``Record`` values (runstate version 3) with consecutive seqs, using
-  ``make_record`` and the payload structs; ``journal_bytes()`` is what the file backend's writer puts on
-  disk (``encode_record`` + ``\\n`` per record, the Go encoder's bytes). Tool inputs and provider blocks go
-  through ``raw_json``; times are written as Go writes them (``protocol.times.format_go_time``). The
-  samples and the test builders use it, so the record shapes live in one place.
+- ``JournalBuilder`` builds one run's ``Record`` values with consecutive seqs, in either generation's format
+  (the August build's version 3 by default, or the newest line's version 1: every record dated, the agent, each
+  result's provider kind and dispatch, a summary on each terminal), using ``make_record`` and the payload
+  structs; ``journal_bytes()`` is what the file backend's writer puts on disk (``encode_record`` + ``\\n``
+  per record, the Go encoder's bytes). Tool inputs and provider blocks go through ``raw_json``; times are
+  written as Go writes them (``protocol.times.format_go_time``). The samples and the test builders use it, so
+  the record shapes live in one place.
 - ``build_run(choices, ...)`` tells one run's life the way the runtime lives it: process lifetimes, each
   after the first opened by a claim; parallel calls answered in any order, tool errors, remote results,
   deferrals answered later (supplied before a resume, or by the resuming run), gated calls approved once,
@@ -20,7 +22,7 @@ Three layers, each usable alone:
   included). Generated files are written in one ``write`` each, without the live writer's fsync per
   record: a generator acknowledges nothing to anyone, and an interrupted generation is simply run again.
 
-Command line: ``python -m journaltools.generate DIR --runs 1000 --records 100 --seed 0``.
+Command line: ``python -m journaltools.generate DIR --runs 1000 --records 100 --seed 0 [--generation newest]``.
 """
 
 from __future__ import annotations
@@ -52,8 +54,8 @@ from journaltools.protocol.blocks import (
     tool_uses,
 )
 from journaltools.protocol.encode import encode_go_json, encode_record, raw_json
+from journaltools.protocol.generations import AUGUST, Generation, generation_named
 from journaltools.protocol.kinds import (
-    FORMAT_VERSION,
     NAMESPACE,
     Assistant,
     CallApproval,
@@ -65,6 +67,8 @@ from journaltools.protocol.kinds import (
     Meta,
     Payload,
     Record,
+    Summary,
+    SummaryCounters,
     Terminal,
     ToolResult,
     User,
@@ -143,6 +147,10 @@ class JournalBuilder:
     Each method appends one record the way the runtime writes it (``optional`` set only where the runtime sets
     it) and returns it; ``records`` is the journal so far, ``journal_bytes()`` its file content. Iterations
     count up across the whole run, as the runner numbers them.
+
+    For the newest line (``generation=NEWEST``) each record is dated with ``time`` as it stands when the record
+    is added (the caller moves it on, as a runner's clock does; ``""`` leaves a record undated), results and
+    deferrals carry a provider kind and dispatch, and a terminal carries the summary the fold gives up to it.
     """
 
     def __init__(
@@ -155,13 +163,20 @@ class JournalBuilder:
         interactive: bool = False,
         conversation_token: str = "",
         caller: str = "",
-        version: int = FORMAT_VERSION,
+        version: int | None = None,
+        generation: Generation = AUGUST,
+        agent: str = "",
+        time: str = "",
     ) -> None:
         self.run_id = run_id
         self.records: list[Record] = []
         self.next_iteration = 0
+        self.generation = generation
+        self.newest = generation is not AUGUST
+        #: The time the next records are dated with (newest line only).
+        self.time = time
         self.meta = Meta(
-            version=version,
+            version=generation.version if version is None else version,
             run_id=run_id,
             created=created,
             fingerprint=fingerprint,
@@ -169,6 +184,7 @@ class JournalBuilder:
             interactive=interactive,
             conversation_token=conversation_token,
             caller=caller,
+            agent=agent if self.newest else "",
         )
         self.add(self.meta)
 
@@ -177,7 +193,7 @@ class JournalBuilder:
         return self.records[-1].seq if self.records else 0
 
     def add(self, payload: Payload, *, optional: bool = False) -> Record:
-        record = make_record(self.last_seq + 1, payload, optional=optional)
+        record = make_record(self.last_seq + 1, payload, optional=optional, time=self.time if self.newest else "")
         self.records.append(record)
         return record
 
@@ -214,13 +230,39 @@ class JournalBuilder:
         """A free-standing follow-up: role user and one text block, as the runtime's writers make it."""
         return self.add(User(message=Message(role=USER, content=[text(words)])))
 
-    def result(self, call: ToolUseBlock | str, content: str, *, is_error: bool = False, remote: bool = False) -> Record:
+    def result(
+        self,
+        call: ToolUseBlock | str,
+        content: str,
+        *,
+        is_error: bool = False,
+        remote: bool = False,
+        kind: str = "",
+        dispatched: bool = True,
+    ) -> Record:
+        """A call's result. The newest line also names its provider (``kind``, by default ``remote`` for a remote
+        call, else ``application``) and whether it ran; it still writes ``remote`` for a remote call that ran."""
         call_id = call if isinstance(call, str) else call.id
         block = ToolResultBlock(tool_use_id=call_id, content=content, is_error=is_error)
-        return self.add(ToolResult(tool_use_id=call_id, result=block, remote=remote))
+        if not self.newest:
+            return self.add(ToolResult(tool_use_id=call_id, result=block, remote=remote))
+        kind = kind or ("remote" if remote else "application")
+        ran_remotely = kind == "remote" and dispatched
+        return self.add(
+            ToolResult(tool_use_id=call_id, result=block, remote=ran_remotely, kind=kind, dispatched=dispatched)
+        )
 
-    def deferred(self, call: ToolUseBlock, *, note: str = "", handle: str = "") -> Record:
-        return self.add(Deferred(tool_use_id=call.id, tool_name=call.name, note=note, handle=handle))
+    def deferred(
+        self, call: ToolUseBlock, *, note: str = "", handle: str = "", kind: str = "custom", dispatched: bool = True
+    ) -> Record:
+        """A deferral (the newest line names the provider that deferred it, and whether the call reached it)."""
+        if not self.newest:
+            return self.add(Deferred(tool_use_id=call.id, tool_name=call.name, note=note, handle=handle))
+        return self.add(
+            Deferred(
+                tool_use_id=call.id, tool_name=call.name, note=note, handle=handle, kind=kind, dispatched=dispatched
+            )
+        )
 
     def decision(self, tool: str) -> Record:
         """A standing approval; the runtime writes it ``optional:true``."""
@@ -235,14 +277,47 @@ class JournalBuilder:
         return self.add(MemoryRevisions(revisions=dict(sorted(revisions.items()))), optional=True)
 
     def terminal(self, reason: str, message: str = "") -> Record:
-        return self.add(Terminal(reason=reason, message=message))
+        """A terminal; the newest line's carries the runner's counts, which equal the fold's up to it."""
+        if not self.newest:
+            return self.add(Terminal(reason=reason, message=message))
+        return self.add(Terminal(reason=reason, message=message, summary=self.summary()))
+
+    def summary(self) -> Summary:
+        """What the fold of the records so far counts: the summary a newest terminal written now carries."""
+        from journaltools.folding import fold
+
+        state = fold(self.records, strict=False).state
+        assert state is not None  # the builder always starts with its meta record
+        counters = state.counters
+        by_kind = {str(kind): count for kind, count in sorted((counters.tool_calls_by_kind or {}).items())}
+        return Summary(
+            turns=state.turns,
+            context_tokens=state.context_tokens,
+            counters=SummaryCounters(
+                llm_calls=counters.llm_calls,
+                tool_calls=counters.tool_calls,
+                remote_tool_calls=counters.remote_tool_calls,
+                mcp_tool_calls=counters.mcp_tool_calls,
+                tool_calls_by_kind=dict(sorted(by_kind.items())),
+                in_tokens=counters.in_tokens,
+                out_tokens=counters.out_tokens,
+                cache_read_tokens=counters.cache_read_tokens,
+                cache_create_tokens=counters.cache_create_tokens,
+                thinking_tokens=counters.thinking_tokens,
+            ),
+        )
 
     def claim(self, by: str, claimed: str) -> Record:
         return self.add(Claim(by=by, claimed=claimed))
 
     def unknown(self, kind: str, *, optional: bool) -> Record:
         """A record of a protocol this runtime does not know (``<namespace>.<kind>``), without a payload."""
-        record = Record(seq=self.last_seq + 1, protocol=f"{NAMESPACE}.{kind}", optional=optional)
+        record = Record(
+            seq=self.last_seq + 1,
+            protocol=f"{NAMESPACE}.{kind}",
+            time=self.time if self.newest else "",
+            optional=optional,
+        )
         self.records.append(record)
         return record
 
@@ -331,6 +406,9 @@ TOOL_DEFINITIONS: Final = tuple(
     for tool in _TOOLS
 )
 _TOOL_BY_NAME: Final = {tool.name: tool for tool in _TOOLS}
+#: The provider kind the newest line records for each way a tool runs.
+_KIND_OF: Final = {"local": "application", "gated": "application", "remote": "remote", "deferred": "custom"}
+_AGENTS: Final = ("ops", "ops", "billing", "")
 SYSTEM_PROMPT: Final = "You operate NATS JetStream clusters for the platform team. Inspect before you change."
 _MODELS: Final = ("claude-sonnet-4-6", "claude-opus-4-8", "claude-haiku-4-5")
 _ZONES: Final = (120, 60, 0, -300, 330)
@@ -383,6 +461,9 @@ class _Life:
 
     def tick(self, median_seconds: float) -> None:
         self.clock_ns += int(max(0.001, median_seconds * (0.5 + self.choices.integer(0, 100) / 100)) * _NANOS)
+        if self.journal.newest:
+            # The runner dates a record when it journals it, in UTC.
+            self.journal.time = format_go_time(self.clock_ns)
 
     def arguments(self, tool: _Tool) -> dict[str, Any]:
         return {tool.argument: self.choices.words(24, 200)}
@@ -391,10 +472,15 @@ class _Life:
         """Run one call and journal its result (an error now and then; remote tools report ``remote``)."""
         tool = _TOOL_BY_NAME[call.name]
         self.tick(1.5)
+        if self.journal.newest and tool.how == "gated" and self.choices.chance(0.1):
+            # The newest line records a call a policy denied: answered, never handed to its provider.
+            self.journal.result(call, "denied by policy", is_error=True, dispatched=False)
+            self.unanswered.remove(call)
+            return
         failed = self.choices.chance(0.06)
         content = "nats: error: " + self.choices.words(30, 200) if failed else self.choices.words(400, 40_000)
         self.context += len(content) // 4
-        self.journal.result(call, content, is_error=failed, remote=tool.how == "remote")
+        self.journal.result(call, content, is_error=failed, remote=tool.how == "remote", kind=_KIND_OF[tool.how])
         self.unanswered.remove(call)
         self.deferred.discard(call.id)
         if tool.how == "gated" and not failed and self.choices.chance(0.3):
@@ -529,11 +615,18 @@ class _Life:
 
 
 def build_run(
-    choices: Choices, *, run_id: str, created_ns: int, target_records: int, zone_minutes: int = 120
+    choices: Choices,
+    *,
+    run_id: str,
+    created_ns: int,
+    target_records: int,
+    zone_minutes: int = 120,
+    generation: Generation = AUGUST,
 ) -> JournalBuilder:
-    """One run's whole journal, told until it holds at least ``target_records`` records (or sooner when
-    ``target_records`` is small) and its last process run has ended."""
+    """One run's whole journal, in ``generation``'s format, told until it holds at least ``target_records``
+    records (or sooner when ``target_records`` is small) and its last process run has ended."""
     interactive = choices.chance(0.25)
+    newest = generation is not AUGUST
     journal = JournalBuilder(
         run_id,
         prompt=choices.words(120, 3000),
@@ -544,6 +637,10 @@ def build_run(
         interactive=interactive,
         conversation_token=f"ctk_{choices.integer(10**9, 10**10):x}" if interactive else "",
         caller=f"slack:U{choices.integer(10**6, 10**7)}" if interactive else "",
+        generation=generation,
+        agent=pick(choices, _AGENTS) if newest else "",
+        # Create dates the meta record as it appends it, a moment after meta.created, in UTC.
+        time=format_go_time(created_ns + 150_000) if newest else "",
     )
     life = _Life(journal, choices, created_ns)
     host = pick(choices, _HOSTS)
@@ -585,11 +682,13 @@ class CorpusStats:
     bytes: int
 
 
-def run_id(index: int, seed: int = 0) -> str:
+def run_id(index: int, seed: int = 0, generation: Generation = AUGUST) -> str:
     """The id of generated run ``index``: KSUID-shaped (27 base62 characters, creation second first), so ids
-    sort by creation time as the runtime's do, and stable whatever the corpus size."""
+    sort by creation time as the runtime's do, and stable whatever the corpus size. The generations' ids differ,
+    so both corpora can share a directory."""
     created = _created_ns(index) // _NANOS - 1_400_000_000  # KSUID's epoch
-    digest = hashlib.sha256(f"journaltools:{seed}:{index}".encode()).digest()[:16]
+    label = f"journaltools:{seed}:{index}" + ("" if generation is AUGUST else f":{generation.name}")
+    digest = hashlib.sha256(label.encode()).digest()[:16]
     return _base62(created.to_bytes(4, "big") + digest, 27)
 
 
@@ -604,23 +703,28 @@ def _text_pool(seed: int) -> str:
     return " ".join(parts)
 
 
-def generated_run(seed: int, index: int, records: int, pool: str | None = None) -> JournalBuilder:
-    """Generated run ``index`` of corpus ``seed``, about ``records`` records long."""
+def generated_run(
+    seed: int, index: int, records: int, pool: str | None = None, generation: Generation = AUGUST
+) -> JournalBuilder:
+    """Generated run ``index`` of corpus ``seed``, about ``records`` records long, in ``generation``'s format."""
     choices = RandomChoices(random.Random(f"run:{seed}:{index}"), pool if pool is not None else _text_pool(seed))
     return build_run(
         choices,
-        run_id=run_id(index, seed),
+        run_id=run_id(index, seed, generation),
         created_ns=_created_ns(index),
         target_records=records,
         zone_minutes=_ZONES[index % len(_ZONES)],
+        generation=generation,
     )
 
 
-def _write_runs(root: str, seed: int, indexes: Sequence[int], records: int) -> tuple[int, int]:
+def _write_runs(
+    root: str, seed: int, indexes: Sequence[int], records: int, generation: str = AUGUST.name
+) -> tuple[int, int]:
     pool = _text_pool(seed)
     written_records = written_bytes = 0
     for index in indexes:
-        journal = generated_run(seed, index, records, pool)
+        journal = generated_run(seed, index, records, pool, generation_named(generation))
         data = journal.journal_bytes()
         base = os.path.join(root, journal.run_id)
         # The runtime's modes: journal and lock readable by their owner only.
@@ -641,29 +745,37 @@ def generate_corpus(
     seed: int = 0,
     first: int = 0,
     workers: int | None = None,
+    generation: Generation = AUGUST,
 ) -> CorpusStats:
     """Write runs ``first .. first+runs-1`` of corpus ``seed`` into ``root`` in the runtime's file layout, each
-    about ``records`` records long. ``workers`` > 1 generates in that many processes (by default one per core
-    for large corpora); the bytes do not depend on it."""
+    about ``records`` records long, in ``generation``'s format. ``workers`` > 1 generates in that many processes
+    (by default one per core for large corpora); the bytes do not depend on it."""
     path = Path(root)
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     indexes = list(range(first, first + runs))
     if workers is None:
         workers = (os.cpu_count() or 1) if runs * records >= 50_000 else 1
     if workers <= 1:
-        counts = [_write_runs(str(path), seed, indexes, records)]
+        counts = [_write_runs(str(path), seed, indexes, records, generation.name)]
     else:
         chunks = [indexes[start : start + 32] for start in range(0, len(indexes), 32)]
         with ProcessPoolExecutor(workers) as executor:
             counts = list(
                 executor.map(
-                    _write_runs, [str(path)] * len(chunks), [seed] * len(chunks), chunks, [records] * len(chunks)
+                    _write_runs,
+                    [str(path)] * len(chunks),
+                    [seed] * len(chunks),
+                    chunks,
+                    [records] * len(chunks),
+                    [generation.name] * len(chunks),
                 )
             )
     return CorpusStats(path, runs, sum(count[0] for count in counts), sum(count[1] for count in counts))
 
 
-def publish_corpus(source: str, *, runs: int, records: int, seed: int = 0, first: int = 0) -> CorpusStats:
+def publish_corpus(
+    source: str, *, runs: int, records: int, seed: int = 0, first: int = 0, generation: Generation = AUGUST
+) -> CorpusStats:
     """Append the same runs ``generate_corpus`` writes to ``source`` (any URL ``open_source`` takes, e.g. a
     JetStream stream), through its writer: each record is checked and written as the runtime appends it."""
     from journaltools.backends.registry import open_source
@@ -672,7 +784,7 @@ def publish_corpus(source: str, *, runs: int, records: int, seed: int = 0, first
     total_records = total_bytes = 0
     with open_source(source, create=True) as backend:
         for index in range(first, first + runs):
-            journal = generated_run(seed, index, records, pool)
+            journal = generated_run(seed, index, records, pool, generation)
             with backend.create_journal(journal.run_id, journal.meta) as writer:
                 for record in journal.records[1:]:
                     writer.append(record)
@@ -690,12 +802,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--first", type=int, default=0, help="index of the first run")
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--publish", action="store_true", help="append through the source's writer (e.g. nats://)")
+    parser.add_argument(
+        "--generation",
+        choices=["august", "newest"],
+        default="august",
+        help="the runtime build whose format to write: august (format version 3) or newest (version 1)",
+    )
     args = parser.parse_args(argv)
+    generation = generation_named(args.generation)
     if args.publish:
-        stats = publish_corpus(args.root, runs=args.runs, records=args.records, seed=args.seed, first=args.first)
+        stats = publish_corpus(
+            args.root, runs=args.runs, records=args.records, seed=args.seed, first=args.first, generation=generation
+        )
     else:
         stats = generate_corpus(
-            args.root, runs=args.runs, records=args.records, seed=args.seed, first=args.first, workers=args.workers
+            args.root,
+            runs=args.runs,
+            records=args.records,
+            seed=args.seed,
+            first=args.first,
+            workers=args.workers,
+            generation=generation,
         )
     print(f"{stats.runs} runs, {stats.records} records, {stats.bytes} bytes in {stats.root}")
     return 0

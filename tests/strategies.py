@@ -1,4 +1,5 @@
-"""Hypothesis strategies for real-format (runstate version 3) journals.
+"""Hypothesis strategies for real-format journals of both generations (the August build's version 3, the newest
+line's version 1).
 
 ``valid_runs()`` draws whole runs from the same run model the corpus generator uses
 (``journaltools.generate.build_run``), answering its choices from ``draw``: process lifetimes with claims,
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 
 from journaltools.generate import JournalBuilder, build_run
 from journaltools.protocol.encode import encode_record
+from journaltools.protocol.generations import AUGUST, Generation
 from journaltools.protocol.kinds import Claim, Terminal, make_record
 from tests.builders import CLAIMANT, CLAIMED, case_variant_keys, corrupt_line, resumed_after_torn_tail, torn_tail
 
@@ -51,15 +53,18 @@ class DrawnChoices:
 
 
 @st.composite
-def valid_runs(draw: st.DrawFn, run: str = "gen-run", max_records: int = 40) -> JournalBuilder:
-    """A journal the runtime could have written, of up to about ``max_records`` records (it may run a little
-    over: a run ends where its last process run ends)."""
+def valid_runs(
+    draw: st.DrawFn, run: str = "gen-run", max_records: int = 40, generation: Generation = AUGUST
+) -> JournalBuilder:
+    """A journal ``generation``'s runtime could have written, of up to about ``max_records`` records (it may run a
+    little over: a run ends where its last process run ends)."""
     return build_run(
         DrawnChoices(draw),
         run_id=run,
         created_ns=draw(st.integers(1_700_000_000, 1_900_000_000)) * 1_000_000_000 + draw(st.integers(0, 10**9 - 1)),
         target_records=draw(st.integers(1, max_records)),
         zone_minutes=draw(st.sampled_from([0, 60, 120, -300, 330])),
+        generation=generation,
     )
 
 

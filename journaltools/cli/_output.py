@@ -29,9 +29,10 @@ def _emit_json(document: Any) -> None:
     encoded = msgspec.json.encode(document)
     try:
         text = msgspec.json.format(encoded, indent=2)
-    except RecursionError:
+    except (RecursionError, msgspec.DecodeError):
         # msgspec's formatter recurses (about 1,000 levels); a tool input the runtime accepts nests up to 10,000.
-        # Such a document is written compact: indenting 10,000 levels would write some 400 MB of spaces.
+        # Such a document is written compact: indenting 10,000 levels would write some 400 MB of spaces. The
+        # formatter also refuses a lone surrogate escape ("\ud800"), which the runtime keeps in raw JSON as it is.
         text = encoded
     sys.stdout.buffer.write(text + b"\n")
     sys.stdout.flush()

@@ -175,7 +175,11 @@ def _print_run(document: dict[str, Any], result: FoldResult) -> None:
         f"resume: last seq {resume['last_seq']}, next iteration {resume['next_iteration']}, "
         f"last stop reason {resume['last_stop_reason'] or '-'}, waiting for {resume['waiting_for'] or 'nothing'}"
     )
-    _say("counters: " + ", ".join(f"{key} {value}" for key, value in document["counters"].items()))
+    counters = dict(document["counters"])
+    by_kind = counters.pop("tool_calls_by_kind", {})
+    _say("counters: " + ", ".join(f"{key} {value}" for key, value in counters.items()))
+    if by_kind:
+        _say("tool calls by provider: " + ", ".join(f"{kind} {count}" for kind, count in by_kind.items()))
     if len(document["segments"]) > 1:
         _say("")
         print_table(

@@ -520,14 +520,9 @@ class _Decoder:
             raise UndecodableLine(f"{message.reason}: illegal base64 data at input byte {error.offset}") from None
         if "\r" in text or "\n" in text:
             self.notes.add(f"line breaks inside base64 {item.name!r}")
-        previous: _Slice | None = values.get(item.name)
-        if previous is not None and previous.length > len(decoded):
-            # Go 1.27 decodes into the existing buffer and keeps its tail (addendum rule 5).
-            self.notes.add(f"repeated {item.name!r} kept the earlier bytes beyond the later ones")
-            kept = previous.backing[len(decoded) : previous.length]
-            values[item.name] = _Slice([*decoded, *kept], previous.length)
-        else:
-            values[item.name] = _Slice(list(decoded), len(decoded))
+        # Go decodes a base64 string into a new slice: a repeated key keeps the later value only, never the earlier
+        # one's bytes beyond it (the object walk has already noted the repetition).
+        values[item.name] = _Slice(list(decoded), len(decoded))
 
     def revisions(self, item: _Field, values: dict[str, Any], index: int, path: str) -> None:
         if self.tokens.kinds[index] != OBJECT:
