@@ -11,7 +11,9 @@ its cause:
   flight, the case the runtime's own documentation names;
 - ``summary_rule``: the same records, and only records that start no turn follow the last terminal
   (``memory_revisions`` after every run that read memory, a claim, a decision, a call approval, an unknown
-  optional record); or the file rule refuses a journal that the JetStream rule reads from its two records;
+  optional record); or the file rule refuses a journal that the JetStream rule reads from its two records; or
+  the stream holds every record but they were published out of seq order, the meta message last, so the
+  JetStream rule reads the meta record as the run's last (and the runtime could not append to the run there);
 - ``discrepancy``: the two sides hold different records (the last seq or the last record's bytes differ), or no
   rule explains the difference. Only this is an error;
 - ``missing_a`` / ``missing_b``: a run listed on one side only.
@@ -142,6 +144,22 @@ def _classify_rule_difference(run: str, file: _Side, stream: _Side) -> tuple[Ver
     )
 
 
+def _published_out_of_order(run: str, file: _Side, stream: _Side) -> str | None:
+    """The explanation when the stream holds every record the file does, but its meta message is the run's last."""
+    frow, srow = file.row, stream.row
+    held = srow.held_out_of_order
+    if held is None or frow.records is None or held != (frow.records, frow.last_seq):
+        return None
+    return (
+        f"Expected difference, not an error, but a broken copy. Both sides hold the {frow.records} records of {run} "
+        f"(up to seq {frow.last_seq}), but the {stream.label} stream holds them out of seq order, its meta message "
+        f"last (a copy published subject by subject). The {stream.label} listing reads the run's last message, the "
+        f"meta record, and says {srow.status}; the {file.label} listing folds the journal and says {frow.status}. "
+        f"The runtime could not append to this run on {stream.label}: its writer would continue from seq "
+        f"{srow.last_seq}, whose successor is taken."
+    )
+
+
 def _missing(run: str, present: _Side, absent_label: str) -> str:
     row = present.row
     text = f"{run} is listed by {present.label} ({row.status}) but {absent_label} has no journal for it."
@@ -167,6 +185,10 @@ def compare_run(
         return ComparedRun(run, a.status, b.status, kind, explanation)
 
     status_words = [f"{label_a} says {a.status} but {label_b} says {b.status}"] if a.status != b.status else []
+    by_rule = _sides_by_rule(side_a, side_b)
+    reordered = _published_out_of_order(run, *by_rule) if by_rule is not None else None
+    if reordered is not None:
+        return verdict("summary_rule", reordered)
     differences = _record_differences(side_a, side_b)
     if differences:
         return verdict(
@@ -174,7 +196,6 @@ def compare_run(
         )
     if a.status == b.status:
         return verdict("agree", f"Both listings say {a.status}.")
-    by_rule = _sides_by_rule(side_a, side_b)
     explained = _classify_rule_difference(run, *by_rule) if by_rule is not None else None
     if explained is not None:
         return verdict(*explained)

@@ -91,6 +91,9 @@ class RunSummary:
     summary: Summary | None = None
     #: ``updated`` to the nanosecond, as Go writes it, when it is a record's own time.
     updated_text: str | None = None
+    #: JetStream rule, when the meta message is the run's last message although others exist: how many records
+    #: the stream holds for the run and the highest seq among them.
+    held_out_of_order: tuple[int, int] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -106,6 +109,7 @@ class RunSummary:
             "caller": self.caller,
             "ended": self.ended,
             "generation": self.generation,
+            "run_id": self.meta_run_id,
         }
 
 
@@ -208,8 +212,10 @@ def summarize_stream(
     *,
     problem: str | None = None,
     findings: Sequence[Finding] = (),
+    held: tuple[int, int] | None = None,
 ) -> RunSummary:
-    """The JetStream rule's row from the run's ``_meta`` message and its last message.
+    """The JetStream rule's row from the run's ``_meta`` message and its last message. ``held`` is (records, highest
+    seq) the stream holds for a run whose last message is its meta message although others exist.
 
     ``meta`` None (or ``problem`` set) means the meta message is missing or does not decode; ``last`` None
     means the last message could not be read or decoded, which the runtime lists as ``open``."""
@@ -246,4 +252,5 @@ def summarize_stream(
         last_sha256=_sha256(last.raw) if last is not None else None,
         problem=problem,
         findings=tuple(findings),
+        held_out_of_order=held,
     )

@@ -230,3 +230,20 @@ def test_fold_error_text_is_one_line_naming_run_and_seq() -> None:
         fold(built.records, run="new-run")
     assert "\n" not in str(refused.value) and "new-run" in str(refused.value) and "seq 2" in str(refused.value)
     assert msgspec.json.encode(built.records[1])  # the refused record still encodes
+
+
+def test_a_journal_whose_meta_run_id_is_not_its_name_is_listed_with_both(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Both runtime listings name a run by meta.run_id; journaltools keeps the name it is stored under (the one
+    every command opens it by), shows meta.run_id beside it and warns."""
+    built = JournalBuilder("3TheMetaSaysThis", prompt="p", created=CREATED, fingerprint=fingerprint_for("m"))
+    built.terminal("completed")
+    (tmp_path / "3TheFileSaysThis.json").write_bytes(built.journal_bytes())
+    assert main(["ls", "--json", str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    (row,) = json.loads(captured.out)
+    assert (row["run"], row["run_id"]) == ("3TheFileSaysThis", "3TheMetaSaysThis")
+    assert "run_id_mismatch" in captured.err
+    result = fold(built.records, run="3TheFileSaysThis")
+    assert [f.code for f in result.findings] == ["run_id_mismatch"] and result.status == "completed"

@@ -12,6 +12,7 @@ from journaltools.backends.jetstream import JetStreamBackend
 from journaltools.backends.registry import open_source
 from journaltools.compare import compare_runs
 from journaltools.ops.migrate import INVALID_SOURCE_CODES, migrate
+from tests.nats_fixtures import NatsAdmin
 from tests.runstate_corpus import CORPUS, jsonl
 
 #: Where the runtime's own two listings of these journals differ (the corpus's listings).
@@ -84,3 +85,37 @@ def test_noncanonical_lines_are_copied_as_they_are(name: str, tmp_path: Path) ->
         report = migrate(files, dest)
     assert report.refused == [] and report.verified
     assert (tmp_path / "dest" / f"{name}.json").read_bytes() == (source / f"{name}.json").read_bytes()
+
+
+def test_a_stream_copy_published_meta_last_is_the_summary_rule_and_says_the_run_cannot_be_appended(
+    jetstream: JetStreamBackend, nats_admin: NatsAdmin, tmp_path: Path
+) -> None:
+    """Every record is on the stream, but published in subject order (``<run>.10`` ... ``<run>.9``, ``_meta``
+    last): the JetStream rule reads the meta record as the run's last message."""
+    run = "3MtgePl8MTxhIQTqkgVj3k35VXw"
+    source = CORPUS / "newest" / "file" / f"{run}.json"
+    shutil.copy(source, tmp_path / source.name)
+    lines = source.read_bytes().split(b"\n")[:-1]
+    subjects = {jetstream.subject(run, seq): line for seq, line in enumerate(lines, start=1)}
+    for subject in sorted(subjects):
+        assert "error" not in nats_admin.publish(subject, subjects[subject])
+    with open_source(tmp_path) as files:
+        (row,) = compare_runs(files.listing(), jetstream.listing(), "file", "jetstream")
+    assert row.verdict == "summary_rule" and (row.status_a, row.status_b) == ("completed", "open")
+    assert "out of seq order" in row.explanation and "could not append" in row.explanation
+
+
+def test_the_newest_corpus_round_trips_file_jetstream_file_byte_identical(
+    jetstream: JetStreamBackend, tmp_path: Path
+) -> None:
+    newest = CORPUS / "newest" / "file"
+    with open_source(newest) as files:
+        there = migrate(files, jetstream)
+        assert there.verified and there.copied == there.records
+    with open_source(tmp_path / "back", create=True) as back:
+        home = migrate(jetstream, back)
+        assert home.verified and home.runs == there.runs
+    copied = sorted(path.name for path in (tmp_path / "back").glob("*.json"))
+    assert len(copied) == there.runs >= 28
+    for name in copied:
+        assert (tmp_path / "back" / name).read_bytes() == (newest / name).read_bytes(), name

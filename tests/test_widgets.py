@@ -91,6 +91,7 @@ def corpus_records(scenario: str) -> tuple[Record, ...]:
 
 
 def corpus_fold(scenario: str) -> FoldResult:
+    """The fold of a scenario's journal named by the scenario (so each also has a ``run_id_mismatch`` finding)."""
     return fold(corpus_records(scenario), strict=False, run=scenario)
 
 
@@ -615,7 +616,8 @@ def test_jumps_reach_a_seq_the_ending_each_segment_and_finding() -> None:
     assert f'data-seq="{model.messages[-1].seq}"' in view.body.value and view.jump.value == -1
     edge = ConversationModel.from_fold(corpus_fold("edge-stray-and-duplicate-results"))
     html = edge.header_html()
-    assert html.count('class="jt-seq-link"') == 2
+    # The stray and the duplicate result, and the meta record's run id (not the scenario name it is folded under).
+    assert html.count('class="jt-seq-link"') == 3
     for finding in edge.finding_values:
         assert f'href="#{edge.anchor(finding.seq or 0)}"' in html
         assert f'id="{edge.anchor(finding.seq or 0)}"' in edge.to_html()

@@ -682,8 +682,14 @@ class JetStreamBackend(Backend):
                 last_msg = None  # the runtime keeps what the meta record gave: listed open
             # The two records read are checked against their subjects (the rule itself does not look).
             checked = [(meta_msg, meta)]
+            held: tuple[int, int] | None = None
             if last_msg is not None and meta is not None and last_msg.sequence == meta.position:
                 last: StoredRecord | None = meta
+                # The meta message is the run's last: a run of one record, or records published out of seq order
+                # (a copy made subject by subject). What the stream holds tells them apart.
+                seqs = [self.seq_of_subject(subject) for subject in await self._subject_counts(self.run_filter(run))]
+                if len(seqs) > 1:
+                    held = (len(seqs), max(seq or 0 for seq in seqs))
             else:
                 # A last message that does not decode is listed open, as the runtime lists it.
                 last, _ = self._stored(last_msg)
@@ -695,7 +701,7 @@ class JetStreamBackend(Backend):
                 for finding in [self._seq_mismatch(run, msg, stored.record.seq)]
                 if finding is not None
             ]
-            return summarize_stream(run, meta, last, problem=problem, findings=findings)
+            return summarize_stream(run, meta, last, problem=problem, findings=findings, held=held)
 
         return await map_bounded(await self.list_runs_async(), summarize, self.options.concurrency)
 

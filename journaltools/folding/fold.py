@@ -152,6 +152,12 @@ class _Walk:
             times=[first.time or meta.created],
         )
         self.message_seqs = [first.seq]
+        if meta.run_id != self.run:
+            self._warn(
+                first.seq,
+                "run_id_mismatch",
+                f"meta.run_id is {_quoted(meta.run_id)}, not the journal's name: the runtime lists the run by it",
+            )
         self._check_schema(first)
         last_seq = first.seq
         for record in records[1:]:

@@ -43,6 +43,8 @@ FINDING_SEVERITY: dict[str, Severity] = {
     # a JetStream record stored under a subject naming another seq than its body (the runtime never writes one)
     "subject_seq_mismatch": "warning",  # a journal that cannot be read (permission, a FIFO or link, an I/O error)
     "not_a_journal": "info",  # a file in a source directory that is not a journal: not read
+    # meta.run_id names another run than the journal's file or subject: the runtime's listings go by meta.run_id
+    "run_id_mismatch": "warning",
 }
 
 
