@@ -32,7 +32,7 @@ import hashlib
 import math
 import os
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -167,6 +167,7 @@ class JournalBuilder:
         generation: Generation = AUGUST,
         agent: str = "",
         time: str = "",
+        clock: Callable[[], str] | None = None,
     ) -> None:
         self.run_id = run_id
         self.records: list[Record] = []
@@ -175,6 +176,8 @@ class JournalBuilder:
         self.newest = generation is not AUGUST
         #: The time the next records are dated with (newest line only).
         self.time = time
+        #: Asked for each record's time instead, when given (a clock that moves on with every record).
+        self.clock = clock
         self.meta = Meta(
             version=generation.version if version is None else version,
             run_id=run_id,
@@ -193,9 +196,16 @@ class JournalBuilder:
         return self.records[-1].seq if self.records else 0
 
     def add(self, payload: Payload, *, optional: bool = False) -> Record:
-        record = make_record(self.last_seq + 1, payload, optional=optional, time=self.time if self.newest else "")
+        record = make_record(self.last_seq + 1, payload, optional=optional, time=self._time())
         self.records.append(record)
         return record
+
+    def _time(self) -> str:
+        if not self.newest:
+            return ""
+        if self.clock is not None:
+            self.time = self.clock()
+        return self.time
 
     def assistant(
         self,
@@ -315,7 +325,7 @@ class JournalBuilder:
         record = Record(
             seq=self.last_seq + 1,
             protocol=f"{NAMESPACE}.{kind}",
-            time=self.time if self.newest else "",
+            time=self._time(),
             optional=optional,
         )
         self.records.append(record)

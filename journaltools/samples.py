@@ -1,6 +1,10 @@
-"""The bundled sample journals: fisk-ai runstate version 3, written by journaltools' own file writer.
+"""The bundled sample journals of both generations, written by journaltools' own file writer.
 
-Each sample tells one story a post-mortem must be able to read (``SAMPLE_STORIES``). A journal is written the
+Each sample tells one story a post-mortem must be able to read (``SAMPLE_STORIES``). Every story is told twice:
+as the August build writes it (format version 3, run id ``<story>``) and as the newest line does (format version
+1, run id ``newest-<story>``: every record dated, the agent, each call's provider kind and dispatch, terminal
+summaries), so the two generations sit side by side; ``newest-provider-kinds`` is the newest line's alone (one
+call of each provider, a call a policy denied, a remote call refused). A journal is written the
 way the runtime writes it: created with its meta record, one writer per process run (a resume reopens the
 journal under its flock and starts with a claim), ``<id>.json`` beside an empty ``<id>.lock``. The damaged
 samples (a torn tail, a resume glued onto torn bytes, a corrupt interior line, a noncanonical line) are
@@ -41,6 +45,7 @@ from journaltools.generate import (
     tool_use,
 )
 from journaltools.protocol.encode import encode_record
+from journaltools.protocol.generations import AUGUST, NEWEST, Generation
 from journaltools.protocol.kinds import Fingerprint
 from journaltools.protocol.times import format_go_time
 
@@ -91,18 +96,43 @@ class _Sample:
         self.journal.claim(claimant("fisk", host, pid), self.now())
 
 
+#: The run ids of the newest line's samples begin with this (the August ones are the bare story names).
+_NEWEST_PREFIX: Final = "newest-"
+
+
 def _sample(
-    run: str, story: str, minute: int, prompt: str, *, fingerprint: Fingerprint | None = None, **meta: object
+    run: str,
+    story: str,
+    minute: int,
+    prompt: str,
+    *,
+    fingerprint: Fingerprint | None = None,
+    generation: Generation = AUGUST,
+    **meta: object,
 ) -> _Sample:
     clock = _EPOCH_NS + minute * 60 * _NANOS + 512_331_907
+    if generation is not AUGUST:
+        run, story, meta = _NEWEST_PREFIX + run, f"newest line: {story}", {"agent": "ops", **meta}
     journal = JournalBuilder(
         run,
         prompt=prompt,
         created=format_go_time(clock, _ZONE_SECONDS),
         fingerprint=fingerprint or sample_fingerprint(),
+        generation=generation,
         **meta,  # type: ignore[arg-type]
     )
-    return _Sample(run, story, journal, clock)
+    sample = _Sample(run, story, journal, clock)
+    if generation is not AUGUST:
+
+        def clock_of_records() -> str:
+            # The runner dates each record as it journals it: a few seconds apart, in UTC.
+            sample.tick(1 + len(journal.records) * 7 % 5)
+            return sample.now()
+
+        journal.clock = clock_of_records
+        journal.records.clear()  # the meta record again, dated by that clock
+        journal.add(journal.meta)
+    return sample
 
 
 def _replace_line(number: int, replacement: Callable[[bytes], bytes]) -> Callable[[bytes], bytes]:
@@ -117,7 +147,49 @@ def _replace_line(number: int, replacement: Callable[[bytes], bytes]) -> Callabl
 
 
 def _stories() -> Iterator[_Sample]:
+    yield from _stories_of(AUGUST)
+    yield from (sample for sample in _stories_of(NEWEST) if not sample.run.endswith("version-mismatch"))
+    yield _provider_kinds()
+
+
+def _provider_kinds() -> _Sample:
     s = _sample(
+        "provider-kinds",
+        "one call of each provider (application, builtin, mcp, custom, remote): an application call a policy "
+        "denied and a remote call refused (answered, never run), an MCP call that ran; completed",
+        95,
+        "Tidy the EVENTS stream and file a ticket",
+        generation=NEWEST,
+        caller="a2a:planner",
+    )
+    j = s.journal
+    calls = calls_of(
+        j.assistant(
+            tool_use("toolu_01T1purge", "stream_purge", {"stream": "EVENTS"}),
+            tool_use("toolu_01T2now", "clock_now", {}),
+            tool_use("toolu_01T3ticket", "tracker_create", {"title": "EVENTS purged"}),
+            tool_use("toolu_01T4ask", "ask_billing_agent", {"q": "is EVENTS billed?"}),
+            in_tokens=900,
+            out_tokens=140,
+        )
+    )
+    purge, now, ticket, ask = calls
+    j.result(purge, "denied by policy: stream_purge needs an approval", is_error=True, dispatched=False)
+    j.result(now, "2026-11-29T09:37:00Z", kind="builtin")
+    j.result(ticket, "created EVT-118", kind="mcp")
+    j.result(ask, "the billing agent refused the call: not a peer", kind="remote", dispatched=False, is_error=True)
+    lookup = calls_of(j.assistant(tool_use("toolu_01T5lookup", "runbook_lookup", {"topic": "purge"})))[0]
+    j.result(lookup, "purge needs the on-call's approval", kind="custom")
+    j.assistant(text("The purge was denied by policy; I filed EVT-118 for the on-call."), in_tokens=400)
+    j.terminal("completed")
+    return s
+
+
+def _stories_of(generation: Generation) -> Iterator[_Sample]:
+    def _sample_of(run: str, story: str, minute: int, prompt: str, **meta: object) -> _Sample:
+        return _sample(run, story, minute, prompt, generation=generation, **meta)  # type: ignore[arg-type]
+
+    s = _sample_of(
         "completed-with-tools",
         "a one-shot run with thinking on: parallel calls (3 then 2), a tool error, a remote result, cache and "
         "thinking tokens, completed",
@@ -161,7 +233,7 @@ def _stories() -> Iterator[_Sample]:
     j.terminal("completed")
     yield s
 
-    s = _sample(
+    s = _sample_of(
         "interactive-follow-ups",
         "a chat run (conversation token and caller): follow-ups, two user records in a row (the model call "
         "between them failed) that the fold merges into one message, completed",
@@ -187,7 +259,7 @@ def _stories() -> Iterator[_Sample]:
     j.terminal("completed")
     yield s
 
-    s = _sample(
+    s = _sample_of(
         "deferred-waiting",
         "a batch of 3 calls: 2 answered, 1 deferred with a note and a handle (a decision after it), suspended: "
         "the turn is pending with one open deferral",
@@ -210,7 +282,7 @@ def _stories() -> Iterator[_Sample]:
     j.terminal("suspended")
     yield s
 
-    s = _sample(
+    s = _sample_of(
         "deferred-answered",
         "a deferred call answered later (a supplied tool_result after the suspended terminal), then resumed "
         "with a claim to completion; memory_revisions after the terminal",
@@ -235,7 +307,7 @@ def _stories() -> Iterator[_Sample]:
     j.memory_revisions({"change/CHG0041377": 3, "streams/DLQ": 12})
     yield s
 
-    s = _sample(
+    s = _sample_of(
         "approvals-decisions",
         "standing approvals: decision records (optional:true, as the runtime writes them) after the results of "
         "the calls that needed them, one inside a batch; completed",
@@ -259,7 +331,7 @@ def _stories() -> Iterator[_Sample]:
     j.terminal("completed")
     yield s
 
-    s = _sample(
+    s = _sample_of(
         "call-approval-waiting",
         "a gated call the operator could not be asked about (suspended with the prompter's message), then an "
         "allow-once call_approval appended while suspended: the call is pending and approved",
@@ -274,7 +346,7 @@ def _stories() -> Iterator[_Sample]:
     j.call_approval(purge)
     yield s
 
-    s = _sample(
+    s = _sample_of(
         "memory-after-terminal",
         "a served conversation: two turns, each ending in a terminal followed by memory_revisions (newest "
         "wins), a claim between them; the journal ends on memory_revisions",
@@ -296,7 +368,7 @@ def _stories() -> Iterator[_Sample]:
     j.memory_revisions({"notes": 8, "clusters/audit": 1})
     yield s
 
-    s = _sample(
+    s = _sample_of(
         "resumed-mid-batch",
         "the process died after 1 of 3 parallel results; the resume's claim lands between the assistant turn "
         "and its remaining results (inert in the fold), then completed",
@@ -319,7 +391,7 @@ def _stories() -> Iterator[_Sample]:
     j.terminal("completed")
     yield s
 
-    s = _sample(
+    s = _sample_of(
         "next-turn-in-flight",
         "a completed conversation resumed for its next turn: claim, user, an assistant turn with calls, one "
         "result, no terminal. The file rule still says completed (stale terminal); JetStream's says open",
@@ -342,7 +414,7 @@ def _stories() -> Iterator[_Sample]:
     j.result(info, '{"state":{"messages":2100344}}')
     yield s
 
-    s = _sample(
+    s = _sample_of(
         "terminal-suspended",
         "a session rotated by a context reset: the old journal ends suspended, without a message, at a clean "
         "boundary (nothing pending)",
@@ -353,7 +425,7 @@ def _stories() -> Iterator[_Sample]:
     s.journal.terminal("suspended")
     yield s
 
-    s = _sample(
+    s = _sample_of(
         "terminal-error",
         "a tool error, then the model call failed: terminal error with the runner's message",
         50,
@@ -365,7 +437,7 @@ def _stories() -> Iterator[_Sample]:
     j.terminal("error", 'llm call: POST "https://api.anthropic.com/v1/messages": 529 Overloaded')
     yield s
 
-    s = _sample(
+    s = _sample_of(
         "terminal-budget",
         "the token budget was spent before the turn's tools ran: terminal budget with the runner's message, "
         "the calls left pending",
@@ -380,7 +452,7 @@ def _stories() -> Iterator[_Sample]:
     j.terminal("budget", "this conversation has processed 20520 of its 20000 token budget (llm.budget.max_tokens)")
     yield s
 
-    s = _sample(
+    s = _sample_of(
         "terminal-max-iterations",
         "the iteration cap (3) reached after three tool turns: terminal max_iterations; the last turn is "
         "complete, so it is committed",
@@ -395,7 +467,7 @@ def _stories() -> Iterator[_Sample]:
     j.terminal("max_iterations")
     yield s
 
-    s = _sample(
+    s = _sample_of(
         "torn-tail",
         "completed, then the process died while writing memory_revisions: the half-written last line is a "
         "torn tail, dropped by the reader (a warning)",
@@ -411,7 +483,7 @@ def _stories() -> Iterator[_Sample]:
     s.damage = lambda data, line=line: data + line[: len(line) // 2]
     yield s
 
-    s = _sample(
+    s = _sample_of(
         "resumed-after-torn-tail",
         "a crash mid-write left a torn tool_result; the Go backend's resume appended its claim straight after the "
         "torn bytes (no newline, no truncation), so they became an interior line: the journal is refused",
@@ -437,7 +509,7 @@ def _stories() -> Iterator[_Sample]:
     s.damage = _insert_before_line(torn_at + 1, torn_line)
     yield s
 
-    s = _sample(
+    s = _sample_of(
         "corrupt-interior",
         "line 3 was overwritten with bytes that are not JSON: interior corruption, the journal is refused",
         75,
@@ -451,7 +523,7 @@ def _stories() -> Iterator[_Sample]:
     s.damage = _replace_line(3, lambda line: b'{"seq":3,"protocol":"io.choria.fisk-ai.v1.session.tool_res\x00#garbage')
     yield s
 
-    s = _sample(
+    s = _sample_of(
         "version-mismatch",
         "meta version 2 (a journal from an older runtime): the fold refuses it (unsupported snapshot version)",
         80,
@@ -462,7 +534,7 @@ def _stories() -> Iterator[_Sample]:
     s.journal.terminal("completed")
     yield s
 
-    s = _sample(
+    s = _sample_of(
         "unknown-optional-record",
         "a record of a protocol this runtime does not know, flagged optional:true: the fold skips it; completed",
         85,
@@ -476,7 +548,7 @@ def _stories() -> Iterator[_Sample]:
     j.terminal("completed")
     yield s
 
-    s = _sample(
+    s = _sample_of(
         "noncanonical-line",
         "a hand-edited line with case-variant keys (SEQ, Protocol): the Go decoder reads it, journaltools warns "
         "that it is not the bytes the runtime writes; completed",
@@ -519,7 +591,8 @@ def _write_into(root: Path) -> list[str]:
             records = sample.journal.records
             bounds = [*sample.exits, len(records)]
             start = 1
-            writer = backend.create_journal(sample.run, sample.journal.meta)
+            # The meta record's own bytes: a newest one carries the time its clock gave it.
+            writer = backend.create_journal(sample.run, encode_record(records[0]))
             for number, end in enumerate(bounds):
                 if number:
                     writer = backend.open_writer(sample.run)

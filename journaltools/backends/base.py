@@ -20,11 +20,13 @@ from typing import TYPE_CHECKING, Literal, Self
 from journaltools.aio import run_sync
 from journaltools.errors import RecordRefused, SequenceGap
 from journaltools.protocol.findings import Finding
+from journaltools.protocol.generations import NEWEST
 from journaltools.protocol.journal import BadLine, read_stream_bodies, typed_records
 from journaltools.protocol.journal import StoredRecord as StoredRecord
 from journaltools.protocol.kinds import Meta, Record, make_record
 from journaltools.protocol.runid import validate_run_id
 from journaltools.protocol.sequence import AppendVerdict, check_append
+from journaltools.protocol.times import now_go_time
 
 if TYPE_CHECKING:
     from journaltools.listing import RunSummary
@@ -124,8 +126,10 @@ class JournalWriter(ABC):
 
 
 def meta_record(meta: Meta) -> Record:
-    """The record a created journal starts with: the meta payload at seq 1 (``Store.Create``)."""
-    return make_record(1, meta)
+    """The record a created journal starts with: the meta payload at seq 1 (``Store.Create``). The newest line's
+    ``Create`` appends it through ``PrepareRecord``, which dates it now, in UTC."""
+    dated = meta.version == NEWEST.version
+    return make_record(1, meta, time=now_go_time() if dated else "")
 
 
 class Backend(ABC):
