@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 GATE_CONFIGS: list[tuple[Any, str | None]] = [
     ({"system": ["a & b"], "max_tokens": 10, "interactive": True}, None),
     ({"model": None}, None),  # null leaves the field as stored, like leaving it out
+    ({"$schema": "./gate-config.schema.json", "model": "m"}, None),  # where an editor finds the schema
     ({"temperature": 0.2}, "unknown key 'temperature' (known: provider, model, system, "),
     ({"max_tokens": "many"}, "'max_tokens' must be an integer (got 'many')"),
     ({"max_tokens": 1.0}, "'max_tokens' must be an integer (got 1.0)"),
@@ -53,6 +54,9 @@ def test_a_gate_configuration_keeps_what_it_says() -> None:
     candidate = Candidate.from_config({"system": ["a & b"], "model": "m", "max_tokens": 10, "interactive": False})
     assert candidate.system_hash == system_hash(["a & b"])
     assert (candidate.model, candidate.max_tokens, candidate.interactive, candidate.provider) == ("m", 10, False, None)
+    assert Candidate.from_config({"$schema": "gate.json"}) == Candidate()
+    with pytest.raises(InvalidConfig, match=r"unknown key 'schema_url' \(known: .*, interactive, \$schema\)"):
+        Candidate.from_config({"schema_url": "gate.json"})  # the key is spelt as editors spell it
     agreeing = Candidate.from_config({"system": ["x"], "system_hash": system_hash(["x"])})
     assert agreeing.system_hash == system_hash(["x"])
 

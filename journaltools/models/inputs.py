@@ -57,6 +57,11 @@ class GateConfig(_Input):
     max_tokens: Int64 | None = Field(None, description="the cumulative token budget; a change is reported only")
     max_iterations: Int64 | None = Field(None, description="a change is reported only")
     interactive: bool | None = Field(None, description="chat (true) or one-shot (false); it can never change")
+    schema_url: str | None = Field(
+        None,
+        alias="$schema",
+        description="not compared: where an editor finds this schema (schema --input gate-config)",
+    )
 
     @model_validator(mode="after")
     def _one_system_prompt(self) -> GateConfig:
@@ -147,7 +152,7 @@ def describe(model: type[BaseModel], problem: ErrorDetails, key_word: str = "key
     kind, location = problem["type"], problem["loc"]
     where = _path(location)
     if kind == "extra_forbidden":
-        known = ", ".join(model.model_fields)
+        known = ", ".join(field.alias or name for name, field in model.model_fields.items())
         return f"unknown {key_word} {where!r} (known: {known})"
     if not location:
         if kind in ("model_type", "dict_type"):

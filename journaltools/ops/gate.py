@@ -75,7 +75,7 @@ class Candidate:
         from journaltools.models.inputs import GateConfig, validated
 
         checked = validated(GateConfig, config, InvalidConfig)
-        values = checked.model_dump(exclude_none=True, exclude={"system"})
+        values = checked.model_dump(exclude_none=True, exclude={"system", "schema_url"})
         if checked.system is not None:
             values["system_hash"] = system_hash(checked.system)
         return cls(**values)
