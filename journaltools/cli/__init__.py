@@ -195,7 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="JSON file: the candidate's fingerprint fields (provider, model, system as the list of system "
         "blocks or system_hash, tools_hash, thinking_mode, reasoning_effort, max_tokens, max_iterations) and "
-        "interactive",
+        "interactive; its JSON Schema: journaltools schema --input gate-config",
     )
     gate.add_argument(
         "--force", action="store_true", help="accept a changed model, system prompt, thinking mode or effort"
