@@ -127,3 +127,14 @@ def test_the_nats_source_model_and_the_connection_code_agree() -> None:
 
     assert tuple(inputs.NatsSourceParameters.model_fields) == nats_connection.SOURCE_URL_PARAMETERS
     assert inputs.MAX_REPLICAS == nats_connection.MAX_REPLICAS  # the bucket URLs' replicas= reads the same bound
+
+
+def test_the_gate_configuration_model_names_every_candidate_field() -> None:
+    from dataclasses import fields
+
+    from journaltools.models.inputs import GateConfig
+    from journaltools.ops.gate import FIELD_CLASSES
+
+    keys = {field.alias or name for name, field in GateConfig.model_fields.items()}
+    assert keys == {field.name for field in fields(Candidate)} | {"system", "$schema"}
+    assert set(FIELD_CLASSES) < keys
