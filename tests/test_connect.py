@@ -175,7 +175,7 @@ def test_connect_errors_are_mapped_in_one_place(error: BaseException, reason: st
         ("nats://u:secret@[zz]:1/S", "not a valid URL"),
         (
             "nats://127.0.0.1:4222/S?bogus=1",
-            "unknown parameter 'bogus' (a nats:// source accepts: create, prefix, replicas)",
+            "unknown parameter 'bogus' (known: create, prefix, replicas)",
         ),
         ("nats://u:secret@127.0.0.1:4222/S?prefix=p&bogus", "unknown parameter 'bogus'"),
         ("file://elsewhere/var/journals", "file:// URLs name this machine only"),

@@ -71,7 +71,6 @@ WRONG_LAST_SEQUENCE = 10071
 EXPECTED_STREAM = "Nats-Expected-Stream"
 
 _STREAM_NAME = re.compile(r"^[A-Za-z0-9_-]{1,255}$")
-_PREFIX = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")
 
 
 # -- where ------------------------------------------------------------------------------------------
@@ -96,27 +95,30 @@ class JetStreamLocation:
         return f"{server_display(self.servers)}/{self.stream}{query}"
 
 
-#: The query parameters of a ``nats://`` source URL.
+#: The query parameters of a ``nats://`` source URL (the fields of ``models.inputs.NatsSourceParameters``).
 SOURCE_URL_PARAMETERS = ("create", "prefix", "replicas")
 
 
 def parse_nats_url(url: str) -> JetStreamLocation:
-    """``nats://[user:pass@]host:port/STREAM[?create=1][&prefix=fisk.sessions][&replicas=3]`` → the journals."""
+    """``nats://[user:pass@]host:port/STREAM[?create=1][&prefix=fisk.sessions][&replicas=3]`` → the journals.
+
+    The query is checked by its model (``journaltools schema --input nats-source``); a parameter given twice
+    counts by its last value, as before."""
+    # pydantic is imported here, where a NATS source is opened (nats-py is loaded by then too), never by a load
+    # of files.
+    from journaltools.models.inputs import NatsSourceParameters, validated
+
     parsed, shown = split_server_url(url, "STREAM")
     stream = parsed.path.strip("/") or DEFAULT_STREAM
-    query = parse_qs(parsed.query, keep_blank_values=True)
-    unknown = sorted(set(query) - set(SOURCE_URL_PARAMETERS))
-    if unknown:
-        known = ", ".join(SOURCE_URL_PARAMETERS)
-        raise InvalidSource(f"{shown!r}: unknown parameter {unknown[0]!r} (a nats:// source accepts: {known})")
-    prefix = query["prefix"][-1] if "prefix" in query else None
-    _check_names(url, stream, prefix or DEFAULT_PREFIX)
-    replicas = parse_replicas(url, query.get("replicas", ["1"])[-1])
-    create_text = query.get("create", ["0"])[-1]
-    if create_text not in ("0", "1", "true", "false"):
-        raise InvalidSource(f"{shown!r}: create={create_text!r} must be 1 or 0")
-    create = create_text in ("1", "true")
-    return JetStreamLocation(f"{parsed.scheme}://{parsed.netloc}", stream, prefix, replicas, create)
+    _check_stream(url, stream)
+    query = {name: values[-1] for name, values in parse_qs(parsed.query, keep_blank_values=True).items()}
+    try:
+        parameters = validated(NatsSourceParameters, query, InvalidSource, key_word="parameter")
+    except InvalidSource as exc:
+        raise InvalidSource(f"{shown!r}: {exc}") from None
+    return JetStreamLocation(
+        f"{parsed.scheme}://{parsed.netloc}", stream, parameters.prefix, parameters.replicas, parameters.create
+    )
 
 
 def split_server_url(url: str, path_name: str) -> tuple[ParseResult, str]:
@@ -162,11 +164,9 @@ def parse_replicas(url: str, text: str) -> int:
     return int(text)
 
 
-def _check_names(url: str, stream: str, prefix: str) -> None:
+def _check_stream(url: str, stream: str) -> None:
     if not _STREAM_NAME.fullmatch(stream):
         raise InvalidSource(f"{masked(url)!r}: stream name {stream!r} must be 1-255 characters of [A-Za-z0-9_-]")
-    if not _PREFIX.fullmatch(prefix):
-        raise InvalidSource(f"{masked(url)!r}: subject prefix {prefix!r} must be dot-separated tokens of [A-Za-z0-9_-]")
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,7 @@ from journaltools.cli._commands import (
 from journaltools.cli._output import UsageError
 from journaltools.cli._show import cmd_show
 from journaltools.errors import InvalidSource, JournalError, install_warning_format
+from journaltools.models import INPUT_NAMES, OUTPUT_NAMES
 
 # -- the parser --------------------------------------------------------------------------------------------------
 
@@ -194,7 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="JSON file: the candidate's fingerprint fields (provider, model, system as the list of system "
         "blocks or system_hash, tools_hash, thinking_mode, reasoning_effort, max_tokens, max_iterations) and "
-        "interactive",
+        "interactive; its JSON Schema: journaltools schema --input gate-config",
     )
     gate.add_argument(
         "--force", action="store_true", help="accept a changed model, system prompt, thinking mode or effort"
@@ -212,7 +213,15 @@ def build_parser() -> argparse.ArgumentParser:
     samples.add_argument("directory", metavar="DIR")
     samples.set_defaults(handler=cmd_samples)
 
-    schema = command("schema", "print the record JSON Schemas journaltools checks records with", json_flag=False)
+    schema = command(
+        "schema",
+        "print a JSON Schema: by default the records' (what journaltools checks records with); --input NAME for a "
+        "file or URL you write, --output NAME for a command's --json document",
+        json_flag=False,
+    )
+    which = schema.add_mutually_exclusive_group()
+    which.add_argument("--input", choices=INPUT_NAMES, metavar="NAME", help=f"one of: {', '.join(INPUT_NAMES)}")
+    which.add_argument("--output", choices=OUTPUT_NAMES, metavar="NAME", help=f"one of: {', '.join(OUTPUT_NAMES)}")
     schema.set_defaults(handler=cmd_schema)
     return parser
 

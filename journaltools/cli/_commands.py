@@ -270,6 +270,11 @@ def cmd_samples(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
+    if args.input is not None or args.output is not None:
+        from journaltools.models import input_schema, output_schema
+
+        _emit_json(input_schema(args.input) if args.input is not None else output_schema(args.output))
+        return 0
     from journaltools.protocol.schemas import record_schemas
 
     _emit_json(record_schemas())

@@ -21,7 +21,7 @@ reminder the runtime appends afterwards is never part of it.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -44,8 +44,6 @@ FIELD_CLASSES: dict[str, FieldClass] = {
     "max_tokens": "budget",
     "max_iterations": "budget",
 }
-_STRINGS = ("provider", "model", "system_hash", "tools_hash", "thinking_mode", "reasoning_effort")
-_INTEGERS = ("max_tokens", "max_iterations")
 
 
 def system_hash(system_blocks: Sequence[str]) -> str:
@@ -68,37 +66,18 @@ class Candidate:
     interactive: bool | None = None
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> Candidate:
+    def from_config(cls, config: Any) -> Candidate:
         """A candidate from a parsed configuration file (``gate --config``): the fingerprint fields, and
-        ``system`` as a list of strings in place of ``system_hash``. Raises ``InvalidConfig`` naming the key."""
-        if not isinstance(config, Mapping):
-            raise InvalidConfig("the configuration must be a JSON object")
-        known = {*FIELD_CLASSES, "system", "interactive"}
-        unknown = sorted(set(config) - known)
-        if unknown:
-            raise InvalidConfig(f"unknown key {unknown[0]!r} (known: {', '.join(sorted(known))})")
-        values: dict[str, Any] = {}
-        for name in _STRINGS:
-            if name in config:
-                if not isinstance(config[name], str):
-                    raise InvalidConfig(f"{name!r} must be a string")
-                values[name] = config[name]
-        for name in _INTEGERS:
-            if name in config:
-                if type(config[name]) is not int:
-                    raise InvalidConfig(f"{name!r} must be an integer")
-                values[name] = config[name]
-        if "interactive" in config:
-            if not isinstance(config["interactive"], bool):
-                raise InvalidConfig("'interactive' must be true or false")
-            values["interactive"] = config["interactive"]
-        if "system" in config:
-            blocks = config["system"]
-            if not isinstance(blocks, list) or not all(isinstance(block, str) for block in blocks):
-                raise InvalidConfig("'system' must be the list of system prompt blocks (strings)")
-            if "system_hash" in config and config["system_hash"] != system_hash(blocks):
-                raise InvalidConfig("'system' and 'system_hash' disagree: give one of them")
-            values["system_hash"] = system_hash(blocks)
+        ``system`` as a list of strings in place of ``system_hash``. Checked by its model
+        (``journaltools.models.inputs.GateConfig``, ``journaltools schema --input gate-config``); raises
+        ``InvalidConfig`` naming the key and the reason."""
+        # pydantic is imported here, at the edge, so folding and listing never load it.
+        from journaltools.models.inputs import GateConfig, validated
+
+        checked = validated(GateConfig, config, InvalidConfig)
+        values = checked.model_dump(exclude_none=True, exclude={"system", "schema_url"})
+        if checked.system is not None:
+            values["system_hash"] = system_hash(checked.system)
         return cls(**values)
 
 
