@@ -6,8 +6,7 @@ block) keeps its exact spelling there, so nothing is re-encoded through these mo
 every document the command line prints on the real corpora to them, with no key left undescribed.
 
 Every document may gain keys (docs/interfaces.md: "more may be added"), so none of the models refuses a key it
-does not know; ``OPEN_DOCUMENTS`` is the one switch for that. Keys added by a newer journal format are declared
-here already as optional, so documents with or without them validate.
+does not know; ``OPEN_DOCUMENTS`` is the one switch for that.
 """
 
 from __future__ import annotations
@@ -27,6 +26,8 @@ class _Document(BaseModel):
 
 
 Severity = Literal["error", "warning", "info"]
+#: The generations of fisk-ai's journals: the newest line (format version 1) and the August build (version 3).
+Generation = Literal["newest", "august"]
 #: What a JSON value from the journal may be, kept as the journal wrote it (a tool input, a provider block).
 JsonValue = Annotated[Any, Field(description="any JSON value, exactly as the journal holds it")]
 
@@ -52,19 +53,25 @@ class ListingRow(_Document):
     """One run of a listing (``ls --json`` is a list of these), by its backend's own listing rule."""
 
     run: str
-    status: str = Field(description="open, a terminal reason (completed, suspended, error, ...) or invalid")
+    status: str = Field(
+        description="open, a terminal reason (completed, suspended, error, ...) or invalid, by the rule of the "
+        "journal's generation (newest: Ending(), open again when anything follows the last terminal)"
+    )
     created: str | None = Field(description="meta.created, as the journal spells it")
-    updated: str | None = Field(description="RFC 3339: the file's modification time or the last message's time")
+    updated: str | None = Field(
+        description="RFC 3339: a newest journal's last record's own time, else the file's modification time or the "
+        "last message's time"
+    )
     model: str | None
     prompt: str | None = Field(description="the run's prompt, whole")
     last_seq: int
     records: int | None = Field(description="how many records, or null where the rule does not count (JetStream)")
     source: str | None = Field(None, description="the source of the row; present only when several were listed")
-    # Added with the second journal format generation; absent from older documents.
-    agent: str | None = Field(None, description="the agent that ran the run")
-    caller: str | None = Field(None, description="who started the run")
-    ended: str | None = Field(None, description="when the run ended (RFC 3339), or null")
-    generation: int | str | None = Field(None, description="the journal format generation the run was written in")
+    agent: str | None = Field(description="meta.agent, the process identity that created the run ('' when none)")
+    caller: str | None = Field(description="meta.caller, who started the run")
+    ended: str | None = Field(description="when the ending terminal was journaled (newest line), or null")
+    generation: Generation | None = Field(description="whose format the journal is in: newest or august")
+    run_id: str | None = Field(description="meta.run_id: the name the runtime's listings give the run")
 
 
 # -- show --------------------------------------------------------------------------------------------------------
@@ -138,6 +145,8 @@ class Deferred(_Document):
     tool_name: str
     note: str | None = Field(None, description="left out when empty")
     handle: str | None = Field(None, description="left out when empty")
+    kind: str | None = Field(None, description="the provider that deferred it (newest line); left out when empty")
+    dispatched: bool | None = Field(None, description="the call reached its provider (newest line); else left out")
 
 
 class PendingTurn(_Document):
@@ -150,7 +159,7 @@ class PendingTurn(_Document):
     results: list[ToolResultBlock] = Field(description="the results gathered so far, in journal order")
     answered: list[str] = Field(description="the ids of the answered calls")
     deferred: dict[str, Deferred] = Field(description="call id to its deferral")
-    time: str | None = Field(None, description="when the turn started (RFC 3339), where the journal tells")
+    time: str | None = Field(description="when its assistant record was journaled (RFC 3339), or null when undated")
 
 
 class CallDeferral(_Document):
@@ -177,8 +186,10 @@ class Counters(_Document):
     cache_read_tokens: int
     cache_create_tokens: int
     thinking_tokens: int
-    mcp_tool_calls: int | None = Field(None, description="calls to MCP tools, where the journal format counts them")
-    tool_calls_by_kind: dict[str, int] | None = Field(None, description="tool calls by the kind of tool")
+    mcp_tool_calls: int = Field(description="calls an MCP server ran (dispatched)")
+    tool_calls_by_kind: dict[str, int] = Field(
+        description="every result by its provider's token (application, builtin, remote, custom, mcp, unknown)"
+    )
 
 
 class Resume(_Document):
@@ -193,9 +204,33 @@ class CallApproval(_Document):
     tool_name: str
 
 
+class SummaryCounters(_Document):
+    """The runner's counters in a terminal summary, each left out when zero; kinds keyed by the kind's number."""
+
+    llm_calls: int | None = None
+    tool_calls: int | None = None
+    remote_tool_calls: int | None = None
+    mcp_tool_calls: int | None = None
+    tool_calls_by_kind: dict[str, int] | None = Field(None, description="keyed by the kind's number, as Go writes it")
+    in_tokens: int | None = None
+    out_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_create_tokens: int | None = None
+    thinking_tokens: int | None = None
+
+
+class Summary(_Document):
+    """What the runner counted up to a terminal (newest line)."""
+
+    turns: int
+    context_tokens: int
+    counters: SummaryCounters
+
+
 class Terminal(_Document):
     reason: str
     message: str | None = Field(None, description="left out when empty")
+    summary: Summary | None = Field(None, description="the runner's counts (newest line); left out when absent")
 
 
 class Segment(_Document):
@@ -242,16 +277,15 @@ class ShowDocument(_Document):
     stale_terminal: bool = Field(description="a new turn follows the last terminal")
     segments: list[Segment]
     findings: list[FindingDocument] = Field(description="the reader's and the fold's")
-    # Added with the second journal format generation; absent from older documents.
-    generation: int | str | None = Field(None, description="the journal format generation the run was written in")
-    agent: str | None = Field(None, description="the agent that ran the run")
-    times: list[str | None] | None = Field(None, description="for each message, its time (RFC 3339) or null")
-    result_times: dict[str, str] | None = Field(None, description="tool_use_id to when its result came (RFC 3339)")
-    ended: str | None = Field(None, description="when the run ended (RFC 3339), or null")
-    turns: int | None = Field(None, description="how many turns the run took")
-    context_tokens: int | None = Field(None, description="the context size of the last model call")
-    reopened: bool | None = Field(None, description="a terminal was followed by a new turn")
-    ending: dict[str, Any] | None = Field(None, description="the terminal record, or null")
+    generation: Generation | None = Field(description="whose rules read and folded the journal")
+    agent: str | None = Field(description="meta.agent, the process identity that created the run")
+    times: list[str | None] = Field(description="for each message, when it was journaled (RFC 3339), or null")
+    result_times: dict[str, str] = Field(description="tool_use_id to when its result was journaled (RFC 3339)")
+    ended: str | None = Field(description="when the last terminal was journaled, or null (undated, none, reopened)")
+    turns: int = Field(description="the prompt and every user record")
+    context_tokens: int = Field(description="what the last model response read: input and both cache tiers")
+    reopened: bool = Field(description="something was journaled after the last terminal")
+    ending: Terminal | None = Field(description="the terminal that ends the run, or null when open or reopened")
 
 
 # -- compare, gate, migrate, answer ------------------------------------------------------------------------------
