@@ -18,6 +18,9 @@ done, several interpreters):
 - ``first_over_warm``: the first load in a new interpreter over a warm one, for both kinds of load.
 - ``records_peak_rss_over_corpus``: peak resident memory of ``load(fold=False)`` in a new interpreter over
   the corpus bytes on disk. Goal at most 1.3x.
+- ``newest_over_august_load`` and ``newest_over_august_records``: the same runs written in the newest line's
+  format (format version 1: every record dated, kinds, summaries), loaded beside the August corpus, interleaved,
+  as throughput (MB/s) newest over August. Goal at least 1.0x: the newest line is no slower to read.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ import pyarrow.json as pa_json
 from benchmarks.corpus import bench_corpus, corpus_megabytes, joined_file, journals
 from benchmarks.measure import figure, fresh_ratio, fresh_timings, interleaved, load_average, note, peak_rss_kib
 from journaltools.protocol import native
+from journaltools.protocol.generations import NEWEST
 from journaltools.tables import load
 
 #: The envelope of a runstate record: what a generic JSON reader can check without knowing the ten kinds.
@@ -202,6 +206,42 @@ def bench_fold(corpus: Path, size: int, rounds: int, processes: int) -> list[str
     ]
 
 
+def _megabytes(corpus: Path) -> float:
+    return sum(path.stat().st_size for path in journals(corpus)) / 1e6
+
+
+def bench_generations(august: Path, newest: Path, rounds: int) -> list[str]:
+    """Throughput on the newest line's journals over the August build's, for both kinds of load."""
+    sizes = {"august": _megabytes(august), "newest": _megabytes(newest)}
+    warm = interleaved(
+        {
+            "august": lambda: load(august, progress=False),
+            "newest": lambda: load(newest, progress=False),
+            "august_records": lambda: load(august, fold=False, progress=False),
+            "newest_records": lambda: load(newest, fold=False, progress=False),
+        },
+        rounds,
+    )
+    note(
+        f"generations: august {sizes['august']:.0f} MB, newest {sizes['newest']:.0f} MB (the same runs, dated); "
+        f"load() best {warm.best('august'):.2f} s / {warm.best('newest'):.2f} s"
+    )
+
+    def throughput_ratio(ours: str, baseline: str) -> tuple[float, float]:
+        best = (sizes["newest"] / warm.best(ours)) / (sizes["august"] / warm.best(baseline))
+        median = (sizes["newest"] / _median(warm.times[ours])) / (sizes["august"] / _median(warm.times[baseline]))
+        return median, best
+
+    return [
+        figure("newest_over_august_load", throughput_ratio("newest", "august"), "at least 1.0x (MB/s, newest/august)"),
+        figure(
+            "newest_over_august_records",
+            throughput_ratio("newest_records", "august_records"),
+            "at least 1.0x (MB/s, newest/august)",
+        ),
+    ]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_tables", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="a small corpus: a smoke test, not a figure")
@@ -212,7 +252,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.rounds, args.processes = 2, 2
-    corpus = args.corpus or bench_corpus(corpus_megabytes(args.quick, args.mb))
+    megabytes = corpus_megabytes(args.quick, args.mb)
+    corpus = args.corpus or bench_corpus(megabytes)
+    newest_corpus = None if args.corpus else bench_corpus(megabytes, generation=NEWEST)
     with tempfile.TemporaryDirectory(prefix="bench-tables-") as scratch:
         joined = joined_file(corpus, Path(scratch) / "all.json")
         print(f"# bench_tables: {load_average()}", flush=True)
@@ -220,6 +262,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         for line in [
             *bench_records(corpus, joined, args.rounds, args.processes),
             *bench_fold(corpus, joined.stat().st_size, args.rounds, args.processes),
+            *(
+                []
+                if args.corpus
+                else bench_generations(corpus, bench_corpus(megabytes, generation=NEWEST), args.rounds)
+            ),
         ]:
             print(line, flush=True)
         print(f"# bench_tables done: {load_average()}", flush=True)

@@ -15,6 +15,7 @@ from typing import Final
 from benchmarks.measure import note
 from journaltools import generate
 from journaltools.generate import generate_corpus
+from journaltools.protocol.generations import AUGUST, Generation
 
 DEFAULT_MB: Final = 300
 QUICK_MB: Final = 20
@@ -33,16 +34,20 @@ def corpus_megabytes(quick: bool, requested: int | None) -> int:
     return int(os.environ.get("JOURNALTOOLS_BENCH_MB", DEFAULT_MB))
 
 
-def bench_corpus(megabytes: int, seed: int = 0, root: Path | None = None) -> Path:
-    """A directory holding at least ``megabytes`` MB of generated journals (``<id>.json`` + ``<id>.lock``)."""
-    directory = (root or _ROOT) / f"v3-{_generator_digest()}-seed{seed}-{megabytes}mb"
+def bench_corpus(megabytes: int, seed: int = 0, root: Path | None = None, generation: Generation = AUGUST) -> Path:
+    """A directory holding at least ``megabytes`` MB of generated journals (``<id>.json`` + ``<id>.lock``) in
+    ``generation``'s format (the same runs' stories in either)."""
+    label = "v3" if generation is AUGUST else f"v{generation.version}-{generation.name}"
+    directory = (root or _ROOT) / f"{label}-{_generator_digest()}-seed{seed}-{megabytes}mb"
     if (directory / _MARKER).is_file():
         return directory
     note(f"generating a {megabytes} MB corpus in {directory} (kept for the next run)")
     written = runs = 0
     while written < megabytes * 1_000_000:
         # Batches of runs appended in index order: the same size always gives the same runs.
-        stats = generate_corpus(directory, runs=_BATCH, records=RECORDS_PER_RUN, seed=seed, first=runs)
+        stats = generate_corpus(
+            directory, runs=_BATCH, records=RECORDS_PER_RUN, seed=seed, first=runs, generation=generation
+        )
         written += stats.bytes
         runs += _BATCH
     (directory / _MARKER).write_text(f"{runs} runs, {written} bytes\n")
