@@ -7,6 +7,7 @@ the fix.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,9 @@ from journaltools.backends.file import FileBackend
 from journaltools.cli import main
 from journaltools.errors import CorruptJournal
 from journaltools.generate import text
-from tests.builders import journal
+from journaltools.protocol import native
+from journaltools.protocol.journal import read_file_journal
+from tests.builders import CLAIMANT, CREATED, journal
 
 #: 5,000 digits: past Python's 4,300-digit limit for int() of a string.
 HUGE = b"9" * 5000
@@ -59,3 +62,49 @@ def test_row3_a_5000_digit_integer_is_gos_refusal_for_its_run_only(
         FileBackend(tmp_path).open_writer("huge")
     FileBackend(tmp_path).open_writer("tail").close()
     assert (tmp_path / "tail.json").read_bytes() == lines[0]
+
+
+# -- 7: a zero offset written +00:00 or -00:00 ----------------------------------------------------------------------
+
+
+def _claimed_run(created: str, claimed: str) -> bytes:
+    built = journal("zone")
+    built.claim(CLAIMANT, claimed)
+    built.terminal("completed")
+    return built.journal_bytes().replace(CREATED.encode(), created.encode())
+
+
+@pytest.mark.parametrize("native_scanner", [True, False])
+@pytest.mark.parametrize(
+    ("created", "claimed", "canonical"),
+    [
+        ("2026-11-29T10:00:00.5+00:00", "2026-11-29T09:15:00Z", False),
+        ("2026-11-29T10:00:00-00:00", "2026-11-29T09:15:00Z", False),
+        ("2026-11-29T10:00:00Z", "2026-11-29T09:15:00.25+00:00", False),
+        ("2026-11-29T10:00:00Z", "2026-11-29T09:15:00-00:00", False),
+        # Go writes a non-zero offset of a local zone as it is: canonical.
+        ("2026-11-29T10:00:00+02:00", "2026-11-29T09:15:00Z", True),
+        ("2026-11-29T10:00:00-00:30", "2026-11-29T09:15:00Z", True),
+    ],
+)
+def test_row7_a_zero_offset_spelled_with_digits_is_noncanonical_on_both_paths(
+    created: str, claimed: str, canonical: bool, native_scanner: bool
+) -> None:
+    data = _claimed_run(created, claimed)
+    with contextlib.nullcontext() if native_scanner else native.disabled():
+        read = read_file_journal(data)
+        notes = [stored.noncanonical for stored in read.records]
+        assert (native.scan_journal(data) is not None) == (canonical and native_scanner)
+        for line in data.splitlines():
+            zero_offset = b'+00:00"' in line or b'-00:00"' in line
+            assert native.proves_line(line) == (native_scanner and not zero_offset)
+    assert not read.corrupt and read.torn_tail is None
+    if canonical:
+        assert notes == [None, None, None]
+        return
+    zero_offset = [text.endswith(("+00:00", "-00:00")) for text in (created, claimed)]
+    assert [note is not None for note in notes] == [*zero_offset, False]
+    assert all(note is None or "time respelled" in note for note in notes)
+    # The record holds the time as Go writes it back: Z.
+    times = (read.records[0].record.meta.created, read.records[1].record.claim.claimed)  # type: ignore[union-attr]
+    assert all(time.endswith("Z") for time in times), times

@@ -267,7 +267,7 @@ static int digits(const unsigned char *p, int count) {
 static int two_digits(const unsigned char *p) { return (p[0] - '0') * 10 + (p[1] - '0'); }
 
 /* A time exactly as Go's time.Time.MarshalJSON writes it: YYYY-MM-DDTHH:MM:SS, then up to nine fraction digits
- * without trailing zeros, then Z or a +HH:MM / -HH:MM offset; and a date that exists. */
+ * without trailing zeros, then Z or a non-zero +HH:MM / -HH:MM offset; and a date that exists. */
 static int check_go_time(cursor *c) {
     static const int days_in_month[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     const unsigned char *p = c->p, *end = c->end;
@@ -296,6 +296,8 @@ static int check_go_time(cursor *c) {
     } else {
         if (end - p < 6 || (*p != '+' && *p != '-') || !digits(p + 1, 2) || p[3] != ':' || !digits(p + 4, 2)) return 0;
         if (two_digits(p + 1) > 23 || two_digits(p + 4) > 59) return 0;
+        /* Go's RFC 3339 layout writes a zero offset as Z, whatever the location: +00:00 and -00:00 are never its */
+        if (two_digits(p + 1) == 0 && two_digits(p + 4) == 0) return 0;
         p += 6;
     }
     if (p >= end || *p != '"') return 0;
