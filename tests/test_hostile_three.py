@@ -8,6 +8,9 @@ the fix.
 from __future__ import annotations
 
 import contextlib
+import subprocess
+import sys
+from array import array
 from pathlib import Path
 
 import pytest
@@ -17,7 +20,7 @@ from journaltools.backends.file import FileBackend
 from journaltools.cli import main
 from journaltools.errors import CorruptJournal
 from journaltools.generate import text
-from journaltools.protocol import native
+from journaltools.protocol import _canonical, native  # type: ignore[attr-defined]
 from journaltools.protocol.journal import read_file_journal
 from tests.builders import CLAIMANT, CREATED, journal
 
@@ -108,3 +111,80 @@ def test_row7_a_zero_offset_spelled_with_digits_is_noncanonical_on_both_paths(
     # The record holds the time as Go writes it back: Z.
     times = (read.records[0].record.meta.created, read.records[1].record.claim.claimed)  # type: ignore[union-attr]
     assert all(time.endswith("Z") for time in times), times
+
+
+# -- 2 and 6: the scanner and a caller that changes its buffers --------------------------------------------------
+
+#: Run in a fresh interpreter, so that a scanner writing past its arrays fails this test instead of killing pytest.
+#: The buffer holds one long canonical record, a newline, then many records joined by spaces: two lines when the
+#: scan counts them. While the scan checks the long first line (without the GIL), a second thread turns the spaces
+#: into newlines, so the scan meets thousands of proven lines where it made room for two.
+_MUTATING_PROBE = """
+import sys, threading
+import numpy as np
+from journaltools.protocol import _canonical, native
+from tests.builders import journal
+from journaltools.generate import text
+
+built = journal("mut")
+built.user("w" * (4 << 20))
+head, long_line = built.journal_bytes().splitlines()[:2]
+record = head.replace(b'"seq":1', b'"seq":3')
+tail_spaces = b" ".join([record] * 20000)
+tail_lines = tail_spaces.replace(b"} {", b"}\\n{")
+start = len(long_line) + 1
+initial = long_line + b"\\n" + tail_spaces
+go, done = threading.Event(), threading.Event()
+target = [bytearray()]
+
+def mutate():
+    while True:
+        go.wait()
+        go.clear()
+        if done.is_set():
+            return
+        target[0][start:] = tail_lines
+
+thread = threading.Thread(target=mutate)
+thread.start()
+for attempt in range(int(sys.argv[1])):
+    for kind in ("journal", "batch", "numpy"):
+        buffer = bytearray(initial) if kind != "numpy" else np.frombuffer(bytearray(initial), np.uint8)
+        target[0] = buffer if kind != "numpy" else memoryview(buffer)
+        go.set()
+        if kind == "journal":
+            found = _canonical.scan_journal(buffer)
+            # Two lines when the scan counted first, every line when the thread was quicker: never more.
+            assert found is None or len(found[2]) in (2, 20001), len(found[2])
+        else:
+            scan = native.scan_batch(buffer, [len(initial)])
+            assert scan is not None and len(scan.protocols) in (0, 2, 20001), len(scan.protocols)
+done.set()
+go.set()
+thread.join()
+print("clean")
+"""
+
+
+def test_row2_a_buffer_changed_during_the_scan_is_never_written_past() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _MUTATING_PROBE, "20"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "clean", (done.returncode, done.stderr[-2000:])
+
+
+def test_row6_scan_batch_copies_its_lengths_so_any_alignment_reads_the_same() -> None:
+    data = _completed("a") + _completed("b")
+    lengths = array("q", [len(_completed("a")), len(_completed("b"))]).tobytes()
+    expected = _canonical.scan_batch(bytearray(data), lengths)
+    for shift in range(1, 8):
+        misaligned = memoryview(bytearray(shift) + lengths)[shift:]
+        assert _canonical.scan_batch(bytearray(data), misaligned) == expected
+    # Lengths that are not whole int64 values are refused, not read short.
+    with pytest.raises(ValueError, match="multiple of 8"):
+        _canonical.scan_batch(bytearray(data), lengths + b"\0")
