@@ -15,12 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from journaltools import load
+from journaltools import fold, load, open_source
 from journaltools.backends.file import FileBackend
 from journaltools.cli import main
 from journaltools.errors import CorruptJournal
 from journaltools.generate import text
 from journaltools.protocol import _canonical, native  # type: ignore[attr-defined]
+from journaltools.protocol.credentials import HIDDEN
+from journaltools.protocol.encode import encode_record
 from journaltools.protocol.journal import read_file_journal
 from tests.builders import CLAIMANT, CREATED, journal
 
@@ -188,3 +190,44 @@ def test_row6_scan_batch_copies_its_lengths_so_any_alignment_reads_the_same() ->
     # Lengths that are not whole int64 values are refused, not read short.
     with pytest.raises(ValueError, match="multiple of 8"):
         _canonical.scan_batch(bytearray(data), lengths + b"\0")
+
+
+# -- 8: the conversation token in a repr ---------------------------------------------------------------------------
+
+TOKEN = "ct_live_Sup3rS3cret"
+
+
+@pytest.mark.parametrize("canonical", [True, False])
+def test_row8_no_repr_shows_the_conversation_token_and_the_bytes_keep_it(tmp_path: Path, canonical: bool) -> None:
+    built = journal("tok", interactive=True, conversation_token=TOKEN)
+    built.assistant(text("hi"))
+    built.terminal("completed")
+    data = built.journal_bytes()
+    if not canonical:  # the exact reader's records, each a StoredRecord in a list
+        data = data.replace(b'"seq":1,"protocol"', b'"SEQ":1,"protocol"')
+    (tmp_path / "tok.json").write_bytes(data)
+    with open_source(tmp_path) as source:
+        read = source.read_run("tok")
+    records = read.typed()
+    result = fold(records, run="tok")
+    assert result.state is not None and result.state.conversation_token == TOKEN
+    shown = [
+        repr(read),
+        repr(list(read.records)),
+        repr(read.records[0]),
+        repr(records[0]),
+        repr(records[0].meta),
+        str(records[0]),
+        repr(result),
+        repr(result.state),
+        f"{result.state!r}",
+        repr(tuple(records)),
+    ]
+    for text_shown in shown:
+        assert TOKEN not in text_shown, text_shown
+    assert f"conversation_token={HIDDEN}" in repr(records[0]) and "prompt='hello'" in repr(records[0])
+    assert "conversation_token=''" in repr(journal("none").meta), "an empty token hides nothing"
+    # The bytes and the value itself keep it: the journal is written back byte for byte.
+    assert TOKEN.encode() in read.records[0].raw
+    assert records[0].meta is not None and records[0].meta.conversation_token == TOKEN
+    assert encode_record(records[0]) == data.splitlines()[0] or not canonical

@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 
 from journaltools.protocol.blocks import Message, ToolResultBlock, ToolUseBlock, tool_uses
+from journaltools.protocol.credentials import masked_repr
 from journaltools.protocol.kinds import CallApproval, Deferred, Fingerprint, Terminal
 
 _INT64 = 1 << 64
@@ -108,6 +109,9 @@ class RunState:
     call_approvals: list[CallApproval] | None = None
     memory_revisions: dict[str, int] | None = None
     terminal: Terminal | None = None
+
+    def __repr__(self) -> str:
+        return masked_repr(self, "conversation_token")
 
     def completed(self) -> bool:
         return self.terminal is not None and self.terminal.reason == "completed"

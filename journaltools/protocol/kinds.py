@@ -20,6 +20,7 @@ from typing import Annotated, Final, Literal
 import msgspec
 
 from journaltools.protocol.blocks import Message, ToolResultBlock, _Wire
+from journaltools.protocol.credentials import masked_repr
 
 #: The one format version this reader folds (``meta.version``).
 FORMAT_VERSION: Final = 3
@@ -98,6 +99,9 @@ class Meta(_Wire, kw_only=True, frozen=True):
     #: A credential: never shown, logged or exported outside the raw record bytes.
     conversation_token: str = ""
     caller: str = ""
+
+    def __repr__(self) -> str:
+        return masked_repr(self, "conversation_token")
 
 
 class Assistant(_Wire, kw_only=True, frozen=True):
