@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 
 from journaltools.protocol.blocks import Message, ToolResultBlock, ToolUseBlock, tool_uses
+from journaltools.protocol.credentials import masked_repr
 from journaltools.protocol.generations import AUGUST, NEWEST, Generation
 from journaltools.protocol.kinds import ZERO_TIME, CallApproval, Deferred, Fingerprint, Terminal, kind_token
 
@@ -162,6 +163,9 @@ class RunState:
     context_tokens: int = 0
     #: Something was journaled after the last terminal: the run is open again (``ending()`` is None).
     reopened: bool = False
+
+    def __repr__(self) -> str:
+        return masked_repr(self, "conversation_token")
 
     def completed(self) -> bool:
         return self.terminal is not None and self.terminal.reason == "completed"

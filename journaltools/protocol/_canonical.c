@@ -267,7 +267,7 @@ static int digits(const unsigned char *p, int count) {
 static int two_digits(const unsigned char *p) { return (p[0] - '0') * 10 + (p[1] - '0'); }
 
 /* A time exactly as Go's time.Time.MarshalJSON writes it: YYYY-MM-DDTHH:MM:SS, then up to nine fraction digits
- * without trailing zeros, then Z or a +HH:MM / -HH:MM offset; and a date that exists. */
+ * without trailing zeros, then Z or a non-zero +HH:MM / -HH:MM offset; and a date that exists. */
 static int check_go_time(cursor *c) {
     static const int days_in_month[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     const unsigned char *p = c->p, *end = c->end;
@@ -296,6 +296,8 @@ static int check_go_time(cursor *c) {
     } else {
         if (end - p < 6 || (*p != '+' && *p != '-') || !digits(p + 1, 2) || p[3] != ':' || !digits(p + 4, 2)) return 0;
         if (two_digits(p + 1) > 23 || two_digits(p + 4) > 59) return 0;
+        /* Go's RFC 3339 layout writes a zero offset as Z, whatever the location: +00:00 and -00:00 are never its */
+        if (two_digits(p + 1) == 0 && two_digits(p + 4) == 0) return 0;
         p += 6;
     }
     if (p >= end || *p != '"') return 0;
@@ -645,9 +647,13 @@ static int open_input(PyObject *arg, Py_buffer *view, int flags) {
 }
 
 /* Whether every line of data[0:length) is a proven record (no blank line; the final newline may be missing);
- * its lines are counted into *lines and their envelopes written from index ``first`` of the outputs. */
+ * its lines are counted into *lines and their envelopes written from index ``first`` of the outputs, never at
+ * or past index ``capacity``: the outputs were sized by a newline count taken before the scan, and a buffer
+ * another thread writes into while the scan runs without the GIL can hold more lines by now (such a journal
+ * is simply not proven). */
 static int scan_lines(const unsigned char *data, Py_ssize_t length, Py_ssize_t *lines, Py_ssize_t first,
-                      int64_t *starts, uint64_t *seqs, unsigned char *protocols, unsigned char *optional) {
+                      Py_ssize_t capacity, int64_t *starts, uint64_t *seqs, unsigned char *protocols,
+                      unsigned char *optional) {
     const unsigned char *p = data, *end = data + length;
     Py_ssize_t line = first;
     if (length == 0) return 0;
@@ -656,6 +662,7 @@ static int scan_lines(const unsigned char *data, Py_ssize_t length, Py_ssize_t *
         cursor in_line = {p, stop != NULL ? stop : end};
         envelope record = {0, OTHER_PROTOCOL, 0};
         if (!check_object(&in_line, 0, &record, 0) || in_line.p != in_line.end) return 0;
+        if (line >= capacity) return 0;
         starts[line] = (int64_t)(p - data);
         seqs[line] = record.seq;
         protocols[line] = (unsigned char)record.protocol;
@@ -697,7 +704,7 @@ static PyObject *scan_journal(PyObject *Py_UNUSED(module), PyObject *arg) {
         unsigned char *optional_out = (unsigned char *)PyBytes_AS_STRING(optional);
         Py_ssize_t scanned = 0;
         Py_BEGIN_ALLOW_THREADS;
-        proven = scan_lines(data, view.len, &scanned, 0, start_out, seq_out, protocol_out, optional_out);
+        proven = scan_lines(data, view.len, &scanned, 0, lines, start_out, seq_out, protocol_out, optional_out);
         Py_END_ALLOW_THREADS;
     }
     if (!proven) {
@@ -734,8 +741,20 @@ static PyObject *scan_batch(PyObject *Py_UNUSED(module), PyObject *args) {
     }
     PyObject *proven = NULL, *offsets = NULL, *seqs = NULL, *protocols = NULL, *optional = NULL, *result = NULL;
     Py_ssize_t journals = lengths_view.len / 8, total = 0, upper = 0;
-    const int64_t *lengths = lengths_view.buf;
+    /* A copy, never the caller's buffer: it may start at any address (reading it as int64_t there is undefined
+     * behaviour) and another thread may change it while the scan below runs without the GIL. */
+    int64_t *lengths = NULL;
     unsigned char *data = view.buf;
+    if (lengths_view.len % 8 != 0) {
+        PyErr_SetString(PyExc_ValueError, "the journal lengths are int64 values: their size is a multiple of 8");
+        goto done;
+    }
+    lengths = PyMem_Malloc(journals > 0 ? (size_t)journals * sizeof(int64_t) : 1);
+    if (lengths == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    memcpy(lengths, lengths_view.buf, (size_t)lengths_view.len);
     for (Py_ssize_t j = 0; j < journals; j++) {
         if (lengths[j] < 0 || lengths[j] > view.len - total) {
             PyErr_SetString(PyExc_ValueError, "the journal lengths run past the buffer");
@@ -762,7 +781,7 @@ static PyObject *scan_batch(PyObject *Py_UNUSED(module), PyObject *args) {
     for (Py_ssize_t j = 0; j < journals; j++) {
         Py_ssize_t length = (Py_ssize_t)lengths[j], count = 0;
         /* offset_out first holds each line's start in its journal; it becomes the start in the body below */
-        if (!scan_lines(data + read, length, &count, lines, offset_out, seq_out, protocol_out, optional_out)) {
+        if (!scan_lines(data + read, length, &count, lines, upper, offset_out, seq_out, protocol_out, optional_out)) {
             proven_out[j] = -1;
             read += length;
             continue;
@@ -788,6 +807,7 @@ static PyObject *scan_batch(PyObject *Py_UNUSED(module), PyObject *args) {
     }
     result = Py_BuildValue("nOOOOO", written, proven, offsets, seqs, protocols, optional);
 done:
+    PyMem_Free(lengths);
     Py_XDECREF(proven);
     Py_XDECREF(offsets);
     Py_XDECREF(seqs);

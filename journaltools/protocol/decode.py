@@ -35,10 +35,11 @@ _DECODER: Final = msgspec.json.Decoder(Record)
 _ENCODER: Final = msgspec.json.Encoder(order="deterministic")
 _compact_line: Final = msgspec.json.format
 
-#: A time exactly as Go's ``time.Time.MarshalJSON`` writes it: no trailing fraction zeros, ``Z`` for a zero offset.
+#: A time exactly as Go's ``time.Time.MarshalJSON`` writes it: no trailing fraction zeros, ``Z`` for a zero offset
+#: (never ``+00:00`` or ``-00:00``, whatever the time's location).
 _CANONICAL_TIME: Final = re.compile(
     r"[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
-    r"(\.[0-9]{0,8}[1-9])?(Z|[+-](0[0-9]|1[0-9]|2[0-3]):[0-5][0-9])",
+    r"(\.[0-9]{0,8}[1-9])?(Z|(?![+-]00:00)[+-](0[0-9]|1[0-9]|2[0-3]):[0-5][0-9])",
     re.ASCII,
 )
 

@@ -388,11 +388,20 @@ def string_value(raw: bytes, start: int, end: int, note: Callable[[str], None] |
         parts.append(chr(code))
 
 
+#: Digits of the longest integer any 64-bit type holds (``18446744073709551615``); a JSON number has no leading
+#: zeros, so a longer one is out of range whatever its digits.
+_MOST_INTEGER_DIGITS: Final = 20
+
+
 def parse_go_integer(text: bytes, *, bits: int, signed: bool) -> int | None:
     """A number token as Go decodes it into an integer (``strconv.ParseInt``/``ParseUint``): None when Go
     refuses it (a fraction or exponent, even ``2.0`` or ``2e0``; any sign, even ``-0``, for an unsigned type;
     a value out of the type's range)."""
     if (not signed and text[:1] == b"-") or any(char in text for char in b".eE"):
+        return None
+    if len(text.lstrip(b"-")) > _MOST_INTEGER_DIGITS:
+        # Out of any 64-bit range, and int() would refuse a number past 4,300 digits with a ValueError that
+        # stopped a whole directory's listing; Go only says the number does not fit.
         return None
     value = int(text)
     low, high = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)

@@ -63,6 +63,15 @@ class StoredRecord(msgspec.Struct, frozen=True, gc=False):
     time: datetime | None = None
     noncanonical: str | None = None
 
+    def __repr__(self) -> str:
+        # A meta record's bytes may hold the conversation token, in any spelling the decoder accepts (escaped, under
+        # a key matched case-insensitively, in a repeated key the record no longer shows): none of them is shown.
+        raw = f"<meta record: {len(self.raw):,} bytes, not shown>" if self.record.meta is not None else repr(self.raw)
+        return (
+            f"StoredRecord(record={self.record!r}, raw={raw}, position={self.position!r}, time={self.time!r}, "
+            f"noncanonical={self.noncanonical!r})"
+        )
+
 
 class ProvenRecords(Sequence[StoredRecord]):
     """The records of a journal the native scanner proved canonical, decoded only when first looked at.

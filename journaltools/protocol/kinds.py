@@ -23,6 +23,7 @@ from typing import Annotated, Final, Literal
 import msgspec
 
 from journaltools.protocol.blocks import Message, ToolResultBlock, _Wire
+from journaltools.protocol.credentials import masked_repr
 
 #: The August build's format version (``meta.version``); ``protocol.generations`` names every version read.
 FORMAT_VERSION: Final = 3
@@ -123,6 +124,9 @@ class Meta(_Wire, kw_only=True, frozen=True):
     caller: str = ""
     #: The configured identity of the process that created the journal (newest line only).
     agent: str = ""
+
+    def __repr__(self) -> str:
+        return masked_repr(self, "conversation_token")
 
 
 class Assistant(_Wire, kw_only=True, frozen=True):

@@ -191,7 +191,9 @@ class BatchScan:
 def scan_batch(buffer: bytearray | memoryview | np.ndarray, lengths: Sequence[int]) -> BatchScan | None:
     """Scan the journals ``buffer`` holds back to back (their ``lengths``) and move the lines of each proven one,
     newlines dropped, to the front of ``buffer``: the body of a ``records`` table made in place, with no copy of a
-    journal kept. None when this build has no scanner."""
+    journal kept. None when this build has no scanner. The lengths are copied before the scan (any alignment will
+    do); a buffer another thread changes during the scan gives a meaningless answer for the journals it changed,
+    but never a write beyond what the scan allocated."""
     if _canonical is None:
         return None
     return BatchScan(*_canonical.scan_batch(buffer, array("q", lengths).tobytes()))
