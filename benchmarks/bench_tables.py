@@ -262,11 +262,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for line in [
             *bench_records(corpus, joined, args.rounds, args.processes),
             *bench_fold(corpus, joined.stat().st_size, args.rounds, args.processes),
-            *(
-                []
-                if args.corpus
-                else bench_generations(corpus, bench_corpus(megabytes, generation=NEWEST), args.rounds)
-            ),
+            *(bench_generations(corpus, newest_corpus, args.rounds) if newest_corpus is not None else []),
         ]:
             print(line, flush=True)
         print(f"# bench_tables done: {load_average()}", flush=True)

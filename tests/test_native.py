@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from journaltools.protocol import native
 from journaltools.protocol.decode import DecodedLine, decode_line
-from journaltools.protocol.journal import ProvenRecords, read_file_journal, typed_records
+from journaltools.protocol.generations import AUGUST, NEWEST
+from journaltools.protocol.journal import ProvenRecords, journal_generation, read_file_journal, typed_records
 from journaltools.protocol.kinds import NEWEST_ONLY, PROTOCOLS, Record
 from journaltools.tables import load
 from journaltools.tables.schema import TABLE_NAMES
@@ -60,8 +61,10 @@ def assert_sound(line: bytes) -> None:
 
 
 def corpus_journals() -> Iterator[Path]:
-    for folder in ("file", "random", "broken"):
-        yield from sorted((CORPUS / folder).glob("*.json"))
+    """Both corpora's journals: the August build's and the newest line's, each with its mutations."""
+    for root in (CORPUS, CORPUS / "newest"):
+        for folder in ("file", "random", "broken"):
+            yield from sorted((root / folder).glob("*.json"))
 
 
 def test_the_project_install_builds_the_scanner() -> None:
@@ -81,18 +84,28 @@ def test_disabled_leaves_the_python_path_and_restores_the_scanner_even_on_error(
 
 
 def test_the_model_is_the_record_structs_field_by_field() -> None:
-    """The August build's model: the structs less the fields only the newest line writes."""
+    """The newest line's model, its added fields flagged (the August build's is the same less those)."""
     schemas = native.record_model()
-    august = [name for name in Record.__struct_fields__ if name not in NEWEST_ONLY[Record]]
-    assert [name.decode() for name, _, _ in schemas[0]] == august
-    assert b"time" not in {name for name, _, _ in schemas[0]}
-    by_name = {name: (kind, nested) for name, kind, nested in schemas[0]}
+    assert [name.decode() for name, _, _, _ in schemas[0]] == list(Record.__struct_fields__)
+    by_name = {name: (kind, nested, newest) for name, kind, nested, newest in schemas[0]}
     assert by_name[b"seq"][0] == native.UINT64
     assert by_name[b"optional"][0] == native.BOOL_OMITTED_FALSE
-    meta = schemas[by_name[b"meta"][1]]
+    assert by_name[b"time"] == (native.TIME_OMITTED_ZERO, 0, True)
+    assert not any(newest for name, (_, _, newest) in by_name.items() if name != b"time")
+    meta = {name: (kind, newest) for name, kind, _, newest in schemas[by_name[b"meta"][1]]}
     assert by_name[b"meta"][0] == native.OBJECT_OMITTED_NIL
-    assert dict((name, kind) for name, kind, _ in meta)[b"created"] == native.TIME
-    assert b"agent" not in dict((name, kind) for name, kind, _ in meta)
+    assert meta[b"created"] == (native.TIME, False) and meta[b"agent"] == (native.STRING_OMITTED_EMPTY, True)
+    terminal = {name: (kind, nested) for name, kind, nested, _ in schemas[by_name[b"terminal"][1]]}
+    summary = {name: (kind, nested) for name, kind, nested, _ in schemas[terminal[b"summary"][1]]}
+    counters = {name: kind for name, kind, _, _ in schemas[summary[b"counters"][1]]}
+    assert counters[b"tool_calls_by_kind"] == native.INT_MAP_OMITTED_EMPTY
+    flagged = {
+        (struct, name.decode())
+        for struct in NEWEST_ONLY
+        for name, _, _, newest in native.record_model(struct)[0]
+        if newest
+    }
+    assert flagged == {(struct, name) for struct, names in NEWEST_ONLY.items() for name in names}
 
 
 def test_a_field_the_scanner_cannot_check_is_refused_by_name() -> None:
@@ -107,10 +120,12 @@ def test_a_field_the_scanner_cannot_check_is_refused_by_name() -> None:
 
 
 def test_every_journal_the_runtime_wrote_is_proven_and_reads_as_the_python_path_reads_it() -> None:
-    proven = 0
+    proven = newest = 0
     for path in corpus_journals():
         data = path.read_bytes()
         scan = native.scan_journal(data)
+        if scan is not None and scan.newest and journal_generation(data[: data.find(b"\n")]) is AUGUST:
+            scan = None  # proven for the newest line only: an August journal never holds those fields
         with native.disabled():
             python = read_file_journal(data)
         whole_and_canonical = (
@@ -124,6 +139,7 @@ def test_every_journal_the_runtime_wrote_is_proven_and_reads_as_the_python_path_
             # (which the scanner does not follow and the Python fast path judges).
             assert not whole_and_canonical or path.parent.name == "broken", path
             continue
+        newest += scan.newest
         proven += 1
         assert whole_and_canonical, path
         assert envelopes(scan) == [expected_envelope(stored.record) for stored in python.records], path
@@ -131,7 +147,7 @@ def test_every_journal_the_runtime_wrote_is_proven_and_reads_as_the_python_path_
         assert isinstance(journal.records, ProvenRecords)
         assert journal.records == python.records
         assert journal.last_seq == python.last_seq
-    assert proven > 300
+    assert proven > 500 and newest > 170  # every newest journal the runtime wrote is proven too
 
 
 def test_unknown_protocols_are_proven_and_reported_as_other() -> None:
@@ -275,6 +291,45 @@ def test_every_generated_journal_is_proven_and_reads_as_the_python_path_reads_it
     assert [stored.record for stored in journal.records] == [decoded.record for decoded in python]
 
 
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(valid_runs(generation=NEWEST))
+def test_every_generated_newest_journal_is_proven_and_reads_as_the_python_path_reads_it(built: object) -> None:
+    data = built.journal_bytes()  # type: ignore[attr-defined]
+    scan = native.scan_journal(data)
+    assert scan is not None and scan.newest
+    with native.disabled():
+        python = read_file_journal(data)
+    assert all(stored.noncanonical is None for stored in python.records)
+    journal = read_file_journal(data)
+    assert isinstance(journal.records, ProvenRecords) and journal.records == python.records
+
+
+def test_an_august_journal_holding_a_newest_field_is_not_proven_and_reads_without_it(tmp_path: Path) -> None:
+    august = (CORPUS / "file" / "3IDQ1OhDHSSoRIEpX5dNk2z1f6f.json").read_bytes()
+    assistant = b'"seq":2,"protocol":"io.choria.fisk-ai.v1.session.assistant",'
+    dated = august.replace(assistant, assistant + b'"time":"2026-08-21T07:00:00Z",')
+    assert dated != august
+    scan = native.scan_journal(dated)
+    assert scan is not None and scan.newest  # canonical for the newest model...
+    journal = read_file_journal(dated)  # ...but not for the August build, whose decoder skips the key
+    assert not isinstance(journal.records, ProvenRecords)
+    assert [stored.record for stored in journal.records] == [
+        stored.record for stored in read_file_journal(august).records
+    ]
+    assert [stored.position for stored in journal.records if stored.noncanonical] == [2]
+    (tmp_path / "3IDQ1OhDHSSoRIEpX5dNk2z1f6f.json").write_bytes(dated)
+    (tmp_path / "3MtgePl8MTxhIQTqkgVj3k35VXw.json").write_bytes(
+        (CORPUS / "newest" / "file" / "3MtgePl8MTxhIQTqkgVj3k35VXw.json").read_bytes()
+    )
+    scanned = load(tmp_path, fold=False, strict=False, progress=False)
+    with native.disabled():
+        python = load(tmp_path, fold=False, strict=False, progress=False)
+    for name in TABLE_NAMES:
+        assert scanned[name].combine_chunks().equals(python[name].combine_chunks()), name
+    codes = scanned.findings.column("code").to_pylist()
+    assert codes.count("noncanonical_line") == 1
+
+
 @given(st.lists(st.binary(max_size=30), max_size=6))
 def test_join_lines_is_the_journals_without_their_newlines(journals: list[bytes]) -> None:
     assert native.join_lines(journals) == b"".join(data.replace(b"\n", b"") for data in journals)
@@ -283,7 +338,9 @@ def test_join_lines_is_the_journals_without_their_newlines(journals: list[bytes]
 # --- the tables do not depend on which path read a journal -------------------------------------------------------
 
 
-@pytest.mark.parametrize("source", [SAMPLES, CORPUS / "file"], ids=["samples", "corpus-file"])
+@pytest.mark.parametrize(
+    "source", [SAMPLES, CORPUS / "file", CORPUS / "newest" / "file"], ids=["samples", "corpus-file", "newest-file"]
+)
 @pytest.mark.parametrize("fold", [False, True], ids=["records", "folded"])
 def test_load_gives_the_same_tables_with_and_without_the_scanner(source: Path, fold: bool) -> None:
     scanned = load(source, fold=fold, strict=False, progress=False)

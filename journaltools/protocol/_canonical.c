@@ -8,7 +8,10 @@
  * times in Go's RFC 3339 form, raw JSON compact.
  *
  * The model is not written here: ``configure`` receives it from Python, derived from the msgspec structs of
- * ``protocol.kinds`` (``protocol.native``), so the two can never disagree on a field.
+ * ``protocol.kinds`` (``protocol.native``), so the two can never disagree on a field. It is the newest line's
+ * model, in which the fields that line added (a record's time, the agent, kinds, summaries) are flagged: a scan
+ * proves a line against it and says whether any flagged field was present, so the caller can refuse the proof
+ * for a journal of the August build, whose encoder never writes them.
  *
  * The check is conservative: it may send a canonical line to the Python path (a key with an escape, a
  * surrogate escape inside raw JSON, nesting deeper than it follows), never the reverse. ``scan_journal``
@@ -36,7 +39,9 @@ enum field_type {
     T_OBJECT_OMIT = 10, /* a pointer to a struct, omitted when nil (never written as null) */
     T_LIST_OR_NULL = 11, /* a slice of structs: null (nil) or an array */
     T_UINT_MAP_OR_NULL = 12, /* a map[string]uint64: null (nil) or an object with sorted keys */
-    T_TYPE_COUNT = 13
+    T_TIME_OMIT = 13,  /* a time.Time Go omits when zero (omitzero): never the zero time */
+    T_INT_MAP_OMIT = 14, /* a map of int keys to int64 values, omitted when empty: decimal keys sorted as text */
+    T_TYPE_COUNT = 15
 };
 
 #define MAX_FIELDS 32
@@ -50,6 +55,7 @@ typedef struct {
     Py_ssize_t name_length;
     int type;
     int schema; /* the nested struct's schema for T_OBJECT, T_OBJECT_OMIT and T_LIST_OR_NULL */
+    int newest_only; /* a field only the newest line writes: a scan reports that it saw one */
 } field;
 
 typedef struct {
@@ -76,6 +82,7 @@ static model the_model;
 typedef struct {
     const unsigned char *p;
     const unsigned char *end;
+    int newest; /* set when a field flagged newest_only was present */
 } cursor;
 
 /* What one record line reports to the caller. */
@@ -305,6 +312,14 @@ static int check_go_time(cursor *c) {
     return 1;
 }
 
+/* A time Go omits when zero: written only when it is not Go's zero time (which marshals as exactly this). */
+static int check_go_time_not_zero(cursor *c) {
+    static const char zero[] = "\"0001-01-01T00:00:00Z\"";
+    const Py_ssize_t zero_length = (Py_ssize_t)sizeof(zero) - 1;
+    if (c->end - c->p >= zero_length && memcmp(c->p, zero, (size_t)zero_length) == 0) return 0;
+    return check_go_time(c);
+}
+
 static int base64_value(unsigned char b) {
     if (b >= 'A' && b <= 'Z') return b - 'A';
     if (b >= 'a' && b <= 'z') return b - 'a' + 26;
@@ -437,6 +452,38 @@ static int check_uint_map(cursor *c) {
     }
 }
 
+/* An int64 map key in the one spelling Go writes it: a quoted decimal, no sign but a minus, no leading zero. */
+static int check_int_key(cursor *c) {
+    if (!literal(c, "\"", 1)) return 0;
+    int nonzero;
+    if (!check_int64(c, &nonzero)) return 0;
+    return literal(c, "\"", 1);
+}
+
+/* A non-empty object of int64 values keyed by int64 in decimal, the keys strictly increasing as byte strings
+ * (Go sorts a map's keys by their text); an empty map is omitted, so never written. */
+static int check_int_map(cursor *c) {
+    if (!literal(c, "{", 1)) return 0;
+    const unsigned char *previous = NULL;
+    Py_ssize_t previous_length = 0;
+    for (;;) {
+        const unsigned char *key = c->p + 1;
+        if (!check_int_key(c)) return 0;
+        Py_ssize_t key_length = c->p - 1 - key;
+        if (previous != NULL) {
+            Py_ssize_t shorter = key_length < previous_length ? key_length : previous_length;
+            int order = memcmp(previous, key, (size_t)shorter);
+            if (order > 0 || (order == 0 && previous_length >= key_length)) return 0;
+        }
+        previous = key;
+        previous_length = key_length;
+        int nonzero;
+        if (!literal(c, ":", 1) || !check_int64(c, &nonzero)) return 0;
+        if (literal(c, "}", 1)) return 1;
+        if (!literal(c, ",", 1)) return 0;
+    }
+}
+
 static int check_list(cursor *c, int schema_index, int depth) {
     if (literal(c, "null", 4)) return 1;
     if (!literal(c, "[", 1)) return 0;
@@ -452,7 +499,7 @@ static int check_list(cursor *c, int schema_index, int depth) {
 
 static int omitted_when_zero(int type) {
     return type == T_STR_OMIT || type == T_INT64_OMIT || type == T_BOOL_OMIT || type == T_BYTES_OMIT ||
-           type == T_OBJECT_OMIT;
+           type == T_OBJECT_OMIT || type == T_TIME_OMIT || type == T_INT_MAP_OMIT;
 }
 
 static int check_value(cursor *c, const field *f, int index, envelope *out, int depth) {
@@ -504,6 +551,10 @@ static int check_value(cursor *c, const field *f, int index, envelope *out, int 
         return check_list(c, f->schema, depth);
     case T_UINT_MAP_OR_NULL:
         return check_uint_map(c);
+    case T_TIME_OMIT:
+        return check_go_time_not_zero(c);
+    case T_INT_MAP_OMIT:
+        return check_int_map(c);
     default:
         return 0;
     }
@@ -532,6 +583,7 @@ static int check_object(cursor *c, int schema_index, envelope *out, int depth) {
             }
             if (found < 0) return 0; /* an unknown, repeated or out-of-order key */
             c->p = name + s->fields[found].name_length + 1;
+            if (s->fields[found].newest_only) c->newest = 1;
             if (!literal(c, ":", 1) || !check_value(c, &s->fields[found], found, out, depth)) return 0;
             next = found + 1;
             if (literal(c, "}", 1)) break;
@@ -569,7 +621,8 @@ static char *copy_bytes(PyObject *value, Py_ssize_t *length) {
 
 PyDoc_STRVAR(configure_doc,
              "configure(schemas, record_fields, protocols)\n\n"
-             "The record model: ``schemas`` a list of structs, each a list of (name: bytes, type: int, schema: int); "
+             "The record model: ``schemas`` a list of structs, each a list of (name: bytes, type: int, schema: int"
+             "[, newest_only: int]); "
              "schema 0 is the record. ``record_fields`` the indexes of its seq, protocol and optional fields; "
              "``protocols`` the protocol ids (bytes) a scan reports by index.");
 
@@ -596,8 +649,11 @@ static PyObject *configure(PyObject *Py_UNUSED(module), PyObject *args) {
         the_model.schema_count = (int)s + 1;
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(fields); i++) {
             PyObject *name;
-            int type, nested;
-            if (!PyArg_ParseTuple(PyList_GET_ITEM(fields, i), "O!ii", &PyBytes_Type, &name, &type, &nested)) goto failed;
+            int type, nested, newest_only = 0;
+            if (!PyArg_ParseTuple(PyList_GET_ITEM(fields, i), "O!ii|i", &PyBytes_Type, &name, &type, &nested,
+                                  &newest_only)) {
+                goto failed;
+            }
             if (type < 0 || type >= T_TYPE_COUNT || nested < 0 || nested >= schema_count) {
                 PyErr_SetString(PyExc_ValueError, "a field's type or nested schema is out of range");
                 goto failed;
@@ -607,6 +663,7 @@ static PyObject *configure(PyObject *Py_UNUSED(module), PyObject *args) {
             if (f->name == NULL) goto failed;
             f->type = type;
             f->schema = nested;
+            f->newest_only = newest_only != 0;
             target->count = (int)i + 1;
         }
     }
@@ -653,16 +710,18 @@ static int open_input(PyObject *arg, Py_buffer *view, int flags) {
  * is simply not proven). */
 static int scan_lines(const unsigned char *data, Py_ssize_t length, Py_ssize_t *lines, Py_ssize_t first,
                       Py_ssize_t capacity, int64_t *starts, uint64_t *seqs, unsigned char *protocols,
-                      unsigned char *optional) {
+                      unsigned char *optional, int *newest) {
     const unsigned char *p = data, *end = data + length;
     Py_ssize_t line = first;
     if (length == 0) return 0;
+    *newest = 0;
     while (p < end) {
         const unsigned char *stop = memchr(p, '\n', (size_t)(end - p));
-        cursor in_line = {p, stop != NULL ? stop : end};
+        cursor in_line = {p, stop != NULL ? stop : end, 0};
         envelope record = {0, OTHER_PROTOCOL, 0};
         if (!check_object(&in_line, 0, &record, 0) || in_line.p != in_line.end) return 0;
         if (line >= capacity) return 0;
+        *newest |= in_line.newest;
         starts[line] = (int64_t)(p - data);
         seqs[line] = record.seq;
         protocols[line] = (unsigned char)record.protocol;
@@ -675,11 +734,12 @@ static int scan_lines(const unsigned char *data, Py_ssize_t length, Py_ssize_t *
 }
 
 PyDoc_STRVAR(scan_journal_doc,
-             "scan_journal(data) -> (starts, seqs, protocols, optional) | None\n\n"
+             "scan_journal(data) -> (starts, seqs, protocols, optional, newest) | None\n\n"
              "For a journal whose every line is canonical (no blank line; the last newline may be missing): "
              "each line's start offset (int64), seq (uint64), protocol index (uint8; 255 for an id not configured) and "
              "optional flag (uint8), "
-             "as bytes in native byte order. None when any line is not proven canonical.");
+             "as bytes in native byte order, and whether any line holds a field only the newest line writes. None "
+             "when any line is not proven canonical.");
 
 static PyObject *scan_journal(PyObject *Py_UNUSED(module), PyObject *arg) {
     Py_buffer view;
@@ -687,7 +747,7 @@ static PyObject *scan_journal(PyObject *Py_UNUSED(module), PyObject *arg) {
     const unsigned char *data = view.buf, *end = data + view.len;
     PyObject *starts = NULL, *seqs = NULL, *protocols = NULL, *optional = NULL, *result = NULL;
     Py_ssize_t lines = 0;
-    int proven = view.len > 0;
+    int proven = view.len > 0, newest = 0;
     if (proven) {
         for (const unsigned char *p = data; (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++) lines++;
         if (end[-1] != '\n') lines++;
@@ -704,13 +764,14 @@ static PyObject *scan_journal(PyObject *Py_UNUSED(module), PyObject *arg) {
         unsigned char *optional_out = (unsigned char *)PyBytes_AS_STRING(optional);
         Py_ssize_t scanned = 0;
         Py_BEGIN_ALLOW_THREADS;
-        proven = scan_lines(data, view.len, &scanned, 0, lines, start_out, seq_out, protocol_out, optional_out);
+        proven = scan_lines(data, view.len, &scanned, 0, lines, start_out, seq_out, protocol_out, optional_out,
+                            &newest);
         Py_END_ALLOW_THREADS;
     }
     if (!proven) {
         result = Py_NewRef(Py_None);
     } else {
-        result = PyTuple_Pack(4, starts, seqs, protocols, optional);
+        result = Py_BuildValue("OOOON", starts, seqs, protocols, optional, PyBool_FromLong(newest));
     }
 done:
     Py_XDECREF(starts);
@@ -722,13 +783,14 @@ done:
 }
 
 PyDoc_STRVAR(scan_batch_doc,
-             "scan_batch(buffer, lengths) -> (body_length, proven, offsets, seqs, protocols, optional)\n\n"
+             "scan_batch(buffer, lengths) -> (body_length, proven, offsets, seqs, protocols, optional, newest)\n\n"
              "``buffer`` (a writable buffer) holds journals one after another, ``lengths`` (int64, native order) "
              "their sizes. Each journal is scanned; the lines of every proven one are moved, without their "
              "newlines, to the front of the buffer, in order, so that buffer[0:body_length] is the records "
              "table's body. ``proven``: per journal, its line count, or -1 for a journal not proven (its bytes "
              "are dropped: the caller reads it the other way). ``offsets``: each moved line's start in the body, "
-             "then body_length (int64); ``seqs``, ``protocols``, ``optional``: per moved line, as scan_journal.");
+             "then body_length (int64); ``seqs``, ``protocols``, ``optional``: per moved line, as scan_journal; "
+             "``newest``: per journal (uint8), whether a proven one holds a field only the newest line writes.");
 
 static PyObject *scan_batch(PyObject *Py_UNUSED(module), PyObject *args) {
     PyObject *buffer_object;
@@ -740,6 +802,7 @@ static PyObject *scan_batch(PyObject *Py_UNUSED(module), PyObject *args) {
         return NULL;
     }
     PyObject *proven = NULL, *offsets = NULL, *seqs = NULL, *protocols = NULL, *optional = NULL, *result = NULL;
+    PyObject *newest = NULL;
     Py_ssize_t journals = lengths_view.len / 8, total = 0, upper = 0;
     /* A copy, never the caller's buffer: it may start at any address (reading it as int64_t there is undefined
      * behaviour) and another thread may change it while the scan below runs without the GIL. */
@@ -770,7 +833,11 @@ static PyObject *scan_batch(PyObject *Py_UNUSED(module), PyObject *args) {
     seqs = PyBytes_FromStringAndSize(NULL, upper * 8);
     protocols = PyBytes_FromStringAndSize(NULL, upper);
     optional = PyBytes_FromStringAndSize(NULL, upper);
-    if (proven == NULL || offsets == NULL || seqs == NULL || protocols == NULL || optional == NULL) goto done;
+    newest = PyBytes_FromStringAndSize(NULL, journals);
+    if (proven == NULL || offsets == NULL || seqs == NULL || protocols == NULL || optional == NULL || newest == NULL) {
+        goto done;
+    }
+    unsigned char *newest_out = (unsigned char *)PyBytes_AS_STRING(newest);
     int64_t *proven_out = (int64_t *)PyBytes_AS_STRING(proven);
     int64_t *offset_out = (int64_t *)PyBytes_AS_STRING(offsets);
     uint64_t *seq_out = (uint64_t *)PyBytes_AS_STRING(seqs);
@@ -780,8 +847,12 @@ static PyObject *scan_batch(PyObject *Py_UNUSED(module), PyObject *args) {
     Py_BEGIN_ALLOW_THREADS;
     for (Py_ssize_t j = 0; j < journals; j++) {
         Py_ssize_t length = (Py_ssize_t)lengths[j], count = 0;
+        int holds_newest = 0;
         /* offset_out first holds each line's start in its journal; it becomes the start in the body below */
-        if (!scan_lines(data + read, length, &count, lines, upper, offset_out, seq_out, protocol_out, optional_out)) {
+        int scanned = scan_lines(data + read, length, &count, lines, upper, offset_out, seq_out, protocol_out,
+                                 optional_out, &holds_newest);
+        newest_out[j] = (unsigned char)(scanned && holds_newest);
+        if (!scanned) {
             proven_out[j] = -1;
             read += length;
             continue;
@@ -805,7 +876,7 @@ static PyObject *scan_batch(PyObject *Py_UNUSED(module), PyObject *args) {
         _PyBytes_Resize(&protocols, lines) < 0 || _PyBytes_Resize(&optional, lines) < 0) {
         goto done;
     }
-    result = Py_BuildValue("nOOOOO", written, proven, offsets, seqs, protocols, optional);
+    result = Py_BuildValue("nOOOOOO", written, proven, offsets, seqs, protocols, optional, newest);
 done:
     PyMem_Free(lengths);
     Py_XDECREF(proven);
@@ -813,23 +884,25 @@ done:
     Py_XDECREF(seqs);
     Py_XDECREF(protocols);
     Py_XDECREF(optional);
+    Py_XDECREF(newest);
     PyBuffer_Release(&view);
     PyBuffer_Release(&lengths_view);
     return result;
 }
 
 PyDoc_STRVAR(proves_line_doc,
-             "proves_line(line) -> bool\n\n"
-             "Whether one record's bytes (a line without its newline, or a JetStream body) are proven canonical.");
+             "proves_line(line) -> int\n\n"
+             "Whether one record's bytes (a line without its newline, or a JetStream body) are proven canonical: 0 "
+             "when not, 1 when they are, 2 when they are and hold a field only the newest line writes.");
 
 static PyObject *proves_line(PyObject *Py_UNUSED(module), PyObject *arg) {
     Py_buffer view;
     if (open_input(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
-    cursor c = {view.buf, (const unsigned char *)view.buf + view.len};
+    cursor c = {view.buf, (const unsigned char *)view.buf + view.len, 0};
     envelope ignored = {0, OTHER_PROTOCOL, 0};
     int proven = check_object(&c, 0, &ignored, 0) && c.p == c.end;
     PyBuffer_Release(&view);
-    return PyBool_FromLong(proven);
+    return PyLong_FromLong(proven ? 1 + c.newest : 0);
 }
 
 PyDoc_STRVAR(json_array_doc,

@@ -54,8 +54,9 @@ class DecodedLine:
 def decode_line(raw: bytes, generation: Generation = NEWEST) -> DecodedLine:
     """The record one line holds (without its newline), as ``generation``'s build decodes it. Raises
     ``UndecodableLine`` where that build refuses it."""
-    if native.proves_line(raw):
-        # Proven against the August model, which both generations' encoders write alike.
+    proof = native.line_proof(raw)
+    if proof == native.PROVEN or (proof == native.PROVEN_NEWEST and generation is not AUGUST):
+        # Proven against the newest model; a line holding its added fields is not what the August encoder writes.
         return DecodedLine(_DECODER.decode(raw), None)
     try:
         record = _DECODER.decode(raw)
@@ -101,8 +102,8 @@ def decode_canonical_lines(lines: list[bytes], generation: Generation = NEWEST) 
 
 
 def decode_proven_journal(journal: bytes) -> list[Record]:
-    """The records of a journal already proven canonical (``protocol.native``): one decode, nothing re-encoded,
-    since a canonical line decodes here to exactly the record Go decodes it to."""
+    """The records of a journal already proven canonical for its generation (``protocol.native``): one decode,
+    nothing re-encoded, since a canonical line decodes here to exactly the record Go decodes it to."""
     return _LIST_DECODER.decode(native.json_array(journal))
 
 

@@ -8,7 +8,10 @@ never builds a Python object per record. ``scan_batch`` does the same for journa
 buffer, and moves the proven lines into place in it: the records table's body, with no second copy.
 
 The C code holds no field names: ``configure`` hands it the model derived here from the msgspec structs, the
-same declaration the fast path decodes into, so the two cannot drift. The proof is conservative: a journal it
+same declaration the fast path decodes into, so the two cannot drift. The model is the newest line's, with the
+fields that line added (``kinds.NEWEST_ONLY``) flagged: a scan says whether a journal holds one, and a journal of
+the August build that does is not proven (its encoder never writes them), so each generation is proven by its
+own build's rules. The proof is conservative: a journal it
 cannot prove (an escape in a map key, a surrogate escape or invalid UTF-8 inside raw JSON, a build without the
 extension) answers None and takes the Python fast path, which gives the same records.
 """
@@ -36,6 +39,7 @@ except ImportError:  # a source tree used without building the extension: the Py
 # The field types of the C scanner (``enum field_type`` in _canonical.c).
 STRING, STRING_OMITTED_EMPTY, INT64, INT64_OMITTED_ZERO, UINT64, BOOL_OMITTED_FALSE = 0, 1, 2, 3, 4, 5
 TIME, BYTES_OMITTED_EMPTY, RAW, OBJECT, OBJECT_OMITTED_NIL, LIST_OR_NULL, UINT_MAP_OR_NULL = 6, 7, 8, 9, 10, 11, 12
+TIME_OMITTED_ZERO, INT_MAP_OMITTED_EMPTY = 13, 14
 
 _INT64_RANGE: Final = (-(1 << 63), (1 << 63) - 1)
 
@@ -43,24 +47,23 @@ _INT64_RANGE: Final = (-(1 << 63), (1 << 63) - 1)
 PROTOCOL_IDS: Final[tuple[str, ...]] = tuple(PROTOCOLS)
 OTHER_PROTOCOL: Final = 255
 
-Field = tuple[bytes, int, int]
+#: A field of the scanner's model: its JSON name, its scanner type, its nested struct's index, and whether only the
+#: newest line writes it.
+Field = tuple[bytes, int, int, bool]
 
 
 class UnsupportedField(TypeError):
     """A struct field the native scanner has no check for: the model changed beyond what it knows."""
 
 
-def record_model(
-    root: type[msgspec.Struct] = Record, *, leave_out: dict[type, frozenset[str]] | None = None
-) -> list[list[Field]]:
+def record_model(root: type[msgspec.Struct] = Record, *, leave_out: dict[type, frozenset[str]] | None = None) -> list[
+    list[Field]
+]:
     """The structs reachable from ``root`` as the scanner's schemas (``root`` first): per field its JSON name, its
-    scanner type and the index of its nested struct (0 when it has none). ``leave_out`` names fields, by struct,
-    that the model does not have (so a line holding one is not proven).
-
-    The scanner proves lines against the August build's model (the structs less ``kinds.NEWEST_ONLY``): such a
-    line is canonical for both generations, since the newest line only added fields omitted when zero. A line
-    holding a newest field takes the Python fast path, which knows both."""
-    left_out = NEWEST_ONLY if leave_out is None else leave_out
+    scanner type, the index of its nested struct (0 when it has none) and whether it is one of the fields only the
+    newest line writes (``kinds.NEWEST_ONLY``). ``leave_out`` names fields, by struct, the model does not have at
+    all (a line holding one is then never proven)."""
+    left_out = leave_out or {}
     schemas: list[list[Field]] = []
     index: dict[type, int] = {}
 
@@ -75,10 +78,13 @@ def record_model(
         if not (config.omit_defaults and config.forbid_unknown_fields) or info.array_like or info.tag_field:
             raise UnsupportedField(f"{struct.__name__}: only omit_defaults, forbid_unknown_fields object structs")
         absent = left_out.get(struct, frozenset())
-        schemas[position] = [field_of(struct, field) for field in info.fields if field.name not in absent]
+        newest = NEWEST_ONLY.get(struct, frozenset())
+        schemas[position] = [
+            (*field_of(struct, field), field.name in newest) for field in info.fields if field.name not in absent
+        ]
         return position
 
-    def field_of(struct: type, field: inspect.Field) -> Field:
+    def field_of(struct: type, field: inspect.Field) -> tuple[bytes, int, int]:
         name = field.encode_name.encode()
         kind, nested = type_of(field)
         if kind is None:
@@ -94,7 +100,7 @@ def record_model(
         required, default = field.required, field.default
         if isinstance(value, inspect.StrType) and value == inspect.StrType():
             if time:
-                return (TIME if required else None), 0
+                return (TIME if required else TIME_OMITTED_ZERO if default == "" else None), 0
             if required:
                 return STRING, 0
             return (STRING_OMITTED_EMPTY if default == "" else None), 0
@@ -114,6 +120,14 @@ def record_model(
             return (RAW if required else None), 0
         if isinstance(value, inspect.StructType):
             return (OBJECT if required else None), schema_of(value.cls)
+        if (
+            isinstance(value, inspect.DictType)
+            and value.key_type == inspect.StrType()
+            and value.value_type == inspect.IntType(ge=_INT64_RANGE[0], le=_INT64_RANGE[1])
+            and field.default_factory is dict
+        ):
+            # Go's map keyed by an integer kind: its keys are decimal integers, sorted as text; empty, omitted.
+            return INT_MAP_OMITTED_EMPTY, 0
         if isinstance(value, inspect.UnionType) and len(value.types) == 2 and inspect.NoneType() in value.types:
             inner = next(member for member in value.types if member != inspect.NoneType())
             if isinstance(inner, inspect.StructType) and not required and default is None:
@@ -137,7 +151,7 @@ def _configure() -> None:
     if _canonical is None:
         return
     schemas = record_model()
-    names = [name for name, _, _ in schemas[0]]
+    names = [name for name, _, _, _ in schemas[0]]
     fields = (names.index(b"seq"), names.index(b"protocol"), names.index(b"optional"))
     _canonical.configure(schemas, fields, [protocol.encode() for protocol in PROTOCOL_IDS])
 
@@ -163,6 +177,8 @@ class CanonicalScan:
     seqs: bytes
     protocols: bytes
     optional: bytes
+    #: Whether a line holds a field only the newest line writes (such a journal is proven only as the newest's).
+    newest: bool = False
 
     @property
     def count(self) -> int:
@@ -186,6 +202,8 @@ class BatchScan:
     seqs: bytes
     protocols: bytes
     optional: bytes
+    #: Per journal (``uint8``): a proven one holds a field only the newest line writes.
+    newest: bytes = b""
 
 
 def scan_batch(buffer: bytearray | memoryview | np.ndarray, lengths: Sequence[int]) -> BatchScan | None:
@@ -220,10 +238,23 @@ def disabled() -> Iterator[None]:
         _canonical = saved
 
 
+#: What ``line_proof`` answers.
+NOT_PROVEN, PROVEN, PROVEN_NEWEST = 0, 1, 2
+
+
+def line_proof(line: bytes) -> int:
+    """``PROVEN`` when one record's bytes (a line without its newline, or a JetStream body) are proven canonical,
+    ``PROVEN_NEWEST`` when they are and hold a field only the newest line writes (canonical for that generation
+    alone), ``NOT_PROVEN`` otherwise, and when this build has no scanner."""
+    if _canonical is None:
+        return NOT_PROVEN
+    proof: int = _canonical.proves_line(line)
+    return proof
+
+
 def proves_line(line: bytes) -> bool:
-    """Whether one record's bytes (a line without its newline, or a JetStream body) are proven canonical; False
-    also when this build has no scanner."""
-    return _canonical is not None and bool(_canonical.proves_line(line))
+    """Whether one record's bytes are proven canonical for the newest line (``line_proof`` says which)."""
+    return line_proof(line) != NOT_PROVEN
 
 
 def json_array(journal: bytes) -> bytes:
@@ -253,6 +284,7 @@ __all__ = [
     "disabled",
     "join_lines",
     "json_array",
+    "line_proof",
     "proves_line",
     "record_model",
     "scan_batch",

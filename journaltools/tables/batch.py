@@ -22,6 +22,8 @@ from journaltools.backends.registry import open_source
 from journaltools.backends.scan import max_journal_bytes, read_journals_into
 from journaltools.protocol import native
 from journaltools.protocol.findings import Finding
+from journaltools.protocol.generations import AUGUST
+from journaltools.protocol.journal import journal_generation
 from journaltools.tables.build import TablesBuilder, fold_read
 from journaltools.tables.options import LoadOptions
 from journaltools.tables.records import scanned_batch_rows
@@ -108,17 +110,20 @@ def _records_read_in_place(backend: Backend, batch: RunBatch, paths: list[tuple[
     counts: list[int] = np.frombuffer(scan.proven, np.int64).tolist()
     proven = [(run, count) for (run, _), count in zip(paths, counts, strict=True) if count >= 0]
     scanned = scanned_batch_rows([run for run, _ in proven], [count for _, count in proven], backend.url, scan, buffer)
-    if len(proven) == len(paths):
+    august = _august_with_newest_fields(scan, counts, buffer)
+    if len(proven) == len(paths) and not august:
         return BatchResult(Tables.of(records=scanned), len(paths), [])
     parts: list[pa.Table] = []
     findings: list[pa.Table] = []
     bad: list[tuple[str, Finding]] = []
     row = start = 0
-    for (run, _), count in zip(paths, counts, strict=True):
-        if count >= 0:
+    for index, ((run, _), count) in enumerate(zip(paths, counts, strict=True)):
+        if count >= 0 and index not in august:
             row += count
             continue
         parts.append(scanned.slice(start, row - start))
+        # An August journal proven with newest fields is not canonical for its build: its rows are left out.
+        row += max(count, 0)
         start = row
         builder = TablesBuilder(records=True, folded=False)
         with paused_gc():
@@ -131,6 +136,25 @@ def _records_read_in_place(backend: Backend, batch: RunBatch, paths: list[tuple[
     parts.append(scanned.slice(start))
     tables = Tables.of(records=pa.concat_tables(parts), findings=pa.concat_tables(findings))
     return BatchResult(tables, len(paths), bad)
+
+
+def _august_with_newest_fields(scan: native.BatchScan, counts: list[int], body: np.ndarray) -> set[int]:
+    """The journals the scan proved holding fields only the newest line writes whose meta record is the August
+    build's: what its encoder never writes, so they are read the usual way (as noncanonical lines)."""
+    if not any(scan.newest):
+        return set()
+    offsets = np.frombuffer(scan.offsets, np.int64)
+    found: set[int] = set()
+    first_line = 0
+    for index, count in enumerate(counts):
+        if count < 0:
+            continue
+        if scan.newest[index]:
+            line = bytes(body[offsets[first_line] : offsets[first_line + 1]])
+            if journal_generation(line) is AUGUST:
+                found.add(index)
+        first_line += count
+    return found
 
 
 _opened: dict[str, Backend] = {}
