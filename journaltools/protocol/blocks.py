@@ -14,7 +14,7 @@ number written ``1.50e3`` or an integer beyond 64 bits is never respelled.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Annotated, Any, ClassVar, Final
 
 import msgspec
 
@@ -23,31 +23,45 @@ USER: Final = "user"
 ASSISTANT: Final = "assistant"
 
 
+def go_named(go_type: str) -> msgspec.Meta:
+    """A field's Go type where it is not the one its Python type implies (``int`` for ``int64``, a named string
+    type): the exact reader names it in Go's errors (``... of type llm.Role``)."""
+    return msgspec.Meta(extra={"go": go_type})
+
+
 class _Wire(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, frozen=True, gc=False):
     """Base of every wire struct: Go's omitempty is ``omit_defaults``; an unknown key is not canonical.
+
+    ``GO_TYPE`` is the Go struct's name, as the runtime's decoder names it in its errors.
 
     ``gc=False``: a decoded record holds only text, numbers, bytes and other wire values, so it can never be
     part of a reference cycle, and the collector need not track millions of them (a load decodes every record;
     tracked, the collections they set off cost more than the decoding itself)."""
 
+    GO_TYPE: ClassVar[str] = ""
+
 
 class TextBlock(_Wire, kw_only=True, frozen=True):
+    GO_TYPE: ClassVar[str] = "llm.TextBlock"
     text: str
 
 
 class ThinkingBlock(_Wire, kw_only=True, frozen=True):
+    GO_TYPE: ClassVar[str] = "llm.ThinkingBlock"
     text: str = ""
     #: The raw signature bytes (the JSON holds their padded standard base64).
     signature: bytes = b""
 
 
 class ToolUseBlock(_Wire, kw_only=True, frozen=True):
+    GO_TYPE: ClassVar[str] = "llm.ToolUseBlock"
     id: str
     name: str
     input: msgspec.Raw
 
 
 class ToolResultBlock(_Wire, kw_only=True, frozen=True):
+    GO_TYPE: ClassVar[str] = "llm.ToolResultBlock"
     tool_use_id: str
     content: str
     is_error: bool = False
@@ -56,12 +70,16 @@ class ToolResultBlock(_Wire, kw_only=True, frozen=True):
 class ProviderBlock(_Wire, kw_only=True, frozen=True):
     """Any other provider block, kept verbatim: ``kind`` is its ``type``, ``raw`` the provider's own JSON."""
 
+    GO_TYPE: ClassVar[str] = "llm.ProviderBlock"
+
     kind: str
     raw: msgspec.Raw
 
 
 class Block(_Wire, kw_only=True, frozen=True):
     """One content block: exactly one field is set by the Go writers; a block with none is ``{}``."""
+
+    GO_TYPE: ClassVar[str] = "llm.ContentBlock"
 
     text: TextBlock | None = None
     thinking: ThinkingBlock | None = None
@@ -71,7 +89,9 @@ class Block(_Wire, kw_only=True, frozen=True):
 
 
 class Message(_Wire, kw_only=True, frozen=True):
-    role: str
+    GO_TYPE: ClassVar[str] = "llm.Message"
+
+    role: Annotated[str, go_named("llm.Role")]
     #: ``None`` is Go's nil slice, written as ``null``; ``[]`` is an empty list.
     content: list[Block] | None
 

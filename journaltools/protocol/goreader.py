@@ -30,17 +30,9 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import msgspec
+from msgspec import inspect
 
 from journaltools.errors import UndecodableLine
-from journaltools.protocol.blocks import (
-    Block,
-    Message,
-    ProviderBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-)
 from journaltools.protocol.encode import encode_record
 from journaltools.protocol.generations import AUGUST, NEWEST, Generation
 from journaltools.protocol.gojson import (
@@ -68,20 +60,7 @@ from journaltools.protocol.gojson import (
 from journaltools.protocol.kinds import (
     NEWEST_ONLY,
     ZERO_TIME,
-    Assistant,
-    CallApproval,
-    Claim,
-    Decision,
-    Deferred,
-    Fingerprint,
-    MemoryRevisions,
-    Meta,
     Record,
-    Summary,
-    SummaryCounters,
-    Terminal,
-    ToolResult,
-    User,
 )
 from journaltools.protocol.times import canonical_go_time, valid_calendar_date
 
@@ -128,156 +107,65 @@ def _f(name: str, kind: str, go_type: str, *, omitempty: bool = False, struct: _
     return _Field(name, kind, go_type, omitempty, struct)
 
 
-_TEXT_BLOCK: Final = _struct("llm.TextBlock", TextBlock, _f("text", _STR, "string"))
-_THINKING_BLOCK: Final = _struct(
-    "llm.ThinkingBlock",
-    ThinkingBlock,
-    _f("text", _STR, "string", omitempty=True),
-    _f("signature", _BYTES, "[]uint8", omitempty=True),
-)
-_TOOL_USE_BLOCK: Final = _struct(
-    "llm.ToolUseBlock",
-    ToolUseBlock,
-    _f("id", _STR, "string"),
-    _f("name", _STR, "string"),
-    _f("input", _RAW, "json.RawMessage"),
-)
-_TOOL_RESULT_BLOCK: Final = _struct(
-    "llm.ToolResultBlock",
-    ToolResultBlock,
-    _f("tool_use_id", _STR, "string"),
-    _f("content", _STR, "string"),
-    _f("is_error", _BOOL, "bool", omitempty=True),
-)
-_PROVIDER_BLOCK: Final = _struct(
-    "llm.ProviderBlock", ProviderBlock, _f("kind", _STR, "string"), _f("raw", _RAW, "json.RawMessage")
-)
-_BLOCK: Final = _struct(
-    "llm.ContentBlock",
-    Block,
-    _f("text", _POINTER, "llm.TextBlock", omitempty=True, struct=_TEXT_BLOCK),
-    _f("thinking", _POINTER, "llm.ThinkingBlock", omitempty=True, struct=_THINKING_BLOCK),
-    _f("tool_use", _POINTER, "llm.ToolUseBlock", omitempty=True, struct=_TOOL_USE_BLOCK),
-    _f("tool_result", _POINTER, "llm.ToolResultBlock", omitempty=True, struct=_TOOL_RESULT_BLOCK),
-    _f("provider", _POINTER, "llm.ProviderBlock", omitempty=True, struct=_PROVIDER_BLOCK),
-)
-_MESSAGE: Final = _struct(
-    "llm.Message",
-    Message,
-    _f("role", _STR, "llm.Role"),
-    _f("content", _BLOCKS, "[]llm.ContentBlock", struct=_BLOCK),
-)
-_FINGERPRINT: Final = _struct(
-    "runstate.Fingerprint",
-    Fingerprint,
-    _f("provider", _STR, "string"),
-    _f("model", _STR, "string"),
-    _f("system_hash", _STR, "string"),
-    _f("tools_hash", _STR, "string"),
-    _f("thinking_mode", _STR, "string"),
-    _f("reasoning_effort", _STR, "string", omitempty=True),
-    _f("max_tokens", _INT, "int64"),
-    _f("max_iterations", _INT, "int64"),
-)
-_META: Final = _struct(
-    "runstate.MetaRecord",
-    Meta,
-    _f("version", _INT, "int"),
-    _f("run_id", _STR, "string"),
-    _f("created", _TIME, "time.Time"),
-    _f("fingerprint", _STRUCT, "runstate.Fingerprint", struct=_FINGERPRINT),
-    _f("prompt", _STR, "string"),
-    _f("interactive", _BOOL, "bool", omitempty=True),
-    _f("conversation_token", _STR, "string", omitempty=True),
-    _f("caller", _STR, "string", omitempty=True),
-    _f("agent", _STR, "string", omitempty=True),
-)
-_ASSISTANT: Final = _struct(
-    "runstate.AssistantRecord",
-    Assistant,
-    _f("iteration", _INT, "int64"),
-    _f("message", _STRUCT, "llm.Message", struct=_MESSAGE),
-    _f("stop_reason", _STR, "string", omitempty=True),
-    _f("in_tokens", _INT, "int64"),
-    _f("out_tokens", _INT, "int64"),
-    _f("cache_read_tokens", _INT, "int64", omitempty=True),
-    _f("cache_create_tokens", _INT, "int64", omitempty=True),
-    _f("thinking_tokens", _INT, "int64", omitempty=True),
-)
-_USER: Final = _struct("runstate.UserRecord", User, _f("message", _STRUCT, "llm.Message", struct=_MESSAGE))
-_TOOL_RESULT: Final = _struct(
-    "runstate.ToolResultRecord",
-    ToolResult,
-    _f("tool_use_id", _STR, "string"),
-    _f("result", _STRUCT, "llm.ToolResultBlock", struct=_TOOL_RESULT_BLOCK),
-    _f("remote", _BOOL, "bool", omitempty=True),
-    _f("kind", _STR, "string", omitempty=True),
-    _f("dispatched", _BOOL, "bool", omitempty=True),
-)
-_DEFERRED: Final = _struct(
-    "runstate.DeferredRecord",
-    Deferred,
-    _f("tool_use_id", _STR, "string"),
-    _f("tool_name", _STR, "string"),
-    _f("note", _STR, "string", omitempty=True),
-    _f("handle", _STR, "string", omitempty=True),
-    _f("kind", _STR, "string", omitempty=True),
-    _f("dispatched", _BOOL, "bool", omitempty=True),
-)
-_DECISION: Final = _struct("runstate.DecisionRecord", Decision, _f("tool", _STR, "string"))
-_CALL_APPROVAL: Final = _struct(
-    "runstate.CallApprovalRecord", CallApproval, _f("tool_use_id", _STR, "string"), _f("tool_name", _STR, "string")
-)
-_MEMORY_REVISIONS: Final = _struct(
-    "runstate.MemoryRevisionsRecord", MemoryRevisions, _f("revisions", _REVISIONS, "map[string]uint64")
-)
-_SUMMARY_COUNTERS: Final = _struct(
-    "runstate.Counters",
-    SummaryCounters,
-    _f("llm_calls", _INT, "int", omitempty=True),
-    _f("tool_calls", _INT, "int", omitempty=True),
-    _f("remote_tool_calls", _INT, "int", omitempty=True),
-    _f("mcp_tool_calls", _INT, "int", omitempty=True),
-    _f("tool_calls_by_kind", _KIND_COUNTS, "map[toolkit.Kind]int", omitempty=True),
-    _f("in_tokens", _INT, "int", omitempty=True),
-    _f("out_tokens", _INT, "int", omitempty=True),
-    _f("cache_read_tokens", _INT, "int", omitempty=True),
-    _f("cache_create_tokens", _INT, "int", omitempty=True),
-    _f("thinking_tokens", _INT, "int", omitempty=True),
-)
-_SUMMARY: Final = _struct(
-    "runstate.ConversationSummary",
-    Summary,
-    _f("turns", _INT, "int"),
-    _f("context_tokens", _INT, "int"),
-    _f("counters", _STRUCT, "runstate.Counters", struct=_SUMMARY_COUNTERS),
-)
-_TERMINAL: Final = _struct(
-    "runstate.TerminalRecord",
-    Terminal,
-    _f("reason", _STR, "runstate.TerminalReason"),
-    _f("message", _STR, "string", omitempty=True),
-    _f("summary", _POINTER, "runstate.ConversationSummary", omitempty=True, struct=_SUMMARY),
-)
-_CLAIM: Final = _struct("runstate.ClaimRecord", Claim, _f("by", _STR, "string"), _f("claimed", _TIME, "time.Time"))
-_RECORD: Final = _struct(
-    "runstate.Record",
-    Record,
-    _f("seq", _UINT, "uint64"),
-    _f("protocol", _STR, "runstate.Protocol"),
-    _f("time", _TIME_OMITZERO, "time.Time", omitempty=True),
-    _f("optional", _BOOL, "bool", omitempty=True),
-    _f("meta", _POINTER, "runstate.MetaRecord", omitempty=True, struct=_META),
-    _f("assistant", _POINTER, "runstate.AssistantRecord", omitempty=True, struct=_ASSISTANT),
-    _f("user", _POINTER, "runstate.UserRecord", omitempty=True, struct=_USER),
-    _f("tool_result", _POINTER, "runstate.ToolResultRecord", omitempty=True, struct=_TOOL_RESULT),
-    _f("deferred", _POINTER, "runstate.DeferredRecord", omitempty=True, struct=_DEFERRED),
-    _f("decision", _POINTER, "runstate.DecisionRecord", omitempty=True, struct=_DECISION),
-    _f("call_approval", _POINTER, "runstate.CallApprovalRecord", omitempty=True, struct=_CALL_APPROVAL),
-    _f("memory_revisions", _POINTER, "runstate.MemoryRevisionsRecord", omitempty=True, struct=_MEMORY_REVISIONS),
-    _f("terminal", _POINTER, "runstate.TerminalRecord", omitempty=True, struct=_TERMINAL),
-    _f("claim", _POINTER, "runstate.ClaimRecord", omitempty=True, struct=_CLAIM),
-)
+def _struct_of(cls: type[msgspec.Struct], known: dict[type, _Struct] | None = None) -> _Struct:
+    """The Go struct ``cls`` declares, as the decoder walks it: derived from the msgspec struct itself (the one
+    declaration of the record model), each field's decoding rule from its type, omitempty from its default, its
+    Go type from the type or the name the model gives it (``blocks.go_named``, a struct's ``GO_TYPE``)."""
+    known = {} if known is None else known
+    if cls in known:
+        return known[cls]
+    info = inspect.type_info(cls)
+    assert isinstance(info, inspect.StructType)
+    fields = [_field_of(field, known) for field in info.fields]
+    struct = known[cls] = _struct(cls.GO_TYPE, cls, *fields)  # type: ignore[attr-defined]
+    return struct
+
+
+def _field_of(field: inspect.Field, known: dict[type, _Struct]) -> _Field:
+    value: Any = field.type
+    extra: dict[str, Any] = {}
+    if isinstance(value, inspect.Metadata):
+        extra = dict(value.extra or {})
+        value = value.type
+    omitempty = not field.required
+    rule, go_type, nested = _rule_of(value, bool(extra.get("go_time")), omitempty, known)
+    return _f(field.encode_name, rule, extra.get("go", go_type), omitempty=omitempty, struct=nested)
+
+
+def _rule_of(value: Any, time: bool, omitempty: bool, known: dict[type, _Struct]) -> tuple[str, str, _Struct | None]:
+    if isinstance(value, inspect.StrType):
+        if time:
+            return (_TIME_OMITZERO if omitempty else _TIME), "time.Time", None
+        return _STR, "string", None
+    if isinstance(value, inspect.IntType):
+        unsigned = value.ge == 0 and value.le is None
+        return (_UINT, "uint64", None) if unsigned else (_INT, "int64", None)
+    if isinstance(value, inspect.BoolType):
+        return _BOOL, "bool", None
+    if isinstance(value, inspect.BytesType):
+        return _BYTES, "[]uint8", None
+    if isinstance(value, inspect.RawType):
+        return _RAW, "json.RawMessage", None
+    if isinstance(value, inspect.StructType):
+        nested = _struct_of(value.cls, known)
+        return _STRUCT, nested.go_type, nested
+    if isinstance(value, inspect.DictType):
+        return _KIND_COUNTS, "map[int]int", None
+    if isinstance(value, inspect.UnionType):
+        inner = next(member for member in value.types if not isinstance(member, inspect.NoneType))
+        if isinstance(inner, inspect.StructType):
+            nested = _struct_of(inner.cls, known)
+            return _POINTER, nested.go_type, nested
+        if isinstance(inner, inspect.ListType) and isinstance(inner.item_type, inspect.StructType):
+            nested = _struct_of(inner.item_type.cls, known)
+            return _BLOCKS, f"[]{nested.go_type}", nested
+        if isinstance(inner, inspect.DictType):
+            return _REVISIONS, "map[string]uint64", None
+    raise TypeError(f"the exact reader has no Go decoding rule for {value}")
+
+
+#: The record as the newest line's decoder reads it: every struct derived from ``kinds.Record``.
+_RECORD: Final = _struct_of(Record)
 
 
 def _without_newest_fields(struct: _Struct) -> _Struct:

@@ -18,11 +18,11 @@ Python datetime holds microseconds only; ``protocol.times`` parses them when a c
 
 from __future__ import annotations
 
-from typing import Annotated, Final, Literal
+from typing import Annotated, ClassVar, Final, Literal
 
 import msgspec
 
-from journaltools.protocol.blocks import Message, ToolResultBlock, _Wire
+from journaltools.protocol.blocks import Message, ToolResultBlock, _Wire, go_named
 from journaltools.protocol.credentials import masked_repr
 
 #: The August build's format version (``meta.version``); ``protocol.generations`` names every version read.
@@ -70,6 +70,8 @@ def kind_of(protocol: str) -> Kind | None:
 TERMINAL_REASONS: Final = ("completed", "suspended", "error", "budget", "max_iterations")
 
 Int64 = Annotated[int, msgspec.Meta(ge=-(1 << 63), le=(1 << 63) - 1)]
+#: Go's ``int`` (64 bits where the runtime runs), named as Go names it in its errors.
+GoInt = Annotated[Int64, go_named("int")]
 UINT64_MAX: Final = (1 << 64) - 1
 Uint64 = Annotated[int, msgspec.Meta(ge=0)]
 #: msgspec reads integers up to 2**64 - 1 exactly and refuses larger ones, so ``ge=0`` is the whole uint64 check.
@@ -102,6 +104,8 @@ def kind_token(number: int) -> str:
 
 
 class Fingerprint(_Wire, kw_only=True, frozen=True):
+    GO_TYPE: ClassVar[str] = "runstate.Fingerprint"
+
     provider: str
     model: str
     system_hash: str
@@ -113,7 +117,9 @@ class Fingerprint(_Wire, kw_only=True, frozen=True):
 
 
 class Meta(_Wire, kw_only=True, frozen=True):
-    version: Int64
+    GO_TYPE: ClassVar[str] = "runstate.MetaRecord"
+
+    version: GoInt
     run_id: str
     created: GoTime
     fingerprint: Fingerprint
@@ -130,6 +136,8 @@ class Meta(_Wire, kw_only=True, frozen=True):
 
 
 class Assistant(_Wire, kw_only=True, frozen=True):
+    GO_TYPE: ClassVar[str] = "runstate.AssistantRecord"
+
     iteration: Int64
     message: Message
     stop_reason: str = ""
@@ -142,10 +150,14 @@ class Assistant(_Wire, kw_only=True, frozen=True):
 
 
 class User(_Wire, kw_only=True, frozen=True):
+    GO_TYPE: ClassVar[str] = "runstate.UserRecord"
+
     message: Message
 
 
 class ToolResult(_Wire, kw_only=True, frozen=True):
+    GO_TYPE: ClassVar[str] = "runstate.ToolResultRecord"
+
     tool_use_id: str
     result: ToolResultBlock
     #: The August build's one provider fact; the newest line still writes it (remote kind and dispatched).
@@ -157,6 +169,8 @@ class ToolResult(_Wire, kw_only=True, frozen=True):
 
 
 class Deferred(_Wire, kw_only=True, frozen=True):
+    GO_TYPE: ClassVar[str] = "runstate.DeferredRecord"
+
     tool_use_id: str
     tool_name: str
     note: str = ""
@@ -166,15 +180,21 @@ class Deferred(_Wire, kw_only=True, frozen=True):
 
 
 class Decision(_Wire, kw_only=True, frozen=True):
+    GO_TYPE: ClassVar[str] = "runstate.DecisionRecord"
+
     tool: str
 
 
 class CallApproval(_Wire, kw_only=True, frozen=True):
+    GO_TYPE: ClassVar[str] = "runstate.CallApprovalRecord"
+
     tool_use_id: str
     tool_name: str
 
 
 class MemoryRevisions(_Wire, kw_only=True, frozen=True):
+    GO_TYPE: ClassVar[str] = "runstate.MemoryRevisionsRecord"
+
     #: ``None`` is Go's nil map (written ``null``); keys are written sorted.
     revisions: dict[str, Uint64] | None
 
@@ -182,34 +202,44 @@ class MemoryRevisions(_Wire, kw_only=True, frozen=True):
 class SummaryCounters(_Wire, kw_only=True, frozen=True):
     """``runstate.Counters`` as the newest line writes it in a summary: every counter omitted when zero."""
 
-    llm_calls: Int64 = 0
-    tool_calls: Int64 = 0
-    remote_tool_calls: Int64 = 0
-    mcp_tool_calls: Int64 = 0
+    GO_TYPE: ClassVar[str] = "runstate.Counters"
+
+    llm_calls: GoInt = 0
+    tool_calls: GoInt = 0
+    remote_tool_calls: GoInt = 0
+    mcp_tool_calls: GoInt = 0
     #: Keyed by the kind's **number** in decimal (``"1"`` application, ``"5"`` mcp): Go's int map keys.
-    tool_calls_by_kind: dict[str, Int64] = msgspec.field(default_factory=dict)
-    in_tokens: Int64 = 0
-    out_tokens: Int64 = 0
-    cache_read_tokens: Int64 = 0
-    cache_create_tokens: Int64 = 0
-    thinking_tokens: Int64 = 0
+    tool_calls_by_kind: Annotated[dict[str, Int64], go_named("map[toolkit.Kind]int")] = msgspec.field(
+        default_factory=dict
+    )
+    in_tokens: GoInt = 0
+    out_tokens: GoInt = 0
+    cache_read_tokens: GoInt = 0
+    cache_create_tokens: GoInt = 0
+    thinking_tokens: GoInt = 0
 
 
 class Summary(_Wire, kw_only=True, frozen=True):
     """What the runner counted up to a terminal (newest line only): a cache the fold never reads, a listing does."""
 
-    turns: Int64
-    context_tokens: Int64
+    GO_TYPE: ClassVar[str] = "runstate.ConversationSummary"
+
+    turns: GoInt
+    context_tokens: GoInt
     counters: SummaryCounters
 
 
 class Terminal(_Wire, kw_only=True, frozen=True):
-    reason: str
+    GO_TYPE: ClassVar[str] = "runstate.TerminalRecord"
+
+    reason: Annotated[str, go_named("runstate.TerminalReason")]
     message: str = ""
     summary: Summary | None = None
 
 
 class Claim(_Wire, kw_only=True, frozen=True):
+    GO_TYPE: ClassVar[str] = "runstate.ClaimRecord"
+
     by: str
     claimed: GoTime
 
@@ -220,8 +250,10 @@ Payload = Meta | Assistant | User | ToolResult | Deferred | Decision | CallAppro
 class Record(_Wire, kw_only=True, frozen=True):
     """One journal record. Only the payload its ``protocol`` selects is folded; the others are kept."""
 
+    GO_TYPE: ClassVar[str] = "runstate.Record"
+
     seq: Uint64
-    protocol: str
+    protocol: Annotated[str, go_named("runstate.Protocol")]
     #: When the runner journaled it (newest line only); ``""`` for an undated record.
     time: OptionalGoTime = ""
     optional: bool = False

@@ -56,9 +56,9 @@ class UnsupportedField(TypeError):
     """A struct field the native scanner has no check for: the model changed beyond what it knows."""
 
 
-def record_model(root: type[msgspec.Struct] = Record, *, leave_out: dict[type, frozenset[str]] | None = None) -> list[
-    list[Field]
-]:
+def record_model(
+    root: type[msgspec.Struct] = Record, *, leave_out: dict[type, frozenset[str]] | None = None
+) -> list[list[Field]]:
     """The structs reachable from ``root`` as the scanner's schemas (``root`` first): per field its JSON name, its
     scanner type, the index of its nested struct (0 when it has none) and whether it is one of the fields only the
     newest line writes (``kinds.NEWEST_ONLY``). ``leave_out`` names fields, by struct, the model does not have at
