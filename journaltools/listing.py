@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
+from journaltools._readable import why_stopped
 from journaltools.folding import fold
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.kinds import FORMAT_VERSION, Record
@@ -72,6 +73,8 @@ class RunSummary:
     #: Why the row is ``invalid``, in one line.
     problem: str | None = None
     findings: tuple[Finding, ...] = ()
+    #: Why the run stopped or what it waits for, in one line (``ls`` shows it); None where the rule cannot say.
+    why: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -135,7 +138,7 @@ def summarize_file(
     }
     if not complete:
         problem = _first_problem(findings) or "the journal was refused: a line does not decode"
-        return RunSummary(status="invalid", problem=problem, findings=tuple(findings), **common)
+        return RunSummary(status="invalid", problem=problem, findings=tuple(findings), why=problem, **common)
     result = fold(records, run=run, strict=False)
     every = (*findings, *result.findings)
     return RunSummary(
@@ -143,6 +146,7 @@ def summarize_file(
         after_terminal=_after_last_terminal(records),
         problem=_first_problem(every) if result.status == "invalid" else None,
         findings=tuple(every),
+        why=why_stopped(result),
         **common,
     )
 
@@ -196,4 +200,13 @@ def summarize_stream(
         last_sha256=_sha256(last.raw) if last is not None else None,
         problem=problem,
         findings=tuple(findings),
+        why=problem if problem is not None else _last_terminal_words(last.record if last else None),
     )
+
+
+def _last_terminal_words(last: Record | None) -> str | None:
+    """The JetStream rule sees one record: its terminal's reason and message, when it is a terminal."""
+    if last is None or last.terminal is None:
+        return None
+    terminal = last.terminal
+    return f"{terminal.reason}: {terminal.message}" if terminal.message else terminal.reason
