@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from journaltools._readable import attention_rank, shorten_middle
 from journaltools.folding import STATUSES, FoldResult
 from journaltools.protocol.blocks import Message
 from journaltools.widgets._facts import Prices, Tokens, check_prices, cost_text
@@ -64,6 +65,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("task_state", "task", priority=6),
 )
 SORT_KEYS: tuple[str, ...] = (*(column.key for column in COLUMNS), "last_seq")
+
+#: A run id longer than this is shortened in its middle in the table (the whole id in the tooltip).
+RUN_SHOWN = 26
 
 #: Rows shown per page unless the caller says otherwise.
 DEFAULT_ROWS_PER_PAGE = 25
@@ -358,7 +362,10 @@ class RunBrowserModel:
         # Unknown values (None) always sort last, whichever the direction.
         known = [row for row in kept if getattr(row, key) is not None]
         unknown = [row for row in kept if getattr(row, key) is None]
-        known.sort(key=lambda row: (getattr(row, key), row.run), reverse=self.descending)
+        if key == "status":  # by what needs a person first (invalid, error, open, ...), not A to Z
+            known.sort(key=lambda row: (attention_rank(row.status), row.run), reverse=self.descending)
+        else:
+            known.sort(key=lambda row: (getattr(row, key), row.run), reverse=self.descending)
         return known + sorted(unknown, key=lambda row: row.run)
 
     @property
@@ -657,15 +664,20 @@ class RunBrowser:
     @classmethod
     def from_source(
         cls,
-        url: str,
+        url: str | None = None,
         progress: bool | None = None,
         rows_per_page: int | None = None,
         task_store: str | os.PathLike[str] | TaskStore | None = None,
         prices: Prices | None = None,
     ) -> RunBrowser:
-        """Load a source's runs (a progress bar in a notebook) and browse them; ``task_store`` as for
+        """Load a source's runs (a progress bar in a notebook) and browse them; no ``url`` reads the runtime's
+        own directory, as ``journaltools ls`` does (``journaltools.default_source()``); ``task_store`` as for
         ``load_source``; ``prices`` (model → price per million tokens of ``input``, ``output``, ``cache_read``,
         ``cache_create``: your own table, none is bundled) adds a cost column."""
+        if url is None:
+            from journaltools.backends.registry import default_source
+
+            url = str(default_source())
         model, loader = load_source(url, progress=progress, task_store=task_store)
         return cls(model, loader, rows_per_page=rows_per_page, prices=prices)
 
@@ -728,7 +740,8 @@ class RunBrowser:
             row_widget._dom_classes = ("jt-tr", "jt-selected") if row.run == self.selected else ("jt-tr",)
             for column, cell in zip(self.columns, cells, strict=True):
                 text = row.cell(column.key)
-                cell.description = text
+                # A long run id keeps both ends (ids share prefixes); the whole id is in the tooltip.
+                cell.description = shorten_middle(text, RUN_SHOWN) if column.key == "run" else text
                 cell.tooltip = f"{row.run}: {text}" if column.key == "reason" else text
                 if column.key == "status":
                     tone = STATUS_TONES.get(row.status, "muted")
