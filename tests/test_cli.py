@@ -426,3 +426,20 @@ def test_the_generator_is_named_in_the_help(capsys: pytest.CaptureFixture[str]) 
     assert "python -m journaltools.generate" in shown and "python -m journaltools.demo" in shown
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "python -m journaltools.generate" in readme
+
+
+def test_compare_names_the_side_a_run_is_missing_from(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    for run in (CHAT, TERMINAL_ERROR):
+        shutil.copy(FILES / f"{run}.json", one / f"{run}.json")
+    shutil.copy(FILES / f"{CHAT}.json", two / f"{CHAT}.json")
+    code, out, _ = run_cli(capsys, "compare", str(one), str(two))
+    assert code == 0
+    header, *lines = out.splitlines()
+    assert str(one).upper() in header and str(two).upper() in header and "STATUS_A" not in header
+    missing = next(line for line in lines if line.startswith(TERMINAL_ERROR))
+    assert "missing in file:///" in missing and "missing_b" not in out
+    code, out, _ = run_cli(capsys, "compare", "--json", str(one), str(two))
+    assert {row["verdict"] for row in json.loads(out)} == {"agree", "missing_b"}

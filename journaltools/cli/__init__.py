@@ -242,7 +242,8 @@ def build_parser() -> argparse.ArgumentParser:
     compare = command(
         "compare",
         "compare two listings (typically a directory and a JetStream stream) run by run; each difference is "
-        "classified by cause: documented, summary_rule (both expected), discrepancy, missing_a or missing_b",
+        "classified by cause: documented, summary_rule (both expected), discrepancy, or a run missing on one side "
+        "(the table names the side; --json says missing_a or missing_b)",
     )
     compare.add_argument("source_a", metavar="SOURCE_A")
     compare.add_argument("source_b", metavar="SOURCE_B")

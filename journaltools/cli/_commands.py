@@ -380,7 +380,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.json:
         _emit_json(rows)
     else:
-        print_table(rows, ["run", "status_a", "status_b", "verdict", "explanation"], wide=["explanation"])
+        # On the terminal the sides go by their names (the JSON keeps the stable codes missing_a / missing_b).
+        missing = {"missing_a": f"missing in {label_a}", "missing_b": f"missing in {label_b}"}
+        named = [{**row, "verdict": missing.get(row["verdict"], row["verdict"])} for row in rows]
+        print_table(
+            named,
+            ["run", "status_a", "status_b", "verdict", "explanation"],
+            wide=["explanation"],
+            labels={"status_a": label_a, "status_b": label_b},
+        )
     failing = [row["run"] for row in rows if args.fail_on and row["verdict"] in FAIL_ON[args.fail_on]]
     if failing:
         shown = ", ".join(failing[:10]) + (f" and {len(failing) - 10} more" if len(failing) > 10 else "")
