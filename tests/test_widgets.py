@@ -378,7 +378,13 @@ def test_run_browser_view_opens_a_conversation_sorts_and_keeps_a_fixed_pool() ->
     browser.select("terminal-error")
     body = browser.detail_body.children[0].children[0].value  # the conversation's header
     assert "Ended in error" in body and "529 Overloaded" in body
-    assert browser.widget.children.index(browser.detail) < 3  # the pane sits above the table, under the search
+    children = list(browser.widget.children)
+    table = next(child for child in children if "jt-rows" in child._dom_classes)
+    assert children.index(browser.detail) < children.index(table)  # the pane sits above the table
+    # The keyboard: the pager comes before the pane and the rows, and a row is one tab stop (its run id).
+    pager = next(child for child in children if "jt-pager" in child._dom_classes)
+    assert children.index(pager) < children.index(browser.detail)
+    assert all(cells[0].tabbable and not any(cell.tabbable for cell in cells[1:]) for cells in browser.row_cells)
     assert any("jt-selected" in row._dom_classes for row in browser.row_widgets)
     browser.sort_by_header("run")
     runs = [cells[0].description for cells in browser.row_cells if cells[0].description]
@@ -994,3 +1000,13 @@ def test_the_browser_reads_the_runtimes_directory_when_given_no_source(
         assert len(browser.model.rows) == len(written)
     finally:
         browser.close()
+
+
+def test_the_seq_box_follows_what_is_shown() -> None:
+    model = ConversationModel.from_fold(corpus_fold("long-run"), page_size=40)
+    view = ConversationView(model)
+    assert view.seq_box.value == model.messages[0].seq
+    view.show_page(2)
+    assert view.seq_box.value == model.messages[80].seq and view.page_label.value.endswith("(page 3 of 8)")
+    view.jump_to_seq(model.messages[123].seq)
+    assert view.seq_box.value == model.messages[123].seq

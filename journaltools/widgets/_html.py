@@ -343,6 +343,13 @@ STYLE = """<style>
 .jt-header { min-width: 0; max-width: 100%; overflow-wrap: anywhere; }
 .jt-header h3 code { overflow-wrap: anywhere; }
 .jt-banner-detail { overflow-wrap: anywhere; }
+.jt-header { white-space: normal; }
+.jt-header h3 { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 8px; }
+.jt-conversation-nav { flex-wrap: wrap; align-items: center; gap: 6px; overflow: visible; }
+.jt-conversation-nav .jupyter-button { width: auto; }
+.jt-conversation-nav .jt-page-label, .jt-conversation-nav .widget-label { width: auto; min-width: max-content;
+    flex: 0 0 auto; overflow: visible; }
+.jt-seq-group { flex: 0 0 auto; flex-wrap: nowrap; align-items: center; overflow: visible; }
 .jt-id-cell { display: inline-flex; align-items: center; gap: 4px; white-space: nowrap; }
 .jt-copy { font-size: 10px; line-height: 14px; padding: 0 4px; border: 1px solid var(--jt-border-strong);
            border-radius: 3px; background: var(--jt-surface-2); color: var(--jt-fg); cursor: pointer; }

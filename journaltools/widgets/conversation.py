@@ -730,7 +730,9 @@ class ConversationView:
         self.following = w.Button(description="later →", tooltip="the messages after these")
         self.previous.on_click(lambda _b: self.show_window(self.start - self.model.page_size))
         self.following.on_click(lambda _b: self.show_window(self.start + self.model.page_size))
-        self.page_label = w.Label()
+        # The label sizes to its text (a fixed-width label cut "(page 2 of 9)" to "(pag").
+        self.page_label = w.Label(layout=w.Layout(width="auto", flex="0 0 auto"))
+        self.page_label.add_class("jt-page-label")
         self._targets: list[Target] = []
         self.jump = w.Dropdown(options=[("jump to…", -1)], value=-1, layout=w.Layout(width="22em"))
         self.jump.observe(self._on_jump, names="value")
@@ -745,7 +747,10 @@ class ConversationView:
         self.seq_button = w.Button(description="go", tooltip="show the message of this record seq")
         self.seq_button.layout.width = "4em"
         self.seq_button.on_click(lambda _b: self.jump_to_seq(int(self.seq_box.value)))
-        nav = w.HBox([self.previous, self.page_label, self.following, self.jump, self.seq_box, self.seq_button])
+        # The seq box and its "go" wrap together: a button alone on a line says nothing.
+        seq_group = w.HBox([self.seq_box, self.seq_button])
+        seq_group.add_class("jt-seq-group")
+        nav = w.HBox([self.previous, self.page_label, self.following, self.jump, seq_group])
         nav.add_class("jt-pager")
         nav.add_class("jt-conversation-nav")
         self.body = w.HTML()
@@ -807,6 +812,8 @@ class ConversationView:
         shown = f"messages {start + 1:,}-{last:,} of {total:,}" if total else "no messages"
         in_flight = " + the turn in flight" if model.pending is not None and last >= total else ""
         self.page_label.value = f"{shown}{in_flight} ({page})"
+        # The box reads the seq of the first message shown (what "go" would show again), not a stale 0.
+        self.seq_box.value = min(int(self.seq_box.max), model.messages[start].seq) if total else 0
         self.previous.disabled = start <= 0
         self.following.disabled = start + model.page_size >= total
         self.rest_choice.options = [(label, key) for key, label in self.values.labels.items()]
@@ -818,6 +825,7 @@ class ConversationView:
     def jump_to_seq(self, seq: int) -> None:
         """Show the window that starts at the message of record ``seq`` (the turn in flight for its seqs)."""
         self.show_window(self.model.window_start(seq), target=self.model.anchor_seq(seq))
+        self.seq_box.value = min(max(0, seq), int(self.seq_box.max))  # the seq asked for, not the window's first
 
     def _on_jump(self, change: dict[str, Any]) -> None:
         index = int(change["new"])

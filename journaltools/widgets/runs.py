@@ -480,6 +480,17 @@ def load_source(
     return RunBrowserModel.from_tables(tables), RunFolds(backend, owned=True)
 
 
+#: Escape closes the opened run when the keyboard focus is inside the browser: one fixed handler (no journal text
+#: in it), installed once per page by an image that cannot load (an HTML widget runs no <script>), which clicks
+#: the opened pane's close button.
+ESCAPE_CLOSES = (
+    '<img alt="" hidden src="data:," onerror="if (!window.__jtEscapeCloses) { window.__jtEscapeCloses = true; '
+    "document.addEventListener('keydown', function (event) { if (event.key !== 'Escape') return; "
+    "var inside = event.target &amp;&amp; event.target.closest ? event.target.closest('.jt-browser') : null; "
+    "var close = inside ? inside.querySelector('.jt-detail .jt-close') : null; "
+    'if (close &amp;&amp; close.offsetParent) { event.stopPropagation(); close.click(); } }, true); }">'
+)
+
 #: The browser's own styles: buttons made to look and behave like the cells of a table. Column widths fit
 #: their label plus the sort arrow; the container queries hide columns by priority as the notebook narrows.
 BROWSER_STYLE = """<style>
@@ -534,6 +545,12 @@ BROWSER_STYLE = """<style>
 .jt-browser .jt-col-updated { flex: 0 0 11em; }
 .jt-browser .jt-col-task_state { flex: 0 0 7em; }
 .jt-browser .jt-col-reason { min-width: 14em; }
+/* Beats the cells' min-width: 0 (more specific): with "all columns" the reason keeps a readable width instead of
+   being squeezed to a sliver, and every row (and the header) is as wide as the next, so they stay aligned. */
+.jt-browser .jupyter-button.jt-col-reason { min-width: 16em; }
+.jt-browser .jupyter-button:focus-visible { outline: 2px solid var(--jt-brand); outline-offset: -2px;
+    box-shadow: none; }
+.jt-browser .jt-tr:focus-within { box-shadow: inset 3px 0 0 var(--jt-brand); }
 .jt-browser .jupyter-button.jt-td.jt-col-status::before { content: ""; display: inline-block; width: 8px;
     height: 8px; border-radius: 50%; margin-right: 6px; background: var(--jt-tone); }
 .jt-browser .jt-pager { align-items: center; gap: 6px; overflow: visible; flex-wrap: wrap; }
@@ -610,6 +627,9 @@ class RunBrowser:
             cells = [self._cell_button("jt-td", column) for column in self.columns]
             for cell in cells:
                 cell.on_click(lambda _button, i=index: self._on_row_click(i))
+                # One tab stop per row (its run id; Enter opens it): a row of seven stops made the pager 163
+                # presses away from the search box.
+                cell.tabbable = cell is cells[0]
             row = w.HBox(cells)
             row.add_class("jt-tr")
             self.row_widgets.append(row)
@@ -632,6 +652,9 @@ class RunBrowser:
         self.previous_run.on_click(lambda _button: self._step(-1))
         self.next_run.on_click(lambda _button: self._step(1))
         self.close_button.on_click(lambda _button: self.select(None))
+        self.close_button.add_class("jt-close")
+        keys = w.HTML(ESCAPE_CLOSES)
+        keys.layout.display = "none"
         self.detail_title = w.HTML()
         bar = w.HBox([self.close_button, self.previous_run, self.next_run, self.detail_title])
         bar.add_class("jt-detail-bar")
@@ -643,7 +666,9 @@ class RunBrowser:
         style.layout.display = "none"  # a <style> applies wherever it sits in the page
         table = w.VBox([head, *self.row_widgets])
         table.add_class("jt-rows")  # header and rows scroll sideways together when the notebook is narrow
-        self.widget = w.VBox([style, toolbar, self.detail, table, pager])
+        # The pager sits right under the toolbar, before the opened run and the rows, so the keyboard reaches it
+        # in a few presses from the search box (and it stays put above a long opened run).
+        self.widget = w.VBox([style, toolbar, pager, self.detail, table, keys])
         self.widget.add_class("jt")
         self.widget.add_class("jt-browser")
         self._render()
@@ -761,12 +786,17 @@ class RunBrowser:
         and the pane's bar takes the focus so the browser brings the run's header into view."""
         from journaltools.widgets.conversation import ConversationModel, ConversationView
 
-        self.selected = run
+        closed, self.selected = self.selected, run
         if run is None:
             self.detail_body.children = ()
             self.detail.layout.display = "none"
             self.conversation = None
             self._render()
+            # The keyboard goes back to the row of the run just closed (or the search box), not to the page top.
+            if closed in self._row_runs:
+                self.row_cells[self._row_runs.index(closed)][0].focus()
+            else:
+                self.filter_box.focus()
             return
         page = self.model.page_of(run)
         if page is not None and page != self.model.page:
