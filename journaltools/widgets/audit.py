@@ -271,6 +271,7 @@ class AuditSummary:
             ]
         )
         self.widget.add_class("jt")
+        self.widget.add_class("jt-audit-summary")
         self.show_findings(0)
         self.show_runs(0)
 
