@@ -584,7 +584,9 @@ def set_lab_theme(page: Any, theme: str) -> None:
 
 
 def browser_runs(page: Any) -> list[str]:
-    return [text.strip() for text in page.locator(".jt-browser .jt-tr:visible .jt-col-run").all_inner_texts()]
+    """The run ids of the rows shown, whole (a long one is shortened in its cell; its tooltip holds it all)."""
+    cells = page.locator(".jt-browser .jt-tr:visible .jt-col-run")
+    return [str(cell.get_attribute("title") or cell.inner_text()).strip() for cell in cells.all()]
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -632,7 +634,7 @@ def test_in_jupyterlab_a_header_click_sorts(lab: tuple[Any, list[str]], theme: s
     assert header.inner_text().strip().endswith("▲")
     page.wait_for_function(
         "(count) => { const runs = [...document.querySelectorAll('.jt-browser .jt-tr .jt-col-run')]"
-        ".filter(el => el.offsetParent).map(el => el.innerText.trim());"
+        ".filter(el => el.offsetParent).map(el => el.title || el.innerText.trim());"
         " return runs.length === count && runs.every((r, i) => i === 0 || runs[i - 1] <= r); }",
         arg=LAB_ROWS,
         timeout=30_000,
@@ -642,7 +644,7 @@ def test_in_jupyterlab_a_header_click_sorts(lab: tuple[Any, list[str]], theme: s
     header.click()
     page.wait_for_function(
         "(count) => { const runs = [...document.querySelectorAll('.jt-browser .jt-tr .jt-col-run')]"
-        ".filter(el => el.offsetParent).map(el => el.innerText.trim());"
+        ".filter(el => el.offsetParent).map(el => el.title || el.innerText.trim());"
         " return runs.length === count && runs.every((r, i) => i === 0 || runs[i - 1] >= r); }",
         arg=LAB_ROWS,
         timeout=30_000,
@@ -669,7 +671,7 @@ def in_viewport(page: Any, locator: Any) -> bool:
 
 
 def click_run(page: Any, run: str) -> None:
-    row = page.locator(".jt-browser .jt-tr", has_text=run).first
+    row = page.locator(f".jt-browser .jt-tr:has(.jt-col-run[title='{run}'])").first  # the tooltip holds the whole id
     row.scroll_into_view_if_needed()
     row.locator(".jt-col-status").click()
     page.wait_for_function(
@@ -819,7 +821,7 @@ def six_process_runs() -> list[Record]:
     return records
 
 
-def _turn_model() -> Any:
+def long_id_turns() -> Any:
     from journaltools.turnjournal.analysis import TurnFinding
     from journaltools.widgets.turns import TurnCheckpointsModel, TurnRow
 
@@ -865,7 +867,7 @@ def issue26_site(browser_assets: Path, tmp_path_factory: pytest.TempPathFactory)
         six.widget,
         long_run.widget,
         ListingComparison(ListingComparisonModel.from_rows(rows, "file", "jetstream")).widget,
-        TurnCheckpoints(_turn_model()).widget,
+        TurnCheckpoints(long_id_turns()).widget,
         AuditSummary(AuditSummaryModel.from_rows(audit_rows)).widget,
     ]
     snippet = embed_snippet(views, requirejs=False, embed_url="embed.js")
