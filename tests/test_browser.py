@@ -494,6 +494,7 @@ def lab_server(browser_assets: Path, tmp_path_factory: pytest.TempPathFactory) -
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     notebook.cells = [nbformat.v4.new_code_cell(source) for source in (setup, *LAB_NOTEBOOK)]
     nbformat.write(notebook, root / "browse.ipynb")
+    shutil.copy(ROOT / "notebooks" / "01-explore.ipynb", root / "01-explore.ipynb")  # the shipped notebook, as is
     port, token = _free_port(), secrets.token_hex(16)
     home = tmp_path_factory.mktemp("lab-home")
     env = {
@@ -1055,3 +1056,75 @@ def test_1280_audit_words_are_never_broken_mid_word(at_1280: tuple[Any, list[str
     assert table.locator("td").nth(1).inner_text().strip() == "—"
     assert "seq :" not in page.locator(".jt-audit-summary").first.inner_text()
     shot(page, ".jt-audit-summary", "audit-summary", theme)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_in_jupyterlab_enter_opens_a_row_and_escape_closes_it(lab: tuple[Any, list[str]], theme: str) -> None:
+    """8, with the kernel: a row's run id takes the focus, Enter opens the run, Escape closes it and the focus
+    goes back to that row."""
+    page, _ = lab
+    set_lab_theme(page, theme)
+    run = "terminal-budget" if theme == "light" else "terminal-error"
+    cell = page.locator(f".jt-browser .jt-tr .jt-col-run[title='{run}']").first
+    cell.scroll_into_view_if_needed()
+    cell.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "(run) => { const bar = document.querySelector('.jt-browser .jt-detail-bar');"
+        " return bar && bar.offsetParent && bar.innerText.includes(run); }",
+        arg=run,
+        timeout=30_000,
+    )
+    page.keyboard.press("Escape")
+    page.wait_for_function(
+        "() => { const pane = document.querySelector('.jt-browser .jt-detail'); return pane && !pane.offsetParent; }",
+        timeout=30_000,
+    )
+    page.wait_for_function(
+        "(run) => document.activeElement && document.activeElement.title === run", arg=run, timeout=30_000
+    )
+    outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+    assert outline != "none"  # the focus is visible where it landed
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_in_jupyterlab_notebook_01_opens_a_clicked_run_in_place(chromium: Any, lab_server: str, theme: str) -> None:
+    """1: the shipped notebook 01, run top to bottom: a row click opens the run in the browser's own pane, in
+    view, and no second copy of the conversation elsewhere in the notebook pulls the page away."""
+    base, query = lab_server.split("lab/tree/")[0], lab_server.split("?")[1]
+    blocked: list[str] = []
+    page = guarded_page(chromium, base, blocked, width=1280, height=800)
+    try:
+        # A workspace of its own, so the other tests' notebook stays as it is.
+        page.goto(f"{base}lab/workspaces/notebook-01-{theme}/tree/01-explore.ipynb?{query}")
+        page.wait_for_function("window.jupyterapp && window.jupyterapp.started", timeout=120_000)
+        page.wait_for_function(
+            "() => { const w = window.jupyterapp.shell.currentWidget; return w && w.sessionContext"
+            " && w.sessionContext.session && w.sessionContext.session.kernel; }",
+            timeout=120_000,
+        )
+        set_lab_theme(page, theme)
+        page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        page.wait_for_selector(".jt-browser .jt-tr", timeout=120_000)
+        page.wait_for_function(  # every cell ran: the last one shows the resumed run's view
+            "() => [...document.querySelectorAll('.jp-Cell .jp-InputPrompt')].every(p => !p.innerText.includes('*'))"
+            " && document.querySelectorAll('.jt-conversation').length >= 2",
+            timeout=120_000,
+        )
+        # Open a run near the bottom of the table: the pane must come into view, and be the only copy of it.
+        page.locator(".jt-browser .jt-tr:visible").last.locator(".jt-col-status").click()
+        page.wait_for_function(
+            "() => { const h = document.querySelector('.jt-browser .jt-detail .jt-header');"
+            " if (!h) return false; const r = h.getBoundingClientRect();"
+            " return r.top >= 0 && r.top < window.innerHeight; }",
+            timeout=30_000,
+        )
+        run = page.locator(".jt-browser .jt-detail .jt-header h3 code").first.inner_text()
+        copies = page.locator(".jt-conversation .jt-header h3 code", has_text=run)
+        assert copies.count() == 1, f"{copies.count()} views of {run} in the notebook"
+        assert "below the table" not in page.locator(".jp-Notebook").inner_text()
+        assert blocked == [], blocked
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"jupyterlab-notebook-01-{theme}.png"))
+    finally:
+        page.close()
