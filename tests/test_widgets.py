@@ -972,6 +972,7 @@ def test_long_ids_are_shortened_in_the_middle_with_a_tooltip_and_a_copy_button()
     browser = RunBrowser(RunBrowserModel.from_folds({served: all_folds()["completed-parallel-tools"]}))
     cell = browser.row_cells[0][0]
     assert cell.description == shorten_middle(served, 26) and cell.tooltip == served
+    assert f'data-copy="{served}"' in browser.model.to_html()  # the static table too
 
 
 def test_audit_findings_without_a_seq_say_no_seq() -> None:
@@ -979,6 +980,8 @@ def test_audit_findings_without_a_seq_say_no_seq() -> None:
     model = AuditSummaryModel.from_rows(rows)
     html = model.findings_html()
     assert "<td>—</td>" in html and "seq :" not in html
+    codes = model.codes_html()  # the runs named per code: shortened, whole in the tooltip
+    assert f'title="{"r" * 70}"' in codes and f">{'r' * 70}<" not in codes
     summary = AuditSummary(model, lambda _run: None)
     summary.open_run("r" * 70)
     assert (

@@ -156,11 +156,12 @@ class AuditSummaryModel:
         totals = ", ".join(f"{severity_badge(s)}: <b>{n:,}</b>" for s, n in self.by_severity().items())
         rows = []
         for c in self.by_code():
-            named = ", ".join(c.runs[:RUNS_PER_CODE]) or "—"
+            # Each run shortened in its middle, the whole id in its tooltip (the buttons below open them).
+            named = ", ".join(id_html(run, copy=False) for run in c.runs[:RUNS_PER_CODE]) or "—"
             more = f" and {len(c.runs) - RUNS_PER_CODE:,} more" if len(c.runs) > RUNS_PER_CODE else ""
             rows.append(
                 f'<tr class="jt-code jt-severity-row-{esc(c.severity)}"><td><code>{esc(c.code)}</code></td>'
-                f"<td>{severity_badge(c.severity)}</td><td>{c.count:,}</td><td>{esc(named)}{esc(more)}</td></tr>"
+                f"<td>{severity_badge(c.severity)}</td><td>{c.count:,}</td><td>{named}{esc(more)}</td></tr>"
             )
         return (
             f"<p>{len(self.findings):,} findings — {totals}</p>"

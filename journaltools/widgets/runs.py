@@ -28,7 +28,7 @@ from journaltools._readable import attention_rank, shorten_middle
 from journaltools.folding import STATUSES, FoldResult
 from journaltools.protocol.blocks import Message
 from journaltools.widgets._facts import Prices, Tokens, check_prices, cost_text
-from journaltools.widgets._html import STATUS_TONES, STYLE, esc, status_badge, themed
+from journaltools.widgets._html import STATUS_TONES, STYLE, esc, id_html, status_badge, themed
 from journaltools.widgets._why import Why, reason_text
 
 if TYPE_CHECKING:
@@ -446,7 +446,7 @@ class RunBrowserModel:
             cells = []
             for column in columns:
                 if column.key == "run":
-                    cells.append(f"<td><code>{esc(row.run)}</code></td>")
+                    cells.append(f"<td>{id_html(row.run)}</td>")
                 elif column.key == "status":
                     cells.append(f"<td>{status_badge(row.status)}</td>")
                 else:
