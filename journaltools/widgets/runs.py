@@ -828,7 +828,8 @@ class RunBrowser:
         previous_run, next_run = self.model.neighbour(run, -1), self.model.neighbour(run, 1)
         self.previous_run.disabled, self.previous_run.tooltip = previous_run is None, previous_run or ""
         self.next_run.disabled, self.next_run.tooltip = next_run is None, next_run or ""
-        self.detail_title.value = themed(f"<b>opened</b> <code>{esc(run)}</code>")
+        # A long id is shortened here too, with its copy button (the header below shows it whole).
+        self.detail_title.value = themed(f"<b>opened</b> {id_html(run, 40)}")
         self.detail_body.children = (body,)
         self.detail.layout.display = ""
         if self.conversation is not None and self._shown_once:
