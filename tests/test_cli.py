@@ -443,3 +443,10 @@ def test_compare_names_the_side_a_run_is_missing_from(capsys: pytest.CaptureFixt
     assert "missing in file:///" in missing and "missing_b" not in out
     code, out, _ = run_cli(capsys, "compare", "--json", str(one), str(two))
     assert {row["verdict"] for row in json.loads(out)} == {"agree", "missing_b"}
+
+
+def test_show_says_no_ending_recorded_not_running(capsys: pytest.CaptureFixture[str]) -> None:
+    ends_on_claim = "3IEnW1kGC4cTycgR2YRBtywKswr"  # completed, then resumed by a claim and nothing after it
+    code, out, _ = run_cli(capsys, "show", str(FILES), ends_on_claim)
+    assert code == 0 and "no ending recorded" in out and "running" not in out
+    assert [s["ending"] for s in show_json(capsys, str(FILES), ends_on_claim)["segments"]][-1] == "running"

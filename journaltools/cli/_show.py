@@ -195,8 +195,14 @@ def _print_run(document: dict[str, Any], result: FoldResult, *, first: int = 0, 
     _say("counters: " + ", ".join(f"{key} {value}" for key, value in document["counters"].items()))
     if len(document["segments"]) > 1:
         _say("")
+        # A last process run with no terminal may have died long ago: the table does not call it "running"
+        # (the JSON keeps the fold's word).
+        unended = [
+            {**row, "ending": "no ending recorded" if row["ending"] == "running" else row["ending"]}
+            for row in document["segments"]
+        ]
         print_table(
-            document["segments"],
+            unended,
             ["index", "first_seq", "last_seq", "claimed_by", "claimed_at", "ending", "llm_calls", "tool_calls"],
         )
     seqs = result.message_seqs
