@@ -34,7 +34,7 @@ def attention_rank(status: str) -> int:
     return ATTENTION.index("completed")
 
 
-def shorten_middle(text: str, limit: int = 24) -> str:
+def shorten_middle(text: str, limit: int = 28) -> str:
     """``text`` whole when it has at most ``limit`` characters, else its start and end around ``…``: long run
     and task ids share prefixes (a date, a workspace) and differ at the end, so neither end may go."""
     if len(text) <= limit:

@@ -949,7 +949,7 @@ def test_1280_the_comparison_explanation_stays_in_view(at_1280: tuple[Any, list[
     assert box is not None and right_edge(explanation) <= 1280 and box["width"] >= 250, box
     assert row.locator(".jt-flag").inner_text() == "✖ MISSING in jetstream"
     served = page.locator(".jt-comparison tr", has_text=SERVED_RUN[:8]).first.locator("code.jt-id")
-    assert served.get_attribute("title") == SERVED_RUN and len(served.inner_text()) <= 24
+    assert served.get_attribute("title") == SERVED_RUN and len(served.inner_text()) <= 28
     shot(page, ".jt-comparison", "listing-comparison-long-ids", theme)
 
 

@@ -954,7 +954,7 @@ def test_status_sorts_by_what_needs_attention() -> None:
 def test_long_ids_are_shortened_in_the_middle_with_a_tooltip_and_a_copy_button() -> None:
     shown = id_html(LONG_TASK)
     assert f'title="{esc(LONG_TASK)}"' in shown and f'data-copy="{esc(LONG_TASK)}"' in shown
-    assert f">{esc(shorten_middle(LONG_TASK, 24))}</code>" in shown and "…" in shown
+    assert f">{esc(shorten_middle(LONG_TASK, 28))}</code>" in shown and "…" in shown
     assert id_html("short") == '<code class="jt-id">short</code>' and id_html(None) == "—"
     hostile = id_html('"><script>x</script>' + "a" * 40)
     assert "<script>" not in hostile and "&lt;script&gt;" in hostile
@@ -971,7 +971,7 @@ def test_long_ids_are_shortened_in_the_middle_with_a_tooltip_and_a_copy_button()
     assert f"<code>{served}</code>" not in comparison.to_html() and f'data-copy="{served}"' in comparison.to_html()
     browser = RunBrowser(RunBrowserModel.from_folds({served: all_folds()["completed-parallel-tools"]}))
     cell = browser.row_cells[0][0]
-    assert cell.description == shorten_middle(served, 26) and cell.tooltip == served
+    assert cell.description == shorten_middle(served, 28) and cell.tooltip == served
     assert f'data-copy="{served}"' in browser.model.to_html()  # the static table too
 
 

@@ -201,7 +201,7 @@ def markdown_text(
 
 
 #: Ids longer than this are shortened in their middle in tables (the whole id in the tooltip and the copy button).
-ID_SHOWN = 24
+ID_SHOWN = 28
 
 #: The copy button's one fixed handler: it copies the button's own ``data-copy`` attribute (escaped journal text,
 #: read as data, never as code). Where a page runs no handlers, the whole id is still in the tooltip.

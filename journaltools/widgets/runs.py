@@ -67,7 +67,7 @@ COLUMNS: tuple[Column, ...] = (
 SORT_KEYS: tuple[str, ...] = (*(column.key for column in COLUMNS), "last_seq")
 
 #: A run id longer than this is shortened in its middle in the table (the whole id in the tooltip).
-RUN_SHOWN = 26
+RUN_SHOWN = 28
 
 #: Rows shown per page unless the caller says otherwise.
 DEFAULT_ROWS_PER_PAGE = 25
