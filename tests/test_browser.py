@@ -587,7 +587,9 @@ def set_lab_theme(page: Any, theme: str) -> None:
 def browser_runs(page: Any) -> list[str]:
     """The run ids of the rows shown, whole (a long one is shortened in its cell; its tooltip holds it all)."""
     cells = page.locator(".jt-browser .jt-tr:visible .jt-col-run")
-    return [str(cell.get_attribute("title") or cell.inner_text()).strip() for cell in cells.all()]
+    # One read of every cell at once: the rows may re-render between reads of one cell after another.
+    found: list[str] = cells.evaluate_all("els => els.map(el => (el.title || el.innerText).trim())")
+    return found
 
 
 @pytest.mark.parametrize("theme", THEMES)
