@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
+from journaltools._readable import why_stopped
 from journaltools.folding import fold
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.generations import AUGUST, generation_of_version, unsupported_version
@@ -94,6 +95,8 @@ class RunSummary:
     #: JetStream rule, when the meta message is the run's last message although others exist: how many records
     #: the stream holds for the run and the highest seq among them.
     held_out_of_order: tuple[int, int] | None = None
+    #: Why the run stopped or what it waits for, in one line (``ls`` shows it); None where the rule cannot say.
+    why: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -175,7 +178,7 @@ def summarize_file(
     }
     if not complete:
         problem = _first_problem(findings) or "the journal was refused: a line does not decode"
-        return RunSummary(status="invalid", problem=problem, findings=tuple(findings), **common)
+        return RunSummary(status="invalid", problem=problem, findings=tuple(findings), why=problem, **common)
     result = fold(records, run=run, strict=False)
     every = (*findings, *result.findings)
     state = result.state
@@ -187,6 +190,7 @@ def summarize_file(
         after_terminal=_after_last_terminal(records),
         problem=_first_problem(every) if result.status == "invalid" else None,
         findings=tuple(every),
+        why=why_stopped(result),
         **common,
     )
 
@@ -253,4 +257,13 @@ def summarize_stream(
         problem=problem,
         findings=tuple(findings),
         held_out_of_order=held,
+        why=problem if problem is not None else _last_terminal_words(last.record if last else None),
     )
+
+
+def _last_terminal_words(last: Record | None) -> str | None:
+    """The JetStream rule sees one record: its terminal's reason and message, when it is a terminal."""
+    if last is None or last.terminal is None:
+        return None
+    terminal = last.terminal
+    return f"{terminal.reason}: {terminal.message}" if terminal.message else terminal.reason

@@ -48,8 +48,8 @@ EXPLORE = [
     (
         "md",
         "# 01 — Explore runs\n\nLoad the sample journals (fisk-ai runstate version 3) and browse the runs. "
-        "**Click a row** to open its conversation below the table, **click a column header** to sort (again to "
-        "reverse), type in the filter box or pick statuses to narrow the list. *why it stopped* says how each run "
+        "**Click a row** to open its conversation in a pane above the table (it scrolls into view; *close* or "
+        "Escape closes it), **click a column header** to sort (again to reverse), type in the filter box or pick statuses to narrow the list. *why it stopped* says how each run "
         "ended: the terminal's message, the deferred calls it waits on, the calls of a turn in flight, or the "
         "first error of a journal the runtime would refuse (`invalid`).",
     ),
@@ -71,18 +71,22 @@ EXPLORE = [
     ),
     (
         "md",
-        "Opening a run from code does what a click does. The banner at the top says why it stopped: here a run "
-        "that did not complete (its terminal's reason and message, and the last stop reason).",
+        "Opening a run from code does what a click does: the run opens in the browser above, not in a second "
+        "copy here. The banner at the top of its pane says why it stopped: here a run that did not complete (its "
+        "terminal's reason and message, and the last stop reason).",
     ),
     (
         "code",
         "ended = next(row.run for row in model.rows if row.status in ('error', 'budget', 'max_iterations'))\n"
-        "browser.select(ended)\nbrowser.detail.children[1]",
+        "browser.select(ended)  # the pane above the table now shows it\n"
+        "print(browser.conversation.model.why.banner().text)",
     ),
     (
         "md",
         "A journal spans several process runs: each resume writes a claim. The header shows one chip per process "
-        "run (who claimed it, how it ended: a terminal reason, `crashed`, or `running`). Thinking blocks are "
+        "run (who claimed it, how it ended: a terminal reason, `crashed`, or *no ending recorded* with the last "
+        "activity where the store kept a time: a journal with no terminal says nothing of whether its process still "
+        "runs). Thinking blocks are "
         "collapsed (their signatures are never shown), tool calls sit next to their results, provider blocks show "
         "their kind and raw JSON.",
     ),
@@ -216,7 +220,9 @@ AUDIT = [
     ),
     (
         "code",
-        "summary.open_run(summary.model.affected_runs()[0])  # what a button under the chart does\nsummary.detail",
+        "first = summary.model.affected_runs()[0]\n"
+        "summary.open_run(first)  # what a button under the chart does: the run opens in the summary above\n"
+        "print(first, [finding.code for finding in summary.model.findings_for(first)])",
     ),
     (
         "md",

@@ -3,7 +3,9 @@
 Four scenes over the test corpus (real runtime journals): a run opened, a stuck run (its turn in flight), a
 failed run and a long run (jumped into its middle). A fifth, ListingComparison, compares the bundled samples'
 file listing with the listing of the same journals migrated to an embedded JetStream server.
-Each is the widget embedded with the standalone renderer
+Four more, each one view at 1280 px in both themes, show what real data used to break (issue 26): a run with six
+process runs, the turn checkpoints of long task ids, a comparison of 64-hex run ids and the browser with all
+columns. Each is the widget embedded with the standalone renderer
 (``@jupyter-widgets/html-manager``, installed by ``scripts/setup-browser-tests.sh``) on a page that loads
 JupyterLab's own theme stylesheet, so the colours are the notebook's. Nothing is fetched from outside.
 
@@ -91,6 +93,41 @@ def comparison() -> Any:
     return ListingComparison(model)
 
 
+def views() -> dict[str, tuple[Callable[[], Any], str]]:
+    """Name → (a function building the widget, a selector that is on the page once it has rendered)."""
+    sys.path.insert(0, str(ROOT))  # the test suite's builders: one source for the data the tests check
+    from journaltools.folding import fold
+    from journaltools.widgets import ConversationModel, ConversationView, RunBrowser, TurnCheckpoints
+    from tests.test_browser import long_id_turns, six_process_runs
+
+    def six() -> Any:
+        return ConversationView(ConversationModel.from_fold(fold(six_process_runs(), strict=False)))
+
+    def all_columns() -> Any:
+        browser = RunBrowser.from_source(str(CORPUS), progress=False, rows_per_page=8)
+        browser.all_columns.value = True
+        return browser
+
+    def long_ids() -> Any:
+        from journaltools.widgets import ListingComparison, ListingComparisonModel
+
+        served = "3f6d0c2b9a1e4f5d8c7b6a5948372615a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9"
+        rows = [
+            {"run": served, "status_a": "completed", "status_b": "open", "verdict": "summary_rule",
+             "explanation": "only memory_revisions follows the last terminal: the two-record rule reads it as open"},
+            {"run": "f" * 64, "status_a": "completed", "status_b": None, "verdict": "missing_b",
+             "explanation": "file lists it (completed) but jetstream has no journal for it."},
+        ]  # fmt: skip
+        return ListingComparison(ListingComparisonModel.from_rows(rows, "file", "jetstream"))
+
+    return {
+        "conversation-six-process-runs": (six, ".jt-segment[data-segment='5']"),
+        "turn-checkpoints-long-ids": (lambda: TurnCheckpoints(long_id_turns()), ".jt-turns-table"),
+        "listing-comparison-long-ids": (long_ids, ".jt-comparison .jt-table"),
+        "run-browser-all-columns": (all_columns, ".jt-browser .jt-tr"),
+    }
+
+
 def main(out: Path) -> list[Path]:
     from playwright.sync_api import sync_playwright
 
@@ -106,6 +143,11 @@ def main(out: Path) -> list[Path]:
             browser = build()
             snippet = embed_snippet([browser.widget], requirejs=False, embed_url="embed.js")
             browser.close()
+            for theme, label in THEMES.items():
+                page = PAGE.format(theme=theme, light=str(theme == "light").lower(), name=label, snippet=snippet)
+                (site / f"{name}-{theme}.html").write_text(page, encoding="utf-8")
+        for name, (build_view, _) in views().items():
+            snippet = embed_snippet([build_view().widget], requirejs=False, embed_url="embed.js")
             for theme, label in THEMES.items():
                 page = PAGE.format(theme=theme, light=str(theme == "light").lower(), name=label, snippet=snippet)
                 (site / f"{name}-{theme}.html").write_text(page, encoding="utf-8")
@@ -133,6 +175,14 @@ def main(out: Path) -> list[Path]:
                         path = out / f"run-browser-{name}-{theme}.png"
                         # The opened run with the table under it; the others as a 1280 x 800 window shows them.
                         page.screenshot(path=str(path), full_page=name == "opened")
+                        taken.append(path)
+                for name, (_, ready) in views().items():
+                    for theme in THEMES:
+                        page.goto(f"{base}{name}-{theme}.html")
+                        page.wait_for_selector(ready, timeout=30_000)
+                        page.wait_for_function("document.fonts.status === 'loaded'")
+                        path = out / f"{name}-{theme}.png"
+                        page.locator(".widget-vbox, .jupyter-widgets").first.screenshot(path=str(path))
                         taken.append(path)
                 page.goto(f"{base}comparison-light.html")
                 page.wait_for_selector(".jt-comparison .jt-table", timeout=30_000)

@@ -494,6 +494,7 @@ def lab_server(browser_assets: Path, tmp_path_factory: pytest.TempPathFactory) -
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     notebook.cells = [nbformat.v4.new_code_cell(source) for source in (setup, *LAB_NOTEBOOK)]
     nbformat.write(notebook, root / "browse.ipynb")
+    shutil.copy(ROOT / "notebooks" / "01-explore.ipynb", root / "01-explore.ipynb")  # the shipped notebook, as is
     port, token = _free_port(), secrets.token_hex(16)
     home = tmp_path_factory.mktemp("lab-home")
     env = {
@@ -584,7 +585,11 @@ def set_lab_theme(page: Any, theme: str) -> None:
 
 
 def browser_runs(page: Any) -> list[str]:
-    return [text.strip() for text in page.locator(".jt-browser .jt-tr:visible .jt-col-run").all_inner_texts()]
+    """The run ids of the rows shown, whole (a long one is shortened in its cell; its tooltip holds it all)."""
+    cells = page.locator(".jt-browser .jt-tr:visible .jt-col-run")
+    # One read of every cell at once: the rows may re-render between reads of one cell after another.
+    found: list[str] = cells.evaluate_all("els => els.map(el => (el.title || el.innerText).trim())")
+    return found
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -632,7 +637,7 @@ def test_in_jupyterlab_a_header_click_sorts(lab: tuple[Any, list[str]], theme: s
     assert header.inner_text().strip().endswith("▲")
     page.wait_for_function(
         "(count) => { const runs = [...document.querySelectorAll('.jt-browser .jt-tr .jt-col-run')]"
-        ".filter(el => el.offsetParent).map(el => el.innerText.trim());"
+        ".filter(el => el.offsetParent).map(el => el.title || el.innerText.trim());"
         " return runs.length === count && runs.every((r, i) => i === 0 || runs[i - 1] <= r); }",
         arg=LAB_ROWS,
         timeout=30_000,
@@ -642,7 +647,7 @@ def test_in_jupyterlab_a_header_click_sorts(lab: tuple[Any, list[str]], theme: s
     header.click()
     page.wait_for_function(
         "(count) => { const runs = [...document.querySelectorAll('.jt-browser .jt-tr .jt-col-run')]"
-        ".filter(el => el.offsetParent).map(el => el.innerText.trim());"
+        ".filter(el => el.offsetParent).map(el => el.title || el.innerText.trim());"
         " return runs.length === count && runs.every((r, i) => i === 0 || runs[i - 1] >= r); }",
         arg=LAB_ROWS,
         timeout=30_000,
@@ -669,7 +674,7 @@ def in_viewport(page: Any, locator: Any) -> bool:
 
 
 def click_run(page: Any, run: str) -> None:
-    row = page.locator(".jt-browser .jt-tr", has_text=run).first
+    row = page.locator(f".jt-browser .jt-tr:has(.jt-col-run[title='{run}'])").first  # the tooltip holds the whole id
     row.scroll_into_view_if_needed()
     row.locator(".jt-col-status").click()
     page.wait_for_function(
@@ -788,3 +793,340 @@ def test_in_jupyterlab_the_search_reads_messages_and_the_counts_follow(lab: tupl
         arg=LAB_ROWS,
         timeout=30_000,
     )
+
+
+# -- issue 26: views that hold on real data (1280 px, both themes) --------------------------------------------------
+
+SERVED_RUN = "3f6d0c2b9a1e4f5d8c7b6a5948372615a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9"
+LONG_TASK = "wksp-2026-08-21-production-billing/" + "t" * 60 + "-rotate-credentials-for-the-billing-service"
+ARROW_INPUT = rb'{"expr":"1 -\u003e 3","note":"a \u0026 b"}'
+
+
+def six_process_runs() -> list[Record]:
+    """A run resumed five times by hosts with long names, with a long caller: its header must wrap, not clip."""
+    from journaltools.protocol.kinds import Claim
+
+    meta = Meta(
+        version=3,
+        run_id="six-process-runs",
+        created="2026-08-21T09:00:00Z",
+        fingerprint=FINGERPRINT,
+        prompt="rotate the credentials",
+        caller="scheduler@" + "very-long-host-name-of-the-production-cluster-" * 3,
+    )
+    records = [make_record(1, meta), _assistant(2, 0, _use("c1", "calc", ARROW_INPUT))]
+    seq = 3
+    for n in range(5):
+        claim = Claim(by=f"worker-{n}@host-{'x' * 30} pid {1000 + n}", claimed=f"2026-08-2{n + 1}T10:00:00Z")
+        records.append(make_record(seq, claim))
+        seq += 1
+    records.append(_result(seq, "c1", "3"))
+    return records
+
+
+def long_id_turns() -> Any:
+    from journaltools.turnjournal.analysis import TurnFinding
+    from journaltools.widgets.turns import TurnCheckpointsModel, TurnRow
+
+    finding = TurnFinding("ws", LONG_TASK, 3, "turn_call_requested", "warning", "a call waits for an operator")
+    rows = [
+        TurnRow(f"k{n}", "ws-" + "w" * 50, f"{LONG_TASK}-{n}", "awaiting_tool", 3, "host-" + "h" * 60, 75.0, 2, True,
+                (finding,), ())
+        for n in range(3)
+    ]  # fmt: skip
+    return TurnCheckpointsModel("agent-harness-go state", rows, [])
+
+
+@pytest.fixture(scope="module")
+def issue26_site(browser_assets: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One page per theme holding the views the issue found breaking on real data, served from 127.0.0.1."""
+    from journaltools.widgets import TurnCheckpoints
+
+    site = tmp_path_factory.mktemp("issue26")
+    for item in browser_assets.iterdir():
+        shutil.copy(item, site / item.name)
+    for theme in THEMES:
+        shutil.copy(THEMES_DIR / f"theme-{theme}-extension" / "index.css", site / f"theme-{theme}.css")
+    folds = all_folds()
+    browser = RunBrowser(RunBrowserModel.from_folds(folds), folds.get, rows_per_page=25)
+    browser.all_columns.value = True
+    browser.select("terminal-error")
+    errored = ConversationView(ConversationModel.from_fold(corpus_fold("terminal-error")))
+    errored.jump.value = 0  # "jump to the ending"
+    errored.widget.add_class("jt-errored")
+    six = ConversationView(ConversationModel.from_fold(fold(six_process_runs(), strict=False)))
+    six.widget.add_class("jt-six")
+    long_run = ConversationView(ConversationModel.from_fold(corpus_fold("long-run"), page_size=40))
+    long_run.show_page(1)
+    long_run.widget.add_class("jt-long")
+    rows = [dict(row, run=SERVED_RUN if row["run"] == "lost-last-record" else row["run"]) for row in COMPARISON_ROWS]
+    rows.append({"run": "f" * 64, "status_a": "completed", "status_b": None, "verdict": "missing_b",
+                 "explanation": "file lists it (completed) but jetstream has no journal for it."})  # fmt: skip
+    audit_rows = [{"run": "r" * 64, "seq": None, "code": "not_a_journal", "severity": "info",
+                   "message": "the entry matched no journal name and was not read: " + "unmatched " * 12}]  # fmt: skip
+    views = [
+        browser.widget,
+        errored.widget,
+        six.widget,
+        long_run.widget,
+        ListingComparison(ListingComparisonModel.from_rows(rows, "file", "jetstream")).widget,
+        TurnCheckpoints(long_id_turns()).widget,
+        AuditSummary(AuditSummaryModel.from_rows(audit_rows)).widget,
+    ]
+    snippet = embed_snippet(views, requirejs=False, embed_url="embed.js")
+    for theme in THEMES:
+        light = str(theme == "light").lower()
+        page = PAGE.format(theme=theme, light=light, name=LAB_THEME_NAMES[theme], snippet=snippet)
+        (site / f"{theme}.html").write_text(page, encoding="utf-8")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(site)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+@pytest.fixture(scope="module", params=THEMES)
+def at_1280(request: pytest.FixtureRequest, chromium: Any, issue26_site: str) -> Iterator[tuple[Any, list[str], str]]:
+    theme: str = request.param
+    blocked: list[str] = []
+    page = guarded_page(chromium, issue26_site, blocked, width=1280, height=800)
+    try:
+        page.goto(f"{issue26_site}{theme}.html")
+        page.wait_for_selector(".jt-turns-table", timeout=30_000)
+        page.wait_for_selector(".jt-six .jt-segment[data-segment='5']", timeout=30_000)
+        page.wait_for_selector(".jt-browser .jt-detail .jt-banner", timeout=30_000)
+        page.wait_for_function("document.fonts.status === 'loaded'")
+        yield page, blocked, theme
+    finally:
+        page.close()
+
+
+def shot(page: Any, selector: str, name: str, theme: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.locator(selector).first.screenshot(path=str(ARTIFACTS / f"{name}-{theme}.png"))
+
+
+def right_edge(locator: Any) -> float:
+    box = locator.bounding_box()
+    assert box is not None
+    return float(box["x"] + box["width"])
+
+
+def test_1280_long_ids_are_shortened_in_every_table_with_the_whole_id_at_hand(
+    at_1280: tuple[Any, list[str], str],
+) -> None:
+    """3: the turn table fits the window; a long task id shows both ends, the whole id in its tooltip and a copy
+    button that copies it."""
+    page, _, theme = at_1280
+    table = page.locator(".jt-turns-table")
+    assert right_edge(table) <= 1280, f"the turn table is {table.bounding_box()['width']:.0f} px wide"
+    for header in ("phase", "owner", "age", "calls", "findings"):
+        assert right_edge(table.locator("th", has_text=header).first) <= 1280, header
+    task = table.locator("tr.jt-turn").first.locator("td").nth(1)
+    code = task.locator("code.jt-id")
+    assert "…" in code.inner_text() and code.get_attribute("title") == f"{LONG_TASK}-0"
+    button = task.locator("button.jt-copy")
+    assert button.get_attribute("data-copy") == f"{LONG_TASK}-0"
+    page.evaluate(
+        "() => { window.__copied = null; navigator.clipboard.writeText = async text => { window.__copied = text; }; }"
+    )
+    button.click()
+    page.wait_for_function("window.__copied !== null", timeout=5_000)
+    assert page.evaluate("window.__copied") == f"{LONG_TASK}-0"
+    cell = page.locator(".jt-audit-summary .jt-every-finding td code.jt-id").first
+    assert cell.get_attribute("title") == "r" * 64
+    shot(page, ".jt-turns", "turn-checkpoints", theme)
+
+
+def test_1280_the_comparison_explanation_stays_in_view(at_1280: tuple[Any, list[str], str]) -> None:
+    """4 and 9: a 64-hex run id no longer pushes the explanation off screen; a missing run names its source."""
+    page, _, theme = at_1280
+    row = page.locator(".jt-comparison tr", has_text="f" * 10).first
+    explanation = row.locator(".jt-explanation")
+    box = explanation.bounding_box()
+    assert box is not None and right_edge(explanation) <= 1280 and box["width"] >= 250, box
+    assert row.locator(".jt-flag").inner_text() == "✖ MISSING in jetstream"
+    served = page.locator(".jt-comparison tr", has_text=SERVED_RUN[:8]).first.locator("code.jt-id")
+    assert served.get_attribute("title") == SERVED_RUN and len(served.inner_text()) <= 28
+    shot(page, ".jt-comparison", "listing-comparison-long-ids", theme)
+
+
+def test_1280_the_header_of_a_run_with_six_process_runs_wraps(at_1280: tuple[Any, list[str], str]) -> None:
+    """5 and 6: every process-run chip is visible and on screen, banner, config and counters wrap inside the
+    header, and the last process run has no ending recorded (not "running")."""
+    page, _, theme = at_1280
+    header = page.locator(".jt-six .jt-header")
+    right = right_edge(header)
+    chips = header.locator(".jt-segment")
+    assert chips.count() == 6
+    for index in range(6):
+        chip = chips.nth(index)
+        assert chip.is_visible() and right_edge(chip) <= right + 1, index
+    assert "no ending recorded" in chips.nth(5).inner_text() and "running" not in header.inner_text()
+    for selector in (".jt-banner", ".jt-config", ".jt-counters"):
+        for part in header.locator(selector).all():
+            assert part.evaluate("el => el.scrollWidth <= el.clientWidth + 1"), selector
+            assert right_edge(part) <= right + 1, selector
+    shot(page, ".jt-six", "conversation-six-process-runs", theme)
+
+
+def test_1280_jumping_to_an_errored_runs_ending_shows_its_call(at_1280: tuple[Any, list[str], str]) -> None:
+    """6: the ending of an errored run opens on the call and its error result, not a stub about a call above."""
+    page, _, theme = at_1280
+    body = page.locator(".jt-errored .jt-scroll")
+    assert body.locator(".jt-call").count() >= 1 and body.locator(".jt-call").first.is_visible()
+    assert "shown beside its call above" not in body.inner_text().split("ASSISTANT")[0]
+    shot(page, ".jt-errored", "conversation-errored-ending", theme)
+
+
+def test_1280_the_conversation_pager_fits_and_inputs_read_plainly(at_1280: tuple[Any, list[str], str]) -> None:
+    """7: the page label is whole, "go" sits beside its seq box, the box reads the seq shown, and a tool input
+    written by Go shows "->" and "&", not their escapes."""
+    page, _, theme = at_1280
+    nav = page.locator(".jt-long .jt-conversation-nav")
+    label = nav.locator(".jt-page-label")
+    assert label.inner_text().endswith("(page 2 of 8)")
+    assert label.evaluate("el => el.scrollWidth <= el.clientWidth + 1")
+    box, go = nav.locator("input").last.bounding_box(), nav.locator("button", has_text="go").bounding_box()
+    assert box is not None and go is not None and abs(box["y"] - go["y"]) < 12  # on one line
+    seq = int(nav.locator("input").last.input_value())
+    assert seq > 0 and page.locator(f".jt-long .jt-msg[data-seq='{seq}']").count() == 1
+    call = page.locator(".jt-six [data-call='c1']")
+    assert "1 -> 3" in call.inner_text() and "a & b" in call.inner_text() and "\\u003e" not in call.inner_text()
+    shot(page, ".jt-long", "conversation-pager", theme)
+
+
+def test_1280_all_columns_keeps_the_reason_readable_and_headers_aligned(at_1280: tuple[Any, list[str], str]) -> None:
+    """2: with every column shown, "why it stopped" keeps a readable width, and after scrolling sideways each
+    header still sits over its column."""
+    page, _, theme = at_1280
+    reason = page.locator(".jt-browser .jt-tr:visible .jt-col-reason").first
+    assert reason.bounding_box()["width"] >= 150
+    rows = page.locator(".jt-browser .jt-rows").first
+    rows.evaluate("el => { el.scrollLeft = el.scrollWidth; }")
+    page.wait_for_function("el => el.scrollLeft > 0", arg=rows.element_handle(), timeout=5_000)
+    headers = page.locator(".jt-browser .jt-thead .jt-th:visible")
+    cells = page.locator(".jt-browser .jt-tr:visible").first.locator(".jt-td:visible")
+    assert headers.count() == cells.count()
+    for index in range(headers.count()):
+        head, cell = headers.nth(index).bounding_box(), cells.nth(index).bounding_box()
+        assert abs(head["x"] - cell["x"]) < 1.5 and abs(head["width"] - cell["width"]) < 1.5, index
+    shot(page, ".jt-browser .jt-rows", "run-browser-all-columns", theme)
+    rows.evaluate("el => { el.scrollLeft = 0; }")
+
+
+def test_1280_the_keyboard_reaches_the_pager_and_escape_closes_the_run(at_1280: tuple[Any, list[str], str]) -> None:
+    """8: from the search box, "next" is a few Tab presses away; a row is one stop; focus is outlined; Escape
+    inside the browser presses the opened run's close button (the kernel then closes it)."""
+    page, _, _ = at_1280
+    page.locator(".jt-browser .jt-toolbar input[type='text']").first.focus()
+    presses = 0
+    while presses < 40:
+        page.keyboard.press("Tab")
+        presses += 1
+        if page.evaluate("document.activeElement.closest('.jt-browser > .jt-pager') !== null"):
+            break
+    # The status chips and "all columns" come first (one press each), then the pager ("previous" here: this
+    # page is the last, so "next" is disabled and skipped).
+    chips = page.locator(".jt-browser .jt-toolbar .jt-chip").count()
+    assert presses <= chips + 2, f"{presses} Tab presses from the search box to the pager"
+    row_cell = page.locator(".jt-browser .jt-tr:visible .jt-td.jt-col-run").first
+    row_cell.focus()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.closest('.jt-tr') !== null")  # the next row's run, not a cell
+    assert page.evaluate("!document.activeElement.classList.contains('jt-col-status')")
+    outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+    assert outline != "none"
+    page.evaluate(
+        "() => { window.__closed = false; document.querySelector('.jt-browser .jt-detail .jt-close')"
+        ".addEventListener('click', () => { window.__closed = true; }); }"
+    )
+    page.keyboard.press("Escape")
+    assert page.evaluate("window.__closed") is True
+
+
+def test_1280_audit_words_are_never_broken_mid_word(at_1280: tuple[Any, list[str], str]) -> None:
+    """9: the audit's finding text wraps at word ends; a finding without a seq shows a dash, not "seq :"."""
+    page, _, theme = at_1280
+    table = page.locator(".jt-audit-summary .jt-every-finding")
+    message = table.locator("td .jt-pre").first
+    assert message.evaluate("el => getComputedStyle(el).overflowWrap") == "break-word"
+    assert table.locator("td").nth(1).inner_text().strip() == "—"
+    assert "seq :" not in page.locator(".jt-audit-summary").first.inner_text()
+    shot(page, ".jt-audit-summary", "audit-summary", theme)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_in_jupyterlab_enter_opens_a_row_and_escape_closes_it(lab: tuple[Any, list[str]], theme: str) -> None:
+    """8, with the kernel: a row's run id takes the focus, Enter opens the run, Escape closes it and the focus
+    goes back to that row."""
+    page, _ = lab
+    set_lab_theme(page, theme)
+    run = "terminal-budget" if theme == "light" else "terminal-error"
+    cell = page.locator(f".jt-browser .jt-tr .jt-col-run[title='{run}']").first
+    cell.scroll_into_view_if_needed()
+    cell.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "(run) => { const bar = document.querySelector('.jt-browser .jt-detail-bar');"
+        " return bar && bar.offsetParent && bar.innerText.includes(run); }",
+        arg=run,
+        timeout=30_000,
+    )
+    page.keyboard.press("Escape")
+    page.wait_for_function(
+        "() => { const pane = document.querySelector('.jt-browser .jt-detail'); return pane && !pane.offsetParent; }",
+        timeout=30_000,
+    )
+    page.wait_for_function(
+        "(run) => document.activeElement && document.activeElement.title === run", arg=run, timeout=30_000
+    )
+    outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+    assert outline != "none"  # the focus is visible where it landed
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_in_jupyterlab_notebook_01_opens_a_clicked_run_in_place(chromium: Any, lab_server: str, theme: str) -> None:
+    """1: the shipped notebook 01, run top to bottom: a row click opens the run in the browser's own pane, in
+    view, and no second copy of the conversation elsewhere in the notebook pulls the page away."""
+    base, query = lab_server.split("lab/tree/")[0], lab_server.split("?")[1]
+    blocked: list[str] = []
+    page = guarded_page(chromium, base, blocked, width=1280, height=800)
+    try:
+        # A workspace of its own, so the other tests' notebook stays as it is.
+        page.goto(f"{base}lab/workspaces/notebook-01-{theme}/tree/01-explore.ipynb?{query}")
+        page.wait_for_function("window.jupyterapp && window.jupyterapp.started", timeout=120_000)
+        page.wait_for_function(
+            "() => { const w = window.jupyterapp.shell.currentWidget; return w && w.sessionContext"
+            " && w.sessionContext.session && w.sessionContext.session.kernel; }",
+            timeout=120_000,
+        )
+        set_lab_theme(page, theme)
+        page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        page.wait_for_selector(".jt-browser .jt-tr", timeout=120_000)
+        page.wait_for_function(  # every cell ran: the last one shows the resumed run's view
+            "() => [...document.querySelectorAll('.jp-Cell .jp-InputPrompt')].every(p => !p.innerText.includes('*'))"
+            " && document.querySelectorAll('.jt-conversation').length >= 2",
+            timeout=120_000,
+        )
+        # Open a run near the bottom of the table: the pane must come into view, and be the only copy of it.
+        page.locator(".jt-browser .jt-tr:visible").last.locator(".jt-col-status").click()
+        page.wait_for_function(
+            "() => { const h = document.querySelector('.jt-browser .jt-detail .jt-header');"
+            " if (!h) return false; const r = h.getBoundingClientRect();"
+            " return r.top >= 0 && r.top < window.innerHeight; }",
+            timeout=30_000,
+        )
+        run = page.locator(".jt-browser .jt-detail .jt-header h3 code").first.inner_text()
+        copies = page.locator(".jt-conversation .jt-header h3 code", has_text=run)
+        assert copies.count() == 1, f"{copies.count()} views of {run} in the notebook"
+        assert "below the table" not in page.locator(".jp-Notebook").inner_text()
+        assert blocked == [], blocked
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"jupyterlab-notebook-01-{theme}.png"))
+    finally:
+        page.close()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -356,3 +358,142 @@ def test_ls_json_rows_say_the_generation_agent_caller_and_ending(capsys: pytest.
     assert (newest["agent"], newest["caller"], newest["ended"]) == ("ops", "slack:U123", "2026-12-02T01:36:44.144613Z")
     august = next(row for row in rows if row["run"] == DEFERRED_WAITING)
     assert august["ended"] is None and august["agent"] == ""
+
+
+# -- issue 26: a command line for triage ------------------------------------------------------------------------
+
+LONG_RUN = "3IFA1212V7yzSPBdJfLF2hntC0t"
+TERMINAL_ERROR = "3IEMWCbfLv8i4jdsIEfcIgkTpkP"
+
+
+def ls_json(capsys: pytest.CaptureFixture[str], *argv: str) -> list[dict[str, Any]]:
+    code, out, err = run_cli(capsys, "ls", "--json", str(FILES), *argv)
+    assert code == 0, err
+    rows: list[dict[str, Any]] = json.loads(out)
+    return rows
+
+
+def test_ls_keeps_the_statuses_asked_for(capsys: pytest.CaptureFixture[str]) -> None:
+    every = ls_json(capsys)
+    kept = ls_json(capsys, "--status", "error,invalid", "--status", "suspended")
+    assert kept and {row["status"] for row in kept} == {"error", "invalid", "suspended"}
+    assert len(kept) == sum(1 for row in every if row["status"] in ("error", "invalid", "suspended"))
+
+
+def test_ls_sorts_by_what_needs_attention_first(capsys: pytest.CaptureFixture[str]) -> None:
+    rows = ls_json(capsys, "--sort", "status")
+    order = ["invalid", "error", "open", "suspended", "budget", "max_iterations", "completed"]
+    ranks = [order.index(row["status"]) for row in rows]
+    assert ranks == sorted(ranks) and rows[0]["status"] == "invalid" and rows[-1]["status"] == "completed"
+    by_run = [row["run"] for row in ls_json(capsys, "--sort", "run")]
+    assert by_run == sorted(by_run)
+    seqs = [row["last_seq"] for row in ls_json(capsys, "--sort", "last_seq")]
+    assert seqs == sorted(seqs, reverse=True)
+
+
+def test_ls_since_and_until_bound_the_runs_by_time(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for run in (CHAT, TERMINAL_ERROR):
+        shutil.copy(FILES / f"{run}.json", runs / f"{run}.json")
+    old = 1_700_000_000  # 2023-11-14: the chat's file was last written long ago
+    os.utime(runs / f"{CHAT}.json", (old, old))
+
+    def listed(*argv: str) -> set[str]:
+        code, out, err = run_cli(capsys, "ls", "--json", str(runs), *argv)
+        assert code == 0, err
+        return {row["run"] for row in json.loads(out)}
+
+    assert listed() == {CHAT, TERMINAL_ERROR}
+    assert listed("--since", "2h") == {TERMINAL_ERROR}  # active in the last two hours (its mtime is now)
+    assert listed("--since", "2023-11-01") == {CHAT, TERMINAL_ERROR}
+    assert listed("--since", "2099-01-01T00:00:00Z") == set()
+    created = {row["run"]: row["created"] for row in ls_json(capsys)}
+    assert listed("--until", "2000-01-01") == set()  # created after 2000
+    assert listed("--until", created[CHAT]) >= {CHAT}
+    with pytest.raises(SystemExit) as exited:
+        main(["ls", str(runs), "--since", "last tuesday"])
+    assert exited.value.code == 2 and "ISO 8601" in capsys.readouterr().err
+
+
+def test_ls_says_why_each_run_stopped_and_shortens_long_ids_in_the_middle(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "ls", str(FILES))
+    assert code == 0
+    header, *lines = out.splitlines()
+    assert "WHY IT STOPPED" in header
+    error_line = next(line for line in lines if line.startswith(TERMINAL_ERROR))
+    why = next(row["why"] for row in ls_json(capsys) if row["run"] == TERMINAL_ERROR)
+    assert "529 Overloaded" in why and why[:40] in error_line
+    deferred = next(line for line in lines if line.startswith(DEFERRED_WAITING))
+    assert "waiting for an answer to 1 deferred call" in deferred
+    assert SERVED not in out  # 64 hex characters: both ends on the terminal, the whole id in --json
+    assert f"{SERVED[:14]}…{SERVED[-13:]}" in out
+    assert SERVED in {row["run"] for row in ls_json(capsys)}
+
+
+def test_audit_quiet_prints_no_empty_header(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    shutil.copy(FILES / f"{CHAT}.json", runs / f"{CHAT}.json")
+    code, out, err = run_cli(capsys, "audit", str(runs), "--quiet")
+    assert code == 0 and out == "" and "0 findings" in err
+    code, out, _ = run_cli(capsys, "audit", str(FILES), "--quiet")
+    assert code == 0 and out.startswith("RUN") and len(out.splitlines()) > 1
+
+
+def test_show_tail_and_from_seq_show_the_end_of_a_long_run(capsys: pytest.CaptureFixture[str]) -> None:
+    code, whole, _ = run_cli(capsys, "show", str(FILES), LONG_RUN)
+    assert code == 0
+    labels = re.findall(r"^\[seq (\d+)\] ", whole, flags=re.MULTILINE)
+    assert len(labels) > 100
+    code, out, _ = run_cli(capsys, "show", str(FILES), LONG_RUN, "--tail", "3")
+    assert code == 0 and re.findall(r"^\[seq (\d+)\] ", out, flags=re.MULTILINE) == labels[-3:]
+    assert f"({len(labels) - 3:,} earlier messages not shown" in out
+    middle = int(labels[len(labels) // 2])
+    code, out, _ = run_cli(capsys, "show", str(FILES), LONG_RUN, "--from-seq", str(middle))
+    assert code == 0 and re.findall(r"^\[seq (\d+)\] ", out, flags=re.MULTILINE) == labels[len(labels) // 2 :]
+    code, _, err = run_cli(capsys, "show", "--json", str(FILES), LONG_RUN, "--tail", "3")
+    assert code == 2 and "--json always holds the whole run" in err
+    with pytest.raises(SystemExit):
+        main(["show", str(FILES), LONG_RUN, "--tail", "0"])
+    capsys.readouterr()
+
+
+def test_show_dates_the_run_in_its_header(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "show", str(FILES), TERMINAL_ERROR)
+    created = next(row["created"] for row in ls_json(capsys) if row["run"] == TERMINAL_ERROR)
+    second = out.splitlines()[1]
+    assert code == 0 and second.startswith(f"created {created} · last activity 20")
+
+
+def test_the_generator_is_named_in_the_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "python -m journaltools.generate" in shown and "python -m journaltools.demo" in shown
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "python -m journaltools.generate" in readme
+
+
+def test_compare_names_the_side_a_run_is_missing_from(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    for run in (CHAT, TERMINAL_ERROR):
+        shutil.copy(FILES / f"{run}.json", one / f"{run}.json")
+    shutil.copy(FILES / f"{CHAT}.json", two / f"{CHAT}.json")
+    code, out, _ = run_cli(capsys, "compare", str(one), str(two))
+    assert code == 0
+    header, *lines = out.splitlines()
+    assert str(one).upper() in header and str(two).upper() in header and "STATUS_A" not in header
+    missing = next(line for line in lines if line.startswith(TERMINAL_ERROR))
+    assert "missing in file:///" in missing and "missing_b" not in out
+    code, out, _ = run_cli(capsys, "compare", "--json", str(one), str(two))
+    assert {row["verdict"] for row in json.loads(out)} == {"agree", "missing_b"}
+
+
+def test_show_says_no_ending_recorded_not_running(capsys: pytest.CaptureFixture[str]) -> None:
+    ends_on_claim = "3IEnW1kGC4cTycgR2YRBtywKswr"  # completed, then resumed by a claim and nothing after it
+    code, out, _ = run_cli(capsys, "show", str(FILES), ends_on_claim)
+    assert code == 0 and "no ending recorded" in out and "running" not in out
+    assert [s["ending"] for s in show_json(capsys, str(FILES), ends_on_claim)["segments"]][-1] == "running"

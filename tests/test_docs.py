@@ -67,3 +67,25 @@ def test_pages_stand_on_their_own(page: Path) -> None:
     assert not re.search(r'"type": *"meta"|\.jsonl', text), "a trace of the retired format"
     for target in re.findall(r"\]\(((?!https?:)[^)#]+)", text):
         assert (page.parent / target).exists(), f"{page.name} links to a missing {target}"
+
+
+@pytest.mark.parametrize("notebook", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda path: path.stem)
+def test_each_widget_is_shown_once_in_the_notebooks(notebook: Path) -> None:
+    """A cell that shows a part of a widget already on the page (``browser.detail``) makes a second live copy of
+    it, and a click in the first scrolls the notebook to the copy: a widget is shown by the cell that makes it."""
+    import nbformat
+
+    shown: set[str] = set()
+    for cell in nbformat.read(notebook, as_version=4).cells:
+        if cell.cell_type != "code" or not cell.source.strip():
+            continue
+        last = cell.source.strip().splitlines()[-1].strip()
+        name = re.match(r"[A-Za-z_]\w*", last)
+        if name is None:
+            continue
+        assert not (name.group() in shown and last != name.group()), f"{notebook.name}: {last!r} shows a part again"
+        assert last not in shown, f"{notebook.name}: {last!r} is shown twice"
+        if re.fullmatch(r"[A-Za-z_]\w*", last):
+            shown.add(last)
+    text = " ".join(cell.source for cell in nbformat.read(notebook, as_version=4).cells)
+    assert "below the table" not in text

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from journaltools._readable import ATTENTION, attention_rank, readable_json, shorten_middle
 from journaltools.backends.base import RunRead, StoredRecord
 from journaltools.errors import MissingDependency, UndecodableLine
 from journaltools.folding import FoldResult, fold
@@ -52,13 +53,15 @@ from journaltools.widgets import (
     load_source,
 )
 from journaltools.widgets._display import conversation_digest, record_text
-from journaltools.widgets._html import esc, estimated_lines, long_text, markdown_text, status_badge
+from journaltools.widgets._facts import RecordFacts
+from journaltools.widgets._html import esc, estimated_lines, id_html, long_text, markdown_text, status_badge
 from journaltools.widgets._markdown import is_safe_link, render_markdown
 from journaltools.widgets._source import fold_read
 from journaltools.widgets._why import banner_for
 from journaltools.widgets.audit import integer_ticks
 from journaltools.widgets.comparison import DOCUMENTED_EXPLANATION, SEVERITY, SUMMARY_RULE_EXPLANATION
 from journaltools.widgets.runs import RunRow
+from journaltools.widgets.turns import TurnCheckpointsModel, TurnRow
 from tests.builders import journal
 
 CORPUS = Path(__file__).resolve().parent / "corpus" / "runstate"
@@ -376,7 +379,13 @@ def test_run_browser_view_opens_a_conversation_sorts_and_keeps_a_fixed_pool() ->
     browser.select("terminal-error")
     body = browser.detail_body.children[0].children[0].value  # the conversation's header
     assert "Ended in error" in body and "529 Overloaded" in body
-    assert browser.widget.children.index(browser.detail) < 3  # the pane sits above the table, under the search
+    children = list(browser.widget.children)
+    table = next(child for child in children if "jt-rows" in child._dom_classes)
+    assert children.index(browser.detail) < children.index(table)  # the pane sits above the table
+    # The keyboard: the pager comes before the pane and the rows, and a row is one tab stop (its run id).
+    pager = next(child for child in children if "jt-pager" in child._dom_classes)
+    assert children.index(pager) < children.index(browser.detail)
+    assert all(cells[0].tabbable and not any(cell.tabbable for cell in cells[1:]) for cells in browser.row_cells)
     assert any("jt-selected" in row._dom_classes for row in browser.row_widgets)
     browser.sort_by_header("run")
     runs = [cells[0].description for cells in browser.row_cells if cells[0].description]
@@ -610,8 +619,12 @@ def test_jumps_reach_a_seq_the_ending_each_segment_and_finding() -> None:
     assert labels[0].startswith("the ending") and any(label.startswith("process run #0") for label in labels)
     target = model.messages[200]
     view.jump_to_seq(target.seq)
-    assert view.body.value.index(f'data-seq="{target.seq}"') < view.body.value.index('class="jt-msg ', 0) + 200
-    assert "jt-target" in view.body.value and view.start == 200
+    # A message of tool results opens with the message holding their calls just before it, so both show.
+    first = model.messages[view.start]
+    assert view.start in (200, target.paired_from) and view.start <= 200
+    assert view.body.value.index(f'data-seq="{first.seq}"') < view.body.value.index('class="jt-msg ', 0) + 200
+    assert f'data-seq="{target.seq}"' in view.body.value
+    assert "jt-target" in view.body.value
     view.jump.value = 0  # the ending
     assert f'data-seq="{model.messages[-1].seq}"' in view.body.value and view.jump.value == -1
     edge = ConversationModel.from_fold(corpus_fold("edge-stray-and-duplicate-results"))
@@ -868,3 +881,137 @@ def test_audit_summary_from_findings_values() -> None:
     model = AuditSummaryModel([Finding.of("r", 2, "torn_tail", "t"), Finding.of("r", 3, "torn_tail", "t")])
     assert [(c.code, c.count) for c in model.by_code()] == [("torn_tail", 2)]
     assert model.findings_for("r")[0].seq == 2
+
+
+# -- issue 26: views that hold on real data ----------------------------------------------------------------------
+
+LONG_TASK = "wksp-2026-08-21-production-billing/" + "t" * 40 + "-rotate-credentials-for-the-billing-service"
+
+
+def test_a_run_with_no_terminal_has_no_ending_recorded_not_running() -> None:
+    result = corpus_fold("turn-in-flight")
+    model = ConversationModel.from_fold(result)
+    html = model.header_html()
+    assert "running" not in html and "no ending recorded" in html
+    assert not any("running" in target.label for target in model.targets())
+    assert model.targets()[0].label.startswith("the last record")
+    records = corpus_records("meta-only")
+    heard = datetime(2026, 8, 22, 0, 40, tzinfo=UTC)
+    facts = RecordFacts.of(records, updated=heard)
+    quiet = ConversationModel.from_fold(fold(records, strict=False), facts=facts)
+    header = quiet.header_html()
+    assert "no ending recorded" in header and "last activity 2026-08-22 00:40" in header
+    row = RunBrowserModel.from_folds({"meta-only": fold(records, strict=False)}).rows[0]
+    assert row.reason.startswith("no ending recorded") or "waiting for the model" in row.reason
+
+
+def test_the_ending_names_the_terminal_not_the_claim_after_it() -> None:
+    records = corpus_records("ends-on-claim")
+    terminal = max(record.seq for record in records if record.kind == "terminal")
+    assert records[-1].kind == "claim" and records[-1].seq > terminal
+    for facts in (RecordFacts.of(records), None):
+        model = ConversationModel.from_fold(fold(records, strict=False), facts=facts)
+        ending = model.targets()[0]
+        assert ending.seq == terminal and ending.label.endswith(f"(seq {terminal})"), ending
+
+
+def test_jumping_to_the_ending_of_an_errored_run_shows_the_call_its_results_answer() -> None:
+    view = ConversationView.from_fold(corpus_fold("terminal-error"))
+    view.jump.value = 0  # the ending
+    body = view.body.value
+    assert "data-call=" in body  # the call, with its error result beside it
+    assert "shown beside its call above" not in body or body.index("data-call=") < body.index("shown beside")
+    model = ConversationModel.from_fold(corpus_fold("long-run"), page_size=7)
+    for start in range(0, len(model.messages), 7):  # a page that starts at a results message shows them
+        page = model.window_html(start)
+        first = model.messages[start]
+        if first.paired_results and (first.paired_from or 0) < start:
+            assert "its call is in an earlier message" in page and "shown beside" not in page.split("jt-msg")[1]
+
+
+def test_tool_inputs_read_as_a_person_reads_them() -> None:
+    assert readable_json(r'{"expr": "1 -\u003e 3 \u0026 \u003cb\u003e"}') == '{"expr": "1 -> 3 & <b>"}'
+    assert readable_json(r'"\ud83d\ude00 \u00e9"') == '"😀 é"'
+    # Control characters, quotes, backslashes and bidirectional overrides stay escaped; so does "\\u003e".
+    kept = r'"\u0000 \u001b \u0022 \u005c \u202e \u2028 \\u003e"'
+    assert readable_json(kept) == kept
+    records = [
+        make_record(
+            1, Meta(version=3, run_id="go", created="2026-08-21T23:36:20Z", fingerprint=FINGERPRINT, prompt="calc")
+        ),
+        _assistant(2, 0, _use("c1", "calc", rb'{"expr":"1 -\u003e 3"}')),
+    ]
+    html = ConversationModel.from_fold(fold(records, strict=False)).to_html()
+    assert "1 -&gt; 3" in html and "\\u003e" not in html
+
+
+def test_status_sorts_by_what_needs_attention() -> None:
+    model = RunBrowserModel.from_folds(all_folds()).sorted_by("status")
+    ranks = [attention_rank(row.status) for row in model.visible()]
+    assert ranks == sorted(ranks) and model.visible()[0].status == "invalid"
+    assert model.visible()[-1].status == "completed"
+    assert [s for s in ATTENTION[:4]] == ["invalid", "error", "open", "suspended"]
+
+
+def test_long_ids_are_shortened_in_the_middle_with_a_tooltip_and_a_copy_button() -> None:
+    shown = id_html(LONG_TASK)
+    assert f'title="{esc(LONG_TASK)}"' in shown and f'data-copy="{esc(LONG_TASK)}"' in shown
+    assert f">{esc(shorten_middle(LONG_TASK, 28))}</code>" in shown and "…" in shown
+    assert id_html("short") == '<code class="jt-id">short</code>' and id_html(None) == "—"
+    hostile = id_html('"><script>x</script>' + "a" * 40)
+    assert "<script>" not in hostile and "&lt;script&gt;" in hostile
+    row = TurnRow(LONG_TASK, "ws-" + "w" * 60, LONG_TASK, "awaiting_tool", 3, "host-" + "h" * 50, 5.0, 1, True, (), ())
+    html = TurnCheckpointsModel("store", [row], []).to_html()
+    assert html.count('class="jt-copy"') == 3 and f"<code>{esc(LONG_TASK)}</code>" not in html
+    served = "3f6d0c2b9a1e4f5d8c7b6a5948372615a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9"
+    comparison = ListingComparisonModel.from_rows(
+        [{"run": served, "status_a": "completed", "status_b": None, "verdict": "missing_b", "explanation": "x"}],
+        "file",
+        "jetstream",
+    )
+    assert comparison.rows[0].flag == "✖ MISSING in jetstream"
+    assert f"<code>{served}</code>" not in comparison.to_html() and f'data-copy="{served}"' in comparison.to_html()
+    browser = RunBrowser(RunBrowserModel.from_folds({served: all_folds()["completed-parallel-tools"]}))
+    cell = browser.row_cells[0][0]
+    assert cell.description == shorten_middle(served, 28) and cell.tooltip == served
+    assert f'data-copy="{served}"' in browser.model.to_html()  # the static table too
+
+
+def test_audit_findings_without_a_seq_say_no_seq() -> None:
+    rows = [{"run": "r" * 70, "seq": None, "code": "not_a_journal", "severity": "info", "message": "matched"}]
+    model = AuditSummaryModel.from_rows(rows)
+    html = model.findings_html()
+    assert "<td>—</td>" in html and "seq :" not in html
+    codes = model.codes_html()  # the runs named per code: shortened, whole in the tooltip
+    assert f'title="{"r" * 70}"' in codes and f">{'r' * 70}<" not in codes
+    summary = AuditSummary(model, lambda _run: None)
+    summary.open_run("r" * 70)
+    assert (
+        "at seq" not in summary.detail.children[0].value
+        and "not_a_journal: matched" in summary.detail.children[0].value
+    )
+
+
+def test_the_browser_reads_the_runtimes_directory_when_given_no_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from journaltools.samples import write_samples
+
+    runs = tmp_path / "state" / "fisk-ai" / "runs"
+    written = write_samples(str(runs))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    browser = RunBrowser.from_source(progress=False)
+    try:
+        assert len(browser.model.rows) == len(written)
+    finally:
+        browser.close()
+
+
+def test_the_seq_box_follows_what_is_shown() -> None:
+    model = ConversationModel.from_fold(corpus_fold("long-run"), page_size=40)
+    view = ConversationView(model)
+    assert view.seq_box.value == model.messages[0].seq
+    view.show_page(2)
+    assert view.seq_box.value == model.messages[80].seq and view.page_label.value.endswith("(page 3 of 8)")
+    view.jump_to_seq(model.messages[123].seq)
+    assert view.seq_box.value == model.messages[123].seq

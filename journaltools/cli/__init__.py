@@ -17,11 +17,12 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from journaltools._terminal import for_terminal
 from journaltools.backends.oserrors import storage_error
 from journaltools.cli._commands import (
+    LS_SORT_KEYS,
     cmd_answer,
     cmd_audit,
     cmd_compare,
@@ -70,6 +71,47 @@ def _duration(text: str) -> timedelta:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _positive_int(text: str) -> int:
+    value = _non_negative_int(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("0 is not above 0")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is below 0")
+    return value
+
+
+def _statuses(text: str) -> list[str]:
+    """An argparse type: ``--status error,invalid`` (commas or the option again)."""
+    chosen = [word.strip() for word in text.split(",") if word.strip()]
+    if not chosen:
+        raise argparse.ArgumentTypeError("name at least one status")
+    return chosen
+
+
+def _moment(text: str) -> datetime:
+    """An argparse type: an ISO 8601 date or time (UTC unless it carries an offset), or a duration back from
+    now. A bad one is bad usage (exit 2), said by argparse."""
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        try:
+            return datetime.now(UTC) - _duration(text)
+        except argparse.ArgumentTypeError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is neither an ISO 8601 date or time (2026-08-21, 2026-08-21T23:36:20Z) nor a duration "
+                "back from now (90s, 30m, 2h, 1d)"
+            ) from None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
 SOURCES_HELP = (
     "SOURCE is a directory of <id>.json journals (the runtime's layout), file:///path, one journal file (<id>.json, "
     "<id>.json.gz, <id>.json.zst), a quoted glob ('runs/*.json'), nats://host:port/STREAM (an existing stream, "
@@ -78,13 +120,20 @@ SOURCES_HELP = (
     "$XDG_STATE_HOME/fisk-ai/runs, else ~/.local/state/fisk-ai/runs."
 )
 
+#: The tools that are not subcommands, named where a newcomer looks first (``journaltools --help``).
+MORE_TOOLS_HELP = (
+    "Not subcommands: 'python -m journaltools.generate DIR --runs 1000 --records 100 --seed 0' writes that many "
+    "realistic runs in the runtime's layout (to try the tools on, or load-test them; --publish appends them to a "
+    "nats:// source instead), and 'python -m journaltools.demo' lists, folds and audits the bundled samples."
+)
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="journaltools",
         description="Read, fold, audit and compare the run journals of the fisk-ai agent runtime "
         "(runstate version 3, in files or NATS JetStream).",
-        epilog=SOURCES_HELP,
+        epilog=f"{SOURCES_HELP} {MORE_TOOLS_HELP}",
     )
     parser.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
     parser.add_argument("--version", action="version", version=f"journaltools {_version()}")
@@ -102,6 +151,31 @@ def build_parser() -> argparse.ArgumentParser:
         "JetStream: the meta record and the last record); with several sources each row also names its source",
     )
     ls.add_argument("sources", nargs="*", metavar="SOURCE")
+    ls.add_argument(
+        "--status",
+        action="append",
+        type=_statuses,
+        metavar="STATUS[,STATUS...]",
+        help="only runs with one of these statuses (open, completed, suspended, error, budget, max_iterations, "
+        "invalid, or any other terminal reason); may be given again",
+    )
+    ls.add_argument(
+        "--since",
+        type=_moment,
+        metavar="TIME",
+        help="only runs active at or after TIME (their last activity: 'updated', else 'created'); TIME is an "
+        "ISO 8601 date or time (UTC unless it says otherwise) or a duration back from now (90s, 30m, 2h, 1d)",
+    )
+    ls.add_argument(
+        "--until", type=_moment, metavar="TIME", help="only runs created at or before TIME (as for --since)"
+    )
+    ls.add_argument(
+        "--sort",
+        choices=LS_SORT_KEYS,
+        help="order the runs: status by what needs attention first (invalid, error, open, suspended, budget, "
+        "max_iterations, completed), created and updated newest first, last_seq and records biggest first, "
+        "run A to Z (default: the listing's own order)",
+    )
     ls.set_defaults(handler=cmd_ls)
 
     show = command(
@@ -113,6 +187,18 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--lenient", action="store_true", help="fold past problems and list them instead of refusing")
     show.add_argument(
         "--anthropic", action="store_true", help="show the messages as Anthropic Messages API input instead"
+    )
+    show.add_argument(
+        "--tail",
+        type=_positive_int,
+        metavar="N",
+        help="show only the last N messages of the conversation (and the turn in flight)",
+    )
+    show.add_argument(
+        "--from-seq",
+        type=_non_negative_int,
+        metavar="SEQ",
+        help="show the conversation from the message of record SEQ on (the seq findings and endings name)",
     )
     show.set_defaults(handler=cmd_show)
 
@@ -157,7 +243,8 @@ def build_parser() -> argparse.ArgumentParser:
     compare = command(
         "compare",
         "compare two listings (typically a directory and a JetStream stream) run by run; each difference is "
-        "classified by cause: documented, summary_rule (both expected), discrepancy, missing_a or missing_b",
+        "classified by cause: documented, summary_rule (both expected), discrepancy, or a run missing on one side "
+        "(the table names the side; --json says missing_a or missing_b)",
     )
     compare.add_argument("source_a", metavar="SOURCE_A")
     compare.add_argument("source_b", metavar="SOURCE_B")

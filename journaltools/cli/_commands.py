@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from journaltools._readable import attention_rank, shorten_middle
 from journaltools._terminal import for_terminal
 from journaltools.protocol.findings import Finding
 
@@ -49,7 +51,7 @@ def _listing_rows(sources: Sequence[str]) -> Iterator[dict[str, Any]]:
             _note_findings("ls", backend.source_findings())
             for summary in backend.iter_listing():
                 _note_findings("ls", summary.findings)
-                row = summary.to_json()
+                row = {**summary.to_json(), "why": summary.why}
                 yield {**row, "source": backend.url} if several else row
 
 
@@ -69,14 +71,88 @@ def _emit_json_array(rows: Iterable[Any]) -> None:
 def cmd_ls(args: argparse.Namespace) -> int:
     sources = args.sources or [_default_source()]
     several = len(sources) > 1
+    rows = _kept_rows(_listing_rows(sources), args)
+    if args.sort:
+        rows = iter(sorted(rows, key=_LS_SORTS[args.sort]))
     if args.json:
-        _emit_json_array(_listing_rows(sources))
+        _emit_json_array(rows)
         return 0
-    rows = list(_listing_rows(sources))  # the table's column widths need every row
-    shown = [{**row, "prompt": _shortened(row["prompt"], PROMPT_SHOWN)} for row in rows]
-    columns = ["run", "status", "created", "updated", "last_seq", "records", "model", "prompt"]
-    print_table(shown, [*columns, *(["source"] if several else [])], wide=["prompt", "source"])
+    listed = list(rows)  # the table's column widths need every row
+    shown = [
+        {
+            **row,
+            "run": shorten_middle(row["run"], RUN_SHOWN),
+            "why": _shortened(row.get("why"), WHY_SHOWN),
+            "prompt": _shortened(row["prompt"], PROMPT_SHOWN),
+        }
+        for row in listed
+    ]
+    columns = ["run", "status", "why", "created", "updated", "last_seq", "records", "model", "prompt"]
+    print_table(
+        shown, [*columns, *(["source"] if several else [])], wide=["prompt", "source"], labels={"why": "why it stopped"}
+    )
     return 0
+
+
+# -- ls: filters and orders (what a triage asks for: the failed runs of the last hour, worst first) ----------------
+
+#: A run id longer than this is shortened in its middle in the table (``--json`` carries it whole).
+RUN_SHOWN = 28
+#: "why it stopped" is cut to this many characters in the table; ``--json`` carries it whole.
+WHY_SHOWN = 48
+
+
+def _activity(row: dict[str, Any]) -> datetime | None:
+    """A listing row's last activity: ``updated`` (file mtime, last message time), else ``meta.created``."""
+    return _moment_of(row.get("updated")) or _moment_of(row.get("created"))
+
+
+def _moment_of(text: Any) -> datetime | None:
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:  # a created the runtime would not have written: such a run has no known time
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def _kept_rows(rows: Iterable[dict[str, Any]], args: argparse.Namespace) -> Iterator[dict[str, Any]]:
+    """The rows ``--status``, ``--since`` and ``--until`` keep, as they come (a run without a known time is
+    left out by a time bound: nothing says it falls inside)."""
+    wanted = {status for chosen in args.status or () for status in chosen}
+    for row in rows:
+        if wanted and row["status"] not in wanted:
+            continue
+        if args.since is not None:
+            active = _activity(row)
+            if active is None or active < args.since:
+                continue
+        if args.until is not None:
+            created = _moment_of(row.get("created")) or _activity(row)
+            if created is None or created > args.until:
+                continue
+        yield row
+
+
+def _newest_first(key: str) -> Callable[[dict[str, Any]], Any]:
+    def order(row: dict[str, Any]) -> Any:
+        moment = _activity(row) if key == "updated" else _moment_of(row.get(key))
+        # Unknown times last; then newest first, the run id breaking ties.
+        return (moment is None, -(moment.timestamp() if moment is not None else 0.0), row["run"])
+
+    return order
+
+
+_LS_SORTS: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "status": lambda row: (attention_rank(row["status"]), *_newest_first("updated")(row)),
+    "created": _newest_first("created"),
+    "updated": _newest_first("updated"),
+    "last_seq": lambda row: (-int(row["last_seq"] or 0), row["run"]),
+    "records": lambda row: (row["records"] is None, -int(row["records"] or 0), row["run"]),
+    "run": lambda row: row["run"],
+}
+LS_SORT_KEYS = tuple(_LS_SORTS)
 
 
 # -- audit -------------------------------------------------------------------------------------------------------
@@ -118,7 +194,7 @@ class _StreamedFindings:
         if self.as_json:
             sys.stdout.buffer.write(b"[]\n" if self.count == 0 else b"\n]\n")
             sys.stdout.flush()
-        elif self._held is not None:
+        elif self._held:  # no findings: nothing on stdout (a header over no rows), the count is on stderr
             print_table(self._held, list(self.COLUMNS), wide=["message"])
 
 
@@ -309,7 +385,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.json:
         _emit_json(rows)
     else:
-        print_table(rows, ["run", "status_a", "status_b", "verdict", "explanation"], wide=["explanation"])
+        # On the terminal the sides go by their names (the JSON keeps the stable codes missing_a / missing_b).
+        missing = {"missing_a": f"missing in {label_a}", "missing_b": f"missing in {label_b}"}
+        named = [{**row, "verdict": missing.get(row["verdict"], row["verdict"])} for row in rows]
+        print_table(
+            named,
+            ["run", "status_a", "status_b", "verdict", "explanation"],
+            wide=["explanation"],
+            labels={"status_a": label_a, "status_b": label_b},
+        )
     failing = [row["run"] for row in rows if args.fail_on and row["verdict"] in FAIL_ON[args.fail_on]]
     if failing:
         shown = ", ".join(failing[:10]) + (f" and {len(failing) - 10} more" if len(failing) > 10 else "")

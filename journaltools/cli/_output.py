@@ -46,16 +46,23 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def print_table(rows: Sequence[dict[str, Any]], columns: Sequence[str], wide: Sequence[str] = ()) -> None:
-    """A plain aligned table; cells are cut at 60 characters except in the ``wide`` columns (put those last)."""
+def print_table(
+    rows: Sequence[dict[str, Any]],
+    columns: Sequence[str],
+    wide: Sequence[str] = (),
+    labels: dict[str, str] | None = None,
+) -> None:
+    """A plain aligned table; cells are cut at 60 characters except in the ``wide`` columns (put those last).
+    A column is headed by its key in capitals, or by ``labels[key]`` when given."""
 
     def cell(value: Any, column: str) -> str:
         text = for_terminal(_text(value), newlines=False)
         return text if len(text) <= 60 or column in wide else text[:57] + "..."
 
     cells = [[cell(row.get(column), column) for column in columns] for row in rows]
-    widths = [max([len(column)] + [len(line[i]) for line in cells]) for i, column in enumerate(columns)]
-    print("  ".join(column.upper().ljust(width) for column, width in zip(columns, widths, strict=True)).rstrip())
+    heads = [(labels or {}).get(column, column).upper() for column in columns]
+    widths = [max([len(head)] + [len(line[i]) for line in cells]) for i, head in enumerate(heads)]
+    print("  ".join(head.ljust(width) for head, width in zip(heads, widths, strict=True)).rstrip())
     for line in cells:
         print("  ".join(value.ljust(width) for value, width in zip(line, widths, strict=True)).rstrip())
 

@@ -156,14 +156,49 @@ def cmd_show(args: argparse.Namespace) -> int:
 
         document["messages"] = to_anthropic(result.messages)
     if args.json:
+        if args.tail is not None or args.from_seq is not None:
+            raise UsageError("--tail and --from-seq shape the readable output; --json always holds the whole run")
         _emit_json(document)
     else:
-        _print_run(document, result)
+        _print_run(document, result, first=_first_shown(result, args.tail, args.from_seq), times=_times_line(read))
     return 0
 
 
-def _print_run(document: dict[str, Any], result: FoldResult) -> None:
+def _first_shown(result: FoldResult, tail: int | None, from_seq: int | None) -> int:
+    """The index of the first message ``--tail`` / ``--from-seq`` leave (both given: the later start)."""
+    first = 0
+    if tail is not None:
+        first = max(0, len(result.messages) - tail)
+    if from_seq is not None:
+        # The message holding from_seq is the last one made from a record at or before it (a claim or a
+        # terminal belongs with the message before it), as the widgets' "jump to a seq" finds it.
+        seqs = result.message_seqs
+        holding = max((index for index, seq in enumerate(seqs) if seq <= from_seq), default=0)
+        first = max(first, holding)
+    return first
+
+
+def _times_line(read: RunRead) -> str | None:
+    """``created ... · last activity ...``: the journal's own creation time and the store's latest time (the
+    file's modification time, or the newest message time), so a post-mortem dates what it reads."""
+    from journaltools.cli._output import _text
+
+    meta = read.records[0].record.meta if read.records and read.records[0].record.kind == "meta" else None
+    created = meta.created if meta is not None else None
+    times = [stored.time for stored in read.records if stored.time is not None]
+    latest = max(times) if times else None
+    if read.updated is not None and (latest is None or read.updated > latest):
+        latest = read.updated
+    parts = [f"created {created}"] if created else []
+    if latest is not None:
+        parts.append(f"last activity {_text(latest)}")
+    return " · ".join(parts) or None
+
+
+def _print_run(document: dict[str, Any], result: FoldResult, *, first: int = 0, times: str | None = None) -> None:
     _say(f"run {document['run']}: {document['status']}")
+    if times:
+        _say(times)
     terminal = result.state.terminal if result.state is not None else None
     if terminal is not None:
         said = f": {terminal.message}" if terminal.message else ""
@@ -182,12 +217,22 @@ def _print_run(document: dict[str, Any], result: FoldResult) -> None:
         _say("tool calls by provider: " + ", ".join(f"{kind} {count}" for kind, count in by_kind.items()))
     if len(document["segments"]) > 1:
         _say("")
+        # A last process run with no terminal may have died long ago: the table does not call it "running"
+        # (the JSON keeps the fold's word).
+        unended = [
+            {**row, "ending": "no ending recorded" if row["ending"] == "running" else row["ending"]}
+            for row in document["segments"]
+        ]
         print_table(
-            document["segments"],
+            unended,
             ["index", "first_seq", "last_seq", "claimed_by", "claimed_at", "ending", "llm_calls", "tool_calls"],
         )
     seqs = result.message_seqs
+    if first > 0:
+        _say(f"\n({first:,} earlier messages not shown; --tail and --from-seq choose where to start)")
     for index, message in enumerate(result.messages):
+        if index < first:
+            continue
         # Labelled by the record's seq, the number every finding and ending names.
         seq = seqs[index] if index < len(seqs) else "?"
         _say(f"\n[seq {seq}] {message.role}")

@@ -72,6 +72,7 @@ class ListingRow(_Document):
     ended: str | None = Field(description="when the ending terminal was journaled (newest line), or null")
     generation: Generation | None = Field(description="whose format the journal is in: newest or august")
     run_id: str | None = Field(description="meta.run_id: the name the runtime's listings give the run")
+    why: str | None = Field(description="why the run stopped or what it waits for, in one line (null: not known)")
 
 
 # -- show --------------------------------------------------------------------------------------------------------

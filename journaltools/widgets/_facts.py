@@ -122,6 +122,8 @@ class RecordFacts:
     updated: datetime | None = None
     #: ``file`` or ``jetstream`` when known: what the note about times names.
     store: str | None = None
+    #: The seq of the last terminal record (what "the ending" names, even when a claim follows it).
+    terminal_seq: int | None = None
 
     @classmethod
     def of(
@@ -152,6 +154,8 @@ class RecordFacts:
                 for block in assistant.message.content or ():
                     if block.tool_use is not None:
                         facts.call_made.setdefault(block.tool_use.id, seq)
+            if record.kind == "terminal":
+                facts.terminal_seq = seq
             result = record.tool_result if record.kind == "tool_result" else None
             if result is not None:
                 facts.call_answered.setdefault(result.tool_use_id, seq)
@@ -160,6 +164,12 @@ class RecordFacts:
     @property
     def has_times(self) -> bool:
         return bool(self.times)
+
+    def last_activity(self) -> datetime | None:
+        """When the run was last heard from: its newest record time, or the store's "updated" (a file's mtime),
+        whichever is later; None when the store gave no time at all."""
+        known = [*self.times.values(), *([self.updated] if self.updated is not None else [])]
+        return max(known) if known else None
 
     def times_note(self) -> str:
         """One plain sentence on where the times shown come from (or that there are none per record)."""

@@ -2,7 +2,8 @@
 
 Every value goes through ``esc`` (or the Markdown renderer, which escapes too), so nothing from a journal
 becomes markup. Long values are clamped in place: the text is in the page once, a "show all" toggle lifts
-the clamp (CSS only; ipywidgets' HTML runs no script, and none is needed).
+the clamp (CSS only). The one handler on the page is the copy button of a shortened id (``id_html``): fixed
+code that copies its own data attribute, so journal text is only ever data there too.
 
 The page never carries a whole value of any size: at most ``SENT_CHARS`` characters of each value are sent
 (a 10 MB tool result would otherwise be 10 MB of HTML in the notebook and in the saved file). A ``Values``
@@ -22,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from journaltools._readable import shorten_middle
 from journaltools.widgets._markdown import render_markdown
 
 #: About how many characters of a value are shown before it is clamped (the whole value is one click away).
@@ -198,6 +200,31 @@ def markdown_text(
     return expandable(f'<div class="jt-md">{rendered}</div>', shown, limit, 2 * clamp_lines(limit)) + note
 
 
+#: Ids longer than this are shortened in their middle in tables (the whole id in the tooltip and the copy button).
+ID_SHOWN = 28
+
+#: The copy button's one fixed handler: it copies the button's own ``data-copy`` attribute (escaped journal text,
+#: read as data, never as code). Where a page runs no handlers, the whole id is still in the tooltip.
+_COPY_HANDLER = "navigator.clipboard &amp;&amp; navigator.clipboard.writeText(this.dataset.copy)"
+
+
+def id_html(value: str | None, limit: int = ID_SHOWN, *, copy: bool = True) -> str:
+    """An id as a table shows it: whole when short; else both ends around ``…`` (ids share prefixes and differ
+    at the end), the whole id in the tooltip, and a copy button for it. ``—`` for None."""
+    if value is None or value == "":
+        return "—"
+    shown = shorten_middle(value, limit)
+    if shown == value:
+        return f'<code class="jt-id">{esc(value)}</code>'
+    button = (
+        f'<button type="button" class="jt-copy" title="copy the whole id" aria-label="copy {esc(value)}" '
+        f'data-copy="{esc(value)}" onclick="{_COPY_HANDLER}">copy</button>'
+        if copy
+        else ""
+    )
+    return f'<span class="jt-id-cell"><code class="jt-id" title="{esc(value)}">{esc(shown)}</code>{button}</span>'
+
+
 def status_badge(status: str) -> str:
     """A status as a word in a tinted badge (readable without colour, in either theme)."""
     tone = STATUS_TONES.get(status, "muted")
@@ -264,6 +291,9 @@ STYLE = """<style>
     vertical-align: top; color: var(--jt-fg); }
 .jt-table th { background: var(--jt-surface-2); font-weight: 600; }
 .jt-table td code { white-space: nowrap; }
+/* In a table, long text wraps at word ends and breaks a word only when it alone is wider than its column
+   ("anywhere" would make every column's narrowest width one letter, and the table split words mid-word). */
+.jt-table .jt-pre, .jt-table .jt-md, .jt-table td { overflow-wrap: break-word; }
 .jt-pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: 2px 0; max-width: 60em; line-height: 1.5;
           color: var(--jt-content-fg); background: transparent; }
 .jt-md { font-family: var(--jt-font); font-size: var(--jt-size); color: var(--jt-content-fg); max-width: 48em;
@@ -309,7 +339,21 @@ STYLE = """<style>
 .jt-banner-note { color: var(--jt-fg); font-size: 12px; margin-top: 2px; }
 .jt-header { color: var(--jt-fg); }
 .jt-header h3 { margin: 2px 0; font-size: 15px; color: var(--jt-fg); }
-.jt-counters { color: var(--jt-fg); font-size: 12px; }
+.jt-counters { color: var(--jt-fg); font-size: 12px; white-space: normal; overflow-wrap: anywhere; }
+.jt-header { min-width: 0; max-width: 100%; overflow-wrap: anywhere; }
+.jt-header h3 code { overflow-wrap: anywhere; }
+.jt-banner-detail { overflow-wrap: anywhere; }
+.jt-header { white-space: normal; }
+.jt-header h3 { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 8px; }
+.jt-conversation-nav { flex-wrap: wrap; align-items: center; gap: 6px; overflow: visible; }
+.jt-conversation-nav .jupyter-button { width: auto; }
+.jt-conversation-nav .jt-page-label, .jt-conversation-nav .widget-label { width: auto; min-width: max-content;
+    flex: 0 0 auto; overflow: visible; }
+.jt-seq-group { flex: 0 0 auto; flex-wrap: nowrap; align-items: center; overflow: visible; }
+.jt-id-cell { display: inline-flex; align-items: center; gap: 4px; white-space: nowrap; }
+.jt-copy { font-size: 10px; line-height: 14px; padding: 0 4px; border: 1px solid var(--jt-border-strong);
+           border-radius: 3px; background: var(--jt-surface-2); color: var(--jt-fg); cursor: pointer; }
+.jt-copy:focus-visible { outline: 2px solid var(--jt-brand); outline-offset: 1px; }
 .jt-msg { border-left: 3px solid var(--jt-border-strong); margin: 8px 0; padding: 4px 10px; border-radius: 2px;
           color: var(--jt-content-fg); }
 .jt-msg-user { border-color: var(--jt-brand); background: rgba(33, 150, 243, 0.07);
@@ -330,8 +374,8 @@ STYLE = """<style>
                margin: 4px 0; max-width: 48em; }
 .jt-marker { position: absolute; top: 0; width: 3px; height: 14px; background: var(--jt-brand); }
 .jt-marker-end { background: var(--jt-error); }
-.jt-segments { font-size: 12px; margin: 4px 0; color: var(--jt-fg); display: flex; flex-wrap: nowrap; gap: 4px;
-                align-items: center; overflow-x: auto; white-space: nowrap; padding-bottom: 2px; }
+.jt-segments { font-size: 12px; margin: 4px 0; color: var(--jt-fg); display: flex; flex-wrap: wrap; gap: 4px;
+                align-items: center; padding-bottom: 2px; }
 .jt-segments-label { flex: 0 0 auto; margin-right: 2px; }
 .jt-segment { flex: 0 0 auto; display: inline-block; padding: 0 8px; border-radius: 9px; line-height: 18px;
               border: 1px solid var(--jt-tone); color: var(--jt-fg); background: var(--jt-tint-fallback);
@@ -351,6 +395,10 @@ a.jt-segment:hover { text-decoration: underline; }
 .jt-provider { border: 1px dotted var(--jt-border-strong); border-radius: 4px; padding: 2px 8px; margin: 4px 0; }
 .jt-findings { margin: 2px 0; padding-left: 1.4em; font-size: 12px; }
 .jt-row td { color: var(--jt-fg); }
+/* The explanation is the point of a comparison: it takes the room left and wraps, never pushed off screen. */
+.jt-comparison-table { width: 100%; }
+.jt-comparison-table td.jt-explanation { min-width: 20em; width: 100%; white-space: normal; }
+.jt-comparison-table td:not(.jt-explanation) { white-space: nowrap; }
 .jt-verdict-documented td { background: rgba(255, 152, 0, 0.12);
                             background: color-mix(in srgb, var(--jt-warn) 12%, transparent); }
 .jt-verdict-summary_rule td { background: rgba(33, 150, 243, 0.08);

@@ -37,6 +37,17 @@ _TONES: dict[str, Tone] = {
 }
 
 
+#: A journal (or a process run) that stops without a terminal: said as a post-mortem reads it, never "running"
+#: (the process may have died months ago; only a time can say when it was last heard from).
+NO_ENDING = "no ending recorded"
+
+
+def ending_text(ending: str) -> str:
+    """A process run's ending in words: a terminal reason, ``crashed``, or ``no ending recorded`` for the last
+    process run of a journal with no terminal (the fold's ``running``)."""
+    return NO_ENDING if ending == "running" else ending
+
+
 def title_of(status: str) -> str:
     return _TITLES.get(status, f"Ended: {status}")
 
@@ -82,7 +93,8 @@ def waiting_text(waiting_for: str | None, pending: int = 0) -> str:
         return f"waiting for the results of {calls}"
     if waiting_for == "model":
         return "waiting for the model (the conversation ends with a user message)"
-    return "nothing to wait for"
+    # No terminal and nothing in flight: the process may have died long ago, so the run is not "running".
+    return NO_ENDING
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +196,8 @@ def reason_text(
         parts.append(waiting_text("tools", pending_calls - open_deferrals))
     if stale_terminal:
         parts.append("next turn in flight")
+    if not parts and status == "open":
+        parts.append(NO_ENDING + (f" (last stop reason: {last_stop_reason})" if last_stop_reason else ""))
     if not parts:
         parts.append(f"stop reason: {last_stop_reason}" if last_stop_reason else status)
     return "; ".join(parts)

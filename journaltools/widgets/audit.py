@@ -18,9 +18,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from journaltools._readable import shorten_middle
 from journaltools.errors import MissingDependency
 from journaltools.protocol.findings import SEVERITY_RANK, Finding
-from journaltools.widgets._html import SEVERITY_COLOURS, esc, long_text, severity_badge, themed
+from journaltools.widgets._html import SEVERITY_COLOURS, esc, id_html, long_text, severity_badge, themed
 from journaltools.widgets.runs import RunLoader
 
 _NICE_STEPS = (1, 2, 5)
@@ -155,11 +156,12 @@ class AuditSummaryModel:
         totals = ", ".join(f"{severity_badge(s)}: <b>{n:,}</b>" for s, n in self.by_severity().items())
         rows = []
         for c in self.by_code():
-            named = ", ".join(c.runs[:RUNS_PER_CODE]) or "—"
+            # Each run shortened in its middle, the whole id in its tooltip (the buttons below open them).
+            named = ", ".join(id_html(run, copy=False) for run in c.runs[:RUNS_PER_CODE]) or "—"
             more = f" and {len(c.runs) - RUNS_PER_CODE:,} more" if len(c.runs) > RUNS_PER_CODE else ""
             rows.append(
                 f'<tr class="jt-code jt-severity-row-{esc(c.severity)}"><td><code>{esc(c.code)}</code></td>'
-                f"<td>{severity_badge(c.severity)}</td><td>{c.count:,}</td><td>{esc(named)}{esc(more)}</td></tr>"
+                f"<td>{severity_badge(c.severity)}</td><td>{c.count:,}</td><td>{named}{esc(more)}</td></tr>"
             )
         return (
             f"<p>{len(self.findings):,} findings — {totals}</p>"
@@ -176,7 +178,7 @@ class AuditSummaryModel:
         start = page * page_size
         shown = self.findings[start : start + page_size]
         details = "".join(
-            f"<tr><td><code>{esc(f.run)}</code></td><td>{esc(f.seq)}</td><td>{esc(f.code)}</td>"
+            f"<tr><td>{id_html(f.run)}</td><td>{esc('—' if f.seq is None else f.seq)}</td><td>{esc(f.code)}</td>"
             f"<td>{long_text(f.message, 200)}</td></tr>"
             for f in shown
         )
@@ -270,6 +272,7 @@ class AuditSummary:
             ]
         )
         self.widget.add_class("jt")
+        self.widget.add_class("jt-audit-summary")
         self.show_findings(0)
         self.show_runs(0)
 
@@ -288,7 +291,7 @@ class AuditSummary:
         shown = self.runs[self.runs_page * size : (self.runs_page + 1) * size]
         for index, button in enumerate(self.buttons):
             run = shown[index] if index < len(shown) else None
-            button.description = run or ""
+            button.description = shorten_middle(run) if run is not None else ""
             button.tooltip = f"open {run}" if run is not None else ""
             button.layout.display = "" if run is not None else "none"
         first = self.runs_page * size + 1 if shown else 0
@@ -326,7 +329,10 @@ class AuditSummary:
         from journaltools.widgets.conversation import ConversationView
 
         mine = self.model.findings_for(run)
-        findings = "".join(f"<li>{esc(f.code)} at seq {esc(f.seq)}: {esc(f.message)}</li>" for f in mine[:20])
+        findings = "".join(
+            f"<li>{esc(f.code)}{'' if f.seq is None else f' at seq {esc(f.seq)}'}: {esc(f.message)}</li>"
+            for f in mine[:20]
+        )
         more = f"<li>and {len(mine) - 20:,} more</li>" if len(mine) > 20 else ""
         result = self.loader(run) if self.loader is not None else None
         children: list[Any] = [w.HTML(themed(f"<h4>{esc(run)}</h4><ul>{findings}{more}</ul>"))]

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from journaltools.widgets._html import esc, status_badge, themed
+from journaltools.widgets._html import esc, id_html, status_badge, themed
 
 #: Rows per page of the comparison table.
 ROWS_PER_PAGE = 100
@@ -31,8 +31,8 @@ FLAG_TEXT: dict[str, str] = {
     "documented": "⚑ documented",
     "summary_rule": "≈ summary rule",
     "discrepancy": "✖ DISCREPANCY",
-    "missing_a": "✖ MISSING in A",
-    "missing_b": "✖ MISSING in B",
+    "missing_a": "✖ MISSING in {label_a}",
+    "missing_b": "✖ MISSING in {label_b}",
 }
 
 #: How loud each verdict is: discrepancies outrank missing runs, which outrank the expected differences.
@@ -71,10 +71,13 @@ class ComparisonRow:
     status_b: str | None
     verdict: str
     explanation: str
+    #: The two sources' names, which a missing run's flag says ("MISSING in jetstream", not "in B").
+    label_a: str = "A"
+    label_b: str = "B"
 
     @property
     def flag(self) -> str:
-        return FLAG_TEXT.get(self.verdict, self.verdict)
+        return FLAG_TEXT.get(self.verdict, self.verdict).format(label_a=self.label_a, label_b=self.label_b)
 
     @property
     def css_class(self) -> str:
@@ -105,7 +108,9 @@ class ListingComparisonModel:
             elif verdict == "summary_rule" and not explanation:
                 explanation = SUMMARY_RULE_EXPLANATION
             converted.append(
-                ComparisonRow(str(row["run"]), row.get("status_a"), row.get("status_b"), verdict, explanation)
+                ComparisonRow(
+                    str(row["run"]), row.get("status_a"), row.get("status_b"), verdict, explanation, label_a, label_b
+                )
             )
         return cls(label_a, label_b, converted)
 
@@ -162,14 +167,14 @@ class ListingComparisonModel:
             body.append(
                 f'<tr class="jt-row {row.css_class}" data-run="{esc(row.run)}" data-verdict="{esc(row.verdict)}">'
                 f'<td><span class="jt-flag jt-flag-{esc(row.verdict)}">{esc(row.flag)}</span></td>'
-                f"<td><code>{esc(row.run)}</code></td><td>{a}</td><td>{b}</td>"
+                f"<td>{id_html(row.run)}</td><td>{a}</td><td>{b}</td>"
                 f'<td class="jt-explanation">{esc(row.explanation)}</td></tr>'
             )
         where = f"rows {start + 1 if shown else 0:,}-{start + len(shown):,} of {len(self.rows):,}"
         return themed(
             f'<div class="jt-comparison"><p class="jt-summary">{esc(self.label_a)} vs {esc(self.label_b)}: '
             f'{esc(self.summary_text())}</p><p class="jt-muted">{esc(where)}</p>'
-            f'<table class="jt-table">{head}{"".join(body)}</table></div>'
+            f'<table class="jt-table jt-comparison-table">{head}{"".join(body)}</table></div>'
         )
 
 

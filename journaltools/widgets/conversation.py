@@ -22,6 +22,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from journaltools._readable import readable_json
 from journaltools.folding import FoldResult, Segment
 from journaltools.folding.state import COUNTER_NAMES
 from journaltools.protocol.blocks import Message, ToolResultBlock, ToolUseBlock
@@ -31,6 +32,7 @@ from journaltools.widgets._facts import Prices, RecordFacts, Tokens, check_price
 from journaltools.widgets._html import (
     DEFAULT_LIMIT,
     STATUS_TONES,
+    Banner,
     RenderBudget,
     Values,
     esc,
@@ -39,7 +41,7 @@ from journaltools.widgets._html import (
     status_badge,
     themed,
 )
-from journaltools.widgets._why import Why, finding_text
+from journaltools.widgets._why import NO_ENDING, Why, ending_text, finding_text
 
 CallState = Literal["answered", "deferred", "approved once", "waiting"]
 PartKind = Literal["text", "thinking", "call", "result", "provider", "empty"]
@@ -90,6 +92,10 @@ class MessageView:
     seq: int = 0
     #: Tool results of this message drawn beside their calls (so not again here).
     paired_results: int = 0
+    #: The index of the earliest message holding a call those results answer: a window that starts after it
+    #: does not show the calls, so it shows these results on their own (``paired_parts``).
+    paired_from: int | None = None
+    paired_parts: list[Part] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +131,7 @@ def _call(
     return CallView(
         id=use.id,
         name=use.name,
-        input_text=raw_json_text(use.input),
+        input_text=readable_json(raw_json_text(use.input)),
         result_text=answer.content if answer is not None else None,
         is_error=answer.is_error if answer is not None else False,
         state=state,
@@ -139,10 +145,13 @@ def message_views(messages: list[Message], seqs: list[int] | None = None) -> lis
     that call, not again."""
     results = _results_by_call(messages)
     shown: set[str] = set()
+    call_at: dict[str, int] = {}
     views: list[MessageView] = []
     for index, message in enumerate(messages):
         parts: list[Part] = []
         paired = 0
+        paired_from: int | None = None
+        paired_parts: list[Part] = []
         for block in message.content or ():
             if block.text is not None:
                 parts.append(Part("text", block.text.text))
@@ -150,6 +159,7 @@ def message_views(messages: list[Message], seqs: list[int] | None = None) -> lis
                 parts.append(Part("thinking", block.thinking.text))
             elif block.tool_use is not None:
                 answer = results.get(block.tool_use.id)
+                call_at.setdefault(block.tool_use.id, index)
                 if answer is not None:
                     shown.add(block.tool_use.id)
                 parts.append(Part("call", call=_call(block.tool_use, answer, "answered" if answer else "waiting")))
@@ -158,14 +168,21 @@ def message_views(messages: list[Message], seqs: list[int] | None = None) -> lis
                     parts.append(Part("result", block.tool_result.content, label=block.tool_result.tool_use_id))
                 else:
                     paired += 1
+                    at = call_at.get(block.tool_result.tool_use_id, index)
+                    paired_from = at if paired_from is None else min(paired_from, at)
+                    paired_parts.append(Part("result", block.tool_result.content, label=block.tool_result.tool_use_id))
             elif block.provider is not None:
                 parts.append(
-                    Part("provider", raw_json_text(block.provider.raw, indent=False), label=block.provider.kind)
+                    Part(
+                        "provider",
+                        readable_json(raw_json_text(block.provider.raw, indent=False)),
+                        label=block.provider.kind,
+                    )
                 )
             else:
                 parts.append(Part("empty"))
         seq = seqs[index] if seqs is not None and index < len(seqs) else 0
-        views.append(MessageView(index, message.role, parts, seq, paired))
+        views.append(MessageView(index, message.role, parts, seq, paired, paired_from, paired_parts))
     return views
 
 
@@ -187,7 +204,11 @@ def pending_view(result: FoldResult) -> PendingView | None:
             thinking.append(block.thinking.text)
         elif block.provider is not None:
             providers.append(
-                Part("provider", raw_json_text(block.provider.raw, indent=False), label=block.provider.kind)
+                Part(
+                    "provider",
+                    readable_json(raw_json_text(block.provider.raw, indent=False)),
+                    label=block.provider.kind,
+                )
             )
         if block.tool_use is None:
             continue
@@ -328,21 +349,43 @@ class ConversationModel:
         return f"jt-{self.uid}-seq-{self.anchor_seq(seq)}"
 
     def window_start(self, seq: int) -> int:
-        """Where a window showing ``seq`` starts: its message first, or the last page for the turn in flight."""
+        """Where a window showing ``seq`` starts: its message first (or the message holding the calls its tool
+        results answer, so a jump to an ending shows what was called), or the last page for the turn in flight."""
         index = self.index_of_seq(seq)
         if index is None:
             return max(0, len(self.messages) - self.page_size)
-        return index
+        paired_from = self.messages[index].paired_from
+        return min(index, paired_from) if paired_from is not None else index
+
+    def ending_seq(self) -> int:
+        """The seq "the ending" names: the last terminal record's (a claim or memory revisions may follow it),
+        else the last record's."""
+        if self.facts is not None and self.facts.terminal_seq is not None:
+            return self.facts.terminal_seq
+        ended = [segment for segment in self.segments if segment.ending not in ("running", "crashed")]
+        if self.why.terminal_reason is not None and ended:
+            return ended[-1].last_seq  # without the records: the process run that wrote the last terminal
+        return int(self.header["last_seq"])
+
+    def last_activity(self) -> str | None:
+        """When the run was last heard from, as text, where the store kept a time (None otherwise)."""
+        when = self.facts.last_activity() if self.facts is not None else None
+        return time_text(when) if when is not None else None
 
     def targets(self) -> list[Target]:
         """Every place "jump to" reaches, in journal order after the ending and the turn in flight."""
-        last_seq = int(self.header["last_seq"])
-        found = [Target(f"the ending: {self.why.banner().title.lower()} (seq {last_seq})", last_seq)]
+        ending = self.ending_seq()
+        if self.why.terminal_reason is None and self.status != "invalid":
+            found = [Target(f"the last record (seq {ending}): {NO_ENDING}", ending)]
+        else:
+            found = [Target(f"the ending: {self.why.banner().title.lower()} (seq {ending})", ending)]
         if self.pending is not None:
             found.append(Target(f"the turn in flight (seq {self.pending.seq})", self.pending.seq))
         for segment in self.segments:
             who = segment.claimed_by or "first run"
-            found.append(Target(f"process run #{segment.index}: {who} → {segment.ending}", segment.first_seq))
+            found.append(
+                Target(f"process run #{segment.index}: {who} → {ending_text(segment.ending)}", segment.first_seq)
+            )
         for finding in self.finding_values:
             if finding.seq is not None:
                 found.append(Target(f"finding at seq {finding.seq}: {finding.code}", finding.seq))
@@ -368,29 +411,35 @@ class ConversationModel:
         h = self.header
         banner = self.why.banner().text
         counters = ", ".join(f"{name} {h[name]:,}" for name in COUNTER_NAMES if name in h)
-        segments = ", ".join(f"#{s.index} {s.ending}" for s in self.segments) or "none"
+        segments = ", ".join(f"#{s.index} {ending_text(s.ending)}" for s in self.segments) or "none"
         return f"{h['run']} — {banner}; {counters}; segments: {segments}; resume after seq {h['last_seq']}"
 
     # -- HTML (escaped) -----------------------------------------------------------------------
 
     def segments_html(self) -> str:
         """The process runs as one compact bar: a chip per run (who claimed it, when, how it ended) that links
-        to the run's first message; details in the tooltip. It stays one line however many runs there are."""
+        to the run's first message; details in the tooltip. The chips wrap onto more lines when they do not fit,
+        so none is hidden. A last process run with no terminal says "no ending recorded" and, where the store
+        kept a time, when the run was last heard from (it may have died long ago: it is not "running")."""
         chips = []
         created = self.facts.created if self.facts is not None else None
+        last_activity = self.last_activity()
         for s in self.segments:
             who = s.claimed_by or "first run"
             when = s.claimed_at or (created if s.index == 0 else None)
             message = f"; {s.terminal_message}" if s.terminal_message else ""
             started = f", {'claimed' if s.claimed_at else 'created'} {when}" if when else ""
+            heard = f", last activity {last_activity}" if s.ending == "running" and last_activity else ""
             title = (
                 f"process run #{s.index}: {who}{started}; seq {s.first_seq}-{s.last_seq}, {s.llm_calls} model "
                 f"calls, {s.tool_calls} tool results, in {s.in_tokens:,} / out {s.out_tokens:,} tokens{message}"
+                f"{heard}"
             )
+            heard_html = f' <span class="jt-muted">· last activity {esc(last_activity)}</span>' if heard else ""
             chips.append(
                 f'<a class="jt-segment jt-tone-{esc(_segment_tone(s.ending))}" data-segment="{s.index}" '
                 f'href="#{esc(self.anchor(s.first_seq))}" title="{esc(title)}">#{s.index} {esc(who)} → '
-                f"<b>{esc(s.ending)}</b></a>"
+                f"<b>{esc(ending_text(s.ending))}</b>{heard_html}</a>"
             )
         return (
             f'<div class="jt-segments"><span class="jt-segments-label">process runs ({len(self.segments)}):</span>'
@@ -475,8 +524,15 @@ class ConversationModel:
             + (f", next iteration <b>{esc(h['next_iteration'])}</b>" if "next_iteration" in h else "")
             + f", waiting for <b>{esc(h['waiting_for'] or 'nothing')}</b></div>"
         )
+        banner = self.why.banner()
+        last_activity = self.last_activity()
+        if self.why.terminal_reason is None and self.status == "open" and last_activity:
+            heard = f"last activity {last_activity}"
+            banner = Banner(
+                banner.tone, banner.title, banner.detail, f"{banner.note}; {heard}" if banner.note else heard
+            )
         return (
-            f'<div class="jt-header" id="jt-{self.uid}-header">{self.why.banner().to_html()}'
+            f'<div class="jt-header" id="jt-{self.uid}-header">{banner.to_html()}'
             f"<h3><code>{esc(h['run'])}</code> {status_badge(self.status)} "
             f'<span class="jt-muted">{esc(h.get("model") or "")}</span></h3>'
             f'{config}<div class="jt-counters">{counters}</div>{self.times_html()}{resume}{self.segments_html()}'
@@ -569,14 +625,24 @@ class ConversationModel:
         values: Values | None = None,
         budget: RenderBudget | None = None,
         target: int | None = None,
+        calls_shown: bool = True,
     ) -> str:
+        """One message. ``calls_shown``: the calls its tool results answer are in the same window; when they are
+        not (a window that starts at this message), the results are drawn here on their own."""
         where = f"seq {message.seq}"
         inner = "".join(self.part_html(part, where, values, budget) for part in message.parts)
-        if message.paired_results:
+        if message.paired_results and not calls_shown:
+            inner += "".join(
+                f"<h4>tool result for <code>{esc(part.label)}</code> <span class='jt-muted'>(its call is in an "
+                f"earlier message)</span></h4>"
+                f"{long_text(part.text, self.limit, values=values, label=f'{where} · result for {part.label}')}"
+                for part in message.paired_parts
+            )
+        elif message.paired_results:
             many = message.paired_results != 1
             results = f"{message.paired_results} tool result{'s' if many else ''}"
             calls = "their calls" if many else "its call"
-            inner += f"<i class='jt-muted jt-paired'>{results}, shown beside {calls} above</i>"
+            inner += f"<div class='jt-muted jt-paired'><i>{results}, shown beside {calls} above</i></div>"
         inner = inner or "<i class='jt-muted'>(no content)</i>"
         facts = self.turn_facts_html(message.seq) if message.role == "assistant" else ""
         if not facts and self.facts is not None and message.seq in self.facts.times:
@@ -622,7 +688,12 @@ class ConversationModel:
         budget = budget or RenderBudget()
         start = min(max(0, start), max(0, len(self.messages) - 1))
         shown = self.messages[start : start + self.page_size]
-        body = "".join(self.message_html(message, values, budget, target) for message in shown)
+        body = "".join(
+            self.message_html(
+                message, values, budget, target, calls_shown=message.paired_from is None or message.paired_from >= start
+            )
+            for message in shown
+        )
         if start + self.page_size >= len(self.messages):
             body += self.pending_html(values, budget, target)
         if not body:
@@ -659,7 +730,9 @@ class ConversationView:
         self.following = w.Button(description="later →", tooltip="the messages after these")
         self.previous.on_click(lambda _b: self.show_window(self.start - self.model.page_size))
         self.following.on_click(lambda _b: self.show_window(self.start + self.model.page_size))
-        self.page_label = w.Label()
+        # The label sizes to its text (a fixed-width label cut "(page 2 of 9)" to "(pag").
+        self.page_label = w.Label(layout=w.Layout(width="auto", flex="0 0 auto"))
+        self.page_label.add_class("jt-page-label")
         self._targets: list[Target] = []
         self.jump = w.Dropdown(options=[("jump to…", -1)], value=-1, layout=w.Layout(width="22em"))
         self.jump.observe(self._on_jump, names="value")
@@ -674,7 +747,10 @@ class ConversationView:
         self.seq_button = w.Button(description="go", tooltip="show the message of this record seq")
         self.seq_button.layout.width = "4em"
         self.seq_button.on_click(lambda _b: self.jump_to_seq(int(self.seq_box.value)))
-        nav = w.HBox([self.previous, self.page_label, self.following, self.jump, self.seq_box, self.seq_button])
+        # The seq box and its "go" wrap together: a button alone on a line says nothing.
+        seq_group = w.HBox([self.seq_box, self.seq_button])
+        seq_group.add_class("jt-seq-group")
+        nav = w.HBox([self.previous, self.page_label, self.following, self.jump, seq_group])
         nav.add_class("jt-pager")
         nav.add_class("jt-conversation-nav")
         self.body = w.HTML()
@@ -736,6 +812,8 @@ class ConversationView:
         shown = f"messages {start + 1:,}-{last:,} of {total:,}" if total else "no messages"
         in_flight = " + the turn in flight" if model.pending is not None and last >= total else ""
         self.page_label.value = f"{shown}{in_flight} ({page})"
+        # The box reads the seq of the first message shown (what "go" would show again), not a stale 0.
+        self.seq_box.value = min(int(self.seq_box.max), model.messages[start].seq) if total else 0
         self.previous.disabled = start <= 0
         self.following.disabled = start + model.page_size >= total
         self.rest_choice.options = [(label, key) for key, label in self.values.labels.items()]
@@ -747,6 +825,7 @@ class ConversationView:
     def jump_to_seq(self, seq: int) -> None:
         """Show the window that starts at the message of record ``seq`` (the turn in flight for its seqs)."""
         self.show_window(self.model.window_start(seq), target=self.model.anchor_seq(seq))
+        self.seq_box.value = min(max(0, seq), int(self.seq_box.max))  # the seq asked for, not the window's first
 
     def _on_jump(self, change: dict[str, Any]) -> None:
         index = int(change["new"])

@@ -24,10 +24,11 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from journaltools._readable import attention_rank, shorten_middle
 from journaltools.folding import STATUSES, FoldResult
 from journaltools.protocol.blocks import Message
 from journaltools.widgets._facts import Prices, Tokens, check_prices, cost_text
-from journaltools.widgets._html import STATUS_TONES, STYLE, esc, status_badge, themed
+from journaltools.widgets._html import STATUS_TONES, STYLE, esc, id_html, status_badge, themed
 from journaltools.widgets._why import Why, reason_text
 
 if TYPE_CHECKING:
@@ -64,6 +65,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("task_state", "task", priority=6),
 )
 SORT_KEYS: tuple[str, ...] = (*(column.key for column in COLUMNS), "last_seq")
+
+#: A run id longer than this is shortened in its middle in the table (the whole id in the tooltip).
+RUN_SHOWN = 28
 
 #: Rows shown per page unless the caller says otherwise.
 DEFAULT_ROWS_PER_PAGE = 25
@@ -358,7 +362,10 @@ class RunBrowserModel:
         # Unknown values (None) always sort last, whichever the direction.
         known = [row for row in kept if getattr(row, key) is not None]
         unknown = [row for row in kept if getattr(row, key) is None]
-        known.sort(key=lambda row: (getattr(row, key), row.run), reverse=self.descending)
+        if key == "status":  # by what needs a person first (invalid, error, open, ...), not A to Z
+            known.sort(key=lambda row: (attention_rank(row.status), row.run), reverse=self.descending)
+        else:
+            known.sort(key=lambda row: (getattr(row, key), row.run), reverse=self.descending)
         return known + sorted(unknown, key=lambda row: row.run)
 
     @property
@@ -439,7 +446,7 @@ class RunBrowserModel:
             cells = []
             for column in columns:
                 if column.key == "run":
-                    cells.append(f"<td><code>{esc(row.run)}</code></td>")
+                    cells.append(f"<td>{id_html(row.run)}</td>")
                 elif column.key == "status":
                     cells.append(f"<td>{status_badge(row.status)}</td>")
                 else:
@@ -472,6 +479,17 @@ def load_source(
         raise
     return RunBrowserModel.from_tables(tables), RunFolds(backend, owned=True)
 
+
+#: Escape closes the opened run when the keyboard focus is inside the browser: one fixed handler (no journal text
+#: in it), installed once per page by an image that cannot load (an HTML widget runs no <script>), which clicks
+#: the opened pane's close button.
+ESCAPE_CLOSES = (
+    '<img alt="" hidden src="data:," onerror="if (!window.__jtEscapeCloses) { window.__jtEscapeCloses = true; '
+    "document.addEventListener('keydown', function (event) { if (event.key !== 'Escape') return; "
+    "var inside = event.target &amp;&amp; event.target.closest ? event.target.closest('.jt-browser') : null; "
+    "var close = inside ? inside.querySelector('.jt-detail .jt-close') : null; "
+    'if (close &amp;&amp; close.offsetParent) { event.stopPropagation(); close.click(); } }, true); }">'
+)
 
 #: The browser's own styles: buttons made to look and behave like the cells of a table. Column widths fit
 #: their label plus the sort arrow; the container queries hide columns by priority as the notebook narrows.
@@ -527,6 +545,12 @@ BROWSER_STYLE = """<style>
 .jt-browser .jt-col-updated { flex: 0 0 11em; }
 .jt-browser .jt-col-task_state { flex: 0 0 7em; }
 .jt-browser .jt-col-reason { min-width: 14em; }
+/* Beats the cells' min-width: 0 (more specific): with "all columns" the reason keeps a readable width instead of
+   being squeezed to a sliver, and every row (and the header) is as wide as the next, so they stay aligned. */
+.jt-browser .jupyter-button.jt-col-reason { min-width: 16em; }
+.jt-browser .jupyter-button:focus-visible { outline: 2px solid var(--jt-brand); outline-offset: -2px;
+    box-shadow: none; }
+.jt-browser .jt-tr:focus-within { box-shadow: inset 3px 0 0 var(--jt-brand); }
 .jt-browser .jupyter-button.jt-td.jt-col-status::before { content: ""; display: inline-block; width: 8px;
     height: 8px; border-radius: 50%; margin-right: 6px; background: var(--jt-tone); }
 .jt-browser .jt-pager { align-items: center; gap: 6px; overflow: visible; flex-wrap: wrap; }
@@ -603,6 +627,9 @@ class RunBrowser:
             cells = [self._cell_button("jt-td", column) for column in self.columns]
             for cell in cells:
                 cell.on_click(lambda _button, i=index: self._on_row_click(i))
+                # One tab stop per row (its run id; Enter opens it): a row of seven stops made the pager 163
+                # presses away from the search box.
+                cell.tabbable = cell is cells[0]
             row = w.HBox(cells)
             row.add_class("jt-tr")
             self.row_widgets.append(row)
@@ -625,6 +652,9 @@ class RunBrowser:
         self.previous_run.on_click(lambda _button: self._step(-1))
         self.next_run.on_click(lambda _button: self._step(1))
         self.close_button.on_click(lambda _button: self.select(None))
+        self.close_button.add_class("jt-close")
+        keys = w.HTML(ESCAPE_CLOSES)
+        keys.layout.display = "none"
         self.detail_title = w.HTML()
         bar = w.HBox([self.close_button, self.previous_run, self.next_run, self.detail_title])
         bar.add_class("jt-detail-bar")
@@ -636,7 +666,9 @@ class RunBrowser:
         style.layout.display = "none"  # a <style> applies wherever it sits in the page
         table = w.VBox([head, *self.row_widgets])
         table.add_class("jt-rows")  # header and rows scroll sideways together when the notebook is narrow
-        self.widget = w.VBox([style, toolbar, self.detail, table, pager])
+        # The pager sits right under the toolbar, before the opened run and the rows, so the keyboard reaches it
+        # in a few presses from the search box (and it stays put above a long opened run).
+        self.widget = w.VBox([style, toolbar, pager, self.detail, table, keys])
         self.widget.add_class("jt")
         self.widget.add_class("jt-browser")
         self._render()
@@ -657,15 +689,20 @@ class RunBrowser:
     @classmethod
     def from_source(
         cls,
-        url: str,
+        url: str | None = None,
         progress: bool | None = None,
         rows_per_page: int | None = None,
         task_store: str | os.PathLike[str] | TaskStore | None = None,
         prices: Prices | None = None,
     ) -> RunBrowser:
-        """Load a source's runs (a progress bar in a notebook) and browse them; ``task_store`` as for
+        """Load a source's runs (a progress bar in a notebook) and browse them; no ``url`` reads the runtime's
+        own directory, as ``journaltools ls`` does (``journaltools.default_source()``); ``task_store`` as for
         ``load_source``; ``prices`` (model → price per million tokens of ``input``, ``output``, ``cache_read``,
         ``cache_create``: your own table, none is bundled) adds a cost column."""
+        if url is None:
+            from journaltools.backends.registry import default_source
+
+            url = str(default_source())
         model, loader = load_source(url, progress=progress, task_store=task_store)
         return cls(model, loader, rows_per_page=rows_per_page, prices=prices)
 
@@ -728,7 +765,8 @@ class RunBrowser:
             row_widget._dom_classes = ("jt-tr", "jt-selected") if row.run == self.selected else ("jt-tr",)
             for column, cell in zip(self.columns, cells, strict=True):
                 text = row.cell(column.key)
-                cell.description = text
+                # A long run id keeps both ends (ids share prefixes); the whole id is in the tooltip.
+                cell.description = shorten_middle(text, RUN_SHOWN) if column.key == "run" else text
                 cell.tooltip = f"{row.run}: {text}" if column.key == "reason" else text
                 if column.key == "status":
                     tone = STATUS_TONES.get(row.status, "muted")
@@ -748,12 +786,17 @@ class RunBrowser:
         and the pane's bar takes the focus so the browser brings the run's header into view."""
         from journaltools.widgets.conversation import ConversationModel, ConversationView
 
-        self.selected = run
+        closed, self.selected = self.selected, run
         if run is None:
             self.detail_body.children = ()
             self.detail.layout.display = "none"
             self.conversation = None
             self._render()
+            # The keyboard goes back to the row of the run just closed (or the search box), not to the page top.
+            if closed in self._row_runs:
+                self.row_cells[self._row_runs.index(closed)][0].focus()
+            else:
+                self.filter_box.focus()
             return
         page = self.model.page_of(run)
         if page is not None and page != self.model.page:
@@ -785,7 +828,8 @@ class RunBrowser:
         previous_run, next_run = self.model.neighbour(run, -1), self.model.neighbour(run, 1)
         self.previous_run.disabled, self.previous_run.tooltip = previous_run is None, previous_run or ""
         self.next_run.disabled, self.next_run.tooltip = next_run is None, next_run or ""
-        self.detail_title.value = themed(f"<b>opened</b> <code>{esc(run)}</code>")
+        # A long id is shortened here too, with its copy button (the header below shows it whole).
+        self.detail_title.value = themed(f"<b>opened</b> {id_html(run, 40)}")
         self.detail_body.children = (body,)
         self.detail.layout.display = ""
         if self.conversation is not None and self._shown_once:

@@ -14,7 +14,7 @@ from typing import Any
 
 from journaltools.protocol.findings import SEVERITY_RANK
 from journaltools.turnjournal.analysis import TurnAudit, TurnFinding
-from journaltools.widgets._html import esc, long_text, severity_badge, status_badge, themed
+from journaltools.widgets._html import esc, id_html, long_text, severity_badge, status_badge, themed
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,14 +156,14 @@ class TurnCheckpointsModel:
             )
             if row.problem is not None:
                 findings += f"<div>{long_text(row.problem, 160)}</div>"
-            runs = " ".join(f"<code>{esc(r.run)}</code> {status_badge(r.status)}" for r in row.runs) or "—"
+            runs = " ".join(f"{id_html(r.run)} {status_badge(r.status)}" for r in row.runs) or "—"
             flag = " jt-turn-attention" if row.findings else ""
             revision = row.revision if row.revision is not None else "—"
             body.append(
                 f'<tr class="jt-turn{flag}" data-key="{esc(row.key)}">'
-                f"<td>{esc(row.workspace_id or '—')}</td><td><code>{esc(row.task_id or row.key)}</code></td>"
+                f"<td>{id_html(row.workspace_id)}</td><td>{id_html(row.task_id or row.key)}</td>"
                 f"<td>{esc(row.phase or 'unreadable')}</td><td>{esc(revision)}</td>"
-                f"<td>{esc(row.owner_identity or '—')}</td><td>{esc(_age_text(row.age_s))}</td>"
+                f"<td>{id_html(row.owner_identity)}</td><td>{esc(_age_text(row.age_s))}</td>"
                 f"<td>{esc(row.tool_calls)}</td><td>{findings or '—'}</td><td>{runs}</td></tr>"
             )
         loose = "".join(
