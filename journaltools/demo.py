@@ -1,11 +1,13 @@
 """``make demo`` (or ``python -m journaltools.demo``): the main job on the bundled samples, start to finish.
 
-The listing of the bundled fisk-ai journals, a stuck run shown (suspended on a deferred call: why it stopped
-and what it waits for), a resumed one, the audit written to Parquet and read back, then the samples migrated
-into an embedded JetStream server (an ``embedded:DIR`` source on a scratch store) and the two listings
-compared: they differ only where the runtime's two listing rules are documented to (``documented``,
-``summary_rule``), never by a ``discrepancy``. It ends by saying what to open next. From a checkout it uses
-``data/samples``; from an installed package it writes the samples into ``out/samples`` first.
+The listing of the bundled fisk-ai journals (both generations: the August build's and the newest line's), a
+stuck run shown (suspended on a deferred call: why it stopped and what it waits for), the same story as the
+newest line writes it (every message dated, the agent, each call's provider kind), a resumed one, the audit
+written to Parquet and read back, then the samples migrated into an embedded JetStream server (an
+``embedded:DIR`` source on a scratch store) and the two listings compared: they differ only where the runtime's
+two listing rules are documented to (``documented``, ``summary_rule``), never by a ``discrepancy``. It ends by
+saying what to open next. From a checkout it uses ``data/samples``; from an installed package it writes the
+samples into ``out/samples`` first.
 
 ``python -m journaltools.demo --runs 5000`` does the audit at scale, on generated journals.
 """
@@ -43,6 +45,8 @@ def run_demo(samples: Path | None = None, out: Path = DEFAULT_OUT) -> int:
     status = cli(["ls", source])
     banner(f"journaltools show {source} {STUCK_RUN}   (why it stopped, and what it waits for)")
     status |= cli(["show", source, STUCK_RUN])
+    banner(f"journaltools show {source} newest-{STUCK_RUN}   (the newest line: dated, the agent, provider kinds)")
+    status |= cli(["show", source, f"newest-{STUCK_RUN}"])
     banner(f"journaltools show {source} resumed-mid-batch   (a crash, then a resume's claim mid-batch)")
     status |= cli(["show", source, "resumed-mid-batch"])
     banner(f"journaltools audit {source} --parquet {out}")

@@ -47,7 +47,9 @@ def notebook(cells: list[tuple[str, str]]) -> nbformat.NotebookNode:
 EXPLORE = [
     (
         "md",
-        "# 01 — Explore runs\n\nLoad the sample journals (fisk-ai runstate version 3) and browse the runs. "
+        "# 01 — Explore runs\n\nLoad the sample journals and browse the runs: each story is there twice, as fisk-ai's "
+        "August build writes it (format version 3) and as its newest line does (format version 1, run ids "
+        "`newest-…`: every record dated, the agent, each tool call's provider). "
         "**Click a row** to open its conversation in a pane above the table (it scrolls into view; *close* or "
         "Escape closes it), **click a column header** to sort (again to reverse), type in the filter box or pick statuses to narrow the list. *why it stopped* says how each run "
         "ended: the terminal's message, the deferred calls it waits on, the calls of a turn in flight, or the "
@@ -68,6 +70,25 @@ EXPLORE = [
         "    print(f'{row.run:32} {row.status:10} pending={row.pending_calls} {row.reason[:80]}')\n"
         "print(model.status_counts())\n"
         "assert {'completed', 'suspended', 'invalid'} <= set(model.status_choices)",
+    ),
+    (
+        "md",
+        "Both generations side by side. A journal's meta record says which build wrote it, and journaltools reads "
+        "each by its own build's rules: the `generation` column. The same story can end differently: a newest run "
+        "that journaled anything after its last terminal (here memory revisions) is `open` again, as the newest "
+        "runtime lists it, where the August build names its last terminal. Only the newest line dates its records "
+        "(`ended`, `updated`), names the agent, and counts calls by provider.",
+    ),
+    (
+        "code",
+        "import journaltools as jt\n\n"
+        "runs = jt.load(SAMPLES, strict=False).to_pandas().runs\n"
+        "print(runs.groupby('generation', dropna=False).size().to_string())\n"
+        "pairs = ['memory-after-terminal', 'newest-memory-after-terminal', 'deferred-waiting', 'newest-deferred-waiting']\n"
+        "side = runs[runs.run.isin(pairs)].set_index('run').loc[pairs]\n"
+        "print(side[['generation', 'status', 'reopened', 'agent', 'ended', 'turns', 'tool_calls']].to_string())\n"
+        "assert set(runs.generation.dropna()) == {'newest', 'august'}\n"
+        "assert side.loc['newest-memory-after-terminal', 'status'] == 'open' != side.loc['memory-after-terminal', 'status']",
     ),
     (
         "md",

@@ -754,7 +754,9 @@ def test_in_jupyterlab_a_findings_seq_link_scrolls_to_its_message(lab: tuple[Any
     """4 and 5: messages are labelled with their record seq, and a finding's seq link brings it into view."""
     page, _ = lab
     set_lab_theme(page, theme)
-    link = page.locator(".jt-seq-link").first
+    # The finding the notebook marks far down the long run's first page (other conversations have findings too).
+    far = all_folds()["long-run"].message_seqs[45]
+    link = page.locator(f".jt-seq-link[data-seq='{far}']").first
     seq = link.get_attribute("data-seq")
     target = page.locator(f".jt-msg[data-seq='{seq}']", has_text=f"seq {seq}").first
     link.scroll_into_view_if_needed()

@@ -462,8 +462,8 @@ def test_show_tail_and_from_seq_show_the_end_of_a_long_run(capsys: pytest.Captur
 def test_show_dates_the_run_in_its_header(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys, "show", str(FILES), TERMINAL_ERROR)
     created = next(row["created"] for row in ls_json(capsys) if row["run"] == TERMINAL_ERROR)
-    second = out.splitlines()[1]
-    assert code == 0 and second.startswith(f"created {created} · last activity 20")
+    dated = next(line for line in out.splitlines() if line.startswith("created "))
+    assert code == 0 and dated.startswith(f"created {created} · last activity 20")
 
 
 def test_the_generator_is_named_in_the_help(capsys: pytest.CaptureFixture[str]) -> None:

@@ -247,3 +247,18 @@ def test_a_journal_whose_meta_run_id_is_not_its_name_is_listed_with_both(
     assert "run_id_mismatch" in captured.err
     result = fold(built.records, run="3TheFileSaysThis")
     assert [f.code for f in result.findings] == ["run_id_mismatch"] and result.status == "completed"
+
+
+def test_show_says_which_build_wrote_the_run_and_dates_each_message(capsys: pytest.CaptureFixture[str]) -> None:
+    samples = Path(__file__).resolve().parent.parent / "data" / "samples"
+    assert main(["show", str(samples), "newest-memory-after-terminal"]) == 0
+    newest = capsys.readouterr().out
+    assert "written by the newest line (format version 1) · agent ops" in newest
+    assert "reopened: records follow the last terminal" in newest and newest.startswith("run newest-memory-after-")
+    assert any(line.startswith("[seq 1] user  2026-11-29T") for line in newest.splitlines())
+    assert main(["show", str(samples), "memory-after-terminal"]) == 0
+    august = capsys.readouterr().out
+    assert "written by the August build (format version 3)" in august and "reopened" not in august
+    # An August record carries no time: only the prompt is dated, by meta.created (the newest fold's rule).
+    assert any(line.startswith("[seq 1] user  2026-11-29T09:30:00") for line in august.splitlines())
+    assert any(line == "[seq 2] assistant" for line in august.splitlines())

@@ -15,6 +15,7 @@ from journaltools.folding.state import COUNTER_NAMES
 from journaltools.protocol.blocks import Block
 from journaltools.protocol.encode import encode_go_json
 from journaltools.protocol.findings import Finding
+from journaltools.protocol.generations import AUGUST
 from journaltools.protocol.kinds import ZERO_TIME
 
 if TYPE_CHECKING:
@@ -160,7 +161,9 @@ def cmd_show(args: argparse.Namespace) -> int:
             raise UsageError("--tail and --from-seq shape the readable output; --json always holds the whole run")
         _emit_json(document)
     else:
-        _print_run(document, result, first=_first_shown(result, args.tail, args.from_seq), times=_times_line(read))
+        _print_run(
+            document, result, first=_first_shown(result, args.tail, args.from_seq), times=_times_line(read, result)
+        )
     return 0
 
 
@@ -178,17 +181,22 @@ def _first_shown(result: FoldResult, tail: int | None, from_seq: int | None) -> 
     return first
 
 
-def _times_line(read: RunRead) -> str | None:
-    """``created ... · last activity ...``: the journal's own creation time and the store's latest time (the
-    file's modification time, or the newest message time), so a post-mortem dates what it reads."""
+def _times_line(read: RunRead, result: FoldResult) -> str | None:
+    """``created ... · last activity ...``: the journal's own creation time and its latest time (the newest line's
+    last dated record; else the file's modification time, or the newest message time), so a post-mortem dates
+    what it reads."""
     from journaltools.cli._output import _text
+    from journaltools.tables.columns import go_time
 
     meta = read.records[0].record.meta if read.records and read.records[0].record.kind == "meta" else None
     created = meta.created if meta is not None else None
-    times = [stored.time for stored in read.records if stored.time is not None]
-    latest = max(times) if times else None
-    if read.updated is not None and (latest is None or read.updated > latest):
-        latest = read.updated
+    dated = [go_time(record.time) for record in read.typed() if record.time]
+    latest = max((time for time in dated if time is not None), default=None)
+    if latest is None:
+        times = [stored.time for stored in read.records if stored.time is not None]
+        latest = max(times) if times else None
+        if read.updated is not None and (latest is None or read.updated > latest):
+            latest = read.updated
     parts = [f"created {created}"] if created else []
     if latest is not None:
         parts.append(f"last activity {_text(latest)}")
@@ -197,12 +205,20 @@ def _times_line(read: RunRead) -> str | None:
 
 def _print_run(document: dict[str, Any], result: FoldResult, *, first: int = 0, times: str | None = None) -> None:
     _say(f"run {document['run']}: {document['status']}")
+    state = result.state
+    if state is not None:
+        agent = f" · agent {state.agent}" if state.agent else ""
+        _say(f"written by {state.generation.title}{agent}")
     if times:
         _say(times)
-    terminal = result.state.terminal if result.state is not None else None
+    terminal = state.terminal if state is not None else None
     if terminal is not None:
         said = f": {terminal.message}" if terminal.message else ""
-        _say(f"ended: {terminal.reason}{said}")
+        at = f" at {state.ended}" if state is not None and state.ended != ZERO_TIME else ""
+        _say(f"ended: {terminal.reason}{said}{at}")
+        if state is not None and state.reopened and state.generation is not AUGUST:
+            # The August build lists the last terminal whatever follows it; the newest line reopens the run.
+            _say("reopened: records follow the last terminal, so the runtime lists the run open again")
     if document["stale_terminal"]:
         _say("a new turn follows the last terminal: the status names the previous turn's ending")
     resume = document["resume"]
@@ -230,12 +246,14 @@ def _print_run(document: dict[str, Any], result: FoldResult, *, first: int = 0, 
     seqs = result.message_seqs
     if first > 0:
         _say(f"\n({first:,} earlier messages not shown; --tail and --from-seq choose where to start)")
+    message_times = state.times if state is not None else []
     for index, message in enumerate(result.messages):
         if index < first:
             continue
-        # Labelled by the record's seq, the number every finding and ending names.
+        # Labelled by the record's seq, the number every finding and ending names, and when it was journaled.
         seq = seqs[index] if index < len(seqs) else "?"
-        _say(f"\n[seq {seq}] {message.role}")
+        time = message_times[index] if index < len(message_times) else ZERO_TIME
+        _say(f"\n[seq {seq}] {message.role}" + (f"  {time}" if time != ZERO_TIME else ""))
         for block in message.content or ():
             _say(_block_line(block))
     pending = result.state.pending if result.state is not None else None
@@ -244,7 +262,7 @@ def _print_run(document: dict[str, Any], result: FoldResult, *, first: int = 0, 
         # asked for last (what a post-mortem of a stuck run opens it for), thinking in full.
         _say(
             f"\n[seq {pending.seq}] assistant, turn in flight (not committed): iteration {pending.iteration}, "
-            f"stop reason {pending.stop_reason or '-'}"
+            f"stop reason {pending.stop_reason or '-'}" + (f", at {pending.time}" if pending.time != ZERO_TIME else "")
         )
         for block in pending.assistant.content or ():
             if block.thinking is not None and block.thinking.text:
@@ -256,15 +274,15 @@ def _print_run(document: dict[str, Any], result: FoldResult, *, first: int = 0, 
             _say(f"  <- {done.tool_use_id}{flag}: {done.content}")
     for call in result.pending_calls:
         deferred = call.deferred
-        state = "not yet run" if deferred is None else "deferred"
+        where = "not yet run" if deferred is None else "deferred"
         if deferred is not None and deferred.note:
-            state += f" ({deferred.note})"
+            where += f" ({deferred.note})"
         if deferred is not None and deferred.handle:
-            state += f" [handle {deferred.handle}]"
+            where += f" [handle {deferred.handle}]"
         if call.call_approved:
-            state += ", approved once"
+            where += ", approved once"
         shown = call.input.decode("utf-8", "replace")
-        _say(f"\npending: {call.name}({shown}) [{call.id}]: {state}")
+        _say(f"\npending: {call.name}({shown}) [{call.id}]: {where}")
     if document["approvals"]:
         _say("\nstanding approvals: " + ", ".join(document["approvals"]))
     if document["findings"]:

@@ -21,7 +21,7 @@ from journaltools.folding import FoldResult
 from journaltools.folding.state import COUNTER_NAMES
 from journaltools.protocol.blocks import Message
 from journaltools.protocol.findings import Finding
-from journaltools.protocol.generations import AUGUST
+from journaltools.protocol.generations import AUGUST, generation_of_version
 from journaltools.protocol.journal import typed_records
 from journaltools.protocol.kinds import ZERO_TIME, Meta, Record
 from journaltools.tables.columns import digest12, findings_table, go_time, strings_repeated, with_source
@@ -39,6 +39,12 @@ from journaltools.tables.schema import (
 
 def _columns(schema: pa.Schema) -> dict[str, list[Any]]:
     return {f.name: [] for f in schema}
+
+
+def _generation_name(meta: Meta | None) -> str | None:
+    """Which build wrote the journal, from its meta record's version (also for a journal that did not fold)."""
+    generation = generation_of_version(meta.version) if meta is not None else None
+    return generation.name if generation is not None else None
 
 
 def _meta_of(records: Sequence[Record]) -> Meta | None:
@@ -180,7 +186,7 @@ class TablesBuilder:
         values: dict[str, Any] = {
             "run": read.run,
             "status": status,
-            "generation": state.generation.name if state is not None else None,
+            "generation": _generation_name(meta),
             "created": go_time(meta.created) if meta is not None else None,
             # The newest line dates a run by its last record; an undated one (and every August one) by the store.
             "updated": go_time(last_time) if last_time else read.updated,
