@@ -497,3 +497,23 @@ def test_show_says_no_ending_recorded_not_running(capsys: pytest.CaptureFixture[
     code, out, _ = run_cli(capsys, "show", str(FILES), ends_on_claim)
     assert code == 0 and "no ending recorded" in out and "running" not in out
     assert [s["ending"] for s in show_json(capsys, str(FILES), ends_on_claim)["segments"]][-1] == "running"
+
+
+def test_ls_filters_by_agent_and_prefix_as_the_newest_runtime_lists(capsys: pytest.CaptureFixture[str]) -> None:
+    """The newest runtime's ListFilter: the rows it kept for {Agent: ops}, {Agent: billing} and {Prefix: "3"} (a
+    run naming no agent is kept by any agent filter). journaltools also lists the journals it refuses, invalid."""
+    calls = [
+        json.loads(line)
+        for line in (CORPUS / "newest" / "listing-file.jsonl").read_text().splitlines()
+        if json.loads(line).get("call") == "List"
+    ]
+    assert len(calls) == 3
+    for call in calls:
+        options = ["--agent", call["filter"]["agent"]] if call["filter"]["agent"] else []
+        options += ["--prefix", call["filter"]["prefix"]] if call["filter"]["prefix"] else []
+        code, out, _ = run_cli(capsys, "ls", "--json", str(NEWEST_FILES), *options)
+        rows = json.loads(out)
+        assert code == 0
+        assert sorted(row["run"] for row in rows if row["status"] != "invalid") == sorted(call["run_ids"]), call
+    code, out, _ = run_cli(capsys, "ls", "--json", "--generation", "august", str(NEWEST_FILES), str(FILES))
+    assert code == 0 and {row["generation"] for row in json.loads(out)} == {"august"}

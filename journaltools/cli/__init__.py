@@ -170,6 +170,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--until", type=_moment, metavar="TIME", help="only runs created at or before TIME (as for --since)"
     )
     ls.add_argument(
+        "--agent",
+        metavar="NAME",
+        help="only runs of this agent, as the newest runtime's listing filters: a run that names no agent (every "
+        "August run) is kept whatever NAME is",
+    )
+    ls.add_argument("--prefix", metavar="TEXT", help="only runs whose id starts with TEXT")
+    ls.add_argument(
+        "--generation",
+        choices=["newest", "august"],
+        help="only runs written by this build: newest (format version 1) or august (format version 3)",
+    )
+    ls.add_argument(
         "--sort",
         choices=LS_SORT_KEYS,
         help="order the runs: status by what needs attention first (invalid, error, open, suspended, budget, "

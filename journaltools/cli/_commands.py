@@ -118,11 +118,18 @@ def _moment_of(text: Any) -> datetime | None:
 
 
 def _kept_rows(rows: Iterable[dict[str, Any]], args: argparse.Namespace) -> Iterator[dict[str, Any]]:
-    """The rows ``--status``, ``--since`` and ``--until`` keep, as they come (a run without a known time is
-    left out by a time bound: nothing says it falls inside)."""
+    """The rows ``--status``, ``--agent``, ``--prefix``, ``--generation``, ``--since`` and ``--until`` keep, as they
+    come (a run without a known time is left out by a time bound: nothing says it falls inside)."""
     wanted = {status for chosen in args.status or () for status in chosen}
     for row in rows:
         if wanted and row["status"] not in wanted:
+            continue
+        # The runtime's ListFilter: a run with no agent matches any agent asked for (MatchesAgent).
+        if args.agent and row.get("agent") and row["agent"] != args.agent:
+            continue
+        if args.prefix and not row["run"].startswith(args.prefix):
+            continue
+        if args.generation and row.get("generation") != args.generation:
             continue
         if args.since is not None:
             active = _activity(row)
