@@ -17,11 +17,14 @@ import pytest
 
 from journaltools import fold, load, open_source
 from journaltools.backends.file import FileBackend
+from journaltools.backends.scan import MAX_FINDINGS_PER_CODE, MAX_JOURNAL_BYTES_VARIABLE, MAX_JOURNAL_RECORDS_VARIABLE
 from journaltools.cli import main
-from journaltools.errors import CorruptJournal
+from journaltools.errors import CorruptJournal, JournalTooLarge
 from journaltools.generate import text
 from journaltools.protocol import _canonical, native  # type: ignore[attr-defined]
+from journaltools.protocol import journal as journal_module
 from journaltools.protocol.credentials import HIDDEN
+from journaltools.protocol.decode import DecodedLine
 from journaltools.protocol.encode import encode_record
 from journaltools.protocol.journal import read_file_journal
 from tests.builders import CLAIMANT, CREATED, journal
@@ -231,3 +234,99 @@ def test_row8_no_repr_shows_the_conversation_token_and_the_bytes_keep_it(tmp_pat
     assert TOKEN.encode() in read.records[0].raw
     assert records[0].meta is not None and records[0].meta.conversation_token == TOKEN
     assert encode_record(records[0]) == data.splitlines()[0] or not canonical
+
+
+# -- 1: a bound on records per journal -------------------------------------------------------------------------------
+
+
+def _peak_of(argv: list[str], timeout: float = 300) -> tuple[int, float, str]:
+    """``journaltools`` with ``argv`` in a fresh interpreter: its exit status, the peak of Python's own allocations
+    (MB) and its standard error, standard output going nowhere."""
+    probe = (
+        "import os, sys, tracemalloc\n"
+        "from journaltools.cli import main\n"
+        "tracemalloc.start()\n"
+        "os.dup2(os.open(os.devnull, os.O_WRONLY), 1)\n"
+        "code = main(sys.argv[1:])\n"
+        "print(code, tracemalloc.get_traced_memory()[1] / 2**20, file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *argv], capture_output=True, text=True, timeout=300, check=False
+    )
+    code, peak_mb = done.stderr.strip().splitlines()[-1].split()
+    return int(code), float(peak_mb), done.stderr
+
+
+def test_row1_a_million_zero_records_are_journal_too_large_in_bounded_memory(tmp_path: Path) -> None:
+    (tmp_path / "zeros.json").write_bytes(b"{}\n" * 1_000_000)
+    (tmp_path / "good.json").write_bytes(_completed("good"))
+    code, peak_mb, err = _peak_of(["ls", str(tmp_path)])
+    assert code == 0 and "journal_too_large" in err and "unexpected error" not in err, err[-500:]
+    assert MAX_JOURNAL_RECORDS_VARIABLE in err and MAX_JOURNAL_BYTES_VARIABLE in err, "both bounds are named"
+    assert "1,000,000 records" in err
+    # Read record by record the journal took some 800 MB; refused, it is its 3 MB and counting arrays.
+    assert peak_mb < 60, peak_mb
+    code, peak_mb, err = _peak_of(["audit", str(tmp_path)])
+    assert code == 0 and "unexpected error" not in err and peak_mb < 120, (peak_mb, err[-500:])
+    for fold_runs in (True, False):
+        tables = load(tmp_path, strict=False, fold=fold_runs, workers=0)
+        codes = {(row["run"], row["code"]) for row in tables.findings.to_pylist()}
+        assert ("zeros", "journal_too_large") in codes
+        assert set(tables.records.column("run").to_pylist()) == {"good"}
+
+
+@pytest.mark.parametrize("native_scanner", [True, False])
+def test_row1_the_record_bound_is_set_by_its_variable_on_every_path(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, native_scanner: bool
+) -> None:
+    monkeypatch.setenv(MAX_JOURNAL_RECORDS_VARIABLE, "3")
+    (tmp_path / "three.json").write_bytes(
+        _completed("three").replace(b"\n", b"\n \n\n", 1)
+    )  # blank lines are no records
+    built = journal("four")
+    built.user("more")
+    built.assistant(text("hi"))
+    built.terminal("completed")
+    (tmp_path / "four.json").write_bytes(built.journal_bytes())
+    (tmp_path / "junk.json").write_bytes(_completed("junk") + b"x\n")
+    with contextlib.nullcontext() if native_scanner else native.disabled():
+        for fold_runs in (True, False):
+            tables = load(tmp_path, strict=False, fold=fold_runs, workers=0)
+            too_large = {row["run"] for row in tables.findings.to_pylist() if row["code"] == "journal_too_large"}
+            assert too_large == {"four", "junk"}
+            assert set(tables.records.column("run").to_pylist()) == {"three"}
+        with pytest.raises(JournalTooLarge, match="4 records"):
+            FileBackend(tmp_path).read_run("four")
+
+
+# -- 4: undecodable lines past the findings kept ---------------------------------------------------------------------
+
+
+def test_row4_lines_past_the_findings_kept_are_counted_without_being_decoded(monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = _completed("junk").splitlines(keepends=True)
+    data = lines[0] + b"x\n" * 50_000 + b"[1]\n" * 1_000 + b" \n" + b"".join(lines[1:]) + b"garbage"
+    calls = 0
+    decode_line = journal_module.decode_line
+
+    def counting(line: bytes) -> DecodedLine:
+        nonlocal calls
+        calls += 1
+        return decode_line(line)
+
+    monkeypatch.setattr(journal_module, "decode_line", counting)
+    read = read_file_journal(data)
+    assert len(read.corrupt) == MAX_FINDINGS_PER_CODE and read.corrupt_more == 51_000 - MAX_FINDINGS_PER_CODE
+    assert [stored.record.seq for stored in read.records] == [1, 2, 3]
+    assert read.torn_tail is not None and "invalid character 'g'" in read.torn_tail.reason
+    # The kept lines, the records and the torn tail; never the 50,900 lines only counted.
+    assert calls <= MAX_FINDINGS_PER_CODE + 10, calls
+
+
+def test_row4_sixteen_mib_of_junk_lines_list_and_audit_quickly(tmp_path: Path) -> None:
+    (tmp_path / "junk.json").write_bytes(_completed("junk") + b"x\n" * (8 << 20))
+    (tmp_path / "good.json").write_bytes(_completed("good"))
+    for argv in (["ls", str(tmp_path)], ["audit", str(tmp_path)]):
+        # A second or two; each line decoded, as before, took more than a minute.
+        code, peak_mb, err = _peak_of(argv, timeout=45)
+        assert code == 0 and "unexpected error" not in err and peak_mb < 120, (argv, peak_mb, err[-500:])
+    assert "journal_too_large" in _peak_of(["ls", str(tmp_path)])[2]
