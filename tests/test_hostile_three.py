@@ -8,6 +8,7 @@ the fix.
 from __future__ import annotations
 
 import contextlib
+import json
 import subprocess
 import sys
 from array import array
@@ -19,7 +20,7 @@ from journaltools import fold, load, open_source
 from journaltools.backends.file import FileBackend
 from journaltools.backends.scan import MAX_FINDINGS_PER_CODE, MAX_JOURNAL_BYTES_VARIABLE, MAX_JOURNAL_RECORDS_VARIABLE
 from journaltools.cli import main
-from journaltools.errors import CorruptJournal, JournalTooLarge
+from journaltools.errors import CorruptJournal, JournalTooLarge, RunNotFound
 from journaltools.generate import text
 from journaltools.protocol import _canonical, native  # type: ignore[attr-defined]
 from journaltools.protocol import journal as journal_module
@@ -330,3 +331,62 @@ def test_row4_sixteen_mib_of_junk_lines_list_and_audit_quickly(tmp_path: Path) -
         code, peak_mb, err = _peak_of(argv, timeout=45)
         assert code == 0 and "unexpected error" not in err and peak_mb < 120, (argv, peak_mb, err[-500:])
     assert "journal_too_large" in _peak_of(["ls", str(tmp_path)])[2]
+
+
+# -- 5: a run that vanishes between the listing and the read -------------------------------------------------------
+
+
+@pytest.fixture
+def vanishing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> tuple[Path, list[str]]:
+    """Three runs; whenever the directory has been listed, ``gone`` is deleted and ``swapped`` is renamed away (as a
+    rename that replaces a journal leaves no name for a moment), before any journal is read."""
+    for run in ("good", "gone", "swapped"):
+        (tmp_path / f"{run}.json").write_bytes(_completed(run))
+    listed = FileBackend.list_runs_now
+    removed: list[str] = []
+
+    def list_then_remove(self: FileBackend) -> list[str]:
+        runs = listed(self)
+        for run in ("gone", "swapped"):
+            path = tmp_path / f"{run}.json"
+            if path.exists():
+                (path.unlink() if run == "gone" else path.rename(tmp_path / f".{run}.tmp"))
+                removed.append(run)
+        return runs
+
+    monkeypatch.setattr(FileBackend, "list_runs_now", list_then_remove)
+    return tmp_path, removed
+
+
+def _put_back(root: Path) -> None:
+    for run in ("gone", "swapped"):
+        (root / f"{run}.json").write_bytes(_completed(run))
+
+
+def test_row5_a_run_deleted_after_the_listing_is_left_out_with_a_finding(
+    capsys: pytest.CaptureFixture[str], vanishing: tuple[Path, list[str]]
+) -> None:
+    root, removed = vanishing
+    assert main(["ls", "--json", str(root)]) == 0
+    captured = capsys.readouterr()
+    assert [row["run"] for row in json.loads(captured.out)] == ["good"]
+    assert captured.err.count("vanished") == 2 and "'gone'" in captured.err and "'swapped'" in captured.err
+    for fold_runs in (False, True):
+        _put_back(root)
+        tables = load(root, strict=False, fold=fold_runs, workers=0)
+        assert set(tables.records.column("run").to_pylist()) == {"good"}
+        vanished = [(row["run"], row["severity"]) for row in tables.findings.to_pylist() if row["code"] == "vanished"]
+        assert sorted(vanished) == [("gone", "warning"), ("swapped", "warning")]
+        if fold_runs:
+            assert tables.runs.column("run").to_pylist() == ["good"]
+    _put_back(root)
+    assert main(["audit", str(root)]) == 0
+    assert "vanished" in capsys.readouterr().out
+    _put_back(root)
+    with open_source(root) as source:
+        assert [row.run for row in source.listing()] == ["good"]
+        assert {finding.run for finding in source.vanished_findings()} == {"gone", "swapped"}
+    # Asked for by name, strictly, a run that is not there is still RunNotFound.
+    with pytest.raises(RunNotFound):
+        FileBackend(root).read_runs(["gone"])
+    assert removed.count("gone") == 5

@@ -36,8 +36,10 @@ from journaltools.backends.base import (
     Backend,
     JournalWriter,
     RunRead,
+    is_vanished,
     meta_record,
     raw_seq,
+    vanished_read,
 )
 from journaltools.backends.oserrors import mapped, open_regular, refuse_unless_regular, storage_error
 from journaltools.backends.scan import (
@@ -300,6 +302,28 @@ class _LocalJournals(Backend):
             raise storage_error(exc, path, "read the journal") from None
         return run_read(run, read_file_journal(data), source=self.url, where=where, strict=strict, updated=updated)
 
+    def _read_listed(self, run: str, strict: bool) -> RunRead:
+        """A run the listing named: leniently, one whose journal is gone by now is a ``vanished`` read (the
+        listing and the reading are two moments, and a retention job may delete a run between them)."""
+        try:
+            return self.read_run_now(run, strict=strict)
+        except RunNotFound:
+            if strict:
+                raise
+            return vanished_read(run, self.url, self._where())
+
+    def vanished_findings(self) -> list[Finding]:
+        return list(self._vanished)
+
+    #: Made on first use, so the subclasses' constructors need not know of it.
+    _vanished_runs: list[Finding] | None = None
+
+    @property
+    def _vanished(self) -> list[Finding]:
+        if self._vanished_runs is None:
+            self._vanished_runs = []
+        return self._vanished_runs
+
     def local_journals(self, runs: Sequence[str]) -> list[tuple[str, str]] | None:
         """The paths when every journal is a plain regular file this process may read; None otherwise, so the
         loader reads through ``read_run`` (which decompresses and turns an unreadable journal into a finding)."""
@@ -331,7 +355,10 @@ class _LocalJournals(Backend):
     def iter_listing(self) -> Iterator[RunSummary]:
         """The file rule one journal at a time: each is read, folded and summarized, then let go."""
         for run in self.list_runs_now():
-            read = self.read_run_now(run, strict=False)
+            read = self._read_listed(run, strict=False)
+            if is_vanished(read):
+                self._vanished.extend(read.findings)
+                continue
             yield summarize_file(
                 run, read.records, updated=read.updated, complete=read.complete, findings=read.findings
             )
@@ -351,7 +378,7 @@ class _LocalJournals(Backend):
 
     def read_runs(self, runs: Sequence[str] | None = None, *, strict: bool = True) -> list[RunRead]:
         wanted = list(runs) if runs is not None else self.list_runs_now()
-        return [self.read_run_now(run, strict=strict) for run in wanted]
+        return [self._read_listed(run, strict) for run in wanted]
 
     def listing(self) -> list[RunSummary]:
         return self.listing_now()

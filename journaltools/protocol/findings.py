@@ -43,6 +43,8 @@ FINDING_SEVERITY: dict[str, Severity] = {
     # a JetStream record stored under a subject naming another seq than its body (the runtime never writes one)
     "subject_seq_mismatch": "warning",  # a journal that cannot be read (permission, a FIFO or link, an I/O error)
     "not_a_journal": "info",  # a file in a source directory that is not a journal: not read
+    # a run listed, then gone before it was read (a retention job deleted it, a rename replaced it): left out
+    "vanished": "warning",
 }
 
 
