@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import subprocess
 import sys
 from array import array
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,13 +24,17 @@ from journaltools.backends.file import FileBackend
 from journaltools.backends.scan import MAX_FINDINGS_PER_CODE, MAX_JOURNAL_BYTES_VARIABLE, MAX_JOURNAL_RECORDS_VARIABLE
 from journaltools.cli import main
 from journaltools.errors import CorruptJournal, JournalTooLarge, RunNotFound
+from journaltools.folding import FoldResult
 from journaltools.generate import text
 from journaltools.protocol import _canonical, native  # type: ignore[attr-defined]
 from journaltools.protocol import journal as journal_module
 from journaltools.protocol.credentials import HIDDEN
 from journaltools.protocol.decode import DecodedLine
 from journaltools.protocol.encode import encode_record
-from journaltools.protocol.journal import read_file_journal
+from journaltools.protocol.journal import read_file_journal, typed_records
+from journaltools.protocol.kinds import Record
+from journaltools.widgets import ConversationModel, RunBrowser, RunBrowserModel, TimeTravelModel
+from journaltools.widgets._html import esc, markdown_text, role_class, status_badge
 from tests.builders import CLAIMANT, CREATED, journal
 
 #: 5,000 digits: past Python's 4,300-digit limit for int() of a string.
@@ -390,3 +397,68 @@ def test_row5_a_run_deleted_after_the_listing_is_left_out_with_a_finding(
     with pytest.raises(RunNotFound):
         FileBackend(root).read_runs(["gone"])
     assert removed.count("gone") == 5
+
+
+# -- 9: the widgets and what a journal writes into them ------------------------------------------------------------
+
+HIDING_REASON = "error lm-mod-hidden jt-tone-ok"
+RAW_CONTROLS = ("\x1b", "\x07", "\x9b", "\x85")
+
+
+def _hostile_fold() -> tuple[list[Record], FoldResult]:
+    built = journal("styled")
+    built.user("look \x1b]52;c;SGVsbG8=\x07 here\x9b31m and\x85 on")
+    built.assistant(text("**bold** \x1b[2J cleared\x07"))
+    built.terminal(HIDING_REASON, "gone \x1b[2K\x07")
+    read = read_file_journal(built.journal_bytes())
+    assert not read.corrupt
+    records = typed_records(read.records)
+    return records, fold(records, run="styled", strict=False)
+
+
+def _classes(page: str) -> list[str]:
+    return [name for value in re.findall(r'class="([^"]*)"', page) for name in value.split()]
+
+
+def _assert_safe(page: str) -> None:
+    assert "lm-mod-hidden" not in _classes(page) and "jt-tone-ok" not in _classes(page), _classes(page)
+    for char in RAW_CONTROLS:
+        assert char not in page, (char, page)
+
+
+def _html_values(widget: Any) -> Iterator[str]:
+    value = getattr(widget, "value", None)
+    if isinstance(value, str):
+        yield value
+    for child in getattr(widget, "children", ()):
+        yield from _html_values(child)
+
+
+def test_row9_a_terminal_reason_never_styles_the_page_and_controls_show_escaped() -> None:
+    records, result = _hostile_fold()
+    assert result.status == HIDING_REASON
+    badge = status_badge(HIDING_REASON)
+    assert _classes(badge) == ["jt-status", "jt-status-unknown", "jt-tone-muted"]
+    assert esc(HIDING_REASON) in badge
+    model = RunBrowserModel.from_folds({"styled": result})
+    _assert_safe(model.to_html())
+    assert esc(HIDING_REASON) in model.to_html()
+    conversation = ConversationModel.from_fold(result)
+    page = conversation.header_html() + conversation.window_html(0)
+    _assert_safe(page)
+    assert "\\x1b]52;c;SGVsbG8=\\x07" in page and "\\u009b31m" in page
+    assert role_class("user lm-mod-hidden") == "unknown" and role_class("assistant") == "assistant"
+    travel = TimeTravelModel("styled", records)
+    _assert_safe(travel.snapshot_html(len(travel) - 1))
+    browser = RunBrowser(model, {"styled": result}.get, rows_per_page=4)
+    for cells in browser.row_cells:
+        for cell in cells:
+            assert "lm-mod-hidden" not in cell._dom_classes and "jt-tone-ok" not in cell._dom_classes
+            for char in RAW_CONTROLS:
+                assert char not in cell.description and char not in (cell.tooltip or "")
+    status_cell = browser.row_cells[0][[column.key for column in browser.columns].index("status")]
+    assert "jt-status-unknown" in status_cell._dom_classes
+    browser.select("styled")
+    for value in _html_values(browser.widget):
+        _assert_safe(value)
+    assert markdown_text("a\x1bb").count("\\x1b") == 1
