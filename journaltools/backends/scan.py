@@ -59,7 +59,7 @@ MAX_JOURNAL_BYTES_VARIABLE: Final = "JOURNALTOOLS_MAX_JOURNAL_BYTES"
 DEFAULT_MAX_JOURNAL_RECORDS: Final = 100_000
 MAX_JOURNAL_RECORDS_VARIABLE: Final = "JOURNALTOOLS_MAX_JOURNAL_RECORDS"
 #: Bytes looked at a time when the records of a journal past the bound are counted (an index per byte is made).
-_COUNT_STEP: Final = 1 << 20
+_COUNT_STEP: Final = 1 << 18
 #: What Go's ``bytes.TrimSpace`` trims in ASCII: a line of these alone is blank, never a record.
 _ASCII_SPACE: Final = np.frombuffer(b" \t\n\v\f\r", np.uint8)
 #: Compressed input fed to the decompressor at a time: a run-length block of zstd expands some 30,000 times, so one
