@@ -356,6 +356,12 @@ class SlowReads(JournalWarning):
     """A source can only be read the slow way (a JetStream stream without direct get, say)."""
 
 
+class JournalPastReadersBound(JournalWarning):
+    """A writer's append took its journal past a bound per journal of journaltools' readers (bytes or records):
+    the record is stored, as the runtime would store it, but every reader refuses the journal from now on
+    (``journal_too_large``) until the bound is raised."""
+
+
 def format_journal_warning(
     message: Warning | str,
     category: type[Warning],

@@ -12,6 +12,7 @@ import json
 import re
 import subprocess
 import sys
+import warnings
 from array import array
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +24,7 @@ from journaltools import fold, load, open_source
 from journaltools.backends.file import FileBackend
 from journaltools.backends.scan import MAX_FINDINGS_PER_CODE, MAX_JOURNAL_BYTES_VARIABLE, MAX_JOURNAL_RECORDS_VARIABLE
 from journaltools.cli import main
-from journaltools.errors import CorruptJournal, JournalTooLarge, RunNotFound
+from journaltools.errors import CorruptJournal, JournalPastReadersBound, JournalTooLarge, RunNotFound
 from journaltools.folding import FoldResult
 from journaltools.generate import text
 from journaltools.protocol import _canonical, native  # type: ignore[attr-defined]
@@ -462,3 +463,31 @@ def test_row9_a_terminal_reason_never_styles_the_page_and_controls_show_escaped(
     for value in _html_values(browser.widget):
         _assert_safe(value)
     assert markdown_text("a\x1bb").count("\\x1b") == 1
+
+
+# -- not counted: a writer taking its journal past the readers' bounds ----------------------------------------------
+
+
+@pytest.mark.parametrize("bound", ["bytes", "records"])
+def test_a_writer_warns_once_when_its_journal_passes_a_readers_bound(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, bound: str
+) -> None:
+    built = journal("grow")
+    meta_line = built.journal_bytes()
+    if bound == "bytes":
+        monkeypatch.setenv(MAX_JOURNAL_BYTES_VARIABLE, str(len(meta_line) + 300))
+    else:
+        monkeypatch.setenv(MAX_JOURNAL_RECORDS_VARIABLE, "3")
+    (tmp_path / "grow.json").write_bytes(meta_line)
+    with FileBackend(tmp_path).open_writer("grow") as writer, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for number in range(6):
+            writer.append(built.user(f"message {number} " + "w" * 100))
+    assert [type(warning.message) for warning in caught] == [JournalPastReadersBound]
+    message = str(caught[0].message)
+    assert "'grow'" in message and ("records" if bound == "records" else "bytes") in message
+    assert caught[0].filename == __file__, "the warning points at the append"
+    # Every record is stored, and the readers now refuse the journal as the warning said.
+    assert (tmp_path / "grow.json").read_bytes().count(b"\n") == 7
+    with pytest.raises(JournalTooLarge):
+        FileBackend(tmp_path).read_run("grow")

@@ -25,6 +25,7 @@ import fcntl
 import glob
 import os
 import stat
+import warnings
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -47,10 +48,14 @@ from journaltools.backends.scan import (
     JOURNAL_SUFFIX,
     JOURNAL_SUFFIXES,
     LOCK_SUFFIX,
+    MAX_JOURNAL_BYTES_VARIABLE,
+    MAX_JOURNAL_RECORDS_VARIABLE,
     DamagedCompression,
     JournalTooLarge,
     damaged_read,
     journal_name_parts,
+    max_journal_bytes,
+    max_journal_records,
     needs_newline,
     read_journal_bytes,
     run_read,
@@ -60,6 +65,7 @@ from journaltools.backends.scan import (
 from journaltools.errors import (
     CorruptJournal,
     JournalLocked,
+    JournalPastReadersBound,
     ReadOnlySource,
     RunExists,
     RunNotFound,
@@ -116,6 +122,8 @@ class FileJournalWriter(JournalWriter):
             self._lock(lock, create)
             self._fd = self._open_journal(create)
             self._created = create
+            #: Records in the journal (what the readers' record bound counts), for the warning past it.
+            self._records = 0
             if not create:
                 self.last_seq = self._recover()
             with mapped(self.path, "open the journal for writing"):
@@ -155,6 +163,7 @@ class FileJournalWriter(JournalWriter):
                 data += chunk
         stored = bytes(data)
         journal = read_file_journal(stored)
+        self._records = len(journal.records)
         read = run_read(self.run, journal, source="", where=str(self.path), strict=True, updated=None)
         if any(resume.at_end for resume in journal.resumed_after_torn_tail):
             # The torn tail holds a whole record another writer glued onto it: cutting it would destroy that
@@ -207,8 +216,29 @@ class FileJournalWriter(JournalWriter):
             raise
         self._created = False
         self._durable_length += len(line)
+        self._records += 1
         self.last_seq = seq
+        self._warn_past_readers_bounds(len(line))
         return AppendResult(seq, AppendOutcome.STORED)
+
+    def _warn_past_readers_bounds(self, added: int) -> None:
+        """Warn, once per bound, when the append just stored took the journal past a bound the readers keep:
+        the writer goes on (the runtime would), but a listing, a load or an audit refuses the journal from now."""
+        crossed = []
+        byte_bound, record_bound = max_journal_bytes(), max_journal_records()
+        if self._durable_length - added <= byte_bound < self._durable_length:
+            crossed.append(f"{self._durable_length:,} bytes, past {byte_bound:,} ({MAX_JOURNAL_BYTES_VARIABLE})")
+        if self._records - 1 <= record_bound < self._records:
+            crossed.append(f"{self._records:,} records, past {record_bound:,} ({MAX_JOURNAL_RECORDS_VARIABLE})")
+        if crossed:
+            warnings.warn(
+                JournalPastReadersBound(
+                    f"run {self.run!r} seq {self.last_seq}: the journal now holds {' and '.join(crossed)}, the "
+                    "readers' bound per journal: the record is stored, but journaltools refuses to read the journal "
+                    "(journal_too_large) until the bound is raised"
+                ),
+                stacklevel=5,  # the caller of append (append, append_now, _store, here)
+            )
 
     def _undo_failed_append(self) -> None:
         """Cut the file back to its last durable record after a failed write or fsync, so a retry neither
