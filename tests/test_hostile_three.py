@@ -22,6 +22,7 @@ import pytest
 
 from journaltools import fold, load, open_source
 from journaltools.backends.file import FileBackend
+from journaltools.backends.jetstream import JetStreamBackend
 from journaltools.backends.scan import MAX_FINDINGS_PER_CODE, MAX_JOURNAL_BYTES_VARIABLE, MAX_JOURNAL_RECORDS_VARIABLE
 from journaltools.cli import main
 from journaltools.errors import CorruptJournal, JournalPastReadersBound, JournalTooLarge, RunNotFound
@@ -491,3 +492,21 @@ def test_a_writer_warns_once_when_its_journal_passes_a_readers_bound(
     assert (tmp_path / "grow.json").read_bytes().count(b"\n") == 7
     with pytest.raises(JournalTooLarge):
         FileBackend(tmp_path).read_run("grow")
+
+
+def test_row1_a_jetstream_run_past_the_record_bound_is_refused_before_a_message_is_fetched(
+    monkeypatch: pytest.MonkeyPatch, jetstream: JetStreamBackend
+) -> None:
+    monkeypatch.setenv(MAX_JOURNAL_RECORDS_VARIABLE, "3")
+    built = journal("many")
+    with jetstream.create_journal("many", built.meta) as writer:
+        for number in range(3):
+            writer.append(built.user(f"message {number}"))
+    with jetstream.create_journal("few", journal("few").meta):
+        pass
+    read = jetstream.read_run("many", strict=False)
+    assert [finding.code for finding in read.findings] == ["journal_too_large"] and not read.complete
+    assert "4 records" in read.findings[0].message and MAX_JOURNAL_RECORDS_VARIABLE in read.findings[0].message
+    with pytest.raises(JournalTooLarge):
+        jetstream.read_run("many")
+    assert jetstream.read_run("few").complete
