@@ -19,19 +19,27 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from journaltools import fold, load, open_source
+from journaltools.backends import scan
 from journaltools.backends.file import FileBackend
 from journaltools.backends.jetstream import JetStreamBackend
-from journaltools.backends.scan import MAX_FINDINGS_PER_CODE, MAX_JOURNAL_BYTES_VARIABLE, MAX_JOURNAL_RECORDS_VARIABLE
+from journaltools.backends.scan import (
+    MAX_FINDINGS_PER_CODE,
+    MAX_JOURNAL_BYTES_VARIABLE,
+    MAX_JOURNAL_RECORDS_VARIABLE,
+    records_past_bound,
+)
 from journaltools.cli import main
 from journaltools.errors import CorruptJournal, JournalPastReadersBound, JournalTooLarge, RunNotFound
 from journaltools.folding import FoldResult
 from journaltools.generate import text
 from journaltools.protocol import _canonical, native  # type: ignore[attr-defined]
-from journaltools.protocol import journal as journal_module
 from journaltools.protocol.credentials import HIDDEN
 from journaltools.protocol.decode import DecodedLine
+from journaltools.protocol.decode import decode_line as real_decode_line
 from journaltools.protocol.encode import encode_record
 from journaltools.protocol.journal import read_file_journal, typed_records
 from journaltools.protocol.kinds import Record
@@ -120,8 +128,8 @@ def test_row7_a_zero_offset_spelled_with_digits_is_noncanonical_on_both_paths(
     if canonical:
         assert notes == [None, None, None]
         return
-    zero_offset = [text.endswith(("+00:00", "-00:00")) for text in (created, claimed)]
-    assert [note is not None for note in notes] == [*zero_offset, False]
+    zero_offsets = [text.endswith(("+00:00", "-00:00")) for text in (created, claimed)]
+    assert [note is not None for note in notes] == [*zero_offsets, False]
     assert all(note is None or "time respelled" in note for note in notes)
     # The record holds the time as Go writes it back: Z.
     times = (read.records[0].record.meta.created, read.records[1].record.claim.claimed)  # type: ignore[union-attr]
@@ -316,14 +324,14 @@ def test_row4_lines_past_the_findings_kept_are_counted_without_being_decoded(mon
     lines = _completed("junk").splitlines(keepends=True)
     data = lines[0] + b"x\n" * 50_000 + b"[1]\n" * 1_000 + b" \n" + b"".join(lines[1:]) + b"garbage"
     calls = 0
-    decode_line = journal_module.decode_line
+    decode_line = real_decode_line
 
     def counting(line: bytes) -> DecodedLine:
         nonlocal calls
         calls += 1
         return decode_line(line)
 
-    monkeypatch.setattr(journal_module, "decode_line", counting)
+    monkeypatch.setattr("journaltools.protocol.journal.decode_line", counting)
     read = read_file_journal(data)
     assert len(read.corrupt) == MAX_FINDINGS_PER_CODE and read.corrupt_more == 51_000 - MAX_FINDINGS_PER_CODE
     assert [stored.record.seq for stored in read.records] == [1, 2, 3]
@@ -510,3 +518,26 @@ def test_row1_a_jetstream_run_past_the_record_bound_is_refused_before_a_message_
     with pytest.raises(JournalTooLarge):
         jetstream.read_run("many")
     assert jetstream.read_run("few").complete
+
+
+@given(st.lists(st.sampled_from([b"", b" ", b"\t \r", b"{}", b"x", b" {} ", b"\v\f", b"\xc2\xa0"]), max_size=40))
+def test_row1_records_are_counted_as_the_lines_that_are_not_blank(lines: list[bytes]) -> None:
+    data = b"\n".join(lines)
+    expected = sum(1 for line in data.split(b"\n") if line.strip(b" \t\n\v\f\r"))
+    assert records_past_bound(data, 0) == (expected or None)
+    assert records_past_bound(data, expected) is None
+    # Counted a few bytes at a time, lines run across the steps: each is still counted once.
+    with mock_step(3):
+        assert records_past_bound(data, 0) == (expected or None)
+
+
+@contextlib.contextmanager
+def mock_step(step: int) -> Iterator[None]:
+    """The count's step set to ``step`` bytes while inside (hypothesis runs a test many times in one fixture's
+    scope, so this is a context, not monkeypatch)."""
+    saved = scan._COUNT_STEP
+    scan._COUNT_STEP = step  # type: ignore[misc]
+    try:
+        yield
+    finally:
+        scan._COUNT_STEP = saved  # type: ignore[misc]
