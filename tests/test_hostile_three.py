@@ -71,7 +71,13 @@ def test_row3_a_5000_digit_integer_is_gos_refusal_for_its_run_only(
     lines = _completed("tail").splitlines(keepends=True)
     (tmp_path / "tail.json").write_bytes(lines[0] + lines[1].replace(field, name + b":" + HUGE))
     (tmp_path / "good.json").write_bytes(_completed("good"))
-    for argv in (["ls", str(tmp_path)], ["audit", str(tmp_path)], ["show", "--lenient", str(tmp_path), "huge"]):
+    copy = tmp_path.with_name(tmp_path.name + "-copy")
+    for argv in (
+        ["ls", str(tmp_path)],
+        ["audit", str(tmp_path)],
+        ["show", "--lenient", str(tmp_path), "huge"],
+        ["migrate", str(tmp_path), str(copy)],
+    ):
         assert main(argv) in (0, 1), argv
         captured = capsys.readouterr()
         assert "unexpected error" not in captured.err and "ValueError" not in captured.err, captured.err[:300]
