@@ -14,7 +14,12 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-BENCHMARKS = ("benchmarks.bench_tables", "benchmarks.bench_jetstream", "benchmarks.bench_audit")
+BENCHMARKS = (
+    "benchmarks.bench_tables",
+    "benchmarks.bench_jetstream",
+    "benchmarks.bench_audit",
+    "benchmarks.bench_hostile",
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

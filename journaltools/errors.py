@@ -24,7 +24,7 @@ files in ``backends/oserrors.py`` (``storage_error``), NATS client errors in ``b
     │       └── NotAJournalFile   a journal or lock path that is a symlink, FIFO, directory or device
     ├── UndecodableLine           one line the runtime's decoder refuses (the reason Go gives)
     ├── CorruptJournal            an unparsable interior line: the journal is refused, never half-loaded
-    ├── JournalTooLarge           a journal past the bound per journal (decompressed bytes): not read
+    ├── JournalTooLarge           a journal past a bound per journal (decompressed bytes, records): not read
     ├── RecordRefused             one record breaks a protocol rule (run, seq, code, rule)
     │   ├── FoldError             ... found while folding
     │   │   └── VersionMismatch   meta.version differs from the reader's
@@ -212,7 +212,7 @@ class CorruptJournal(JournalError):
 
 
 class JournalTooLarge(JournalError):
-    """A journal holding (or decompressing to) more bytes than the bound per journal; not read."""
+    """A journal holding (or decompressing to) more bytes or records than the bounds per journal; not read."""
 
     def __init__(self, run: str, why: str) -> None:
         self.run = run
@@ -354,6 +354,12 @@ class JournalWarning(UserWarning):
 
 class SlowReads(JournalWarning):
     """A source can only be read the slow way (a JetStream stream without direct get, say)."""
+
+
+class JournalPastReadersBound(JournalWarning):
+    """A writer's append took its journal past a bound per journal of journaltools' readers (bytes or records):
+    the record is stored, as the runtime would store it, but every reader refuses the journal from now on
+    (``journal_too_large``) until the bound is raised."""
 
 
 def format_journal_warning(

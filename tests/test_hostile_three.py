@@ -8,22 +8,44 @@ the fix.
 from __future__ import annotations
 
 import contextlib
+import json
+import re
 import subprocess
 import sys
+import warnings
 from array import array
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from journaltools import fold, load, open_source
+from journaltools.backends import scan
 from journaltools.backends.file import FileBackend
+from journaltools.backends.jetstream import JetStreamBackend
+from journaltools.backends.scan import (
+    MAX_FINDINGS_PER_CODE,
+    MAX_JOURNAL_BYTES_VARIABLE,
+    MAX_JOURNAL_RECORDS_VARIABLE,
+    records_past_bound,
+)
 from journaltools.cli import main
-from journaltools.errors import CorruptJournal
+from journaltools.errors import CorruptJournal, JournalPastReadersBound, JournalTooLarge, RunNotFound
+from journaltools.folding import FoldResult
 from journaltools.generate import text
 from journaltools.protocol import _canonical, native  # type: ignore[attr-defined]
 from journaltools.protocol.credentials import HIDDEN
+from journaltools.protocol.decode import DecodedLine
+from journaltools.protocol.decode import decode_line as real_decode_line
 from journaltools.protocol.encode import encode_record
-from journaltools.protocol.journal import read_file_journal
+from journaltools.protocol.generations import NEWEST, Generation
+from journaltools.protocol.journal import read_file_journal, typed_records
+from journaltools.protocol.kinds import Record
+from journaltools.widgets import ConversationModel, RunBrowser, RunBrowserModel, TimeTravelModel
+from journaltools.widgets._html import esc, markdown_text, role_class, status_badge
 from tests.builders import CLAIMANT, CREATED, journal
 
 #: 5,000 digits: past Python's 4,300-digit limit for int() of a string.
@@ -50,7 +72,13 @@ def test_row3_a_5000_digit_integer_is_gos_refusal_for_its_run_only(
     lines = _completed("tail").splitlines(keepends=True)
     (tmp_path / "tail.json").write_bytes(lines[0] + lines[1].replace(field, name + b":" + HUGE))
     (tmp_path / "good.json").write_bytes(_completed("good"))
-    for argv in (["ls", str(tmp_path)], ["audit", str(tmp_path)], ["show", "--lenient", str(tmp_path), "huge"]):
+    copy = tmp_path.with_name(tmp_path.name + "-copy")
+    for argv in (
+        ["ls", str(tmp_path)],
+        ["audit", str(tmp_path)],
+        ["show", "--lenient", str(tmp_path), "huge"],
+        ["migrate", str(tmp_path), str(copy)],
+    ):
         assert main(argv) in (0, 1), argv
         captured = capsys.readouterr()
         assert "unexpected error" not in captured.err and "ValueError" not in captured.err, captured.err[:300]
@@ -107,8 +135,8 @@ def test_row7_a_zero_offset_spelled_with_digits_is_noncanonical_on_both_paths(
     if canonical:
         assert notes == [None, None, None]
         return
-    zero_offset = [text.endswith(("+00:00", "-00:00")) for text in (created, claimed)]
-    assert [note is not None for note in notes] == [*zero_offset, False]
+    zero_offsets = [text.endswith(("+00:00", "-00:00")) for text in (created, claimed)]
+    assert [note is not None for note in notes] == [*zero_offsets, False]
     assert all(note is None or "time respelled" in note for note in notes)
     # The record holds the time as Go writes it back: Z.
     times = (read.records[0].record.meta.created, read.records[1].record.claim.claimed)  # type: ignore[union-attr]
@@ -231,3 +259,292 @@ def test_row8_no_repr_shows_the_conversation_token_and_the_bytes_keep_it(tmp_pat
     assert TOKEN.encode() in read.records[0].raw
     assert records[0].meta is not None and records[0].meta.conversation_token == TOKEN
     assert encode_record(records[0]) == data.splitlines()[0] or not canonical
+
+
+# -- 1: a bound on records per journal -------------------------------------------------------------------------------
+
+
+def _peak_of(argv: list[str], timeout: float = 300) -> tuple[int, float, str]:
+    """``journaltools`` with ``argv`` in a fresh interpreter: its exit status, the peak of Python's own allocations
+    (MB) and its standard error, standard output going nowhere."""
+    probe = (
+        "import os, sys, tracemalloc\n"
+        "from journaltools.cli import main\n"
+        "tracemalloc.start()\n"
+        "os.dup2(os.open(os.devnull, os.O_WRONLY), 1)\n"
+        "code = main(sys.argv[1:])\n"
+        "print(code, tracemalloc.get_traced_memory()[1] / 2**20, file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *argv], capture_output=True, text=True, timeout=300, check=False
+    )
+    code, peak_mb = done.stderr.strip().splitlines()[-1].split()
+    return int(code), float(peak_mb), done.stderr
+
+
+def test_row1_a_million_zero_records_are_journal_too_large_in_bounded_memory(tmp_path: Path) -> None:
+    (tmp_path / "zeros.json").write_bytes(b"{}\n" * 1_000_000)
+    (tmp_path / "good.json").write_bytes(_completed("good"))
+    code, peak_mb, err = _peak_of(["ls", str(tmp_path)])
+    assert code == 0 and "journal_too_large" in err and "unexpected error" not in err, err[-500:]
+    assert MAX_JOURNAL_RECORDS_VARIABLE in err and MAX_JOURNAL_BYTES_VARIABLE in err, "both bounds are named"
+    assert "1,000,000 records" in err
+    # Read record by record the journal took some 800 MB; refused, it is its 3 MB and counting arrays.
+    assert peak_mb < 60, peak_mb
+    code, peak_mb, err = _peak_of(["audit", str(tmp_path)])
+    assert code == 0 and "unexpected error" not in err and peak_mb < 120, (peak_mb, err[-500:])
+    for fold_runs in (True, False):
+        tables = load(tmp_path, strict=False, fold=fold_runs, workers=0)
+        codes = {(row["run"], row["code"]) for row in tables.findings.to_pylist()}
+        assert ("zeros", "journal_too_large") in codes
+        assert set(tables.records.column("run").to_pylist()) == {"good"}
+
+
+@pytest.mark.parametrize("native_scanner", [True, False])
+def test_row1_the_record_bound_is_set_by_its_variable_on_every_path(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, native_scanner: bool
+) -> None:
+    monkeypatch.setenv(MAX_JOURNAL_RECORDS_VARIABLE, "3")
+    (tmp_path / "three.json").write_bytes(
+        _completed("three").replace(b"\n", b"\n \n\n", 1)
+    )  # blank lines are no records
+    built = journal("four")
+    built.user("more")
+    built.assistant(text("hi"))
+    built.terminal("completed")
+    (tmp_path / "four.json").write_bytes(built.journal_bytes())
+    (tmp_path / "junk.json").write_bytes(_completed("junk") + b"x\n")
+    with contextlib.nullcontext() if native_scanner else native.disabled():
+        for fold_runs in (True, False):
+            tables = load(tmp_path, strict=False, fold=fold_runs, workers=0)
+            too_large = {row["run"] for row in tables.findings.to_pylist() if row["code"] == "journal_too_large"}
+            assert too_large == {"four", "junk"}
+            assert set(tables.records.column("run").to_pylist()) == {"three"}
+        with pytest.raises(JournalTooLarge, match="4 records"):
+            FileBackend(tmp_path).read_run("four")
+
+
+# -- 4: undecodable lines past the findings kept ---------------------------------------------------------------------
+
+
+def test_row4_lines_past_the_findings_kept_are_counted_without_being_decoded(monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = _completed("junk").splitlines(keepends=True)
+    data = lines[0] + b"x\n" * 50_000 + b"[1]\n" * 1_000 + b" \n" + b"".join(lines[1:]) + b"garbage"
+    calls = 0
+    decode_line = real_decode_line
+
+    def counting(line: bytes, generation: Generation = NEWEST) -> DecodedLine:
+        nonlocal calls
+        calls += 1
+        return decode_line(line, generation)
+
+    monkeypatch.setattr("journaltools.protocol.journal.decode_line", counting)
+    read = read_file_journal(data)
+    assert len(read.corrupt) == MAX_FINDINGS_PER_CODE and read.corrupt_more == 51_000 - MAX_FINDINGS_PER_CODE
+    assert [stored.record.seq for stored in read.records] == [1, 2, 3]
+    assert read.torn_tail is not None and "invalid character 'g'" in read.torn_tail.reason
+    # The kept lines, the records and the torn tail; never the 50,900 lines only counted.
+    assert calls <= MAX_FINDINGS_PER_CODE + 10, calls
+
+
+def test_row4_sixteen_mib_of_junk_lines_list_and_audit_quickly(tmp_path: Path) -> None:
+    (tmp_path / "junk.json").write_bytes(_completed("junk") + b"x\n" * (8 << 20))
+    (tmp_path / "good.json").write_bytes(_completed("good"))
+    for argv in (["ls", str(tmp_path)], ["audit", str(tmp_path)]):
+        # A second or two; each line decoded, as before, took more than a minute.
+        code, peak_mb, err = _peak_of(argv, timeout=45)
+        assert code == 0 and "unexpected error" not in err and peak_mb < 120, (argv, peak_mb, err[-500:])
+    assert "journal_too_large" in _peak_of(["ls", str(tmp_path)])[2]
+
+
+# -- 5: a run that vanishes between the listing and the read -------------------------------------------------------
+
+
+@pytest.fixture
+def vanishing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> tuple[Path, list[str]]:
+    """Three runs; whenever the directory has been listed, ``gone`` is deleted and ``swapped`` is renamed away (as a
+    rename that replaces a journal leaves no name for a moment), before any journal is read."""
+    for run in ("good", "gone", "swapped"):
+        (tmp_path / f"{run}.json").write_bytes(_completed(run))
+    listed = FileBackend.list_runs_now
+    removed: list[str] = []
+
+    def list_then_remove(self: FileBackend) -> list[str]:
+        runs = listed(self)
+        for run in ("gone", "swapped"):
+            path = tmp_path / f"{run}.json"
+            if path.exists():
+                (path.unlink() if run == "gone" else path.rename(tmp_path / f".{run}.tmp"))
+                removed.append(run)
+        return runs
+
+    monkeypatch.setattr(FileBackend, "list_runs_now", list_then_remove)
+    return tmp_path, removed
+
+
+def _put_back(root: Path) -> None:
+    for run in ("gone", "swapped"):
+        (root / f"{run}.json").write_bytes(_completed(run))
+
+
+def test_row5_a_run_deleted_after_the_listing_is_left_out_with_a_finding(
+    capsys: pytest.CaptureFixture[str], vanishing: tuple[Path, list[str]]
+) -> None:
+    root, removed = vanishing
+    assert main(["ls", "--json", str(root)]) == 0
+    captured = capsys.readouterr()
+    assert [row["run"] for row in json.loads(captured.out)] == ["good"]
+    assert captured.err.count("vanished") == 2 and "'gone'" in captured.err and "'swapped'" in captured.err
+    for fold_runs in (False, True):
+        _put_back(root)
+        tables = load(root, strict=False, fold=fold_runs, workers=0)
+        assert set(tables.records.column("run").to_pylist()) == {"good"}
+        vanished = [(row["run"], row["severity"]) for row in tables.findings.to_pylist() if row["code"] == "vanished"]
+        assert sorted(vanished) == [("gone", "warning"), ("swapped", "warning")]
+        if fold_runs:
+            assert tables.runs.column("run").to_pylist() == ["good"]
+    _put_back(root)
+    assert main(["audit", str(root)]) == 0
+    assert "vanished" in capsys.readouterr().out
+    _put_back(root)
+    with open_source(root) as source:
+        assert [row.run for row in source.listing()] == ["good"]
+        assert {finding.run for finding in source.vanished_findings()} == {"gone", "swapped"}
+    # Asked for by name, strictly, a run that is not there is still RunNotFound.
+    with pytest.raises(RunNotFound):
+        FileBackend(root).read_runs(["gone"])
+    assert removed.count("gone") == 5
+
+
+# -- 9: the widgets and what a journal writes into them ------------------------------------------------------------
+
+HIDING_REASON = "error lm-mod-hidden jt-tone-ok"
+RAW_CONTROLS = ("\x1b", "\x07", "\x9b", "\x85")
+
+
+def _hostile_fold() -> tuple[list[Record], FoldResult]:
+    built = journal("styled")
+    built.user("look \x1b]52;c;SGVsbG8=\x07 here\x9b31m and\x85 on")
+    built.assistant(text("**bold** \x1b[2J cleared\x07"))
+    built.terminal(HIDING_REASON, "gone \x1b[2K\x07")
+    read = read_file_journal(built.journal_bytes())
+    assert not read.corrupt
+    records = typed_records(read.records)
+    return records, fold(records, run="styled", strict=False)
+
+
+def _classes(page: str) -> list[str]:
+    return [name for value in re.findall(r'class="([^"]*)"', page) for name in value.split()]
+
+
+def _assert_safe(page: str) -> None:
+    assert "lm-mod-hidden" not in _classes(page) and "jt-tone-ok" not in _classes(page), _classes(page)
+    for char in RAW_CONTROLS:
+        assert char not in page, (char, page)
+
+
+def _html_values(widget: Any) -> Iterator[str]:
+    value = getattr(widget, "value", None)
+    if isinstance(value, str):
+        yield value
+    for child in getattr(widget, "children", ()):
+        yield from _html_values(child)
+
+
+def test_row9_a_terminal_reason_never_styles_the_page_and_controls_show_escaped() -> None:
+    records, result = _hostile_fold()
+    assert result.status == HIDING_REASON
+    badge = status_badge(HIDING_REASON)
+    assert _classes(badge) == ["jt-status", "jt-status-unknown", "jt-tone-muted"]
+    assert esc(HIDING_REASON) in badge
+    model = RunBrowserModel.from_folds({"styled": result})
+    _assert_safe(model.to_html())
+    assert esc(HIDING_REASON) in model.to_html()
+    conversation = ConversationModel.from_fold(result)
+    page = conversation.header_html() + conversation.window_html(0)
+    _assert_safe(page)
+    assert "\\x1b]52;c;SGVsbG8=\\x07" in page and "\\u009b31m" in page
+    assert role_class("user lm-mod-hidden") == "unknown" and role_class("assistant") == "assistant"
+    travel = TimeTravelModel("styled", records)
+    _assert_safe(travel.snapshot_html(len(travel) - 1))
+    browser = RunBrowser(model, {"styled": result}.get, rows_per_page=4)
+    for cells in browser.row_cells:
+        for cell in cells:
+            assert "lm-mod-hidden" not in cell._dom_classes and "jt-tone-ok" not in cell._dom_classes
+            for char in RAW_CONTROLS:
+                assert char not in cell.description and char not in (cell.tooltip or "")
+    status_cell = browser.row_cells[0][[column.key for column in browser.columns].index("status")]
+    assert "jt-status-unknown" in status_cell._dom_classes
+    browser.select("styled")
+    for value in _html_values(browser.widget):
+        _assert_safe(value)
+    assert markdown_text("a\x1bb").count("\\x1b") == 1
+
+
+# -- not counted: a writer taking its journal past the readers' bounds ----------------------------------------------
+
+
+@pytest.mark.parametrize("bound", ["bytes", "records"])
+def test_a_writer_warns_once_when_its_journal_passes_a_readers_bound(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, bound: str
+) -> None:
+    built = journal("grow")
+    meta_line = built.journal_bytes()
+    if bound == "bytes":
+        monkeypatch.setenv(MAX_JOURNAL_BYTES_VARIABLE, str(len(meta_line) + 300))
+    else:
+        monkeypatch.setenv(MAX_JOURNAL_RECORDS_VARIABLE, "3")
+    (tmp_path / "grow.json").write_bytes(meta_line)
+    with FileBackend(tmp_path).open_writer("grow") as writer, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for number in range(6):
+            writer.append(built.user(f"message {number} " + "w" * 100))
+    assert [type(warning.message) for warning in caught] == [JournalPastReadersBound]
+    message = str(caught[0].message)
+    assert "'grow'" in message and ("records" if bound == "records" else "bytes") in message
+    assert caught[0].filename == __file__, "the warning points at the append"
+    # Every record is stored, and the readers now refuse the journal as the warning said.
+    assert (tmp_path / "grow.json").read_bytes().count(b"\n") == 7
+    with pytest.raises(JournalTooLarge):
+        FileBackend(tmp_path).read_run("grow")
+
+
+def test_row1_a_jetstream_run_past_the_record_bound_is_refused_before_a_message_is_fetched(
+    monkeypatch: pytest.MonkeyPatch, jetstream: JetStreamBackend
+) -> None:
+    monkeypatch.setenv(MAX_JOURNAL_RECORDS_VARIABLE, "3")
+    built = journal("many")
+    with jetstream.create_journal("many", built.meta) as writer:
+        for number in range(3):
+            writer.append(built.user(f"message {number}"))
+    with jetstream.create_journal("few", journal("few").meta):
+        pass
+    read = jetstream.read_run("many", strict=False)
+    assert [finding.code for finding in read.findings] == ["journal_too_large"] and not read.complete
+    assert "4 records" in read.findings[0].message and MAX_JOURNAL_RECORDS_VARIABLE in read.findings[0].message
+    with pytest.raises(JournalTooLarge):
+        jetstream.read_run("many")
+    assert jetstream.read_run("few").complete
+
+
+@given(st.lists(st.sampled_from([b"", b" ", b"\t \r", b"{}", b"x", b" {} ", b"\v\f", b"\xc2\xa0"]), max_size=40))
+def test_row1_records_are_counted_as_the_lines_that_are_not_blank(lines: list[bytes]) -> None:
+    data = b"\n".join(lines)
+    expected = sum(1 for line in data.split(b"\n") if line.strip(b" \t\n\v\f\r"))
+    assert records_past_bound(data, 0) == (expected or None)
+    assert records_past_bound(data, expected) is None
+    # Counted a few bytes at a time, lines run across the steps: each is still counted once.
+    with mock_step(3):
+        assert records_past_bound(data, 0) == (expected or None)
+
+
+@contextlib.contextmanager
+def mock_step(step: int) -> Iterator[None]:
+    """The count's step set to ``step`` bytes while inside (hypothesis runs a test many times in one fixture's
+    scope, so this is a context, not monkeypatch)."""
+    saved = scan._COUNT_STEP
+    scan._COUNT_STEP = step  # type: ignore[misc]
+    try:
+        yield
+    finally:
+        scan._COUNT_STEP = saved  # type: ignore[misc]

@@ -125,6 +125,18 @@ class JournalWriter(ABC):
         self.close()
 
 
+def vanished_read(run: str, source: str, where: str) -> RunRead:
+    """A run the source listed whose journal was gone when it came to be read (deleted by a retention job, or
+    replaced by a rename at that moment): no records and one ``vanished`` finding. Listings and tables leave it
+    out (``is_vanished``); the other runs are read as ever."""
+    message = f"run {run!r} was listed in {where} but its journal was gone when read (deleted or replaced); left out"
+    return RunRead(run, [], [Finding.of(run, None, "vanished", message, source)], source, complete=False)
+
+
+def is_vanished(read: RunRead) -> bool:
+    return not read.records and any(finding.code == "vanished" for finding in read.findings)
+
+
 def meta_record(meta: Meta) -> Record:
     """The record a created journal starts with: the meta payload at seq 1 (``Store.Create``). The newest line's
     ``Create`` appends it through ``PrepareRecord``, which dates it now, in UTC."""
@@ -170,6 +182,11 @@ class Backend(ABC):
 
     def source_findings(self) -> list[Finding]:
         """Findings about the source rather than one run (a file that is not a journal, a stream setting)."""
+        return []
+
+    def vanished_findings(self) -> list[Finding]:
+        """The ``vanished`` findings of the runs the listings so far left out: listed by the source, gone when
+        read (``iter_listing`` yields rows only, so a caller that reports findings asks here afterwards)."""
         return []
 
     async def read_runs_async(self, runs: Sequence[str] | None = None, *, strict: bool = True) -> list[RunRead]:

@@ -25,6 +25,7 @@ import fcntl
 import glob
 import os
 import stat
+import warnings
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,8 +37,10 @@ from journaltools.backends.base import (
     Backend,
     JournalWriter,
     RunRead,
+    is_vanished,
     meta_record,
     raw_seq,
+    vanished_read,
 )
 from journaltools.backends.oserrors import mapped, open_regular, refuse_unless_regular, storage_error
 from journaltools.backends.scan import (
@@ -45,10 +48,14 @@ from journaltools.backends.scan import (
     JOURNAL_SUFFIX,
     JOURNAL_SUFFIXES,
     LOCK_SUFFIX,
+    MAX_JOURNAL_BYTES_VARIABLE,
+    MAX_JOURNAL_RECORDS_VARIABLE,
     DamagedCompression,
     JournalTooLarge,
     damaged_read,
     journal_name_parts,
+    max_journal_bytes,
+    max_journal_records,
     needs_newline,
     read_journal_bytes,
     run_read,
@@ -58,6 +65,7 @@ from journaltools.backends.scan import (
 from journaltools.errors import (
     CorruptJournal,
     JournalLocked,
+    JournalPastReadersBound,
     ReadOnlySource,
     RunExists,
     RunNotFound,
@@ -114,6 +122,8 @@ class FileJournalWriter(JournalWriter):
             self._lock(lock, create)
             self._fd = self._open_journal(create)
             self._created = create
+            #: Records in the journal (what the readers' record bound counts), for the warning past it.
+            self._records = 0
             if not create:
                 self.last_seq = self._recover()
             with mapped(self.path, "open the journal for writing"):
@@ -153,6 +163,7 @@ class FileJournalWriter(JournalWriter):
                 data += chunk
         stored = bytes(data)
         journal = read_file_journal(stored)
+        self._records = len(journal.records)
         read = run_read(self.run, journal, source="", where=str(self.path), strict=True, updated=None)
         if any(resume.at_end for resume in journal.resumed_after_torn_tail):
             # The torn tail holds a whole record another writer glued onto it: cutting it would destroy that
@@ -205,8 +216,29 @@ class FileJournalWriter(JournalWriter):
             raise
         self._created = False
         self._durable_length += len(line)
+        self._records += 1
         self.last_seq = seq
+        self._warn_past_readers_bounds(len(line))
         return AppendResult(seq, AppendOutcome.STORED)
+
+    def _warn_past_readers_bounds(self, added: int) -> None:
+        """Warn, once per bound, when the append just stored took the journal past a bound the readers keep:
+        the writer goes on (the runtime would), but a listing, a load or an audit refuses the journal from now."""
+        crossed = []
+        byte_bound, record_bound = max_journal_bytes(), max_journal_records()
+        if self._durable_length - added <= byte_bound < self._durable_length:
+            crossed.append(f"{self._durable_length:,} bytes, past {byte_bound:,} ({MAX_JOURNAL_BYTES_VARIABLE})")
+        if self._records - 1 <= record_bound < self._records:
+            crossed.append(f"{self._records:,} records, past {record_bound:,} ({MAX_JOURNAL_RECORDS_VARIABLE})")
+        if crossed:
+            warnings.warn(
+                JournalPastReadersBound(
+                    f"run {self.run!r} seq {self.last_seq}: the journal now holds {' and '.join(crossed)}, the "
+                    "readers' bound per journal: the record is stored, but journaltools refuses to read the journal "
+                    "(journal_too_large) until the bound is raised"
+                ),
+                stacklevel=5,  # the caller of append (append, append_now, _store, here)
+            )
 
     def _undo_failed_append(self) -> None:
         """Cut the file back to its last durable record after a failed write or fsync, so a retry neither
@@ -300,6 +332,28 @@ class _LocalJournals(Backend):
             raise storage_error(exc, path, "read the journal") from None
         return run_read(run, read_file_journal(data), source=self.url, where=where, strict=strict, updated=updated)
 
+    def _read_listed(self, run: str, strict: bool) -> RunRead:
+        """A run the listing named: leniently, one whose journal is gone by now is a ``vanished`` read (the
+        listing and the reading are two moments, and a retention job may delete a run between them)."""
+        try:
+            return self.read_run_now(run, strict=strict)
+        except RunNotFound:
+            if strict:
+                raise
+            return vanished_read(run, self.url, self._where())
+
+    def vanished_findings(self) -> list[Finding]:
+        return list(self._vanished)
+
+    #: Made on first use, so the subclasses' constructors need not know of it.
+    _vanished_runs: list[Finding] | None = None
+
+    @property
+    def _vanished(self) -> list[Finding]:
+        if self._vanished_runs is None:
+            self._vanished_runs = []
+        return self._vanished_runs
+
     def local_journals(self, runs: Sequence[str]) -> list[tuple[str, str]] | None:
         """The paths when every journal is a plain regular file this process may read; None otherwise, so the
         loader reads through ``read_run`` (which decompresses and turns an unreadable journal into a finding)."""
@@ -331,7 +385,10 @@ class _LocalJournals(Backend):
     def iter_listing(self) -> Iterator[RunSummary]:
         """The file rule one journal at a time: each is read, folded and summarized, then let go."""
         for run in self.list_runs_now():
-            read = self.read_run_now(run, strict=False)
+            read = self._read_listed(run, strict=False)
+            if is_vanished(read):
+                self._vanished.extend(read.findings)
+                continue
             yield summarize_file(
                 run, read.records, updated=read.updated, complete=read.complete, findings=read.findings
             )
@@ -351,7 +408,7 @@ class _LocalJournals(Backend):
 
     def read_runs(self, runs: Sequence[str] | None = None, *, strict: bool = True) -> list[RunRead]:
         wanted = list(runs) if runs is not None else self.list_runs_now()
-        return [self.read_run_now(run, strict=strict) for run in wanted]
+        return [self._read_listed(run, strict) for run in wanted]
 
     def listing(self) -> list[RunSummary]:
         return self.listing_now()

@@ -86,6 +86,7 @@ from journaltools.backends.nats_connection import (
     retry_transient,
     stream_limit,
 )
+from journaltools.backends.scan import JournalTooLarge, max_journal_records, too_large_read
 from journaltools.errors import (
     AnotherWriter,
     ConcurrentCreate,
@@ -643,7 +644,12 @@ class JetStreamBackend(Backend):
         counts = await self._subject_counts(self.run_filter(run))
         if self.subject(run, 1) not in counts:
             raise RunNotFound(run, self.url)
-        messages = await self._get_all(self.run_filter(run), sum(counts.values()))
+        total, limit = sum(counts.values()), max_journal_records()
+        if total > limit:
+            # The stream says how many messages the run holds before any is fetched: past the bound, none is.
+            too_large = JournalTooLarge(limit, compressed=False, records=total)
+            return too_large_read(run, too_large, source=self.url, where=self.url, strict=strict, updated=None)
+        messages = await self._get_all(self.run_filter(run), total)
         return self._decode(run, messages, strict)
 
     async def read_runs_async(self, runs: Sequence[str] | None = None, *, strict: bool = True) -> list[RunRead]:

@@ -52,6 +52,16 @@ def is_compressed(path: str | os.PathLike[str]) -> bool:
 #: memory. 256 MiB is far beyond any run the runtime writes (a long run is a few MB).
 DEFAULT_MAX_JOURNAL_BYTES: Final = 256 << 20
 MAX_JOURNAL_BYTES_VARIABLE: Final = "JOURNALTOOLS_MAX_JOURNAL_BYTES"
+#: The most records one journal may hold (every line that is not blank counts, whether it decodes or not), unless
+#: the environment variable ``JOURNALTOOLS_MAX_JOURNAL_RECORDS`` says otherwise. The byte bound does not bound
+#: records: 30 MB of ``{}`` lines (each a record to Go, every field zero) are ten million records, each a few
+#: hundred bytes of objects and tens of microseconds once read. A long run the runtime writes holds a few thousand.
+DEFAULT_MAX_JOURNAL_RECORDS: Final = 100_000
+MAX_JOURNAL_RECORDS_VARIABLE: Final = "JOURNALTOOLS_MAX_JOURNAL_RECORDS"
+#: Bytes looked at a time when the records of a journal past the bound are counted (an index per byte is made).
+_COUNT_STEP: Final = 1 << 18
+#: What Go's ``bytes.TrimSpace`` trims in ASCII: a line of these alone is blank, never a record.
+_ASCII_SPACE: Final = np.frombuffer(b" \t\n\v\f\r", np.uint8)
 #: Compressed input fed to the decompressor at a time: a run-length block of zstd expands some 30,000 times, so one
 #: step stays near 16 MB even for the worst bomb, and the bound is checked after every step.
 _COMPRESSED_STEP: Final = 512
@@ -73,6 +83,50 @@ def max_journal_bytes() -> int:
     return DEFAULT_MAX_JOURNAL_BYTES
 
 
+def max_journal_records() -> int:
+    """The bound on records per journal in force (read each time, as ``max_journal_bytes``)."""
+    text = os.environ.get(MAX_JOURNAL_RECORDS_VARIABLE, "")
+    if text.isascii() and text.isdigit() and int(text) > 0:
+        return int(text)
+    return DEFAULT_MAX_JOURNAL_RECORDS
+
+
+def records_past_bound(data: bytes | np.ndarray, limit: int) -> int | None:
+    """How many lines of ``data`` are not blank (ASCII white space only), when that is more than ``limit``; None
+    otherwise. Counted without an object per line, and at the cost of one newline count for almost every journal: a
+    line holding something takes two bytes at least, and a journal has no more lines than newlines plus one."""
+    array = np.frombuffer(data, np.uint8)
+    if len(array) // 2 + 1 <= limit:
+        return None
+    newlines = 0
+    for start in range(0, len(array), _COUNT_STEP):
+        newlines += int(np.count_nonzero(array[start : start + _COUNT_STEP] == 10))
+    if newlines + 1 <= limit:
+        return None
+    records = 0
+    line_before = -1  # the line the previous step's last byte of content was on
+    line_base = 0
+    for start in range(0, len(array), _COUNT_STEP):
+        step = array[start : start + _COUNT_STEP]
+        newline = step == 10
+        # Each byte's line is the number of newlines before it; a line holds a record when a byte of it is content.
+        lines = np.cumsum(newline) - newline + line_base
+        holding = lines[~np.isin(step, _ASCII_SPACE)]
+        if len(holding):
+            records += 1 + int(np.count_nonzero(np.diff(holding))) - int(holding[0] == line_before)
+            line_before = int(holding[-1])
+        line_base += int(np.count_nonzero(newline))
+    return records if records > limit else None
+
+
+def check_record_bound(data: bytes) -> None:
+    """Raise ``JournalTooLarge`` when ``data`` holds more records than ``max_journal_records()``."""
+    limit = max_journal_records()
+    records = records_past_bound(data, limit)
+    if records is not None:
+        raise JournalTooLarge(limit, compressed=False, records=records)
+
+
 class DamagedCompression(Exception):
     """Compressed data that does not decompress (the message says why); ``partial`` is what it gave before."""
 
@@ -82,13 +136,18 @@ class DamagedCompression(Exception):
 
 
 class JournalTooLarge(Exception):
-    """A journal holding more than ``max_journal_bytes()``: not read further."""
+    """A journal holding more than ``max_journal_bytes()`` bytes or ``max_journal_records()`` records (``records``:
+    how many it holds): not read further. The message names both bounds and how to raise each."""
 
-    def __init__(self, limit: int, compressed: bool) -> None:
-        what = "decompresses to" if compressed else "holds"
+    def __init__(self, limit: int, compressed: bool, *, records: int | None = None) -> None:
+        if records is not None:
+            past = f"the journal holds {records:,} records (lines that are not blank), more than {limit:,}"
+        else:
+            past = f"the journal {'decompresses to' if compressed else 'holds'} more than {limit:,} bytes"
         super().__init__(
-            f"the journal {what} more than {limit:,} bytes, the bound per journal; not read further "
-            f"(set {MAX_JOURNAL_BYTES_VARIABLE} to raise it)"
+            f"{past}, the bound per journal; not read further (the bounds per journal: {max_journal_bytes():,} "
+            f"bytes, set by {MAX_JOURNAL_BYTES_VARIABLE}, and {max_journal_records():,} records, set by "
+            f"{MAX_JOURNAL_RECORDS_VARIABLE})"
         )
 
 
@@ -100,8 +159,15 @@ def open_journal_file(path: str | os.PathLike[str]) -> io.FileIO:
 
 def read_journal_bytes(path: str | os.PathLike[str]) -> bytes:
     """The journal's bytes, decompressed for ``.json.gz`` / ``.json.zst``, never more than ``max_journal_bytes()``
-    (``JournalTooLarge``). Compressed data that breaks off or is damaged raises ``DamagedCompression`` carrying what
-    decompressed before the break. Operating-system failures raise ``StorageError``."""
+    bytes nor ``max_journal_records()`` records (``JournalTooLarge``). Compressed data that breaks off or is damaged
+    raises ``DamagedCompression`` carrying what decompressed before the break. Operating-system failures raise
+    ``StorageError``."""
+    data = _read_journal_bytes(path)
+    check_record_bound(data)
+    return data
+
+
+def _read_journal_bytes(path: str | os.PathLike[str]) -> bytes:
     where = os.fsdecode(path)
     limit = max_journal_bytes()
     with open_journal_file(path) as handle, mapped(path, "read the journal"):
@@ -135,6 +201,7 @@ def read_journals_into(paths: Sequence[str], capacity: int) -> tuple[np.ndarray,
     # Uninitialised (a bytearray would first write zeros over every byte the reads then write again).
     buffer = np.empty(capacity, np.uint8)
     limit = max_journal_bytes()
+    records_limit = max_journal_records()
     lengths: list[int | None] = []
     position = 0
     with buffer.data as view:
@@ -150,6 +217,9 @@ def read_journals_into(paths: Sequence[str], capacity: int) -> tuple[np.ndarray,
                         got += step
                     if got != size or handle.read(1):
                         lengths.append(None)
+                        continue
+                    if records_past_bound(buffer[position : position + size], records_limit) is not None:
+                        lengths.append(None)  # the usual read refuses it, with its finding
                         continue
             except (JournalError, OSError):
                 lengths.append(None)
@@ -313,6 +383,10 @@ def damaged_read(
     error = CorruptJournal(run, line, f"compressed data breaks off in this line: {exc}", where)
     if strict:
         raise error
+    try:
+        check_record_bound(whole)
+    except JournalTooLarge as too_large:
+        return too_large_read(run, too_large, source=source, where=where, strict=False, updated=updated)
     journal = read_file_journal(whole)
     read = run_read(run, journal, source=source, where=where, strict=False, updated=updated)
     findings = [*read.findings, Finding.of(run, None, "corrupt_line", str(error), source)]

@@ -53,6 +53,7 @@ def _listing_rows(sources: Sequence[str]) -> Iterator[dict[str, Any]]:
                 _note_findings("ls", summary.findings)
                 row = {**summary.to_json(), "why": summary.why}
                 yield {**row, "source": backend.url} if several else row
+            _note_findings("ls", backend.vanished_findings())
 
 
 def _emit_json_array(rows: Iterable[Any]) -> None:

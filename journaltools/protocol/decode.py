@@ -18,6 +18,7 @@ Whether an undecodable line is a torn tail or corruption is the journal reader's
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 from typing import Final
 
@@ -145,7 +146,8 @@ def _exact(raw: bytes, generation: Generation) -> DecodedLine:
     record, differences = goreader.read_exact(raw, generation)
     # No difference: the exact reader re-encoded the record to these very bytes. The fast path sends such lines
     # here when msgspec cannot nest as deep as Go (a tool input 1,000 to 10,000 levels deep): canonical all the same.
-    return DecodedLine(record, "; ".join(differences) or None)
+    # Interned: lines that differ alike (a journal of a million ``{}`` lines) share one note, not one each.
+    return DecodedLine(record, sys.intern("; ".join(differences)) if differences else None)
 
 
 def _canonical_fields(record: Record, raw: bytes, generation: Generation) -> bool:

@@ -39,12 +39,14 @@ FINDING_SEVERITY: dict[str, Severity] = {
     "schema_violation": "warning",
     # journaltools' own, beyond the interface's list:
     "unreadable_journal": "error",
-    "journal_too_large": "error",  # more bytes (decompressed) than the bound per journal: not read
+    "journal_too_large": "error",  # more bytes (decompressed) or records than the bounds per journal: not read
     # a JetStream record stored under a subject naming another seq than its body (the runtime never writes one)
     "subject_seq_mismatch": "warning",  # a journal that cannot be read (permission, a FIFO or link, an I/O error)
     "not_a_journal": "info",  # a file in a source directory that is not a journal: not read
     # meta.run_id names another run than the journal's file or subject: the runtime's listings go by meta.run_id
     "run_id_mismatch": "warning",
+    # a run listed, then gone before it was read (a retention job deleted it, a rename replaced it): left out
+    "vanished": "warning",
 }
 
 

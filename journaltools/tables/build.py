@@ -151,6 +151,10 @@ class TablesBuilder:
     def add(self, read: RunReadLike, result: FoldResult | None) -> Finding | None:
         """Add one journal; ``result`` is its lenient fold, None when it was not folded. Returns its first
         error finding (None when nothing refuses it)."""
+        if not read.records and any(finding.code == "vanished" for finding in read.findings):
+            # Listed, then gone before it was read: no run to table, only the finding that says so.
+            self.findings.extend(with_source(f, read.source) for f in read.findings)
+            return None
         findings = [with_source(f, read.source) for f in (*read.findings, *(result.findings if result else ()))]
         self.findings.extend(findings)
         first_error = next((f for f in findings if f.severity == "error"), None)

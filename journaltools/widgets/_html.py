@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from journaltools._readable import shorten_middle
+from journaltools._terminal import for_page
 from journaltools.widgets._markdown import render_markdown
 
 #: About how many characters of a value are shown before it is clamped (the whole value is one click away).
@@ -61,8 +62,25 @@ Tone = Literal["ok", "info", "warn", "error", "muted"]
 
 
 def esc(value: object) -> str:
-    """``value`` as HTML text: ``<script>`` becomes ``&lt;script&gt;``, quotes are escaped for attributes."""
-    return html.escape("" if value is None else str(value), quote=True)
+    """``value`` as HTML text: ``<script>`` becomes ``&lt;script&gt;``, quotes are escaped for attributes, and
+    control characters are shown escaped as the terminal views show them (``\\x1b``; newlines and tabs stay)."""
+    return html.escape(for_page("" if value is None else str(value)), quote=True)
+
+
+#: The roles a message's ``role`` class may name (the stylesheet's ``jt-msg-*``); any other role is ``unknown``.
+MESSAGE_ROLES: frozenset[str] = frozenset({"user", "assistant"})
+
+
+def status_class(status: str) -> str:
+    """``status`` as it may appear in a class name: a status or ending the stylesheet knows (``STATUS_TONES``),
+    else ``unknown``. A journal writes its terminal reason itself: as a class, ``error lm-mod-hidden`` would be
+    three classes, one of which hides the badge."""
+    return status if status in STATUS_TONES else "unknown"
+
+
+def role_class(role: str) -> str:
+    """A message's role as it may appear in a class name (``MESSAGE_ROLES``), else ``unknown``."""
+    return role if role in MESSAGE_ROLES else "unknown"
 
 
 def as_text(value: Any) -> str:
@@ -193,7 +211,7 @@ def markdown_text(
     in place when long (prose gets twice the lines of a code value). Code blocks and inline code stay
     monospace. At most ``SENT_CHARS`` is rendered; once ``budget`` is spent the text is shown plain."""
     shown, note = sent_part(text, values, label)
-    rendered = (budget or RenderBudget()).render(shown)
+    rendered = (budget or RenderBudget()).render(for_page(shown))
     if rendered is None:
         plain = '<div class="jt-muted jt-plain-note">shown as plain text: this page spent its Markdown time</div>'
         return plain + expandable(f'<pre class="jt-pre">{esc(shown)}</pre>', shown, limit) + note
@@ -228,7 +246,7 @@ def id_html(value: str | None, limit: int = ID_SHOWN, *, copy: bool = True) -> s
 def status_badge(status: str) -> str:
     """A status as a word in a tinted badge (readable without colour, in either theme)."""
     tone = STATUS_TONES.get(status, "muted")
-    return f'<span class="jt-status jt-status-{esc(status)} jt-tone-{tone}">{esc(status)}</span>'
+    return f'<span class="jt-status jt-status-{status_class(status)} jt-tone-{tone}">{esc(status)}</span>'
 
 
 def severity_badge(severity: str) -> str:

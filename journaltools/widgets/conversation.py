@@ -38,6 +38,7 @@ from journaltools.widgets._html import (
     esc,
     long_text,
     markdown_text,
+    role_class,
     status_badge,
     themed,
 )
@@ -649,7 +650,7 @@ class ConversationModel:
             facts = f' <span class="jt-turn-facts jt-muted">{esc(time_text(self.facts.times[message.seq]))}</span>'
         marked = " jt-target" if target is not None and target == message.seq else ""
         return (
-            f'<div class="jt-msg jt-msg-{esc(message.role)}{marked}" id="jt-{self.uid}-seq-{message.seq}" '
+            f'<div class="jt-msg jt-msg-{role_class(message.role)}{marked}" id="jt-{self.uid}-seq-{message.seq}" '
             f'data-index="{message.index}" data-seq="{message.seq}">'
             f'<span class="jt-role">{esc(message.role)} · seq {message.seq}</span>{facts}{inner}</div>'
         )

@@ -25,10 +25,11 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from journaltools._readable import attention_rank, shorten_middle
+from journaltools._terminal import for_page
 from journaltools.folding import STATUSES, FoldResult
 from journaltools.protocol.blocks import Message
 from journaltools.widgets._facts import Prices, Tokens, check_prices, cost_text
-from journaltools.widgets._html import STATUS_TONES, STYLE, esc, id_html, status_badge, themed
+from journaltools.widgets._html import STATUS_TONES, STYLE, esc, id_html, status_badge, status_class, themed
 from journaltools.widgets._why import Why, reason_text
 
 if TYPE_CHECKING:
@@ -109,8 +110,8 @@ class RunRow:
         if key == "cost":
             return cost_text(value)
         if key == "status" and self.stale_terminal:
-            return f"{value} (next turn in flight)"
-        return str(value)
+            return for_page(f"{value} (next turn in flight)")
+        return for_page(str(value))
 
 
 def _utc_text(value: Any) -> str | None:
@@ -771,7 +772,7 @@ class RunBrowser:
                 if column.key == "status":
                     tone = STATUS_TONES.get(row.status, "muted")
                     cell._dom_classes = self._cell_classes(
-                        "jt-td", column, f"jt-tone-{tone}", f"jt-status-{row.status}"
+                        "jt-td", column, f"jt-tone-{tone}", f"jt-status-{status_class(row.status)}"
                     )
         self.page_label.value = f"{model.page_text()} · page {min(model.page, model.page_count - 1) + 1} of " + (
             f"{model.page_count:,}"

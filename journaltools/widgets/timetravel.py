@@ -17,7 +17,7 @@ from typing import Any
 from journaltools.folding import FoldResult, fold
 from journaltools.protocol.kinds import Record
 from journaltools.widgets._display import message_text, record_text
-from journaltools.widgets._html import Banner, esc, long_text, status_badge, themed
+from journaltools.widgets._html import Banner, esc, long_text, role_class, status_badge, themed
 from journaltools.widgets._why import banner_for, finding_text, pending_text
 
 
@@ -98,7 +98,7 @@ class TimeTravelModel:
         snap = self.snapshot(index)
         pending = "".join(f"<li>{esc(text)}</li>" for text in snap.pending)
         messages = "".join(
-            f'<div class="jt-msg jt-msg-{esc(role)}"><span class="jt-role">{esc(role)}</span>'
+            f'<div class="jt-msg jt-msg-{role_class(role)}"><span class="jt-role">{esc(role)}</span>'
             f"{long_text(text, 300)}</div>"
             for role, text in snap.last_messages
         )
