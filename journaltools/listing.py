@@ -34,7 +34,7 @@ from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from journaltools._readable import why_stopped
-from journaltools.folding import fold
+from journaltools.folding.run import fold_run
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.generations import AUGUST, generation_of_version, unsupported_version
 from journaltools.protocol.kinds import ZERO_TIME, Record, Summary
@@ -179,20 +179,31 @@ def summarize_file(
     if not complete:
         problem = _first_problem(findings) or "the journal was refused: a line does not decode"
         return RunSummary(status="invalid", problem=problem, findings=tuple(findings), why=problem, **common)
-    result = fold(records, run=run, strict=False)
-    every = (*findings, *result.findings)
+    folded = fold_run(_Read(run, stored, findings, complete))
+    result = folded.result
+    every = tuple(folded.findings)
     state = result.state
     ending = state.ending() if state is not None and generation is not AUGUST else None
     return RunSummary(
-        status=result.status,
+        status=folded.status,
         ended=state.ended if state is not None and ending is not None and state.ended != ZERO_TIME else None,
         summary=ending.summary if ending is not None else None,
         after_terminal=_after_last_terminal(records),
-        problem=_first_problem(every) if result.status == "invalid" else None,
+        problem=_first_problem(every) if folded.status == "invalid" else None,
         findings=tuple(every),
         why=why_stopped(result),
         **common,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """What a file listing was handed, as a read (``folding.run.fold_run`` folds reads)."""
+
+    run: str
+    records: Sequence[StoredLike]
+    findings: Sequence[Finding]
+    complete: bool
 
 
 def _after_last_terminal(records: Sequence[Record]) -> tuple[str, ...] | None:

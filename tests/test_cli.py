@@ -294,7 +294,7 @@ def test_an_unexpected_error_is_one_line_without_a_traceback(
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(cli_show, "fold", broken)  # the fold `show` calls
+    monkeypatch.setattr(cli_show, "fold_run", broken)  # the fold `show` asks for
     code, out, err = run_cli(capsys, "show", str(FILES), DEFERRED_WAITING)
     assert code == 1 and out == "" and err.count("\n") == 1
     assert "RuntimeError: boom" in err and "Traceback" not in err

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from journaltools.errors import FoldError
-from journaltools.folding import FoldResult, fold
+from journaltools.folding import FoldResult
+from journaltools.folding.run import fold_run
 from journaltools.folding.state import COUNTER_NAMES
 from journaltools.protocol.blocks import Block
 from journaltools.protocol.encode import encode_go_json
@@ -125,14 +125,7 @@ def _raw_json(raw: bytes) -> msgspec.Raw:
 
 
 def _fold_read(read: RunRead, *, strict: bool) -> FoldResult:
-    try:
-        return fold(read.typed(), run=read.run, strict=strict)
-    except FoldError as error:
-        # "No records" alone hides why when the reader dropped the journal's only line as a torn tail.
-        dropped = next((finding for finding in read.findings if finding.code == "torn_tail"), None)
-        if error.code != "empty_journal" or dropped is None:
-            raise
-        raise FoldError(error.run, error.seq, error.code, f"{error.rule}: {dropped.message}") from None
+    return fold_run(read, strict=strict).result
 
 
 def cmd_show(args: argparse.Namespace) -> int:

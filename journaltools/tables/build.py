@@ -16,8 +16,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from journaltools import folding
 from journaltools.folding import FoldResult
+from journaltools.folding.facts import RunFacts
+from journaltools.folding.run import fold_run
 from journaltools.folding.state import COUNTER_NAMES
 from journaltools.protocol.blocks import Message
 from journaltools.protocol.findings import Finding
@@ -70,58 +71,34 @@ def _message_row(message: Message) -> tuple[str, int, int, int, int]:
     return "\n".join(texts), thinking, uses, results, providers
 
 
-@dataclass(slots=True)
-class _Call:
-    call_id: str
-    name: str
-    input: str
-    call_seq: int
-    result_seq: int | None = None
-    is_error: bool | None = None
-    remote: bool | None = None
-    result_chars: int | None = None
-    deferred: bool = False
-    deferred_note: str | None = None
-    deferred_handle: str | None = None
-    call_approved: bool = False
-
-
-def _calls_of(records: Iterable[Record]) -> list[_Call]:
-    """Every tool_use block of every assistant record, in journal order, with what later records say of it.
-
-    A result, deferral or approval applies to the latest call with its id (ids are unique per turn, and a
-    later turn reusing one is a new call); the first result wins, as the fold commits results in journal order
-    and a second one is a ``duplicate_result`` finding.
-    """
-    calls: list[_Call] = []
-    latest: dict[str, _Call] = {}
-    for record in records:
-        kind = record.kind
-        if kind == "assistant" and record.assistant is not None:
-            for block in record.assistant.message.content or ():
-                use = block.tool_use
-                if use is not None:
-                    call = _Call(use.id, use.name, bytes(use.input).decode("utf-8", "replace"), record.seq)
-                    calls.append(call)
-                    latest[use.id] = call
-        elif kind == "tool_result" and record.tool_result is not None:
-            answered = latest.get(record.tool_result.tool_use_id)
-            if answered is not None and answered.result_seq is None:
-                answered.result_seq = record.seq
-                answered.is_error = record.tool_result.result.is_error
-                answered.remote = record.tool_result.remote
-                answered.result_chars = len(record.tool_result.result.content)
-        elif kind == "deferred" and record.deferred is not None:
-            deferred = latest.get(record.deferred.tool_use_id)
-            if deferred is not None:
-                deferred.deferred = True
-                deferred.deferred_note = record.deferred.note or None
-                deferred.deferred_handle = record.deferred.handle or None
-        elif kind == "call_approval" and record.call_approval is not None:
-            approved = latest.get(record.call_approval.tool_use_id)
-            if approved is not None:
-                approved.call_approved = True
-    return calls
+def _call_rows(facts: RunFacts) -> list[dict[str, Any]]:
+    """The ``tool_calls`` rows of one journal: its calls as the runtime's ``Calls`` pairs them (``RunFacts``)."""
+    rows = []
+    for call in facts.calls:
+        answer, deferral = call.answer, call.deferral
+        rows.append(
+            {
+                "call_id": call.tool_use_id,
+                "name": call.tool,
+                "input": call.input.decode("utf-8", "replace"),
+                "call_seq": call.made_seq,
+                "result_seq": call.answered_seq,
+                "is_error": answer.result.is_error if answer is not None else None,
+                "remote": answer.remote if answer is not None else None,
+                "kind": call.kind,
+                "dispatched": call.dispatched,
+                "made_at": go_time(call.made_time),
+                "answered_at": go_time(call.answered_time),
+                "duration": call.duration_ns,
+                "timed": call.duration_ns is not None,
+                "deferred": deferral is not None,
+                "deferred_note": (deferral.note or None) if deferral is not None else None,
+                "deferred_handle": (deferral.handle or None) if deferral is not None else None,
+                "call_approved": call.approved_once,
+                "result_chars": len(answer.result.content) if answer is not None else None,
+            }
+        )
+    return rows
 
 
 class TablesBuilder:
@@ -139,7 +116,7 @@ class TablesBuilder:
         self._runs = _columns(RUNS_SCHEMA)
         self._segments = _columns(SEGMENTS_SCHEMA)
         self._messages = _columns(MESSAGES_SCHEMA)
-        self._calls: list[_Call] = []
+        self._calls: list[dict[str, Any]] = []
         self._call_runs: list[str] = []
         self._call_counts: list[int] = []
         self._message_counts: list[int] = []
@@ -272,7 +249,7 @@ class TablesBuilder:
         columns["provider_blocks"].extend([row[4] for row in rows])
 
     def _add_calls(self, run: str, records: Sequence[Record]) -> None:
-        calls = _calls_of(records)
+        calls = _call_rows(RunFacts.of(records))
         self._calls.extend(calls)
         self._call_runs.append(run)
         self._call_counts.append(len(calls))
@@ -281,7 +258,7 @@ class TablesBuilder:
         calls = self._calls
         columns: dict[str, Any] = {"run": strings_repeated(self._call_runs, self._call_counts)}
         for name in TOOL_CALLS_SCHEMA.names[1:]:
-            columns[name] = [getattr(call, name) for call in calls]
+            columns[name] = [call[name] for call in calls]
         return _table(columns, TOOL_CALLS_SCHEMA)
 
     def finish(self) -> Tables:
@@ -331,7 +308,7 @@ def fold_read(read: RunReadLike) -> FoldResult | None:
     """The lenient fold of a read, or None for a refused read (the runtime never folds one)."""
     if not read.complete:
         return None
-    return folding.fold(typed_records(read.records), run=read.run, strict=False)
+    return fold_run(read).result
 
 
 def tables_of_reads(reads: Sequence[RunReadLike], *, records: bool = True, fold: bool = True) -> Tables:

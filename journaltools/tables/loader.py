@@ -20,7 +20,7 @@ import pyarrow as pa
 from journaltools.backends.base import Backend
 from journaltools.backends.registry import open_source
 from journaltools.errors import FoldError, SourceError, VersionMismatch
-from journaltools.folding import fold
+from journaltools.folding.run import fold_run
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.runid import validate_run_id
 from journaltools.tables.batch import BatchResult, RunBatch, batches_of, tables_of_batch
@@ -74,7 +74,7 @@ def _raise_for(backend: Backend, run: str, finding: Finding, options: LoadOption
     refusal from the backend's strict read, else the fold's from the strict fold."""
     read = backend.read_run(run, strict=True)
     if options.fold and read.complete:
-        fold(read.typed(), run=run, strict=True)
+        fold_run(read, strict=True)
     error_type = VersionMismatch if finding.code == "version_mismatch" else FoldError
     raise error_type(run, finding.seq, finding.code, finding.message)
 

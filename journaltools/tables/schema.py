@@ -171,16 +171,25 @@ TOOL_CALLS_SCHEMA: Final = _schema(
         pa.field("result_seq", SEQ),
         pa.field("is_error", pa.bool_()),
         pa.field("remote", pa.bool_()),
+        pa.field("kind", pa.string()),
+        pa.field("dispatched", pa.bool_()),
+        pa.field("made_at", TIMESTAMP),
+        pa.field("answered_at", TIMESTAMP),
+        pa.field("duration", pa.duration("ns")),
+        pa.field("timed", pa.bool_(), nullable=False),
         pa.field("deferred", pa.bool_(), nullable=False),
         pa.field("deferred_note", pa.large_string()),
         pa.field("deferred_handle", pa.string()),
         pa.field("call_approved", pa.bool_(), nullable=False),
         pa.field("result_chars", pa.int64()),
     ],
-    "one row per tool_use block of an assistant record, in journal order: result_seq / is_error / remote / "
-    "result_chars from the first tool_result record answering it (null while unanswered); deferred and its "
-    "note and handle from a deferred record; call_approved = a call_approval record names it; input = the "
-    "call's raw JSON",
+    "one row per tool_use block of an assistant record, in journal order, paired as the runtime's Calls pairs "
+    "them (a result answers the most recent unanswered call with its id): result_seq / is_error / remote / "
+    "result_chars from that result (null while unanswered); kind = the provider's token and dispatched = whether "
+    "the call ran, by the fold's rule (an August result: remote, else unknown); made_at / answered_at = the "
+    "records' own times (newest line; null when undated); duration = from the record before the one that ended "
+    "the call (its deferral, else its result) to it, timed = whether both were dated; deferred and its note and "
+    "handle from a deferred record; call_approved = a call_approval record names it; input = the call's raw JSON",
 )
 
 FINDINGS_SCHEMA: Final = _schema(

@@ -13,7 +13,8 @@ from collections import OrderedDict
 
 from journaltools.backends.base import Backend, RunRead
 from journaltools.errors import JournalError
-from journaltools.folding import FoldResult, fold
+from journaltools.folding import FoldResult
+from journaltools.folding.run import fold_run
 from journaltools.widgets._facts import RecordFacts
 
 
@@ -26,17 +27,8 @@ def facts_of_read(read: RunRead) -> RecordFacts:
 
 def fold_read(run: str, read: RunRead) -> FoldResult:
     """The lenient fold of what the reader kept, the reader's findings first; ``invalid`` when the reader
-    refused the journal or reported an error, whatever the records that parse fold to."""
-    result = fold([stored.record for stored in read.records], strict=False, run=run)
-    reader_findings = list(read.findings)
-    refused = not read.complete or any(finding.severity == "error" for finding in reader_findings)
-    if reader_findings or refused:
-        result = dataclasses.replace(
-            result,
-            findings=[*reader_findings, *result.findings],
-            status="invalid" if refused else result.status,
-        )
-    return result
+    refused the journal or reported an error, whatever the records that parse fold to (``folding.run``)."""
+    return fold_run(dataclasses.replace(read, run=run) if read.run != run else read).as_fold_result()
 
 
 class RunFolds:

@@ -1,0 +1,217 @@
+"""What a journal's records say beyond the fold, from one walk over them: each tool call, each model response, times.
+
+The fold keeps the runtime's state; an analysis wants the calls and responses themselves. ``RunFacts.of`` walks a
+journal's records once, in stored order, and pairs them as the newest runtime's ``runstate.Calls`` does:
+
+- each ``tool_use`` block of an assistant record opens a call (its iteration, id, tool, input, and the record's
+  time);
+- a deferral attaches to the most recent open call with its id that has none yet;
+- a result answers the most recent still-unanswered call with its id and closes it; a result that matches no open
+  call is ignored (a second answer to a closed call goes to an older open call with that id, if there is one);
+- a call's **duration** is the gap between the record that ended it (its deferral if it deferred, else its result)
+  and the record just before that one; it is untimed when either record is undated or the gap is negative. A call
+  a resumed run answers is so timed from the resume's claim.
+
+Provider kinds follow the fold's rule (``kind`` when the result has one, else ``remote`` for a remote result, else
+``unknown``). An August journal's records carry no time and no kind: its calls are untimed and their kinds come from
+``remote``, which ``RunFacts.dated`` and ``RunFacts.kinds_recorded`` say so nobody reads "untimed" as "instant".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from journaltools.protocol.kinds import Deferred, Record, ToolResult, kind_token, parse_kind
+from journaltools.protocol.times import parse_go_time
+
+
+def time_ns(text: str) -> int | None:
+    """A record's time as nanoseconds since 1970, or None for an undated record (or a time Python cannot hold)."""
+    if not text:
+        return None
+    try:
+        return parse_go_time(text).unix_ns
+    except ValueError:
+        return None
+
+
+@dataclass(slots=True)
+class CallFact:
+    """One tool call: the ``tool_use`` block that made it and what later records say of it."""
+
+    iteration: int
+    tool_use_id: str
+    tool: str
+    #: The call's input as the journal holds it (raw JSON).
+    input: bytes
+    #: The assistant record that made it, and its time (``""`` when undated).
+    made_seq: int
+    made_time: str
+    deferral: Deferred | None = None
+    deferred_seq: int | None = None
+    answer: ToolResult | None = None
+    answered_seq: int | None = None
+    answered_time: str = ""
+    #: An allow-once approval names it.
+    approved_once: bool = False
+    #: By the runtime's timing rule; None when untimed.
+    duration_ns: int | None = None
+
+    @property
+    def answered(self) -> bool:
+        return self.answer is not None
+
+    @property
+    def ended(self) -> bool:
+        """Whether a record ended its wait: an answer or a deferral (only such a call is timed or untimed)."""
+        return self.answer is not None or self.deferral is not None
+
+    @property
+    def is_error(self) -> bool:
+        return self.answer is not None and self.answer.result.is_error
+
+    @property
+    def kind(self) -> str | None:
+        """The provider's token by the fold's rule; None while unanswered."""
+        answer = self.answer
+        if answer is None:
+            return None
+        if answer.kind:
+            return kind_token(parse_kind(answer.kind))
+        return "remote" if answer.remote else "unknown"
+
+    @property
+    def dispatched(self) -> bool | None:
+        """Whether the call reached its provider, by the fold's rule; None while unanswered."""
+        answer = self.answer
+        if answer is None:
+            return None
+        return answer.dispatched if answer.kind else answer.remote
+
+    @property
+    def says_dispatch(self) -> bool:
+        """Whether its answer says anything of dispatch at all (a kind, or ``remote``): an August result that is
+        neither says nothing, so it counts as neither dispatched nor not."""
+        return self.answer is not None and bool(self.answer.kind or self.answer.remote)
+
+
+@dataclass(slots=True)
+class ResponseFact:
+    """One model response: an assistant record."""
+
+    seq: int
+    iteration: int
+    time: str
+    stop_reason: str
+    in_tokens: int
+    out_tokens: int
+    cache_read_tokens: int
+    cache_create_tokens: int
+    #: Part of ``out_tokens``.
+    thinking_tokens: int
+
+
+@dataclass(slots=True)
+class RunFacts:
+    """Facts of one journal's records (see the module doc). Built by ``of``; nothing here is the runtime's state."""
+
+    calls: list[CallFact] = field(default_factory=list)
+    responses: list[ResponseFact] = field(default_factory=list)
+    #: seq → the record's own time, for each dated record.
+    times: dict[int, str] = field(default_factory=dict)
+    #: Every seq, in stored order.
+    seqs: list[int] = field(default_factory=list)
+    #: The seq of the last terminal record.
+    terminal_seq: int | None = None
+    #: The seq of each claim, in journal order.
+    claim_seqs: list[int] = field(default_factory=list)
+    #: Whether any record names a provider kind (a newest result or deferral does).
+    kinds_recorded: bool = False
+
+    @property
+    def dated(self) -> bool:
+        """Whether any record carries its own time (only the newest line dates records)."""
+        return bool(self.times)
+
+    def last_time(self) -> str:
+        """The time of the last dated record (``""`` when none is dated)."""
+        for seq in reversed(self.seqs):
+            if seq in self.times:
+                return self.times[seq]
+        return ""
+
+    @classmethod
+    def of(cls, records: Sequence[Record]) -> RunFacts:
+        facts = cls()
+        open_calls: dict[str, list[CallFact]] = {}
+        #: The nanosecond time of each record, in stored order (None when undated).
+        moments: list[int | None] = []
+        for index, record in enumerate(records):
+            seq = record.seq
+            facts.seqs.append(seq)
+            moment = time_ns(record.time)
+            moments.append(moment)
+            if record.time:
+                facts.times[seq] = record.time
+            kind = record.kind
+            if kind == "assistant" and record.assistant is not None:
+                assistant = record.assistant
+                facts.responses.append(
+                    ResponseFact(
+                        seq,
+                        assistant.iteration,
+                        record.time,
+                        assistant.stop_reason,
+                        assistant.in_tokens,
+                        assistant.out_tokens,
+                        assistant.cache_read_tokens,
+                        assistant.cache_create_tokens,
+                        assistant.thinking_tokens,
+                    )
+                )
+                for block in assistant.message.content or ():
+                    use = block.tool_use
+                    if use is not None:
+                        call = CallFact(assistant.iteration, use.id, use.name, bytes(use.input), seq, record.time)
+                        facts.calls.append(call)
+                        open_calls.setdefault(use.id, []).append(call)
+            elif kind == "deferred" and record.deferred is not None:
+                deferral = record.deferred
+                facts.kinds_recorded |= bool(deferral.kind)
+                waiting = [call for call in open_calls.get(deferral.tool_use_id, ()) if call.answer is None]
+                if waiting and waiting[-1].deferral is None:
+                    call = waiting[-1]
+                    call.deferral, call.deferred_seq = deferral, seq
+                    call.duration_ns = _gap(moments, index)
+            elif kind == "tool_result" and record.tool_result is not None:
+                result = record.tool_result
+                facts.kinds_recorded |= bool(result.kind)
+                waiting = [call for call in open_calls.get(result.tool_use_id, ()) if call.answer is None]
+                if waiting:
+                    call = waiting[-1]
+                    call.answer, call.answered_seq, call.answered_time = result, seq, record.time
+                    if call.deferral is None:
+                        call.duration_ns = _gap(moments, index)
+            elif kind == "call_approval" and record.call_approval is not None:
+                approved = open_calls.get(record.call_approval.tool_use_id)
+                if approved:
+                    approved[-1].approved_once = True
+            elif kind == "terminal":
+                facts.terminal_seq = seq
+            elif kind == "claim":
+                facts.claim_seqs.append(seq)
+        return facts
+
+
+def _gap(moments: Sequence[int | None], index: int) -> int | None:
+    """The time from the record before ``index`` to it, when both are dated and it does not run backwards."""
+    if index == 0:
+        return None
+    end, start = moments[index], moments[index - 1]
+    if end is None or start is None or end < start:
+        return None
+    return end - start
+
+
+__all__ = ["CallFact", "ResponseFact", "RunFacts", "time_ns"]
