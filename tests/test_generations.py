@@ -10,6 +10,7 @@ from typing import Any
 import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from journaltools.cli import main
 from journaltools.errors import FoldError, UndecodableLine, VersionMismatch
@@ -262,3 +263,15 @@ def test_show_says_which_build_wrote_the_run_and_dates_each_message(capsys: pyte
     # An August record carries no time: only the prompt is dated, by meta.created (the newest fold's rule).
     assert any(line.startswith("[seq 1] user  2026-11-29T09:30:00") for line in august.splitlines())
     assert any(line == "[seq 2] assistant" for line in august.splitlines())
+
+
+@given(
+    st.integers(-(10**18), 4 * 10**18),
+    st.sampled_from([0, 60, 3600, -18_000, 19_800, 50_400, -43_200]),
+)
+def test_the_fast_record_time_reader_agrees_with_the_go_time_parser(unix_ns: int, offset: int) -> None:
+    from journaltools.folding.facts import time_ns
+    from journaltools.protocol.times import format_go_time, parse_go_time
+
+    text = format_go_time(unix_ns, offset)
+    assert time_ns(text) == parse_go_time(text).unix_ns == unix_ns
