@@ -12,7 +12,7 @@ import msgspec
 from journaltools.folding import FoldResult
 from journaltools.folding.run import fold_run
 from journaltools.folding.state import COUNTER_NAMES
-from journaltools.protocol.blocks import Block
+from journaltools.protocol.blocks import Block, block_line
 from journaltools.protocol.encode import encode_go_json
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.generations import AUGUST
@@ -290,17 +290,4 @@ def _compact(value: Any) -> str:
 
 
 def _block_line(block: Block) -> str:
-    if block.text is not None:
-        return f"  {block.text.text}"
-    if block.thinking is not None:
-        return f"  (thinking, {len(block.thinking.text)} characters)"
-    if block.tool_use is not None:
-        call = block.tool_use
-        return f"  -> {call.name}({bytes(call.input).decode('utf-8', 'replace')}) [{call.id}]"
-    if block.tool_result is not None:
-        done = block.tool_result
-        flag = " (error)" if done.is_error else ""
-        return f"  <- {done.tool_use_id}{flag}: {done.content}"
-    if block.provider is not None:
-        return f"  ({block.provider.kind} block)"
-    return "  (empty block)"
+    return "  " + block_line(block)

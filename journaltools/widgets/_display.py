@@ -13,7 +13,7 @@ import hashlib
 
 import msgspec
 
-from journaltools.protocol.blocks import Block, Message, ThinkingBlock
+from journaltools.protocol.blocks import Block, Message, ThinkingBlock, block_line
 from journaltools.protocol.encode import encode_go_json
 from journaltools.protocol.kinds import Assistant, Meta, Payload, Record, User
 
@@ -40,21 +40,8 @@ def raw_json_text(raw: bytes | msgspec.Raw, *, indent: bool = True) -> str:
 
 
 def block_text(block: Block) -> str:
-    """One block as a line of plain text (TimeTravel, findings): text verbatim, the others labelled."""
-    if block.text is not None:
-        return block.text.text
-    if block.thinking is not None:
-        return f"[thinking, {len(block.thinking.text):,} characters]"
-    if block.tool_use is not None:
-        call = block.tool_use
-        return f"[tool_use {call.name} {call.id}] {raw_json_text(call.input, indent=False)}"
-    if block.tool_result is not None:
-        result = block.tool_result
-        error = " ERROR" if result.is_error else ""
-        return f"[tool_result {result.tool_use_id}{error}] {result.content}"
-    if block.provider is not None:
-        return f"[provider {block.provider.kind}] {raw_json_text(block.provider.raw, indent=False)}"
-    return "[empty block]"
+    """One block as a line of plain text (TimeTravel, findings): ``protocol.blocks.block_line``."""
+    return block_line(block)
 
 
 def message_text(message: Message) -> str:
