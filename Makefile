@@ -34,13 +34,14 @@ test: setup lint typecheck
 	$(BIN)/python -m pytest -q
 
 # The tests left out of `make check`: each starts servers or processes (nats-server, a browser, Jupyter, a
-# wheel build, killed writers) and together they are most of the full suite's time. `make test` runs them.
+# wheel build, killed writers) and together they are most of the full suite's time; so are the tests marked
+# slow (scaling and memory checks over a great many journals). `make test` runs them all.
 SLOW_TESTS := test_aio test_audit_parquet test_backend_contract test_browser test_cluster test_connect test_crash test_hostile_two_links \
 	test_jetstream test_jetstream_client test_listing_corpus test_migrate_compare test_models_jetstream test_natskv test_notebooks \
 	test_parallel test_readme test_setup test_slow_links test_sources test_task_stores test_turn_stores test_wheel test_widgets
 
 check: setup lint typecheck
-	$(BIN)/python -m pytest -q $(foreach name,$(SLOW_TESTS),--ignore=tests/$(name).py)
+	$(BIN)/python -m pytest -q -m "not slow" $(foreach name,$(SLOW_TESTS),--ignore=tests/$(name).py)
 
 lint: setup
 	$(BIN)/ruff check journaltools tests benchmarks scripts

@@ -282,6 +282,7 @@ def _peak_of(argv: list[str], timeout: float = 300) -> tuple[int, float, str]:
     return int(code), float(peak_mb), done.stderr
 
 
+@pytest.mark.slow
 def test_row1_a_million_zero_records_are_journal_too_large_in_bounded_memory(tmp_path: Path) -> None:
     (tmp_path / "zeros.json").write_bytes(b"{}\n" * 1_000_000)
     (tmp_path / "good.json").write_bytes(_completed("good"))
@@ -347,6 +348,7 @@ def test_row4_lines_past_the_findings_kept_are_counted_without_being_decoded(mon
     assert calls <= MAX_FINDINGS_PER_CODE + 10, calls
 
 
+@pytest.mark.slow
 def test_row4_sixteen_mib_of_junk_lines_list_and_audit_quickly(tmp_path: Path) -> None:
     (tmp_path / "junk.json").write_bytes(_completed("junk") + b"x\n" * (8 << 20))
     (tmp_path / "good.json").write_bytes(_completed("good"))

@@ -313,6 +313,7 @@ def _peak_mb_of_ls_json(root: Path) -> tuple[int, float]:
     return int(code), float(peak_mb)
 
 
+@pytest.mark.slow
 def test_case5_ls_json_streams_its_rows_so_memory_does_not_follow_the_number_of_runs(tmp_path: Path) -> None:
     """Ten times the runs, (nearly) the same peak: the listing is written row by row, never held whole, and each
     journal is read into a buffer of its own size."""
