@@ -275,3 +275,21 @@ def test_the_fast_record_time_reader_agrees_with_the_go_time_parser(unix_ns: int
 
     text = format_go_time(unix_ns, offset)
     assert time_ns(text) == parse_go_time(text).unix_ns == unix_ns
+
+
+def test_the_views_time_a_newest_run_by_its_records_and_say_an_august_file_has_no_times() -> None:
+    from journaltools.backends.registry import open_source
+    from journaltools.widgets._source import RunFolds
+
+    samples = Path(__file__).resolve().parent.parent / "data" / "samples"
+    folds = RunFolds(open_source(samples), owned=True)
+    try:
+        newest = folds.facts("newest-completed-with-tools")
+        august = folds.facts("completed-with-tools")
+    finally:
+        folds.close()
+    assert newest is not None and august is not None
+    assert "own time" in newest.times_note() and newest.dated_by_records
+    first_turn = next(seq for seq in newest.turns)
+    assert newest.turn_seconds(first_turn) is not None and newest.turn_seconds(first_turn) > 0  # type: ignore[operator]
+    assert "keeps no time per record" in august.times_note() and august.turn_seconds(first_turn) is None

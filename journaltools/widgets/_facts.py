@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from journaltools.protocol.kinds import Record
+from journaltools.tables.columns import go_time
 
 #: A user's price table: model → price per million tokens of each kind (``input``, ``output``, ``cache_read``,
 #: ``cache_create``; a kind left out costs nothing). Thinking tokens are inside ``output`` and priced with it.
@@ -124,6 +125,8 @@ class RecordFacts:
     store: str | None = None
     #: The seq of the last terminal record (what "the ending" names, even when a claim follows it).
     terminal_seq: int | None = None
+    #: Whether the times are the records' own (the newest line's), not the store's.
+    dated_by_records: bool = False
 
     @classmethod
     def of(
@@ -137,7 +140,13 @@ class RecordFacts:
         for index, record in enumerate(records):
             seq = record.seq
             facts.seqs.append(seq)
-            when = times[index] if times is not None and index < len(times) else None
+            # The record's own time (the newest line dates every record) is what the runtime dated; a store's
+            # time (a JetStream message's) stands in where the record has none.
+            when = go_time(record.time) if record.time else None
+            if when is not None:
+                facts.dated_by_records = True
+            elif times is not None and index < len(times):
+                when = times[index]
             if when is not None:
                 facts.times[seq] = when
             if record.meta is not None and record.kind == "meta":
@@ -173,6 +182,8 @@ class RecordFacts:
 
     def times_note(self) -> str:
         """One plain sentence on where the times shown come from (or that there are none per record)."""
+        if self.dated_by_records:
+            return "times: each record's own time, as the runtime dated it (durations are between records)"
         if self.has_times:
             return "times: each record's JetStream message time (durations are between records)"
         if self.store == "file" or self.store is None:
