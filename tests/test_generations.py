@@ -293,3 +293,19 @@ def test_the_views_time_a_newest_run_by_its_records_and_say_an_august_file_has_n
     first_turn = next(seq for seq in newest.turns)
     assert newest.turn_seconds(first_turn) is not None and newest.turn_seconds(first_turn) > 0  # type: ignore[operator]
     assert "keeps no time per record" in august.times_note() and august.turn_seconds(first_turn) is None
+
+
+def test_the_run_browser_finds_runs_by_agent_and_generation() -> None:
+    from journaltools.widgets import load_source
+
+    samples = Path(__file__).resolve().parent.parent / "data" / "samples"
+    model, _loader = load_source(samples)
+    # The search looks through every text of a row, so a word can match more than the generation: each run of the
+    # generation is found, and the runs of the other generation are not all found.
+    newest = {row.run for row in model.rows if row.run.startswith("newest-")}
+    found = {row.run for row in model.with_filter(text="newest").visible()}
+    assert newest <= found and len(found) < len(model.rows)
+    august = {row.run for row in model.rows if not row.run.startswith("newest-") and row.status != "invalid"}
+    found = {row.run for row in model.with_filter(text="august").visible()}
+    assert august - {"version-mismatch"} <= found and not newest <= found
+    assert "newest-provider-kinds" in {row.run for row in model.with_filter(text="ops").visible()}

@@ -142,14 +142,15 @@ def _search_text(*parts: object) -> str:
 
 
 def fold_search_text(result: FoldResult) -> str:
-    """What the search looks through in a fold: prompt, caller, model, tool names, message and pending text."""
+    """What the search looks through in a fold: prompt, caller, agent, generation, model, tool names, message and
+    pending text."""
     state = result.state
     if state is None:
         return ""
     messages: list[Message] = list(state.messages)
     if state.pending is not None:
         messages.append(state.pending.assistant)
-    words: list[str] = [state.prompt, state.caller, state.fingerprint.model]
+    words: list[str] = [state.prompt, state.caller, state.agent, state.generation.name, state.fingerprint.model]
     for message in messages:
         for block in message.content or ():
             if block.text is not None:
@@ -308,6 +309,8 @@ class RunBrowserModel:
                         created,
                         updated,
                         item.get("model"),
+                        item.get("agent"),
+                        item.get("generation"),
                         item.get("caller"),
                         item.get("prompt"),
                         item.get("terminal_message"),
