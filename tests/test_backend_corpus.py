@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,8 +15,9 @@ from journaltools.backends.file import FileBackend
 from journaltools.backends.jetstream import JetStreamBackend, open_jetstream_source
 from journaltools.embedded import EmbeddedServer
 from journaltools.errors import FoldError
-from journaltools.folding import fold
+from journaltools.folding import FoldResult, fold
 from journaltools.listing import RunSummary
+from journaltools.protocol.kinds import Record
 from tests.nats_fixtures import TEST_OPTIONS, NatsAdmin, unique_stream
 from tests.runstate_corpus import CORPUS, NEWEST_CORPUS, expected, jsonl
 
@@ -84,13 +86,23 @@ def test_broken_journals_are_refused_or_read_as_the_runtime_does() -> None:
 # -- JetStream: the runtime's stream replayed -----------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def replayed(nats_server: EmbeddedServer, nats_admin: NatsAdmin) -> Iterator[JetStreamBackend]:
+def assert_folds_as_the_runtime(records: list[Record], entry: dict[str, Any]) -> FoldResult:
+    """The strict fold of ``records``, equal field by field to the state the runtime's load gave (``entry``)."""
+    result = fold(records, run=entry["store_id"])
+    assert result.state is not None
+    got, want = result.state.to_go_json(), entry["state"]
+    assert set(got) == set(want)
+    for field in want:
+        assert got[field] == want[field], f"{entry['store_id']}: {field} differs"
+    return result
+
+
+def _replay(dump: Path, nats_server: EmbeddedServer, nats_admin: NatsAdmin) -> Iterator[JetStreamBackend]:
     """A stream of the dump's configuration holding the dump's messages (subjects, headers, bodies) in order.
 
     Its name is the test's own; its subjects are the dump's, so the stream is removed before anything else on
     this server could want them."""
-    lines = [json.loads(line) for line in (CORPUS / "nats-dump.jsonl").read_text().splitlines() if line]
+    lines = [json.loads(line) for line in dump.read_text().splitlines() if line]
     config: dict[str, Any] = dict(lines[0]["info"]["config"])
     config.pop("metadata", None)
     config["name"] = unique_stream()[0]
@@ -101,12 +113,18 @@ def replayed(nats_server: EmbeddedServer, nats_admin: NatsAdmin) -> Iterator[Jet
             body = message["data"].encode() if "data" in message else base64.b64decode(message["data_b64"])
             ack = json.loads(nats_admin.request(message["subject"], body, headers).data)
             assert ack.get("seq") == message["seq"], ack
-        with pytest.warns(Warning):  # the runtime's stream has direct get off: journaltools says it reads slower
+        with pytest.warns(Warning):  # the runtime's streams have direct get off: journaltools says it reads slower
             backend = open_jetstream_source(f"{nats_server.url}/{config['name']}", options=TEST_OPTIONS)
         yield backend
         backend.close()
     finally:
         nats_admin.delete_stream(config["name"])
+
+
+@pytest.fixture(scope="module")
+def replayed(nats_server: EmbeddedServer, nats_admin: NatsAdmin) -> Iterator[JetStreamBackend]:
+    """The August corpus's stream (subjects ``fisk.sessions.>``) replayed message for message."""
+    yield from _replay(CORPUS / "nats-dump.jsonl", nats_server, nats_admin)
 
 
 def test_stream_binds_as_the_runtime_binds_it(replayed: JetStreamBackend) -> None:
@@ -140,13 +158,8 @@ def test_read_and_fold_equals_the_runtimes_load(replayed: JetStreamBackend, entr
         with pytest.raises(FoldError):
             fold(read.typed(), run=entry["store_id"])
         return
-    result = fold(read.typed(), run=entry["store_id"])
-    assert result.state is not None
-    got, want = result.state.to_go_json(), entry["state"]
-    assert set(got) == set(want)
-    for field in want:
-        assert got[field] == want[field], f"{entry['store_id']}: {field} differs"
-    assert result.state.completed() == entry["completed"]
+    result = assert_folds_as_the_runtime(read.typed(), entry)
+    assert result.state is not None and result.state.completed() == entry["completed"]
 
 
 # -- the newest line's stream replayed ------------------------------------------------------------------------------
@@ -155,22 +168,7 @@ def test_read_and_fold_equals_the_runtimes_load(replayed: JetStreamBackend, entr
 @pytest.fixture(scope="module")
 def replayed_newest(nats_server: EmbeddedServer, nats_admin: NatsAdmin) -> Iterator[JetStreamBackend]:
     """The newest corpus's ``NEWEST`` stream (subjects ``newest.>``) replayed message for message."""
-    lines = [json.loads(line) for line in (NEWEST_CORPUS / "nats-dump.jsonl").read_text().splitlines() if line]
-    config: dict[str, Any] = dict(lines[0]["info"]["config"])
-    config.pop("metadata", None)
-    config["name"] = unique_stream()[0]
-    nats_admin.create_stream(config)
-    try:
-        for message in [line for line in lines if line["kind"] == "msg"]:
-            headers = {name: values[-1] for name, values in (message["headers"] or {}).items()}
-            ack = json.loads(nats_admin.request(message["subject"], message["data"].encode(), headers).data)
-            assert ack.get("seq") == message["seq"], ack
-        with pytest.warns(Warning):  # direct get is off on this stream too
-            backend = open_jetstream_source(f"{nats_server.url}/{config['name']}", options=TEST_OPTIONS)
-        yield backend
-        backend.close()
-    finally:
-        nats_admin.delete_stream(config["name"])
+    yield from _replay(NEWEST_CORPUS / "nats-dump.jsonl", nats_server, nats_admin)
 
 
 def newest_runtime_rows(name: str) -> dict[str, dict[str, Any]]:
@@ -205,13 +203,8 @@ def test_newest_read_and_fold_equals_the_runtimes_load(
         with pytest.raises(FoldError):
             fold(read.typed(), run=entry["store_id"])
         return
-    result = fold(read.typed(), run=entry["store_id"])
-    assert result.state is not None
-    got, want = result.state.to_go_json(), entry["state"]
-    assert set(got) == set(want)
-    for field in want:
-        assert got[field] == want[field], f"{entry['store_id']}: {field} differs"
-    assert result.state.reopened == entry["reopened"]
+    result = assert_folds_as_the_runtime(read.typed(), entry)
+    assert result.state is not None and result.state.reopened == entry["reopened"]
 
 
 def test_newest_file_and_stream_listings_compare_without_the_august_disagreement(

@@ -425,6 +425,15 @@ static int check_raw_value(cursor *c, int depth) {
 
 /* -- maps and lists ----------------------------------------------------------------------------------------- */
 
+/* Whether ``key`` sorts strictly after ``previous`` as bytes: Go writes a map's keys sorted by their text, and a
+ * repeated key would re-encode once. */
+static int strictly_after(const unsigned char *previous, Py_ssize_t previous_length, const unsigned char *key,
+                          Py_ssize_t key_length) {
+    Py_ssize_t shorter = key_length < previous_length ? key_length : previous_length;
+    int order = memcmp(previous, key, (size_t)shorter);
+    return order < 0 || (order == 0 && previous_length < key_length);
+}
+
 /* null, or an object of uint64 values whose keys (without escapes, which the Python path judges) are strictly
  * increasing byte strings: Go writes a map's keys sorted, and a repeated key would re-encode once. */
 static int check_uint_map(cursor *c) {
@@ -438,11 +447,7 @@ static int check_uint_map(cursor *c) {
         if (!check_go_string(c)) return 0;
         Py_ssize_t key_length = c->p - 1 - key;
         if (memchr(key, '\\', (size_t)key_length) != NULL) return 0;
-        if (previous != NULL) {
-            Py_ssize_t shorter = key_length < previous_length ? key_length : previous_length;
-            int order = memcmp(previous, key, (size_t)shorter);
-            if (order > 0 || (order == 0 && previous_length >= key_length)) return 0;
-        }
+        if (previous != NULL && !strictly_after(previous, previous_length, key, key_length)) return 0;
         previous = key;
         previous_length = key_length;
         uint64_t ignored;
@@ -470,11 +475,7 @@ static int check_int_map(cursor *c) {
         const unsigned char *key = c->p + 1;
         if (!check_int_key(c)) return 0;
         Py_ssize_t key_length = c->p - 1 - key;
-        if (previous != NULL) {
-            Py_ssize_t shorter = key_length < previous_length ? key_length : previous_length;
-            int order = memcmp(previous, key, (size_t)shorter);
-            if (order > 0 || (order == 0 && previous_length >= key_length)) return 0;
-        }
+        if (previous != NULL && !strictly_after(previous, previous_length, key, key_length)) return 0;
         previous = key;
         previous_length = key_length;
         int nonzero;

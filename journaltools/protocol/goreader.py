@@ -26,6 +26,7 @@ handled by an iterative tokenizer, so a 10,000-deep line cannot exhaust the inte
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -413,6 +414,37 @@ class _Decoder:
         values[item.name] = _Slice(list(decoded), len(decoded))
 
     def revisions(self, item: _Field, values: dict[str, Any], index: int, path: str) -> None:
+        """A ``map[string]uint64``."""
+        self._integer_map(item, values, index, path, key_of=lambda written: written, unsigned=True)
+
+    def kind_counts(self, item: _Field, values: dict[str, Any], index: int, path: str) -> None:
+        """A ``map[toolkit.Kind]int``: each key a decimal integer (Go's ``strconv.ParseInt``), kept in the decimal
+        Go writes back."""
+
+        def key_of(written: str) -> str:
+            number = _parse_int_key(written)
+            if number is None:
+                raise UndecodableLine(
+                    f"json: cannot unmarshal number {written} into Go struct field {path} of type toolkit.Kind"
+                )
+            if str(number) != written:
+                self.notes.add(f"map {item.name!r} key {written!r} respelled")
+            return str(number)
+
+        self._integer_map(item, values, index, path, key_of=key_of, unsigned=False)
+
+    def _integer_map(
+        self,
+        item: _Field,
+        values: dict[str, Any],
+        index: int,
+        path: str,
+        *,
+        key_of: Callable[[str], str],
+        unsigned: bool,
+    ) -> None:
+        """A map of integers: a repeated map merges into the earlier one, a repeated key replaces its value, and a
+        ``null`` value stores 0 (a map element starts from zero, addendum rule 7)."""
         if self.tokens.kinds[index] != OBJECT:
             raise self._type_error(index, path, item.go_type)
         current: dict[str, int] | None = values.get(item.name)
@@ -425,7 +457,7 @@ class _Decoder:
         end = tokens.after[index]
         previous_key: str | None = None
         while member < end:
-            key = self.string(member)
+            key = key_of(self.string(member))
             value = member + 1
             if key in current:
                 self.notes.add(f"repeated key {key!r} in {item.name!r}")
@@ -433,45 +465,12 @@ class _Decoder:
                 self.notes.add(f"map {item.name!r} keys not sorted")
             previous_key = key
             if tokens.kinds[value] == NULL:
-                # A map element starts from zero, so null stores 0 (addendum rule 7).
                 self.notes.add(f"null value in map {item.name!r} stored as 0")
                 current[key] = 0
             else:
-                current[key] = self.integer(value, f"{path}.{key}", "uint64", unsigned=True)
+                go_type = "uint64" if unsigned else "int"
+                current[key] = self.integer(value, f"{path}.{key}", go_type, unsigned=unsigned)
             member = tokens.after[value]
-
-    def kind_counts(self, item: _Field, values: dict[str, Any], index: int, path: str) -> None:
-        """A ``map[toolkit.Kind]int``: each key a decimal integer (Go's ``strconv.ParseInt``), kept in the decimal
-        Go writes back."""
-        if self.tokens.kinds[index] != OBJECT:
-            raise self._type_error(index, path, item.go_type)
-        current: dict[str, int] | None = values.get(item.name)
-        if current is None:
-            current = values[item.name] = {}
-        elif current:
-            self.notes.add(f"repeated map {item.name!r} merged")
-        tokens = self.tokens
-        member = index + 1
-        end = tokens.after[index]
-        while member < end:
-            written = self.string(member)
-            value = member + 1
-            number = _parse_int_key(written)
-            if number is None:
-                raise UndecodableLine(
-                    f"json: cannot unmarshal number {written} into Go struct field {path} of type toolkit.Kind"
-                )
-            key = str(number)
-            if key != written:
-                self.notes.add(f"map {item.name!r} key {written!r} respelled")
-            if tokens.kinds[value] == NULL:
-                self.notes.add(f"null value in map {item.name!r} stored as 0")
-                current[key] = 0
-            else:
-                current[key] = self.integer(value, f"{path}.{key}", "int", unsigned=False)
-            member = tokens.after[value]
-        if list(current) != sorted(current):
-            self.notes.add(f"map {item.name!r} keys not sorted")
 
     def raw_json(self, index: int) -> bytes:
         data = self.raw[self.tokens.starts[index] : self.tokens.ends[index]]
