@@ -177,40 +177,9 @@ class RunState:
     def to_go_json(self) -> dict[str, Any]:
         """The state exactly as Go's encoding/json marshals the runtime's RunState (Go field names, nil as
         null), in the shape of the generation it was folded by: what the real corpora record, and so what the
-        corpus tests compare with."""
-        if self.generation is AUGUST:
-            return self._august_go_json()
+        corpus tests compare with. The newest line's RunState has the August fields and more."""
         pending = self.pending
-        return {
-            "Version": self.version,
-            "RunID": self.run_id,
-            "Fingerprint": _plain(self.fingerprint),
-            "Prompt": self.prompt,
-            "Interactive": self.interactive,
-            "ConversationToken": self.conversation_token,
-            "Caller": self.caller,
-            "Agent": self.agent,
-            "Messages": _plain(self.messages),
-            "Times": list(self.times),
-            "ResultTimes": dict(self.result_times) if self.result_times is not None else None,
-            "Ended": self.ended,
-            "Counters": self.counters.to_newest_go_json(),
-            "Turns": self.turns,
-            "ContextTokens": self.context_tokens,
-            "NextIteration": self.next_iteration,
-            "Pending": None if pending is None else {**_pending_go_json(pending), "Time": pending.time},
-            "LastStopReason": self.last_stop_reason,
-            "Approvals": self.approvals,
-            "CallApprovals": _plain(self.call_approvals) if self.call_approvals is not None else None,
-            "MemoryRevisions": self.memory_revisions,
-            "Terminal": _plain(self.terminal) if self.terminal is not None else None,
-            "Reopened": self.reopened,
-        }
-
-    def _august_go_json(self) -> dict[str, Any]:
-        pending = self.pending
-        counters = self.counters
-        return {
+        state: dict[str, Any] = {
             "Version": self.version,
             "RunID": self.run_id,
             "Fingerprint": _plain(self.fingerprint),
@@ -219,7 +188,7 @@ class RunState:
             "ConversationToken": self.conversation_token,
             "Caller": self.caller,
             "Messages": _plain(self.messages),
-            "Counters": {_go_name(name): getattr(counters, name) for name in _AUGUST_COUNTERS},
+            "Counters": {_go_name(name): getattr(self.counters, name) for name in _AUGUST_COUNTERS},
             "NextIteration": self.next_iteration,
             "Pending": None if pending is None else _pending_go_json(pending),
             "LastStopReason": self.last_stop_reason,
@@ -227,6 +196,21 @@ class RunState:
             "CallApprovals": _plain(self.call_approvals) if self.call_approvals is not None else None,
             "MemoryRevisions": self.memory_revisions,
             "Terminal": _plain(self.terminal) if self.terminal is not None else None,
+        }
+        if self.generation is AUGUST:
+            return state
+        return {
+            **state,
+            "Agent": self.agent,
+            "Times": list(self.times),
+            "ResultTimes": dict(self.result_times) if self.result_times is not None else None,
+            "Ended": self.ended,
+            # The newest Counters has JSON tags: snake_case keys, zeros omitted, kinds keyed by number.
+            "Counters": self.counters.to_newest_go_json(),
+            "Turns": self.turns,
+            "ContextTokens": self.context_tokens,
+            "Pending": None if pending is None else {**_pending_go_json(pending), "Time": pending.time},
+            "Reopened": self.reopened,
         }
 
 
