@@ -41,6 +41,7 @@ from typing import Any, Final, Protocol, TypeVar
 
 import msgspec
 
+from journaltools.protocol import encode
 from journaltools.protocol.blocks import (
     ASSISTANT,
     USER,
@@ -106,8 +107,8 @@ class ToolDefinition(msgspec.Struct, frozen=True):
 
 
 def system_hash(*system_blocks: str) -> str:
-    """The runtime's ``system_hash``: SHA-256 of the Go JSON encoding of the list of system strings."""
-    return hashlib.sha256(encode_go_json(list(system_blocks))).hexdigest()
+    """The runtime's ``system_hash`` of the given system blocks (``protocol.encode.system_hash``)."""
+    return encode.system_hash(system_blocks)
 
 
 def tools_hash(tools: Sequence[ToolDefinition]) -> str:

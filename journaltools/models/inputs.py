@@ -66,7 +66,7 @@ class GateConfig(_Input):
     @model_validator(mode="after")
     def _one_system_prompt(self) -> GateConfig:
         if self.system is not None and self.system_hash is not None:
-            from journaltools.ops.gate import system_hash
+            from journaltools.protocol.encode import system_hash
 
             if system_hash(self.system) != self.system_hash:
                 raise ValueError("'system' and 'system_hash' disagree: give one of them")

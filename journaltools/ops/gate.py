@@ -20,14 +20,12 @@ reminder the runtime appends afterwards is never part of it.
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from journaltools.errors import InvalidConfig
 from journaltools.folding.state import RunState
-from journaltools.protocol.encode import encode_go_json
+from journaltools.protocol.encode import system_hash
 from journaltools.protocol.kinds import Fingerprint
 
 FieldClass = Literal["hard", "blocking", "tools", "budget"]
@@ -44,11 +42,6 @@ FIELD_CLASSES: dict[str, FieldClass] = {
     "max_tokens": "budget",
     "max_iterations": "budget",
 }
-
-
-def system_hash(system_blocks: Sequence[str]) -> str:
-    """The fingerprint's ``system_hash`` of a system prompt given as its list of blocks."""
-    return hashlib.sha256(encode_go_json(list(system_blocks))).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,8 @@ first.
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Sequence
 from typing import Any, Final
 
 import msgspec
@@ -36,3 +38,9 @@ def encode_go_json(value: Any) -> bytes:
 def raw_json(value: Any) -> msgspec.Raw:
     """A raw JSON field holding ``value`` as Go would write it (for values built in Python)."""
     return msgspec.Raw(encode_go_json(value))
+
+
+def system_hash(system_blocks: Sequence[str]) -> str:
+    """The fingerprint's ``system_hash`` of a system prompt given as its list of blocks: lowercase hex SHA-256 of
+    the Go JSON encoding of that list of strings."""
+    return hashlib.sha256(encode_go_json(list(system_blocks))).hexdigest()
