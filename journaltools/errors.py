@@ -12,6 +12,7 @@ files in ``backends/oserrors.py`` (``storage_error``), NATS client errors in ``b
     ├── InvalidRunId              a run id that is unsafe as a file name or subject token
     ├── InvalidConfig             a candidate configuration for the resume gate that cannot be read: bad usage
     ├── RunNotFound               no journal for that run in the source
+    ├── InvalidPage               a page of a listing asked for wrongly: a limit below 1, a cursor not minted here
     ├── RunExists                 a create of a run the source already holds
     ├── SourceError               a source URL or backend that cannot be used
     │   ├── InvalidSource         the source as written cannot be a source (bad URL, port): bad usage, CLI exit 2
@@ -70,6 +71,10 @@ class InvalidRunId(JournalError, ValueError):
 
 class InvalidConfig(JournalError, ValueError):
     """A candidate configuration (``gate --config``) that cannot be read; the message names the key."""
+
+
+class InvalidPage(JournalError, ValueError):
+    """A page of a listing asked for wrongly (the runtime's ``ErrInvalidLimit`` and ``ErrInvalidCursor``)."""
 
 
 class RunNotFound(JournalError, LookupError):

@@ -27,13 +27,15 @@ nothing of the backends that produce them.
 
 from __future__ import annotations
 
+import base64
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from journaltools._readable import why_stopped
+from journaltools.errors import InvalidPage
 from journaltools.folding.run import fold_run
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.generations import AUGUST, generation_of_version, unsupported_version
@@ -95,6 +97,8 @@ class RunSummary:
     #: JetStream rule, when the meta message is the run's last message although others exist: how many records
     #: the stream holds for the run and the highest seq among them.
     held_out_of_order: tuple[int, int] | None = None
+    #: JetStream rule: the stream sequence of the run's meta message (what the runtime's pages go by).
+    meta_position: int | None = None
     #: Why the run stopped or what it waits for, in one line (``ls`` shows it); None where the rule cannot say.
     why: str | None = None
 
@@ -268,6 +272,7 @@ def summarize_stream(
         problem=problem,
         findings=tuple(findings),
         held_out_of_order=held,
+        meta_position=getattr(meta, "position", None) if meta is not None else None,
         why=problem if problem is not None else _last_terminal_words(last.record if last else None),
     )
 
@@ -278,3 +283,83 @@ def _last_terminal_words(last: Record | None) -> str | None:
         return None
     terminal = last.terminal
     return f"{terminal.reason}: {terminal.message}" if terminal.message else terminal.reason
+
+
+# -- the newest runtime's filters and pages (ListFilter, ListPage, Describe) ----------------------------------------
+
+
+def matches_agent(row: RunSummary, agent: str) -> bool:
+    """``ListFilter.MatchesAgent``: any run when no agent is asked for, and a run that names none matches any."""
+    return not agent or not row.agent or row.agent == agent
+
+
+def _listed(rows: Iterable[RunSummary], agent: str, prefix: str) -> list[RunSummary]:
+    """The rows the runtime's listing returns: it leaves out a run it cannot read or fold, and filters."""
+    return [row for row in rows if row.status != "invalid" and matches_agent(row, agent) and row.run.startswith(prefix)]
+
+
+def _file_position(row: RunSummary) -> tuple[int, str]:
+    created = parse_go_time(row.created).unix_ns if row.created else 0
+    return created, row.run
+
+
+def _file_cursor(row: RunSummary) -> str:
+    """``RFC3339Nano(created in UTC) | id``, base64url without padding: the file backend's cursor."""
+    created = parse_go_time(row.created).utc().text() if row.created else ""
+    return base64.urlsafe_b64encode(f"{created}|{row.run}".encode()).decode().rstrip("=")
+
+
+def list_page(
+    rows: Iterable[RunSummary], *, limit: int, cursor: str = "", agent: str = "", prefix: str = ""
+) -> tuple[list[RunSummary], str]:
+    """``Store.ListPage``: up to ``limit`` runs after ``cursor``, and the cursor of the next page (``""`` when the
+    page was not full). A file listing pages by ``meta.created`` then run id; a JetStream one by the stream sequence
+    of each run's meta message. Raises ``InvalidPage`` for a limit below 1 or a cursor this rule did not mint."""
+    if limit <= 0:
+        raise InvalidPage(f"invalid page limit: {limit}, a page holds at least one run")
+    listed = _listed(rows, agent, prefix)
+    stream = any(row.rule == "jetstream" for row in listed)
+    if stream:
+        listed.sort(key=lambda row: row.meta_position or 0)
+        keys = [str(row.meta_position) for row in listed]
+    else:
+        listed.sort(key=_file_position)
+        keys = [_file_cursor(row) for row in listed]
+    start = 0
+    if cursor:
+        after = _cursor_position(cursor, stream)
+        if after is None:
+            what = "stream sequence" if stream else "position"
+            raise InvalidPage(f"invalid list cursor: {_quoted(cursor)} is not a {what} this store minted")
+        positions = [(row.meta_position or 0) if stream else _file_position(row) for row in listed]
+        start = next((index for index, position in enumerate(positions) if position > after), len(listed))  # type: ignore[operator]
+    page = listed[start : start + limit]
+    return page, (keys[start + len(page) - 1] if len(page) == limit else "")
+
+
+def _cursor_position(cursor: str, stream: bool) -> int | tuple[int, str] | None:
+    if stream:
+        return int(cursor) if cursor.isascii() and cursor.isdigit() else None
+    try:
+        created, _, run = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode().partition("|")
+        return (parse_go_time(created).unix_ns, run) if run else None
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def describe(rows: Iterable[RunSummary], ids: Sequence[str], *, agent: str = "", prefix: str = "") -> list[RunSummary]:
+    """``Store.Describe``: the rows of ``ids``, in the order named, each once; an id that is not a valid run id, that
+    the filter excludes, or whose run is missing or cannot be read or folded gives no row."""
+    by_id = {row.run: row for row in _listed(rows, agent, prefix)}
+    seen: set[str] = set()
+    described = []
+    for run in ids:
+        if run in by_id and run not in seen:
+            seen.add(run)
+            described.append(by_id[run])
+    return described
+
+
+def _quoted(text: str) -> str:
+    """As Go's %q quotes printable text."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -223,3 +223,21 @@ def test_newest_file_and_stream_listings_compare_without_the_august_disagreement
         elif row.verdict == "discrepancy":
             # Each backend dated its own copy of a record the runtime dates itself (the meta record, an answer).
             assert "different bytes" in row.explanation and file_rows[run]["updated"] != stream_rows[run]["updated"]
+
+
+def test_pages_of_the_newest_jetstream_listing_are_the_runtimes(replayed_newest: JetStreamBackend) -> None:
+    """The JetStream backend pages by the stream sequence of each run's meta message."""
+    from journaltools.errors import InvalidPage
+    from journaltools.listing import list_page
+
+    rows = replayed_newest.listing()
+    calls = [row for row in jsonl(NEWEST_CORPUS / "listing-jetstream.jsonl") if row.get("call") == "ListPage"]
+    cursor = ""
+    for call in [call for call in calls if "page" in call]:
+        page, cursor = list_page(rows, limit=call["limit"], cursor=cursor)
+        assert [row.run for row in page] == (call["run_ids"] or []), call["page"]
+        assert (cursor == "") == call["cursor_empty"], call["page"]
+    for call in [call for call in calls if "error" in call]:
+        with pytest.raises(InvalidPage) as refused:
+            list_page(rows, limit=call.get("limit", 7), cursor=call.get("cursor", ""))
+        assert str(refused.value) == call["error"]

@@ -517,3 +517,22 @@ def test_ls_filters_by_agent_and_prefix_as_the_newest_runtime_lists(capsys: pyte
         assert sorted(row["run"] for row in rows if row["status"] != "invalid") == sorted(call["run_ids"]), call
     code, out, _ = run_cli(capsys, "ls", "--json", "--generation", "august", str(NEWEST_FILES), str(FILES))
     assert code == 0 and {row["generation"] for row in json.loads(out)} == {"august"}
+
+
+def test_ls_pages_a_listing_as_the_newest_runtime_does(capsys: pytest.CaptureFixture[str]) -> None:
+    pages = [
+        json.loads(line)
+        for line in (CORPUS / "newest" / "listing-file.jsonl").read_text().splitlines()
+        if json.loads(line).get("call") == "ListPage" and "page" in json.loads(line)
+    ]
+    cursor: list[str] = []
+    for page in pages:
+        code, out, err = run_cli(capsys, "ls", "--json", str(NEWEST_FILES), "--limit", str(page["limit"]), *cursor)
+        assert code == 0 and [row["run"] for row in json.loads(out)] == (page["run_ids"] or [])
+        said = err.strip().rsplit("--cursor ", 1)
+        cursor = ["--cursor", said[1]] if len(said) == 2 else []
+        assert (not cursor) == page["cursor_empty"]
+    code, _, err = run_cli(capsys, "ls", str(NEWEST_FILES), "--limit", "3", "--cursor", "not-a-cursor!")
+    assert code == 1 and 'invalid list cursor: "not-a-cursor!"' in err
+    code, _, err = run_cli(capsys, "ls", str(NEWEST_FILES), "--cursor", "x")
+    assert code == 2 and "--limit" in err

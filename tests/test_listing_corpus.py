@@ -183,3 +183,33 @@ def test_newest_journals_list_alike_on_both_backends_and_compare_as_agreeing() -
         assert by_run[run].verdict == "summary_rule" and by_run[run].status_a == "invalid", run
     # The mixed journal was written to the file backend only.
     assert {row.verdict for row in compared if row.run not in stream_rows} == {"missing_b"}
+
+
+# -- the newest runtime's pages and Describe ------------------------------------------------------------------------
+
+
+def newest_calls(name: str, call: str) -> list[dict[str, object]]:
+    return [row for row in jsonl(NEWEST_CORPUS / name) if row.get("call") == call]
+
+
+def test_pages_and_describe_of_the_file_listing_are_the_newest_runtimes() -> None:
+    from journaltools.backends.file import FileBackend
+    from journaltools.errors import InvalidPage
+    from journaltools.listing import describe, list_page
+
+    rows = FileBackend(NEWEST_CORPUS / "file").listing()
+    cursor = ""
+    pages = [call for call in newest_calls("listing-file.jsonl", "ListPage") if "page" in call]
+    assert len(pages) == 5
+    for call in pages:
+        page, cursor = list_page(rows, limit=int(str(call["limit"])), cursor=cursor)
+        assert [row.run for row in page] == (call["run_ids"] or []), call["page"]
+        assert (cursor == "") == call["cursor_empty"], call["page"]
+    for call in newest_calls("listing-file.jsonl", "ListPage"):
+        if "error" in call:
+            with pytest.raises(InvalidPage) as refused:
+                list_page(rows, limit=int(str(call.get("limit", 7))), cursor=str(call.get("cursor", "")))
+            assert str(refused.value) == call["error"]
+    (asked,) = newest_calls("listing-file.jsonl", "Describe")
+    described = describe(rows, [str(run) for run in asked["ids"]])  # type: ignore[attr-defined]
+    assert [row.run for row in described] == [row["run_id"] for row in asked["rows"]]  # type: ignore[attr-defined]

@@ -177,6 +177,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ls.add_argument("--prefix", metavar="TEXT", help="only runs whose id starts with TEXT")
     ls.add_argument(
+        "--limit",
+        type=int,
+        metavar="N",
+        help="one page of at most N runs, ordered as the newest runtime pages a listing (a directory: by creation, "
+        "then id; a stream: by the meta message's stream sequence); the next page's cursor is said on stderr",
+    )
+    ls.add_argument("--cursor", metavar="CURSOR", help="the page after this cursor (from a --limit listing)")
+    ls.add_argument(
         "--generation",
         choices=["newest", "august"],
         help="only runs written by this build: newest (format version 1) or august (format version 3)",

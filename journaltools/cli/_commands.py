@@ -69,10 +69,30 @@ def _emit_json_array(rows: Iterable[Any]) -> None:
     out.flush()
 
 
+def _paged_rows(source: str, args: argparse.Namespace) -> Iterator[dict[str, Any]]:
+    """One page of a source's listing, as the newest runtime's ``ListPage`` pages it; the cursor of the next page
+    is said on standard error (``--cursor`` asks for it)."""
+    from journaltools.listing import list_page
+
+    with _open(source, "ls") as backend:
+        summaries = backend.listing()
+    page, cursor = list_page(
+        summaries, limit=args.limit, cursor=args.cursor or "", agent=args.agent or "", prefix=args.prefix or ""
+    )
+    for summary in page:
+        yield {**summary.to_json(), "why": summary.why}
+    _note("ls", f"next page: --cursor {cursor}" if cursor else "no further page")
+
+
 def cmd_ls(args: argparse.Namespace) -> int:
     sources = args.sources or [_default_source()]
     several = len(sources) > 1
-    rows = _kept_rows(_listing_rows(sources), args)
+    if args.cursor and args.limit is None:
+        raise UsageError("--cursor continues a paged listing: give --limit too")
+    if args.limit is not None and several:
+        raise UsageError("--limit pages one source's listing: name one source")
+    listing = _paged_rows(sources[0], args) if args.limit is not None else _listing_rows(sources)
+    rows = _kept_rows(listing, args)
     if args.sort:
         rows = iter(sorted(rows, key=_LS_SORTS[args.sort]))
     if args.json:
