@@ -1,0 +1,202 @@
+"""``stats``, ``query`` and ``search``: byte for byte the newest runtime's ``session stats/query/search --json`` on
+every case the corpus holds (``analysis/file.jsonl``, ``analysis/search-file.jsonl``), Go's regular-expression
+syntax, the August journals, the readable tables and the Python faces."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import journaltools as jt
+from journaltools._goregexp import GoRegexpError, compile_go
+from journaltools.analysis import Call, SearchResult, Statistics
+from journaltools.cli import main
+
+NEWEST = Path(__file__).resolve().parent / "corpus" / "runstate" / "newest"
+FILES = NEWEST / "file"
+VERSION3 = NEWEST / "version3"
+PARALLEL = "3MtgePl8MTxhIQTqkgVj3k35VXw"
+DEFERRED = "3MtgeTlGqa06Yk4fEjHEVET7hmG"
+UNICODE = "3MtgePah79N9CbpupFeGhYsIFKM"
+AUGUST = "3IDQ1OhDHSSoRIEpX5dNk2z1f6f"
+
+
+def _cases(name: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (NEWEST / "analysis" / name).read_text().splitlines()]
+
+
+FILE_CASES = _cases("file.jsonl")
+SEARCH_CASES = _cases("search-file.jsonl")
+
+
+def _argv(case: dict[str, Any]) -> list[str]:
+    if case["command"].startswith("session stats"):
+        return ["stats", "--json", str(FILES), case["run_id"]]
+    return ["query", "--json", str(FILES), case["run_id"], *case["args"]]
+
+
+def test_the_corpus_holds_every_case() -> None:
+    assert len(FILE_CASES) + len(SEARCH_CASES) == 272
+
+
+@pytest.mark.parametrize(
+    "case", FILE_CASES, ids=[f"{case['run_id']}:{' '.join(case.get('args') or ['stats'])}" for case in FILE_CASES]
+)
+def test_stats_and_query_print_the_runtimes_bytes(
+    case: dict[str, Any], capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    assert main(_argv(case)) == 0
+    assert capsysbinary.readouterr().out == case["stdout"].encode()
+
+
+@pytest.mark.parametrize("case", SEARCH_CASES, ids=[" ".join(case["args"]) or "all" for case in SEARCH_CASES])
+def test_search_prints_the_runtimes_bytes(case: dict[str, Any], capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    assert main(["search", "--json", str(FILES), *case["args"]]) == 0
+    captured = capsysbinary.readouterr()
+    assert captured.out == case["stdout"].encode()
+    # The run whose journal the runtime's fold refuses is not listed by it, and journaltools says so.
+    assert b"3MtgeQAtLnCWNbmnbj7AWWHgJGH" in captured.err
+
+
+# -- Go's regular expressions ------------------------------------------------------------------------------------
+
+MATCHES = [
+    ("(?i)denied|refused", "Access DENIED", True),
+    ("a$", "a\n", False),  # Go's $ is the end of the text; Python's would match before the newline
+    ("(?m)a$", "a\nb", True),
+    (r"\d", "٣", False),  # ASCII in Go
+    (r"\w", "é", False),
+    (r"\bfoo\b", "a foo b", True),
+    (r"\bé", " é", False),  # \b is an ASCII word boundary
+    (r"[[:alpha:]]+x", "abcx", True),
+    (r"\pL", "é", True),
+    (r"\PL", "é", False),
+    (r"\p{Lu}", "a", False),
+    (r"\x{263a}", "☺", True),
+    (r"\101", "A", True),  # octal, where Python reads a backreference
+    (r"\Qa.b\E", "axb", False),
+    (r"\Qa.b\E", "a.b", True),
+    ("(?U)a+b", "aab", True),
+    ("(?i:A)b", "aB", False),
+    ("[^a]", "\n", True),
+    (".", "\n", False),
+    ("(?s).", "\n", True),
+    ("(?<name>a)b", "ab", True),
+    (r"\z", "", True),
+    ("x{", "x{", True),
+    ("^*a", "a", True),
+]
+
+
+@pytest.mark.parametrize(("pattern", "text", "matches"), MATCHES)
+def test_patterns_match_as_go_matches(pattern: str, text: str, matches: bool) -> None:
+    assert compile_go(pattern).search(text) is matches
+
+
+REFUSED = {
+    r"(a)\1": "no backreferences",
+    "(?=a)": "no lookahead",
+    "(?!a)": "no lookahead",
+    "(?<=a)b": "no lookbehind",
+    "(?>a)": "no atomic groups",
+    "a**": "invalid nested repetition operator",
+    "a++": "invalid nested repetition operator",
+    "*a": "missing argument to repetition operator",
+    "a{1001}": "invalid repeat count",
+    "(a": "missing closing )",
+    "a)": "unexpected )",
+    "[a": "missing closing ]",
+    r"\Z": "end of the text as \\z",
+    r"\C": "invalid escape sequence",
+    "[z-a]": "invalid character class range",
+    r"\p{Greek}": "not scripts",
+}
+
+
+@pytest.mark.parametrize("pattern", sorted(REFUSED))
+def test_patterns_go_refuses_are_refused(pattern: str) -> None:
+    with pytest.raises(GoRegexpError, match="error parsing regexp") as refused:
+        compile_go(pattern)
+    assert REFUSED[pattern] in str(refused.value)
+
+
+def test_a_refused_pattern_is_one_line_naming_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["query", str(FILES), PARALLEL, "--output-match", r"(\w)\1"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1
+    assert "--output-match" in captured.err and "backreferences" in captured.err
+    assert "Traceback" not in captured.err
+
+
+def test_bad_search_times_and_both_projections_are_bad_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["search", str(FILES), "--since", "last tuesday"]) == 2
+    assert "--since" in capsys.readouterr().err
+    assert main(["query", str(FILES), PARALLEL, "--calls-only", "--results-only"]) == 2
+    assert "cannot both be set" in capsys.readouterr().err
+
+
+def test_search_reads_durations_and_dates(capsys: pytest.CaptureFixture[str]) -> None:
+    # The corpus was written in the past: nothing was created in the last hour, everything before tomorrow.
+    assert main(["search", "--json", str(FILES), "--since", "1h"]) == 0
+    assert json.loads(capsys.readouterr().out)["runs"] == []
+    assert main(["search", "--json", str(FILES), "--until", "2999-01-01"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["runs"]) == 28
+
+
+# -- August journals, the readable tables, the Python faces ------------------------------------------------------
+
+
+def test_august_journals_are_untimed_with_kinds_from_remote_and_say_so(capsys: pytest.CaptureFixture[str]) -> None:
+    stats = jt.stats(VERSION3, AUGUST)
+    assert not stats.dated and not stats.kinds_recorded
+    assert stats.created and not stats.updated and stats.wall_clock is None
+    assert all(tool.timed == 0 and tool.untimed == tool.calls - tool.unanswered for tool in stats.tools)
+    assert {kind for tool in stats.tools for kind in tool.kinds} <= {"remote", "unknown"}
+    assert any("remote" in tool.kinds for tool in stats.tools)
+    assert main(["stats", str(VERSION3), AUGUST]) == 0
+    captured = capsys.readouterr()
+    assert "August build" in captured.err
+    assert "untimed is not instant" in captured.out
+    assert main(["search", str(VERSION3)]) == 0
+    assert "August build" in capsys.readouterr().err
+
+
+def test_readable_stats_query_and_search(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["stats", str(FILES), PARALLEL]) == 0
+    out = capsys.readouterr().out
+    assert "wall clock: 31.1s" in out and "stream_report" in out and "NOT RUN" in out
+    assert main(["query", str(FILES), DEFERRED]) == 0
+    out = capsys.readouterr().out
+    assert "deferred (waiting on CAB approval) [handle CHG-4411]" in out and "no answer yet" in out
+    assert main(["search", str(FILES), "--identity", "ops"]) == 0
+    out = capsys.readouterr().out
+    assert "2 more runs matched every other filter but name no agent" in out
+
+
+def test_readable_output_escapes_journal_content(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in (["query", str(FILES), UNICODE], ["stats", str(FILES), UNICODE], ["search", str(FILES)]):
+        assert main(command) == 0
+        out = capsys.readouterr().out
+        assert not any(char in out for char in "\x00\x1b\u2028\u2029"), command
+
+
+def test_the_python_faces_return_typed_values() -> None:
+    stats = jt.stats(FILES, PARALLEL)
+    assert isinstance(stats, Statistics)
+    assert stats.to_json() == FILE_CASES[0]["stdout"].encode()
+    assert [tool.tool for tool in stats.tools] == sorted(tool.tool for tool in stats.tools)
+    assert stats.wall_clock_ns == 31_052_261_000
+    calls = jt.calls(FILES, PARALLEL, errors=True)
+    assert [(call.tool, call.is_error) for call in calls] == [("stream_report", True)]
+    assert all(isinstance(call, Call) for call in calls)
+    assert jt.calls(FILES, PARALLEL, input_match='"stream":"ORDERS"', tools=["consumer_rm"])[0].tool_use_id == "tu_4"
+    found = jt.search(FILES, agent="billing")
+    assert isinstance(found, SearchResult)
+    assert [run.run_id for run in found.runs] == ["3MtgeRY35VNzGRbtts1EkdSTvOZ"]
+    assert found.no_agent_excluded == 2
+    with pytest.raises(jt.JournalError, match="--match"):
+        jt.search(FILES, match="(?=x)")
