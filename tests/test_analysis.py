@@ -200,3 +200,75 @@ def test_the_python_faces_return_typed_values() -> None:
     assert found.no_agent_excluded == 2
     with pytest.raises(jt.JournalError, match="--match"):
         jt.search(FILES, match="(?=x)")
+
+
+# -- across many runs: the tables carry what stats reports for one ------------------------------------------------
+
+
+def _go_ns(text: str) -> int:
+    from journaltools.protocol.times import parse_go_time
+
+    return parse_go_time(text).unix_ns
+
+
+def test_the_tables_carry_what_stats_reports_for_every_named_scenario() -> None:
+    tables = jt.load(FILES, strict=False)
+    responses = tables.responses.to_pylist()
+    calls = tables.tool_calls.to_pylist()
+    runs = {row["run"]: row for row in tables.runs.to_pylist()}
+    checked = 0
+    for case in FILE_CASES:
+        if not case["command"].startswith("session stats"):
+            continue
+        run, document = case["run_id"], json.loads(case["stdout"])
+        if runs[run]["status"] == "invalid":
+            continue  # the runtime's fold refuses it; the tables keep no responses for it
+        rows = [row for row in responses if row["run"] == run]
+        assert [row["iteration"] for row in rows] == [response["iteration"] for response in document["responses"]]
+        for row, response in zip(rows, document["responses"], strict=True):
+            tokens = response["tokens"]
+            assert [row[key] for key in tokens] == list(tokens.values())
+            if "time" in response:  # the column keeps microseconds of Go's nanoseconds
+                assert int(row["time"].timestamp() * 1_000_000) == _go_ns(response["time"]) // 1000
+            else:
+                assert row["time"] is None
+        for tool in document["tools"]:
+            mine = [row for row in calls if row["run"] == run and row["name"] == tool["tool"]]
+            assert sum(row["timed"] for row in mine) == tool["timed"]
+            assert sum(row["duration"].value for row in mine if row["timed"]) == tool["duration_ns"]
+        wall = runs[run]["wall_clock"]
+        if "created" in document and "updated" in document:
+            assert wall.value == _go_ns(document["updated"]) - _go_ns(document["created"])
+        else:
+            assert wall is None
+        checked += 1
+    assert checked == 28
+
+
+def test_segments_are_dated_by_their_first_and_last_record() -> None:
+    long_gap = "3MtgeRSh4TIVQGhuBk7OdSUpUJW"  # three days suspended, then resumed
+    tables = jt.load(FILES / f"{long_gap}.json")
+    segments = tables.segments.to_pylist()
+    assert len(segments) == 2
+    first, second = segments
+    assert first["started_at"] <= first["ended_at"] < second["started_at"] <= second["ended_at"]
+    assert (second["started_at"] - first["ended_at"]).days >= 2
+    august = jt.load(VERSION3, strict=False)
+    assert august.segments.column("started_at").null_count == august.segments.num_rows
+    assert august.runs.column("wall_clock").null_count == august.runs.num_rows
+    assert august.responses.num_rows > 0 and august.responses.column("time").null_count == august.responses.num_rows
+
+
+def test_the_parquet_audit_writes_the_responses_and_the_times(tmp_path: Path) -> None:
+    import duckdb
+
+    jt.audit_sources([FILES], parquet=tmp_path, progress=False)
+    written = jt.read_audit(tmp_path)
+    assert written.responses.num_rows == jt.load(FILES, strict=False).responses.num_rows > 0
+    slowest = duckdb.sql(
+        f"select name, sum(duration) as total from '{tmp_path}/tool_calls.parquet' where timed "
+        "group by name order by total desc limit 1"
+    ).fetchall()
+    assert slowest and slowest[0][0]
+    dated = duckdb.sql(f"select count(*) from '{tmp_path}/runs.parquet' where wall_clock is not null").fetchall()
+    assert dated == [(29,)]  # every named scenario is dated, the one the runtime's fold refuses too

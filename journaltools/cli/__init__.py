@@ -293,7 +293,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     audit.add_argument("sources", nargs="*", metavar="SOURCE")
     audit.add_argument("--fail-on", choices=["error", "warning"], help="exit 1 if a finding this severe exists")
-    audit.add_argument("--parquet", metavar="DIR", help="write runs, segments, messages, tool_calls and findings")
+    audit.add_argument(
+        "--parquet", metavar="DIR", help="write runs, segments, messages, tool_calls, responses and findings"
+    )
     audit.add_argument("--records", action="store_true", help="with --parquet: write the records table too")
     audit.add_argument("--quiet", action="store_true", help="no progress bar")
     audit.add_argument("--task-store", metavar="URL", help="fill runs.task_state from this task store")
