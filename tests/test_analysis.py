@@ -272,3 +272,28 @@ def test_the_parquet_audit_writes_the_responses_and_the_times(tmp_path: Path) ->
     assert slowest and slowest[0][0]
     dated = duckdb.sql(f"select count(*) from '{tmp_path}/runs.parquet' where wall_clock is not null").fetchall()
     assert dated == [(29,)]  # every named scenario is dated, the one the runtime's fold refuses too
+
+
+# -- what a journal cannot tell is said, per run --------------------------------------------------------------------
+
+
+def _degraded(source: Path) -> dict[str, str]:
+    findings = jt.load(source, strict=False).findings.to_pylist()
+    assert all(row["severity"] == "info" for row in findings if row["code"] == "degraded_analysis")
+    return {row["run"]: row["message"] for row in findings if row["code"] == "degraded_analysis"}
+
+
+def test_a_journal_without_the_newest_fields_says_what_analysis_it_misses() -> None:
+    newest = _degraded(FILES)
+    assert PARALLEL not in newest  # dated, with an agent and kinds: nothing is missing
+    agent_unset = newest["3MtgeQKhozIEk6GBzziBpUzfKUj"]
+    assert "meta.agent" in agent_unset and "time" not in agent_unset and "kind" not in agent_unset
+    mixed = newest["3MtgeVfd50pmoYGO3yf5a1u7ykH"]  # August-style records, then resumed by the newest line
+    assert "a time on 5 of 12 records" in mixed and "provider kind on 3 of 5 results" in mixed
+    assert set(newest) == {"3MtgeQKhozIEk6GBzziBpUzfKUj", "3MtgeVfd50pmoYGO3yf5a1u7ykH"}
+    august = _degraded(VERSION3)
+    assert len(august) == 3
+    for message in august.values():
+        assert "August build" in message and "untimed, not instant" in message
+        assert "meta.agent" in message and "provider kind" in message
+

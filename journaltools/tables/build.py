@@ -18,7 +18,7 @@ from typing import Any
 import pyarrow as pa
 
 from journaltools.folding import FoldResult
-from journaltools.folding.facts import RunFacts
+from journaltools.folding.facts import RunFacts, degraded_analysis, wall_clock_ns
 from journaltools.folding.run import fold_run
 from journaltools.folding.state import COUNTER_NAMES
 from journaltools.protocol.blocks import Message
@@ -26,7 +26,6 @@ from journaltools.protocol.findings import Finding
 from journaltools.protocol.generations import AUGUST, generation_of_version
 from journaltools.protocol.journal import typed_records
 from journaltools.protocol.kinds import ZERO_TIME, Meta, Record
-from journaltools.protocol.times import parse_go_time
 from journaltools.tables.columns import digest12, findings_table, go_time, strings_repeated, with_source
 from journaltools.tables.reads import RunReadLike
 from journaltools.tables.records import records_table
@@ -104,23 +103,6 @@ def _call_rows(facts: RunFacts) -> list[dict[str, Any]]:
     return rows
 
 
-def _wall_clock(records: Sequence[Record]) -> int | None:
-    """The runtime's ``Stats.WallClock`` in nanoseconds: from ``meta.created`` (else the meta record's time) to the
-    last record dated with a non-zero time; None when either is missing or time runs backwards."""
-    meta = records[0].meta if records and records[0].kind == "meta" else None
-    if meta is None:
-        return None
-    created = next((time for time in (meta.created, records[0].time) if time and time != ZERO_TIME), None)
-    updated = next((r.time for r in reversed(records) if r.time and r.time != ZERO_TIME), None)
-    if created is None or updated is None:
-        return None
-    try:
-        gap = parse_go_time(updated).unix_ns - parse_go_time(created).unix_ns
-    except ValueError:  # a time Python cannot hold (year 0): no wall clock rather than a wrong one
-        return None
-    return gap if gap >= 0 else None
-
-
 def _response_rows(facts: RunFacts) -> dict[str, list[Any]]:
     """The ``responses`` columns (less ``run``) of one journal: a row per assistant record."""
     responses = facts.responses
@@ -183,6 +165,10 @@ class TablesBuilder:
             self._add_run(read, records, result, findings, invalid=first_error is not None or not read.complete)
             if result is not None:
                 facts = RunFacts.of(records)
+                # What the journal cannot tell, said beside what it tells (info: never a problem of the run's).
+                degraded = degraded_analysis(read.run, records, facts)
+                if degraded is not None:
+                    self.findings.append(with_source(degraded, read.source))
                 self._add_segments(read.run, result, facts)
                 self._add_messages(read.run, result)
                 self._add_calls(read.run, facts)
@@ -213,7 +199,7 @@ class TablesBuilder:
             # The newest line dates a run by its last record; an undated one (and every August one) by the store.
             "updated": go_time(last_time) if last_time else read.updated,
             "ended": go_time(state.ended) if state is not None and state.ended != ZERO_TIME else None,
-            "wall_clock": _wall_clock(records),
+            "wall_clock": wall_clock_ns(records),
             "agent": (meta.agent or None) if meta is not None else None,
             "reopened": state.reopened if state is not None else None,
             "turns": state.turns if state is not None else None,
