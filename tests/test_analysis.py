@@ -297,3 +297,17 @@ def test_a_journal_without_the_newest_fields_says_what_analysis_it_misses() -> N
         assert "August build" in message and "untimed, not instant" in message
         assert "meta.agent" in message and "provider kind" in message
 
+
+def test_show_dates_each_message_with_the_gap_before_it_and_the_header_with_the_wall_clock(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    long_gap = "3MtgeRSh4TIVQGhuBk7OdSUpUJW"
+    assert main(["show", str(FILES), long_gap]) == 0
+    out = capsys.readouterr().out
+    assert "· wall clock 3d00h" in out.splitlines()[2]
+    assert "[seq 1] user  2026-12-02T01:36:12.789827077Z\n" in out  # the first message has nothing before it
+    assert "[seq 2] assistant  2026-12-02T01:36:15.734175Z  (+2.9s)" in out
+    assert "[seq 7] user  2026-12-05T01:53:36.463548Z  (+3d00h, a long wait)" in out
+    assert main(["show", str(VERSION3), AUGUST]) == 0
+    out = capsys.readouterr().out
+    assert "wall clock" not in out and "(+" not in out  # an undated journal: no time is made up
