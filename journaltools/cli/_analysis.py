@@ -229,7 +229,9 @@ def print_call(number: int, call: Call, *, calls_only: bool, results_only: bool)
             dispatched = "dispatched" if call.answer.dispatched else "not run"
             heading.append(f"{call.answer.kind}, {dispatched}")
     if call.duration_ns is not None:
-        heading.append(f"took {human_duration(call.duration_ns)}")
+        # A deferred call is timed to its deferral: the answer comes whenever somebody supplies it.
+        verb = "deferred after" if call.deferred is not None else "took"
+        heading.append(f"{verb} {human_duration(call.duration_ns)}")
     elif call.answer is not None or call.deferred is not None:
         heading.append("untimed")
     _say(" · ".join(heading))

@@ -157,7 +157,11 @@ def cmd_show(args: argparse.Namespace) -> int:
         _emit_json(document)
     else:
         _print_run(
-            document, result, first=_first_shown(result, args.tail, args.from_seq), times=_times_line(read, result)
+            document,
+            result,
+            first=_first_shown(result, args.tail, args.from_seq),
+            times=_times_line(read, result),
+            record_times={record.seq: record.time for record in read.typed() if record.time},
         )
     return 0
 
@@ -202,7 +206,14 @@ def _times_line(read: RunRead, result: FoldResult) -> str | None:
     return " · ".join(parts) or None
 
 
-def _print_run(document: dict[str, Any], result: FoldResult, *, first: int = 0, times: str | None = None) -> None:
+def _print_run(
+    document: dict[str, Any],
+    result: FoldResult,
+    *,
+    first: int = 0,
+    times: str | None = None,
+    record_times: dict[int, str] | None = None,
+) -> None:
     _say(f"run {document['run']}: {document['status']}")
     state = result.state
     if state is not None:
@@ -234,13 +245,21 @@ def _print_run(document: dict[str, Any], result: FoldResult, *, first: int = 0, 
         _say("")
         # A last process run with no terminal may have died long ago: the table does not call it "running"
         # (the JSON keeps the fold's word).
+        dated = record_times or {}
         unended = [
-            {**row, "ending": "no ending recorded" if row["ending"] == "running" else row["ending"]}
+            {
+                **row,
+                "ending": "no ending recorded" if row["ending"] == "running" else row["ending"],
+                # A process run's span: the own times of its first and last record (newest line only).
+                "started": dated.get(row["first_seq"]),
+                "ended": dated.get(row["last_seq"]),
+            }
             for row in document["segments"]
         ]
+        spans = ["started", "ended"] if dated else []
         print_table(
             unended,
-            ["index", "first_seq", "last_seq", "claimed_by", "claimed_at", "ending", "llm_calls", "tool_calls"],
+            ["index", "first_seq", "last_seq", "claimed_by", "claimed_at", *spans, "ending", "llm_calls", "tool_calls"],
         )
     seqs = result.message_seqs
     if first > 0:
