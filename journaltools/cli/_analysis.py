@@ -43,14 +43,20 @@ def _records(command: str, words: Sequence[str]) -> tuple[str, list[Record]]:
 
 
 def _august_note(command: str, records: Sequence[Record]) -> None:
-    """Say, once, what an August journal cannot tell (stderr, so ``--json`` stays the runtime's bytes)."""
+    """Say, once, what the journal cannot tell (on stderr, so ``--json`` stays the runtime's bytes): no record
+    times (every August journal), or results naming no provider kind."""
     meta = records[0].meta if records and records[0].kind == "meta" else None
-    if meta is not None and meta.version == 3:
-        _note(
-            command,
-            "info: written by the August build (format version 3): its records carry no times and no provider "
-            "kinds, so every call is untimed (not instant) and kinds come from 'remote'",
-        )
+    if meta is None:
+        return
+    results = [record.tool_result for record in records if record.kind == "tool_result" and record.tool_result]
+    missing = []
+    if not any(record.time for record in records):
+        missing.append("no times: every call is untimed, not instant")
+    if results and not any(result.kind for result in results):
+        missing.append("no provider kinds: kinds come from 'remote'")
+    if missing:
+        who = " (written by the August build, format version 3)" if meta.version == 3 else ""
+        _note(command, f"info: the journal{who} records " + "; and ".join(missing))
 
 
 def human_duration(nanoseconds: int) -> str:
