@@ -177,6 +177,11 @@ def test_readable_stats_query_and_search(capsys: pytest.CaptureFixture[str]) -> 
     assert "2 more runs matched every other filter but name no agent" in out
 
 
+def test_a_journal_file_alone_names_its_run(capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    assert main(["stats", "--json", str(FILES / f"{PARALLEL}.json")]) == 0
+    assert capsysbinary.readouterr().out == FILE_CASES[0]["stdout"].encode()
+
+
 def test_readable_output_escapes_journal_content(capsys: pytest.CaptureFixture[str]) -> None:
     for command in (["query", str(FILES), UNICODE], ["stats", str(FILES), UNICODE], ["search", str(FILES)]):
         assert main(command) == 0

@@ -222,7 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
         "total, the wall clock, and a row per tool (calls, kinds, dispatched, not run, unanswered, errors, time); "
         "--json prints exactly the runtime's document",
     )
-    stats.add_argument("targets", nargs="+", metavar="[SOURCE] RUN")
+    stats.add_argument("targets", nargs="+", metavar="[SOURCE] RUN", help="RUN may be left out after a journal file")
     stats.set_defaults(handler=cmd_stats)
 
     query = command(
@@ -230,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
         "the tool calls of a run, each paired with the record that answered it, as the newest runtime's "
         "'session query' selects them; --json prints exactly the runtime's document",
     )
-    query.add_argument("targets", nargs="+", metavar="[SOURCE] RUN")
+    query.add_argument("targets", nargs="+", metavar="[SOURCE] RUN", help="RUN may be left out after a journal file")
     query.add_argument(
         "--tool", action="append", metavar="NAME", help="only the calls to this tool; repeat to select several tools"
     )

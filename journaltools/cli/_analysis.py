@@ -22,7 +22,7 @@ from journaltools.analysis import (
     statistics,
 )
 from journaltools.cli._output import UsageError, _note, _say, print_table
-from journaltools.cli._sources import _open, _source_and_rest
+from journaltools.cli._sources import _is_source, _only_run, _open, _source_and_rest
 from journaltools.errors import InvalidPattern, InvalidSearch
 from journaltools.protocol.gojson import go_utf8
 from journaltools.protocol.kinds import Record
@@ -34,8 +34,13 @@ def _write(document: bytes) -> None:
 
 
 def _records(command: str, words: Sequence[str]) -> tuple[str, list[Record]]:
-    """The run named by ``[SOURCE] RUN`` and its records, read as the runtime's ``Store.Records`` reads them:
-    unfolded, and refused when a line does not decode."""
+    """The run named by ``[SOURCE] RUN`` (or the one run of a journal file given alone) and its records, read
+    as the runtime's ``Store.Records`` reads them: unfolded, and refused when a line does not decode."""
+    if len(words) == 1 and _is_source(words[0]):  # one journal file: its run, as show takes it
+        with _open(words[0], command) as backend:
+            run = _only_run(backend)
+            read = backend.read_run(run, strict=True)
+        return run, read.typed()
     source, (run,) = _source_and_rest(command, words, ["RUN"])
     with _open(source, command) as backend:
         read = backend.read_run(run, strict=True)
