@@ -28,9 +28,11 @@ from __future__ import annotations
 
 import os
 import re
+import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from decimal import Decimal
 
 from journaltools._goregexp import GoRegexp, GoRegexpError, compile_go
 from journaltools.errors import InvalidPattern
@@ -495,36 +497,40 @@ def search_time(flag: str, value: str, now: datetime) -> GoTime | None:
     return GoTime(moment.unix_ns - back)
 
 
-_UNITS = {
-    "ns": 1,
-    "us": 1_000,
-    "µs": 1_000,
-    "μs": 1_000,
-    "ms": 1_000_000,
-    "s": 1_000_000_000,
-    "m": 60_000_000_000,
-    "h": 3_600_000_000_000,
-    "d": 86_400_000_000_000,
-    "w": 7 * 86_400_000_000_000,
-    "y": 365 * 86_400_000_000_000,
-}
+#: fisk's ParseDuration: a signed number and a unit, as many times as the text holds (what lies between is passed
+#: over, as its FindAllStringSubmatch passes it over).
+_FISK_PART = re.compile(r"([-+]?)(([0-9.]+)([a-zA-Z]+))")
+#: fisk's own units, in hours: a number of them is truncated to whole hours, as ``time.Duration(val*24)`` does.
+_FISK_HOURS = {"w": 168, "W": 168, "d": 24, "D": 24, "M": 720, "y": 8760, "Y": 8760}
+#: Go's ``time.ParseDuration`` units, in nanoseconds.
+_GO_UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000, "m": 60_000_000_000, "h": 3_600_000_000_000}
+_GO_NUMBER = re.compile(r"[0-9]*(?:\.[0-9]*)?")
 
 
 def _go_duration(text: str) -> int | None:
-    """A duration as fisk's ``ParseDuration`` reads it (Go's units plus ``d``, ``w`` and ``y``), in nanoseconds."""
-    if not text:
-        return None
-    sign = -1 if text[0] == "-" else 1
-    body = text.lstrip("+-")
-    if body == "0":
+    """A duration as fisk's ``ParseDuration`` reads it (the runtime's ``--since``/``--until``), in nanoseconds;
+    None where it refuses the text. Beyond Go's units: ``w``, ``d``, ``M`` (30 days) and ``y`` (365 days)."""
+    if text == "0":
         return 0
-    parts = re.findall(r"([0-9]*\.?[0-9]+)(ns|us|µs|μs|ms|s|m|h|d|w|y)", body)
-    if not parts or "".join(number + unit for number, unit in parts) != body:
+    text = text.strip()
+    parts = _FISK_PART.findall(text)
+    if not text or not parts:
         return None
-    total = 0.0
-    for number, unit in parts:
-        total += float(number) * _UNITS[unit]
-    return sign * int(total)
+    total = 0
+    for _, _, number, unit in parts:
+        if unit in _FISK_HOURS:
+            try:
+                # strconv.ParseFloat(number, 32): a float32's value, then float64 arithmetic in Go.
+                value = struct.unpack("f", struct.pack("f", float(number)))[0]
+            except (ValueError, OverflowError):
+                return None
+            total += int(value * _FISK_HOURS[unit]) * 3_600_000_000_000
+        elif unit in _GO_UNITS and _GO_NUMBER.fullmatch(number) and number.strip("."):
+            # time.ParseDuration: exact decimal arithmetic, truncated to the nanosecond.
+            total += int(Decimal(number) * _GO_UNITS[unit])
+        else:
+            return None
+    return -total if parts[0][0] == "-" else total
 
 
 # -- the runtime's bytes -----------------------------------------------------------------------------------------

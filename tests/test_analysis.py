@@ -342,3 +342,26 @@ def test_a_stream_holding_the_same_journals_answers_with_the_same_bytes(
         assert found["no_agent_excluded"] == expected["no_agent_excluded"]
         listed = [run for run in found["runs"] if run["run_id"] == edge]
         assert all(run["status"] == "completed" for run in listed)
+
+
+@pytest.mark.parametrize(
+    ("text", "nanoseconds"),
+    [
+        ("0", 0),
+        ("90s", 90 * 10**9),
+        ("1h30m", 5400 * 10**9),
+        (".5h", 1800 * 10**9),
+        ("7d", 7 * 86400 * 10**9),
+        ("1.5d", 36 * 3600 * 10**9),
+        ("2w", 14 * 86400 * 10**9),
+        ("1M", 30 * 86400 * 10**9),
+        ("1y", 365 * 86400 * 10**9),
+        ("24hours", None),
+        ("1.2.3h", None),
+        ("", None),
+    ],
+)
+def test_since_and_until_read_durations_as_fisk_does(text: str, nanoseconds: int | None) -> None:
+    from journaltools.analysis import _go_duration
+
+    assert _go_duration(text) == nanoseconds
