@@ -132,14 +132,16 @@ def _negate(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
-def _class_text(ranges: list[tuple[int, int]]) -> str:
-    """A Python character class holding exactly ``ranges`` (every character escaped, so nothing reads as syntax)."""
+def _class_text(ranges: list[tuple[int, int]], *, negate: bool = False) -> str:
+    """A Python character class holding exactly ``ranges`` (every character escaped, so nothing reads as syntax),
+    or, ``negate``, every character but those. A bracket's negation stays a ``[^...]``: under ``(?i)`` Go folds
+    the class and then negates it, which is what Python does with ``[^...]`` and not with its complement."""
     if not ranges:
-        return "(?!)"  # Go's empty class matches nothing; Python has no empty class
+        return "(?s:.)" if negate else "(?!)"  # Python has no empty class
     parts = []
     for low, high in sorted(ranges):
         parts.append(_escaped(low) if low == high else f"{_escaped(low)}-{_escaped(high)}")
-    return "[" + "".join(parts) + "]"
+    return ("[^" if negate else "[") + "".join(parts) + "]"
 
 
 def _escaped(code: int) -> str:
@@ -490,7 +492,7 @@ class _Parser:
                 if high < low:
                     raise _error("invalid character class range", self.text[low_start : self.pos])
             ranges.append((low, high))
-        return _class_text(_negate(ranges) if negate else ranges)
+        return _class_text(ranges, negate=negate)
 
     def _class_char(self) -> int:
         if self.pos >= len(self.text):

@@ -88,6 +88,10 @@ MATCHES = [
     (r"\z", "", True),
     ("x{", "x{", True),
     ("^*a", "a", True),
+    ("(?i)[^a]", "A", False),  # Go folds the class, then negates it
+    ("(?i)[^a]", "b", True),
+    ("[^\\d]", "5", False),
+    ("(?i)k", "\u212a", True),  # the Kelvin sign folds to k in Go too
 ]
 
 
