@@ -35,7 +35,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from journaltools._goregexp import GoRegexp, GoRegexpError, compile_go
-from journaltools.errors import InvalidPattern
+from journaltools.errors import InvalidPattern, InvalidSearch
 from journaltools.folding.facts import CallFact, RunFacts
 from journaltools.listing import RunSummary
 from journaltools.protocol.gojson import compact, go_string, go_utf8, indent
@@ -473,8 +473,6 @@ def select_runs(rows: Iterable[SearchRun], search_filter: SearchFilter) -> tuple
 def search_time(flag: str, value: str, now: datetime) -> GoTime | None:
     """A ``--since`` / ``--until`` value as the runtime reads it: an RFC 3339 time, a date (local midnight), or a
     duration back from ``now`` (``90s``, ``2h``, ``7d``, ``2w``); None for an empty one."""
-    from journaltools.errors import InvalidSearch
-
     if not value:
         return None
     try:
@@ -742,7 +740,6 @@ def search(
     ``match`` is a Go regular expression over the prompt. A run whose journal the runtime's fold refuses is not
     listed by the runtime, so it is not searched (``SearchResult.skipped`` names it)."""
     from journaltools.backends.registry import default_source, open_source
-    from journaltools.errors import InvalidSearch
 
     if status and status not in SEARCH_STATUSES:
         raise InvalidSearch(f"invalid status {status!r}: give one of {', '.join(SEARCH_STATUSES)}")
