@@ -16,6 +16,12 @@ One run, folded as the runtime folds it::
         folded = jt.fold(source.read_run("deferred-waiting").typed())
     folded.status, folded.state.terminal, folded.pending_calls, folded.segments
 
+The newest runtime's own inspection commands, with the same rules and the same ``--json`` bytes::
+
+    jt.stats(source, run)       # session stats: tokens per response, a row per tool with calls and time
+    jt.calls(source, run, errors=True, output_match="(?i)denied")   # session query (Go regular expressions)
+    jt.search(source, agent="ops", status="open")                  # session search
+
 ``jt.open_source()`` with no argument (and ``jt.load()``) reads the runtime's own directory,
 ``jt.default_source()``. Every error journaltools raises on purpose is a ``JournalError`` (the tree is drawn
 in ``journaltools.errors``). The names that need pyarrow or pandas are imported on first use, so
@@ -44,6 +50,7 @@ from journaltools.protocol.findings import Finding
 from journaltools.protocol.kinds import Record
 
 if TYPE_CHECKING:
+    from journaltools.analysis import calls, search, stats
     from journaltools.audit import audit_sources, read_audit
     from journaltools.stores import open_task_store, open_turn_store
     from journaltools.tables import LoadOptions, Tables, iter_tables, load
@@ -58,6 +65,9 @@ _LAZY = {
     "read_audit": "journaltools.audit",
     "open_task_store": "journaltools.stores",
     "open_turn_store": "journaltools.stores",
+    "stats": "journaltools.analysis",
+    "calls": "journaltools.analysis",
+    "search": "journaltools.analysis",
 }
 
 
@@ -87,6 +97,9 @@ __all__ = [  # noqa: RUF022 - in reading order, not alphabetical
     "fold",
     "FoldResult",
     "RunState",
+    "stats",
+    "calls",
+    "search",
     "Finding",
     "Record",
     "Message",

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 __all__ = ["AUDIT_TABLES", "AuditResult", "audit_sources", "listing_findings", "read_audit"]
 
 #: The tables an audit writes; ``records`` only with ``records=True`` (it holds every record's bytes).
-AUDIT_TABLES: Final = ("runs", "segments", "messages", "tool_calls", "findings")
+AUDIT_TABLES: Final = ("runs", "segments", "messages", "tool_calls", "responses", "findings")
 
 Sources = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None
 

@@ -51,6 +51,8 @@ files in ``backends/oserrors.py`` (``storage_error``), NATS client errors in ``b
     │   ├── CorruptTurnStore      ErrCorruptStore: stored bytes the runtime refuses (names the record and why)
     │   └── CASRetryLimit         ErrCASRetryLimit: the index kept changing under every retry
     ├── TurnNotResumable          recovery may not resume a turn by itself (``plan`` says why and which calls)
+    ├── InvalidPattern            a regular expression Go's ``regexp`` would refuse (names the flag and why): bad usage
+    ├── InvalidSearch             a search criterion the runtime would refuse (a status, a time): bad usage
     └── MissingDependency         an optional package a feature needs is not installed (names what to install)
 """
 
@@ -402,6 +404,20 @@ def install_warning_format(prefix: str = "journaltools") -> None:
 
     formatwarning._journaltools_original = original  # type: ignore[attr-defined]
     warnings.formatwarning = formatwarning
+
+
+class InvalidPattern(JournalError, ValueError):
+    """A pattern given to ``--input-match``, ``--output-match`` or ``--match`` that Go's ``regexp`` refuses: the
+    runtime would refuse it, so journaltools does too rather than read it the way Python's ``re`` would."""
+
+    def __init__(self, flag: str, pattern: str, why: str) -> None:
+        self.flag = flag
+        self.pattern = pattern
+        super().__init__(f"invalid --{flag} pattern: {why}")
+
+
+class InvalidSearch(JournalError, ValueError):
+    """A search criterion the runtime's ``session search`` would refuse (an unknown status, an unreadable time)."""
 
 
 class MissingDependency(JournalError, ImportError):

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from journaltools.backends.registry import open_source
 from journaltools.folding import fold
+from journaltools.folding.facts import RunFacts, degraded_analysis
 from journaltools.protocol.findings import FINDING_SEVERITY
 from journaltools.tables import findings_of, findings_table, load
 from tests.runstate_corpus import CORPUS, expected
 
 
 def test_the_findings_table_holds_the_readers_and_the_folds_findings_in_order() -> None:
+    """... and, for a folded journal, what analysis it cannot do for want of the newest line's fields."""
     source = CORPUS / "file"
     tables = load(source, strict=False, workers=1)
     want: list[tuple[str | None, int | None, str]] = []
@@ -19,6 +21,9 @@ def test_the_findings_table_holds_the_readers_and_the_folds_findings_in_order() 
             want.extend((f.run, f.seq, f.code) for f in read.findings)
             if read.complete:
                 want.extend((f.run, f.seq, f.code) for f in fold(read.typed(), run=run, strict=False).findings)
+                records = read.typed()
+                degraded = degraded_analysis(run, records, RunFacts.of(records))
+                want.extend([(degraded.run, degraded.seq, degraded.code)] if degraded is not None else [])
         url = backend.url
     got = [(row["run"], row["seq"], row["code"]) for row in tables.findings.to_pylist()]
     assert got == want

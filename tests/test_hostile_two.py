@@ -108,7 +108,8 @@ def test_case6_7_a_deep_or_huge_tool_input_folds_and_serializes_everywhere(
         assert "noncanonical_line" not in captured.out + captured.err, "the runtime writes exactly these bytes"
     tables = load(root)
     assert tables.runs.column("status").to_pylist() == ["completed"]
-    assert tables.findings.num_rows == 0
+    # Nothing wrong with it: only what an undated journal cannot tell (degraded_analysis, info) is said.
+    assert set(tables.findings.column("code").to_pylist()) <= {"degraded_analysis"}
     stored_input = tables.tool_calls.column("input")[0].as_py()
     assert stored_input.encode() == b"[" * depth + leaf + b"]" * depth
     with open_source(root) as source:
@@ -269,7 +270,7 @@ def test_case17_an_audit_without_records_removes_an_earlier_audits_records(tmp_p
     assert not (out / "records.parquet").exists()
     assert read_audit(out).records.num_rows == 0
     assert sorted(path.name for path in out.iterdir() if not path.name.startswith(".")) == [
-        f"{name}.parquet" for name in ("findings", "messages", "runs", "segments", "tool_calls")
+        f"{name}.parquet" for name in ("findings", "messages", "responses", "runs", "segments", "tool_calls")
     ]
     assert not [path for path in out.iterdir() if path.name.startswith(".audit-")], "no staging left behind"
 

@@ -219,3 +219,19 @@ def test_the_documents_name_what_the_newest_fold_adds() -> None:
     assert "time" in show["$defs"]["PendingTurn"]["required"]
     row = output_schema("ls")["$defs"]["ListingRow"]
     assert {"agent", "caller", "ended", "generation", "run_id"} <= set(row["required"])
+
+
+def test_stats_query_and_search_documents_fit_their_schemas(capsys: pytest.CaptureFixture[str]) -> None:
+    # Every document the newest runtime printed for the corpus, and what journaltools prints for August journals.
+    analysis = RUNSTATE / "newest" / "analysis"
+    for line in (analysis / "file.jsonl").read_text().splitlines():
+        case = json.loads(line)
+        hold_to_schema("stats" if case["command"].startswith("session stats") else "query", case["stdout"])
+    for line in (analysis / "search-file.jsonl").read_text().splitlines():
+        hold_to_schema("search", json.loads(line)["stdout"])
+    august = RUNSTATE / "newest" / "version3"
+    for journal in journals(august):
+        run = journal.name.split(".")[0]
+        hold_to_schema("stats", printed(capsys, "stats", "--json", str(august), run))
+        hold_to_schema("query", printed(capsys, "query", "--json", str(august), run))
+    hold_to_schema("search", printed(capsys, "search", "--json", str(august)))

@@ -205,7 +205,9 @@ def test_audit_with_a_task_store_and_a_turn_store(tmp_path: Path, capsys: pytest
     )
     # The corrupt task record is a finding of the audit (and a null task_state), never the audit's end.
     codes = ["task_record_invalid", "turn_call_requested", "turn_stuck", "turn_stuck"]
-    assert sorted(f.code for f in outcome.findings) == codes
+    # (The journals built here date no record: each run also says what analysis that leaves out.)
+    assert sorted(f.code for f in outcome.findings if f.code != "degraded_analysis") == codes
+    assert [f.code for f in outcome.findings].count("degraded_analysis") == 4
     runs = pq.read_table(tmp_path / "out" / "runs.parquet").to_pylist()
     assert {row["run"]: row["task_state"] for row in runs} == {
         "run-a": "submitted",
@@ -215,7 +217,8 @@ def test_audit_with_a_task_store_and_a_turn_store(tmp_path: Path, capsys: pytest
     }
     stores = ["--turn-store", str(tmp_path / "turns"), "--task-store", str(tmp_path / "tasks")]
     code = main(["audit", str(journals), *stores, "--json", "--quiet", "--fail-on", "warning"])
-    assert code == 1 and len(json.loads(capsys.readouterr().out)) == 4
+    printed = [row for row in json.loads(capsys.readouterr().out) if row["code"] != "degraded_analysis"]
+    assert code == 1 and len(printed) == 4
 
 
 def open_store(path: Path):  # type: ignore[no-untyped-def]

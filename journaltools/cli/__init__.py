@@ -20,7 +20,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from journaltools._terminal import for_terminal
+from journaltools.analysis import SEARCH_STATUSES
 from journaltools.backends.oserrors import storage_error
+from journaltools.cli._analysis import cmd_query, cmd_search, cmd_stats
 from journaltools.cli._commands import (
     LS_SORT_KEYS,
     cmd_answer,
@@ -222,6 +224,76 @@ def build_parser() -> argparse.ArgumentParser:
     )
     show.set_defaults(handler=cmd_show)
 
+    stats = command(
+        "stats",
+        "what a run cost, as the newest runtime's 'session stats' reports it: tokens per model response and in "
+        "total, the wall clock, and a row per tool (calls, kinds, dispatched, not run, unanswered, errors, time); "
+        "--json prints exactly the runtime's document",
+    )
+    stats.add_argument("targets", nargs="+", metavar="[SOURCE] RUN", help="RUN may be left out after a journal file")
+    stats.set_defaults(handler=cmd_stats)
+
+    query = command(
+        "query",
+        "the tool calls of a run, each paired with the record that answered it, as the newest runtime's "
+        "'session query' selects them; --json prints exactly the runtime's document",
+    )
+    query.add_argument("targets", nargs="+", metavar="[SOURCE] RUN", help="RUN may be left out after a journal file")
+    query.add_argument(
+        "--tool", action="append", metavar="NAME", help="only the calls to this tool; repeat to select several tools"
+    )
+    query.add_argument("--iteration", type=int, metavar="N", help="only the calls made at this loop iteration")
+    query.add_argument("--errors", action="store_true", help="only the calls whose answer is an error")
+    query.add_argument("--calls-only", action="store_true", help="print the calls without their answers")
+    query.add_argument(
+        "--results-only", action="store_true", help="print only the answers, leaving out calls nothing has answered"
+    )
+    query.add_argument(
+        "--input-match",
+        metavar="PATTERN",
+        help="only the calls whose input JSON matches this regular expression (Go's syntax, as the runtime's)",
+    )
+    query.add_argument(
+        "--output-match",
+        metavar="PATTERN",
+        help="only the calls whose answer matches this regular expression (Go's syntax, as the runtime's)",
+    )
+    query.set_defaults(handler=cmd_query)
+
+    search = command(
+        "search",
+        "the runs of a source that match every filter given, latest activity first, as the newest runtime's "
+        "'session search' finds them; --json prints exactly the runtime's document",
+    )
+    search.add_argument("source", nargs="?", metavar="SOURCE")
+    search.add_argument(
+        "--identity",
+        metavar="AGENT",
+        help="only the runs of this agent; a run journaled before the agent was recorded names none and is left "
+        "out (and counted)",
+    )
+    search.add_argument("--model", metavar="MODEL", help="only the runs run against this model")
+    search.add_argument("--caller", metavar="CALLER", help="only the runs a channel recorded this caller for")
+    search.add_argument(
+        "--status",
+        choices=SEARCH_STATUSES,
+        metavar="STATUS",
+        help=f"only the runs with this status: {', '.join(SEARCH_STATUSES)}",
+    )
+    search.add_argument(
+        "--since",
+        metavar="WHEN",
+        help="only the runs created at or after WHEN: a duration ago (24h, 7d), a date (2006-01-02, local "
+        "midnight) or an RFC 3339 time",
+    )
+    search.add_argument("--until", metavar="WHEN", help="only the runs created before WHEN (as for --since)")
+    search.add_argument(
+        "--match",
+        metavar="PATTERN",
+        help="only the runs whose prompt matches this regular expression (Go's syntax, as the runtime's)",
+    )
+    search.set_defaults(handler=cmd_search)
+
     audit = command(
         "audit",
         "check every record and run of one or more sources; findings are data, not failures. Given one file "
@@ -229,7 +301,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     audit.add_argument("sources", nargs="*", metavar="SOURCE")
     audit.add_argument("--fail-on", choices=["error", "warning"], help="exit 1 if a finding this severe exists")
-    audit.add_argument("--parquet", metavar="DIR", help="write runs, segments, messages, tool_calls and findings")
+    audit.add_argument(
+        "--parquet", metavar="DIR", help="write runs, segments, messages, tool_calls, responses and findings"
+    )
     audit.add_argument("--records", action="store_true", help="with --parquet: write the records table too")
     audit.add_argument("--quiet", action="store_true", help="no progress bar")
     audit.add_argument("--task-store", metavar="URL", help="fill runs.task_state from this task store")

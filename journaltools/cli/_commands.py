@@ -196,10 +196,17 @@ class _StreamedFindings:
     def __init__(self, as_json: bool) -> None:
         self.as_json = as_json
         self.count = 0
+        #: ``degraded_analysis`` findings left out of the table.
+        self.degraded = 0
         self._held: list[dict[str, Any]] | None = []
 
     def add(self, finding: Finding) -> None:
         row = finding_json(finding)
+        if not self.as_json and finding.code == "degraded_analysis":
+            # One per undated run: a directory of August journals would bury every problem under them. The table
+            # counts them in one line (finish); --json lists each.
+            self.degraded += 1
+            return
         self.count += 1
         if self.as_json:
             prefix = b"[\n  " if self.count == 1 else b",\n  "
@@ -254,6 +261,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
     printer.finish()
     if not args.json:
         print(f"\n{result.runs} runs, {result.records} records, {printer.count} findings", file=sys.stderr)
+        if printer.degraded:
+            print(
+                f"{printer.degraded} run(s) lack fields the newest line writes (record times, meta.agent or result "
+                "kinds), so their analysis is partial: untimed is not instant (degraded_analysis, info; --json "
+                "lists each)",
+                file=sys.stderr,
+            )
     if args.parquet and not args.quiet:
         print(f"Parquet tables written to {args.parquet}", file=sys.stderr)
     if args.fail_on and result.fails(args.fail_on):

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from journaltools.folding import FoldResult
+from journaltools.folding.facts import time_ns, wall_clock_ns
 from journaltools.folding.run import fold_run
 from journaltools.folding.state import COUNTER_NAMES
 from journaltools.protocol.blocks import Block, block_line
@@ -20,6 +21,7 @@ from journaltools.protocol.kinds import ZERO_TIME
 
 if TYPE_CHECKING:
     from journaltools.backends.base import RunRead
+from journaltools.cli._analysis import human_duration
 from journaltools.cli._output import UsageError, _emit_json, _say, finding_json, print_table
 from journaltools.cli._sources import _default_source, _is_source, _only_run, _open
 
@@ -155,7 +157,11 @@ def cmd_show(args: argparse.Namespace) -> int:
         _emit_json(document)
     else:
         _print_run(
-            document, result, first=_first_shown(result, args.tail, args.from_seq), times=_times_line(read, result)
+            document,
+            result,
+            first=_first_shown(result, args.tail, args.from_seq),
+            times=_times_line(read, result),
+            record_times={record.seq: record.time for record in read.typed() if record.time},
         )
     return 0
 
@@ -193,10 +199,21 @@ def _times_line(read: RunRead, result: FoldResult) -> str | None:
     parts = [f"created {created}"] if created else []
     if latest is not None:
         parts.append(f"last activity {_text(latest)}")
+    # The runtime's own wall clock (creation to the last dated record): only a dated journal has one.
+    wall = wall_clock_ns(read.typed())
+    if wall is not None:
+        parts.append(f"wall clock {human_duration(wall)}")
     return " · ".join(parts) or None
 
 
-def _print_run(document: dict[str, Any], result: FoldResult, *, first: int = 0, times: str | None = None) -> None:
+def _print_run(
+    document: dict[str, Any],
+    result: FoldResult,
+    *,
+    first: int = 0,
+    times: str | None = None,
+    record_times: dict[int, str] | None = None,
+) -> None:
     _say(f"run {document['run']}: {document['status']}")
     state = result.state
     if state is not None:
@@ -228,13 +245,21 @@ def _print_run(document: dict[str, Any], result: FoldResult, *, first: int = 0, 
         _say("")
         # A last process run with no terminal may have died long ago: the table does not call it "running"
         # (the JSON keeps the fold's word).
+        dated = record_times or {}
         unended = [
-            {**row, "ending": "no ending recorded" if row["ending"] == "running" else row["ending"]}
+            {
+                **row,
+                "ending": "no ending recorded" if row["ending"] == "running" else row["ending"],
+                # A process run's span: the own times of its first and last record (newest line only).
+                "started": dated.get(row["first_seq"]),
+                "ended": dated.get(row["last_seq"]),
+            }
             for row in document["segments"]
         ]
+        spans = ["started", "ended"] if dated else []
         print_table(
             unended,
-            ["index", "first_seq", "last_seq", "claimed_by", "claimed_at", "ending", "llm_calls", "tool_calls"],
+            ["index", "first_seq", "last_seq", "claimed_by", "claimed_at", *spans, "ending", "llm_calls", "tool_calls"],
         )
     seqs = result.message_seqs
     if first > 0:
@@ -243,10 +268,12 @@ def _print_run(document: dict[str, Any], result: FoldResult, *, first: int = 0, 
     for index, message in enumerate(result.messages):
         if index < first:
             continue
-        # Labelled by the record's seq, the number every finding and ending names, and when it was journaled.
+        # Labelled by the record's seq, the number every finding and ending names, when it was journaled, and how
+        # long after the message before it (a long wait, such as a suspension, stands out).
         seq = seqs[index] if index < len(seqs) else "?"
         time = message_times[index] if index < len(message_times) else ZERO_TIME
-        _say(f"\n[seq {seq}] {message.role}" + (f"  {time}" if time != ZERO_TIME else ""))
+        before = message_times[index - 1] if 0 < index <= len(message_times) else ZERO_TIME
+        _say(f"\n[seq {seq}] {message.role}" + (f"  {time}{_gap_text(before, time)}" if time != ZERO_TIME else ""))
         for block in message.content or ():
             _say(_block_line(block))
     pending = result.state.pending if result.state is not None else None
@@ -283,6 +310,22 @@ def _print_run(document: dict[str, Any], result: FoldResult, *, first: int = 0, 
     for finding in document["findings"]:
         seq = "-" if finding["seq"] is None else finding["seq"]
         _say(f"{finding['severity']}: seq {seq}: {finding['code']}: {finding['message']}")
+
+
+#: A gap between two messages at least this long is called out as a wait (a suspension, an operator's answer).
+LONG_WAIT_NS = 3_600_000_000_000
+
+
+def _gap_text(before: str, time: str) -> str:
+    """``  (+3.2s)`` after the previous message's time; nothing when either is undated or time runs backwards."""
+    if before == ZERO_TIME or time == ZERO_TIME:
+        return ""
+    start, end = time_ns(before), time_ns(time)
+    if start is None or end is None or end < start:
+        return ""
+    gap = end - start
+    wait = ", a long wait" if gap >= LONG_WAIT_NS else ""
+    return f"  (+{human_duration(gap)}{wait})"
 
 
 def _compact(value: Any) -> str:

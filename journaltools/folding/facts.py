@@ -26,7 +26,9 @@ from datetime import date
 from functools import lru_cache
 from typing import Final
 
-from journaltools.protocol.kinds import Deferred, Record, ToolResult, kind_token, parse_kind
+from journaltools.protocol.findings import Finding
+from journaltools.protocol.kinds import FORMAT_VERSION as AUGUST_VERSION
+from journaltools.protocol.kinds import ZERO_TIME, Deferred, Record, ToolResult, kind_token, parse_kind
 from journaltools.protocol.times import parse_go_time
 
 #: A time as Go's encoder writes it (what every canonical record holds): read here without the general parser,
@@ -240,6 +242,68 @@ class RunFacts:
         return facts
 
 
+def wall_clock_ns(records: Sequence[Record]) -> int | None:
+    """The runtime's ``Stats.WallClock`` in nanoseconds: from ``meta.created`` (else the meta record's own time) to
+    the last record dated with a time Go does not call zero; None when either is missing (every August journal)
+    or time runs backwards."""
+    meta = records[0].meta if records and records[0].kind == "meta" else None
+    if meta is None:
+        return None
+    created = next((time for time in (meta.created, records[0].time) if time and time != ZERO_TIME), None)
+    updated = next((record.time for record in reversed(records) if record.time and record.time != ZERO_TIME), None)
+    if created is None or updated is None:
+        return None
+    try:
+        gap = parse_go_time(updated).unix_ns - parse_go_time(created).unix_ns
+    except ValueError:  # a time Python cannot hold (year 0): no wall clock rather than a wrong one
+        return None
+    return gap if gap >= 0 else None
+
+
+def degraded_analysis(run: str, records: Sequence[Record], facts: RunFacts) -> Finding | None:
+    """The ``degraded_analysis`` finding of a journal that lacks any of the newest line's additive fields, naming
+    each and what analysis it leaves out; None when the journal has them all (or has no meta record to judge by).
+
+    - no record time: no call durations, no wall clock, no response or segment times (a call is *untimed*, not
+      instant); some records undated: the calls those end are untimed;
+    - no ``meta.agent``: ``search --identity`` leaves the run out, ``ls --agent`` keeps it under any agent;
+    - results that name no provider kind: kinds come from ``remote`` (``remote`` or ``unknown``), and whether a
+      call ran is known only for remote calls."""
+    meta = records[0].meta if records and records[0].kind == "meta" else None
+    if meta is None:
+        return None
+    lacks: list[str] = []
+    undated = sum(1 for record in records if not record.time)
+    if undated == len(records):
+        lacks.append(
+            "record times (no call durations, wall clock, response or segment times: its calls are untimed, "
+            "not instant)"
+        )
+    elif undated:
+        timed = [call for call in facts.calls if call.ended]
+        untimed = sum(1 for call in timed if call.duration_ns is None)
+        lacks.append(
+            f"a time on {undated} of {len(records)} records ({untimed} of {len(timed)} ended calls untimed)"
+            if untimed
+            else f"a time on {undated} of {len(records)} records"
+        )
+    if not meta.agent:
+        lacks.append("meta.agent (search --identity leaves the run out; ls --agent keeps it under any agent)")
+    results = [record.tool_result for record in records if record.kind == "tool_result" and record.tool_result]
+    kindless = sum(1 for result in results if not result.kind)
+    if kindless:
+        what = "results" if kindless == len(results) else f"{kindless} of {len(results)} results"
+        lacks.append(
+            f"a provider kind on {what} (kinds come from 'remote': remote or unknown; whether a call ran is known "
+            "only for remote calls)"
+        )
+    if not lacks:
+        return None
+    # Every August journal lacks all three: say whose build that is, so the finding reads as a fact, not a fault.
+    august = " (written by the August build, format version 3)" if meta.version == AUGUST_VERSION else ""
+    return Finding.of(run, None, "degraded_analysis", f"the journal{august} lacks " + "; ".join(lacks))
+
+
 def _gap(records: Sequence[Record], index: int) -> int | None:
     """The time from the record before ``index`` to it, when both are dated and it does not run backwards."""
     if index == 0:
@@ -250,4 +314,4 @@ def _gap(records: Sequence[Record], index: int) -> int | None:
     return end - start
 
 
-__all__ = ["CallFact", "ResponseFact", "RunFacts", "time_ns"]
+__all__ = ["CallFact", "ResponseFact", "RunFacts", "degraded_analysis", "time_ns", "wall_clock_ns"]

@@ -6,8 +6,8 @@ options of a ``nats://`` source (``nats-source``). A value that breaks one is re
 of that input, in one line naming the field and the reason, the same line in Python and on the command line.
 
 Outputs (``journaltools.models.outputs``) describe the ``--json`` documents of ``ls``, ``show``, ``audit``,
-``compare``, ``gate``, ``migrate`` and ``answer``. The commands' own code stays the producer (their bytes keep the
-journal's spelling of raw JSON); the models only describe and check them.
+``compare``, ``gate``, ``migrate``, ``answer``, ``stats``, ``query`` and ``search``. The commands' own code stays
+the producer (their bytes keep the journal's spelling of raw JSON); the models only describe and check them.
 
 This module never imports pydantic: the names below are plain data, so the command line can offer them in its
 ``--help`` while ``import journaltools`` and ``load()`` never pay for pydantic. The schema functions import the
@@ -21,7 +21,7 @@ from typing import Any, Final
 #: ``schema --input NAME``: what a person writes for journaltools.
 INPUT_NAMES: Final = ("gate-config", "nats-source")
 #: ``schema --output NAME``: the command whose ``--json`` document the schema describes.
-OUTPUT_NAMES: Final = ("ls", "show", "audit", "compare", "gate", "migrate", "answer")
+OUTPUT_NAMES: Final = ("ls", "show", "audit", "compare", "gate", "migrate", "answer", "stats", "query", "search")
 
 _DRAFT: Final = "https://json-schema.org/draft/2020-12/schema"
 

@@ -372,6 +372,111 @@ class AnswerDocument(_Document):
     seq: int = Field(description="the seq of the tool_result record appended")
 
 
+# -- stats, query, search: the newest runtime's own documents (described, never re-encoded) ------------------------
+
+#: A time as Go writes it (RFC 3339, up to nine fraction digits, the record's own offset).
+GoTimeText = Annotated[str, Field(description="RFC 3339 as Go writes it; the key is left out when the time is zero")]
+
+
+class StatsTokens(_Document):
+    in_tokens: int
+    out_tokens: int
+    cache_read_tokens: int
+    cache_create_tokens: int
+    thinking_tokens: int = Field(description="part of out_tokens, not on top of it")
+
+
+class StatsResponse(_Document):
+    """One model response (an assistant record)."""
+
+    iteration: int
+    time: GoTimeText | None = Field(None, description="when it was journaled; left out when undated")
+    tokens: StatsTokens
+
+
+class StatsTool(_Document):
+    """What the run's calls to one tool came to."""
+
+    tool: str
+    kinds: list[str] | None = Field(
+        None, description="sorted provider tokens of its answered calls; left out when none is answered"
+    )
+    calls: int
+    dispatched: int = Field(description="answered calls whose result says the call reached its provider")
+    undispatched: int = Field(description="answered calls whose result says it did not run (denied, refused)")
+    unanswered: int
+    errors: int
+    duration_ns: int = Field(description="nanoseconds the timed calls took")
+    timed: int
+    untimed: int = Field(description="calls that ended with a record carrying no time (untimed is not instant)")
+
+
+class StatsDocument(_Document):
+    """``stats --json``: exactly what the newest runtime's ``session stats --json`` prints."""
+
+    run_id: str
+    agent: str | None = Field(None, description="left out when empty")
+    model: str | None = Field(None, description="left out when empty")
+    caller: str | None = Field(None, description="left out when empty")
+    created: GoTimeText | None = Field(None, description="meta.created, else the meta record's time")
+    updated: GoTimeText | None = Field(None, description="the last dated record's time")
+    terminal: str | None = Field(None, description="the reason of the last record when it is a terminal")
+    ended: GoTimeText | None = Field(None, description="when that terminal was journaled")
+    iterations: int = Field(description="model responses across the whole run")
+    max_iterations: int | None = Field(None, description="left out when zero")
+    max_tokens: int | None = Field(None, description="left out when zero")
+    tokens: StatsTokens
+    responses: list[StatsResponse]
+    tools: list[StatsTool] = Field(description="one row per tool, sorted by name")
+
+
+class QueryAnswer(_Document):
+    """The tool_result record that answered a call, as journaled."""
+
+    tool_use_id: str
+    result: ToolResultBlock
+    remote: bool | None = Field(None, description="present (true) for a dispatched remote call")
+    kind: str | None = Field(None, description="the provider's token (newest line); left out when empty")
+    dispatched: bool | None = Field(None, description="present (true) when the call reached its provider")
+
+
+class QueryCall(_Document):
+    iteration: int
+    tool_use_id: str
+    tool: str
+    input: JsonValue = Field(None, description="the call's input as journaled; left out by --results-only")
+    time: GoTimeText | None = Field(None, description="when the assistant record that made it was journaled")
+    deferred: Deferred | None = Field(None, description="the deferral, when the call deferred")
+    answer: QueryAnswer | None = Field(None, description="left out while unanswered and by --calls-only")
+    answer_time: GoTimeText | None = Field(None, description="when the answer was journaled")
+
+
+class QueryDocument(_Document):
+    """``query --json``: exactly what the newest runtime's ``session query --json`` prints."""
+
+    run_id: str
+    calls: list[QueryCall]
+
+
+class SearchRunRow(_Document):
+    run_id: str
+    agent: str | None = Field(None, description="left out when empty")
+    caller: str | None = Field(None, description="left out when empty")
+    model: str | None = Field(None, description="left out when empty")
+    status: str = Field(description="open, or the reason of the terminal that ends the run")
+    created: GoTimeText | None = None
+    updated: GoTimeText | None = None
+    ended: GoTimeText | None = None
+    prompt: str
+
+
+class SearchDocument(_Document):
+    """``search --json``: exactly what the newest runtime's ``session search --json`` prints."""
+
+    runs: list[SearchRunRow] = Field(description="the latest activity first")
+    no_agent_excluded: int = Field(description="runs --identity left out only because they name no agent")
+
+
 #: ``journaltools schema --output NAME``: each command's ``--json`` document.
 OUTPUT_DOCUMENTS: Final[dict[str, Any]] = {
     "ls": list[ListingRow],
@@ -381,6 +486,9 @@ OUTPUT_DOCUMENTS: Final[dict[str, Any]] = {
     "gate": GateDocument,
     "migrate": MigrateDocument,
     "answer": AnswerDocument,
+    "stats": StatsDocument,
+    "query": QueryDocument,
+    "search": SearchDocument,
 }
 
 

@@ -47,6 +47,9 @@ FINDING_SEVERITY: dict[str, Severity] = {
     "run_id_mismatch": "warning",
     # a run listed, then gone before it was read (a retention job deleted it, a rename replaced it): left out
     "vanished": "warning",
+    # a journal without the newest line's additive fields (record times, meta.agent, result kinds): what analysis
+    # is missing for it, so nobody reads "untimed" as "instant"
+    "degraded_analysis": "info",
 }
 
 

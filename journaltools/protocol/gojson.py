@@ -738,6 +738,7 @@ def marshal_raw(raw: bytes) -> bytes:
 
 _STRING_ESCAPES: Final = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
 _NEEDS_ESCAPE: Final = re.compile('[\x00-\x1f"\\\\<>&\u2028\u2029\ud800-\udfff]')
+_NEEDS_ESCAPE_PLAIN: Final = re.compile('[\x00-\x1f"\\\\\u2028\u2029\ud800-\udfff]')
 
 
 def _escape_character(match: re.Match[str]) -> str:
@@ -749,9 +750,12 @@ def _escape_character(match: re.Match[str]) -> str:
     return f"\\u{ord(character):04x}"
 
 
-def go_string(text: str) -> bytes:
-    """A string as Go's encoder writes it (Go 1.22+: ``\\b`` and ``\\f`` short escapes; HTML characters escaped)."""
-    return b'"' + _NEEDS_ESCAPE.sub(_escape_character, text).encode("utf-8") + b'"'
+def go_string(text: str, *, escape_html: bool = True) -> bytes:
+    """A string as Go's encoder writes it (Go 1.22+: ``\\b`` and ``\\f`` short escapes; HTML characters escaped
+    unless ``escape_html`` is False, as an encoder with ``SetEscapeHTML(false)`` writes them; U+2028 and U+2029 are
+    escaped either way, as Go always does in a string)."""
+    pattern = _NEEDS_ESCAPE if escape_html else _NEEDS_ESCAPE_PLAIN
+    return b'"' + pattern.sub(_escape_character, text).encode("utf-8") + b'"'
 
 
 def indent(compact_json: bytes) -> bytes:

@@ -1,11 +1,12 @@
-"""The pure table builder: journals read (``RunRead``) and folded (``FoldResult``) in, the six tables out.
+"""The pure table builder: journals read (``RunRead``) and folded (``FoldResult``) in, the seven tables out.
 
 No I/O and no wire format: every row comes from a typed record or from the fold's typed result. A journal
 whose read was refused (``complete=False``: a corrupt interior line, a torn tail glued into the interior) is
 never folded; its ``runs`` row says ``invalid`` and carries what its meta record says, and its findings say why.
 
 Per-call facts the fold does not keep (which seq called and answered a call, whether the answer was an error or
-remote, the deferral's note) come from one walk over the run's typed records (``_calls_of``).
+remote, the deferral's note), each model response, and the records' own times come from one walk over the run's
+typed records (``RunFacts``), made once per journal.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 import pyarrow as pa
 
 from journaltools.folding import FoldResult
-from journaltools.folding.facts import RunFacts
+from journaltools.folding.facts import RunFacts, degraded_analysis, wall_clock_ns
 from journaltools.folding.run import fold_run
 from journaltools.folding.state import COUNTER_NAMES
 from journaltools.protocol.blocks import Message
@@ -30,6 +31,7 @@ from journaltools.tables.reads import RunReadLike
 from journaltools.tables.records import records_table
 from journaltools.tables.schema import (
     MESSAGES_SCHEMA,
+    RESPONSES_SCHEMA,
     RUNS_SCHEMA,
     SEGMENTS_SCHEMA,
     TOOL_CALLS_SCHEMA,
@@ -101,6 +103,22 @@ def _call_rows(facts: RunFacts) -> list[dict[str, Any]]:
     return rows
 
 
+def _response_rows(facts: RunFacts) -> dict[str, list[Any]]:
+    """The ``responses`` columns (less ``run``) of one journal: a row per assistant record."""
+    responses = facts.responses
+    return {
+        "seq": [response.seq for response in responses],
+        "iteration": [response.iteration for response in responses],
+        "time": [go_time(response.time) for response in responses],
+        "stop_reason": [response.stop_reason or None for response in responses],
+        "in_tokens": [response.in_tokens for response in responses],
+        "out_tokens": [response.out_tokens for response in responses],
+        "cache_read_tokens": [response.cache_read_tokens for response in responses],
+        "cache_create_tokens": [response.cache_create_tokens for response in responses],
+        "thinking_tokens": [response.thinking_tokens for response in responses],
+    }
+
+
 class TablesBuilder:
     """Accumulates journals (their read and lenient fold) and emits one table each at ``finish``.
 
@@ -116,6 +134,9 @@ class TablesBuilder:
         self._runs = _columns(RUNS_SCHEMA)
         self._segments = _columns(SEGMENTS_SCHEMA)
         self._messages = _columns(MESSAGES_SCHEMA)
+        self._responses = _columns(RESPONSES_SCHEMA)
+        self._response_runs: list[str] = []
+        self._response_counts: list[int] = []
         self._calls: list[dict[str, Any]] = []
         self._call_runs: list[str] = []
         self._call_counts: list[int] = []
@@ -143,9 +164,15 @@ class TablesBuilder:
             records = typed_records(read.records)
             self._add_run(read, records, result, findings, invalid=first_error is not None or not read.complete)
             if result is not None:
-                self._add_segments(read.run, result)
+                facts = RunFacts.of(records)
+                # What the journal cannot tell, said beside what it tells (info: never a problem of the run's).
+                degraded = degraded_analysis(read.run, records, facts)
+                if degraded is not None:
+                    self.findings.append(with_source(degraded, read.source))
+                self._add_segments(read.run, result, facts)
                 self._add_messages(read.run, result)
-                self._add_calls(read.run, records)
+                self._add_calls(read.run, facts)
+                self._add_responses(read.run, facts)
         return first_error
 
     def _add_run(
@@ -172,6 +199,7 @@ class TablesBuilder:
             # The newest line dates a run by its last record; an undated one (and every August one) by the store.
             "updated": go_time(last_time) if last_time else read.updated,
             "ended": go_time(state.ended) if state is not None and state.ended != ZERO_TIME else None,
+            "wall_clock": wall_clock_ns(records),
             "agent": (meta.agent or None) if meta is not None else None,
             "reopened": state.reopened if state is not None else None,
             "turns": state.turns if state is not None else None,
@@ -209,9 +237,12 @@ class TablesBuilder:
         for name, column in row.items():
             column.append(values[name])
 
-    def _add_segments(self, run: str, result: FoldResult) -> None:
+    def _add_segments(self, run: str, result: FoldResult, facts: RunFacts) -> None:
         columns = self._segments
+        times = facts.times
         for segment in result.segments:
+            columns["started_at"].append(go_time(times.get(segment.first_seq)))
+            columns["ended_at"].append(go_time(times.get(segment.last_seq)))
             columns["run"].append(run)
             columns["segment"].append(segment.index)
             columns["first_seq"].append(segment.first_seq)
@@ -248,8 +279,15 @@ class TablesBuilder:
         columns["tool_result_count"].extend([row[3] for row in rows])
         columns["provider_blocks"].extend([row[4] for row in rows])
 
-    def _add_calls(self, run: str, records: Sequence[Record]) -> None:
-        calls = _call_rows(RunFacts.of(records))
+    def _add_responses(self, run: str, facts: RunFacts) -> None:
+        rows = _response_rows(facts)
+        for name, values in rows.items():
+            self._responses[name].extend(values)
+        self._response_runs.append(run)
+        self._response_counts.append(len(facts.responses))
+
+    def _add_calls(self, run: str, facts: RunFacts) -> None:
+        calls = _call_rows(facts)
         self._calls.extend(calls)
         self._call_runs.append(run)
         self._call_counts.append(len(calls))
@@ -260,6 +298,11 @@ class TablesBuilder:
         for name in TOOL_CALLS_SCHEMA.names[1:]:
             columns[name] = [call[name] for call in calls]
         return _table(columns, TOOL_CALLS_SCHEMA)
+
+    def _responses_table(self) -> pa.Table:
+        columns = dict(self._responses)
+        columns["run"] = strings_repeated(self._response_runs, self._response_counts)
+        return _table(columns, RESPONSES_SCHEMA)
 
     def finish(self) -> Tables:
         findings = findings_table(self.findings)
@@ -274,6 +317,7 @@ class TablesBuilder:
             segments=_table(self._segments, SEGMENTS_SCHEMA),
             messages=_table(messages, MESSAGES_SCHEMA),
             tool_calls=self._calls_table(),
+            responses=self._responses_table(),
             findings=findings,
         )
 
@@ -297,7 +341,7 @@ class Folded:
 
 
 def tables_of(journals: Iterable[Folded], *, records: bool = True) -> Tables:
-    """The six tables of journals already read and folded (leniently). Pure; for notebooks and tests."""
+    """The seven tables of journals already read and folded (leniently). Pure; for notebooks and tests."""
     builder = TablesBuilder(records=records)
     for journal in journals:
         builder.add(journal.read, journal.result)
@@ -312,7 +356,7 @@ def fold_read(read: RunReadLike) -> FoldResult | None:
 
 
 def tables_of_reads(reads: Sequence[RunReadLike], *, records: bool = True, fold: bool = True) -> Tables:
-    """The six tables of reads, each folded leniently here (``fold=False``: records and findings only)."""
+    """The seven tables of reads, each folded leniently here (``fold=False``: records and findings only)."""
     builder = TablesBuilder(records=records, folded=fold)
     for read in reads:
         builder.add(read, fold_read(read) if fold else None)

@@ -1,4 +1,4 @@
-"""``load`` and ``iter_tables``: any source, one run or all of them, into the six tables.
+"""``load`` and ``iter_tables``: any source, one run or all of them, into the seven tables.
 
 Strict (the default) raises the first refusal: the reader's (``CorruptJournal`` for a corrupt interior line or
 a journal resumed after a torn tail), or the fold's (``FoldError``, ``VersionMismatch``), naming the run, the

@@ -1,5 +1,5 @@
-"""The six Arrow schemas (``records``, ``runs``, ``segments``, ``messages``, ``tool_calls``, ``findings``) and
-``Tables``.
+"""The seven Arrow schemas (``records``, ``runs``, ``segments``, ``messages``, ``tool_calls``, ``responses``,
+``findings``) and ``Tables``.
 
 Times are ``timestamp[us, tz=UTC]`` (Go writes nanoseconds; a column keeps microseconds, the raw ``records.body``
 keeps the text). Sequence numbers are ``uint64``, as the runtime's are: a journal may hold a seq beyond int64.
@@ -71,6 +71,7 @@ RUNS_SCHEMA: Final = _schema(
         pa.field("created", TIMESTAMP),
         pa.field("updated", TIMESTAMP),
         pa.field("ended", TIMESTAMP),
+        pa.field("wall_clock", pa.duration("ns")),
         pa.field("model", pa.string()),
         pa.field("provider", pa.string()),
         pa.field("prompt", pa.large_string()),
@@ -115,7 +116,9 @@ RUNS_SCHEMA: Final = _schema(
     "Ending(), open again when anything follows the last terminal), open, or invalid (refused by the runtime's "
     "read or fold); generation = newest or august (null without a known meta.version); updated = the newest "
     "line's last record's time, else the file's mtime or the stream's time; ended = when the ending terminal was "
-    "journaled (newest line, null when open or undated); reopened, turns, context_tokens = the newest fold's "
+    "journaled (newest line, null when open or undated); wall_clock = from the run's creation (meta.created, "
+    "else the meta record's time) to its last dated record, as the runtime's Stats.WallClock (null when either "
+    "is missing: every August journal); reopened, turns, context_tokens = the newest fold's "
     "(computed for august journals too); tool_calls_by_kind = results per provider kind token; the counters "
     "are the folded state's (null when the journal was not folded: no meta, or "
     "its read was refused); conversation = 12 hex of SHA-256 of meta.conversation_token (null without one); "
@@ -133,6 +136,8 @@ SEGMENTS_SCHEMA: Final = _schema(
         pa.field("last_seq", SEQ, nullable=False),
         pa.field("claimed_by", pa.string()),
         pa.field("claimed_at", TIMESTAMP),
+        pa.field("started_at", TIMESTAMP),
+        pa.field("ended_at", TIMESTAMP),
         pa.field("ending", pa.string(), nullable=False),
         pa.field("terminal_message", pa.large_string()),
         pa.field("llm_calls", pa.int64(), nullable=False),
@@ -140,8 +145,9 @@ SEGMENTS_SCHEMA: Final = _schema(
         pa.field("in_tokens", pa.int64(), nullable=False),
         pa.field("out_tokens", pa.int64(), nullable=False),
     ],
-    "one row per process run within a journal (split at claims): ending = a terminal reason, crashed (no "
-    "terminal and a later claim) or running (the last segment, no terminal yet)",
+    "one row per process run within a journal (split at claims): started_at / ended_at = the own times of its "
+    "first and last record (newest line; null when undated); ending = a terminal reason, crashed (no terminal "
+    "and a later claim) or running (the last segment, no terminal yet)",
 )
 
 MESSAGES_SCHEMA: Final = _schema(
@@ -192,6 +198,24 @@ TOOL_CALLS_SCHEMA: Final = _schema(
     "handle from a deferred record; call_approved = a call_approval record names it; input = the call's raw JSON",
 )
 
+RESPONSES_SCHEMA: Final = _schema(
+    [
+        pa.field("run", pa.string(), nullable=False),
+        pa.field("seq", SEQ, nullable=False),
+        pa.field("iteration", pa.int64(), nullable=False),
+        pa.field("time", TIMESTAMP),
+        pa.field("stop_reason", pa.string()),
+        pa.field("in_tokens", pa.int64(), nullable=False),
+        pa.field("out_tokens", pa.int64(), nullable=False),
+        pa.field("cache_read_tokens", pa.int64(), nullable=False),
+        pa.field("cache_create_tokens", pa.int64(), nullable=False),
+        pa.field("thinking_tokens", pa.int64(), nullable=False),
+    ],
+    "one row per model response (an assistant record), in journal order, as the runtime's Stats lists them: seq "
+    "of the record, its iteration, its own time (newest line; null when undated), stop_reason (null when empty) "
+    "and the five token tiers (thinking_tokens is part of out_tokens)",
+)
+
 FINDINGS_SCHEMA: Final = _schema(
     [
         pa.field("run", pa.string()),
@@ -204,14 +228,23 @@ FINDINGS_SCHEMA: Final = _schema(
     "one row per finding (the finding codes of docs/interfaces.md)",
 )
 
-TableName = Literal["records", "runs", "segments", "messages", "tool_calls", "findings"]
-TABLE_NAMES: Final[tuple[TableName, ...]] = ("records", "runs", "segments", "messages", "tool_calls", "findings")
+TableName = Literal["records", "runs", "segments", "messages", "tool_calls", "responses", "findings"]
+TABLE_NAMES: Final[tuple[TableName, ...]] = (
+    "records",
+    "runs",
+    "segments",
+    "messages",
+    "tool_calls",
+    "responses",
+    "findings",
+)
 SCHEMAS: Final[dict[str, pa.Schema]] = {
     "records": RECORDS_SCHEMA,
     "runs": RUNS_SCHEMA,
     "segments": SEGMENTS_SCHEMA,
     "messages": MESSAGES_SCHEMA,
     "tool_calls": TOOL_CALLS_SCHEMA,
+    "responses": RESPONSES_SCHEMA,
     "findings": FINDINGS_SCHEMA,
 }
 
@@ -232,18 +265,20 @@ class PandasTables:
     segments: pd.DataFrame
     messages: pd.DataFrame
     tool_calls: pd.DataFrame
+    responses: pd.DataFrame
     findings: pd.DataFrame
 
 
 @dataclass(frozen=True, slots=True)
 class Tables:
-    """The six tables of one load. Tables that were not asked for are empty (with their schema)."""
+    """The seven tables of one load. Tables that were not asked for are empty (with their schema)."""
 
     records: pa.Table
     runs: pa.Table
     segments: pa.Table
     messages: pa.Table
     tool_calls: pa.Table
+    responses: pa.Table
     findings: pa.Table
 
     def __getitem__(self, name: str) -> pa.Table:
