@@ -4,30 +4,16 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from datetime import UTC, datetime
 
 import numpy as np
 import pyarrow as pa
 
 from journaltools.protocol.findings import Finding
+
+# Defined beside the wire format's other time readers, where the command line finds it without pyarrow; named
+# here too for the table builders.
+from journaltools.protocol.times import go_time as go_time
 from journaltools.tables.schema import FINDINGS_SCHEMA
-
-
-def go_time(text: str | None) -> datetime | None:
-    """A time as the runtime writes it (RFC 3339, up to nine fraction digits, any offset) in UTC, cut to
-    microseconds; None for an absent or unreadable one (the exact reader accepts times Python cannot hold)."""
-    if not text:
-        return None
-    try:
-        value = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if value.tzinfo is None:
-        return None
-    try:
-        return value.astimezone(UTC)
-    except OverflowError:  # year 1 with a positive offset falls before the first representable instant
-        return None
 
 
 def digest12(secret: str) -> str | None:
