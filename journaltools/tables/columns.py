@@ -25,13 +25,14 @@ def digest12(secret: str) -> str | None:
 
 
 def strings_repeated(values: Sequence[str], counts: Sequence[int] | np.ndarray) -> pa.Array:
-    """``values[i]`` repeated ``counts[i]`` times, as a plain string column (one C loop, no Python list)."""
-    if len(values) == 1:
-        return pa.repeat(pa.scalar(values[0], pa.string()), int(counts[0]))
-    if not len(values):
-        return pa.array([], pa.string())
-    indices = pa.array(np.repeat(np.arange(len(values), dtype=np.int32), counts), pa.int32())
-    return pa.DictionaryArray.from_arrays(indices, pa.array(values, pa.string())).cast(pa.string())
+    """``values[i]`` repeated ``counts[i]`` times, dictionary-encoded (``schema.REPEATED``): each distinct value
+    once, in the order of its first row, and an index per row made in one C loop (no Python list of rows). That
+    order makes the encoding of a column one and the same however its rows were split into chunks: Arrow joins
+    chunks' dictionaries in order, so the chunks of a batched load combine into this very array."""
+    first: dict[str, int] = {}
+    codes = [first.setdefault(value, len(first)) for value in values]
+    indices = np.repeat(np.asarray(codes, np.int32), counts)
+    return pa.DictionaryArray.from_arrays(pa.array(indices, pa.int32()), pa.array(list(first), pa.string()))
 
 
 def with_source(finding: Finding, source: str) -> Finding:
