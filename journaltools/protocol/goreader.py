@@ -26,7 +26,6 @@ handled by an iterative tokenizer, so a 10,000-deep line cannot exhaust the inte
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -181,15 +180,22 @@ def _without_newest_fields(struct: _Struct) -> _Struct:
     return _struct(struct.go_type, struct.cls, *fields)
 
 
-@functools.cache
+#: Set by ``_records`` at the first exact read.
+_records_derived: dict[Generation, _Struct] | None = None
+
+
 def _records() -> dict[Generation, _Struct]:
     """The root struct each generation's decoder fills: the record as the newest line's decoder reads it (every
     struct derived from ``kinds.Record``), and the August build's. Derived at the first exact read, not on import:
-    a journal the native scanner proves never needs it, and deriving it costs a command's start some 15 ms."""
-    info = inspect.type_info(Record)
-    assert isinstance(info, inspect.StructType)
-    record = _struct_of(info)
-    return {NEWEST: record, AUGUST: _without_newest_fields(record)}
+    a journal the native scanner proves never needs it, and deriving it costs a command's start some 15 ms. (Two
+    threads reading at once may both derive it; each derives the same table, set whole.)"""
+    global _records_derived
+    if _records_derived is None:
+        info = inspect.type_info(Record)
+        assert isinstance(info, inspect.StructType)
+        record = _struct_of(info)
+        _records_derived = {NEWEST: record, AUGUST: _without_newest_fields(record)}
+    return _records_derived
 
 
 # ---------------------------------------------------------------------------------------------------
