@@ -18,6 +18,9 @@ done, several interpreters):
 - ``first_over_warm``: the first load in a new interpreter over a warm one, for both kinds of load.
 - ``records_peak_rss_over_corpus``: peak resident memory of ``load(fold=False)`` in a new interpreter over
   the corpus bytes on disk. Goal at most 1.3x.
+- ``records_nbytes_over_corpus`` and ``tables_nbytes_over_corpus``: what the ``records`` table (and all six tables
+  of ``load()``) hold, ``Table.nbytes``, over the corpus bytes: the bodies are the corpus less its newlines, the
+  rest is the other columns (the repeated strings dictionary-encoded).
 - ``newest_over_august_load`` and ``newest_over_august_records``: the same runs written in the newest line's
   format (format version 1: every record dated, kinds, summaries), loaded beside the August corpus, interleaved,
   as throughput (MB/s) newest over August. Goal at least 1.0x: the newest line is no slower to read.
@@ -128,7 +131,10 @@ def _median(values: list[float]) -> float:
 
 def bench_records(corpus: Path, joined: Path, rounds: int, processes: int) -> list[str]:
     size = joined.stat().st_size
-    records = load(corpus, fold=False, progress=False).records.num_rows
+    loaded = load(corpus, fold=False, progress=False).records
+    records = loaded.num_rows
+    held = loaded.nbytes
+    del loaded
     assert pyarrow_json(joined).num_rows == records, "the same rows, or the comparison means nothing"
     contenders: dict[str, Callable[[], object]] = {
         "ours": lambda: load(corpus, fold=False, progress=False),
@@ -161,6 +167,7 @@ def bench_records(corpus: Path, joined: Path, rounds: int, processes: int) -> li
         f"records_peak_rss_over_corpus {(peak - idle) / size:.2f}x (beyond the idle interpreter; "
         f"{peak / size:.2f}x with it)  goal: at most 1.3x"
     )
+    lines.append(f"records_nbytes_over_corpus {held / size:.3f}x  [{held / 1e6:,.1f} MB for {size / 1e6:,.1f} MB]")
     return lines
 
 
@@ -184,6 +191,10 @@ def bench_fold(corpus: Path, size: int, rounds: int, processes: int) -> list[str
         },
         rounds,
     )
+    tables = load(corpus, progress=False)
+    held = sum(table.nbytes for _, table in tables.items())
+    note(f"fold: the six tables hold {held / 1e6:,.1f} MB ({tables.records.nbytes / 1e6:,.1f} MB of it records)")
+    del tables
     note(
         f"fold: {len(lines):,} records; load() best {warm.best('ours'):.2f} s (median "
         f"{_median(warm.times['ours']):.2f} s), orjson best {warm.best('orjson'):.2f} s"
@@ -203,6 +214,7 @@ def bench_fold(corpus: Path, size: int, rounds: int, processes: int) -> list[str
         figure("load_vs_orjson_parse_fresh", fresh_ratio(fresh, "ours", "orjson"), "at most 2x (lower is better)"),
         figure("load_first_over_warm", (_median(first) / warm_best, min(first) / warm_best), "near 1"),
         f"load_mb_per_s {megabytes_per_s:.1f} MB/s (best; median {size / 1e6 / _median(warm.times['ours']):.1f})",
+        f"tables_nbytes_over_corpus {held / size:.3f}x  [{held / 1e6:,.1f} MB for {size / 1e6:,.1f} MB]",
     ]
 
 

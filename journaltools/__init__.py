@@ -24,8 +24,8 @@ The newest runtime's own inspection commands, with the same rules and the same `
 
 ``jt.open_source()`` with no argument (and ``jt.load()``) reads the runtime's own directory,
 ``jt.default_source()``. Every error journaltools raises on purpose is a ``JournalError`` (the tree is drawn
-in ``journaltools.errors``). The names that need pyarrow or pandas are imported on first use, so
-``import journaltools`` stays light.
+in ``journaltools.errors``). Each name is imported on first use, so ``import journaltools`` (and with it every
+command's start) stays light.
 """
 
 from __future__ import annotations
@@ -33,29 +33,30 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from journaltools.backends.registry import default_source, open_source
-from journaltools.errors import (
-    CorruptJournal,
-    FoldError,
-    JournalError,
-    RunNotFound,
-    SourceError,
-    VersionMismatch,
-    WriterConflict,
-)
-from journaltools.folding import FoldResult, RunState, fold
-from journaltools.protocol.blocks import Message
-from journaltools.protocol.decode import decode_line
-from journaltools.protocol.findings import Finding
-from journaltools.protocol.kinds import Record
-
 if TYPE_CHECKING:
     from journaltools.analysis import calls, search, stats
     from journaltools.audit import audit_sources, read_audit
+    from journaltools.backends.registry import default_source, open_source
+    from journaltools.errors import (
+        CorruptJournal,
+        FoldError,
+        JournalError,
+        RunNotFound,
+        SourceError,
+        VersionMismatch,
+        WriterConflict,
+    )
+    from journaltools.folding import FoldResult, RunState, fold
+    from journaltools.protocol.blocks import Message
+    from journaltools.protocol.decode import decode_line
+    from journaltools.protocol.findings import Finding
+    from journaltools.protocol.kinds import Record
     from journaltools.stores import open_task_store, open_turn_store
     from journaltools.tables import LoadOptions, Tables, iter_tables, load
 
-#: name -> the module that defines it, imported when the name is first used (these pull in pyarrow).
+#: name -> the module that defines it, imported when the name is first used. Every name is, not only the ones that
+#: pull in pyarrow: ``import journaltools`` runs before any of its modules (``journaltools --help`` included), so
+#: whatever it imported eagerly every command would pay for at start.
 _LAZY = {
     "load": "journaltools.tables",
     "iter_tables": "journaltools.tables",
@@ -63,11 +64,27 @@ _LAZY = {
     "LoadOptions": "journaltools.tables",
     "audit_sources": "journaltools.audit",
     "read_audit": "journaltools.audit",
+    "open_source": "journaltools.backends.registry",
+    "default_source": "journaltools.backends.registry",
+    "fold": "journaltools.folding",
+    "FoldResult": "journaltools.folding",
+    "RunState": "journaltools.folding",
+    "Finding": "journaltools.protocol.findings",
+    "Record": "journaltools.protocol.kinds",
+    "Message": "journaltools.protocol.blocks",
+    "decode_line": "journaltools.protocol.decode",
     "open_task_store": "journaltools.stores",
     "open_turn_store": "journaltools.stores",
     "stats": "journaltools.analysis",
     "calls": "journaltools.analysis",
     "search": "journaltools.analysis",
+    "JournalError": "journaltools.errors",
+    "SourceError": "journaltools.errors",
+    "RunNotFound": "journaltools.errors",
+    "CorruptJournal": "journaltools.errors",
+    "FoldError": "journaltools.errors",
+    "VersionMismatch": "journaltools.errors",
+    "WriterConflict": "journaltools.errors",
 }
 
 

@@ -72,7 +72,7 @@ def test_readme_examples_run_in_order(
     assert (tmp_path / "out" / "audit-py" / "runs.parquet").exists()
     assert "completed answered" in out and "task 'invoice-42' was already completed at " in out
     assert "[('call-1', 'ask_operator')]" in out
-    assert "[('stream_" in out  # the slowest tools, from the audit's tool_calls with their durations
+    assert "[('kv_get', 2, 5.137" in out  # the slowest tools (ties by name), from the audit's calls with durations
     assert "0:00:31" in out and "['server_ping']" in out  # jt.stats' wall clock, jt.calls' failed call
 
 

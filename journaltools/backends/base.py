@@ -11,13 +11,12 @@ background loop (``journaltools.aio``).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
-from typing import TYPE_CHECKING, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar
 
-from journaltools.aio import run_sync
 from journaltools.errors import RecordRefused, SequenceGap
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.generations import NEWEST
@@ -30,6 +29,17 @@ from journaltools.protocol.times import now_go_time
 
 if TYPE_CHECKING:
     from journaltools.listing import RunSummary
+
+T = TypeVar("T")
+
+
+def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
+    """``aio.run_sync``, its module imported at the first blocking call: asyncio takes a command's start some 30 ms
+    to import, and the file backend's blocking face (all that ``show`` of a journal file uses) never needs it."""
+    from journaltools.aio import run_sync as run_on_loop
+
+    return run_on_loop(coroutine)
+
 
 BackendKind = Literal["file", "jetstream"]
 

@@ -15,9 +15,7 @@ import io
 import os
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Final
-
-import numpy as np
+from typing import TYPE_CHECKING, Final
 
 from journaltools.backends.base import RunRead, StoredRecord
 from journaltools.backends.oserrors import mapped, open_regular
@@ -25,6 +23,9 @@ from journaltools.errors import CorruptJournal, JournalError
 from journaltools.errors import JournalTooLarge as JournalTooLargeError
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.journal import FileJournal, read_file_journal
+
+if TYPE_CHECKING:  # numpy is imported where a count or a batch needs it: reading one small journal never does
+    import numpy as np
 
 JOURNAL_SUFFIX: Final = ".json"
 LOCK_SUFFIX: Final = ".lock"
@@ -61,7 +62,7 @@ MAX_JOURNAL_RECORDS_VARIABLE: Final = "JOURNALTOOLS_MAX_JOURNAL_RECORDS"
 #: Bytes looked at a time when the records of a journal past the bound are counted (an index per byte is made).
 _COUNT_STEP: Final = 1 << 18
 #: What Go's ``bytes.TrimSpace`` trims in ASCII: a line of these alone is blank, never a record.
-_ASCII_SPACE: Final = np.frombuffer(b" \t\n\v\f\r", np.uint8)
+_ASCII_SPACE: Final = b" \t\n\v\f\r"
 #: Compressed input fed to the decompressor at a time: a run-length block of zstd expands some 30,000 times, so one
 #: step stays near 16 MB even for the worst bomb, and the bound is checked after every step.
 _COMPRESSED_STEP: Final = 512
@@ -95,9 +96,12 @@ def records_past_bound(data: bytes | np.ndarray, limit: int) -> int | None:
     """How many lines of ``data`` are not blank (ASCII white space only), when that is more than ``limit``; None
     otherwise. Counted without an object per line, and at the cost of one newline count for almost every journal: a
     line holding something takes two bytes at least, and a journal has no more lines than newlines plus one."""
-    array = np.frombuffer(data, np.uint8)
-    if len(array) // 2 + 1 <= limit:
+    if len(data) // 2 + 1 <= limit:  # a uint8 array's length is its bytes, as a bytes object's
         return None
+    import numpy as np
+
+    array = np.frombuffer(data, np.uint8)
+    space = np.frombuffer(_ASCII_SPACE, np.uint8)
     newlines = 0
     for start in range(0, len(array), _COUNT_STEP):
         newlines += int(np.count_nonzero(array[start : start + _COUNT_STEP] == 10))
@@ -111,7 +115,7 @@ def records_past_bound(data: bytes | np.ndarray, limit: int) -> int | None:
         newline = step == 10
         # Each byte's line is the number of newlines before it; a line holds a record when a byte of it is content.
         lines = np.cumsum(newline) - newline + line_base
-        holding = lines[~np.isin(step, _ASCII_SPACE)]
+        holding = lines[~np.isin(step, space)]
         if len(holding):
             records += 1 + int(np.count_nonzero(np.diff(holding))) - int(holding[0] == line_before)
             line_before = int(holding[-1])
@@ -198,6 +202,8 @@ def read_journals_into(paths: Sequence[str], capacity: int) -> tuple[np.ndarray,
     hold), with each one's length; None for a journal to be read the usual way (``read_journal_bytes``, whose
     errors and findings it then meets): one that does not open as a regular file, passes the bound, grew or
     shrank since its size was taken, or does not fit."""
+    import numpy as np
+
     # Uninitialised (a bytearray would first write zeros over every byte the reads then write again).
     buffer = np.empty(capacity, np.uint8)
     limit = max_journal_bytes()

@@ -12,34 +12,25 @@ shows journal content's control characters escaped (``for_terminal``); ``--json`
 from __future__ import annotations
 
 import argparse
+import importlib
 import io
 import os
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Any, Final
 
-from journaltools._terminal import for_terminal
-from journaltools.analysis import SEARCH_STATUSES
-from journaltools.backends.oserrors import storage_error
-from journaltools.cli._analysis import cmd_query, cmd_search, cmd_stats
-from journaltools.cli._commands import (
-    LS_SORT_KEYS,
-    cmd_answer,
-    cmd_audit,
-    cmd_compare,
-    cmd_gate,
-    cmd_ls,
-    cmd_migrate,
-    cmd_samples,
-    cmd_schema,
-    cmd_tasks,
-    cmd_turns,
-)
 from journaltools.cli._output import UsageError
-from journaltools.cli._show import cmd_show
-from journaltools.errors import InvalidSource, JournalError, install_warning_format
 from journaltools.models import INPUT_NAMES, OUTPUT_NAMES
+
+# Each command's code is imported when that command runs, not here: ``--help`` and a small ``show`` start in a
+# fraction of the time numpy, pyarrow, pandas or nats take to import (tests/test_lazy_imports.py holds them to it).
+
+#: ``search --status`` values, as the runtime's search takes them (``analysis`` checks them; a test holds both).
+SEARCH_STATUSES: Final = ("open", "completed", "suspended", "error", "budget", "max_iterations")
+#: ``ls --sort`` keys, in the order ``--help`` gives them (``_commands`` orders by them; a test holds the two equal).
+LS_SORT_KEYS: Final = ("status", "created", "updated", "last_seq", "records", "run")
 
 # -- the parser --------------------------------------------------------------------------------------------------
 
@@ -56,6 +47,33 @@ def _version() -> str:
         return __version__
 
 
+class _VersionAction(argparse.Action):
+    """``--version``, the installed version looked up only when asked for (importlib.metadata is slow to load)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(
+            option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, help="show program's version number and exit"
+        )
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        print(f"journaltools {_version()}")  # on stdout, as argparse's own version action prints it
+        parser.exit()
+
+
+def _handler(module: str, name: str) -> Callable[[argparse.Namespace], int]:
+    """A command's function, imported from ``module`` when the command runs."""
+
+    def run(args: argparse.Namespace) -> int:
+        command: Callable[[argparse.Namespace], int] = getattr(importlib.import_module(module), name)
+        return command(args)
+
+    return run
+
+
+def _command(name: str) -> Callable[[argparse.Namespace], int]:
+    return _handler("journaltools.cli._commands", name)
+
+
 def _add_stuck_after(parser: argparse.ArgumentParser, help_text: str) -> None:
     """``--stuck-after``, the same option (and default) for ``audit --turn-store`` and ``turns``."""
     parser.add_argument(
@@ -65,6 +83,7 @@ def _add_stuck_after(parser: argparse.ArgumentParser, help_text: str) -> None:
 
 def _duration(text: str) -> timedelta:
     """An argparse type: a bad duration is bad usage (exit 2), said by argparse."""
+    from journaltools.errors import JournalError
     from journaltools.turnjournal.analysis import parse_duration
 
     try:
@@ -138,7 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=f"{SOURCES_HELP} {MORE_TOOLS_HELP}",
     )
     parser.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
-    parser.add_argument("--version", action="version", version=f"journaltools {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, help_text: str, json_flag: bool = True) -> argparse.ArgumentParser:
@@ -198,7 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
         "max_iterations, completed), created and updated newest first, last_seq and records biggest first, "
         "run A to Z (default: the listing's own order)",
     )
-    ls.set_defaults(handler=cmd_ls)
+    ls.set_defaults(handler=_command("cmd_ls"))
 
     show = command(
         "show",
@@ -222,7 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SEQ",
         help="show the conversation from the message of record SEQ on (the seq findings and endings name)",
     )
-    show.set_defaults(handler=cmd_show)
+    show.set_defaults(handler=_handler("journaltools.cli._show", "cmd_show"))
 
     stats = command(
         "stats",
@@ -231,7 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--json prints exactly the runtime's document",
     )
     stats.add_argument("targets", nargs="+", metavar="[SOURCE] RUN", help="RUN may be left out after a journal file")
-    stats.set_defaults(handler=cmd_stats)
+    stats.set_defaults(handler=_handler("journaltools.cli._analysis", "cmd_stats"))
 
     query = command(
         "query",
@@ -258,7 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATTERN",
         help="only the calls whose answer matches this regular expression (Go's syntax, as the runtime's)",
     )
-    query.set_defaults(handler=cmd_query)
+    query.set_defaults(handler=_handler("journaltools.cli._analysis", "cmd_query"))
 
     search = command(
         "search",
@@ -292,7 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATTERN",
         help="only the runs whose prompt matches this regular expression (Go's syntax, as the runtime's)",
     )
-    search.set_defaults(handler=cmd_search)
+    search.set_defaults(handler=_handler("journaltools.cli._analysis", "cmd_search"))
 
     audit = command(
         "audit",
@@ -309,7 +328,7 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--task-store", metavar="URL", help="fill runs.task_state from this task store")
     audit.add_argument("--turn-store", metavar="URL", help="add this turn-checkpoint store's findings (see 'turns')")
     _add_stuck_after(audit, "with --turn-store: see 'turns'")
-    audit.set_defaults(handler=cmd_audit)
+    audit.set_defaults(handler=_command("cmd_audit"))
 
     turns = command(
         "turns",
@@ -323,7 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_stuck_after(turns, "how long a record may stay in one phase or wait for its acknowledgement (90s, 30m, 2h...)")
     turns.add_argument("--fail-on", choices=["error", "warning"], help="exit 1 if a finding this severe exists")
-    turns.set_defaults(handler=cmd_turns)
+    turns.set_defaults(handler=_command("cmd_turns"))
 
     tasks = command(
         "tasks",
@@ -332,7 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tasks.add_argument("store", metavar="STORE", help="a fisk-ai task directory or nats://host:port/BUCKET")
     tasks.add_argument("--fail-on", choices=["error", "warning"], help="exit 1 if a finding this severe exists")
-    tasks.set_defaults(handler=cmd_tasks)
+    tasks.set_defaults(handler=_command("cmd_tasks"))
 
     compare = command(
         "compare",
@@ -347,7 +366,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["discrepancy", "missing"],
         help="exit 1 if a discrepancy exists ('missing': also a run listed on one side only)",
     )
-    compare.set_defaults(handler=cmd_compare)
+    compare.set_defaults(handler=_command("cmd_compare"))
 
     migrate = command(
         "migrate",
@@ -362,7 +381,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="exit 0 although journals the runtime would refuse were left behind (a failed verification or a "
         "destination holding different records still exits 1)",
     )
-    migrate.set_defaults(handler=cmd_migrate)
+    migrate.set_defaults(handler=_command("cmd_migrate"))
 
     gate = command(
         "gate",
@@ -382,17 +401,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="accept a changed model, system prompt, thinking mode or effort"
     )
     gate.add_argument("--follow-up", action="store_true", help="a new prompt follows: a completed run may resume")
-    gate.set_defaults(handler=cmd_gate)
+    gate.set_defaults(handler=_command("cmd_gate"))
 
     answer = command("answer", "answer a deferred call with one tool_result record, as the runtime's supply path does")
     answer.add_argument("targets", nargs="+", metavar="[SOURCE] RUN CALL_ID")
     answer.add_argument("--result", required=True, metavar="TEXT", help="the result text")
     answer.add_argument("--is-error", action="store_true", help="mark the result as an error")
-    answer.set_defaults(handler=cmd_answer)
+    answer.set_defaults(handler=_command("cmd_answer"))
 
     samples = command("samples", "write the sample journals into a directory", json_flag=False)
     samples.add_argument("directory", metavar="DIR")
-    samples.set_defaults(handler=cmd_samples)
+    samples.set_defaults(handler=_command("cmd_samples"))
 
     schema = command(
         "schema",
@@ -403,11 +422,13 @@ def build_parser() -> argparse.ArgumentParser:
     which = schema.add_mutually_exclusive_group()
     which.add_argument("--input", choices=INPUT_NAMES, metavar="NAME", help=f"one of: {', '.join(INPUT_NAMES)}")
     which.add_argument("--output", choices=OUTPUT_NAMES, metavar="NAME", help=f"one of: {', '.join(OUTPUT_NAMES)}")
-    schema.set_defaults(handler=cmd_schema)
+    schema.set_defaults(handler=_command("cmd_schema"))
     return parser
 
 
 def _fail(args: argparse.Namespace, message: str, status: int, *, trace: bool = False) -> int:
+    from journaltools._terminal import for_terminal
+
     if args.debug and trace:
         traceback.print_exc()
     print(f"journaltools {args.command}: {for_terminal(message, newlines=False)}", file=sys.stderr)
@@ -424,6 +445,10 @@ def _quiet_streams() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # Imported past parsing: ``--help``, ``--version`` and bad usage end above without them.
+    from journaltools.backends.oserrors import storage_error
+    from journaltools.errors import InvalidSource, JournalError, install_warning_format
+
     install_warning_format(f"journaltools {args.command}")  # a journaltools warning is one line
     _quiet_streams()
     try:

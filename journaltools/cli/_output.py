@@ -7,13 +7,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
 from journaltools._terminal import for_terminal
-from journaltools.protocol.findings import Finding
 
 if TYPE_CHECKING:
-    pass
+    from journaltools.protocol.findings import Finding
 
 
 class UsageError(Exception):
@@ -24,6 +21,8 @@ class UsageError(Exception):
 
 
 def _emit_json(document: Any) -> None:
+    import msgspec  # here, not at the top: ``--help`` never loads it
+
     # msgspec, not the json module: the journal's raw JSON (tool inputs, provider blocks) is spliced in as the
     # runtime wrote it, so a number like 1e3 or an integer beyond 64 bits keeps its spelling.
     encoded = msgspec.json.encode(document)

@@ -108,17 +108,16 @@ def _f(name: str, kind: str, go_type: str, *, omitempty: bool = False, struct: _
     return _Field(name, kind, go_type, omitempty, struct)
 
 
-def _struct_of(cls: type[msgspec.Struct], known: dict[type, _Struct] | None = None) -> _Struct:
-    """The Go struct ``cls`` declares, as the decoder walks it: derived from the msgspec struct itself (the one
+def _struct_of(info: inspect.StructType, known: dict[type, _Struct] | None = None) -> _Struct:
+    """The Go struct ``info`` declares, as the decoder walks it: derived from the msgspec struct itself (the one
     declaration of the record model), each field's decoding rule from its type, omitempty from its default, its
-    Go type from the type or the name the model gives it (``blocks.go_named``, a struct's ``GO_TYPE``)."""
+    Go type from the type or the name the model gives it (``blocks.go_named``, a struct's ``GO_TYPE``). ``info``
+    is one ``inspect.type_info`` of the root, walked down (each nested struct is in it already)."""
     known = {} if known is None else known
-    if cls in known:
-        return known[cls]
-    info = inspect.type_info(cls)
-    assert isinstance(info, inspect.StructType)
+    if info.cls in known:
+        return known[info.cls]
     fields = [_field_of(field, known) for field in info.fields]
-    struct = known[cls] = _struct(cls.GO_TYPE, cls, *fields)  # type: ignore[attr-defined]
+    struct = known[info.cls] = _struct(info.cls.GO_TYPE, info.cls, *fields)  # type: ignore[attr-defined]
     return struct
 
 
@@ -148,25 +147,21 @@ def _rule_of(value: Any, time: bool, omitempty: bool, known: dict[type, _Struct]
     if isinstance(value, inspect.RawType):
         return _RAW, "json.RawMessage", None
     if isinstance(value, inspect.StructType):
-        nested = _struct_of(value.cls, known)
+        nested = _struct_of(value, known)
         return _STRUCT, nested.go_type, nested
     if isinstance(value, inspect.DictType):
         return _KIND_COUNTS, "map[int]int", None
     if isinstance(value, inspect.UnionType):
         inner = next(member for member in value.types if not isinstance(member, inspect.NoneType))
         if isinstance(inner, inspect.StructType):
-            nested = _struct_of(inner.cls, known)
+            nested = _struct_of(inner, known)
             return _POINTER, nested.go_type, nested
         if isinstance(inner, inspect.ListType) and isinstance(inner.item_type, inspect.StructType):
-            nested = _struct_of(inner.item_type.cls, known)
+            nested = _struct_of(inner.item_type, known)
             return _BLOCKS, f"[]{nested.go_type}", nested
         if isinstance(inner, inspect.DictType):
             return _REVISIONS, "map[string]uint64", None
     raise TypeError(f"the exact reader has no Go decoding rule for {value}")
-
-
-#: The record as the newest line's decoder reads it: every struct derived from ``kinds.Record``.
-_RECORD: Final = _struct_of(Record)
 
 
 def _without_newest_fields(struct: _Struct) -> _Struct:
@@ -186,8 +181,22 @@ def _without_newest_fields(struct: _Struct) -> _Struct:
     return _struct(struct.go_type, struct.cls, *fields)
 
 
-#: The root struct each generation's decoder fills.
-_RECORDS: Final[dict[Generation, _Struct]] = {NEWEST: _RECORD, AUGUST: _without_newest_fields(_RECORD)}
+#: Set by ``_records`` at the first exact read.
+_records_derived: dict[Generation, _Struct] | None = None
+
+
+def _records() -> dict[Generation, _Struct]:
+    """The root struct each generation's decoder fills: the record as the newest line's decoder reads it (every
+    struct derived from ``kinds.Record``), and the August build's. Derived at the first exact read, not on import:
+    a journal the native scanner proves never needs it, and deriving it costs a command's start some 15 ms. (Two
+    threads reading at once may both derive it; each derives the same table, set whole.)"""
+    global _records_derived
+    if _records_derived is None:
+        info = inspect.type_info(Record)
+        assert isinstance(info, inspect.StructType)
+        record = _struct_of(info)
+        _records_derived = {NEWEST: record, AUGUST: _without_newest_fields(record)}
+    return _records_derived
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -570,7 +579,7 @@ def read_exact(raw: bytes, generation: Generation = NEWEST) -> tuple[Record, lis
     Raises ``UndecodableLine`` exactly when Go's ``json.Unmarshal`` into ``runstate.Record`` fails;
     its reason is Go's error text (Go 1.27 wording where known)."""
     try:
-        return _read(raw, _RECORDS[generation])
+        return _read(raw, _records()[generation])
     except GoJSONError as refused:
         raise UndecodableLine(refused.reason) from None
 

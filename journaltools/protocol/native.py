@@ -23,13 +23,15 @@ from array import array
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
-import numpy as np
 from msgspec import inspect
 
 from journaltools.protocol.kinds import NEWEST_ONLY, PROTOCOLS, Record
+
+if TYPE_CHECKING:  # only named in a signature: the command line's start never imports numpy
+    import numpy as np
 
 try:
     from journaltools.protocol import _canonical  # type: ignore[attr-defined]
@@ -67,14 +69,14 @@ def record_model(
     schemas: list[list[Field]] = []
     index: dict[type, int] = {}
 
-    def schema_of(struct: type) -> int:
+    def schema_of(info: inspect.StructType) -> int:
+        # ``info`` comes from one ``type_info`` of the root, walked down: a nested struct's is in it already.
+        struct = info.cls
         if struct in index:
             return index[struct]
         position = index[struct] = len(schemas)
         schemas.append([])
-        info = inspect.type_info(struct)
-        assert isinstance(info, inspect.StructType)
-        config = struct.__struct_config__  # type: ignore[attr-defined]
+        config = struct.__struct_config__
         if not (config.omit_defaults and config.forbid_unknown_fields) or info.array_like or info.tag_field:
             raise UnsupportedField(f"{struct.__name__}: only omit_defaults, forbid_unknown_fields object structs")
         absent = left_out.get(struct, frozenset())
@@ -119,7 +121,7 @@ def record_model(
         if isinstance(value, inspect.RawType):
             return (RAW if required else None), 0
         if isinstance(value, inspect.StructType):
-            return (OBJECT if required else None), schema_of(value.cls)
+            return (OBJECT if required else None), schema_of(value)
         if (
             isinstance(value, inspect.DictType)
             and value.key_type == inspect.StrType()
@@ -131,9 +133,9 @@ def record_model(
         if isinstance(value, inspect.UnionType) and len(value.types) == 2 and inspect.NoneType() in value.types:
             inner = next(member for member in value.types if member != inspect.NoneType())
             if isinstance(inner, inspect.StructType) and not required and default is None:
-                return OBJECT_OMITTED_NIL, schema_of(inner.cls)
+                return OBJECT_OMITTED_NIL, schema_of(inner)
             if isinstance(inner, inspect.ListType) and isinstance(inner.item_type, inspect.StructType) and required:
-                return LIST_OR_NULL, schema_of(inner.item_type.cls)
+                return LIST_OR_NULL, schema_of(inner.item_type)
             if (
                 isinstance(inner, inspect.DictType)
                 and inner.key_type == inspect.StrType()
@@ -143,7 +145,9 @@ def record_model(
                 return UINT_MAP_OR_NULL, 0
         return None, 0
 
-    schema_of(root)
+    root_info = inspect.type_info(root)
+    assert isinstance(root_info, inspect.StructType)
+    schema_of(root_info)
     return schemas
 
 

@@ -267,6 +267,24 @@ def go_time_field(data: bytes, node: Node, current: Any) -> Any:
     return parse_go_time(node.text())
 
 
+def go_time(text: str | None) -> datetime | None:
+    """A time as the runtime writes it (RFC 3339, up to nine fraction digits, any offset) in UTC, cut to
+    microseconds; None for an absent or unreadable one (the exact reader accepts times Python cannot hold). For
+    columns and displays, which hold microseconds; ``parse_go_time`` keeps the nanoseconds."""
+    if not text:
+        return None
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if value.tzinfo is None:
+        return None
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:  # year 1 with a positive offset falls before the first representable instant
+        return None
+
+
 def format_go_time(unix_ns: int, offset_seconds: int = 0) -> str:
     """The text Go's MarshalJSON writes for the instant ``unix_ns`` shown at ``offset_seconds`` east of UTC."""
     return GoTime(unix_ns, offset_seconds).text()
@@ -285,6 +303,7 @@ __all__ = [
     "GoTime",
     "canonical_go_time",
     "format_go_time",
+    "go_time",
     "go_time_field",
     "now_go_time",
     "parse_go_time",

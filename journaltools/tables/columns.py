@@ -4,30 +4,16 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from datetime import UTC, datetime
 
 import numpy as np
 import pyarrow as pa
 
 from journaltools.protocol.findings import Finding
+
+# Defined beside the wire format's other time readers, where the command line finds it without pyarrow; named
+# here too for the table builders.
+from journaltools.protocol.times import go_time as go_time
 from journaltools.tables.schema import FINDINGS_SCHEMA
-
-
-def go_time(text: str | None) -> datetime | None:
-    """A time as the runtime writes it (RFC 3339, up to nine fraction digits, any offset) in UTC, cut to
-    microseconds; None for an absent or unreadable one (the exact reader accepts times Python cannot hold)."""
-    if not text:
-        return None
-    try:
-        value = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if value.tzinfo is None:
-        return None
-    try:
-        return value.astimezone(UTC)
-    except OverflowError:  # year 1 with a positive offset falls before the first representable instant
-        return None
 
 
 def digest12(secret: str) -> str | None:
@@ -39,13 +25,14 @@ def digest12(secret: str) -> str | None:
 
 
 def strings_repeated(values: Sequence[str], counts: Sequence[int] | np.ndarray) -> pa.Array:
-    """``values[i]`` repeated ``counts[i]`` times, as a plain string column (one C loop, no Python list)."""
-    if len(values) == 1:
-        return pa.repeat(pa.scalar(values[0], pa.string()), int(counts[0]))
-    if not len(values):
-        return pa.array([], pa.string())
-    indices = pa.array(np.repeat(np.arange(len(values), dtype=np.int32), counts), pa.int32())
-    return pa.DictionaryArray.from_arrays(indices, pa.array(values, pa.string())).cast(pa.string())
+    """``values[i]`` repeated ``counts[i]`` times, dictionary-encoded (``schema.REPEATED``): each distinct value
+    once, in the order of its first row, and an index per row made in one C loop (no Python list of rows). That
+    order makes the encoding of a column one and the same however its rows were split into chunks: Arrow joins
+    chunks' dictionaries in order, so the chunks of a batched load combine into this very array."""
+    first: dict[str, int] = {}
+    codes = [first.setdefault(value, len(first)) for value in values]
+    indices = np.repeat(np.asarray(codes, np.int32), counts)
+    return pa.DictionaryArray.from_arrays(pa.array(indices, pa.int32()), pa.array(list(first), pa.string()))
 
 
 def with_source(finding: Finding, source: str) -> Finding:

@@ -28,14 +28,30 @@ from journaltools.tables.columns import strings_repeated
 from journaltools.tables.reads import RunReadLike
 from journaltools.tables.schema import RECORDS_SCHEMA, TIMESTAMP, empty_table
 
-#: Indexed as the scanner indexes protocols, so a scan's protocol index picks both.
+#: Indexed as the scanner indexes protocols, so a scan's protocol index picks both: the dictionaries of the
+#: ``protocol`` and ``kind`` columns (``schema.REPEATED``, ``schema.FEW``), the same in every path and chunk.
 _PROTOCOL_IDS: Final = pa.array(list(PROTOCOL_IDS), pa.string())
 _KIND_NAMES: Final = pa.array([PROTOCOLS[protocol] for protocol in PROTOCOL_IDS], pa.string())
 
 
 def kinds_of(protocols: pa.Array) -> pa.Array:
     """The kind each protocol id names (null for an id the runtime does not know), column-wise."""
-    return pc.take(_KIND_NAMES, pc.index_in(protocols, value_set=_PROTOCOL_IDS))
+    return protocol_columns(protocols)[1]
+
+
+def protocol_columns(protocols: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """The ``protocol`` and ``kind`` columns of protocol ids (plain or dictionary-encoded strings). Both are
+    dictionary-encoded over the known ids and kinds in ``PROTOCOL_IDS`` order (a kind is null for an id the runtime
+    does not know); ids it does not know follow the known ones in the protocol's dictionary in the order of their
+    first row, so that chunks combine into the encoding of the whole, as ``strings_repeated`` ensures for runs."""
+    if pa.types.is_dictionary(protocols.type):
+        protocols = protocols.cast(pa.string())
+    known = pc.index_in(protocols, value_set=_PROTOCOL_IDS)
+    kinds = pa.DictionaryArray.from_arrays(known.cast(pa.int8()), _KIND_NAMES)
+    if not known.null_count:
+        return pa.DictionaryArray.from_arrays(known, _PROTOCOL_IDS), kinds
+    dictionary = pa.concat_arrays([_PROTOCOL_IDS, pc.unique(pc.filter(protocols, pc.is_null(known)))])
+    return pa.DictionaryArray.from_arrays(pc.index_in(protocols, value_set=dictionary), dictionary), kinds
 
 
 def records_table(reads: Sequence[RunReadLike]) -> pa.Table:
@@ -118,12 +134,11 @@ def _scanned_table(
             PROTOCOL_IDS[code] if code != OTHER_PROTOCOL else _protocol_of(body[offsets[row] : offsets[row + 1]])
             for row, code in enumerate(codes.tolist())
         ]
-        protocol_column = pa.array(names, pa.string())
-        kind_column = kinds_of(protocol_column)
+        protocol_column, kind_column = protocol_columns(pa.array(names, pa.string()))
     else:
-        # The scan's protocol index is also the kind's: two takes, no string of the column hashed.
-        indices = pa.array(codes, pa.uint8())
-        protocol_column, kind_column = pc.take(_PROTOCOL_IDS, indices), pc.take(_KIND_NAMES, indices)
+        # The scan's protocol index is also the index into both dictionaries: no string of the column is made.
+        protocol_column = pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), _PROTOCOL_IDS)
+        kind_column = pa.DictionaryArray.from_arrays(pa.array(codes.view(np.int8)), _KIND_NAMES)
     positions = [np.arange(1, count + 1, dtype=np.int64) for count in counts]
     return pa.Table.from_arrays(
         [
@@ -174,14 +189,14 @@ def _decoded_rows(present: list[RunReadLike]) -> pa.Table:
     any_time = any(time is not None for time in times)
     any_note = any(note is not None for note in noncanonical)
     total = len(seqs)
-    protocol_column = pa.array(protocols, pa.string())
+    protocol_column, kind_column = protocol_columns(pa.array(protocols, pa.string()))
     body = pa.array(bodies, pa.large_binary())
     return pa.Table.from_arrays(
         [
             strings_repeated(runs, counts),
             pa.array(seqs, pa.uint64()),
             protocol_column,
-            kinds_of(protocol_column),
+            kind_column,
             pa.array(optional, pa.bool_()),
             pc.binary_length(body).cast(pa.int64()),
             # Files have no per-record time: one null column rather than a list of Nones converted.
