@@ -45,8 +45,10 @@ from journaltools.protocol.kinds import Record
 
 if TYPE_CHECKING:
     from journaltools.audit import audit_sources, read_audit
+    from journaltools.rundiff import diff
     from journaltools.stores import open_task_store, open_turn_store
     from journaltools.tables import LoadOptions, Tables, iter_tables, load
+    from journaltools.textgrep import grep
 
 #: name -> the module that defines it, imported when the name is first used (these pull in pyarrow).
 _LAZY = {
@@ -56,6 +58,8 @@ _LAZY = {
     "LoadOptions": "journaltools.tables",
     "audit_sources": "journaltools.audit",
     "read_audit": "journaltools.audit",
+    "grep": "journaltools.textgrep",
+    "diff": "journaltools.rundiff",
     "open_task_store": "journaltools.stores",
     "open_turn_store": "journaltools.stores",
 }
@@ -85,6 +89,8 @@ __all__ = [  # noqa: RUF022 - in reading order, not alphabetical
     "open_source",
     "default_source",
     "fold",
+    "grep",
+    "diff",
     "FoldResult",
     "RunState",
     "Finding",

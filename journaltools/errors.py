@@ -11,7 +11,9 @@ files in ``backends/oserrors.py`` (``storage_error``), NATS client errors in ``b
     JournalError
     ├── InvalidRunId              a run id that is unsafe as a file name or subject token
     ├── InvalidConfig             a candidate configuration for the resume gate that cannot be read: bad usage
+    ├── InvalidPattern            a search pattern that cannot be one (empty, a regular expression RE2 refuses)
     ├── RunNotFound               no journal for that run in the source
+    ├── NoSuchSegment             a process run (segment) a journal does not have
     ├── RunExists                 a create of a run the source already holds
     ├── SourceError               a source URL or backend that cannot be used
     │   ├── InvalidSource         the source as written cannot be a source (bad URL, port): bad usage, CLI exit 2
@@ -70,6 +72,19 @@ class InvalidRunId(JournalError, ValueError):
 
 class InvalidConfig(JournalError, ValueError):
     """A candidate configuration (``gate --config``) that cannot be read; the message names the key."""
+
+
+class InvalidPattern(JournalError, ValueError):
+    """A search pattern (``grep``) that cannot be one: empty, or a regular expression RE2 refuses."""
+
+
+class NoSuchSegment(JournalError, LookupError):
+    """A process run (segment) number a journal does not have (``diff --segments``)."""
+
+    def __init__(self, run: str, segment: int, segments: int) -> None:
+        self.run = run
+        self.segment = segment
+        super().__init__(f"run {run!r} has {segments} process run(s), numbered from 0: there is no segment {segment}")
 
 
 class RunNotFound(JournalError, LookupError):
