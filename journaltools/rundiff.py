@@ -533,14 +533,13 @@ def diff(
     strict: bool = True,
 ) -> RunDiff:
     """Compare ``run_a`` of ``source`` with ``run_b`` (default: the same run) of ``source_b`` (default: the same
-    source), or, with ``segments=(i, j)``, process runs i and j of ``run_a``. Strict by default, as ``show``: a
-    journal the runtime would refuse raises; ``strict=False`` folds past it (its status is then ``invalid``)."""
+    source); with ``segments=(i, j)``, process run i of the first with process run j of the second. Strict by
+    default, as ``show``: a journal the runtime would refuse raises; ``strict=False`` folds past it (its status is
+    then ``invalid``)."""
     from journaltools.backends.registry import open_source
 
     other_source = source if source_b is None else source_b
     other_run = run_a if run_b is None else run_b
-    if segments is not None:
-        other_source, other_run = source, run_a
     with open_source(source) as backend:
         folded_a = _folded(backend, run_a, strict)
         if other_source == source:
