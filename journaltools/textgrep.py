@@ -73,6 +73,48 @@ def re2_literal(text: str) -> str:
     return "".join("\\" + char if char in _RE2_SYNTAX else char for char in text)
 
 
+def _non_capturing(regex: str) -> str:
+    """``regex`` with each capturing group made non-capturing (``(`` → ``(?:``, ``(?P<n>`` → ``(?:``), outside
+    escapes, ``\\Q...\\E`` quotes and character classes; what it matches is unchanged."""
+    out: list[str] = []
+    index, length, in_class = 0, len(regex), False
+    while index < length:
+        char = regex[index]
+        if char == "\\":
+            if regex.startswith("\\Q", index):
+                end = regex.find("\\E", index + 2)
+                end = length if end < 0 else end + 2
+                out.append(regex[index:end])
+                index = end
+                continue
+            out.append(regex[index : index + 2])
+            index += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            out.append(char)
+            index += 1
+            # A "]" straight after "[" or "[^" is a member, not the end of the class.
+            for prefix in ("^", "]"):
+                if regex.startswith(prefix, index):
+                    out.append(prefix)
+                    index += 1
+            continue
+        elif char == "(":
+            if regex.startswith("(?P<", index):
+                out.append("(?:")
+                index = regex.index(">", index) + 1
+                continue
+            out.append("(" if regex.startswith("(?", index) else "(?:")
+            index += 1
+            continue
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
 @dataclass(frozen=True, slots=True)
 class Pattern:
     """What to look for: a literal text, or an RE2 regular expression with ``regex``."""
@@ -95,6 +137,10 @@ class Pattern:
     def re2(self) -> str:
         return self.text if self.regex else re2_literal(self.text)
 
+    @property
+    def _groupless(self) -> str:
+        return _non_capturing(self.text) if self.regex else re2_literal(self.text)
+
     # A literal goes to RE2 escaped too: RE2 finds a literal many times faster than Arrow's plain substring search.
     def matches(self, texts: pa.Array) -> pa.Array:
         return pc.match_substring_regex(texts, self.re2, ignore_case=self.ignore_case)
@@ -103,11 +149,27 @@ class Pattern:
         return pc.count_substring_regex(texts, self.re2, ignore_case=self.ignore_case)
 
     def snippets(self, texts: pa.Array, context: int) -> pa.Array:
-        """The first occurrence in each text with up to ``context`` characters each side (RE2 takes the leftmost
-        start, and the lazy prefix stops at the first occurrence)."""
+        """The first occurrence in each text (each must hold one) with up to ``context`` characters each side.
+        RE2 finds the occurrence and its bytes; only the few bytes around it are cut out here, per matching text."""
+        texts = texts.cast(pa.large_string())
+        if len(texts) == 0:
+            return pa.array([], pa.large_string())
         flags = "(?si)" if self.ignore_case else "(?s)"
-        found = pc.extract_regex(texts, f"{flags}(?P<jt_snippet>.{{0,{context}}}?(?:{self.re2}).{{0,{context}}})")
-        return pc.fill_null(pc.struct_field(found, [0]), "")
+        starts = pc.find_substring_regex(texts, self.re2, ignore_case=self.ignore_case).to_numpy().tolist()
+        # extract_regex takes named groups only: the pattern's own groups are made non-capturing.
+        found = pc.struct_field(pc.extract_regex(texts, f"{flags}(?P<jt_match>{self._groupless})"), [0])
+        lengths = pc.binary_length(found).to_numpy().tolist()
+        offsets = np.frombuffer(texts.buffers()[1], np.int64)[texts.offset : texts.offset + len(texts) + 1].tolist()
+        data = texts.buffers()[2].to_pybytes()
+        # Enough bytes for ``context`` characters of up to four bytes, and one cut in two at the window's edge.
+        window = 4 * context + 3
+        shown: list[str] = []
+        for begin, end, start, length in zip(offsets, offsets[1:], starts, lengths, strict=False):
+            first, last = begin + start, begin + start + length
+            before = data[max(begin, first - window) : first].decode("utf-8", "ignore")[-context:] if context else ""
+            after = data[last : min(end, last + window)].decode("utf-8", "ignore")[:context]
+            shown.append(before + data[first:last].decode("utf-8", "replace") + after)
+        return pa.array(shown, pa.large_string())
 
     def line_spellings(self) -> list[str] | None:
         """What a canonical line holding a matching text must contain (any one of): the pattern as a JSON string
@@ -224,13 +286,14 @@ class _Batch:
         found = np.flatnonzero(hit.to_numpy(zero_copy_only=False))
         proven: list[tuple[int, int]] = []
         proven_lines: list[bytes] = []
+        starts = offsets.tolist()
         for line, chunk, position in zip(
             found.tolist(), line_chunk[found].tolist(), (found - first_line[line_chunk[found]]).tolist(), strict=True
         ):
             number, indices = self._chunk_reads[chunk]
             if indices is None:
                 proven.append((number, position))
-                proven_lines.append(buffer[offsets[line] : offsets[line + 1] - 1])
+                proven_lines.append(buffer[starts[line] : starts[line + 1] - 1])
             else:
                 index = indices[position]
                 self.candidates.append((number, index, reads[number].records[index].record))

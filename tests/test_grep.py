@@ -17,7 +17,7 @@ from journaltools.generate import JournalBuilder, text, tool_use
 from journaltools.protocol.blocks import Block, ThinkingBlock
 from journaltools.protocol.generations import NEWEST
 from journaltools.samples import sample_fingerprint
-from journaltools.textgrep import WHERE, GrepResult, Pattern, re2_literal, texts_of
+from journaltools.textgrep import WHERE, GrepResult, Pattern, _non_capturing, re2_literal, texts_of
 from tests.builders import CREATED
 from tests.test_models_outputs import hold_to_schema
 
@@ -140,3 +140,26 @@ def test_the_samples_grep_document_fits_its_schema(capsys: pytest.CaptureFixture
     assert len(document["matches"]) == len(jt.grep("ORDERS", str(SAMPLES)))
     assert "could not be read whole" in captured.err
     assert json.loads(captured.out)["pattern"] == "ORDERS"
+
+
+def test_a_regular_expression_with_groups_gives_snippets(tmp_path: Path) -> None:
+    _unicode_journal(tmp_path)
+    found = jt.grep(r"(Alles|Ich) (gut|prüfe)", str(tmp_path), regex=True, context=0)
+    assert found.table["snippet"].to_pylist() == ["Ich prüfe", "Alles gut"]
+    named = jt.grep(r"(?P<word>K.ln)", str(tmp_path), regex=True, context=2, ignore_case=True)
+    assert named.table["snippet"].to_pylist() == ["n KÖLN-S", "n Köln."]
+
+
+@pytest.mark.parametrize(
+    ("regex", "groupless"),
+    [
+        ("a(b|c)", "a(?:b|c)"),
+        (r"\(a\)", r"\(a\)"),
+        ("[(]x", "[(]x"),
+        ("[]()](y)", "[]()](?:y)"),
+        ("(?P<w>ab)(?i)(c)", "(?:ab)(?i)(?:c)"),
+        (r"\Q(a)\E(b)", r"\Q(a)\E(?:b)"),
+    ],
+)
+def test_groups_are_made_non_capturing_and_nothing_else_changes(regex: str, groupless: str) -> None:
+    assert _non_capturing(regex) == groupless
