@@ -377,12 +377,13 @@ def _turn_keys(side: DiffSide) -> list[tuple[int, int, ResponseFact]]:
     return keys
 
 
-def _text_of(side: DiffSide, seq: int) -> str:
-    for record in side.records:
-        if record.seq == seq and record.assistant is not None:
-            content = record.assistant.message.content or ()
-            return "\n".join(block.text.text for block in content if block.text is not None)
-    return ""
+def _assistant_texts(side: DiffSide) -> dict[int, str]:
+    """seq -> the text of each model response in scope (found once: a long run has thousands of turns)."""
+    return {
+        record.seq: "\n".join(block.text.text for block in record.assistant.message.content or () if block.text)
+        for record in side.records
+        if record.assistant is not None
+    }
 
 
 def _model_ns(side: DiffSide, response: ResponseFact | None) -> int | None:
@@ -413,6 +414,7 @@ def diff_sides(a: DiffSide, b: DiffSide) -> RunDiff:
     keys_a, keys_b = _turn_keys(a), _turn_keys(b)
     index_a = {(turn, occurrence): response for turn, occurrence, response in keys_a}
     index_b = {(turn, occurrence): response for turn, occurrence, response in keys_b}
+    texts_a, texts_b = _assistant_texts(a), _assistant_texts(b)
     calls_by_seq_a = _calls_by_seq(a.calls)
     calls_by_seq_b = _calls_by_seq(b.calls)
     turns: list[TurnPair] = []
@@ -442,7 +444,7 @@ def diff_sides(a: DiffSide, b: DiffSide) -> RunDiff:
                 or (
                     response_a is not None
                     and response_b is not None
-                    and _text_of(a, response_a.seq) != _text_of(b, response_b.seq)
+                    and texts_a.get(response_a.seq) != texts_b.get(response_b.seq)
                 ),
             )
         )

@@ -156,3 +156,18 @@ def test_the_conversation_token_never_shows(capsys: pytest.CaptureFixture[str]) 
     for json_flag in ([], ["--json"]):
         assert main(["diff", *json_flag, str(source), SERVED_AUGUST, "--segments", "0", "2"]) == 0
         assert token not in capsys.readouterr().out
+
+
+def test_process_runs_of_a_run_and_its_copy_across_sources(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for suffix in (".json", ".lock"):
+        shutil.copy(SAMPLES / f"newest-resumed-mid-batch{suffix}", copy / f"newest-resumed-mid-batch{suffix}")
+    run = "newest-resumed-mid-batch"
+    assert main(["diff", "--json", str(SAMPLES), run, str(copy), run, "--segments", "1", "1"]) == 0
+    document = hold_to_schema("diff", capsys.readouterr().out)
+    assert document["same_records"] and document["identical"]
+    assert document["a"]["segment"] == document["b"]["segment"] == 1
+    assert document["a"]["source"] != document["b"]["source"]
+    assert main(["diff", str(SAMPLES), run, str(copy), run, "--segments", "0", "1"]) == 0
+    assert "records: the same" not in capsys.readouterr().out

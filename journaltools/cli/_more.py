@@ -64,16 +64,16 @@ def _segments(text: str) -> int:
 
 
 def _sides(args: argparse.Namespace) -> tuple[str, str, str, str]:
-    """(source A, run A, source B, run B) from ``[SOURCE] RUN_A RUN_B``, ``SOURCE_A RUN SOURCE_B RUN`` or, with
-    ``--segments``, ``[SOURCE] RUN``."""
+    """(source A, run A, source B, run B) from ``[SOURCE] RUN_A RUN_B`` or ``SOURCE_A RUN SOURCE_B RUN``; with
+    ``--segments`` also ``[SOURCE] RUN`` (one run's process runs)."""
     from journaltools.cli._sources import _source_and_rest
 
     words = args.targets
-    if args.segments is not None:
-        source, (run,) = _source_and_rest("diff", words, ["RUN"])
-        return source, run, source, run
     if len(words) == 4:
         return words[0], words[1], words[2], words[3]
+    if args.segments is not None and len(words) < 3:
+        source, (run,) = _source_and_rest("diff", words, ["RUN"])
+        return source, run, source, run
     source, (run_a, run_b) = _source_and_rest("diff", words, ["RUN_A", "RUN_B"])
     return source, run_a, source, run_b
 
