@@ -36,7 +36,7 @@ test: setup lint typecheck
 # The tests left out of `make check`: each starts servers or processes (nats-server, a browser, Jupyter, a
 # wheel build, killed writers) and together they are most of the full suite's time; so are the tests marked
 # slow (scaling and memory checks over a great many journals). `make test` runs them all.
-SLOW_TESTS := test_aio test_audit_parquet test_backend_contract test_browser test_cluster test_connect test_crash test_hostile_two_links \
+SLOW_TESTS := test_aio test_audit_parquet test_backend_contract test_browser test_cluster test_connect test_crash test_diff_jetstream test_hostile_two_links \
 	test_jetstream test_jetstream_client test_listing_corpus test_migrate_compare test_models_jetstream test_natskv test_notebooks \
 	test_parallel test_readme test_setup test_slow_links test_sources test_task_stores test_turn_stores test_wheel test_widgets
 

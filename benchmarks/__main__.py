@@ -20,6 +20,7 @@ BENCHMARKS = (
     "benchmarks.bench_jetstream",
     "benchmarks.bench_audit",
     "benchmarks.bench_hostile",
+    "benchmarks.bench_grep",
 )
 
 

@@ -51,8 +51,10 @@ if TYPE_CHECKING:
     from journaltools.protocol.decode import decode_line
     from journaltools.protocol.findings import Finding
     from journaltools.protocol.kinds import Record
+    from journaltools.rundiff import diff
     from journaltools.stores import open_task_store, open_turn_store
     from journaltools.tables import LoadOptions, Tables, iter_tables, load
+    from journaltools.textgrep import grep
 
 #: name -> the module that defines it, imported when the name is first used. Every name is, not only the ones that
 #: pull in pyarrow: ``import journaltools`` runs before any of its modules (``journaltools --help`` included), so
@@ -73,6 +75,8 @@ _LAZY = {
     "Record": "journaltools.protocol.kinds",
     "Message": "journaltools.protocol.blocks",
     "decode_line": "journaltools.protocol.decode",
+    "grep": "journaltools.textgrep",
+    "diff": "journaltools.rundiff",
     "open_task_store": "journaltools.stores",
     "open_turn_store": "journaltools.stores",
     "stats": "journaltools.analysis",
@@ -112,6 +116,8 @@ __all__ = [  # noqa: RUF022 - in reading order, not alphabetical
     "open_source",
     "default_source",
     "fold",
+    "grep",
+    "diff",
     "FoldResult",
     "RunState",
     "stats",

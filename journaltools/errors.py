@@ -11,8 +11,10 @@ files in ``backends/oserrors.py`` (``storage_error``), NATS client errors in ``b
     JournalError
     ├── InvalidRunId              a run id that is unsafe as a file name or subject token
     ├── InvalidConfig             a candidate configuration for the resume gate that cannot be read: bad usage
+    ├── InvalidGrep               a grep that cannot be asked (an empty pattern, a regular expression RE2 refuses)
     ├── RunNotFound               no journal for that run in the source
     ├── InvalidPage               a page of a listing asked for wrongly: a limit below 1, a cursor not minted here
+    ├── NoSuchSegment             a process run (segment) a journal does not have
     ├── RunExists                 a create of a run the source already holds
     ├── SourceError               a source URL or backend that cannot be used
     │   ├── InvalidSource         the source as written cannot be a source (bad URL, port): bad usage, CLI exit 2
@@ -77,6 +79,19 @@ class InvalidConfig(JournalError, ValueError):
 
 class InvalidPage(JournalError, ValueError):
     """A page of a listing asked for wrongly (the runtime's ``ErrInvalidLimit`` and ``ErrInvalidCursor``)."""
+
+
+class InvalidGrep(JournalError, ValueError):
+    """A ``grep`` that cannot be asked: an empty pattern, a regular expression RE2 refuses, an unknown place."""
+
+
+class NoSuchSegment(JournalError, LookupError):
+    """A process run (segment) number a journal does not have (``diff --segments``)."""
+
+    def __init__(self, run: str, segment: int, segments: int) -> None:
+        self.run = run
+        self.segment = segment
+        super().__init__(f"run {run!r} has {segments} process run(s), numbered from 0: there is no segment {segment}")
 
 
 class RunNotFound(JournalError, LookupError):

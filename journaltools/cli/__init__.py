@@ -60,6 +60,17 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
+def _segment_number(text: str) -> int:
+    """A process run's number (``diff --segments``): 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a segment number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is below 0")
+    return value
+
+
 def _handler(module: str, name: str) -> Callable[[argparse.Namespace], int]:
     """A command's function, imported from ``module`` when the command runs."""
 
@@ -408,6 +419,48 @@ def build_parser() -> argparse.ArgumentParser:
     answer.add_argument("--result", required=True, metavar="TEXT", help="the result text")
     answer.add_argument("--is-error", action="store_true", help="mark the result as an error")
     answer.set_defaults(handler=_command("cmd_answer"))
+
+    grep = command(
+        "grep",
+        "find text in every run: prompts, user and assistant messages, thinking, tool inputs (their raw JSON) and "
+        "tool results; one line per matching text (run, seq, where, call, a snippet around the first match)",
+    )
+    grep.add_argument("pattern", metavar="PATTERN", help="the text to find (a regular expression with -E)")
+    grep.add_argument("sources", nargs="*", metavar="SOURCE")
+    grep.add_argument("-i", "--ignore-case", action="store_true", help="fold case as Unicode does (É matches é)")
+    grep.add_argument("-E", "--regex", action="store_true", help="PATTERN is an RE2 regular expression")
+    grep.add_argument(
+        "--where",
+        action="append",
+        metavar="PLACE[,PLACE...]",
+        help="only these texts: prompt, user, assistant, thinking, tool_input, tool_result (may be given again)",
+    )
+    grep.add_argument(
+        "--context",
+        type=_non_negative_int,
+        default=40,
+        metavar="N",
+        help="characters of the snippet each side of the first match (default 40)",
+    )
+    grep.set_defaults(handler=_handler("journaltools.cli._more", "cmd_grep"))
+
+    diff = command(
+        "diff",
+        "compare two runs (SOURCE RUN_A RUN_B), one run in two sources (SOURCE_A RUN SOURCE_B RUN: a file and "
+        "its JetStream copy, say) or two process runs of one run (SOURCE RUN --segments I J): the fingerprint "
+        "and what the resume gate says of B's for A, the first call where they diverge, tokens and times per "
+        "turn, calls only in one",
+    )
+    diff.add_argument("targets", nargs="+", metavar="[SOURCE] RUN_A RUN_B")
+    diff.add_argument(
+        "--segments",
+        nargs=2,
+        type=_segment_number,
+        metavar=("I", "J"),
+        help="compare process runs I and J of one run (numbered from 0, as show and the segments table number them)",
+    )
+    diff.add_argument("--lenient", action="store_true", help="fold past problems instead of refusing a journal")
+    diff.set_defaults(handler=_handler("journaltools.cli._more", "cmd_diff"))
 
     samples = command("samples", "write the sample journals into a directory", json_flag=False)
     samples.add_argument("directory", metavar="DIR")

@@ -21,7 +21,20 @@ from typing import Any, Final
 #: ``schema --input NAME``: what a person writes for journaltools.
 INPUT_NAMES: Final = ("gate-config", "nats-source")
 #: ``schema --output NAME``: the command whose ``--json`` document the schema describes.
-OUTPUT_NAMES: Final = ("ls", "show", "audit", "compare", "gate", "migrate", "answer", "stats", "query", "search")
+OUTPUT_NAMES: Final = (
+    "ls",
+    "show",
+    "audit",
+    "compare",
+    "gate",
+    "migrate",
+    "answer",
+    "stats",
+    "query",
+    "search",
+    "grep",
+    "diff",
+)
 
 _DRAFT: Final = "https://json-schema.org/draft/2020-12/schema"
 

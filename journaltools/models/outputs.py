@@ -477,6 +477,135 @@ class SearchDocument(_Document):
     no_agent_excluded: int = Field(description="runs --identity left out only because they name no agent")
 
 
+# -- grep --------------------------------------------------------------------------------------------------------
+
+GrepWhere = Literal["prompt", "user", "assistant", "thinking", "tool_input", "tool_result"]
+
+
+class GrepMatch(_Document):
+    """One text that holds the pattern."""
+
+    source: str = Field(description="the source the run was read from")
+    run: str
+    seq: int = Field(description="the record holding the text")
+    where: GrepWhere = Field(description="the meta record's prompt, a message's text, thinking, a tool input or result")
+    call_id: str | None = Field(description="the tool_use id of a tool input or result, else null")
+    count: int = Field(description="how often the pattern occurs in the text")
+    snippet: str = Field(description="the first occurrence with up to --context characters each side")
+
+
+class GrepDocument(_Document):
+    """``grep --json``: every text of every run that holds the pattern."""
+
+    model_config = ConfigDict(title="journaltools grep --json")
+
+    pattern: str
+    regex: bool = Field(description="whether the pattern is an RE2 regular expression (-E) rather than literal text")
+    ignore_case: bool
+    where: list[GrepWhere] = Field(description="the places searched")
+    runs: int = Field(description="how many runs were searched")
+    matches: list[GrepMatch]
+
+
+# -- diff --------------------------------------------------------------------------------------------------------
+
+
+class DiffSide(_Document):
+    source: str
+    run: str
+    segment: int | None = Field(description="the process run compared (from 0), or null for the whole journal")
+    generation: Generation | None
+    status: str
+    first_seq: int
+    last_seq: int
+    records: int
+    dated: bool = Field(description="whether any record in scope carries its own time (newest line)")
+
+
+class DiffDelta(_Document):
+    a: int | None
+    b: int | None
+    delta: int | None = Field(description="b - a, or null when either is null")
+
+
+class DiffCall(_Document):
+    tool_use_id: str
+    name: str
+    iteration: int
+    input: JsonValue = Field(description="the call's input, the raw JSON the journal holds")
+    made_seq: int
+    answered_seq: int | None
+    outcome: Literal["answered", "deferred", "waiting"]
+    result: str | None = Field(description="the result's content, a deferral's note, or null")
+    is_error: bool | None
+    kind: str | None = Field(description="the provider kind by the fold's rule; null while unanswered")
+    dispatched: bool | None
+    duration_ns: int | None = Field(description="by the runtime's timing rule; null when untimed")
+
+
+class DiffCallPair(_Document):
+    turn: int
+    aligned_by: Literal["tool_use_id", "position"] | None = Field(description="null: a call only in one")
+    differs: list[Literal["name", "input", "result", "kind", "dispatched"]]
+    a: DiffCall | None
+    b: DiffCall | None
+
+
+class DiffTurn(_Document):
+    turn: int = Field(description="the iteration, counted from a segment's first one")
+    iteration_a: int | None
+    iteration_b: int | None
+    seq_a: int | None
+    seq_b: int | None
+    stop_reason_a: str | None
+    stop_reason_b: str | None
+    text_differs: bool
+    calls: DiffDelta
+    tokens: dict[str, DiffDelta] = Field(description="in, out, cache read, cache create and thinking tokens")
+    model_ns: DiffDelta = Field(description="from the record before the model's response to it (dated only)")
+    tools_ns: DiffDelta = Field(description="the sum of the turn's call durations (dated only)")
+
+
+class DiffFieldChange(_Document):
+    model_config = ConfigDict(populate_by_name=True)
+
+    field: str
+    field_class: Literal["hard", "blocking", "tools", "budget", "mode"] = Field(alias="class")
+    a: str | int | bool | None
+    b: str | int | bool | None
+    changed: bool
+
+
+class DiffFingerprint(_Document):
+    changed: list[str]
+    fields: list[DiffFieldChange]
+    gate: GateDocument | None = Field(description="the resume gate on B's fingerprint as A's candidate (follow-up)")
+
+
+class DiffTimes(_Document):
+    compared: bool
+    why_not: str | None
+
+
+class DiffDocument(_Document):
+    """``diff --json``: two runs, or two process runs of one, aligned by iteration and tool_use_id."""
+
+    model_config = ConfigDict(title="journaltools diff --json")
+
+    a: DiffSide
+    b: DiffSide
+    same_records: bool = Field(description="both scopes hold the same records, byte for byte")
+    identical: bool = Field(description="nothing compared differs")
+    fingerprint: DiffFingerprint
+    first_divergence: DiffCallPair | None
+    turns: list[DiffTurn]
+    calls: list[DiffCallPair]
+    only_in_a: list[DiffCall]
+    only_in_b: list[DiffCall]
+    totals: dict[str, DiffDelta]
+    times: DiffTimes
+
+
 #: ``journaltools schema --output NAME``: each command's ``--json`` document.
 OUTPUT_DOCUMENTS: Final[dict[str, Any]] = {
     "ls": list[ListingRow],
@@ -489,6 +618,8 @@ OUTPUT_DOCUMENTS: Final[dict[str, Any]] = {
     "stats": StatsDocument,
     "query": QueryDocument,
     "search": SearchDocument,
+    "grep": GrepDocument,
+    "diff": DiffDocument,
 }
 
 

@@ -6,6 +6,7 @@ Journal content is untrusted: everything shown is HTML-escaped, and long values 
 from journaltools.widgets.audit import AuditSummary, AuditSummaryModel
 from journaltools.widgets.comparison import ListingComparison, ListingComparisonModel
 from journaltools.widgets.conversation import ConversationModel, ConversationView
+from journaltools.widgets.rundiff import RunDiff, RunDiffModel
 from journaltools.widgets.runs import RunBrowser, RunBrowserModel, load_source
 from journaltools.widgets.timetravel import TimeTravel, TimeTravelModel
 from journaltools.widgets.turns import TurnCheckpoints, TurnCheckpointsModel
@@ -19,6 +20,8 @@ __all__ = [
     "ListingComparisonModel",
     "RunBrowser",
     "RunBrowserModel",
+    "RunDiff",
+    "RunDiffModel",
     "TimeTravel",
     "TimeTravelModel",
     "TurnCheckpoints",

@@ -1,0 +1,88 @@
+"""``grep`` and ``diff``: the command line over ``journaltools.textgrep`` and ``journaltools.rundiff``."""
+
+from __future__ import annotations
+
+import argparse
+
+from journaltools.cli._output import UsageError, _emit_json, _note, _say
+from journaltools.cli._sources import _default_source
+from journaltools.errors import InvalidGrep
+
+# -- grep --------------------------------------------------------------------------------------------------------
+
+#: Beyond this many, the runs a lenient read could not read whole are summed up in one line on stderr.
+REFUSED_NAMED = 5
+
+
+def cmd_grep(args: argparse.Namespace) -> int:
+    from journaltools._terminal import for_terminal
+    from journaltools.textgrep import grep
+
+    where = [place.strip() for chosen in args.where or () for place in chosen.split(",") if place.strip()]
+    try:
+        found = grep(
+            args.pattern,
+            args.sources or [_default_source()],
+            ignore_case=args.ignore_case,
+            regex=args.regex,
+            where=where or None,
+            context=args.context,
+        )
+    except InvalidGrep as exc:  # a pattern that cannot be one is bad usage, like an unknown option
+        raise UsageError(str(exc)) from None
+    refused = sorted({finding.run or finding.source for finding in found.findings})
+    if refused:
+        shown = ", ".join(refused[:REFUSED_NAMED]) + (
+            f" and {len(refused) - REFUSED_NAMED} more" if len(refused) > REFUSED_NAMED else ""
+        )
+        _note(
+            "grep", f"{len(refused)} journal(s) could not be read whole; their readable records were searched: {shown}"
+        )
+    if args.json:
+        _emit_json(found.to_json())
+        return 0
+    several = len(args.sources) > 1
+    for row in found.table.to_pylist():
+        snippet = for_terminal(row["snippet"], newlines=False)
+        call = f" {row['call_id']}" if row["call_id"] else ""
+        place = f"{row['source']} " if several else ""
+        print(for_terminal(f"{place}{row['run']} {row['seq']} {row['where']}{call}: ", newlines=False) + snippet)
+    return 0
+
+
+# -- diff --------------------------------------------------------------------------------------------------------
+
+
+def _sides(args: argparse.Namespace) -> tuple[str, str, str, str]:
+    """(source A, run A, source B, run B) from ``[SOURCE] RUN_A RUN_B`` or ``SOURCE_A RUN SOURCE_B RUN``; with
+    ``--segments`` also ``[SOURCE] RUN`` (one run's process runs)."""
+    from journaltools.cli._sources import _source_and_rest
+
+    words = args.targets
+    if len(words) == 4:
+        return words[0], words[1], words[2], words[3]
+    if args.segments is not None and len(words) < 3:
+        source, (run,) = _source_and_rest("diff", words, ["RUN"])
+        return source, run, source, run
+    source, (run_a, run_b) = _source_and_rest("diff", words, ["RUN_A", "RUN_B"])
+    return source, run_a, source, run_b
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from journaltools.rundiff import diff
+
+    source_a, run_a, source_b, run_b = _sides(args)
+    result = diff(
+        source_a,
+        run_a,
+        run_b,
+        source_b=source_b,
+        segments=tuple(args.segments) if args.segments is not None else None,
+        strict=not args.lenient,
+    )
+    if args.json:
+        _emit_json(result.to_json())
+    else:
+        for line in result.text_lines():
+            _say(line)
+    return 0

@@ -1,0 +1,670 @@
+"""Two runs side by side (``journaltools diff``, ``jt.diff``): two runs of one source, one run in two sources (a file
+journal and its JetStream copy), or two process runs (segments) of one run.
+
+Each side is a scope of one folded journal: the whole journal, or one segment of it (from its claim to the record
+before the next). The sides are aligned the way the runtime numbers its work:
+
+- **turns** by iteration: the model response of iteration N on one side with iteration N on the other (a segment
+  counts its iterations from its own first one, so the first turn of two resumes line up); a second response with
+  one iteration (a journal the runtime would not write) pairs with the other side's second;
+- **calls** within a pair of turns by ``tool_use_id`` first (a copy keeps every id), then the calls left on both
+  sides by their place in the turn (two runs of one task get fresh ids from the provider); a call with no partner is
+  a call only in one. A pair **diverges** when the tool's name, its input (the raw JSON bytes) or its result (the
+  content and the error flag; a deferral or no answer yet is a result too) differ; the provider's ``kind`` and
+  ``dispatched`` are compared as well but a newest journal says them where an August one cannot, so they never
+  make a divergence.
+
+Tokens are compared per turn and in total. Times only where both sides are dated (the newest line dates every
+record; an August journal dates none), and the document says why when they are not: a turn's ``model_ns`` is
+from the record before the model's response to the response, ``tools_ns`` the sum of its calls' durations
+(``folding.facts``), ``elapsed_ns`` from the scope's first dated record to its last.
+
+The fingerprints are compared field by field, and the resume gate (``ops.gate``) is asked what it would say of B's
+fingerprint as the candidate configuration for A, as for a follow-up (a completed run is not refused for being
+completed: the question is whether the configuration may carry the conversation on).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import pairwise
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+import msgspec
+
+from journaltools.errors import NoSuchSegment
+from journaltools.folding.facts import CallFact, ResponseFact, time_ns
+from journaltools.folding.fold import fold
+from journaltools.folding.run import FoldedRun, fold_run
+from journaltools.ops.gate import FIELD_CLASSES, Candidate, GateResult, resume_gate
+from journaltools.protocol.journal import StoredRecord, typed_records
+from journaltools.protocol.kinds import Fingerprint, Record
+
+if TYPE_CHECKING:
+    from journaltools.backends.base import Backend
+
+#: The token counts compared per turn and in total.
+TOKENS: Final = ("in_tokens", "out_tokens", "cache_read_tokens", "cache_create_tokens", "thinking_tokens")
+#: What makes a pair of calls diverge.
+DIVERGING: Final = ("name", "input", "result")
+AlignedBy = Literal["tool_use_id", "position"]
+
+
+@dataclass(frozen=True, slots=True)
+class Delta:
+    """One quantity on both sides and B minus A (None when either side has none)."""
+
+    a: int | None
+    b: int | None
+
+    @property
+    def delta(self) -> int | None:
+        return None if self.a is None or self.b is None else self.b - self.a
+
+    def to_json(self) -> dict[str, int | None]:
+        return {"a": self.a, "b": self.b, "delta": self.delta}
+
+
+@dataclass(slots=True)
+class DiffSide:
+    """One side: a folded journal, and the scope of it compared (a segment, or all of it)."""
+
+    source: str
+    folded: FoldedRun
+    segment: int | None
+    first_seq: int
+    last_seq: int
+    records: list[Record]
+    raws: list[bytes]
+    responses: list[ResponseFact]
+    calls: list[CallFact]
+    #: Iterations are counted from this one (a segment's first; 0 for a whole journal).
+    base_iteration: int
+    #: seq -> the time of the record before it (dated records only).
+    previous_time: dict[int, str]
+
+    @property
+    def run(self) -> str:
+        return self.folded.run
+
+    @property
+    def dated(self) -> bool:
+        """Whether any record in scope carries its own time."""
+        return any(record.time for record in self.records)
+
+    @property
+    def fingerprint(self) -> Fingerprint | None:
+        state = self.folded.state
+        return state.fingerprint if state is not None else None
+
+    def to_json(self) -> dict[str, Any]:
+        generation = self.folded.generation
+        return {
+            "source": self.source,
+            "run": self.run,
+            "segment": self.segment,
+            "generation": generation.name if generation is not None else None,
+            "status": self.folded.status,
+            "first_seq": self.first_seq,
+            "last_seq": self.last_seq,
+            "records": len(self.records),
+            "dated": self.dated,
+        }
+
+
+def side_of(folded: FoldedRun, source: str = "", segment: int | None = None) -> DiffSide:
+    """The scope of ``folded`` a diff compares: segment ``segment`` (numbered from 0), or the whole journal."""
+    stored = list(folded.read.records)
+    records = typed_records(stored)
+    first, last = (records[0].seq, records[-1].seq) if records else (0, 0)
+    if segment is not None:
+        segments = folded.result.segments
+        if not 0 <= segment < len(segments):
+            raise NoSuchSegment(folded.run, segment, len(segments))
+        first, last = segments[segment].first_seq, segments[segment].last_seq
+    inside = [index for index, record in enumerate(records) if first <= record.seq <= last]
+    facts = folded.facts()
+    responses = [response for response in facts.responses if first <= response.seq <= last]
+    previous: dict[int, str] = {}
+    for before, record in pairwise(records):
+        if before.time:
+            previous[record.seq] = before.time
+    return DiffSide(
+        source=source,
+        folded=folded,
+        segment=segment,
+        first_seq=first,
+        last_seq=last,
+        records=[records[index] for index in inside],
+        raws=_raws([stored[index] for index in inside]),
+        responses=responses,
+        calls=[call for call in facts.calls if first <= call.made_seq <= last],
+        base_iteration=responses[0].iteration if segment is not None and responses else 0,
+        previous_time=previous,
+    )
+
+
+def _raws(stored: Sequence[object]) -> list[bytes]:
+    """The stored bytes of each record, or none when a read holds records without them."""
+    raws = [item.raw for item in stored if isinstance(item, StoredRecord)]
+    return raws if len(raws) == len(stored) else []
+
+
+@dataclass(frozen=True, slots=True)
+class CallPair:
+    """A call on each side (either may be None: a call only in one), and what differs between them."""
+
+    turn: int
+    a: CallFact | None
+    b: CallFact | None
+    aligned_by: AlignedBy | None
+    differs: tuple[str, ...]
+
+    @property
+    def diverges(self) -> bool:
+        return self.a is None or self.b is None or any(name in DIVERGING for name in self.differs)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "turn": self.turn,
+            "aligned_by": self.aligned_by,
+            "differs": list(self.differs),
+            "a": call_json(self.a),
+            "b": call_json(self.b),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TurnPair:
+    """A model response on each side (either may be None: a turn only in one)."""
+
+    turn: int
+    a: ResponseFact | None
+    b: ResponseFact | None
+    calls: Delta
+    tokens: dict[str, Delta]
+    model_ns: Delta
+    tools_ns: Delta
+    text_differs: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "turn": self.turn,
+            "iteration_a": self.a.iteration if self.a is not None else None,
+            "iteration_b": self.b.iteration if self.b is not None else None,
+            "seq_a": self.a.seq if self.a is not None else None,
+            "seq_b": self.b.seq if self.b is not None else None,
+            "stop_reason_a": self.a.stop_reason if self.a is not None else None,
+            "stop_reason_b": self.b.stop_reason if self.b is not None else None,
+            "text_differs": self.text_differs,
+            "calls": self.calls.to_json(),
+            "tokens": {name: delta.to_json() for name, delta in self.tokens.items()},
+            "model_ns": self.model_ns.to_json(),
+            "tools_ns": self.tools_ns.to_json(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class FieldChange:
+    field: str
+    field_class: str
+    a: Any
+    b: Any
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.a != self.b)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"field": self.field, "class": self.field_class, "a": self.a, "b": self.b, "changed": self.changed}
+
+
+@dataclass(slots=True)
+class RunDiff:
+    """What differs between two sides (see the module doc). ``same_records``: both scopes hold the same records,
+    byte for byte (a faithful copy); ``first_divergence``: the first pair of calls, in turn order, that diverges."""
+
+    a: DiffSide
+    b: DiffSide
+    same_records: bool
+    fingerprint: list[FieldChange]
+    gate: GateResult | None
+    turns: list[TurnPair]
+    calls: list[CallPair]
+    totals: dict[str, Delta]
+    times_compared: bool
+    times_note: str | None
+    first_divergence: CallPair | None = field(default=None)
+
+    @property
+    def fingerprint_changes(self) -> list[FieldChange]:
+        return [change for change in self.fingerprint if change.changed]
+
+    @property
+    def only_in_a(self) -> list[CallFact]:
+        return [pair.a for pair in self.calls if pair.b is None and pair.a is not None]
+
+    @property
+    def only_in_b(self) -> list[CallFact]:
+        return [pair.b for pair in self.calls if pair.a is None and pair.b is not None]
+
+    @property
+    def identical(self) -> bool:
+        """Nothing the diff compares differs (the records may still differ in what it does not compare)."""
+        return (
+            not self.fingerprint_changes
+            and self.first_divergence is None
+            and not any(pair.differs for pair in self.calls)
+            and not any(turn.text_differs or _tokens_differ(turn) or None in (turn.a, turn.b) for turn in self.turns)
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``diff --json`` document."""
+        return {
+            "a": self.a.to_json(),
+            "b": self.b.to_json(),
+            "same_records": self.same_records,
+            "identical": self.identical,
+            "fingerprint": {
+                "changed": [change.field for change in self.fingerprint_changes],
+                "fields": [change.to_json() for change in self.fingerprint],
+                "gate": self.gate.to_json() if self.gate is not None else None,
+            },
+            "first_divergence": self.first_divergence.to_json() if self.first_divergence is not None else None,
+            "turns": [turn.to_json() for turn in self.turns],
+            "calls": [pair.to_json() for pair in self.calls],
+            "only_in_a": [call_json(call) for call in self.only_in_a],
+            "only_in_b": [call_json(call) for call in self.only_in_b],
+            "totals": {name: delta.to_json() for name, delta in self.totals.items()},
+            "times": {"compared": self.times_compared, "why_not": self.times_note},
+        }
+
+    def text_lines(self) -> list[str]:
+        """The readable account ``diff`` prints (journal text in it is escaped by the printer)."""
+        return _text_lines(self)
+
+
+def _tokens_differ(turn: TurnPair) -> bool:
+    return any(delta.delta not in (0, None) for delta in turn.tokens.values())
+
+
+def call_json(call: CallFact | None) -> dict[str, Any] | None:
+    """A call as the ``diff --json`` document shows it: the input as the journal holds it (raw JSON)."""
+    if call is None:
+        return None
+    outcome, result, is_error = _outcome(call)
+    raw = call.input or b"null"
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raw = raw.decode("utf-8", "replace").encode()
+    return {
+        "tool_use_id": call.tool_use_id,
+        "name": call.tool,
+        "iteration": call.iteration,
+        "input": msgspec.Raw(raw),
+        "made_seq": call.made_seq,
+        "answered_seq": call.answered_seq,
+        "outcome": outcome,
+        "result": result,
+        "is_error": is_error,
+        "kind": call.kind,
+        "dispatched": call.dispatched,
+        "duration_ns": call.duration_ns,
+    }
+
+
+def _outcome(call: CallFact) -> tuple[str, str | None, bool | None]:
+    """(answered / deferred / waiting, the result's content or the deferral's note, the error flag)."""
+    if call.answer is not None:
+        return "answered", call.answer.result.content, call.answer.result.is_error
+    if call.deferral is not None:
+        return "deferred", call.deferral.note, None
+    return "waiting", None, None
+
+
+def _call_differences(a: CallFact, b: CallFact) -> tuple[str, ...]:
+    differs: list[str] = []
+    if a.tool != b.tool:
+        differs.append("name")
+    if bytes(a.input) != bytes(b.input):
+        differs.append("input")
+    if _outcome(a) != _outcome(b) or (a.deferral is None) != (b.deferral is None):
+        differs.append("result")
+    if a.kind != b.kind:
+        differs.append("kind")
+    if a.dispatched != b.dispatched:
+        differs.append("dispatched")
+    return tuple(differs)
+
+
+def _pair_calls(turn: int, calls_a: list[CallFact], calls_b: list[CallFact]) -> list[CallPair]:
+    """Pair by tool_use_id (in order of occurrence), then what is left by place; A's order, B's extras last."""
+    partner: dict[int, tuple[int, AlignedBy]] = {}
+    taken: set[int] = set()
+    for index_a, call_a in enumerate(calls_a):
+        for index_b, call_b in enumerate(calls_b):
+            if index_b not in taken and call_b.tool_use_id == call_a.tool_use_id:
+                partner[index_a] = (index_b, "tool_use_id")
+                taken.add(index_b)
+                break
+    left_b = [index for index in range(len(calls_b)) if index not in taken]
+    for index_a in range(len(calls_a)):
+        if index_a not in partner and left_b:
+            partner[index_a] = (left_b.pop(0), "position")
+    pairs: list[CallPair] = []
+    for index_a, call_a in enumerate(calls_a):
+        found = partner.get(index_a)
+        if found is None:
+            pairs.append(CallPair(turn, call_a, None, None, ()))
+            continue
+        call_b = calls_b[found[0]]
+        pairs.append(CallPair(turn, call_a, call_b, found[1], _call_differences(call_a, call_b)))
+    paired_b = {index_b for index_b, _ in partner.values()}
+    pairs.extend(CallPair(turn, None, call, None, ()) for index, call in enumerate(calls_b) if index not in paired_b)
+    return pairs
+
+
+def _turn_keys(side: DiffSide) -> list[tuple[int, int, ResponseFact]]:
+    """(turn, occurrence, response): a turn is the iteration counted from the side's base."""
+    seen: dict[int, int] = {}
+    keys: list[tuple[int, int, ResponseFact]] = []
+    for response in side.responses:
+        turn = response.iteration - side.base_iteration
+        seen[turn] = seen.get(turn, -1) + 1
+        keys.append((turn, seen[turn], response))
+    return keys
+
+
+def _assistant_texts(side: DiffSide) -> dict[int, str]:
+    """seq -> the text of each model response in scope (found once: a long run has thousands of turns)."""
+    return {
+        record.seq: "\n".join(block.text.text for block in record.assistant.message.content or () if block.text)
+        for record in side.records
+        if record.assistant is not None
+    }
+
+
+def _model_ns(side: DiffSide, response: ResponseFact | None) -> int | None:
+    if response is None or not response.time:
+        return None
+    end, start = time_ns(response.time), time_ns(side.previous_time.get(response.seq, ""))
+    return None if end is None or start is None or end < start else end - start
+
+
+def _tools_ns(calls: Sequence[CallFact]) -> int | None:
+    timed = [call.duration_ns for call in calls if call.duration_ns is not None]
+    return sum(timed) if timed else None
+
+
+def _elapsed_ns(side: DiffSide) -> int | None:
+    moments = [moment for moment in (time_ns(record.time) for record in side.records) if moment is not None]
+    return max(moments) - min(moments) if moments else None
+
+
+def diff_sides(a: DiffSide, b: DiffSide) -> RunDiff:
+    """Compare two sides (I/O free: what ``diff`` does once the journals are read and folded)."""
+    times = a.dated and b.dated
+    note = None
+    if not times:
+        undated = [name for name, side in (("A", a), ("B", b)) if not side.dated]
+        why = "carries no record times (an August journal dates none)" if len(undated) == 1 else "carry no times"
+        note = f"{' and '.join(undated)} {why}: times are compared only where both journals are dated"
+    keys_a, keys_b = _turn_keys(a), _turn_keys(b)
+    index_a = {(turn, occurrence): response for turn, occurrence, response in keys_a}
+    index_b = {(turn, occurrence): response for turn, occurrence, response in keys_b}
+    texts_a, texts_b = _assistant_texts(a), _assistant_texts(b)
+    calls_by_seq_a = _calls_by_seq(a.calls)
+    calls_by_seq_b = _calls_by_seq(b.calls)
+    turns: list[TurnPair] = []
+    pairs: list[CallPair] = []
+    for key in sorted(index_a.keys() | index_b.keys()):
+        response_a, response_b = index_a.get(key), index_b.get(key)
+        calls_a = calls_by_seq_a.get(response_a.seq, []) if response_a is not None else []
+        calls_b = calls_by_seq_b.get(response_b.seq, []) if response_b is not None else []
+        pairs.extend(_pair_calls(key[0], calls_a, calls_b))
+        tools_a, tools_b = _tools_ns(calls_a), _tools_ns(calls_b)
+        turns.append(
+            TurnPair(
+                turn=key[0],
+                a=response_a,
+                b=response_b,
+                calls=Delta(len(calls_a) if response_a else None, len(calls_b) if response_b else None),
+                tokens={
+                    name: Delta(
+                        getattr(response_a, name) if response_a is not None else None,
+                        getattr(response_b, name) if response_b is not None else None,
+                    )
+                    for name in TOKENS
+                },
+                model_ns=Delta(_model_ns(a, response_a), _model_ns(b, response_b)) if times else Delta(None, None),
+                tools_ns=Delta(tools_a, tools_b) if times else Delta(None, None),
+                text_differs=(response_a is None) != (response_b is None)
+                or (
+                    response_a is not None
+                    and response_b is not None
+                    and texts_a.get(response_a.seq) != texts_b.get(response_b.seq)
+                ),
+            )
+        )
+    totals = {name: Delta(_total(a, name), _total(b, name)) for name in TOKENS}
+    totals["elapsed_ns"] = Delta(_elapsed_ns(a), _elapsed_ns(b)) if times else Delta(None, None)
+    totals["model_ns"] = _sum_delta([turn.model_ns for turn in turns]) if times else Delta(None, None)
+    totals["tools_ns"] = Delta(_tools_ns(a.calls), _tools_ns(b.calls)) if times else Delta(None, None)
+    fingerprint = _fingerprint_changes(a, b)
+    return RunDiff(
+        a=a,
+        b=b,
+        same_records=bool(a.raws) and a.raws == b.raws,
+        fingerprint=fingerprint,
+        gate=_gate(a, b),
+        turns=turns,
+        calls=pairs,
+        totals=totals,
+        times_compared=times,
+        times_note=note,
+        first_divergence=next((pair for pair in pairs if pair.diverges), None),
+    )
+
+
+def _calls_by_seq(calls: Sequence[CallFact]) -> dict[int, list[CallFact]]:
+    grouped: dict[int, list[CallFact]] = {}
+    for call in calls:
+        grouped.setdefault(call.made_seq, []).append(call)
+    return grouped
+
+
+def _total(side: DiffSide, name: str) -> int:
+    return sum(int(getattr(response, name)) for response in side.responses)
+
+
+def _sum_delta(deltas: Sequence[Delta]) -> Delta:
+    a = [delta.a for delta in deltas if delta.a is not None]
+    b = [delta.b for delta in deltas if delta.b is not None]
+    return Delta(sum(a) if a else None, sum(b) if b else None)
+
+
+def _fingerprint_changes(a: DiffSide, b: DiffSide) -> list[FieldChange]:
+    fingerprint_a, fingerprint_b = a.fingerprint, b.fingerprint
+    changes = [
+        FieldChange(
+            name,
+            kind,
+            getattr(fingerprint_a, name) if fingerprint_a is not None else None,
+            getattr(fingerprint_b, name) if fingerprint_b is not None else None,
+        )
+        for name, kind in FIELD_CLASSES.items()
+    ]
+    state_a, state_b = a.folded.state, b.folded.state
+    changes.append(
+        FieldChange(
+            "interactive",
+            "mode",
+            state_a.interactive if state_a is not None else None,
+            state_b.interactive if state_b is not None else None,
+        )
+    )
+    return changes
+
+
+def _gate(a: DiffSide, b: DiffSide) -> GateResult | None:
+    """The resume gate's word on B's fingerprint as the candidate for A (A's state as of its scope's end)."""
+    fingerprint_b, state_b = b.fingerprint, b.folded.state
+    if fingerprint_b is None or state_b is None or a.fingerprint is None:
+        return None
+    state = a.folded.state
+    if a.segment is not None:
+        prefix = [record for record in typed_records(a.folded.read.records) if record.seq <= a.last_seq]
+        state = fold(prefix, run=a.run, strict=False).state
+    if state is None:
+        return None
+    candidate = Candidate(
+        **{name: getattr(fingerprint_b, name) for name in FIELD_CLASSES}, interactive=state_b.interactive
+    )
+    return resume_gate(state, candidate, follow_up=True)
+
+
+def diff(
+    source: str,
+    run_a: str,
+    run_b: str | None = None,
+    *,
+    source_b: str | None = None,
+    segments: tuple[int, int] | None = None,
+    strict: bool = True,
+) -> RunDiff:
+    """Compare ``run_a`` of ``source`` with ``run_b`` (default: the same run) of ``source_b`` (default: the same
+    source); with ``segments=(i, j)``, process run i of the first with process run j of the second. Strict by
+    default, as ``show``: a journal the runtime would refuse raises; ``strict=False`` folds past it (its status is
+    then ``invalid``)."""
+    from journaltools.backends.registry import open_source
+
+    other_source = source if source_b is None else source_b
+    other_run = run_a if run_b is None else run_b
+    with open_source(source) as backend:
+        folded_a = _folded(backend, run_a, strict)
+        if other_source == source:
+            folded_b = folded_a if other_run == run_a else _folded(backend, other_run, strict)
+            url_b = backend.url
+        else:
+            with open_source(other_source) as other:
+                folded_b = _folded(other, other_run, strict)
+                url_b = other.url
+        url_a = backend.url
+    segment_a, segment_b = segments if segments is not None else (None, None)
+    return diff_sides(side_of(folded_a, url_a, segment_a), side_of(folded_b, url_b, segment_b))
+
+
+def _folded(backend: Backend, run: str, strict: bool) -> FoldedRun:
+    return fold_run(backend.read_run(run, strict=strict), strict=strict)
+
+
+# -- the readable account ----------------------------------------------------------------------------------------
+
+
+def _side_line(label: str, side: DiffSide) -> str:
+    where = f" segment {side.segment}" if side.segment is not None else ""
+    generation = side.folded.generation
+    dated = "dated" if side.dated else "undated"
+    return (
+        f"{label}: {side.run}{where} in {side.source} ({generation.name if generation else 'unknown build'}, "
+        f"{side.folded.status}, seq {side.first_seq}-{side.last_seq}, {len(side.records)} records, {dated})"
+    )
+
+
+def _duration(ns: int | None) -> str:
+    return "-" if ns is None else f"{ns / 1e9:.3f}s"
+
+
+def _signed(value: int | None, *, seconds: bool = False) -> str:
+    if value is None:
+        return "-"
+    if seconds:
+        return f"{value / 1e9:+.3f}s"
+    return f"{value:+d}"
+
+
+def _call_words(call: CallFact | None) -> str:
+    if call is None:
+        return "(none)"
+    outcome, result, is_error = _outcome(call)
+    shown = (result or "").replace("\n", " ")
+    shown = shown if len(shown) <= 80 else shown[:77] + "..."
+    error = " (error)" if is_error else ""
+    raw = bytes(call.input).decode("utf-8", "replace")
+    raw = raw if len(raw) <= 80 else raw[:77] + "..."
+    return f"{call.tool_use_id} {call.tool} {raw} -> {outcome}{error}: {shown}"
+
+
+def _text_lines(result: RunDiff) -> list[str]:
+    lines = [_side_line("A", result.a), _side_line("B", result.b)]
+    if result.same_records:
+        lines.append("records: the same, byte for byte")
+    elif result.identical:
+        lines.append("records: differ, but nothing compared differs")
+    changes = result.fingerprint_changes
+    if not changes:
+        lines.append("fingerprint: the same")
+    for change in changes:
+        lines.append(f"fingerprint: {change.field} ({change.field_class}) {change.a!r} -> {change.b!r}")
+    if result.gate is not None:
+        verdict = "resumable" if result.gate.resumable else f"NOT resumable: {result.gate.refusal}"
+        lines.append(f"resume gate, B's fingerprint as the candidate for A: {verdict}")
+        lines.extend(f"  warning: {warning}" for warning in result.gate.warnings)
+    first = result.first_divergence
+    if first is None:
+        lines.append("calls: no divergence")
+    else:
+        what = ", ".join(name for name in first.differs if name in DIVERGING) or "only in one"
+        lines.append(f"first divergence: turn {first.turn}: {what}")
+        lines.append(f"  A: {_call_words(first.a)}")
+        lines.append(f"  B: {_call_words(first.b)}")
+    lines.append("")
+    lines.append("turn  calls A/B  in A/B (delta)  out A/B (delta)  model time A/B (delta)  tools A/B  text")
+    for turn in result.turns:
+        tokens_in, tokens_out = turn.tokens["in_tokens"], turn.tokens["out_tokens"]
+        lines.append(
+            f"{turn.turn:>4}  {_n(turn.calls.a)}/{_n(turn.calls.b)}  "
+            f"{_n(tokens_in.a)}/{_n(tokens_in.b)} ({_signed(tokens_in.delta)})  "
+            f"{_n(tokens_out.a)}/{_n(tokens_out.b)} ({_signed(tokens_out.delta)})  "
+            f"{_duration(turn.model_ns.a)}/{_duration(turn.model_ns.b)} "
+            f"({_signed(turn.model_ns.delta, seconds=True)})  "
+            f"{_duration(turn.tools_ns.a)}/{_duration(turn.tools_ns.b)}  "
+            f"{'differs' if turn.text_differs else 'same'}"
+        )
+    totals = result.totals
+    lines.append(
+        "total: "
+        + ", ".join(
+            f"{name} {_n(totals[name].a)}/{_n(totals[name].b)} ({_signed(totals[name].delta)})" for name in TOKENS
+        )
+    )
+    if result.times_compared:
+        lines.append(
+            "time: "
+            + ", ".join(
+                f"{name[:-3]} {_duration(totals[name].a)}/{_duration(totals[name].b)} "
+                f"({_signed(totals[name].delta, seconds=True)})"
+                for name in ("elapsed_ns", "model_ns", "tools_ns")
+            )
+        )
+    else:
+        lines.append(f"time: not compared: {result.times_note}")
+    for pair in result.calls:
+        if pair.b is None:
+            lines.append(f"only in A: turn {pair.turn}: {_call_words(pair.a)}")
+        elif pair.a is None:
+            lines.append(f"only in B: turn {pair.turn}: {_call_words(pair.b)}")
+    differing = [pair for pair in result.calls if pair.a is not None and pair.b is not None and pair.differs]
+    for pair in differing:
+        assert pair.a is not None
+        lines.append(f"differs: turn {pair.turn} {pair.a.tool_use_id} {pair.a.tool}: {', '.join(pair.differs)}")
+    return lines
+
+
+def _n(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+__all__ = ["CallPair", "Delta", "DiffSide", "FieldChange", "RunDiff", "TurnPair", "diff", "diff_sides", "side_of"]
