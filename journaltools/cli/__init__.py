@@ -34,6 +34,7 @@ from journaltools.cli._commands import (
     cmd_tasks,
     cmd_turns,
 )
+from journaltools.cli._export import EXPORT_HELP, add_export_arguments, cmd_export
 from journaltools.cli._output import UsageError
 from journaltools.cli._show import cmd_show
 from journaltools.errors import InvalidSource, JournalError, install_warning_format
@@ -315,6 +316,10 @@ def build_parser() -> argparse.ArgumentParser:
     answer.add_argument("--result", required=True, metavar="TEXT", help="the result text")
     answer.add_argument("--is-error", action="store_true", help="mark the result as an error")
     answer.set_defaults(handler=cmd_answer)
+
+    export = command("export", EXPORT_HELP, json_flag=False)
+    add_export_arguments(export)
+    export.set_defaults(handler=cmd_export)
 
     samples = command("samples", "write the sample journals into a directory", json_flag=False)
     samples.add_argument("directory", metavar="DIR")
