@@ -41,7 +41,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
-import orjson
 
 from journaltools.backends.oserrors import storage_error
 from journaltools.errors import JournalError
@@ -229,20 +228,25 @@ class _Clock:
 
     run: _Run
     created: int | None
+    positions: dict[int, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.positions = {seq: index for index, seq in enumerate(self.run.facts.seqs)}
 
     def at(self, seq: int | None) -> int | None:
-        """The time of record ``seq``; an undated journal's every record is at ``meta.created``."""
-        if not self.run.dated:
+        """The time of record ``seq``; an undated record (every record of an undated journal) is at
+        ``meta.created``, the one time its journal holds."""
+        if not self.run.dated or seq is None:
             return self.created
-        return _moment(self.run.facts.times.get(seq, "")) if seq is not None else None
+        moment = _moment(self.run.facts.times.get(seq, ""))
+        return moment if moment is not None else self.created
 
     def before(self, seq: int) -> int | None:
         """The time of the record stored just before ``seq`` (None when it is undated or there is none)."""
         if not self.run.dated:
             return self.created
-        seqs = self.run.facts.seqs
-        index = seqs.index(seq)
-        return self.at(seqs[index - 1]) if index > 0 else None
+        index = self.positions.get(seq, 0)
+        return _moment(self.run.facts.times.get(self.run.facts.seqs[index - 1], "")) if index > 0 else None
 
 
 def _span(
@@ -426,12 +430,13 @@ def otlp_trace(folded: FoldedRun, *, content: bool = False) -> dict[str, Any]:
     }
     if content and terminal is not None and terminal.message:
         root_attributes["fisk.run.terminal_message"] = terminal.message
-    start = clock.created
+    # The root spans the run: from meta.created (or an earlier record, a clock that stepped back) to its last
+    # record; an undated journal's is the one instant it holds.
+    starts = [int(span["startTimeUnixNano"]) for span in spans if span["startTimeUnixNano"] != "0"]
     ends = [int(span["endTimeUnixNano"]) for span in spans if span["endTimeUnixNano"] != "0"]
     last = _moment(facts.last_time()) if run.dated else None
-    end = max([moment for moment in (start, last, *ends) if moment is not None], default=None)
-    if start is None and run.dated:
-        start = min([int(span["startTimeUnixNano"]) for span in spans if span["startTimeUnixNano"] != "0"] or [0])
+    start = min([moment for moment in (clock.created, *starts) if moment is not None], default=None)
+    end = max([moment for moment in (clock.created, last, *ends) if moment is not None], default=None)
     root = _span(
         run,
         "invoke_agent",
@@ -636,7 +641,8 @@ def _checked(folded: FoldedRun) -> _Run:
 
 
 def _dumps(value: Any) -> str:
-    return orjson.dumps(value).decode()
+    # msgspec, not orjson: a tool input may hold an integer beyond 64 bits, which JSON allows and orjson refuses.
+    return msgspec.json.encode(value).decode()
 
 
 def iter_folded(source: str | os.PathLike[str] | Backend, runs: Sequence[str] | None = None) -> Iterator[FoldedRun]:
@@ -678,9 +684,9 @@ def export(
         if otlp is not None:
             trace = otlp_trace(folded, content=content)
             report.spans += len(trace["resourceSpans"][0]["scopeSpans"][0]["spans"])
-            otlp_lines.append(orjson.dumps(trace))
+            otlp_lines.append(msgspec.json.encode(trace))
         if atif is not None:
-            atif_lines.append(orjson.dumps(atif_trajectory(folded, content=content)))
+            atif_lines.append(msgspec.json.encode(atif_trajectory(folded, content=content)))
         report.runs.append(folded.run)
     for path, lines in ((otlp, otlp_lines), (atif, atif_lines)):
         if path is not None:
