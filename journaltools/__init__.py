@@ -9,6 +9,7 @@ The analysis job first::
     frames = tables.to_pandas()                      # pandas with Arrow-backed dtypes
     result = jt.audit_sources(["data/samples"], parquet="out/audit")
     again = jt.read_audit("out/audit")
+    jt.export("data/samples", otlp="out/traces.ndjson", atif="out/trajectories.ndjson")  # OpenTelemetry, ATIF
 
 One run, folded as the runtime folds it::
 
@@ -45,6 +46,7 @@ from journaltools.protocol.kinds import Record
 
 if TYPE_CHECKING:
     from journaltools.audit import audit_sources, read_audit
+    from journaltools.export import export
     from journaltools.stores import open_task_store, open_turn_store
     from journaltools.tables import LoadOptions, Tables, iter_tables, load
 
@@ -56,6 +58,7 @@ _LAZY = {
     "LoadOptions": "journaltools.tables",
     "audit_sources": "journaltools.audit",
     "read_audit": "journaltools.audit",
+    "export": "journaltools.export",
     "open_task_store": "journaltools.stores",
     "open_turn_store": "journaltools.stores",
 }
@@ -91,6 +94,7 @@ __all__ = [  # noqa: RUF022 - in reading order, not alphabetical
     "Record",
     "Message",
     "decode_line",
+    "export",
     "open_task_store",
     "open_turn_store",
     "JournalError",
