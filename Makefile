@@ -29,7 +29,15 @@ lab: setup
 	$(BIN)/python scripts/generate-notebooks.py --working-copies out/notebooks
 	$(BIN)/jupyter lab --ServerApp.root_dir=out/notebooks $(if $(filter 0,$(shell id -u)),--allow-root,) $(LAB_ARGS)
 
-test: setup lint typecheck
+# The export's end-to-end test loads traces into Arize Phoenix, a large install (about 150 packages) kept out of
+# setup, so `make check` stays light: `make test` adds it once.
+PHOENIX_STAMP := $(VENV)/.installed-phoenix
+
+$(PHOENIX_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[phoenix]"
+	touch $(PHOENIX_STAMP)
+
+test: setup lint typecheck $(PHOENIX_STAMP)
 	sh scripts/setup-browser-tests.sh
 	$(BIN)/python -m pytest -q
 
@@ -38,7 +46,7 @@ test: setup lint typecheck
 # slow (scaling and memory checks over a great many journals). `make test` runs them all.
 SLOW_TESTS := test_aio test_audit_parquet test_backend_contract test_browser test_cluster test_connect test_crash test_hostile_two_links \
 	test_jetstream test_jetstream_client test_listing_corpus test_migrate_compare test_models_jetstream test_natskv test_notebooks \
-	test_parallel test_readme test_setup test_slow_links test_sources test_task_stores test_turn_stores test_wheel test_widgets
+	test_parallel test_phoenix test_readme test_setup test_slow_links test_sources test_task_stores test_turn_stores test_wheel test_widgets
 
 check: setup lint typecheck
 	$(BIN)/python -m pytest -q -m "not slow" $(foreach name,$(SLOW_TESTS),--ignore=tests/$(name).py)
