@@ -36,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterator, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -674,23 +675,26 @@ def export(
     if otlp is None and atif is None:
         raise ExportError("nothing to export to: give otlp, atif or both")
     report = ExportReport()
-    otlp_lines: list[bytes] = []
-    atif_lines: list[bytes] = []
-    for folded in iter_folded(source, runs):
-        prepared = _prepare(folded)
-        if isinstance(prepared, str):
-            report.skipped.append((folded.run, prepared))
-            continue
-        if otlp is not None:
-            trace = otlp_trace(folded, content=content)
-            report.spans += len(trace["resourceSpans"][0]["scopeSpans"][0]["spans"])
-            otlp_lines.append(msgspec.json.encode(trace))
-        if atif is not None:
-            atif_lines.append(msgspec.json.encode(atif_trajectory(folded, content=content)))
-        report.runs.append(folded.run)
-    for path, lines in ((otlp, otlp_lines), (atif, atif_lines)):
-        if path is not None:
-            _write_lines(Path(path), lines)
+    with ExitStack() as stack:
+        # Each file is written as it goes (a run at a time, so a large source is never held) into a temporary
+        # file beside it, renamed into place only when every run is written.
+        otlp_file = stack.enter_context(_LinesFile(Path(otlp))) if otlp is not None else None
+        atif_file = stack.enter_context(_LinesFile(Path(atif))) if atif is not None else None
+        for folded in iter_folded(source, runs):
+            prepared = _prepare(folded)
+            if isinstance(prepared, str):
+                report.skipped.append((folded.run, prepared))
+                continue
+            if otlp_file is not None:
+                trace = otlp_trace(folded, content=content)
+                report.spans += len(trace["resourceSpans"][0]["scopeSpans"][0]["spans"])
+                otlp_file.write(msgspec.json.encode(trace))
+            if atif_file is not None:
+                atif_file.write(msgspec.json.encode(atif_trajectory(folded, content=content)))
+            report.runs.append(folded.run)
+        for done in (otlp_file, atif_file):
+            if done is not None:
+                done.commit()
     return report
 
 
@@ -716,18 +720,37 @@ def export_atif(
     return export(source, runs, atif=path, content=content)
 
 
-def _write_lines(path: Path, lines: list[bytes]) -> None:
-    """The lines, through a temporary file renamed into place: a failed export leaves no half-written file."""
-    partial = path.with_name(f".{path.name}.partial")
-    try:
-        with partial.open("wb") as handle:
-            for line in lines:
-                handle.write(line)
-                handle.write(b"\n")
-        partial.replace(path)
-    except OSError as exc:
-        partial.unlink(missing_ok=True)
-        raise storage_error(exc, path, "write the export") from None
+class _LinesFile:
+    """JSON lines written to ``.<name>.partial`` beside ``path`` and renamed onto it by ``commit``: a failed or
+    interrupted export leaves no half-written file (and the old one, if any, as it was)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.partial = path.with_name(f".{path.name}.partial")
+        try:
+            self.handle = self.partial.open("wb")
+        except OSError as exc:
+            raise storage_error(exc, path, "write the export") from None
+
+    def write(self, line: bytes) -> None:
+        try:
+            self.handle.write(line + b"\n")
+        except OSError as exc:
+            raise storage_error(exc, self.path, "write the export") from None
+
+    def commit(self) -> None:
+        try:
+            self.handle.close()
+            self.partial.replace(self.path)
+        except OSError as exc:
+            raise storage_error(exc, self.path, "write the export") from None
+
+    def __enter__(self) -> _LinesFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.handle.close()
+        self.partial.unlink(missing_ok=True)  # gone already when committed
 
 
 __all__ = [

@@ -307,6 +307,7 @@ def test_the_command_writes_both_files_and_fails_in_one_line(
         "deferred-waiting",
     ]
     assert spans_of(lines(otlp)[0])[0]["status"] == {"code": 2}  # the run ended in error
+    before = otlp.read_bytes()
     for argv, status in (
         (["export", str(SAMPLES)], 2),
         (["export", str(SAMPLES), "no-such-run", "--otlp", str(otlp)], 1),
@@ -315,4 +316,5 @@ def test_the_command_writes_both_files_and_fails_in_one_line(
         assert main(argv) == status
         captured = capsys.readouterr()
         assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
-    assert not list((tmp_path).glob(".*partial"))
+    # a failed export leaves the file it would have replaced as it was, and nothing half-written
+    assert otlp.read_bytes() == before and not list(tmp_path.glob(".*partial"))
