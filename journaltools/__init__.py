@@ -9,7 +9,7 @@ The analysis job first::
     frames = tables.to_pandas()                      # pandas with Arrow-backed dtypes
     result = jt.audit_sources(["data/samples"], parquet="out/audit")
     again = jt.read_audit("out/audit")
-    jt.export("data/samples", otlp="out/traces.ndjson", atif="out/trajectories.ndjson")  # OpenTelemetry, ATIF
+    jt.export_otlp("data/samples", path="out/traces.ndjson")  # OpenTelemetry traces; jt.export_atif: ATIF
 
 One run, folded as the runtime folds it::
 
@@ -46,7 +46,7 @@ from journaltools.protocol.kinds import Record
 
 if TYPE_CHECKING:
     from journaltools.audit import audit_sources, read_audit
-    from journaltools.export import export
+    from journaltools.export import export_atif, export_otlp
     from journaltools.stores import open_task_store, open_turn_store
     from journaltools.tables import LoadOptions, Tables, iter_tables, load
 
@@ -58,7 +58,8 @@ _LAZY = {
     "LoadOptions": "journaltools.tables",
     "audit_sources": "journaltools.audit",
     "read_audit": "journaltools.audit",
-    "export": "journaltools.export",
+    "export_otlp": "journaltools.export",
+    "export_atif": "journaltools.export",
     "open_task_store": "journaltools.stores",
     "open_turn_store": "journaltools.stores",
 }
@@ -94,7 +95,8 @@ __all__ = [  # noqa: RUF022 - in reading order, not alphabetical
     "Record",
     "Message",
     "decode_line",
-    "export",
+    "export_otlp",
+    "export_atif",
     "open_task_store",
     "open_turn_store",
     "JournalError",

@@ -51,6 +51,7 @@ files in ``backends/oserrors.py`` (``storage_error``), NATS client errors in ``b
     │   ├── CorruptTurnStore      ErrCorruptStore: stored bytes the runtime refuses (names the record and why)
     │   └── CASRetryLimit         ErrCASRetryLimit: the index kept changing under every retry
     ├── TurnNotResumable          recovery may not resume a turn by itself (``plan`` says why and which calls)
+    ├── ExportError               a run that cannot be exported (no meta record), or an export with no file to write
     └── MissingDependency         an optional package a feature needs is not installed (names what to install)
 """
 
@@ -402,6 +403,10 @@ def install_warning_format(prefix: str = "journaltools") -> None:
 
     formatwarning._journaltools_original = original  # type: ignore[attr-defined]
     warnings.formatwarning = formatwarning
+
+
+class ExportError(JournalError, ValueError):
+    """A run that cannot be exported as a trace or trajectory, or an export asked for with nowhere to write it."""
 
 
 class MissingDependency(JournalError, ImportError):

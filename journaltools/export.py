@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Final
 import msgspec
 
 from journaltools.backends.oserrors import storage_error
-from journaltools.errors import JournalError
+from journaltools.errors import ExportError
 from journaltools.folding.facts import CallFact, RunFacts, time_ns
 from journaltools.folding.run import FoldedRun, fold_run
 from journaltools.protocol.blocks import Block, Message
@@ -68,10 +68,6 @@ _STATUS_ERROR: Final = 2
 
 #: ``fisk.tool.outcome`` as the journal can tell it.
 OUTCOMES: Final = ("dispatched", "not_dispatched", "answered", "error", "deferred", "unanswered")
-
-
-class ExportError(JournalError):
-    """An export that cannot be written (the path names where)."""
 
 
 @dataclass(slots=True)

@@ -318,3 +318,15 @@ def test_the_command_writes_both_files_and_fails_in_one_line(
         assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
     # a failed export leaves the file it would have replaced as it was, and nothing half-written
     assert otlp.read_bytes() == before and not list(tmp_path.glob(".*partial"))
+
+
+def test_the_top_level_names_are_the_functions_even_once_the_module_is_imported(tmp_path: Path) -> None:
+    import journaltools as jt
+    import journaltools.export
+
+    # (a package attribute named like a submodule would be replaced by the module when it is imported)
+    assert jt.export_otlp is journaltools.export.export_otlp and jt.export_atif is journaltools.export.export_atif
+    report = jt.export_atif(SAMPLES, ["deferred-waiting"], path=tmp_path / "one.ndjson")
+    assert report.runs == ["deferred-waiting"] and not report.skipped
+    with pytest.raises(jt.JournalError, match="nothing to export to"):
+        journaltools.export.export(SAMPLES)

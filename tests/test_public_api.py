@@ -23,7 +23,7 @@ def test_the_analysis_job_is_at_the_top() -> None:
     for error in ("FoldError", "VersionMismatch", "CorruptJournal", "RunNotFound", "SourceError", "WriterConflict"):
         assert issubclass(getattr(journaltools, error), journaltools.JournalError)
     assert sorted(dir(journaltools)) == sorted(journaltools.__all__)
-    assert len(journaltools.__all__) <= 26
+    assert len(journaltools.__all__) <= 27
 
 
 def test_importing_it_does_not_import_pyarrow_or_pandas() -> None:
