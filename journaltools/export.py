@@ -303,7 +303,11 @@ def _chat_inputs(records: Sequence[Record], meta: Meta) -> dict[int, list[dict[s
 def otlp_trace(folded: FoldedRun, *, content: bool = False) -> dict[str, Any]:
     """One run as an OTLP ``TracesData`` in the OTLP JSON encoding (ids in hex, 64-bit integers as strings).
     Raises ``ExportError`` for a journal with no meta record."""
-    run = _checked(folded)
+    return _otlp_trace(_checked(folded), content)
+
+
+def _otlp_trace(run: _Run, content: bool) -> dict[str, Any]:
+    folded = run.folded
     state = folded.state
     assert state is not None  # _checked refuses a run without one
     meta, facts = run.meta, run.facts
@@ -492,7 +496,11 @@ def atif_trajectory(folded: FoldedRun, *, content: bool = False) -> dict[str, An
     """One run as an ATIF trajectory: a user step for the prompt and each user record, an agent step per model
     response with its tool calls and the results that answered them. Raises ``ExportError`` for a journal with
     no meta record."""
-    run = _checked(folded)
+    return _atif_trajectory(_checked(folded), content)
+
+
+def _atif_trajectory(run: _Run, content: bool) -> dict[str, Any]:
+    folded = run.folded
     state = folded.state
     assert state is not None
     meta, facts = run.meta, run.facts
@@ -682,11 +690,11 @@ def export(
                 report.skipped.append((folded.run, prepared))
                 continue
             if otlp_file is not None:
-                trace = otlp_trace(folded, content=content)
+                trace = _otlp_trace(prepared, content)
                 report.spans += len(trace["resourceSpans"][0]["scopeSpans"][0]["spans"])
                 otlp_file.write(msgspec.json.encode(trace))
             if atif_file is not None:
-                atif_file.write(msgspec.json.encode(atif_trajectory(folded, content=content)))
+                atif_file.write(msgspec.json.encode(_atif_trajectory(prepared, content)))
             report.runs.append(folded.run)
         for done in (otlp_file, atif_file):
             if done is not None:
