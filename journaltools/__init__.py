@@ -9,6 +9,7 @@ The analysis job first::
     frames = tables.to_pandas()                      # pandas with Arrow-backed dtypes
     result = jt.audit_sources(["data/samples"], parquet="out/audit")
     again = jt.read_audit("out/audit")
+    jt.export_otlp("data/samples", path="out/traces.ndjson")  # OpenTelemetry traces; jt.export_atif: ATIF
 
 One run, folded as the runtime folds it::
 
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
         VersionMismatch,
         WriterConflict,
     )
+    from journaltools.export import export_atif, export_otlp
     from journaltools.folding import FoldResult, RunState, fold
     from journaltools.protocol.blocks import Message
     from journaltools.protocol.decode import decode_line
@@ -77,6 +79,8 @@ _LAZY = {
     "decode_line": "journaltools.protocol.decode",
     "grep": "journaltools.textgrep",
     "diff": "journaltools.rundiff",
+    "export_otlp": "journaltools.export",
+    "export_atif": "journaltools.export",
     "open_task_store": "journaltools.stores",
     "open_turn_store": "journaltools.stores",
     "stats": "journaltools.analysis",
@@ -127,6 +131,8 @@ __all__ = [  # noqa: RUF022 - in reading order, not alphabetical
     "Record",
     "Message",
     "decode_line",
+    "export_otlp",
+    "export_atif",
     "open_task_store",
     "open_turn_store",
     "JournalError",

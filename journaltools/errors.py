@@ -55,6 +55,7 @@ files in ``backends/oserrors.py`` (``storage_error``), NATS client errors in ``b
     ├── TurnNotResumable          recovery may not resume a turn by itself (``plan`` says why and which calls)
     ├── InvalidPattern            a regular expression Go's ``regexp`` would refuse (names the flag and why): bad usage
     ├── InvalidSearch             a search criterion the runtime would refuse (a status, a time): bad usage
+    ├── ExportError               a run that cannot be exported (no meta record), or an export with no file to write
     └── MissingDependency         an optional package a feature needs is not installed (names what to install)
 """
 
@@ -433,6 +434,10 @@ class InvalidPattern(JournalError, ValueError):
 
 class InvalidSearch(JournalError, ValueError):
     """A search criterion the runtime's ``session search`` would refuse (an unknown status, an unreadable time)."""
+
+
+class ExportError(JournalError, ValueError):
+    """A run that cannot be exported as a trace or trajectory, or an export asked for with nowhere to write it."""
 
 
 class MissingDependency(JournalError, ImportError):

@@ -462,6 +462,12 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--lenient", action="store_true", help="fold past problems instead of refusing a journal")
     diff.set_defaults(handler=_handler("journaltools.cli._more", "cmd_diff"))
 
+    from journaltools.cli._export import EXPORT_HELP, add_export_arguments
+
+    export = command("export", EXPORT_HELP, json_flag=False)
+    add_export_arguments(export)
+    export.set_defaults(handler=_handler("journaltools.cli._export", "cmd_export"))
+
     samples = command("samples", "write the sample journals into a directory", json_flag=False)
     samples.add_argument("directory", metavar="DIR")
     samples.set_defaults(handler=_command("cmd_samples"))
