@@ -287,11 +287,94 @@ AUDIT = [
 ]
 
 
+COMPARE_AND_SHARE = [
+    (
+        "md",
+        "# 05 — Compare, search and share runs\n\nWhat the runtime's own tools cannot do across runs: compare two "
+        "runs call by call, search every run's text, and send a run to a trace viewer. Every step works on both "
+        "generations of journals; where a journal carries no record times (every August one) the times are "
+        "left out and the step says so, never invented.",
+    ),
+    ("code", FIND_SAMPLES),
+    (
+        "md",
+        "**Diff.** The same story as the August build and the newest line wrote it: the runs line up turn by turn "
+        "(by iteration) and call by call (by tool_use_id). The fingerprints agree, so the resume gate would let one "
+        "configuration resume the other; the newest side alone is dated, so no time is compared.",
+    ),
+    (
+        "code",
+        "import journaltools as jt\n\n"
+        "compared = jt.diff(SAMPLES, 'deferred-waiting', 'newest-deferred-waiting')\n"
+        "print('same records:', compared.same_records, '· calls compared:', len(compared.calls))\n"
+        "print('fingerprint changes:', [change.field for change in compared.fingerprint_changes])\n"
+        "print('gate:', 'resumable' if compared.gate is None or compared.gate.resumable else compared.gate.refusal)\n"
+        "print(compared.times_note)\n"
+        "assert not compared.times_compared and compared.times_note",
+    ),
+    ("md", "The same comparison side by side, the first divergence marked:"),
+    (
+        "code",
+        "from journaltools.widgets import RunDiff\n\n"
+        "RunDiff.from_sources(SAMPLES, 'deferred-waiting', 'newest-deferred-waiting')",
+    ),
+    (
+        "md",
+        "A run against its own second process run: `segments=(0, 1)` compares what the first process did with what "
+        "the resume did, turn by turn.",
+    ),
+    (
+        "code",
+        "resumed = jt.diff(SAMPLES, 'newest-resumed-mid-batch', segments=(0, 1), strict=False)\n"
+        "for pair in resumed.turns:\n"
+        "    print(f'turn {pair.turn}: calls {pair.calls.a} / {pair.calls.b}, '\n"
+        '          f\'output tokens {pair.tokens["out_tokens"].a} / {pair.tokens["out_tokens"].b}\')\n'
+        "first = resumed.first_divergence\n"
+        "print('first divergence:', first.a.tool if first and first.a else None, first.b.tool if first and first.b else None)",
+    ),
+    (
+        "md",
+        "**Grep.** Every run's prompts, messages, thinking, tool inputs and results, searched at once without "
+        "folding a journal; each match is a row with a snippet around it. `ignore_case` folds case as Unicode does.",
+    ),
+    (
+        "code",
+        "found = jt.grep('ORDERS', SAMPLES, ignore_case=True)\n"
+        "matches = found.table.to_pandas()\n"
+        "print(found.runs, 'runs searched,', len(matches), 'texts match')\n"
+        "print(matches.groupby('where').size().to_string())\n"
+        "assert len(matches) and set(matches['where']) <= {'prompt', 'user', 'assistant', 'thinking', 'tool_input', "
+        "'tool_result'}\n"
+        "matches.head(5)",
+    ),
+    (
+        "md",
+        "**Share.** One OpenTelemetry trace per run, in the shape fisk-ai's own telemetry sends (an `invoke_agent` "
+        "root, a `chat` span per model response, an `execute_tool` span per call), as OTLP JSON lines any collector "
+        "or viewer takes; ids come from the run, so a second export is byte for byte the first. Message content "
+        "only when asked for (`content=True`), the conversation token never.",
+    ),
+    (
+        "code",
+        "import json\nimport tempfile\nfrom pathlib import Path\n\n"
+        "out = Path(tempfile.mkdtemp(prefix='journaltools-export-'))  # the file a collector or a viewer would take\n"
+        "report = jt.export_otlp(SAMPLES, ['newest-completed-with-tools', 'completed-with-tools'], "
+        "path=out / 'traces.ndjson')\n"
+        "lines = (out / 'traces.ndjson').read_text().splitlines()\n"
+        "print(report.runs, report.spans, 'spans')\n"
+        "for line in lines:\n"
+        "    spans = json.loads(line)['resourceSpans'][0]['scopeSpans'][0]['spans']\n"
+        "    print([span['name'] for span in spans][:5])\n"
+        "assert len(lines) == 2",
+    ),
+]
+
 NOTEBOOK_CELLS = {
     "01-explore": EXPLORE,
     "02-post-mortem": POST_MORTEM,
     "03-compare-backends": COMPARE,
     "04-batch-audit": AUDIT,
+    "05-compare-and-share": COMPARE_AND_SHARE,
 }
 
 

@@ -25,9 +25,15 @@ def kernel_name() -> str:
     return "python3"
 
 
-def test_the_four_notebooks_exist_without_outputs() -> None:
+def test_the_five_notebooks_exist_without_outputs() -> None:
     names = [path.name for path in NOTEBOOKS]
-    assert names == ["01-explore.ipynb", "02-post-mortem.ipynb", "03-compare-backends.ipynb", "04-batch-audit.ipynb"]
+    assert names == [
+        "01-explore.ipynb",
+        "02-post-mortem.ipynb",
+        "03-compare-backends.ipynb",
+        "04-batch-audit.ipynb",
+        "05-compare-and-share.ipynb",
+    ]
     for path in NOTEBOOKS:
         notebook = nbformat.read(path, as_version=4)
         for cell in notebook.cells:
