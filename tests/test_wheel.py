@@ -1,5 +1,5 @@
 """What a user who installs the package gets: the wheel, installed with the ``notebook`` extra into a fresh
-virtual environment, runs the CLI, the demo and the four notebooks from a directory outside the repository.
+virtual environment, runs the CLI, the demo and the five notebooks from a directory outside the repository.
 
 The wheel is built from a copy of the files git knows (tracked, or new and not ignored), so the test sees
 what a clean clone would ship. pip resolves the dependencies from the package index through its cache.
