@@ -82,7 +82,7 @@ EXPLORE = [
     (
         "code",
         "import journaltools as jt\n\n"
-        "runs = jt.load(SAMPLES, strict=False).to_pandas().runs\n"
+        "runs = jt.load(SAMPLES, strict=False, workers=1, progress=False).to_pandas().runs\n"
         "print(runs.groupby('generation', dropna=False).size().to_string())\n"
         "pairs = ['memory-after-terminal', 'newest-memory-after-terminal', 'deferred-waiting', 'newest-deferred-waiting']\n"
         "side = runs[runs.run.isin(pairs)].set_index('run').loc[pairs]\n"
