@@ -135,12 +135,8 @@ class Statistics:
     @property
     def wall_clock(self) -> timedelta | None:
         """Creation to the last dated record; None when either is missing or they run backwards."""
-        if not self.created or not self.updated:
-            return None
-        start, end = parse_go_time(self.created), parse_go_time(self.updated)
-        if end.unix_ns < start.unix_ns:
-            return None
-        return timedelta(microseconds=(end.unix_ns - start.unix_ns) // 1000)
+        gap = self.wall_clock_ns
+        return None if gap is None else timedelta(microseconds=gap // 1000)
 
     @property
     def wall_clock_ns(self) -> int | None:

@@ -28,7 +28,7 @@ from typing import Final
 
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.kinds import FORMAT_VERSION as AUGUST_VERSION
-from journaltools.protocol.kinds import ZERO_TIME, Deferred, Record, ToolResult, kind_token, parse_kind
+from journaltools.protocol.kinds import ZERO_TIME, Deferred, Record, ToolResult, kind_token, provider_of
 from journaltools.protocol.times import parse_go_time
 
 #: A time as Go's encoder writes it (what every canonical record holds): read here without the general parser,
@@ -41,17 +41,13 @@ _EPOCH_DAY: Final = date(1970, 1, 1).toordinal()
 
 @lru_cache(maxsize=64)
 def _recent_time_ns(text: str) -> int | None:
+    # A parallel batch's results each need the time of the record before them, often the previous result.
     return time_ns(text)
 
 
 @lru_cache(maxsize=4096)
 def _day_ns(day: str) -> int:
     return (date.fromisoformat(day).toordinal() - _EPOCH_DAY) * 86_400_000_000_000
-
-
-def _cached_time_ns(text: str) -> int | None:
-    # A parallel batch's results each need the time of the record before them, often the previous result.
-    return _recent_time_ns(text) if text else None
 
 
 def time_ns(text: str) -> int | None:
@@ -119,9 +115,7 @@ class CallFact:
         answer = self.answer
         if answer is None:
             return None
-        if answer.kind:
-            return kind_token(parse_kind(answer.kind))
-        return "remote" if answer.remote else "unknown"
+        return kind_token(provider_of(answer.kind, remote=answer.remote, dispatched=answer.dispatched)[0])
 
     @property
     def dispatched(self) -> bool | None:
@@ -129,7 +123,7 @@ class CallFact:
         answer = self.answer
         if answer is None:
             return None
-        return answer.dispatched if answer.kind else answer.remote
+        return provider_of(answer.kind, remote=answer.remote, dispatched=answer.dispatched)[1]
 
     @property
     def says_dispatch(self) -> bool:
@@ -251,13 +245,11 @@ def wall_clock_ns(records: Sequence[Record]) -> int | None:
         return None
     created = next((time for time in (meta.created, records[0].time) if time and time != ZERO_TIME), None)
     updated = next((record.time for record in reversed(records) if record.time and record.time != ZERO_TIME), None)
-    if created is None or updated is None:
+    # time_ns answers None for a time Python cannot hold (year 0): no wall clock rather than a wrong one.
+    start, end = time_ns(created or ""), time_ns(updated or "")
+    if start is None or end is None:
         return None
-    try:
-        gap = parse_go_time(updated).unix_ns - parse_go_time(created).unix_ns
-    except ValueError:  # a time Python cannot hold (year 0): no wall clock rather than a wrong one
-        return None
-    return gap if gap >= 0 else None
+    return end - start if end >= start else None
 
 
 def degraded_analysis(run: str, records: Sequence[Record], facts: RunFacts) -> Finding | None:
@@ -308,7 +300,7 @@ def _gap(records: Sequence[Record], index: int) -> int | None:
     """The time from the record before ``index`` to it, when both are dated and it does not run backwards."""
     if index == 0:
         return None
-    end, start = _cached_time_ns(records[index].time), _cached_time_ns(records[index - 1].time)
+    end, start = _recent_time_ns(records[index].time), _recent_time_ns(records[index - 1].time)
     if end is None or start is None or end < start:
         return None
     return end - start

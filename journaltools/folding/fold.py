@@ -30,14 +30,13 @@ from journaltools.protocol.generations import generation_of_version, rules_for_v
 from journaltools.protocol.kinds import (
     KIND_MCP,
     KIND_REMOTE,
-    KIND_UNKNOWN,
     TERMINAL_REASONS,
     ZERO_TIME,
     Assistant,
     Deferred,
     Record,
     ToolResult,
-    parse_kind,
+    provider_of,
 )
 
 
@@ -281,12 +280,7 @@ class _Walk:
         ``remote`` one ran remotely, any other is of unknown kind."""
         counters = self.counters
         counters.tool_calls += 1
-        if result.kind:
-            kind, dispatched = parse_kind(result.kind), result.dispatched
-        elif result.remote:
-            kind, dispatched = KIND_REMOTE, True
-        else:
-            kind, dispatched = KIND_UNKNOWN, False
+        kind, dispatched = provider_of(result.kind, remote=result.remote, dispatched=result.dispatched)
         self.by_kind[kind] = self.by_kind.get(kind, 0) + 1
         if dispatched:
             if kind == KIND_REMOTE:

@@ -164,9 +164,6 @@ def _canonical_fields(record: Record, raw: bytes, generation: Generation) -> boo
 def _canonical_time(text: str) -> bool:
     if _CANONICAL_TIME.fullmatch(text) is None:
         return False
-    if text.endswith(("+00:00", "-00:00")):
-        return False  # Go writes a zero offset as "Z", whatever zone the time was parsed in
-
     return valid_calendar_date(text)
 
 

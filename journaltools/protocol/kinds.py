@@ -98,6 +98,17 @@ def parse_kind(token: str) -> int:
     return _KIND_NUMBERS.get(token, KIND_UNKNOWN)
 
 
+def provider_of(kind: str, *, remote: bool, dispatched: bool) -> tuple[int, bool]:
+    """The newest fold's rule for a tool result (or a deferral): its provider's kind number and whether the call was
+    handed to it. A result naming a kind says both; one without (every August result) ran remotely when marked
+    ``remote``, and is otherwise of unknown kind and not known to have run."""
+    if kind:
+        return parse_kind(kind), dispatched
+    if remote:
+        return KIND_REMOTE, True
+    return KIND_UNKNOWN, False
+
+
 def kind_token(number: int) -> str:
     """The token of a kind number (an unknown number reads as ``unknown``)."""
     return KIND_TOKENS[number] if 0 <= number < len(KIND_TOKENS) else "unknown"
