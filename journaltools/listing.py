@@ -39,6 +39,7 @@ from journaltools.errors import InvalidPage
 from journaltools.folding.run import fold_run
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.generations import AUGUST, generation_of_version, unsupported_version
+from journaltools.protocol.gojson import go_quoted
 from journaltools.protocol.kinds import ZERO_TIME, Record, Summary
 from journaltools.protocol.times import parse_go_time
 
@@ -330,7 +331,7 @@ def list_page(
         after = _cursor_position(cursor, stream)
         if after is None:
             what = "stream sequence" if stream else "position"
-            raise InvalidPage(f"invalid list cursor: {_quoted(cursor)} is not a {what} this store minted")
+            raise InvalidPage(f"invalid list cursor: {go_quoted(cursor)} is not a {what} this store minted")
         positions = [(row.meta_position or 0) if stream else _file_position(row) for row in listed]
         start = next((index for index, position in enumerate(positions) if position > after), len(listed))  # type: ignore[operator]
     page = listed[start : start + limit]
@@ -358,8 +359,3 @@ def describe(rows: Iterable[RunSummary], ids: Sequence[str], *, agent: str = "",
             seen.add(run)
             described.append(by_id[run])
     return described
-
-
-def _quoted(text: str) -> str:
-    """As Go's %q quotes printable text."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -16,7 +16,6 @@ Both modes also report warnings for what Go folds silently but a post-mortem mus
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -27,6 +26,7 @@ from journaltools.folding.status import Segment, Status, segments_of, status_of,
 from journaltools.protocol.blocks import ASSISTANT, USER, Block, Message, ToolResultBlock, tool_uses, user_text
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.generations import generation_of_version, rules_for_version, unsupported_version
+from journaltools.protocol.gojson import go_quoted
 from journaltools.protocol.kinds import (
     KIND_MCP,
     KIND_REMOTE,
@@ -155,7 +155,7 @@ class _Walk:
             self._warn(
                 first.seq,
                 "run_id_mismatch",
-                f"meta.run_id is {_quoted(meta.run_id)}, not the journal's name: the runtime lists the run by it",
+                f"meta.run_id is {go_quoted(meta.run_id)}, not the journal's name: the runtime lists the run by it",
             )
         self._check_schema(first)
         last_seq = first.seq
@@ -204,7 +204,9 @@ class _Walk:
         if kind is None:
             if record.optional:
                 return
-            raise _Refusal(seq, "unknown_protocol", f"unknown record protocol {_quoted(record.protocol)} at seq {seq}")
+            raise _Refusal(
+                seq, "unknown_protocol", f"unknown record protocol {go_quoted(record.protocol)} at seq {seq}"
+            )
         if kind == "meta":
             raise _Refusal(seq, "duplicate_meta", f"duplicate meta at seq {seq}")
         payload = getattr(record, kind)
@@ -396,11 +398,6 @@ class _Walk:
 def _time(time: str) -> str:
     """A record's time as the state holds it: Go's zero time for an undated record."""
     return time or ZERO_TIME
-
-
-def _quoted(text: str) -> str:
-    """Quoted as Go's %q does for printable text, with every control character escaped (journal content)."""
-    return json.dumps(text, ensure_ascii=False)
 
 
 def _append_or_merge_user(messages: list[Message], message: Message) -> bool:

@@ -21,6 +21,7 @@ Go's ``time.Time`` text is ``protocol.times``'.
 from __future__ import annotations
 
 import codecs
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,6 +44,12 @@ class GoJSONError(ValueError):
 # ---------------------------------------------------------------------------------------------------
 # UTF-8: Go replaces each invalid byte by its own U+FFFD, where Python's "replace" handler would replace a
 # whole truncated multi-byte sequence by one.
+
+
+def go_quoted(text: str) -> str:
+    """``text`` quoted as Go's ``%q`` quotes printable text, every control character escaped (journal content in
+    a message)."""
+    return json.dumps(text, ensure_ascii=False)
 
 
 def _replace_one_byte(error: UnicodeError) -> tuple[str, int]:
