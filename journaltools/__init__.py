@@ -10,6 +10,7 @@ The analysis job first::
     result = jt.audit_sources(["data/samples"], parquet="out/audit")
     again = jt.read_audit("out/audit")
     jt.export_otlp("data/samples", path="out/traces.ndjson")  # OpenTelemetry traces; jt.export_atif: ATIF
+    jt.report("data/samples", "deferred-waiting", "out/report.html")  # one run as one offline HTML file
 
 One run, folded as the runtime folds it::
 
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     from journaltools.protocol.findings import Finding
     from journaltools.protocol.kinds import Record
     from journaltools.rundiff import diff
+    from journaltools.runreport import report
     from journaltools.stores import open_task_store, open_turn_store
     from journaltools.tables import LoadOptions, Tables, iter_tables, load
     from journaltools.textgrep import grep
@@ -79,6 +81,7 @@ _LAZY = {
     "decode_line": "journaltools.protocol.decode",
     "grep": "journaltools.textgrep",
     "diff": "journaltools.rundiff",
+    "report": "journaltools.runreport",
     "export_otlp": "journaltools.export",
     "export_atif": "journaltools.export",
     "open_task_store": "journaltools.stores",
@@ -122,6 +125,7 @@ __all__ = [  # noqa: RUF022 - in reading order, not alphabetical
     "fold",
     "grep",
     "diff",
+    "report",
     "FoldResult",
     "RunState",
     "stats",

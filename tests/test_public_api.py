@@ -23,8 +23,8 @@ def test_the_analysis_job_is_at_the_top() -> None:
     for error in ("FoldError", "VersionMismatch", "CorruptJournal", "RunNotFound", "SourceError", "WriterConflict"):
         assert issubclass(getattr(journaltools, error), journaltools.JournalError)
     assert sorted(dir(journaltools)) == sorted(journaltools.__all__)
-    # About twenty names; the newest runtime's three inspection commands (stats, calls, search); grep, diff and the
-    # two exports.
+    # About twenty names; the newest runtime's three inspection commands (stats, calls, search); grep, diff, the
+    # report and the two exports.
     assert len(journaltools.__all__) <= 32
 
 

@@ -120,6 +120,27 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
+#: ``report --max-size``'s default as ``--help`` says it (``journaltools.runreport.DEFAULT_MAX_BYTES``; a test holds
+#: the two equal, so ``--help`` need not import the report's code).
+REPORT_MAX_SIZE_TEXT: Final = "10M"
+#: ``report --max-size``'s least (``journaltools.runreport.MIN_MAX_BYTES``).
+REPORT_MIN_SIZE: Final = 200_000
+_SIZE_UNITS: Final = {"": 1, "k": 1_000, "m": 1_000_000}
+
+
+def _byte_size(text: str) -> int:
+    """An argparse type: a size in bytes, or with ``k`` or ``M`` (``10M``, ``500k``), at least ``REPORT_MIN_SIZE``."""
+    word = text.strip().lower().removesuffix("b")
+    unit = word[-1:] if word[-1:] in ("k", "m") else ""
+    try:
+        value = int(float(word[: len(word) - len(unit)]) * _SIZE_UNITS[unit])
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size (such as 10M, 500k or 2000000)") from None
+    if value < REPORT_MIN_SIZE:
+        raise argparse.ArgumentTypeError(f"{text!r} is below the least size, {REPORT_MIN_SIZE:,} bytes (200k)")
+    return value
+
+
 def _statuses(text: str) -> list[str]:
     """An argparse type: ``--status error,invalid`` (commas or the option again)."""
     chosen = [word.strip() for word in text.split(",") if word.strip()]
@@ -461,6 +482,33 @@ def build_parser() -> argparse.ArgumentParser:
     )
     diff.add_argument("--lenient", action="store_true", help="fold past problems instead of refusing a journal")
     diff.set_defaults(handler=_handler("journaltools.cli._more", "cmd_diff"))
+
+    report = command(
+        "report",
+        "write one run as one self-contained HTML file to read offline or send on: why it ended or what it waits "
+        "for (its pending calls), the timeline of its turns and tool calls with their durations (none for an "
+        "undated August journal), its process runs, its findings and its conversation in pages, in light and dark. "
+        "Nothing in it reaches the network, journal text is escaped, the conversation token is never in it. The "
+        f"file stays under --max-size (default {REPORT_MAX_SIZE_TEXT}): a value over 20,000 characters is cut "
+        "with a note saying how many more it had, and messages past the bound are left out with a note naming the "
+        "seq to read on from (show --from-seq). RUN may be left out when SOURCE is one journal file",
+        json_flag=False,
+    )
+    report.add_argument("targets", nargs="*", metavar="[SOURCE] [RUN]")
+    report.add_argument("-o", "--output", required=True, metavar="FILE", help="the HTML file to write (replaced)")
+    report.add_argument(
+        "--max-size",
+        type=_byte_size,
+        default=REPORT_MAX_SIZE_TEXT,
+        metavar="SIZE",
+        help=f"the file's size bound in bytes, or with k or M (default {REPORT_MAX_SIZE_TEXT}; at least 200k)",
+    )
+    report.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse a journal the runtime would refuse, instead of reporting it as far as it reads (invalid)",
+    )
+    report.set_defaults(handler=_handler("journaltools.cli._report", "cmd_report"))
 
     from journaltools.cli._export import EXPORT_HELP, add_export_arguments
 

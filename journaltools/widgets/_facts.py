@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from journaltools.protocol.kinds import Record
-from journaltools.tables.columns import go_time
+from journaltools.protocol.times import go_time
 
 #: A user's price table: model → price per million tokens of each kind (``input``, ``output``, ``cache_read``,
 #: ``cache_create``; a kind left out costs nothing). Thinking tokens are inside ``output`` and priced with it.
@@ -111,8 +111,10 @@ class RecordFacts:
 
     #: seq → the store's time for that record (empty for a file journal).
     times: dict[int, datetime] = field(default_factory=dict)
-    #: seq of each assistant record → its tokens.
+    #: seq of each assistant record → its tokens, its loop iteration and its stop reason.
     turns: dict[int, Tokens] = field(default_factory=dict)
+    iterations: dict[int, int] = field(default_factory=dict)
+    stop_reasons: dict[int, str] = field(default_factory=dict)
     #: call id → seq of the assistant record that made it, and of the first record that answered it.
     call_made: dict[str, int] = field(default_factory=dict)
     call_answered: dict[str, int] = field(default_factory=dict)
@@ -160,6 +162,8 @@ class RecordFacts:
                     assistant.cache_create_tokens,
                     assistant.thinking_tokens,
                 )
+                facts.iterations[seq] = assistant.iteration
+                facts.stop_reasons[seq] = assistant.stop_reason
                 for block in assistant.message.content or ():
                     if block.tool_use is not None:
                         facts.call_made.setdefault(block.tool_use.id, seq)

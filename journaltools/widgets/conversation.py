@@ -686,20 +686,35 @@ class ConversationModel:
     ) -> str:
         """``page_size`` messages from ``start``; the window that reaches the end ends with the turn in flight.
         ``target`` (a seq) is marked; ``values`` collects what was cut; ``budget`` bounds Markdown time."""
-        budget = budget or RenderBudget()
-        start = min(max(0, start), max(0, len(self.messages) - 1))
-        shown = self.messages[start : start + self.page_size]
-        body = "".join(
-            self.message_html(
-                message, values, budget, target, calls_shown=message.paired_from is None or message.paired_from >= start
-            )
-            for message in shown
-        )
-        if start + self.page_size >= len(self.messages):
-            body += self.pending_html(values, budget, target)
+        body = "".join(html for _seq, html in self.window_items(start, values, target, budget))
         if not body:
             body = "<p class='jt-muted'>no messages</p>"
         return themed(f'<div class="jt-scroll">{body}</div>')
+
+    def window_items(
+        self, start: int, values: Values | None = None, target: int | None = None, budget: RenderBudget | None = None
+    ) -> list[tuple[int, str]]:
+        """The window of ``window_html`` as ``(seq, html)`` pairs, one per message and one for the turn in flight
+        when the window reaches the end: a page that must keep to a size (the report) adds them one at a time."""
+        budget = budget or RenderBudget()
+        start = min(max(0, start), max(0, len(self.messages) - 1))
+        shown = self.messages[start : start + self.page_size]
+        items = [
+            (
+                message.seq,
+                self.message_html(
+                    message,
+                    values,
+                    budget,
+                    target,
+                    calls_shown=message.paired_from is None or message.paired_from >= start,
+                ),
+            )
+            for message in shown
+        ]
+        if start + self.page_size >= len(self.messages) and self.pending is not None:
+            items.append((self.pending.seq, self.pending_html(values, budget, target)))
+        return items
 
     def page_html(self, number: int, values: Values | None = None) -> str:
         """One page of messages; the last page ends with the turn in flight."""
