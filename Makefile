@@ -50,7 +50,8 @@ test-phoenix: setup $(PHOENIX_STAMP)
 # slow (scaling and memory checks over a great many journals). `make test` runs them all.
 SLOW_TESTS := test_aio test_audit_parquet test_backend_contract test_browser test_cluster test_connect test_crash test_diff_jetstream test_hostile_two_links \
 	test_jetstream test_jetstream_client test_listing_corpus test_migrate_compare test_models_jetstream test_natskv test_notebooks \
-	test_export_jetstream test_parallel test_phoenix test_readme test_report_browser test_report_jetstream test_setup test_slow_links test_sources test_task_stores test_turn_stores test_wheel test_widgets
+	test_export_jetstream test_parallel test_phoenix test_readme test_setup test_slow_links test_sources test_task_stores test_turn_stores test_wheel test_widgets \
+	test_report_browser test_report_jetstream
 
 # Two processes: the fast lane's tests share nothing but read-only corpora, and the machines here have two cores.
 check: setup lint typecheck
