@@ -52,6 +52,8 @@ MIN_MAX_BYTES: Final = 200_000
 PAGE_SIZE: Final = 50
 #: Rows of the turns, segments and findings tables before the rest is summed up in one line.
 TABLE_ROWS: Final = 1_000
+#: A timeline of at most this many model turns starts open (a longer one is a click away).
+OPEN_TURNS: Final = 20
 #: Characters of a one-line text in a table (a finding's message, a terminal's message) before it is cut.
 CELL_CHARS: Final = 2_000
 #: What the document's id attributes start with (``jt-r-seq-12``: the conversation's anchors).
@@ -143,6 +145,7 @@ body {{ margin: 0; background: var(--jp-layout-color0); }}
 .jt-report .jt-nowrap {{ white-space: nowrap; }}
 .jt-report .jt-turns td:last-child {{ min-width: 16em; }}
 .jt-page {{ border-top: 1px solid var(--jt-border); }}
+.jt-turns-box > summary {{ cursor: pointer; font-weight: 600; padding: 4px 0; color: var(--jt-fg); }}
 .jt-page > summary {{ cursor: pointer; font-weight: 600; padding: 6px 0; color: var(--jt-fg); }}
 .jt-report .jt-msg {{ scroll-margin-top: 48px; }}
 .jt-report .jt-timeline {{ max-width: none; height: 16px; }}
@@ -358,10 +361,14 @@ def timeline_html(model: ConversationModel) -> str:
         )
     time_heads = "<th>time</th><th>took</th>" if dated else ""
     calls_head = "tool calls (state, duration)" if dated else "tool calls (state)"
+    # A long run's table would push the conversation far down: past a screenful it starts closed.
+    opened = " open" if len(turns) <= OPEN_TURNS else ""
     return (
-        f'{head}<table class="jt-table jt-turns"><tr><th>turn</th><th>iteration</th>{time_heads}<th>tokens</th>'
+        f'{head}<details class="jt-turns-box"{opened}><summary>{len(turns):,} model turn'
+        f"{'s' if len(turns) != 1 else ''}</summary>"
+        f'<table class="jt-table jt-turns"><tr><th>turn</th><th>iteration</th>{time_heads}<th>tokens</th>'
         f"<th>stop reason</th><th>{calls_head}</th></tr>{''.join(rows)}</table>"
-        f"{_more_rows(len(turns) - TABLE_ROWS, 'turns')}"
+        f"{_more_rows(len(turns) - TABLE_ROWS, 'turns')}</details>"
     )
 
 
