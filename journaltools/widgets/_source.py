@@ -14,7 +14,7 @@ from collections import OrderedDict
 from journaltools.backends.base import Backend, RunRead
 from journaltools.errors import JournalError
 from journaltools.folding import FoldResult
-from journaltools.folding.run import fold_run
+from journaltools.folding.run import FoldedRun, fold_run
 from journaltools.widgets._facts import RecordFacts
 
 
@@ -25,10 +25,15 @@ def facts_of_read(read: RunRead) -> RecordFacts:
     return RecordFacts.of([stored.record for stored in read.records], times, updated=read.updated, store=store)
 
 
+def folded_read(run: str, read: RunRead) -> FoldedRun:
+    """What the reader kept, folded leniently under the name it was asked for (``folding.run``)."""
+    return fold_run(dataclasses.replace(read, run=run) if read.run != run else read)
+
+
 def fold_read(run: str, read: RunRead) -> FoldResult:
     """The lenient fold of what the reader kept, the reader's findings first; ``invalid`` when the reader
     refused the journal or reported an error, whatever the records that parse fold to (``folding.run``)."""
-    return fold_run(dataclasses.replace(read, run=run) if read.run != run else read).as_fold_result()
+    return folded_read(run, read).as_fold_result()
 
 
 class RunFolds:
@@ -70,6 +75,10 @@ class RunFolds:
             dropped, _ = self._folds.popitem(last=False)
             self._facts.pop(dropped, None)
         return result
+
+    def folded(self, run: str) -> FoldedRun:
+        """``run`` read afresh and folded with its records (what a comparison needs); raises ``JournalError``."""
+        return folded_read(run, self.read(run))
 
     def facts(self, run: str) -> RecordFacts | None:
         """The facts of ``run``'s records, read with its fold (None when it cannot be read)."""

@@ -12,16 +12,21 @@ left, and the reason wraps to two lines. A click opens the run in a pane **above
 bar takes the keyboard focus, which makes the browser scroll it into view: the opened run's header is where
 the reader looks, whichever row they clicked. Newest runs come first. One search box looks through run id,
 prompt, caller, model, status, dates, tool names and message text (every word must match), and the status
-chips count what the search leaves.
+chips count what the search leaves. The pane's **report** button writes the opened run's report (``journaltools
+report``: one self-contained HTML file) next to the notebook with a download link; **compare with…** opens
+``RunDiff`` of the opened run against another run of the list.
 """
 
 from __future__ import annotations
 
+import base64
 import os
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from journaltools._readable import attention_rank, shorten_middle
@@ -33,6 +38,7 @@ from journaltools.widgets._html import STATUS_TONES, STYLE, esc, id_html, status
 from journaltools.widgets._why import Why, reason_text
 
 if TYPE_CHECKING:
+    from journaltools.runreport import RunReport
     from journaltools.tables import Tables
     from journaltools.tasks import TaskStore
 
@@ -484,6 +490,34 @@ def load_source(
     return RunBrowserModel.from_tables(tables), RunFolds(backend, owned=True)
 
 
+#: A report up to this size also gets a download link (a ``data:`` URL, which JupyterLab serves offline); the link
+#: travels in the widget's state, so a bigger report is only written to its file.
+REPORT_LINK_BYTES = 2_000_000
+
+#: How many other runs "compare with…" offers (the search narrows the list to reach the rest).
+COMPARE_CHOICES = 1_000
+
+
+def report_file_name(run: str) -> str:
+    """The report's file name for ``run``: ``report-<run>.html``, any character a file name should not hold made
+    ``_`` (a run id is the journal's own text)."""
+    return "report-" + re.sub(r"[^A-Za-z0-9._-]", "_", run)[:150] + ".html"
+
+
+def report_written_html(made: RunReport) -> str:
+    """Where the report went, its size, what its size bound left out, and a download link when it is small."""
+    where = f"report written to <code>{esc(made.path)}</code>: {esc(made.summary().split(': ', 1)[-1])}"
+    if made.path is not None and made.size <= REPORT_LINK_BYTES:
+        data = base64.b64encode(made.html.encode("utf-8", "replace")).decode("ascii")
+        where += (
+            f' · <a class="jt-report-download" download="{esc(made.path.name)}" '
+            f'href="data:text/html;base64,{data}">download it</a>'
+        )
+    else:
+        where += " · open it from the file browser (too big for a download link)"
+    return f'<div class="jt-report-note">{where}</div>'
+
+
 #: Escape closes the opened run when the keyboard focus is inside the browser: one fixed handler (no journal text
 #: in it), installed once per page by an image that cannot load (an HTML widget runs no <script>), which clicks
 #: the opened pane's close button.
@@ -583,6 +617,7 @@ class RunBrowser:
         rows_per_page: int | None = None,
         conversation_page_size: int = 50,
         prices: Prices | None = None,
+        report_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         import ipywidgets as w
 
@@ -660,10 +695,42 @@ class RunBrowser:
         keys = w.HTML(ESCAPE_CLOSES)
         keys.layout.display = "none"
         self.detail_title = w.HTML()
-        bar = w.HBox([self.close_button, self.previous_run, self.next_run, self.detail_title])
+        # The opened run's report (``journaltools report``), written next to the notebook unless ``report_dir`` says
+        # where, and its comparison with another run of the list (``RunDiff``), which reads both journals again.
+        self.report_dir = report_dir
+        self.last_report: RunReport | None = None
+        self.comparison: Any = None
+        self.report_button = w.Button(
+            description="report", tooltip="write this run's report: one self-contained HTML file to read offline"
+        )
+        self.report_button.on_click(lambda _button: self.write_report())
+        self.compare_button = w.Button(description="compare with…", tooltip="compare this run with another run")
+        self.compare_button.on_click(lambda _button: self._toggle_compare())
+        if not callable(getattr(loader, "folded", None)):
+            self.compare_button.disabled = True
+            self.compare_button.tooltip = "a comparison reads both journals: open the browser on a source"
+        self.report_note = w.HTML()
+        self.compare_choice = w.Dropdown(options=[], description="with", layout=w.Layout(width="30em"))
+        self.compare_go = w.Button(description="compare", tooltip="compare the opened run (A) with this one (B)")
+        self.compare_go.on_click(lambda _button: self.compare_with(self.compare_choice.value))
+        self.compare_close = w.Button(description="close the comparison")
+        self.compare_close.on_click(lambda _button: self._close_comparison())
+        self.compare_bar = w.HBox([self.compare_choice, self.compare_go])
+        self.compare_bar.layout.display = "none"
+        self.comparison_box = w.VBox()
+        bar = w.HBox(
+            [
+                self.close_button,
+                self.previous_run,
+                self.next_run,
+                self.report_button,
+                self.compare_button,
+                self.detail_title,
+            ]
+        )
         bar.add_class("jt-detail-bar")
         self.detail_body = w.VBox()
-        self.detail = w.VBox([bar, self.detail_body])
+        self.detail = w.VBox([bar, self.report_note, self.compare_bar, self.comparison_box, self.detail_body])
         self.detail.add_class("jt-detail")
         self.detail.layout.display = "none"
         style = w.HTML(STYLE + BROWSER_STYLE)
@@ -698,17 +765,19 @@ class RunBrowser:
         rows_per_page: int | None = None,
         task_store: str | os.PathLike[str] | TaskStore | None = None,
         prices: Prices | None = None,
+        report_dir: str | os.PathLike[str] | None = None,
     ) -> RunBrowser:
         """Load a source's runs (a progress bar in a notebook) and browse them; no ``url`` reads the runtime's
         own directory, as ``journaltools ls`` does (``journaltools.default_source()``); ``task_store`` as for
         ``load_source``; ``prices`` (model → price per million tokens of ``input``, ``output``, ``cache_read``,
-        ``cache_create``: your own table, none is bundled) adds a cost column."""
+        ``cache_create``: your own table, none is bundled) adds a cost column; ``report_dir`` is where the opened
+        run's **report** button writes its file (default: the notebook's own directory)."""
         if url is None:
             from journaltools.backends.registry import default_source
 
             url = str(default_source())
         model, loader = load_source(url, progress=progress, task_store=task_store)
-        return cls(model, loader, rows_per_page=rows_per_page, prices=prices)
+        return cls(model, loader, rows_per_page=rows_per_page, prices=prices, report_dir=report_dir)
 
     @classmethod
     def from_tables(cls, tables: Any, loader: RunLoader | None = None, **options: Any) -> RunBrowser:
@@ -791,6 +860,9 @@ class RunBrowser:
         from journaltools.widgets.conversation import ConversationModel, ConversationView
 
         closed, self.selected = self.selected, run
+        self.report_note.value = ""
+        self._close_comparison()
+        self.compare_bar.layout.display = "none"
         if run is None:
             self.detail_body.children = ()
             self.detail.layout.display = "none"
@@ -841,6 +913,80 @@ class RunBrowser:
         else:
             self.close_button.focus()
         self._shown_once = self.conversation is not None
+
+    # -- the opened run's report and comparison ------------------------------------------------------------------
+
+    def write_report(self) -> Path | None:
+        """Write the opened run's report (``journaltools report``: one self-contained HTML file) into ``report_dir``,
+        by default the notebook's own directory, and say where, with a download link when it is small. None when
+        no run is open or it could not be written (said in the pane, in one line)."""
+        from journaltools.errors import JournalError
+        from journaltools.runreport import render_report, report_of_read, write_report
+
+        run = self.selected
+        if run is None:
+            return None
+        read_of = getattr(self.loader, "read", None)
+        try:
+            if callable(read_of):
+                # The journal as stored, with its records' times: the report the command line writes.
+                source = str(getattr(getattr(self.loader, "backend", None), "url", ""))
+                made = report_of_read(read_of(run), source=source, prices=self.model.prices)
+            else:
+                result = self.loader(run) if self.loader is not None else None
+                if result is None:
+                    self.report_note.value = themed(f"<p>No journal to report for <code>{esc(run)}</code>.</p>")
+                    return None
+                facts_of = getattr(self.loader, "facts", None)
+                facts = facts_of(run) if callable(facts_of) else None
+                made = render_report(result, facts, prices=self.model.prices)
+            folder = Path(self.report_dir) if self.report_dir is not None else Path.cwd()
+            written = write_report(made, folder / report_file_name(run))
+        except (JournalError, OSError) as error:
+            self.report_note.value = themed(f'<div class="jt-report-note">report not written: {esc(error)}</div>')
+            return None
+        self.last_report = written
+        self.report_note.value = themed(report_written_html(written))
+        return written.path
+
+    def _toggle_compare(self) -> None:
+        showing = self.compare_bar.layout.display != "none"
+        self.compare_bar.layout.display = "none" if showing else ""
+        if showing or self.selected is None:
+            return
+        others = [row for row in self.model.visible() if row.run != self.selected][:COMPARE_CHOICES]
+        self.compare_choice.options = [
+            (f"{shorten_middle(row.run, RUN_SHOWN)} · {row.status}", row.run) for row in others
+        ]
+        self.compare_choice.value = others[0].run if others else None
+
+    def compare_with(self, other: str | None) -> Any:
+        """Open the comparison (``RunDiff``) of the opened run (A) with ``other`` (B) under the pane's bar, both read
+        again from the source; the comparison, or None when it cannot be made (said in the pane)."""
+        import ipywidgets as w
+
+        from journaltools.errors import JournalError
+        from journaltools.rundiff import diff_sides, side_of
+        from journaltools.widgets.rundiff import RunDiff, RunDiffModel
+
+        run = self.selected
+        folded_of = getattr(self.loader, "folded", None)
+        if run is None or other is None or not callable(folded_of):
+            return None
+        source = str(getattr(getattr(self.loader, "backend", None), "url", ""))
+        try:
+            comparison = diff_sides(side_of(folded_of(run), source), side_of(folded_of(other), source))
+        except JournalError as error:
+            self.comparison_box.children = (w.HTML(themed(f"<p>No comparison: {esc(error)}</p>")),)
+            return None
+        self.comparison = RunDiff(RunDiffModel(comparison))
+        title = w.HTML(themed(f"<b>A</b> {id_html(run)} compared with <b>B</b> {id_html(other)}"))
+        self.comparison_box.children = (w.HBox([title, self.compare_close]), self.comparison.widget)
+        return self.comparison
+
+    def _close_comparison(self) -> None:
+        self.comparison = None
+        self.comparison_box.children = ()
 
     def close(self) -> None:
         """Close the source the loader reads from, when the browser opened it."""
