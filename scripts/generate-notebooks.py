@@ -291,7 +291,8 @@ COMPARE_AND_SHARE = [
     (
         "md",
         "# 05 — Compare, search and share runs\n\nWhat the runtime's own tools cannot do across runs: compare two "
-        "runs call by call, search every run's text, and send a run to a trace viewer. Every step works on both "
+        "runs call by call, search every run's text, write a run as one HTML file, and send a run to a trace "
+        "viewer. Every step works on both "
         "generations of journals; where a journal carries no record times (every August one) the times are "
         "left out and the step says so, never invented.",
     ),
@@ -346,6 +347,24 @@ COMPARE_AND_SHARE = [
         "assert len(matches) and set(matches['where']) <= {'prompt', 'user', 'assistant', 'thinking', 'tool_input', "
         "'tool_result'}\n"
         "matches.head(5)",
+    ),
+    (
+        "md",
+        "**Report.** One run as one HTML file to read offline or send on: why it ended or the calls it waits for, "
+        "the timeline of its turns and calls (with durations where the journal is dated), its process runs, its "
+        "findings and its conversation in pages, light and dark. Nothing in it reaches the network, journal text "
+        "is escaped and the conversation token is never in it. It stays under a size bound (10 MB unless "
+        "`max_bytes` says otherwise), and says what it cut. In the run browser, the opened run's **report** button "
+        "does the same.",
+    ),
+    (
+        "code",
+        "import tempfile\nfrom pathlib import Path\n\n"
+        "shared = Path(tempfile.mkdtemp(prefix='journaltools-report-'))  # not the repository: a file to send on\n"
+        "made = jt.report(SAMPLES, 'newest-deferred-waiting', shared / 'newest-deferred-waiting.html')\n"
+        "print(made.summary())\n"
+        "assert made.size <= made.max_bytes and made.messages_shown == made.messages\n"
+        "assert 'waiting for <b>answer</b>' in made.path.read_text(encoding='utf-8')",
     ),
     (
         "md",
