@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from journaltools.backends.base import RunRead
 from journaltools.cli._analysis import human_duration
 from journaltools.cli._output import UsageError, _emit_json, _say, finding_json, print_table
-from journaltools.cli._sources import _default_source, _is_source, _only_run, _open
+from journaltools.cli._sources import _only_run, _open, _source_and_optional_run
 
 # -- show --------------------------------------------------------------------------------------------------------
 
@@ -131,17 +131,7 @@ def _fold_read(read: RunRead, *, strict: bool) -> FoldResult:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    words = args.targets
-    if len(words) > 2:
-        raise UsageError(f"expected [SOURCE] [RUN], got {len(words)} arguments")
-    if len(words) == 2:
-        source, run = words
-    elif len(words) == 1 and _is_source(words[0]):
-        source, run = words[0], None
-    elif len(words) == 1:
-        source, run = _default_source(), words[0]
-    else:
-        source, run = _default_source(), None
+    source, run = _source_and_optional_run(args.targets)
     strict = not args.lenient
     with _open(source, "show") as backend:
         read = backend.read_run(run if run is not None else _only_run(backend), strict=strict)

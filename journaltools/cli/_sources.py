@@ -60,3 +60,17 @@ def _only_run(backend: Backend) -> str:
     if len(runs) != 1:
         raise UsageError(f"{backend.url} holds {len(runs)} runs: name the one to show")
     return runs[0]
+
+
+def _source_and_optional_run(words: Sequence[str]) -> tuple[str, str | None]:
+    """Split ``[SOURCE] [RUN]`` (``show``, ``report``): a lone word is the source when it looks like one (a journal
+    file holding one run), else a run of the runtime's directory; None for a run left out."""
+    if len(words) > 2:
+        raise UsageError(f"expected [SOURCE] [RUN], got {len(words)} arguments")
+    if len(words) == 2:
+        return words[0], words[1]
+    if len(words) == 1 and _is_source(words[0]):
+        return words[0], None
+    if len(words) == 1:
+        return _default_source(), words[0]
+    return _default_source(), None

@@ -930,8 +930,7 @@ class RunBrowser:
         try:
             if callable(read_of):
                 # The journal as stored, with its records' times: the report the command line writes.
-                source = str(getattr(getattr(self.loader, "backend", None), "url", ""))
-                made = report_of_read(read_of(run), source=source, prices=self.model.prices)
+                made = report_of_read(read_of(run), source=self._source_url(), prices=self.model.prices)
             else:
                 result = self.loader(run) if self.loader is not None else None
                 if result is None:
@@ -948,6 +947,10 @@ class RunBrowser:
         self.last_report = written
         self.report_note.value = themed(report_written_html(written))
         return written.path
+
+    def _source_url(self) -> str:
+        """The URL of the source the loader reads (``""`` for a browser of folds alone)."""
+        return str(getattr(getattr(self.loader, "backend", None), "url", ""))
 
     def _toggle_compare(self) -> None:
         showing = self.compare_bar.layout.display != "none"
@@ -973,7 +976,7 @@ class RunBrowser:
         folded_of = getattr(self.loader, "folded", None)
         if run is None or other is None or not callable(folded_of):
             return None
-        source = str(getattr(getattr(self.loader, "backend", None), "url", ""))
+        source = self._source_url()
         try:
             comparison = diff_sides(side_of(folded_of(run), source), side_of(folded_of(other), source))
         except JournalError as error:
