@@ -37,7 +37,7 @@ from journaltools._urls import masked
 from journaltools.folding import FoldResult
 from journaltools.folding.run import fold_run
 from journaltools.widgets._facts import Prices, RecordFacts, duration_text, time_text
-from journaltools.widgets._html import STYLE, esc, severity_badge, status_badge
+from journaltools.widgets._html import STYLE, Banner, esc, severity_badge, status_badge
 from journaltools.widgets._why import ending_text, pending_text
 from journaltools.widgets.conversation import CallView, ConversationModel
 
@@ -438,6 +438,27 @@ def findings_html(model: ConversationModel) -> str:
     )
 
 
+def summary_html(model: ConversationModel) -> str:
+    """The widgets' conversation header (banner, configuration, counters, times, process runs), its findings not
+    listed again: they have their own section, which a line here counts and links to."""
+    header = dataclasses.replace(model, finding_values=[]).header_html()
+    findings = model.finding_values
+    if not findings:
+        return header
+    errors = sum(1 for finding in findings if finding.severity == "error")
+    counted = f"{len(findings):,} finding{'s' if len(findings) != 1 else ''}" + (
+        f" ({errors:,} error{'s' if errors != 1 else ''})" if errors else ""
+    )
+    return f'{header}<p class="jt-counters">{esc(counted)}: see <a href="#findings">Findings</a></p>'
+
+
+def brief_summary_html(model: ConversationModel) -> str:
+    """The banner alone, its texts cut to ``CELL_CHARS``: what stands for a summary too big for the size bound (a
+    terminal message of megabytes, say)."""
+    banner = model.why.banner()
+    return Banner(banner.tone, banner.title, clipped(banner.detail), clipped(banner.note)).to_html()
+
+
 def _page_summary(model: ConversationModel, number: int, pages: int) -> str:
     shown = model.page(number)
     first = number * model.page_size
@@ -507,20 +528,20 @@ def render_report(
     room = _Room(max_bytes - _size(top) - _size(bottom))
     parts: list[str] = []
 
-    def section(anchor: str, heading: str, body: str) -> None:
+    def section(anchor: str, heading: str, body: str, brief: str = "") -> None:
         html = f'<section id="{anchor}"><h2>{esc(heading)}</h2>{body}</section>'
         if not room.take(html):
-            # A section too big for the bound is named, never dropped silently (and the note itself is tiny).
+            # A section too big for the bound is named, never dropped silently (and the note itself is tiny); what
+            # must be read first (the banner) still comes, its texts cut.
             html = (
-                f'<section id="{anchor}"><h2>{esc(heading)}</h2><p class="jt-cut jt-left-out">this section '
-                f"({_size(html):,} bytes) is left out: it would pass this file's size bound of {max_bytes:,} bytes"
-                "</p></section>"
+                f'<section id="{anchor}"><h2>{esc(heading)}</h2>{brief}<p class="jt-cut jt-left-out">this section '
+                f"({_size(html):,} bytes) is left out{' but for the above' if brief else ''}: it would pass this "
+                f"file's size bound of {max_bytes:,} bytes</p></section>"
             )
             room.take(html)
         parts.append(html)
 
-    # The summary is the widgets' header (banner, configuration, counters, times, process runs, findings).
-    section("summary", "Summary", model.header_html())
+    section("summary", "Summary", summary_html(model), brief=brief_summary_html(model))
     section("waiting", "Waiting for", waiting_html(model))
     section("timeline", "Timeline", timeline_html(model))
     section("segments", f"Process runs ({len(model.segments)})", segments_html(model))

@@ -202,6 +202,25 @@ def test_the_file_keeps_under_its_bound_and_says_what_it_left_out(tmp_path: Path
     assert whole.left_out_from_seq is None and whole.messages_shown == whole.messages == made.messages
 
 
+def test_a_huge_terminal_message_still_leaves_the_banner_on_top(tmp_path: Path) -> None:
+    built = JournalBuilder("loud", prompt="p", created="2026-08-21T23:36:20Z", fingerprint=sample_fingerprint())
+    built.assistant(text("hello"))
+    built.terminal("error", "boom " * 100_000)  # 500,000 characters, in the banner and in the process runs
+    made = jt.report(str(write_journal(tmp_path, "loud", built.journal_bytes())), "loud", max_bytes=MIN_MAX_BYTES)
+    assert made.size <= MIN_MAX_BYTES and sections_of(made.html) == list(SECTIONS)
+    summary = section(made.html, "summary")
+    assert "Ended in error" in summary and "more characters not shown" in summary
+    assert "is left out but for the above: it would pass" in summary
+    assert made.messages_shown == made.messages == 2
+
+
+def test_the_summary_counts_the_findings_and_links_to_their_section() -> None:
+    refused = jt.report(str(SAMPLES), "corrupt-interior").html
+    summary = section(refused, "summary")
+    assert re.search(r'\d+ findings? \(\d+ errors?\): see <a href="#findings">Findings</a>', summary)
+    assert "jt-findings-box" not in summary  # listed once, in their own section
+
+
 def test_a_bound_below_the_least_is_refused() -> None:
     with pytest.raises(ValueError, match="at least 200,000 bytes"):
         render_report(corpus_fold("terminal-error"), max_bytes=MIN_MAX_BYTES - 1)
