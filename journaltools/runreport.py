@@ -13,7 +13,7 @@ the page a link points into). It follows the reader's light or dark preference, 
 
 **Size bound.** The file never exceeds ``max_bytes`` (``DEFAULT_MAX_BYTES``, 10 MB, unless told otherwise). A value
 longer than ``widgets._html.SENT_CHARS`` (20,000 characters) is cut, with a note saying how many characters more it
-had; tables stop after ``TABLE_ROWS`` rows with a note; once the next message would pass the bound the messages left
+had; tables stop after ``TABLE_ROWS`` rows (``FEWER_ROWS`` where those would not fit) with a note; once the next message would pass the bound the messages left
 are left out, with a note naming how many and the seq to read on from (``journaltools show --from-seq``). Nothing is
 left out without saying so.
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,7 +37,7 @@ from journaltools._urls import masked
 from journaltools.folding import FoldResult
 from journaltools.folding.run import fold_run
 from journaltools.widgets._facts import Prices, RecordFacts, duration_text, time_text
-from journaltools.widgets._html import STYLE, Banner, esc, severity_badge, status_badge
+from journaltools.widgets._html import STYLE, Banner, RenderBudget, esc, severity_badge, status_badge
 from journaltools.widgets._why import ending_text, pending_text
 from journaltools.widgets.conversation import CallView, ConversationModel
 
@@ -52,10 +52,15 @@ MIN_MAX_BYTES: Final = 200_000
 PAGE_SIZE: Final = 50
 #: Rows of the turns, segments and findings tables before the rest is summed up in one line.
 TABLE_ROWS: Final = 1_000
+#: Rows of those tables when ``TABLE_ROWS`` would pass the size bound.
+FEWER_ROWS: Final = 50
 #: A timeline of at most this many model turns starts open (a longer one is a click away).
 OPEN_TURNS: Final = 20
 #: Characters of a one-line text in a table (a finding's message, a terminal's message) before it is cut.
 CELL_CHARS: Final = 2_000
+#: The Markdown time of a whole report (seconds); the messages after it are shown as plain text, as a notebook page
+#: does past its own budget.
+MARKDOWN_SECONDS: Final = 10.0
 #: What the document's id attributes start with (``jt-r-seq-12``: the conversation's anchors).
 ANCHOR_UID: Final = "r"
 
@@ -265,7 +270,7 @@ def _times_html(facts: RecordFacts | None) -> str:
         return '<p class="jt-undated">undated: made from a fold alone, without the records\' times</p>'
     parts = []
     if facts.created:
-        parts.append(f"created <b>{esc(facts.created)}</b> (meta.created)")
+        parts.append(f"created <b>{esc(clipped(facts.created))}</b> (meta.created)")
     if facts.updated is not None:
         parts.append(f"last stored <b>{esc(time_text(facts.updated))}</b>")
     known = "; ".join(parts)
@@ -291,7 +296,7 @@ def _timeline_bar(model: ConversationModel) -> str:
     last = int(model.header["last_seq"])
     width = max(1, last - first)
     marks = []
-    for segment in model.segments[1:]:
+    for segment in model.segments[1:TABLE_ROWS]:
         who = segment.claimed_by or "a resume"
         marks.append((segment.first_seq, "jt-marker jt-marker-claim", f"seq {segment.first_seq}: claimed by {who}"))
     if model.why.terminal_reason is not None:
@@ -302,7 +307,7 @@ def _timeline_bar(model: ConversationModel) -> str:
         f'title="{esc(title)}"></span>'
         for seq, css, title in marks
     )
-    legend = "; ".join(title for _seq, _css, title in marks) or "one process run, no ending recorded"
+    legend = clipped("; ".join(title for _seq, _css, title in marks) or "one process run, no ending recorded")
     return (
         f'<div class="jt-timeline" role="img" aria-label="{esc(legend)}">{shown}</div>'
         f'<p class="jt-muted">seq {first} to {last}: {esc(legend)}</p>'
@@ -328,7 +333,7 @@ def _call_words(call: CallView, facts: RecordFacts) -> str:
     return f"<code>{esc(call.name)}</code> <span class='jt-muted'>{esc(', '.join(words))}</span>"
 
 
-def timeline_html(model: ConversationModel) -> str:
+def timeline_html(model: ConversationModel, rows_shown: int = TABLE_ROWS) -> str:
     """The timeline: where its times come from (or that it is undated), the process runs and the ending along the
     journal, then a row per model turn with its time, how long it took, its tokens and the calls it made, each with
     its state and duration."""
@@ -345,7 +350,7 @@ def timeline_html(model: ConversationModel) -> str:
     dated = facts.has_times
     rows = []
     turns = sorted(facts.turns)
-    for seq in turns[:TABLE_ROWS]:
+    for seq in turns[:rows_shown]:
         when = facts.times.get(seq)
         took = facts.turn_seconds(seq)
         made_here = [calls[call_id] for call_id in made.get(seq, ()) if call_id in calls]
@@ -368,7 +373,7 @@ def timeline_html(model: ConversationModel) -> str:
         f"{'s' if len(turns) != 1 else ''}</summary>"
         f'<table class="jt-table jt-turns"><tr><th>turn</th><th>iteration</th>{time_heads}<th>tokens</th>'
         f"<th>stop reason</th><th>{calls_head}</th></tr>{''.join(rows)}</table>"
-        f"{_more_rows(len(turns) - TABLE_ROWS, 'turns')}</details>"
+        f"{_more_rows(len(turns) - rows_shown, 'turns')}</details>"
     )
 
 
@@ -393,12 +398,12 @@ def waiting_html(model: ConversationModel) -> str:
     )
 
 
-def segments_html(model: ConversationModel) -> str:
+def segments_html(model: ConversationModel, rows_shown: int = TABLE_ROWS) -> str:
     """The process runs (the first and each resume) as a table: its records, who claimed it and when, how it ended,
     its model calls, tool results and tokens, and its first and last record's times where the journal is dated."""
     facts = model.facts
     rows = []
-    for segment in model.segments[:TABLE_ROWS]:
+    for segment in model.segments[:rows_shown]:
         started = facts.times.get(segment.first_seq) if facts is not None else None
         ended = facts.times.get(segment.last_seq) if facts is not None else None
         span = (
@@ -418,11 +423,11 @@ def segments_html(model: ConversationModel) -> str:
         '<table class="jt-table jt-segments-table"><tr><th>process run</th><th>records</th><th>claimed by</th>'
         "<th>claimed at</th><th>first → last record</th><th>ending</th><th>model calls</th><th>tool results</th>"
         f"<th>tokens in / out</th><th>terminal message</th></tr>{''.join(rows)}</table>"
-        f"{_more_rows(len(model.segments) - TABLE_ROWS, 'process runs')}"
+        f"{_more_rows(len(model.segments) - rows_shown, 'process runs')}"
     )
 
 
-def findings_html(model: ConversationModel) -> str:
+def findings_html(model: ConversationModel, rows_shown: int = TABLE_ROWS) -> str:
     """Every finding (the reader's, then the fold's): its seq (a link to its message), code, severity, message."""
     findings = model.finding_values
     if not findings:
@@ -430,11 +435,11 @@ def findings_html(model: ConversationModel) -> str:
     rows = "".join(
         f"<tr><td>{_link(model, finding.seq) if finding.seq is not None else '—'}</td><td><code>{esc(finding.code)}"
         f"</code></td><td>{severity_badge(finding.severity)}</td><td>{esc(clipped(finding.message))}</td></tr>"
-        for finding in findings[:TABLE_ROWS]
+        for finding in findings[:rows_shown]
     )
     return (
         '<table class="jt-table jt-findings-table"><tr><th>seq</th><th>code</th><th>severity</th><th>message</th></tr>'
-        f"{rows}</table>{_more_rows(len(findings) - TABLE_ROWS, 'findings')}"
+        f"{rows}</table>{_more_rows(len(findings) - rows_shown, 'findings')}"
     )
 
 
@@ -525,28 +530,38 @@ def render_report(
         '<button type="button" id="jt-theme" class="jt-script-only" hidden>theme: auto</button></nav></header>'
     )
     bottom = f"</div><script>{REPORT_SCRIPT}</script></body></html>\n"
-    room = _Room(max_bytes - _size(top) - _size(bottom))
+    # The conversation's frame (its heading and the note on what the bound left out) must fit whatever the sections
+    # before it take: it is kept aside until they are in.
+    intro, closing = _conversation_frame(model)
+    kept_aside = _size(intro) + _size(closing) + _size(_left_out_html(model, 10**12, 10**12, source, max_bytes))
+    room = _Room(max_bytes - _size(top) - _size(bottom) - kept_aside)
     parts: list[str] = []
 
-    def section(anchor: str, heading: str, body: str, brief: str = "") -> None:
-        html = f'<section id="{anchor}"><h2>{esc(heading)}</h2>{body}</section>'
-        if not room.take(html):
-            # A section too big for the bound is named, never dropped silently (and the note itself is tiny); what
-            # must be read first (the banner) still comes, its texts cut.
-            html = (
-                f'<section id="{anchor}"><h2>{esc(heading)}</h2>{brief}<p class="jt-cut jt-left-out">this section '
-                f"({_size(html):,} bytes) is left out{' but for the above' if brief else ''}: it would pass this "
-                f"file's size bound of {max_bytes:,} bytes</p></section>"
-            )
-            room.take(html)
+    def section(anchor: str, heading: str, draw: Callable[[int], str], brief: str = "") -> None:
+        """The section drawn with up to ``TABLE_ROWS`` rows, else ``FEWER_ROWS`` (its note says how many more),
+        else its brief and a note that the rest is left out."""
+        for rows in (TABLE_ROWS, FEWER_ROWS):
+            html = f'<section id="{anchor}"><h2>{esc(heading)}</h2>{draw(rows)}</section>'
+            if room.take(html):
+                parts.append(html)
+                return
+        # A section too big for the bound is named, never dropped silently (and the note itself is tiny); what must
+        # be read first (the banner) still comes, its texts cut.
+        html = (
+            f'<section id="{anchor}"><h2>{esc(heading)}</h2>{brief}<p class="jt-cut jt-left-out">this section '
+            f"({_size(html):,} bytes) is left out{' but for the above' if brief else ''}: it would pass this "
+            f"file's size bound of {max_bytes:,} bytes</p></section>"
+        )
+        room.take(html)
         parts.append(html)
 
-    section("summary", "Summary", summary_html(model), brief=brief_summary_html(model))
-    section("waiting", "Waiting for", waiting_html(model))
-    section("timeline", "Timeline", timeline_html(model))
-    section("segments", f"Process runs ({len(model.segments)})", segments_html(model))
-    section("findings", f"Findings ({len(model.finding_values)})", findings_html(model))
+    section("summary", "Summary", lambda _rows: summary_html(model), brief=brief_summary_html(model))
+    section("waiting", "Waiting for", lambda _rows: waiting_html(model))
+    section("timeline", "Timeline", lambda rows: timeline_html(model, rows))
+    section("segments", f"Process runs ({len(model.segments)})", lambda rows: segments_html(model, rows))
+    section("findings", f"Findings ({len(model.finding_values)})", lambda rows: findings_html(model, rows))
 
+    room.left += kept_aside
     conversation, shown, left_out = _conversation(model, room, source, max_bytes)
     parts.append(conversation)
     html = top + "".join(parts) + bottom
@@ -562,9 +577,8 @@ def render_report(
     )
 
 
-def _conversation(model: ConversationModel, room: _Room, source: str, max_bytes: int) -> tuple[str, int, int | None]:
-    """The conversation section, page by page, message by message, while the bound has room; then a note saying
-    what was left out. Returns the HTML, how many messages it holds and the seq of the first one left out."""
+def _conversation_frame(model: ConversationModel) -> tuple[str, str]:
+    """The conversation section's opening (its heading, how it is paged, the page buttons) and its closing."""
     pages = model.page_count
     in_flight = " and the turn in flight" if model.pending is not None else ""
     intro = (
@@ -575,17 +589,25 @@ def _conversation(model: ConversationModel, room: _Room, source: str, max_bytes:
         '<span class="jt-script-only" hidden><button type="button" id="jt-open-all">open every page</button> '
         '<button type="button" id="jt-close-all">close every page</button></span></p>'
     )
-    closing = "</section>"
+    return intro, "</section>"
+
+
+def _conversation(model: ConversationModel, room: _Room, source: str, max_bytes: int) -> tuple[str, int, int | None]:
+    """The conversation section, page by page, message by message, while the bound has room; then a note saying
+    what was left out. Returns the HTML, how many messages it holds and the seq of the first one left out."""
+    pages = model.page_count
+    intro, closing = _conversation_frame(model)
     # The note on what was left out must always fit: keep room for it from the start.
     note_room = _size(_left_out_html(model, 10**12, 10**12, source, max_bytes))
     room.left -= _size(intro) + _size(closing) + note_room
     body: list[str] = []
     shown = 0
     left_out: int | None = None
+    budget = RenderBudget(MARKDOWN_SECONDS)
     for number in range(pages):
         start = number * model.page_size
         messages_here = len(model.page(number)) if model.messages else 0
-        items = model.window_items(start)
+        items = model.window_items(start, budget=budget)
         opened = " open" if number in (0, pages - 1) else ""
         frame_head = (
             f'<details class="jt-page" id="page-{number + 1}"{opened}>'

@@ -202,6 +202,26 @@ def test_the_file_keeps_under_its_bound_and_says_what_it_left_out(tmp_path: Path
     assert whole.left_out_from_seq is None and whole.messages_shown == whole.messages == made.messages
 
 
+def test_every_bound_is_kept_whatever_the_sections_take(tmp_path: Path) -> None:
+    """Bounds from the least upwards against a run of many findings and long results: the sections before the
+    conversation fill the room in every proportion, and the file still keeps under each bound."""
+    built = JournalBuilder("busy", prompt="p", created="2026-08-21T23:36:20Z", fingerprint=sample_fingerprint())
+    for number in range(400):
+        [call] = calls_of(built.assistant(tool_use(f"toolu_{number}", "dump", {"n": number})))
+        built.result(call, "y" * 1_500)
+        built.result(call, "a second answer " * 20)  # a duplicate_result finding each
+    built.assistant(text("done"))
+    built.terminal("completed")
+    source = str(write_journal(tmp_path, "busy", built.journal_bytes()))
+    for bound in range(MIN_MAX_BYTES, 2_000_000, 97_003):
+        made = jt.report(source, "busy", max_bytes=bound)
+        assert made.size <= bound, bound
+        assert sections_of(made.html) == list(SECTIONS)
+        assert (made.left_out_from_seq is None) == (made.messages_shown == made.messages), bound
+        if bound == MIN_MAX_BYTES:  # 400 findings do not fit there: 50 of them do, and the rest is counted
+            assert "… 350 more findings left out of this table" in section(made.html, "findings")
+
+
 def test_a_huge_terminal_message_still_leaves_the_banner_on_top(tmp_path: Path) -> None:
     built = JournalBuilder("loud", prompt="p", created="2026-08-21T23:36:20Z", fingerprint=sample_fingerprint())
     built.assistant(text("hello"))
