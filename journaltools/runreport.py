@@ -13,9 +13,9 @@ the page a link points into). It follows the reader's light or dark preference, 
 
 **Size bound.** The file never exceeds ``max_bytes`` (``DEFAULT_MAX_BYTES``, 10 MB, unless told otherwise). A value
 longer than ``widgets._html.SENT_CHARS`` (20,000 characters) is cut, with a note saying how many characters more it
-had; tables stop after ``TABLE_ROWS`` rows (``FEWER_ROWS`` where those would not fit) with a note; once the next message would pass the bound the messages left
-are left out, with a note naming how many and the seq to read on from (``journaltools show --from-seq``). Nothing is
-left out without saying so.
+had; tables stop after ``TABLE_ROWS`` rows (``FEWER_ROWS`` where those would not fit) with a note; once the next
+message would pass the bound the messages left are left out, with a note naming how many and the seq to read on
+from (``journaltools show --from-seq``). Nothing is left out without saying so.
 
 **Times.** Durations are shown only between records that carry their own time (the newest line dates every record).
 An August journal's records carry none: the report says "undated" and shows no duration, whatever store it is in (a
@@ -226,16 +226,19 @@ class RunReport:
     left_out_from_seq: int | None = None
     path: Path | None = None
 
-    def summary(self) -> str:
-        """One line: where it went, its size against its bound, and what the bound left out."""
-        where = f"wrote {self.path}: " if self.path is not None else ""
+    def contents(self) -> str:
+        """Its size against its bound, how many messages it holds, and what the bound left out."""
         line = (
-            f"{where}{self.size:,} bytes (bound {self.max_bytes:,}), {self.messages_shown:,} of {self.messages:,} "
+            f"{self.size:,} bytes (bound {self.max_bytes:,}), {self.messages_shown:,} of {self.messages:,} "
             f"messages in {self.pages:,} page{'s' if self.pages != 1 else ''}"
         )
         if self.left_out_from_seq is not None:
             line += f"; the size bound left out the messages from seq {self.left_out_from_seq} on"
         return line
+
+    def summary(self) -> str:
+        """One line: where it went (once written) and ``contents()``."""
+        return (f"wrote {self.path}: " if self.path is not None else "") + self.contents()
 
 
 class _Room:

@@ -506,7 +506,7 @@ def report_file_name(run: str) -> str:
 
 def report_written_html(made: RunReport) -> str:
     """Where the report went, its size, what its size bound left out, and a download link when it is small."""
-    where = f"report written to <code>{esc(made.path)}</code>: {esc(made.summary().split(': ', 1)[-1])}"
+    where = f"report written to <code>{esc(made.path)}</code>: {esc(made.contents())}"
     if made.path is not None and made.size <= REPORT_LINK_BYTES:
         data = base64.b64encode(made.html.encode("utf-8", "replace")).decode("ascii")
         where += (
