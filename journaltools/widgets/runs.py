@@ -591,6 +591,8 @@ BROWSER_STYLE = """<style>
 .jt-browser .jt-tr:focus-within { box-shadow: inset 3px 0 0 var(--jt-brand); }
 .jt-browser .jupyter-button.jt-td.jt-col-status::before { content: ""; display: inline-block; width: 8px;
     height: 8px; border-radius: 50%; margin-right: 6px; background: var(--jt-tone); }
+.jt-browser .jt-report-note { font-size: 12px; margin: 2px 0 4px; overflow-wrap: anywhere; }
+.jt-browser .jt-report-note a { color: var(--jt-link); }
 .jt-browser .jt-pager { align-items: center; gap: 6px; overflow: visible; flex-wrap: wrap; }
 .jt-browser .jt-pager .jupyter-button { width: auto; height: 24px; line-height: 24px; font-size: 12px; }
 .jt-browser .jt-detail { border: 2px solid var(--jt-brand); border-radius: 4px; margin: 6px 0; padding: 4px 8px;
@@ -713,7 +715,7 @@ class RunBrowser:
         self.compare_choice = w.Dropdown(options=[], description="with", layout=w.Layout(width="30em"))
         self.compare_go = w.Button(description="compare", tooltip="compare the opened run (A) with this one (B)")
         self.compare_go.on_click(lambda _button: self.compare_with(self.compare_choice.value))
-        self.compare_close = w.Button(description="close the comparison")
+        self.compare_close = w.Button(description="close the comparison", layout=w.Layout(width="auto"))
         self.compare_close.on_click(lambda _button: self._close_comparison())
         self.compare_bar = w.HBox([self.compare_choice, self.compare_go])
         self.compare_bar.layout.display = "none"
