@@ -202,3 +202,32 @@ def test_without_scripts_every_page_still_opens_and_no_dead_button_shows(
         assert opened.errors == []
     finally:
         page.context.close()
+
+
+#: Texts a reader must be able to read in either theme: the banner, muted notes, links, table cells, a message's
+#: role and facts, a call's input.
+READ_FIRST = (
+    ".jt-banner-title",
+    ".jt-banner-detail",
+    ".jt-report-meta",
+    ".jt-report-nav a",
+    "#timeline .jt-seq-link",
+    "#segments td",
+    ".jt-role",
+    ".jt-turn-facts",
+    ".jt-call pre",
+    ".jt-page > summary",
+)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_text_contrast_is_at_least_4_5_to_1(chromium: Any, reports: dict[str, Path], scheme: str) -> None:
+    from tests.test_browser import MIN_CONTRAST, rendered_contrast
+
+    opened = open_report(chromium, reports["stuck"], scheme)
+    try:
+        for selector in READ_FIRST:
+            ratio = rendered_contrast(opened.page.locator(selector).first)
+            assert ratio >= MIN_CONTRAST, f"{scheme} {selector}: {ratio:.2f}"
+    finally:
+        opened.page.context.close()
