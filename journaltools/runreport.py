@@ -148,7 +148,8 @@ body {{ margin: 0; background: var(--jp-layout-color0); }}
 .jt-report button:focus-visible {{ outline: 2px solid var(--jt-brand); outline-offset: 1px; }}
 .jt-report .jt-table {{ margin: 4px 0; }}
 .jt-report .jt-nowrap {{ white-space: nowrap; }}
-.jt-report .jt-turns td:last-child {{ min-width: 16em; }}
+.jt-report .jt-turns td:last-child {{ min-width: 18em; }}
+.jt-report .jt-turns td:first-child, .jt-report .jt-turns td:last-child span {{ white-space: nowrap; }}
 .jt-page {{ border-top: 1px solid var(--jt-border); }}
 .jt-turns-box > summary {{ cursor: pointer; font-weight: 600; padding: 4px 0; color: var(--jt-fg); }}
 .jt-page > summary {{ cursor: pointer; font-weight: 600; padding: 6px 0; color: var(--jt-fg); }}
