@@ -269,27 +269,20 @@ def _more_rows(count: int, what: str) -> str:
 
 
 def _times_html(facts: RecordFacts | None) -> str:
-    """Where the times come from, or plainly that the journal is undated."""
+    """Where the times come from and the span they cover, or plainly that the journal is undated (the summary above
+    already says when it was created and last stored)."""
     if facts is None:
         return '<p class="jt-undated">undated: made from a fold alone, without the records\' times</p>'
-    parts = []
-    if facts.created:
-        parts.append(f"created <b>{esc(clipped(facts.created))}</b> (meta.created)")
-    if facts.updated is not None:
-        parts.append(f"last stored <b>{esc(time_text(facts.updated))}</b>")
-    known = "; ".join(parts)
     if not facts.has_times:
         return (
             f'<p><span class="jt-undated">{UNDATED}</span>: this journal\'s records carry no time of their own (the '
-            "August build dates none), so the report shows no turn or call durations."
-            + (f' <span class="jt-muted">{known}</span>' if known else "")
-            + "</p>"
+            "August build dates none), so the report shows no turn or call durations.</p>"
         )
-    span = facts.between(facts.seqs[0], facts.seqs[-1]) if facts.seqs else None
-    first = facts.times.get(facts.seqs[0]) if facts.seqs else None
+    first, last = facts.times.get(facts.seqs[0]), facts.times.get(facts.seqs[-1])
+    span = facts.between(facts.seqs[0], facts.seqs[-1])
     return (
-        f"<p>{esc(facts.times_note())}; first record <b>{esc(time_text(first))}</b>, first to last record "
-        f"<b>{esc(duration_text(span))}</b>" + (f' <span class="jt-muted">{known}</span>' if known else "") + "</p>"
+        f"<p>{esc(facts.times_note())}: first record <b>{esc(time_text(first))}</b>, last record "
+        f"<b>{esc(time_text(last))}</b>, <b>{esc(duration_text(span))}</b> from first to last</p>"
     )
 
 
