@@ -25,7 +25,8 @@ from journaltools.cli._output import UsageError
 from journaltools.models import INPUT_NAMES, OUTPUT_NAMES
 
 # Each command's code is imported when that command runs, not here: ``--help`` and a small ``show`` start in a
-# fraction of the time numpy, pyarrow, pandas or nats take to import (tests/test_lazy_imports.py holds them to it).
+# fraction of the time numpy, pyarrow, pandas or nats take to import (tests/unit/cli/test_lazy_imports.py holds
+# them to it).
 
 #: ``search --status`` values, as the runtime's search takes them (``analysis`` checks them; a test holds both).
 SEARCH_STATUSES: Final = ("open", "completed", "suspended", "error", "budget", "max_iterations")
