@@ -78,6 +78,8 @@ class AuditResult:
     """With prices: the sum of ``runs.cost`` over the runs that have one (None without prices)."""
     unpriced_runs: int = 0
     """With prices: the runs whose cost is null (their ``no_price`` findings say why; refused journals too)."""
+    currency: str | None = None
+    """With prices: the price table's currency, when it names one."""
 
     def add_costs(self, runs: pa.Table) -> None:
         """Count the costs of one batch's ``runs`` (priced by a load given prices)."""
@@ -149,6 +151,11 @@ def listing_findings(listings: Sequence[SourceListing]) -> list[Finding]:
 # -- the audit ----------------------------------------------------------------------------------------------
 
 
+def _currency(options: LoadOptions) -> str | None:
+    prices = prices_of(options.prices)
+    return prices.currency if prices is not None else None
+
+
 def _table_names(options: LoadOptions) -> tuple[str, ...]:
     return (*AUDIT_TABLES, "records") if options.wants_records(default=False) else AUDIT_TABLES
 
@@ -196,7 +203,7 @@ def audit_sources(
         if opts.task_store is not None and not isinstance(opts.task_store, (str, os.PathLike)):
             raise ValueError("the Dask audit's tasks open the task store themselves: give its URL")
         return _audit_dask(urls, Path(opts.parquet), opts)
-    result = AuditResult()
+    result = AuditResult(currency=_currency(opts))
     compare = compares_listings(urls)
     listed: list[SourceListing] = []
     names = _table_names(opts)
@@ -302,7 +309,7 @@ def _audit_dask(urls: Sequence[str], directory: Path, opts: LoadOptions) -> Audi
             shutil.rmtree(target)
         elif target.exists():
             target.unlink()
-    result = AuditResult()
+    result = AuditResult(currency=_currency(opts))
     early: list[Finding] = []
     compare = compares_listings(urls)
     listed: list[SourceListing] = []
