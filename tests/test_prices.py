@@ -38,7 +38,7 @@ from journaltools.protocol.generations import NEWEST
 from journaltools.tables.schema import COST_COLUMNS, RESPONSES_SCHEMA, RUNS_SCHEMA, with_plain_strings
 from tests.runstate_corpus import CORPUS, NEWEST_CORPUS
 from tests.strategies import valid_runs
-from tests.test_models_outputs import hold_to_schema
+from tests.test_models_outputs import hold_to_schema, printed
 
 ROOT = Path(__file__).resolve().parent.parent
 AUGUST_FILES = CORPUS / "file"
@@ -80,6 +80,10 @@ def hand_responses(path: Path) -> list[dict[str, int]]:
     ]
 
 
+def hand_totals(responses: list[dict[str, int]]) -> dict[str, int]:
+    return {tier: sum(counts[tier] for counts in responses) for tier in TIERS}
+
+
 def hand_model(path: Path) -> str:
     return str(next(journal_lines(path))["meta"]["fingerprint"]["model"])
 
@@ -87,6 +91,11 @@ def hand_model(path: Path) -> str:
 def hand_cost(counts: Mapping[str, int], price: Mapping[str, float]) -> dict[str, float]:
     parts = {tier: counts[tier] * price[tier] / 1_000_000 for tier in TIERS}
     return {**parts, "total": sum(parts.values())}
+
+
+def hand_columns(counts: Mapping[str, int], price: Mapping[str, float]) -> dict[str, float]:
+    """``hand_cost`` by the names of the cost columns."""
+    return {("cost" if part == "total" else f"cost_{part}"): value for part, value in hand_cost(counts, price).items()}
 
 
 def run_paths(directory: Path) -> dict[str, Path]:
@@ -294,12 +303,9 @@ def test_costs_in_runs_and_responses_are_the_records_tokens_times_the_prices(dir
         price = BOTH[hand_model(path)]
         hand = hand_responses(path)
         for response, counts in zip(responses.get(run, []), hand, strict=True):
-            for tier, value in hand_cost(counts, price).items():
-                column = "cost" if tier == "total" else f"cost_{tier}"
+            for column, value in hand_columns(counts, price).items():
                 assert response[column] == pytest.approx(value, rel=1e-12, abs=0), (run, column)
-        totals = {tier: sum(counts[tier] for counts in hand) for tier in TIERS}
-        for tier, value in hand_cost(totals, price).items():
-            column = "cost" if tier == "total" else f"cost_{tier}"
+        for column, value in hand_columns(hand_totals(hand), price).items():
             assert row[column] == pytest.approx(value, rel=1e-12, abs=0), (run, column)
         checked += 1
     assert checked >= 20
@@ -339,7 +345,7 @@ def test_a_tier_left_out_costs_null_only_for_the_runs_that_used_it_and_names_the
         row = rows_by_run(tables.runs)[run]
         if row["status"] == "invalid":
             continue
-        totals = {tier: sum(counts[tier] for counts in hand_responses(path)) for tier in TIERS}
+        totals = hand_totals(hand_responses(path))
         if totals["cache_read"] or totals["cache_create"]:
             seen["cached"] += 1
             assert row["cost"] is None and row["cost_input"] is not None
@@ -426,13 +432,6 @@ def runtime_stats() -> list[dict[str, Any]]:
     return [case for case in map(json.loads, lines) if case["command"].startswith("session stats")]
 
 
-def printed(capsys: pytest.CaptureFixture[str], *argv: str, status: int = 0) -> str:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    assert code == status, captured.err
-    return captured.out
-
-
 def test_stats_with_prices_adds_a_cost_object_and_keeps_every_byte_of_the_runtime_otherwise(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -453,7 +452,7 @@ def test_stats_with_prices_adds_a_cost_object_and_keeps_every_byte_of_the_runtim
             assert cost["total"] is None and "no price for model" in cost["note"]
             continue
         assert cost["currency"] == "USD" and "note" not in cost
-        totals = {tier: sum(counts[tier] for counts in hand) for tier in TIERS}
+        totals = hand_totals(hand)
         assert cost == pytest.approx({"currency": "USD", **hand_cost(totals, OPUS)})
         for response, counts in zip(responses, hand, strict=True):
             assert response == pytest.approx(hand_cost(counts, OPUS))
@@ -463,7 +462,7 @@ def test_stats_of_an_august_journal_prices_its_cache_tiers(tmp_path: Path, capsy
     path = price_file(tmp_path, BOTH)
     for run, journal in run_paths(AUGUST_FILES).items():
         hand = hand_responses(journal)
-        totals = {tier: sum(counts[tier] for counts in hand) for tier in TIERS}
+        totals = hand_totals(hand)
         if not totals["cache_read"]:
             continue
         document = json.loads(printed(capsys, "stats", "--json", "--prices", str(path), str(AUGUST_FILES), run))
