@@ -93,6 +93,15 @@ def _add_stuck_after(parser: argparse.ArgumentParser, help_text: str) -> None:
     )
 
 
+def _add_prices(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """``--prices FILE``, the same option for ``stats`` and ``audit``: the user's own prices (none are bundled)."""
+    parser.add_argument(
+        "--prices",
+        metavar="FILE",
+        help=f"your price table, per model and per million tokens (JSON or TOML; schema --input prices): {help_text}",
+    )
+
+
 def _duration(text: str) -> timedelta:
     """An argparse type: a bad duration is bad usage (exit 2), said by argparse."""
     from journaltools.errors import JournalError
@@ -262,6 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--json prints exactly the runtime's document",
     )
     stats.add_argument("targets", nargs="+", metavar="[SOURCE] RUN", help="RUN may be left out after a journal file")
+    _add_prices(stats, "add the run's cost after the runtime's account (with --json: a cost object)")
     stats.set_defaults(handler=_handler("journaltools.cli._analysis", "cmd_stats"))
 
     query = command(
@@ -340,6 +350,7 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--task-store", metavar="URL", help="fill runs.task_state from this task store")
     audit.add_argument("--turn-store", metavar="URL", help="add this turn-checkpoint store's findings (see 'turns')")
     _add_stuck_after(audit, "with --turn-store: see 'turns'")
+    _add_prices(audit, "add cost columns to runs and responses (--parquet) and a no_price finding per unpriced run")
     audit.set_defaults(handler=_command("cmd_audit"))
 
     turns = command(
@@ -507,13 +518,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # Imported past parsing: ``--help``, ``--version`` and bad usage end above without them.
     from journaltools.backends.oserrors import storage_error
-    from journaltools.errors import InvalidSource, JournalError, install_warning_format
+    from journaltools.errors import InvalidPrices, InvalidSource, JournalError, install_warning_format
 
     install_warning_format(f"journaltools {args.command}")  # a journaltools warning is one line
     _quiet_streams()
     try:
         return int(args.handler(args))
-    except (UsageError, InvalidSource) as exc:
+    except (UsageError, InvalidSource, InvalidPrices) as exc:
         return _fail(args, str(exc), 2)
     except JournalError as exc:
         return _fail(args, str(exc), 1)

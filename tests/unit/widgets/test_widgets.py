@@ -433,7 +433,11 @@ def test_a_price_table_adds_a_cost_column_and_nothing_is_bundled() -> None:
     assert "cost" not in [c.key for c in plain.columns]
     priced = RunBrowserModel.from_runs_table(table, prices={"claude-sonnet-5": {"input": 3, "output": 15}})
     rows = {row.run: row for row in priced.rows}
-    assert rows["r1"].cost == pytest.approx((100 * 3 + 20 * 15) / 1e6) and rows["r2"].cost is None
+    assert rows["r1"].cost is None  # r1 read 5 cached tokens and the table prices no cache read: never a guessed 0
+    prices = {"claude-sonnet-5": {"input": 3, "output": 15, "cache_read": 0.3, "cache_create": 3.75}}
+    priced = RunBrowserModel.from_runs_table(table, prices=prices)
+    rows = {row.run: row for row in priced.rows}
+    assert rows["r1"].cost == pytest.approx((100 * 3 + 20 * 15 + 5 * 0.3 + 1 * 3.75) / 1e6) and rows["r2"].cost is None
     assert "cost" in [c.key for c in priced.columns] and rows["r2"].cell("cost") == "—"
     with pytest.raises(ValueError, match="per million tokens"):
         RunBrowserModel.from_runs_table(table, prices={"m": {"output_tokens": 1}})
