@@ -36,11 +36,11 @@ from journaltools.prices import (
 )
 from journaltools.protocol.generations import NEWEST
 from journaltools.tables.schema import COST_COLUMNS, RESPONSES_SCHEMA, RUNS_SCHEMA, with_plain_strings
+from tests.paths import ROOT
 from tests.runstate_corpus import CORPUS, NEWEST_CORPUS
 from tests.strategies import valid_runs
-from tests.test_models_outputs import hold_to_schema, printed
+from tests.unit.models.test_models_outputs import hold_to_schema, printed
 
-ROOT = Path(__file__).resolve().parent.parent
 AUGUST_FILES = CORPUS / "file"
 NEWEST_FILES = NEWEST_CORPUS / "file"
 #: Made-up prices per million tokens (journaltools ships none): only the arithmetic matters.
