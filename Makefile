@@ -35,7 +35,7 @@ test: setup lint typecheck
 
 # The export's end-to-end test loads traces into a real trace viewer, Arize Phoenix with its embedded database: an
 # install of about 150 packages (850 MB) that would double a clean clone's setup, so it is its own target. Without
-# it, tests/test_phoenix.py says it is skipped and why; `make test-phoenix` installs it once and runs that test.
+# it, tests/e2e/test_phoenix.py says it is skipped and why; `make test-phoenix` installs it once and runs that test.
 PHOENIX_STAMP := $(VENV)/.installed-phoenix
 
 $(PHOENIX_STAMP): $(STAMP)
@@ -43,19 +43,13 @@ $(PHOENIX_STAMP): $(STAMP)
 	touch $(PHOENIX_STAMP)
 
 test-phoenix: setup $(PHOENIX_STAMP)
-	$(BIN)/python -m pytest -q tests/test_phoenix.py
+	$(BIN)/python -m pytest -q tests/e2e/test_phoenix.py
 
-# The tests left out of `make check`: each starts servers or processes (nats-server, a browser, Jupyter, a
-# wheel build, killed writers) and together they are most of the full suite's time; so are the tests marked
-# slow (scaling and memory checks over a great many journals). `make test` runs them all.
-SLOW_TESTS := test_aio test_audit_parquet test_backend_contract test_browser test_cluster test_connect test_crash test_diff_jetstream test_hostile_two_links \
-	test_jetstream test_jetstream_client test_listing_corpus test_migrate_compare test_models_jetstream test_natskv test_notebooks \
-	test_export_jetstream test_parallel test_phoenix test_readme test_setup test_slow_links test_sources test_task_stores test_turn_stores test_wheel test_widgets \
-	test_report_browser test_report_jetstream
-
-# Two processes: the fast lane's tests share nothing but read-only corpora, and the machines here have two cores.
+# The fast lane is the unit tests (tests/unit/, laid out as the package is) on both cores: they share nothing but
+# read-only corpora. Left to `make test`: tests/integration/ (a real nats-server, worker processes), tests/e2e/
+# (a browser, Jupyter, a wheel build, killed writers, a cluster) and the scaling and memory tests marked slow.
 check: setup lint typecheck
-	$(BIN)/python -m pytest -q -n 2 -m "not slow" $(foreach name,$(SLOW_TESTS),--ignore=tests/$(name).py)
+	$(BIN)/python -m pytest -q -n 2 -m "not integration and not slow" tests/unit
 
 lint: setup
 	$(BIN)/ruff check journaltools tests benchmarks scripts

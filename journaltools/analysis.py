@@ -26,6 +26,7 @@ The public faces are ``stats``, ``calls`` and ``search`` (exported as ``jt.stats
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import struct
@@ -38,6 +39,7 @@ from journaltools._goregexp import GoRegexp, GoRegexpError, compile_go
 from journaltools.errors import InvalidPattern, InvalidSearch
 from journaltools.folding.facts import CallFact, RunFacts
 from journaltools.listing import RunSummary
+from journaltools.prices import TIERS, Cost, PriceTable, TokenCounts, cost_of, unpriced
 from journaltools.protocol.gojson import compact, go_string, go_utf8, indent
 from journaltools.protocol.kinds import ZERO_TIME, Deferred, Record, ToolResult
 from journaltools.protocol.times import GoTime, canonical_go_time, parse_go_time
@@ -63,6 +65,10 @@ class Tokens:
     def total(self) -> int:
         """What a token budget counts: input, output and both cache tiers (thinking is already in the output)."""
         return self.in_tokens + self.out_tokens + self.cache_read_tokens + self.cache_create_tokens
+
+    def counts(self) -> TokenCounts:
+        """The four priced counts (``journaltools.prices``)."""
+        return TokenCounts(self.in_tokens, self.out_tokens, self.cache_read_tokens, self.cache_create_tokens)
 
     def __add__(self, other: Tokens) -> Tokens:
         return Tokens(
@@ -145,9 +151,30 @@ class Statistics:
         gap = parse_go_time(self.updated).unix_ns - parse_go_time(self.created).unix_ns
         return gap if gap >= 0 else None
 
-    def to_json(self) -> bytes:
-        """The exact bytes ``session stats --json`` prints."""
-        return _document(_statistics_json(self))
+    def to_json(self, cost: StatisticsCost | None = None) -> bytes:
+        """The exact bytes ``session stats --json`` prints; given ``cost`` (``statistics_cost``), with a ``cost``
+        object added to the document and to each response, every other byte the runtime's."""
+        return _document(_statistics_json(self, cost))
+
+
+@dataclass(frozen=True, slots=True)
+class StatisticsCost:
+    """What a run's tokens cost by the user's prices (``statistics_cost``): in total, per response, and why a
+    cost is null where one is (``note``, naming the model or the tier)."""
+
+    currency: str | None
+    total: Cost
+    responses: tuple[Cost, ...]
+    note: str | None
+
+
+def statistics_cost(stats: Statistics, prices: PriceTable) -> StatisticsCost:
+    """The cost of ``stats``' tokens by ``prices``, by the one cost rule (``journaltools.prices.cost_of``); the
+    run's model (the meta record's) prices every response."""
+    model = stats.model or None
+    counts = stats.tokens.counts()
+    responses = tuple(cost_of(prices, model, response.tokens.counts()) for response in stats.responses)
+    return StatisticsCost(prices.currency, cost_of(prices, model, counts), responses, unpriced(prices, model, counts))
 
 
 @dataclass(frozen=True, slots=True)
@@ -563,7 +590,21 @@ def _tokens_json(tokens: Tokens) -> bytes:
     )
 
 
-def _statistics_json(stats: Statistics) -> bytes:
+def _number(value: float | None) -> bytes:
+    return b"null" if value is None else json.dumps(value).encode()
+
+
+def _cost_json(cost: Cost, currency: str | None = None, note: str | None = None) -> bytes:
+    """``{currency?, input, output, cache_read, cache_create, total, note?}``, null where a cost is unknown."""
+    pairs = [("currency", _string(currency))] if currency else []
+    pairs += [(tier, _number(cost.of(tier))) for tier in TIERS]
+    pairs.append(("total", _number(cost.total)))
+    if note:
+        pairs.append(("note", _string(note)))
+    return _object(pairs)
+
+
+def _statistics_json(stats: Statistics, cost: StatisticsCost | None = None) -> bytes:
     pairs: list[tuple[str, bytes]] = [("run_id", _string(stats.run_id))]
     for key, text in (("agent", stats.agent), ("model", stats.model), ("caller", stats.caller)):
         if text:
@@ -582,11 +623,13 @@ def _statistics_json(stats: Statistics) -> bytes:
         pairs.append(("max_tokens", _int(stats.max_tokens)))
     pairs.append(("tokens", _tokens_json(stats.tokens)))
     responses = []
-    for response in stats.responses:
+    for index, response in enumerate(stats.responses):
         fields: list[tuple[str, bytes]] = [("iteration", _int(response.iteration))]
         if response.time:
             fields.append(("time", _string(response.time)))
         fields.append(("tokens", _tokens_json(response.tokens)))
+        if cost is not None:
+            fields.append(("cost", _cost_json(cost.responses[index])))
         responses.append(_object(fields))
     pairs.append(("responses", b"[" + b",".join(responses) + b"]"))
     tools = []
@@ -606,6 +649,8 @@ def _statistics_json(stats: Statistics) -> bytes:
         ]
         tools.append(_object(fields))
     pairs.append(("tools", b"[" + b",".join(tools) + b"]"))
+    if cost is not None:
+        pairs.append(("cost", _cost_json(cost.total, cost.currency, cost.note)))
     return _object(pairs)
 
 

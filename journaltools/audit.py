@@ -2,7 +2,9 @@
 
 An audit never stops at the first bad journal: it is a lenient load (``tables.iter_tables``) whose findings are
 collected and whose tables may be written as Parquet (``tables.parquet``). Every journal of the sources is in
-``runs``; a refused one has status ``invalid``.
+``runs``; a refused one has status ``invalid``. Given prices (``prices=``, ``audit --prices FILE``), ``runs`` and
+``responses`` carry the cost columns (``tables.costs``), ``AuditResult.cost`` sums them, and every run without a
+cost has a ``no_price`` finding.
 
 How it runs:
 
@@ -39,12 +41,15 @@ from journaltools.backends.oserrors import mapped
 from journaltools.backends.registry import open_source, scheme_of
 from journaltools.compare import compare_listings, findings_from_comparison
 from journaltools.listing import RunSummary
+from journaltools.prices import prices_of
 from journaltools.protocol.findings import Finding, at_least
-from journaltools.tables import SCHEMAS, LoadOptions, Tables, empty_table, findings_of, findings_table, iter_tables
+from journaltools.tables import LoadOptions, Tables, findings_of, findings_table, iter_tables
 from journaltools.tables.batch import BatchResult, RunBatch, batches_of, run_batch
+from journaltools.tables.costs import with_costs
 from journaltools.tables.loader import open_task_store_of, with_task_states
 from journaltools.tables.options import LoadChanges, resolve
 from journaltools.tables.parquet import ParquetTables, parquet_writer, read_audit
+from journaltools.tables.schema import is_priced, schema_of
 
 if TYPE_CHECKING:
     from journaltools.backends.base import Backend
@@ -69,6 +74,20 @@ class AuditResult:
     records: int = 0
     parquet: dict[str, Path] = field(default_factory=dict)  # table -> the file (or directory) written
     rows: dict[str, int] = field(default_factory=dict)  # table -> rows written
+    cost: float | None = None
+    """With prices: the sum of ``runs.cost`` over the runs that have one (None without prices)."""
+    unpriced_runs: int = 0
+    """With prices: the runs whose cost is null (their ``no_price`` findings say why; refused journals too)."""
+    currency: str | None = None
+    """With prices: the price table's currency, when it names one."""
+
+    def add_costs(self, runs: pa.Table) -> None:
+        """Count the costs of one batch's ``runs`` (priced by a load given prices)."""
+        if not is_priced(runs.schema):
+            return
+        column = runs["cost"]
+        self.cost = (self.cost or 0.0) + float(pc.sum(column).as_py() or 0.0)
+        self.unpriced_runs += column.null_count
 
     def add(self, finding: Finding, options: LoadOptions) -> None:
         self.counts[finding.severity] = self.counts.get(finding.severity, 0) + 1
@@ -132,6 +151,11 @@ def listing_findings(listings: Sequence[SourceListing]) -> list[Finding]:
 # -- the audit ----------------------------------------------------------------------------------------------
 
 
+def _currency(options: LoadOptions) -> str | None:
+    prices = prices_of(options.prices)
+    return prices.currency if prices is not None else None
+
+
 def _table_names(options: LoadOptions) -> tuple[str, ...]:
     return (*AUDIT_TABLES, "records") if options.wants_records(default=False) else AUDIT_TABLES
 
@@ -169,7 +193,9 @@ def audit_sources(
     ``options`` (or its fields as keywords): the ``LoadOptions`` a load takes; an audit is always lenient, and
     writes ``records`` only with ``records=True``.
     """
-    opts = dataclasses.replace(resolve(options, changes), strict=False)
+    opts = resolve(options, changes)
+    # A wrong price file is refused before any work; the checked table then travels to every batch.
+    opts = dataclasses.replace(opts, strict=False, prices=prices_of(opts.prices))
     urls = source_list(sources)
     if opts.dask is not None and opts.dask is not False:
         if opts.parquet is None:
@@ -177,14 +203,16 @@ def audit_sources(
         if opts.task_store is not None and not isinstance(opts.task_store, (str, os.PathLike)):
             raise ValueError("the Dask audit's tasks open the task store themselves: give its URL")
         return _audit_dask(urls, Path(opts.parquet), opts)
-    result = AuditResult()
+    result = AuditResult(currency=_currency(opts))
     compare = compares_listings(urls)
     listed: list[SourceListing] = []
     names = _table_names(opts)
     writer = None
     if opts.parquet is not None:
         with mapped(opts.parquet, "write the Parquet tables"):
-            writer = ParquetTables(opts.parquet, names, row_group_bytes=opts.row_group_bytes)
+            writer = ParquetTables(
+                opts.parquet, names, row_group_bytes=opts.row_group_bytes, priced=opts.prices is not None
+            )
     tasks, close_tasks = None, False
     try:
         tasks, close_tasks = open_task_store_of(opts.task_store)  # both stores first: a wrong URL fails before work
@@ -197,6 +225,7 @@ def audit_sources(
                 for tables in iter_tables(backend, options=load_options):
                     result.runs += tables.runs.num_rows
                     result.records += _count_records(tables.runs)
+                    result.add_costs(tables.runs)
                     for finding in findings_of(tables.findings):
                         result.add(finding, opts)
                     if writer is not None:
@@ -229,6 +258,8 @@ class _PartitionDone:
     runs: int
     records: int
     rows: dict[str, int]
+    #: The partition's ``runs`` costs (with prices): nothing else of its tables comes back.
+    costs: pa.Table | None = None
 
 
 def audit_partition(
@@ -248,22 +279,22 @@ def audit_partition(
 
         with open_task_store(task_store) as store:
             tables = with_task_states(tables, store)
+    tables = with_costs(tables, prices_of(options.prices))
     rows = {}
     for name in names:
         table = tables[name]
-        folder = Path(directory) / f"{name}.parquet"
-        folder.mkdir(parents=True, exist_ok=True)
-        with parquet_writer(folder / f"part.{number:05d}.parquet", name) as writer:
-            writer.write_table(table.cast(SCHEMAS[name]))
+        _write_partition(Path(directory), name, number, table)
         rows[name] = table.num_rows
-    return _PartitionDone(tables.findings, output.runs, _count_records(tables.runs), rows)
+    costs = tables.runs.select(["cost"]) if is_priced(tables.runs.schema) else None
+    return _PartitionDone(tables.findings, output.runs, _count_records(tables.runs), rows, costs)
 
 
 def _write_partition(directory: Path, name: str, number: int, table: pa.Table) -> None:
     folder = directory / f"{name}.parquet"
     folder.mkdir(parents=True, exist_ok=True)
-    with parquet_writer(folder / f"part.{number:05d}.parquet", name) as writer:
-        writer.write_table(table)
+    priced = is_priced(table.schema)
+    with parquet_writer(folder / f"part.{number:05d}.parquet", name, priced=priced) as writer:
+        writer.write_table(table.cast(schema_of(name, priced=priced)))
 
 
 def _audit_dask(urls: Sequence[str], directory: Path, opts: LoadOptions) -> AuditResult:
@@ -278,7 +309,7 @@ def _audit_dask(urls: Sequence[str], directory: Path, opts: LoadOptions) -> Audi
             shutil.rmtree(target)
         elif target.exists():
             target.unlink()
-    result = AuditResult()
+    result = AuditResult(currency=_currency(opts))
     early: list[Finding] = []
     compare = compares_listings(urls)
     listed: list[SourceListing] = []
@@ -308,9 +339,10 @@ def _audit_dask(urls: Sequence[str], directory: Path, opts: LoadOptions) -> Audi
         scheduler = None if opts.dask is True else opts.dask
         done: Sequence[_PartitionDone] = dask_module.compute(*tasks, scheduler=scheduler) if tasks else ()
     result.rows = dict.fromkeys(names, 0)
+    priced = opts.prices is not None
     for name in names:
         if (early and name == "findings") or not tasks:  # every table directory gets at least one file
-            table = findings_table(early) if name == "findings" else empty_table(name)
+            table = findings_table(early) if name == "findings" else schema_of(name, priced=priced).empty_table()
             _write_partition(directory, name, 0, table)
             result.rows[name] += table.num_rows
     for finding in early:
@@ -320,6 +352,8 @@ def _audit_dask(urls: Sequence[str], directory: Path, opts: LoadOptions) -> Audi
             result.add(finding, opts)
         result.runs += part.runs
         result.records += part.records
+        if part.costs is not None:
+            result.add_costs(part.costs)
         for name, count in part.rows.items():
             result.rows[name] += count
     if comparison:  # after every batch, as in the local audit: the last partition of the findings

@@ -11,6 +11,7 @@ files in ``backends/oserrors.py`` (``storage_error``), NATS client errors in ``b
     JournalError
     ├── InvalidRunId              a run id that is unsafe as a file name or subject token
     ├── InvalidConfig             a candidate configuration for the resume gate that cannot be read: bad usage
+    ├── InvalidPrices             a price table (``--prices``) that cannot be read: names the model and field
     ├── InvalidGrep               a grep that cannot be asked (an empty pattern, a regular expression RE2 refuses)
     ├── RunNotFound               no journal for that run in the source
     ├── InvalidPage               a page of a listing asked for wrongly: a limit below 1, a cursor not minted here
@@ -76,6 +77,11 @@ class InvalidRunId(JournalError, ValueError):
 
 class InvalidConfig(JournalError, ValueError):
     """A candidate configuration (``gate --config``) that cannot be read; the message names the key."""
+
+
+class InvalidPrices(JournalError, ValueError):
+    """A price table (``--prices FILE``, ``prices=``) that cannot be read or breaks its model; the message names the
+    file, the model and the field."""
 
 
 class InvalidPage(JournalError, ValueError):

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Set up what tests/test_browser.py needs, idempotently (safe to run on every `make test`):
+# Set up what tests/e2e/test_browser.py needs, idempotently (safe to run on every `make test`):
 #  - Debian's Chromium at /usr/bin/chromium (apt-get; never a Playwright browser download);
 #  - the standalone widget renderer @jupyter-widgets/html-manager from the npm registry, into build/browser
 #    (gitignored, never committed).

@@ -25,7 +25,8 @@ from journaltools.cli._output import UsageError
 from journaltools.models import INPUT_NAMES, OUTPUT_NAMES
 
 # Each command's code is imported when that command runs, not here: ``--help`` and a small ``show`` start in a
-# fraction of the time numpy, pyarrow, pandas or nats take to import (tests/test_lazy_imports.py holds them to it).
+# fraction of the time numpy, pyarrow, pandas or nats take to import (tests/unit/cli/test_lazy_imports.py holds
+# them to it).
 
 #: ``search --status`` values, as the runtime's search takes them (``analysis`` checks them; a test holds both).
 SEARCH_STATUSES: Final = ("open", "completed", "suspended", "error", "budget", "max_iterations")
@@ -89,6 +90,15 @@ def _add_stuck_after(parser: argparse.ArgumentParser, help_text: str) -> None:
     """``--stuck-after``, the same option (and default) for ``audit --turn-store`` and ``turns``."""
     parser.add_argument(
         "--stuck-after", type=_duration, default="1h", metavar="DURATION", help=f"{help_text} (default 1h)"
+    )
+
+
+def _add_prices(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """``--prices FILE``, the same option for ``stats`` and ``audit``: the user's own prices (none are bundled)."""
+    parser.add_argument(
+        "--prices",
+        metavar="FILE",
+        help=f"your price table, per model and per million tokens (JSON or TOML; schema --input prices): {help_text}",
     )
 
 
@@ -282,6 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--json prints exactly the runtime's document",
     )
     stats.add_argument("targets", nargs="+", metavar="[SOURCE] RUN", help="RUN may be left out after a journal file")
+    _add_prices(stats, "add the run's cost after the runtime's account (with --json: a cost object)")
     stats.set_defaults(handler=_handler("journaltools.cli._analysis", "cmd_stats"))
 
     query = command(
@@ -360,6 +371,7 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--task-store", metavar="URL", help="fill runs.task_state from this task store")
     audit.add_argument("--turn-store", metavar="URL", help="add this turn-checkpoint store's findings (see 'turns')")
     _add_stuck_after(audit, "with --turn-store: see 'turns'")
+    _add_prices(audit, "add cost columns to runs and responses (--parquet) and a no_price finding per unpriced run")
     audit.set_defaults(handler=_command("cmd_audit"))
 
     turns = command(
@@ -554,13 +566,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # Imported past parsing: ``--help``, ``--version`` and bad usage end above without them.
     from journaltools.backends.oserrors import storage_error
-    from journaltools.errors import InvalidSource, JournalError, install_warning_format
+    from journaltools.errors import InvalidPrices, InvalidSource, JournalError, install_warning_format
 
     install_warning_format(f"journaltools {args.command}")  # a journaltools warning is one line
     _quiet_streams()
     try:
         return int(args.handler(args))
-    except (UsageError, InvalidSource) as exc:
+    except (UsageError, InvalidSource, InvalidPrices) as exc:
         return _fail(args, str(exc), 2)
     except JournalError as exc:
         return _fail(args, str(exc), 1)

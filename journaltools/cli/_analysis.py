@@ -14,16 +14,19 @@ from journaltools.analysis import (
     SearchFilter,
     SearchResult,
     Statistics,
+    StatisticsCost,
     compile_pattern,
     query_json,
     run_calls,
     search_listing,
     search_time,
     statistics,
+    statistics_cost,
 )
 from journaltools.cli._output import UsageError, _note, _say, print_table
 from journaltools.cli._sources import _is_source, _only_run, _open, _source_and_rest
 from journaltools.errors import InvalidPattern, InvalidSearch
+from journaltools.prices import TIERS, read_prices
 from journaltools.protocol.gojson import go_utf8
 from journaltools.protocol.kinds import Record
 
@@ -88,14 +91,36 @@ def human_duration(nanoseconds: int) -> str:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
+    prices = read_prices(args.prices) if args.prices else None  # a wrong price file: bad usage, before any read
     run, records = _records("stats", args.targets)
     _august_note("stats", records)
     stats = statistics(records)
+    cost = statistics_cost(stats, prices) if prices is not None else None
     if args.json:
-        _write(stats.to_json())
+        _write(stats.to_json(cost))
     else:
         print_stats(run, stats)
+        if cost is not None:
+            print_cost(cost)
     return 0
+
+
+def _money(value: float | None, currency: str | None) -> str:
+    if value is None:
+        return "unknown"
+    return f"{value:,.6f}".rstrip("0").rstrip(".") + (f" {currency}" if currency else "")
+
+
+def print_cost(cost: StatisticsCost) -> None:
+    """The run's cost by the user's prices, after the runtime's account (which stays as it is)."""
+    total = cost.total
+    parts = " / ".join(
+        f"{_money(total.of(tier), None)} {label}"
+        for tier, label in zip(TIERS, ("in", "out", "cache read", "cache write"), strict=True)
+    )
+    _say(f"\ncost: {_money(total.total, cost.currency)} ({parts}), by your price table")
+    if cost.note:
+        _say(f"cost: {cost.note}")
 
 
 def _tokens_line(stats: Statistics) -> str:

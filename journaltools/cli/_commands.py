@@ -257,10 +257,19 @@ def cmd_audit(args: argparse.Namespace) -> int:
         task_store=args.task_store,
         turn_store=args.turn_store,
         stuck_after=args.stuck_after,
+        prices=args.prices,
     )
     printer.finish()
     if not args.json:
         print(f"\n{result.runs} runs, {result.records} records, {printer.count} findings", file=sys.stderr)
+        if result.cost is not None:
+            money = f"{result.cost:,.6f}" + (f" {result.currency}" if result.currency else "")
+            unknown = (
+                f"; {result.unpriced_runs} run(s) have no cost (no price: see their no_price findings; or refused)"
+                if result.unpriced_runs
+                else ""
+            )
+            print(f"cost: {money} by your price table, over the runs that have one{unknown}", file=sys.stderr)
         if printer.degraded:
             print(
                 f"{printer.degraded} run(s) lack fields the newest line writes (record times, meta.agent or result "

@@ -1,9 +1,10 @@
 """The published shapes of what people hand journaltools and of the documents it hands back, as pydantic models
 with their JSON Schemas (``journaltools schema --input NAME`` / ``--output NAME``).
 
-Inputs (``journaltools.models.inputs``) are validated by their model: ``gate --config`` (``gate-config``) and the
-options of a ``nats://`` source (``nats-source``). A value that breaks one is refused with the journaltools error
-of that input, in one line naming the field and the reason, the same line in Python and on the command line.
+Inputs (``journaltools.models.inputs``) are validated by their model: ``gate --config`` (``gate-config``), the
+options of a ``nats://`` source (``nats-source``) and a price table (``--prices``, ``prices``). A value that breaks
+one is refused with the journaltools error of that input, in one line naming the field and the reason, the same line
+in Python and on the command line.
 
 Outputs (``journaltools.models.outputs``) describe the ``--json`` documents of ``ls``, ``show``, ``audit``,
 ``compare``, ``gate``, ``migrate``, ``answer``, ``stats``, ``query`` and ``search``. The commands' own code stays
@@ -19,7 +20,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 #: ``schema --input NAME``: what a person writes for journaltools.
-INPUT_NAMES: Final = ("gate-config", "nats-source")
+INPUT_NAMES: Final = ("gate-config", "nats-source", "prices")
 #: ``schema --output NAME``: the command whose ``--json`` document the schema describes.
 OUTPUT_NAMES: Final = (
     "ls",

@@ -1,6 +1,7 @@
-"""What people hand journaltools, one model each: the resume gate's candidate configuration (``gate --config``) and
-the query parameters of a ``nats://`` source. ``validated`` checks a value against its model and turns pydantic's
-errors into the journaltools error of that input, in one line naming the field and the reason.
+"""What people hand journaltools, one model each: the resume gate's candidate configuration (``gate --config``),
+the query parameters of a ``nats://`` source and a price table (``--prices``). ``validated`` checks a value against
+its model and turns pydantic's errors into the journaltools error of that input, in one line naming the field and
+the reason.
 
 Models are strict: a JSON ``"3"`` is not the number 3, ``1`` is not ``true``. Where an input is written as text
 (a URL's query), the model reads that spelling itself, so the rule lives in one place.
@@ -129,8 +130,57 @@ class NatsSourceParameters(_Input):
     )
 
 
+# -- --prices ----------------------------------------------------------------------------------------------------
+
+#: A price: a finite number, zero or more (JSON has no NaN or Infinity; TOML and Python do).
+Price = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
+class ModelPrices(_Input):
+    """One model's prices, per million tokens of each tier. A tier left out is not priced: a count of it costs
+    null (a count of 0 costs 0), never a guessed zero."""
+
+    model_config = ConfigDict(title="prices of one model")
+
+    input: Price | None = Field(None, description="per million uncached input tokens (in_tokens)")
+    output: Price | None = Field(None, description="per million output tokens, thinking included (out_tokens)")
+    cache_read: Price | None = Field(None, description="per million tokens read from the prompt cache")
+    cache_create: Price | None = Field(
+        None, description="per million tokens written to the prompt cache (a cache write; cache_create_tokens)"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_tiers(cls, value: Any) -> Any:
+        if isinstance(value, Mapping):
+            unknown = sorted(str(key) for key in value if key not in cls.model_fields)
+            if unknown:
+                tiers = ", ".join(cls.model_fields)
+                raise ValueError(f"has {', '.join(unknown)}; the kinds are {tiers} (per million tokens)")
+        return value
+
+
+class PricesFile(_Input):
+    """A price table (``--prices FILE``, ``load(source, prices=FILE)``), in JSON or TOML. journaltools ships no
+    prices: a model the table does not name gets a null cost, and is named."""
+
+    model_config = ConfigDict(title="journaltools --prices")
+
+    models: dict[str, ModelPrices] = Field(
+        description="model, exactly as the journal's fingerprint names it → its prices per million tokens"
+    )
+    currency: str | None = Field(None, description="the prices' currency (shown with each cost, never converted)")
+    schema_url: str | None = Field(
+        None, alias="$schema", description="where an editor finds this schema (schema --input prices)"
+    )
+
+
 #: ``journaltools schema --input NAME``.
-INPUT_MODELS: Final[dict[str, type[_Input]]] = {"gate-config": GateConfig, "nats-source": NatsSourceParameters}
+INPUT_MODELS: Final[dict[str, type[_Input]]] = {
+    "gate-config": GateConfig,
+    "nats-source": NatsSourceParameters,
+    "prices": PricesFile,
+}
 
 
 # -- errors ------------------------------------------------------------------------------------------------------
@@ -186,6 +236,8 @@ def _got(problem: ErrorDetails) -> str:
     if problem["type"] == "missing":
         return ""
     value = problem.get("input")
+    if problem["type"] == "value_error" and isinstance(value, Mapping):
+        return ""  # a model's own check of a whole object says what is wrong with it
     if isinstance(value, str | int | float | bool) or value is None:
         shown = repr(value)
         return f" (got {shown})" if len(shown) <= 40 else ""

@@ -386,12 +386,30 @@ class StatsTokens(_Document):
     thinking_tokens: int = Field(description="part of out_tokens, not on top of it")
 
 
+#: A cost in the price table's currency; null where no price applies (never a guessed zero).
+Money = Annotated[float | None, Field(description="in the price table's currency; null where no price applies")]
+
+
+class StatsCost(_Document):
+    """``stats --prices FILE --json`` only (journaltools' addition, not the runtime's): what the tokens cost by the
+    user's price table, per tier and in total."""
+
+    currency: str | None = Field(None, description="the price table's currency; left out when it names none")
+    input: Money
+    output: Money
+    cache_read: Money
+    cache_create: Money
+    total: Money
+    note: str | None = Field(None, description="why a cost is null: the model or tier without a price")
+
+
 class StatsResponse(_Document):
     """One model response (an assistant record)."""
 
     iteration: int
     time: GoTimeText | None = Field(None, description="when it was journaled; left out when undated")
     tokens: StatsTokens
+    cost: StatsCost | None = Field(None, description="with --prices only: this response's cost (no currency)")
 
 
 class StatsTool(_Document):
@@ -428,6 +446,7 @@ class StatsDocument(_Document):
     tokens: StatsTokens
     responses: list[StatsResponse]
     tools: list[StatsTool] = Field(description="one row per tool, sorted by name")
+    cost: StatsCost | None = Field(None, description="with --prices only (not the runtime's): the run's cost")
 
 
 class QueryAnswer(_Document):

@@ -21,10 +21,12 @@ from journaltools.backends.base import Backend
 from journaltools.backends.registry import open_source
 from journaltools.errors import FoldError, SourceError, VersionMismatch
 from journaltools.folding.run import fold_run
+from journaltools.prices import prices_of
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.runid import validate_run_id
 from journaltools.tables.batch import BatchResult, RunBatch, batches_of, tables_of_batch
 from journaltools.tables.columns import findings_table, with_source
+from journaltools.tables.costs import with_costs
 from journaltools.tables.options import LoadChanges, LoadOptions, resolve
 from journaltools.tables.parallel import Progress, processes_for, progress_enabled, shared_batches
 from journaltools.tables.schema import Tables
@@ -90,6 +92,7 @@ def iter_tables(
     Memory holds a few batches, never the whole source. Arguments as for ``load``.
     """
     opts = resolve(options, changes)
+    prices = prices_of(opts.prices)  # a wrong price file is refused before any journal is read
     backend, owned = (source, False) if isinstance(source, Backend) else (open_source(source), True)
     try:
         wanted = _runs_wanted(backend, runs)
@@ -98,7 +101,7 @@ def iter_tables(
             problem = next((f for f in early if f.severity == "error"), None)
             if opts.strict and problem is not None:
                 raise SourceError(problem.message)
-            yield Tables.of(findings=findings_table([with_source(f, backend.url) for f in early]))
+            yield with_costs(Tables.of(findings=findings_table([with_source(f, backend.url) for f in early])), prices)
         bar = Progress(len(wanted), progress_enabled(opts.progress), "journaltools load")
         tasks, close_tasks = open_task_store_of(opts.task_store)
         try:
@@ -106,7 +109,8 @@ def iter_tables(
                 if opts.strict and part.bad:
                     _raise_for(backend, *part.bad[0], opts)
                 bar.update(part.runs)
-                yield with_task_states(part.tables, tasks) if tasks is not None else part.tables
+                tables = with_task_states(part.tables, tasks) if tasks is not None else part.tables
+                yield with_costs(tables, prices)
         finally:
             bar.close()
             if tasks is not None and close_tasks:
@@ -126,9 +130,13 @@ def load(
 
     ``source``: a directory, a journal file or glob, ``file://`` URL, ``nats://host:port/STREAM``, ``embedded``,
     an open backend, or None for the runtime's default directory (``backends.registry.default_source``).
-    ``options`` (or its fields as keywords, ``load(source, strict=False)``): see ``LoadOptions``.
+    ``options`` (or its fields as keywords, ``load(source, strict=False)``): see ``LoadOptions``;
+    ``prices=`` adds cost columns to ``runs`` and ``responses`` (``journaltools.prices``).
     """
-    return Tables.concat(iter_tables(source, runs, options, **changes))
+    parts = list(iter_tables(source, runs, options, **changes))
+    if not parts:
+        return Tables.empty(priced=resolve(options, changes).prices is not None)
+    return Tables.concat(parts)
 
 
 # -- the task store: the one place the tables call it -----------------------------------------------------------

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from journaltools.prices import PricesLike
 from journaltools.protocol.findings import Finding
 from journaltools.turnjournal.analysis import DEFAULT_STUCK_AFTER
 
@@ -46,6 +47,10 @@ class LoadOptions:
     """A progress bar; by default only in a notebook or on a terminal."""
     task_store: str | os.PathLike[str] | TaskStore | None = None
     """A task store (or its URL): fills ``runs.task_state`` for every run whose id names a task it holds."""
+    prices: PricesLike | None = None
+    """The user's prices (a price file's path, its document, ``{model: {tier: price}}`` or a ``PriceTable``; see
+    ``journaltools.prices``): adds the cost columns to ``runs`` and ``responses``, and a ``no_price`` finding for
+    each run whose cost cannot be known. None: no cost columns (journaltools ships no prices)."""
     # -- audits ---------------------------------------------------------------------------------------------
     parquet: str | os.PathLike[str] | None = None
     """``audit_sources``: a directory to write the tables into as Parquet."""
@@ -83,6 +88,7 @@ class LoadChanges(TypedDict, total=False):
     workers: int | None
     progress: bool | None
     task_store: str | os.PathLike[str] | TaskStore | None
+    prices: PricesLike | None
     parquet: str | os.PathLike[str] | None
     dask: Any
     row_group_bytes: int

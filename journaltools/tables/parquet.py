@@ -18,20 +18,24 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from journaltools.tables.schema import SCHEMAS, Tables, empty_table
+from journaltools.tables.schema import SCHEMAS, Tables, empty_table, is_priced, schema_of
 
 
-def statistics_columns(name: str) -> list[str]:
+def statistics_columns(name: str, *, priced: bool = False) -> list[str]:
     """Columns worth min/max statistics: not the long texts (bodies, messages, inputs). Their statistics
     would be useless for filtering, and a writer keeps every row group's statistics in memory until it
     closes, so they would make memory grow with the number of batches."""
     return [
-        f.name for f in SCHEMAS[name] if f.type not in (pa.large_string(), pa.large_binary()) and f.name != "message"
+        f.name
+        for f in schema_of(name, priced=priced)
+        if f.type not in (pa.large_string(), pa.large_binary()) and f.name != "message"
     ]
 
 
-def parquet_writer(path: Path, name: str) -> pq.ParquetWriter:
-    return pq.ParquetWriter(path, SCHEMAS[name], compression="zstd", write_statistics=statistics_columns(name))
+def parquet_writer(path: Path, name: str, *, priced: bool = False) -> pq.ParquetWriter:
+    """A writer of the table ``name`` (``priced``: with the cost columns of a load given prices)."""
+    schema = schema_of(name, priced=priced)
+    return pq.ParquetWriter(path, schema, compression="zstd", write_statistics=statistics_columns(name, priced=priced))
 
 
 class ParquetTables:
@@ -49,19 +53,25 @@ class ParquetTables:
     """
 
     def __init__(
-        self, directory: str | os.PathLike[str], names: Sequence[str], *, row_group_bytes: int = 8 << 20
+        self,
+        directory: str | os.PathLike[str],
+        names: Sequence[str],
+        *,
+        row_group_bytes: int = 8 << 20,
+        priced: bool = False,
     ) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self._staging = Path(tempfile.mkdtemp(prefix=".audit-", dir=self.directory))
         self.row_group_bytes = row_group_bytes
+        self.schemas = {name: schema_of(name, priced=priced) for name in names}
         self.rows = dict.fromkeys(names, 0)
         self._pending: dict[str, list[pa.Table]] = {name: [] for name in names}
         self._pending_bytes = dict.fromkeys(names, 0)
         self._writers: dict[str, pq.ParquetWriter] = {}
         try:
             for name in names:
-                self._writers[name] = parquet_writer(self._partial(name), name)
+                self._writers[name] = parquet_writer(self._partial(name), name, priced=priced)
         except BaseException:
             self.abort()  # a full disk can refuse the third file after the first two were made
             with contextlib.suppress(OSError):
@@ -77,7 +87,7 @@ class ParquetTables:
     def write_table(self, name: str, table: pa.Table) -> None:
         if not table.num_rows:
             return
-        self._pending[name].append(table.cast(SCHEMAS[name]))
+        self._pending[name].append(table.cast(self.schemas[name]))
         self._pending_bytes[name] += table.nbytes
         self.rows[name] += table.num_rows
         if self._pending_bytes[name] >= self.row_group_bytes:
@@ -141,7 +151,8 @@ def _directory_lock(directory: Path) -> Iterator[None]:
 
 
 def read_audit(directory: str | os.PathLike[str], names: Sequence[str] | None = None) -> Tables:
-    """The tables an audit wrote into ``directory`` (either layout), with their schemas; missing ones empty."""
+    """The tables an audit wrote into ``directory`` (either layout), with their schemas (and the cost columns of an
+    audit given prices); missing ones empty."""
     root = Path(directory)
     tables: dict[str, pa.Table] = {}
     for name in SCHEMAS:
@@ -150,6 +161,7 @@ def read_audit(directory: str | os.PathLike[str], names: Sequence[str] | None = 
             tables[name] = empty_table(name)
             continue
         parts = sorted(path.glob("*.parquet")) if path.is_dir() else [path]
-        pieces = [pq.read_table(part, schema=SCHEMAS[name]) for part in parts]
+        schema = schema_of(name, priced=bool(parts) and is_priced(pq.read_schema(parts[0])))
+        pieces = [pq.read_table(part, schema=schema) for part in parts]
         tables[name] = pa.concat_tables(pieces) if pieces else empty_table(name)
     return Tables(**tables)

@@ -270,6 +270,36 @@ SCHEMAS: Final[dict[str, pa.Schema]] = {
 }
 
 
+#: The cost columns a load given prices adds to ``runs`` and ``responses`` (``tables.costs``), after their others:
+#: the cost of each priced tier and the total, float64 in the price table's currency, null where no price applies.
+COST_COLUMNS: Final = ("cost_input", "cost_output", "cost_cache_read", "cost_cache_create", "cost")
+PRICED_TABLES: Final = ("runs", "responses")
+_COST_DESCRIPTION: Final = (
+    "; with prices (load(prices=...), --prices FILE): cost_input, cost_output, cost_cache_read, cost_cache_create = "
+    "the tier's tokens times the table's price per million (0 for no tokens of a tier the table leaves out), cost = "
+    "their sum, in the table's currency; every cost null when the table has no price for the run's model, and cost "
+    "null when a tier with tokens has no price"
+)
+PRICED_SCHEMAS: Final[dict[str, pa.Schema]] = {
+    name: _schema(
+        [*SCHEMAS[name], *(pa.field(column, pa.float64()) for column in COST_COLUMNS)],
+        SCHEMAS[name].metadata[b"description"].decode() + _COST_DESCRIPTION,
+    )
+    for name in PRICED_TABLES
+}
+
+
+def schema_of(name: str, *, priced: bool = False) -> pa.Schema:
+    """The schema of the table ``name``: with its cost columns when ``priced`` (only ``runs`` and ``responses``
+    have any)."""
+    return PRICED_SCHEMAS[name] if priced and name in PRICED_SCHEMAS else SCHEMAS[name]
+
+
+def is_priced(schema: pa.Schema) -> bool:
+    """Whether a table (or a Parquet file's schema) carries the cost columns."""
+    return COST_COLUMNS[-1] in schema.names
+
+
 def to_pandas(table: pa.Table) -> pd.DataFrame:
     """A DataFrame with Arrow-backed dtypes (``pd.ArrowDtype``): nulls, uint64 and UTC timestamps survive. A
     dictionary-encoded column is a ``category`` whose categories are sorted, so that ordering by it is by text (an
@@ -335,8 +365,9 @@ class Tables:
         return PandasTables(**{name: to_pandas(table) for name, table in self.items()})
 
     @classmethod
-    def empty(cls) -> Tables:
-        return cls(**{name: empty_table(name) for name in TABLE_NAMES})
+    def empty(cls, *, priced: bool = False) -> Tables:
+        """Every table empty; ``priced``: ``runs`` and ``responses`` with their cost columns."""
+        return cls(**{name: schema_of(name, priced=priced).empty_table() for name in TABLE_NAMES})
 
     @classmethod
     def of(cls, **tables: pa.Table) -> Tables:

@@ -8,37 +8,30 @@ each model turn and each tool call took, and what each turn cost. Those come fro
   holds two kinds of time: ``meta.created`` and each claim's ``claimed``. Nothing here invents a time: a duration
   is shown only between two records that both have one;
 - **tokens** per turn are each assistant record's own counts (the runtime's counters are their sums);
-- **cost** is computed only from a price table the user passes (``prices={model: {...}}``): journaltools ships no
-  prices, since any bundled list would be presented as current long after it stopped being so.
+- **cost** is computed only from a price table the user passes (``prices={model: {...}}``, a price file's path or
+  a ``PriceTable``), by the one cost rule of ``journaltools.prices``: journaltools ships no prices, since any
+  bundled list would be presented as current long after it stopped being so.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from journaltools.prices import PricesLike, PriceTable, TokenCounts, cost_of, prices_of
 from journaltools.protocol.kinds import Record
 from journaltools.protocol.times import go_time
 
-#: A user's price table: model → price per million tokens of each kind (``input``, ``output``, ``cache_read``,
-#: ``cache_create``; a kind left out costs nothing). Thinking tokens are inside ``output`` and priced with it.
-Prices = Mapping[str, Mapping[str, float]]
-PRICE_KINDS: tuple[str, ...] = ("input", "output", "cache_read", "cache_create")
+#: A user's price table as the widgets take it: model → price per million tokens of each tier (``input``,
+#: ``output``, ``cache_read``, ``cache_create``), a price file's path, or a checked ``PriceTable``
+#: (``journaltools.prices``). Thinking tokens are inside ``output`` and priced with it.
+Prices = PricesLike
 
 
-def check_prices(prices: Prices | None) -> Prices | None:
-    """``prices`` as given, after checking its shape (a misspelt kind would silently cost nothing)."""
-    if prices is None:
-        return None
-    for model, table in prices.items():
-        unknown = set(table) - set(PRICE_KINDS)
-        if unknown:
-            raise ValueError(
-                f"prices[{model!r}] has {', '.join(sorted(unknown))}; the kinds are {', '.join(PRICE_KINDS)} "
-                "(per million tokens)"
-            )
-    return prices
+def check_prices(prices: Prices | None) -> PriceTable | None:
+    """``prices`` checked once, as a ``PriceTable`` (a misspelt tier would otherwise silently cost nothing)."""
+    return prices_of(prices)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,13 +61,13 @@ class Tokens:
         )
 
     def cost(self, prices: Prices | None, model: str | None) -> float | None:
-        """The cost by the user's price table, or None when there is no table or no row for ``model``."""
-        if prices is None or model is None or model not in prices:
+        """The total cost by the user's price table (``journaltools.prices.cost_of``), or None when there is no
+        table, no price for ``model``, or a count of a tier the table does not price."""
+        table = prices_of(prices)
+        if table is None:
             return None
-        table = prices[model]
-        counts = {"input": self.input, "output": self.output, "cache_read": self.cache_read}
-        counts["cache_create"] = self.cache_create
-        return sum(counts[kind] * float(table.get(kind, 0.0)) for kind in PRICE_KINDS) / 1_000_000
+        counts = TokenCounts(self.input, self.output, self.cache_read, self.cache_create)
+        return cost_of(table, model, counts).total
 
 
 def cost_text(cost: float | None) -> str:

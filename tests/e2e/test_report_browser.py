@@ -1,0 +1,242 @@
+"""The report file opened from disk in a real headless Chromium with the network cut off, as whoever it was sent to
+opens it: nothing is fetched, nothing logs an error, both themes render (the reader's preference and the switch),
+pages open and close, a link into a closed page opens it, journal markup never runs, and without scripts every page
+still opens. Screenshots at 1280 px, light and dark, land in ``test-artifacts/`` (gitignored); ``docs/report-*.png``
+are copies of them.
+
+Set-up: Debian's ``chromium`` (``scripts/setup-browser-tests.sh`` installs it when missing); never a Playwright
+browser download.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import journaltools as jt
+from journaltools.backends.registry import open_source
+from journaltools.generate import journal_bytes
+from journaltools.runreport import RunReport, report_of_read, write_report
+from tests.paths import ROOT, SAMPLES
+from tests.unit.test_report import AUGUST_FILES, scenarios, write_journal
+from tests.unit.widgets.test_widgets import hostile_records
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+WIDTH, HEIGHT = 1280, 900
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        subprocess.run(["sh", str(ROOT / "scripts" / "setup-browser-tests.sh")], check=True, timeout=900)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The report files: a long August run (seven pages), a stuck newest run, and a hostile journal."""
+    folder = tmp_path_factory.mktemp("reports")
+    hostile = write_journal(folder / "journals", "hostile", journal_bytes(hostile_records()))
+    made = {
+        "long": jt.report(str(AUGUST_FILES), scenarios(AUGUST_FILES)["long-run"], folder / "long.html"),
+        # Named by its path in the repository, as the screenshots in docs/ show it (not this machine's path).
+        "stuck": write_report(stuck_report(), folder / "stuck.html"),
+        "hostile": jt.report(str(hostile), "hostile", folder / "hostile.html"),
+    }
+    return {name: report.path for name, report in made.items() if report.path is not None}
+
+
+def stuck_report() -> RunReport:
+    with open_source(str(SAMPLES)) as source:
+        read = source.read_run("newest-deferred-waiting")
+    return report_of_read(read, source="data/samples")
+
+
+@dataclass
+class Opened:
+    """A report open in a page, with every request it made and every error it logged."""
+
+    page: Any
+    requests: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def open_report(browser: Any, path: Path, scheme: str = "light", *, scripts: bool = True) -> Opened:
+    """``path`` in a fresh offline context: any request but the file itself is recorded and refused."""
+    context = browser.new_context(
+        viewport={"width": WIDTH, "height": HEIGHT},
+        color_scheme=scheme,
+        offline=True,
+        java_script_enabled=scripts,
+    )
+    page = context.new_page()
+    opened = Opened(page)
+    own = path.as_uri()
+
+    def guard(route: Any) -> None:
+        if route.request.url == own:
+            route.continue_()
+        else:
+            route.abort()
+
+    page.route("**/*", guard)
+    page.on("request", lambda request: opened.requests.append(request.url))
+    page.on("console", lambda message: opened.errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: opened.errors.append(str(error)))
+    page.goto(own)
+    page.wait_for_selector("#conversation")
+    return opened
+
+
+def background(page: Any) -> str:
+    return str(page.evaluate("getComputedStyle(document.body).backgroundColor"))
+
+
+def text_colour(page: Any, selector: str) -> str:
+    return str(page.locator(selector).first.evaluate("el => getComputedStyle(el).color"))
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_offline_with_no_request_and_no_error_in_either_theme(
+    chromium: Any, reports: dict[str, Path], scheme: str
+) -> None:
+    opened = open_report(chromium, reports["stuck"], scheme)
+    page = opened.page
+    try:
+        assert opened.requests == [reports["stuck"].as_uri()] and opened.errors == []
+        dark = scheme == "dark"
+        assert background(page) == ("rgb(17, 17, 17)" if dark else "rgb(255, 255, 255)")
+        assert text_colour(page, ".jt-banner-title") == ("rgba(255, 255, 255, 0.87)" if dark else "rgba(0, 0, 0, 0.87)")
+        assert page.locator(".jt-banner").first.inner_text().startswith("Suspended")
+        assert page.locator("#waiting .jt-call[data-state='deferred']").is_visible()
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"report-{scheme}.png"))
+    finally:
+        page.context.close()
+
+
+def test_the_theme_switch_overrides_the_readers_preference(chromium: Any, reports: dict[str, Path]) -> None:
+    opened = open_report(chromium, reports["stuck"], "light")
+    page = opened.page
+    try:
+        switch = page.locator("#jt-theme")
+        assert switch.is_visible() and switch.inner_text() == "theme: auto"
+        switch.click()
+        assert switch.inner_text() == "theme: light" and background(page) == "rgb(255, 255, 255)"
+        switch.click()
+        assert switch.inner_text() == "theme: dark" and background(page) == "rgb(17, 17, 17)"
+        switch.click()
+        assert switch.inner_text() == "theme: auto" and background(page) == "rgb(255, 255, 255)"
+        assert opened.errors == []
+    finally:
+        page.context.close()
+
+
+def test_pages_open_close_and_a_link_opens_the_page_it_points_into(chromium: Any, reports: dict[str, Path]) -> None:
+    opened = open_report(chromium, reports["long"], "dark")
+    page = opened.page
+    try:
+        pages = page.locator("details.jt-page")
+        count = pages.count()
+        assert count == 7
+        assert [pages.nth(i).evaluate("el => el.open") for i in range(count)] == [True] + [False] * 5 + [True]
+        second = page.locator("#page-2")
+        first_message = second.locator(".jt-msg").first
+        assert not first_message.is_visible()
+        second.locator("summary").click()
+        assert first_message.is_visible()
+        second.locator("summary").click()
+        assert not first_message.is_visible()
+        # A turn of the timeline on page 4: its link opens that page and brings the message into view.
+        seq = int(page.locator("#page-4 .jt-msg").nth(3).get_attribute("data-seq") or 0)
+        target = page.locator(f"#jt-r-seq-{seq}")
+        assert not target.is_visible()
+        turns = page.locator("#timeline .jt-turns-box")
+        assert not turns.evaluate("el => el.open")  # 150 turns: the table starts closed
+        turns.locator("summary").click()
+        page.locator(f"#timeline a[href='#jt-r-seq-{seq}']").click()
+        assert target.is_visible() and page.locator("#page-4").evaluate("el => el.open")
+        assert target.evaluate(
+            "el => { const r = el.getBoundingClientRect(); return r.top >= 0 && r.top < innerHeight; }"
+        )
+        page.locator("#jt-open-all").click()
+        assert all(pages.nth(i).evaluate("el => el.open") for i in range(count))
+        page.locator("#jt-close-all").click()
+        assert not any(pages.nth(i).evaluate("el => el.open") for i in range(count))
+        assert opened.errors == [] and len(opened.requests) == 1
+        page.locator("#page-1").locator("summary").click()
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "report-long-dark.png"))
+    finally:
+        page.context.close()
+
+
+def test_journal_markup_never_runs(chromium: Any, reports: dict[str, Path]) -> None:
+    opened = open_report(chromium, reports["hostile"], "light")
+    page = opened.page
+    try:
+        page.locator("#jt-open-all").click()
+        assert page.evaluate("window.pwned") is None
+        assert page.locator("#conversation img, #conversation script").count() == 0
+        assert "<script>window.pwned = 1</script>" in page.locator("#conversation").inner_text()
+        assert opened.errors == [] and len(opened.requests) == 1
+    finally:
+        page.context.close()
+
+
+def test_without_scripts_every_page_still_opens_and_no_dead_button_shows(
+    chromium: Any, reports: dict[str, Path]
+) -> None:
+    opened = open_report(chromium, reports["long"], "light", scripts=False)
+    page = opened.page
+    try:
+        assert not page.locator("#jt-theme").is_visible() and not page.locator("#jt-open-all").is_visible()
+        third = page.locator("#page-3")
+        third.locator("summary").click()
+        assert third.locator(".jt-msg").first.is_visible()
+        assert opened.errors == []
+    finally:
+        page.context.close()
+
+
+#: Texts a reader must be able to read in either theme: the banner, muted notes, links, table cells, a message's
+#: role and facts, a call's input.
+READ_FIRST = (
+    ".jt-banner-title",
+    ".jt-banner-detail",
+    ".jt-report-meta",
+    ".jt-report-nav a",
+    "#timeline .jt-seq-link",
+    "#segments td",
+    ".jt-role",
+    ".jt-turn-facts",
+    ".jt-call pre",
+    ".jt-page > summary",
+)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_text_contrast_is_at_least_4_5_to_1(chromium: Any, reports: dict[str, Path], scheme: str) -> None:
+    from tests.e2e.test_browser import MIN_CONTRAST, rendered_contrast
+
+    opened = open_report(chromium, reports["stuck"], scheme)
+    try:
+        for selector in READ_FIRST:
+            ratio = rendered_contrast(opened.page.locator(selector).first)
+            assert ratio >= MIN_CONTRAST, f"{scheme} {selector}: {ratio:.2f}"
+    finally:
+        opened.page.context.close()

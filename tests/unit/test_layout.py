@@ -1,0 +1,28 @@
+"""The suite is laid out as the package is, so a newcomer knows where a test goes: ``tests/unit/<subpackage>/``
+holds the tests of ``journaltools/<subpackage>/`` and ``tests/unit/`` itself those of the top-level modules."""
+
+from __future__ import annotations
+
+from tests.paths import ROOT, TESTS
+
+
+def test_every_unit_folder_is_named_after_a_subpackage() -> None:
+    subpackages = {path.parent.name for path in (ROOT / "journaltools").glob("*/__init__.py")}
+    folders = {path.name for path in (TESTS / "unit").iterdir() if path.is_dir() and path.name != "__pycache__"}
+    assert folders and folders <= subpackages, sorted(folders - subpackages)
+
+
+def test_every_test_file_sits_in_a_folder_that_says_what_it_needs() -> None:
+    misplaced = [
+        str(path.relative_to(TESTS))
+        for path in TESTS.rglob("test_*.py")
+        if "corpus" not in path.relative_to(TESTS).parts
+        and path.relative_to(TESTS).parts[0] not in ("unit", "integration", "e2e")
+    ]
+    assert misplaced == []
+
+
+def test_every_folder_of_tests_is_a_package() -> None:
+    # Two test files of one name in two folders must not collide as modules.
+    folders = {path.parent for path in TESTS.rglob("test_*.py") if "corpus" not in path.relative_to(TESTS).parts}
+    assert [str(folder) for folder in sorted(folders) if not (folder / "__init__.py").is_file()] == []
