@@ -94,7 +94,8 @@ def _add_stuck_after(parser: argparse.ArgumentParser, help_text: str) -> None:
 
 
 def _add_prices(parser: argparse.ArgumentParser, help_text: str) -> None:
-    """``--prices FILE``, the same option for ``stats`` and ``audit``: the user's own prices (none are bundled)."""
+    """``--prices FILE``, the same option for ``stats``, ``audit`` and ``report``: the user's own prices (none are
+    bundled)."""
     parser.add_argument(
         "--prices",
         metavar="FILE",
@@ -520,6 +521,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="refuse a journal the runtime would refuse, instead of reporting it as far as it reads (invalid)",
     )
+    _add_prices(report, "add the run's cost and each model turn's, as the notebook's conversation shows them")
     report.set_defaults(handler=_handler("journaltools.cli._report", "cmd_report"))
 
     from journaltools.cli._export import EXPORT_HELP, add_export_arguments

@@ -9,12 +9,14 @@ from journaltools.cli._sources import _only_run, _open, _source_and_optional_run
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from journaltools.prices import read_prices
     from journaltools.runreport import report_of_read, write_report
 
+    prices = read_prices(args.prices) if args.prices else None  # a wrong price file: bad usage, before any read
     source, run = _source_and_optional_run(args.targets)
     with _open(source, "report") as backend:
         read = backend.read_run(run if run is not None else _only_run(backend), strict=args.strict)
         url = backend.url
-    made = report_of_read(read, source=url, strict=args.strict, max_bytes=args.max_size)
+    made = report_of_read(read, source=url, strict=args.strict, max_bytes=args.max_size, prices=prices)
     _say(write_report(made, args.output).summary())
     return 0

@@ -278,6 +278,23 @@ def test_the_command_writes_the_file_and_says_so_in_one_line(
     assert "bound 300,000" in capsys.readouterr().out and "deferred-waiting" in target.read_text(encoding="utf-8")
 
 
+def test_a_price_file_adds_the_runs_cost(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"models": {"claude-sonnet-4-6": {"input": 2.0, "output": 10.0}}, "currency": "USD"}))
+    target = tmp_path / "priced.html"
+    assert main(["report", str(SAMPLES), "newest-deferred-waiting", "-o", str(target), "--prices", str(prices)]) == 0
+    summary = section(target.read_text(encoding="utf-8"), "summary")
+    # 1,500 input and 230 output tokens: 0.003 + 0.0023.
+    assert "cost <b>0.0053</b>" in summary and "(your price table)" in summary
+    assert main(["report", str(SAMPLES), "newest-deferred-waiting", "-o", str(target)]) == 0
+    assert "cost <b>" not in section(target.read_text(encoding="utf-8"), "summary")
+    capsys.readouterr()
+    prices.write_text('{"models": {"claude-sonnet-4-6": {"input": "cheap"}}}')
+    assert main(["report", str(SAMPLES), "deferred-waiting", "-o", str(target), "--prices", str(prices)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "must be a valid number" in err
+
+
 @pytest.mark.parametrize(
     ("arguments", "status", "said"),
     [
