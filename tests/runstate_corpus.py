@@ -9,9 +9,17 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 CORPUS = Path(__file__).parent / "corpus" / "runstate"
 #: The newest line's corpus (format version 1), written by its own code: tests/corpus/runstate/newest/MANIFEST.md.
 NEWEST_CORPUS = CORPUS / "newest"
+
+
+def random_ones_slow(corpora: list[Any]) -> list[Any]:
+    """Parameters over corpora (names or paths), those of the random corpora marked slow: each is hundreds of runs,
+    and a sweep of it belongs to ``make test``; ``make check`` sweeps the scenario and broken corpora."""
+    return [pytest.param(corpus, marks=pytest.mark.slow) if "random" in str(corpus) else corpus for corpus in corpora]
 
 
 def expected(name: str, *, newest: bool = False) -> list[dict[str, Any]]:

@@ -20,7 +20,7 @@ from journaltools.folding.facts import time_ns
 from journaltools.folding.run import fold_run
 from journaltools.protocol.journal import typed_records
 from tests.paths import SAMPLES
-from tests.runstate_corpus import CORPUS, NEWEST_CORPUS
+from tests.runstate_corpus import CORPUS, NEWEST_CORPUS, random_ones_slow
 
 SOURCES = {
     "samples": SAMPLES,
@@ -91,7 +91,7 @@ def tokens_in(source: Path) -> set[str]:
 @pytest.mark.parametrize(
     "name",
     # The random corpora are hundreds of runs and tens of thousands of spans: their parse takes the slow lane.
-    [pytest.param(name, marks=pytest.mark.slow) if name.endswith("random") else name for name in SOURCES],
+    random_ones_slow(list(SOURCES)),
 )
 def test_every_otlp_line_is_a_traces_data_the_protobuf_definitions_read(name: str, tmp_path: Path) -> None:
     source = SOURCES[name]

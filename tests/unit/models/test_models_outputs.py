@@ -23,6 +23,7 @@ from journaltools.cli import main
 from journaltools.models import OUTPUT_NAMES, output_schema
 from journaltools.models.outputs import OUTPUT_DOCUMENTS, output_adapter
 from tests.paths import ROOT
+from tests.runstate_corpus import random_ones_slow
 
 SAMPLES = ROOT / "data" / "samples"
 RUNSTATE = ROOT / "tests" / "corpus" / "runstate"
@@ -83,7 +84,7 @@ def journals(source: Path) -> Iterator[Path]:
 # -- the documents on the corpora --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("corpus", sorted(SOURCES))
+@pytest.mark.parametrize("corpus", random_ones_slow(sorted(SOURCES)))
 def test_show_documents_fit_their_schema(capsys: pytest.CaptureFixture[str], corpus: str) -> None:
     shown = 0
     for journal in journals(SOURCES[corpus]):
@@ -111,7 +112,7 @@ def test_show_documents_of_every_kind_of_run_fit_their_schema(capsys: pytest.Cap
     assert {"pending", "pending_calls", "open_deferrals", "call_approvals", "memory_revisions", "terminal"} <= seen
 
 
-@pytest.mark.parametrize("corpus", sorted(SOURCES))
+@pytest.mark.parametrize("corpus", random_ones_slow(sorted(SOURCES)))
 def test_ls_and_audit_documents_fit_their_schemas(capsys: pytest.CaptureFixture[str], corpus: str) -> None:
     rows = hold_to_schema("ls", printed(capsys, "ls", "--json", str(SOURCES[corpus])))
     findings = hold_to_schema("audit", printed(capsys, "audit", "--json", "--quiet", str(SOURCES[corpus])))
