@@ -113,7 +113,8 @@ class RecordFacts:
     call_answered: dict[str, int] = field(default_factory=dict)
     #: Every seq in stored order (a turn's duration runs from the record before it).
     seqs: list[int] = field(default_factory=list)
-    #: ``meta.created`` (the journal's own text) and the store's "updated" (file mtime, last message time).
+    #: ``meta.created`` (the journal's own text) and when the run was updated: its last record's own time (the
+    #: newest line), else the store's (a file's mtime, the last message's time).
     created: str | None = None
     updated: datetime | None = None
     #: ``file`` or ``jetstream`` when known: what the note about times names.
@@ -165,6 +166,10 @@ class RecordFacts:
             result = record.tool_result if record.kind == "tool_result" else None
             if result is not None:
                 facts.call_answered.setdefault(result.tool_use_id, seq)
+        # The newest line's listing dates a run by its last record's own time; only an undated last record (and
+        # every August journal) is dated by the store.
+        if records and records[-1].time:
+            facts.updated = go_time(records[-1].time)
         return facts
 
     @property

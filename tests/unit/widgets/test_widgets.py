@@ -911,6 +911,19 @@ def test_a_run_with_no_terminal_has_no_ending_recorded_not_running() -> None:
     assert row.reason.startswith("no ending recorded") or "waiting for the model" in row.reason
 
 
+def test_a_newest_run_is_updated_when_its_last_record_is_dated_not_when_its_file_was_touched() -> None:
+    newest = sorted((TESTS / "corpus" / "runstate" / "newest" / "file").glob("*.json"))
+    records = [decode_line(line).record for line in newest[0].read_bytes().splitlines()]
+    assert records[-1].time, "the newest line dates every record"
+    touched = datetime(2030, 1, 1, tzinfo=UTC)
+    facts = RecordFacts.of(records, updated=touched)
+    assert facts.updated == facts.times[records[-1].seq] < touched
+    header = ConversationModel.from_fold(fold(records, strict=False), facts=facts).header_html()
+    assert "2030-01-01" not in header
+    august = corpus_records("meta-only")
+    assert RecordFacts.of(august, updated=touched).updated == touched, "an undated journal keeps the store's time"
+
+
 def test_the_ending_names_the_terminal_not_the_claim_after_it() -> None:
     records = corpus_records("ends-on-claim")
     terminal = max(record.seq for record in records if record.kind == "terminal")
