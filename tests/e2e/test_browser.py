@@ -51,6 +51,7 @@ from journaltools.widgets import (
     RunBrowserModel,
     TimeTravel,
 )
+from tests.browser_fixtures import ARTIFACTS, CHROMIUM
 from tests.paths import ROOT
 from tests.unit.widgets.test_widgets import (
     FINGERPRINT,
@@ -62,21 +63,11 @@ from tests.unit.widgets.test_widgets import (
     corpus_records,
 )
 
-CHROMIUM = Path("/usr/bin/chromium")
 DIST = ROOT / "build" / "browser" / "node_modules" / "@jupyter-widgets" / "html-manager" / "dist"
 THEMES_DIR = Path(sys.prefix) / "share" / "jupyter" / "lab" / "themes" / "@jupyterlab"
-ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 THEMES = ("light", "dark")
+#: Every page here is drawn with the widgets' page assets (embed.js, JupyterLab's themes).
+pytestmark = pytest.mark.usefixtures("browser_assets")
 LAB_THEME_NAMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
 INJECTED = "<script>window.__journal_pwned = true</script>"
 INJECTED_IMG = '<img src="nope.png" onerror="window.__journal_pwned_img = true">'
@@ -179,18 +170,6 @@ def browser_assets() -> Path:
     assert (DIST / "embed.js").exists(), "npm install of @jupyter-widgets/html-manager failed"
     assert (THEMES_DIR / "theme-dark-extension" / "index.css").exists(), "JupyterLab (the notebook extra) is needed"
     return DIST
-
-
-@pytest.fixture(scope="session")
-def chromium(browser_assets: Path) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 def guarded_page(browser: Any, allowed_prefix: str, blocked: list[str], width: int = 1400, height: int = 1000) -> Any:

@@ -10,8 +10,6 @@ browser download.
 
 from __future__ import annotations
 
-import subprocess
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,28 +20,12 @@ import journaltools as jt
 from journaltools.backends.registry import open_source
 from journaltools.generate import journal_bytes
 from journaltools.runreport import RunReport, report_of_read, write_report
-from tests.paths import ROOT, SAMPLES
+from tests.browser_fixtures import ARTIFACTS
+from tests.paths import SAMPLES
 from tests.unit.test_report import AUGUST_FILES, scenarios, write_journal
 from tests.unit.widgets.test_widgets import hostile_records
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 WIDTH, HEIGHT = 1280, 900
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        subprocess.run(["sh", str(ROOT / "scripts" / "setup-browser-tests.sh")], check=True, timeout=900)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 @pytest.fixture(scope="module")
