@@ -69,12 +69,14 @@ class PriceTable:
 
 @dataclass(frozen=True, slots=True)
 class TokenCounts:
-    """The four priced counts of a response or a run (thinking is inside ``output``)."""
+    """The four priced counts of a response or a run, and its thinking tokens: a part of ``output``, shown apart
+    but never priced again."""
 
     input: int = 0
     output: int = 0
     cache_read: int = 0
     cache_create: int = 0
+    thinking: int = 0
 
     def of(self, tier: str) -> int:
         count: int = getattr(self, tier)

@@ -35,16 +35,10 @@ def check_prices(prices: Prices | None) -> PriceTable | None:
 
 
 @dataclass(frozen=True, slots=True)
-class Tokens:
-    """One turn's (or a run's) tokens. ``thinking`` is part of ``output``."""
+class Tokens(TokenCounts):
+    """One turn's (or a run's) tokens as the widgets show and add them (``thinking`` is part of ``output``)."""
 
-    input: int = 0
-    output: int = 0
-    cache_read: int = 0
-    cache_create: int = 0
-    thinking: int = 0
-
-    def __add__(self, other: Tokens) -> Tokens:
+    def __add__(self, other: TokenCounts) -> Tokens:
         return Tokens(
             self.input + other.input,
             self.output + other.output,
@@ -64,10 +58,7 @@ class Tokens:
         """The total cost by the user's price table (``journaltools.prices.cost_of``), or None when there is no
         table, no price for ``model``, or a count of a tier the table does not price."""
         table = prices_of(prices)
-        if table is None:
-            return None
-        counts = TokenCounts(self.input, self.output, self.cache_read, self.cache_create)
-        return cost_of(table, model, counts).total
+        return None if table is None else cost_of(table, model, self).total
 
 
 def cost_text(cost: float | None) -> str:
