@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from journaltools.cli import main
-from tests.unit.models.test_models_outputs import SAMPLES, hold_to_schema, journals, printed
+from tests.paths import SAMPLES
+from tests.schemas import hold_to_schema, journals, printed
 
 
 def test_the_documents_of_a_jetstream_source_fit_their_schemas(

@@ -14,7 +14,7 @@ from journaltools.cli import main
 from journaltools.errors import NoSuchSegment
 from journaltools.folding.facts import time_ns
 from tests.paths import ROOT
-from tests.unit.models.test_models_outputs import hold_to_schema
+from tests.schemas import hold_to_schema
 
 SAMPLES = ROOT / "data" / "samples"
 RUNSTATE = ROOT / "tests" / "corpus" / "runstate"

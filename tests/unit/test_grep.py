@@ -21,7 +21,7 @@ from journaltools.textgrep import WHERE, GrepResult, Pattern, _non_capturing, re
 from tests.builders import CREATED
 from tests.paths import ROOT
 from tests.runstate_corpus import random_ones_slow
-from tests.unit.models.test_models_outputs import hold_to_schema
+from tests.schemas import hold_to_schema
 
 SAMPLES = ROOT / "data" / "samples"
 RUNSTATE = ROOT / "tests" / "corpus" / "runstate"

@@ -38,8 +38,8 @@ from journaltools.protocol.generations import NEWEST
 from journaltools.tables.schema import COST_COLUMNS, RESPONSES_SCHEMA, RUNS_SCHEMA, with_plain_strings
 from tests.paths import ROOT
 from tests.runstate_corpus import CORPUS, NEWEST_CORPUS
+from tests.schemas import hold_to_schema, printed
 from tests.strategies import valid_runs
-from tests.unit.models.test_models_outputs import hold_to_schema, printed
 
 AUGUST_FILES = CORPUS / "file"
 NEWEST_FILES = NEWEST_CORPUS / "file"

@@ -2,9 +2,8 @@
 (``journaltools schema --output NAME``) and to its pydantic model: the samples, the runtime's own journals, the
 random corpus and the broken one (folded leniently).
 
-The published schemas accept keys they do not describe (more may be added, docs/interfaces.md); here they are
-closed, so a key the command line prints and the model does not describe fails. ``UNDESCRIBED_KEYS_ALLOWED``
-names the documents for which that is tolerated for now (empty: none).
+The schemas are closed here (tests/schemas.py): a key the command line prints that the model does not describe
+fails.
 """
 
 from __future__ import annotations
@@ -12,7 +11,6 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Iterator
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +19,10 @@ import pytest
 
 from journaltools.cli import main
 from journaltools.models import OUTPUT_NAMES, output_schema
-from journaltools.models.outputs import OUTPUT_DOCUMENTS, output_adapter
+from journaltools.models.outputs import OUTPUT_DOCUMENTS
 from tests.paths import ROOT
 from tests.runstate_corpus import random_ones_slow
+from tests.schemas import hold_to_schema, journals, printed, validator
 
 SAMPLES = ROOT / "data" / "samples"
 RUNSTATE = ROOT / "tests" / "corpus" / "runstate"
@@ -35,51 +34,6 @@ SOURCES = {
     "newest-file": RUNSTATE / "newest" / "file",
     "newest-broken": RUNSTATE / "newest" / "broken",
 }
-
-#: Documents whose undescribed keys pass this test (a key on its way into the model, say).
-UNDESCRIBED_KEYS_ALLOWED: frozenset[str] = frozenset()
-
-
-def closed(schema: Any) -> Any:
-    """``schema`` with every object that lists its properties refusing any other key."""
-    if isinstance(schema, dict):
-        shut = {key: closed(value) for key, value in schema.items()}
-        if "properties" in shut and shut.get("additionalProperties", True) is True:
-            shut["additionalProperties"] = False
-        return shut
-    if isinstance(schema, list):
-        return [closed(item) for item in schema]
-    return schema
-
-
-@cache
-def validator(name: str) -> jsonschema.protocols.Validator:
-    schema = output_schema(name)
-    jsonschema.Draft202012Validator.check_schema(schema)
-    return jsonschema.Draft202012Validator(schema if name in UNDESCRIBED_KEYS_ALLOWED else closed(schema))
-
-
-def hold_to_schema(name: str, text: str) -> Any:
-    """The document ``text`` printed for ``name``, after checking it against the schema and the model."""
-    document = json.loads(text)
-    problem = jsonschema.exceptions.best_match(validator(name).iter_errors(document))
-    if problem is not None:
-        where = "/".join(map(str, problem.absolute_path))
-        pytest.fail(f"{name} --json does not fit its schema at /{where}: {problem.message}")
-    output_adapter(name).validate_json(text, strict=True)
-    return document
-
-
-def printed(capsys: pytest.CaptureFixture[str], *argv: str, status: int = 0) -> str:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    assert code == status, captured.err
-    return captured.out
-
-
-def journals(source: Path) -> Iterator[Path]:
-    return iter(sorted(path for path in source.iterdir() if path.name.endswith((".json", ".json.gz", ".json.zst"))))
-
 
 # -- the documents on the corpora --------------------------------------------------------------------------------
 
