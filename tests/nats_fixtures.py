@@ -9,6 +9,9 @@ misconfigured streams and reads raw server state.
 
 from __future__ import annotations
 
+import socket
+import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -113,3 +116,16 @@ def jetstream(jetstream_url: str) -> Iterator[JetStreamBackend]:
     backend = open_jetstream_source(jetstream_url, create=True, options=TEST_OPTIONS)
     yield backend
     backend.close()
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes], deadline: float = 15.0) -> None:
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            if process.poll() is not None:
+                pytest.fail(f"nats-server exited with status {process.returncode}")
+            time.sleep(0.02)  # polling a port that is not open yet: the server gives no other signal
+    pytest.fail(f"nats-server did not listen on {port}")

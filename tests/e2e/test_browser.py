@@ -20,7 +20,6 @@ import functools
 import http.server
 import json
 import os
-import re
 import secrets
 import shutil
 import socket
@@ -51,16 +50,16 @@ from journaltools.widgets import (
     RunBrowserModel,
     TimeTravel,
 )
-from tests.browser_fixtures import ARTIFACTS, CHROMIUM
+from tests.browser_fixtures import ARTIFACTS, CHROMIUM, MIN_CONTRAST, luminance, parse_colour, rendered_contrast
 from tests.paths import ROOT
-from tests.unit.widgets.test_widgets import (
+from tests.widget_journals import (
     FINGERPRINT,
-    _assistant,
-    _result,
-    _use,
     all_folds,
+    assistant_at,
     corpus_fold,
     corpus_records,
+    result_at,
+    tool_use,
 )
 
 DIST = ROOT / "build" / "browser" / "node_modules" / "@jupyter-widgets" / "html-manager" / "dist"
@@ -74,69 +73,6 @@ INJECTED_IMG = '<img src="nope.png" onerror="window.__journal_pwned_img = true">
 INJECTED_LINK = "[click me](javascript:window.__journal_pwned_link=true)"
 MARKDOWN = "Found it: **the rounding** in `total()`.\n\n```python\nround(x, 2)\n```\n\n- first\n- second"
 LONG_TEXT = "\n".join(f"log line {i}: step finished" for i in range(60)) + "\nTHE END OF THE LOG"
-MIN_CONTRAST = 4.5
-
-# -- colours, as the browser computed them ---------------------------------------------------------------
-
-_RGB = re.compile(r"rgba?\(\s*([\d.]+)[,\s]+([\d.]+)[,\s]+([\d.]+)(?:\s*[,/]\s*([\d.]+%?))?\s*\)")
-_SRGB = re.compile(r"color\(srgb\s+([\d.e-]+)\s+([\d.e-]+)\s+([\d.e-]+)(?:\s*/\s*([\d.]+%?))?\s*\)")
-
-
-def parse_colour(text: str) -> tuple[float, float, float, float]:
-    """A computed CSS colour (``rgb()``, ``rgba()`` or ``color(srgb ...)``) as 0-255 channels and alpha."""
-    if text in ("transparent", ""):
-        return (0.0, 0.0, 0.0, 0.0)
-
-    def alpha(value: str | None) -> float:
-        if value is None:
-            return 1.0
-        return float(value[:-1]) / 100 if value.endswith("%") else float(value)
-
-    if match := _RGB.fullmatch(text.strip()):
-        r, g, b, a = match.groups()
-        return (float(r), float(g), float(b), alpha(a))
-    if match := _SRGB.fullmatch(text.strip()):
-        r, g, b, a = match.groups()
-        return (float(r) * 255, float(g) * 255, float(b) * 255, alpha(a))
-    raise AssertionError(f"cannot read the colour {text!r}")
-
-
-def over(top: tuple[float, float, float, float], below: tuple[float, float, float]) -> tuple[float, float, float]:
-    r, g, b, a = top
-    return (r * a + below[0] * (1 - a), g * a + below[1] * (1 - a), b * a + below[2] * (1 - a))
-
-
-def luminance(rgb: tuple[float, float, float]) -> float:
-    def channel(value: float) -> float:
-        c = value / 255
-        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
-
-    r, g, b = (channel(v) for v in rgb)
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b
-
-
-def contrast(a: tuple[float, float, float], b: tuple[float, float, float]) -> float:
-    light, dark = sorted((luminance(a), luminance(b)), reverse=True)
-    return (light + 0.05) / (dark + 0.05)
-
-
-#: The element's text colour and the background colours from it up to the root, as the browser computed them.
-_COLOURS_JS = """el => {
-  const chain = [];
-  for (let node = el; node; node = node.parentElement) chain.push(getComputedStyle(node).backgroundColor);
-  return {color: getComputedStyle(el).color, backgrounds: chain};
-}"""
-
-
-def rendered_contrast(locator: Any) -> float:
-    """The contrast ratio of the element's text against what is really behind it (alpha layers composited)."""
-    found = locator.evaluate(_COLOURS_JS)
-    behind: tuple[float, float, float] = (255.0, 255.0, 255.0)  # a page with no background paints white
-    for layer in reversed(found["backgrounds"]):
-        behind = over(parse_colour(layer), behind)
-    text = over(parse_colour(found["color"]), behind)
-    return contrast(text, behind)
-
 
 #: What the contrast tests measure, in both set-ups: (name, selector).
 CONTRAST_TARGETS = [
@@ -223,11 +159,11 @@ def hostile_run() -> list[Record]:
     )
     return [
         make_record(1, meta),
-        _assistant(2, 0, Block(text=TextBlock(text=MARKDOWN)), _use("c1", "shell", b'{"cmd":"ls"}')),
-        _result(3, "c1", INJECTED),
-        _assistant(4, 1, Block(text=TextBlock(text=LONG_TEXT)), stop="end_turn"),
+        assistant_at(2, 0, Block(text=TextBlock(text=MARKDOWN)), tool_use("c1", "shell", b'{"cmd":"ls"}')),
+        result_at(3, "c1", INJECTED),
+        assistant_at(4, 1, Block(text=TextBlock(text=LONG_TEXT)), stop="end_turn"),
         make_record(5, User(message=Message(role="user", content=[Block(text=TextBlock(text="thanks"))]))),
-        _assistant(6, 2, Block(text=TextBlock(text="done")), stop="end_turn"),
+        assistant_at(6, 2, Block(text=TextBlock(text="done")), stop="end_turn"),
         make_record(7, Terminal(reason="completed")),
     ]
 
@@ -450,7 +386,7 @@ LAB_ROWS = len(all_folds())
 LAB_NOTEBOOK = [
     "import sys\nsys.path.insert(0, ROOT)\n"
     "from journaltools.widgets import ConversationView, ConversationModel, RunBrowser, RunBrowserModel\n"
-    "from tests.unit.widgets.test_widgets import all_folds\n"
+    "from tests.widget_journals import all_folds\n"
     "folds = all_folds()\n"
     "browser = RunBrowser(RunBrowserModel.from_folds(folds), folds.get, rows_per_page=LAB_ROWS)\nbrowser",
     "from journaltools.folding import fold\nfrom journaltools.protocol.decode import decode_line\n"
@@ -803,13 +739,13 @@ def six_process_runs() -> list[Record]:
         prompt="rotate the credentials",
         caller="scheduler@" + "very-long-host-name-of-the-production-cluster-" * 3,
     )
-    records = [make_record(1, meta), _assistant(2, 0, _use("c1", "calc", ARROW_INPUT))]
+    records = [make_record(1, meta), assistant_at(2, 0, tool_use("c1", "calc", ARROW_INPUT))]
     seq = 3
     for n in range(5):
         claim = Claim(by=f"worker-{n}@host-{'x' * 30} pid {1000 + n}", claimed=f"2026-08-2{n + 1}T10:00:00Z")
         records.append(make_record(seq, claim))
         seq += 1
-    records.append(_result(seq, "c1", "3"))
+    records.append(result_at(seq, "c1", "3"))
     return records
 
 

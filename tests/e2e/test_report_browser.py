@@ -22,8 +22,8 @@ from journaltools.generate import journal_bytes
 from journaltools.runreport import RunReport, report_of_read, write_report
 from tests.browser_fixtures import ARTIFACTS
 from tests.paths import SAMPLES
-from tests.unit.test_report import AUGUST_FILES, scenarios, write_journal
-from tests.unit.widgets.test_widgets import hostile_records
+from tests.report_pages import AUGUST_FILES, scenarios, write_journal
+from tests.widget_journals import hostile_records
 
 WIDTH, HEIGHT = 1280, 900
 
@@ -213,7 +213,7 @@ READ_FIRST = (
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_text_contrast_is_at_least_4_5_to_1(chromium: Any, reports: dict[str, Path], scheme: str) -> None:
-    from tests.e2e.test_browser import MIN_CONTRAST, rendered_contrast
+    from tests.browser_fixtures import MIN_CONTRAST, rendered_contrast
 
     opened = open_report(chromium, reports["stuck"], scheme)
     try:

@@ -26,21 +26,9 @@ from journaltools.backends.nats_connection import JetStreamOptions, connect_erro
 from journaltools.backends.registry import open_source
 from journaltools.embedded import find_nats_server, free_port
 from journaltools.errors import ConnectFailed, InvalidSource
+from tests.nats_fixtures import wait_for_port
 
 QUICK = JetStreamOptions(connect_timeout=1.0, request_timeout=1.0, operation_timeout=2.0)
-
-
-def wait_for_port(port: int, process: subprocess.Popen[bytes], deadline: float = 15.0) -> None:
-    end = time.monotonic() + deadline
-    while time.monotonic() < end:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            if process.poll() is not None:
-                pytest.fail(f"nats-server exited with status {process.returncode}")
-            time.sleep(0.02)  # polling a port that is not open yet: the server gives no other signal
-    pytest.fail(f"nats-server did not listen on {port}")
 
 
 def start_server(*arguments: str) -> tuple[subprocess.Popen[bytes], int]:

@@ -27,8 +27,7 @@ from journaltools.embedded import EmbeddedServer, find_nats_server, free_port
 from journaltools.errors import ConnectFailed, CorruptJournal, StreamFull
 from journaltools.protocol.encode import encode_record
 from tests.builders import completed_run
-from tests.integration.test_connect import wait_for_port
-from tests.nats_fixtures import TEST_OPTIONS, NatsAdmin, unique_stream
+from tests.nats_fixtures import TEST_OPTIONS, NatsAdmin, unique_stream, wait_for_port
 
 QUICK = JetStreamOptions(connect_timeout=2.0, request_timeout=1.0, operation_timeout=2.0)
 PASSWORD = "pl41n-t3xt-pw"

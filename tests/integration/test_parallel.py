@@ -16,7 +16,7 @@ from journaltools.tables import Tables, iter_tables, load
 from journaltools.tables import workers as worker_processes
 from journaltools.tables.parallel import FOLD_POOL_FROM, processes_for, usable_cores
 from tests.runstate_corpus import CORPUS
-from tests.unit.tables.test_tables import same_tables
+from tests.table_checks import same_tables
 
 
 def test_worker_processes_give_the_same_tables() -> None:

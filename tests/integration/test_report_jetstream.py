@@ -14,7 +14,7 @@ from journaltools.backends.registry import open_source
 from journaltools.cli import main
 from journaltools.ops.migrate import migrate
 from tests.paths import SAMPLES
-from tests.unit.test_report import SECTIONS, assert_self_contained, section, sections_of
+from tests.report_pages import SECTIONS, assert_self_contained, section, sections_of
 
 RUNS = ("deferred-waiting", "newest-deferred-waiting", "resumed-mid-batch", "newest-resumed-mid-batch")
 

@@ -25,44 +25,19 @@ from journaltools.runreport import (
 )
 from journaltools.samples import sample_fingerprint
 from journaltools.widgets._html import SENT_CHARS, esc
-from tests.paths import ROOT, SAMPLES
-from tests.unit.widgets.test_widgets import SCRIPT, TOKEN, assert_safe, corpus_fold, hostile_records
-
-RUNSTATE = ROOT / "tests" / "corpus" / "runstate"
-AUGUST_FILES = RUNSTATE / "file"
-NEWEST_FILES = RUNSTATE / "newest" / "file"
-
-#: The sections every report holds, by their ids, in order.
-SECTIONS = ("summary", "waiting", "timeline", "segments", "findings", "conversation")
-
-
-def scenarios(folder: Path) -> dict[str, str]:
-    """Scenario name → run id of one corpus' scenarios.jsonl."""
-    lines = (folder.parent / "scenarios.jsonl").read_text(encoding="utf-8").splitlines()
-    return {entry["scenario"]: entry["run_id"] for entry in map(json.loads, filter(None, lines))}
-
-
-def sections_of(html: str) -> list[str]:
-    return re.findall(r'<section id="(\w+)">', html)
-
-
-def section(html: str, name: str) -> str:
-    """The HTML of one section."""
-    start = html.index(f'<section id="{name}">')
-    return html[start : html.index("</section>", start)]
-
-
-def conversation_token(path: Path) -> str:
-    first = json.loads(path.read_bytes().split(b"\n", 1)[0])
-    return str(first["meta"].get("conversation_token") or "")
-
-
-def assert_self_contained(html: str) -> None:
-    """Nothing that a browser would fetch: no external script, stylesheet, font, image or frame."""
-    assert "<link" not in html and "@import" not in html and "url(" not in html
-    assert not re.search(r"<(script|img|iframe|embed|object|audio|video|source)\b[^>]*\bsrc=", html)
-    assert html.count("<script") == 1 and f"<script>{REPORT_SCRIPT}</script>" in html
-
+from tests.paths import SAMPLES
+from tests.report_pages import (
+    AUGUST_FILES,
+    NEWEST_FILES,
+    SECTIONS,
+    assert_self_contained,
+    conversation_token,
+    scenarios,
+    section,
+    sections_of,
+    write_journal,
+)
+from tests.widget_journals import SCRIPT, TOKEN, assert_safe, corpus_fold, hostile_records
 
 # -- the real corpus, both generations -----------------------------------------------------------------------------
 
@@ -137,12 +112,6 @@ def test_the_segments_and_findings_are_listed_with_links_to_their_messages() -> 
 
 
 # -- hostile and huge journals -------------------------------------------------------------------------------------
-
-
-def write_journal(folder: Path, run: str, data: bytes) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{run}.json").write_bytes(data)
-    return folder
 
 
 def test_journal_markup_is_escaped_everywhere_and_the_token_never_appears(tmp_path: Path) -> None:

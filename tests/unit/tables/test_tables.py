@@ -30,6 +30,7 @@ from journaltools.tables import (
 )
 from journaltools.tables.schema import with_plain_strings
 from tests.runstate_corpus import CORPUS, expected
+from tests.table_checks import same_tables
 
 FOLDERS = ("file", "random")
 
@@ -320,11 +321,6 @@ def pure_tables(folder: str) -> Tables:
     with open_source(CORPUS / folder) as backend:
         reads = [backend.read_run(run, strict=False) for run in backend.list_runs()]
     return tables_of_reads(reads)
-
-
-def same_tables(a: Tables, b: Tables) -> None:
-    for name in TABLE_NAMES:
-        assert with_plain_strings(a[name]).equals(with_plain_strings(b[name])), name
 
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -10,8 +10,8 @@ from pathlib import Path
 from journaltools.widgets import RunBrowser, RunBrowserModel
 from journaltools.widgets.runs import REPORT_LINK_BYTES, report_file_name, report_written_html
 from tests.paths import ROOT, SAMPLES
-from tests.unit.test_report import SECTIONS, sections_of
-from tests.unit.widgets.test_widgets import all_folds
+from tests.report_pages import SECTIONS, sections_of
+from tests.widget_journals import all_folds
 
 
 def test_the_report_button_writes_the_opened_runs_report_with_a_download_link(tmp_path: Path) -> None:
