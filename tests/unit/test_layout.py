@@ -26,3 +26,15 @@ def test_every_folder_of_tests_is_a_package() -> None:
     # Two test files of one name in two folders must not collide as modules.
     folders = {path.parent for path in TESTS.rglob("test_*.py") if "corpus" not in path.relative_to(TESTS).parts}
     assert [str(folder) for folder in sorted(folders) if not (folder / "__init__.py").is_file()] == []
+
+
+def test_no_test_file_imports_another() -> None:
+    # What two files share belongs in tests/ itself: a test module imported elsewhere runs its tests' imports there.
+    importing = [
+        str(path.relative_to(TESTS))
+        for path in TESTS.rglob("*.py")
+        if "corpus" not in path.relative_to(TESTS).parts
+        and any(f"tests.{kind}." in path.read_text(encoding="utf-8") for kind in ("unit", "integration", "e2e"))
+        and path.name != "test_layout.py"
+    ]
+    assert importing == []
