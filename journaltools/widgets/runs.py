@@ -11,10 +11,10 @@ It fits the notebook: columns have priorities and the least needed ones step asi
 left, and the reason wraps to two lines. A click opens the run in a pane **above** the table, and the pane's
 bar takes the keyboard focus, which makes the browser scroll it into view: the opened run's header is where
 the reader looks, whichever row they clicked. Newest runs come first. One search box looks through run id,
-prompt, caller, model, status, dates, tool names and message text (every word must match), and the status
-chips count what the search leaves. The pane's **report** button writes the opened run's report (``journaltools
-report``: one self-contained HTML file) next to the notebook with a download link; **compare with…** opens
-``RunDiff`` of the opened run against another run of the list.
+prompt, caller, model, status, dates, tool names and inputs, message text and thinking (every word must
+match), and the status chips count what the search leaves. The pane's **report** button writes the opened
+run's report (``journaltools report``: one self-contained HTML file) next to the notebook with a download link;
+**compare with…** opens ``RunDiff`` of the opened run against another run of the list.
 """
 
 from __future__ import annotations
@@ -148,8 +148,8 @@ def _search_text(*parts: object) -> str:
 
 
 def fold_search_text(result: FoldResult) -> str:
-    """What the search looks through in a fold: prompt, caller, agent, generation, model, tool names, message and
-    pending text."""
+    """What the search looks through in a fold: prompt, caller, agent, generation, model, and in every message
+    (the pending one too) its text, thinking, tool names, tool inputs and results: the places ``grep`` reads."""
     state = result.state
     if state is None:
         return ""
@@ -161,8 +161,10 @@ def fold_search_text(result: FoldResult) -> str:
         for block in message.content or ():
             if block.text is not None:
                 words.append(block.text.text)
+            elif block.thinking is not None:
+                words.append(block.thinking.text)
             elif block.tool_use is not None:
-                words.append(block.tool_use.name)
+                words.extend((block.tool_use.name, bytes(block.tool_use.input).decode("utf-8", "replace")))
             elif block.tool_result is not None:
                 words.append(block.tool_result.content)
     return _search_text(*words)
@@ -278,6 +280,7 @@ class RunBrowserModel:
         problems = first_errors(findings) if findings is not None else {}
         texts = texts_by_run(messages, "text")
         tools = texts_by_run(tool_calls, "name")
+        inputs = texts_by_run(tool_calls, "input")
         rows = []
         for item in table.to_pylist():
             status = str(item["status"])
@@ -321,6 +324,7 @@ class RunBrowserModel:
                         item.get("prompt"),
                         item.get("terminal_message"),
                         *tools.get(run, ()),
+                        *inputs.get(run, ()),
                         *texts.get(run, ()),
                     ),
                 )

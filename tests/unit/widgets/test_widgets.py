@@ -318,13 +318,22 @@ def test_the_search_reads_prompt_tools_messages_and_dates_and_the_counts_follow_
         {}, {"run": "r2", "prompt": "summarise the invoices", "created": datetime(2025, 1, 2, tzinfo=UTC)}
     )
     messages = pa.Table.from_pylist([{"run": "r1", "text": "the rounding bug"}])
-    calls = pa.Table.from_pylist([{"run": "r1", "name": "grep_logs"}])
+    calls = pa.Table.from_pylist([{"run": "r1", "name": "grep_logs", "input": '{"pattern": "ledger-7"}'}])
     by_table = RunBrowserModel.from_runs_table(table, messages=messages, tool_calls=calls)
     assert [r.run for r in by_table.visible()] == ["r1", "r2"]  # newest first
     assert [r.run for r in by_table.with_filter("rounding").visible()] == ["r1"]
     assert [r.run for r in by_table.with_filter("GREP_logs").visible()] == ["r1"]
+    assert [r.run for r in by_table.with_filter("ledger-7").visible()] == ["r1"]  # a tool's input
     assert [r.run for r in by_table.with_filter("invoices 2025-01").visible()] == ["r2"]
     assert [r.run for r in by_table.with_filter("completed hello").visible()] == ["r1"]
+
+
+def test_the_search_reads_what_grep_reads_thinking_and_tool_inputs_too() -> None:
+    folds = {"hostile": fold(hostile_records(), strict=False), **all_folds()}
+    model = RunBrowserModel.from_folds(folds)
+    assert [r.run for r in model.with_filter("pondering").visible()] == ["hostile"]  # its thinking alone says it
+    assert [r.run for r in model.with_filter("1.50e3").visible()] == ["hostile"]  # a tool's input alone
+    assert model.with_filter("SIGNATURE-BYTES").visible() == []  # a thinking block's signature is not its text
 
 
 def test_a_price_table_adds_a_cost_column_and_nothing_is_bundled() -> None:
