@@ -30,7 +30,6 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 
 from journaltools.errors import InvalidPrices
@@ -39,6 +38,9 @@ from journaltools.errors import InvalidPrices
 TIERS: Final = ("input", "output", "cache_read", "cache_create")
 #: Prices are per this many tokens.
 PER_TOKENS: Final = 1_000_000
+#: The largest price file read: a table of every model ever priced is a few kilobytes, so anything near this is
+#: not one (and a file without end, ``/dev/zero`` say, is never read whole).
+MAX_PRICE_FILE_BYTES: Final = 4 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,9 +164,12 @@ def read_prices(path: str | os.PathLike[str]) -> PriceTable:
     Raises ``InvalidPrices`` naming the file and the model and field at fault."""
     where = os.fspath(path)
     try:
-        data = Path(where).read_bytes()
+        with open(where, "rb") as handle:
+            data = handle.read(MAX_PRICE_FILE_BYTES + 1)
     except OSError as exc:
         raise InvalidPrices(f"cannot read the price file {where}: {exc.strerror or exc}") from None
+    if len(data) > MAX_PRICE_FILE_BYTES:
+        raise InvalidPrices(f"the price file {where} is over {MAX_PRICE_FILE_BYTES:,} bytes: not a price table")
     try:
         if where.endswith(".toml"):
             import tomllib

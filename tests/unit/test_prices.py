@@ -136,6 +136,17 @@ def test_a_price_file_that_breaks_its_model_is_refused_in_one_line_naming_the_mo
     assert isinstance(raised.value, ValueError)  # a wrong value, as the widgets have always raised
 
 
+def test_a_file_without_end_is_refused_without_being_read_whole(tmp_path: Path) -> None:
+    from journaltools.prices import MAX_PRICE_FILE_BYTES
+
+    with pytest.raises(InvalidPrices, match=r"/dev/zero is over [0-9,]+ bytes: not a price table"):
+        read_prices("/dev/zero")
+    path = tmp_path / "prices.json"
+    path.write_bytes(b'{"models": {}, "currency": "' + b"x" * MAX_PRICE_FILE_BYTES + b'"}')
+    with pytest.raises(InvalidPrices, match="not a price table"):
+        read_prices(path)
+
+
 @pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e400"])
 def test_prices_that_are_not_finite_are_refused_naming_the_model_and_tier(tmp_path: Path, number: str) -> None:
     path = tmp_path / "prices.json"
