@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from journaltools.audit import audit_sources
 from journaltools.backends.registry import open_source
 from journaltools.errors import FoldError
 from journaltools.protocol.decode import decode_line
@@ -303,6 +304,28 @@ def test_repeated_strings_are_dictionary_encoded_and_read_as_categories_in_panda
             assert values == getattr(tables, name).column(column).to_pylist(), (name, column)
     runs = frames.records.sort_values("run", kind="stable")["run"].tolist()
     assert runs == sorted(records.column("run").to_pylist())
+
+
+def test_polars_and_duckdb_read_the_dictionary_columns_as_their_text(tmp_path: Path) -> None:
+    import duckdb
+    import polars as pl
+
+    tables = lenient("file")
+    audit_sources([str(CORPUS / "file")], parquet=tmp_path)
+    for name, columns in DICTIONARY_COLUMNS.items():
+        table = getattr(tables, name)
+        frame = pl.from_arrow(table)
+        assert isinstance(frame, pl.DataFrame)
+        for column in columns:
+            assert frame.schema[column] == pl.Categorical, (name, column)
+            assert frame[column].cast(pl.String).to_list() == table.column(column).to_pylist(), (name, column)
+        if name != "records":  # an audit does not write the records table
+            written = pl.read_parquet(tmp_path / f"{name}.parquet")
+            assert written.height == table.num_rows, name
+            for column in columns:
+                texts = duckdb.sql(f"select {column} from '{tmp_path}/{name}.parquet'").fetchall()
+                assert [text for (text,) in texts] == table.column(column).to_pylist(), (name, column)
+                assert written[column].cast(pl.String).to_list() == table.column(column).to_pylist(), (name, column)
 
 
 def test_plain_strings_give_the_rows_whatever_the_dictionaries() -> None:
