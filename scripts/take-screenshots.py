@@ -98,7 +98,7 @@ def views() -> dict[str, tuple[Callable[[], Any], str]]:
     sys.path.insert(0, str(ROOT))  # the test suite's builders: one source for the data the tests check
     from journaltools.folding import fold
     from journaltools.widgets import ConversationModel, ConversationView, RunBrowser, TurnCheckpoints
-    from tests.e2e.test_browser import long_id_turns, six_process_runs
+    from tests.widget_journals import long_id_turns, six_process_runs
 
     def six() -> Any:
         return ConversationView(ConversationModel.from_fold(fold(six_process_runs(), strict=False)))

@@ -24,6 +24,8 @@ from journaltools.protocol.kinds import (
     ToolResult,
     make_record,
 )
+from journaltools.turnjournal.analysis import TurnFinding
+from journaltools.widgets.turns import TurnCheckpointsModel, TurnRow
 from tests.paths import TESTS
 
 CORPUS = TESTS / "corpus" / "runstate"
@@ -125,3 +127,39 @@ def assert_safe(html: str) -> None:
     assert "<script" not in html and "<img" not in html
     assert TOKEN not in html and "SECRET" not in html
     assert "SIGNATURE-BYTES" not in html and base64.b64encode(b"SIGNATURE-BYTES-xyz").decode() not in html
+
+
+#: A task id as long as agent-harness-go's real ones.
+LONG_TASK = "wksp-2026-08-21-production-billing/" + "t" * 60 + "-rotate-credentials-for-the-billing-service"
+ARROW_INPUT = rb'{"expr":"1 -\u003e 3","note":"a \u0026 b"}'
+
+
+def six_process_runs() -> list[Record]:
+    """A run resumed five times by hosts with long names, with a long caller: its header must wrap, not clip."""
+    meta = Meta(
+        version=3,
+        run_id="six-process-runs",
+        created="2026-08-21T09:00:00Z",
+        fingerprint=FINGERPRINT,
+        prompt="rotate the credentials",
+        caller="scheduler@" + "very-long-host-name-of-the-production-cluster-" * 3,
+    )
+    records = [make_record(1, meta), assistant_at(2, 0, tool_use("c1", "calc", ARROW_INPUT))]
+    seq = 3
+    for n in range(5):
+        claim = Claim(by=f"worker-{n}@host-{'x' * 30} pid {1000 + n}", claimed=f"2026-08-2{n + 1}T10:00:00Z")
+        records.append(make_record(seq, claim))
+        seq += 1
+    records.append(result_at(seq, "c1", "3"))
+    return records
+
+
+def long_id_turns() -> TurnCheckpointsModel:
+    """Turn checkpoints of real-length task ids: every table must shorten them in the middle, not widen."""
+    finding = TurnFinding("ws", LONG_TASK, 3, "turn_call_requested", "warning", "a call waits for an operator")
+    rows = [
+        TurnRow(f"k{n}", "ws-" + "w" * 50, f"{LONG_TASK}-{n}", "awaiting_tool", 3, "host-" + "h" * 60, 75.0, 2, True,
+                (finding,), ())
+        for n in range(3)
+    ]  # fmt: skip
+    return TurnCheckpointsModel("agent-harness-go state", rows, [])

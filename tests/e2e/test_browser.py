@@ -54,11 +54,14 @@ from tests.browser_fixtures import ARTIFACTS, CHROMIUM, MIN_CONTRAST, luminance,
 from tests.paths import ROOT
 from tests.widget_journals import (
     FINGERPRINT,
+    LONG_TASK,
     all_folds,
     assistant_at,
     corpus_fold,
     corpus_records,
+    long_id_turns,
     result_at,
+    six_process_runs,
     tool_use,
 )
 
@@ -723,43 +726,6 @@ def test_in_jupyterlab_the_search_reads_messages_and_the_counts_follow(lab: tupl
 # -- issue 26: views that hold on real data (1280 px, both themes) --------------------------------------------------
 
 SERVED_RUN = "3f6d0c2b9a1e4f5d8c7b6a5948372615a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9"
-LONG_TASK = "wksp-2026-08-21-production-billing/" + "t" * 60 + "-rotate-credentials-for-the-billing-service"
-ARROW_INPUT = rb'{"expr":"1 -\u003e 3","note":"a \u0026 b"}'
-
-
-def six_process_runs() -> list[Record]:
-    """A run resumed five times by hosts with long names, with a long caller: its header must wrap, not clip."""
-    from journaltools.protocol.kinds import Claim
-
-    meta = Meta(
-        version=3,
-        run_id="six-process-runs",
-        created="2026-08-21T09:00:00Z",
-        fingerprint=FINGERPRINT,
-        prompt="rotate the credentials",
-        caller="scheduler@" + "very-long-host-name-of-the-production-cluster-" * 3,
-    )
-    records = [make_record(1, meta), assistant_at(2, 0, tool_use("c1", "calc", ARROW_INPUT))]
-    seq = 3
-    for n in range(5):
-        claim = Claim(by=f"worker-{n}@host-{'x' * 30} pid {1000 + n}", claimed=f"2026-08-2{n + 1}T10:00:00Z")
-        records.append(make_record(seq, claim))
-        seq += 1
-    records.append(result_at(seq, "c1", "3"))
-    return records
-
-
-def long_id_turns() -> Any:
-    from journaltools.turnjournal.analysis import TurnFinding
-    from journaltools.widgets.turns import TurnCheckpointsModel, TurnRow
-
-    finding = TurnFinding("ws", LONG_TASK, 3, "turn_call_requested", "warning", "a call waits for an operator")
-    rows = [
-        TurnRow(f"k{n}", "ws-" + "w" * 50, f"{LONG_TASK}-{n}", "awaiting_tool", 3, "host-" + "h" * 60, 75.0, 2, True,
-                (finding,), ())
-        for n in range(3)
-    ]  # fmt: skip
-    return TurnCheckpointsModel("agent-harness-go state", rows, [])
 
 
 @pytest.fixture(scope="module")

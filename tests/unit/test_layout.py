@@ -28,12 +28,13 @@ def test_every_folder_of_tests_is_a_package() -> None:
     assert [str(folder) for folder in sorted(folders) if not (folder / "__init__.py").is_file()] == []
 
 
-def test_no_test_file_imports_another() -> None:
+def test_no_test_file_or_script_imports_a_test_file() -> None:
     # What two files share belongs in tests/ itself: a test module imported elsewhere runs its tests' imports there.
+    scripts = sorted((ROOT / "scripts").glob("*.py"))
     importing = [
-        str(path.relative_to(TESTS))
-        for path in TESTS.rglob("*.py")
-        if "corpus" not in path.relative_to(TESTS).parts
+        str(path.relative_to(ROOT))
+        for path in [*TESTS.rglob("*.py"), *scripts]
+        if "corpus" not in path.relative_to(ROOT).parts
         and any(f"tests.{kind}." in path.read_text(encoding="utf-8") for kind in ("unit", "integration", "e2e"))
         and path.name != "test_layout.py"
     ]
