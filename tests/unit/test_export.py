@@ -101,7 +101,7 @@ def test_every_otlp_line_is_a_traces_data_the_protobuf_definitions_read(name: st
     assert len(raw_lines) == len(report.runs) > 0
     generations = set()
     for raw in raw_lines:
-        json_format.Parse(raw, TracesData())  # strict: an unknown field or a wrong type raises
+        # Strict: an unknown field or a wrong type raises (the ids, turned from hex, are held to their lengths).
         data = json_format.Parse(with_binary_ids(raw), TracesData())
         (resource,) = data.resource_spans
         (scope,) = resource.scope_spans
