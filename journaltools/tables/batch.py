@@ -78,9 +78,15 @@ def batches_of(backend: Backend, runs: Sequence[str], options: LoadOptions) -> I
         yield RunBatch(backend.url, tuple(current), size, tuple(current_paths))
 
 
+def reads_in_place(batch: RunBatch, options: LoadOptions) -> bool:
+    """Whether ``tables_of_batch`` reads ``batch`` into one buffer the scanner proves (``_records_read_in_place``):
+    a records-only load of local plain journals, with the scanner built."""
+    return not options.fold and options.wants_records(default=True) and native.active() and batch.paths is not None
+
+
 def tables_of_batch(backend: Backend, batch: RunBatch, options: LoadOptions) -> BatchResult:
     """The tables of one batch, read leniently through ``backend`` and folded leniently here."""
-    if not options.fold and options.wants_records(default=True) and native.active() and batch.paths is not None:
+    if reads_in_place(batch, options) and batch.paths is not None:
         return _records_read_in_place(backend, batch, list(zip(batch.runs, batch.paths, strict=True)))
     builder = TablesBuilder(records=options.wants_records(default=True), folded=options.fold)
     # One pause for the batch: a collection between journals would walk every record held so far.

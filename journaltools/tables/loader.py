@@ -22,10 +22,9 @@ from journaltools.backends.registry import open_source
 from journaltools.errors import FoldError, SourceError, VersionMismatch
 from journaltools.folding.run import fold_run
 from journaltools.prices import prices_of
-from journaltools.protocol import native
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.runid import validate_run_id
-from journaltools.tables.batch import BatchResult, RunBatch, batches_of, tables_of_batch
+from journaltools.tables.batch import BatchResult, RunBatch, batches_of, reads_in_place, tables_of_batch
 from journaltools.tables.columns import findings_table, with_source
 from journaltools.tables.costs import with_costs
 from journaltools.tables.options import LoadChanges, LoadOptions, resolve
@@ -61,8 +60,9 @@ def _batch_results(backend: Backend, runs: list[str], options: LoadOptions) -> I
     if processes > 1 and len(batches) > 1:
         yield from shared_batches(batches, processes - 1, options.for_batches(), here)
         return
-    threads = threads_for(options.workers, len(batches)) if not options.fold and native.active() else 1
-    if threads > 1 and all(batch.paths is not None for batch in batches):
+    # The reads in place release the GIL (file reads, the C scanner): those batches share a thread per core.
+    threads = threads_for(options.workers, len(batches))
+    if threads > 1 and all(reads_in_place(batch, options) for batch in batches):
         yield from threaded_batches(batches, threads, options, here)
         return
     for batch in batches:

@@ -159,8 +159,9 @@ class RecordFacts:
                 facts.call_answered.setdefault(result.tool_use_id, seq)
         # The newest line's listing dates a run by its last record's own time; only an undated last record (and
         # every August journal) is dated by the store.
-        if records and records[-1].time:
-            facts.updated = go_time(records[-1].time)
+        last_own = facts.times.get(records[-1].seq) if records and records[-1].time else None
+        if last_own is not None:
+            facts.updated = last_own
         return facts
 
     @property
