@@ -186,14 +186,38 @@ PAGE = """<!DOCTYPE html>
 </body></html>"""
 
 
-@pytest.fixture(scope="module")
-def static_site(browser_assets: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The widgets embedded in one page per theme, served from 127.0.0.1."""
-    site = tmp_path_factory.mktemp("site")
+def themed_site(browser_assets: Path, site: Path) -> Path:
+    """``site`` holding the widgets' page assets and JupyterLab's two theme stylesheets."""
     for item in browser_assets.iterdir():
         shutil.copy(item, site / item.name)
     for theme in THEMES:
         shutil.copy(THEMES_DIR / f"theme-{theme}-extension" / "index.css", site / f"theme-{theme}.css")
+    return site
+
+
+def served_pages(site: Path, views: list[Any]) -> Iterator[str]:
+    """``views`` embedded in one page per theme in ``site``, served from 127.0.0.1 until the caller is done."""
+    snippet = embed_snippet(views, requirejs=False, embed_url="embed.js")
+    for theme in THEMES:
+        light = str(theme == "light").lower()
+        page = PAGE.format(theme=theme, light=light, name=LAB_THEME_NAMES[theme], snippet=snippet)
+        (site / f"{theme}.html").write_text(page, encoding="utf-8")
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(site)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+@pytest.fixture(scope="module")
+def static_site(browser_assets: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The widgets embedded in one page per theme, served from 127.0.0.1."""
+    site = themed_site(browser_assets, tmp_path_factory.mktemp("site"))
 
     folds = all_folds()
     browser = RunBrowser(RunBrowserModel.from_folds(folds), folds.get, rows_per_page=14)
@@ -210,21 +234,7 @@ def static_site(browser_assets: Path, tmp_path_factory: pytest.TempPathFactory) 
         ConversationView(ConversationModel.from_fold(fold(hostile_run()))).widget,
         AuditSummary(AuditSummaryModel.from_rows(audit_rows)).widget,
     ]
-    snippet = embed_snippet(views, requirejs=False, embed_url="embed.js")
-    for theme in THEMES:
-        light = str(theme == "light").lower()
-        page = PAGE.format(theme=theme, light=light, name=LAB_THEME_NAMES[theme], snippet=snippet)
-        (site / f"{theme}.html").write_text(page, encoding="utf-8")
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(site)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    yield from served_pages(site, views)
 
 
 @pytest.fixture(scope="module", params=THEMES)
@@ -733,11 +743,7 @@ def issue26_site(browser_assets: Path, tmp_path_factory: pytest.TempPathFactory)
     """One page per theme holding the views the issue found breaking on real data, served from 127.0.0.1."""
     from journaltools.widgets import TurnCheckpoints
 
-    site = tmp_path_factory.mktemp("issue26")
-    for item in browser_assets.iterdir():
-        shutil.copy(item, site / item.name)
-    for theme in THEMES:
-        shutil.copy(THEMES_DIR / f"theme-{theme}-extension" / "index.css", site / f"theme-{theme}.css")
+    site = themed_site(browser_assets, tmp_path_factory.mktemp("issue26"))
     folds = all_folds()
     browser = RunBrowser(RunBrowserModel.from_folds(folds), folds.get, rows_per_page=25)
     browser.all_columns.value = True
@@ -764,20 +770,7 @@ def issue26_site(browser_assets: Path, tmp_path_factory: pytest.TempPathFactory)
         TurnCheckpoints(long_id_turns()).widget,
         AuditSummary(AuditSummaryModel.from_rows(audit_rows)).widget,
     ]
-    snippet = embed_snippet(views, requirejs=False, embed_url="embed.js")
-    for theme in THEMES:
-        light = str(theme == "light").lower()
-        page = PAGE.format(theme=theme, light=light, name=LAB_THEME_NAMES[theme], snippet=snippet)
-        (site / f"{theme}.html").write_text(page, encoding="utf-8")
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(site)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    yield from served_pages(site, views)
 
 
 @pytest.fixture(scope="module", params=THEMES)

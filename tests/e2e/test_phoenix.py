@@ -8,7 +8,6 @@ the file is skipped, saying so).
 
 from __future__ import annotations
 
-import base64
 import collections
 import json
 import os
@@ -26,6 +25,7 @@ from typing import Any
 import pytest
 
 from journaltools.export import export
+from tests.otlp import with_binary_ids
 from tests.paths import SAMPLES
 
 # Phoenix's own imports warn (deprecations in its dependencies), and the suite makes warnings errors: not ours.
@@ -93,20 +93,7 @@ def phoenix_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 def request_of(line: bytes) -> bytes:
     """One OTLP JSON line as the protobuf request a collector sends (the JSON encoding's hex ids made bytes)."""
-
-    def convert(node: Any) -> Any:
-        if isinstance(node, dict):
-            return {
-                key: base64.b64encode(bytes.fromhex(value)).decode()
-                if key in ("traceId", "spanId", "parentSpanId")
-                else convert(value)
-                for key, value in node.items()
-            }
-        if isinstance(node, list):
-            return [convert(item) for item in node]
-        return node
-
-    message = json_format.Parse(json.dumps(convert(json.loads(line))), ExportTraceServiceRequest())
+    message = json_format.Parse(with_binary_ids(line), ExportTraceServiceRequest())
     return message.SerializeToString()
 
 

@@ -4,7 +4,6 @@ only when asked; the conversation token never."""
 
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from journaltools.export import OUTCOMES, atif_trajectory, export, export_atif, 
 from journaltools.folding.facts import time_ns
 from journaltools.folding.run import fold_run
 from journaltools.protocol.journal import typed_records
+from tests.otlp import with_binary_ids
 from tests.paths import SAMPLES
 from tests.runstate_corpus import CORPUS, NEWEST_CORPUS, random_ones_slow
 
@@ -50,25 +50,6 @@ def attrs(item: dict[str, Any]) -> dict[str, Any]:
         ((kind, value),) = pair["value"].items()
         out[pair["key"]] = int(value) if kind == "intValue" else value
     return out
-
-
-def with_binary_ids(line: bytes) -> bytes:
-    """The OTLP JSON encoding writes ids in hex where proto3 JSON writes bytes in base64: turn them so the proto
-    parse checks the ids' real lengths too."""
-
-    def convert(node: Any) -> Any:
-        if isinstance(node, dict):
-            return {
-                key: base64.b64encode(bytes.fromhex(value)).decode()
-                if key in ("traceId", "spanId", "parentSpanId")
-                else convert(value)
-                for key, value in node.items()
-            }
-        if isinstance(node, list):
-            return [convert(item) for item in node]
-        return node
-
-    return json.dumps(convert(json.loads(line))).encode()
 
 
 def tokens_in(source: Path) -> set[str]:
