@@ -10,8 +10,8 @@ STAMP := $(VENV)/.installed
 
 setup: $(STAMP)
 
-# The C scanner is built by the install, so a change to it reinstalls.
-$(STAMP): pyproject.toml setup.py journaltools/protocol/_canonical.c
+# The C extensions are built by the install, so a change to either reinstalls.
+$(STAMP): pyproject.toml setup.py journaltools/protocol/_canonical.c journaltools/tables/_nativerows.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[test,dask,notebook]"

@@ -1,7 +1,8 @@
-"""The one thing pyproject.toml cannot say stably: the C scanner that proves journals canonical.
+"""The one thing pyproject.toml cannot say stably: the two C extensions, the scanner that proves journals canonical
+and the native fold of clean proven journals into table rows.
 
-``optional``: without a C compiler the package installs all the same and reads on the Python fast path alone
-(``journaltools.protocol.native``).
+``optional``: without a C compiler the package installs all the same, reads on the Python fast path alone
+(``journaltools.protocol.native``) and folds every journal in Python (``journaltools.tables.nativerows``).
 """
 
 from setuptools import Extension, setup
@@ -13,6 +14,12 @@ setup(
             sources=["journaltools/protocol/_canonical.c"],
             extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra", "-Werror=implicit-function-declaration"],
             optional=True,
-        )
+        ),
+        Extension(
+            "journaltools.tables._nativerows",
+            sources=["journaltools/tables/_nativerows.c"],
+            extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra", "-Werror=implicit-function-declaration"],
+            optional=True,
+        ),
     ]
 )

@@ -28,7 +28,7 @@ from typing import Final
 
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.kinds import FORMAT_VERSION as AUGUST_VERSION
-from journaltools.protocol.kinds import ZERO_TIME, Deferred, Record, ToolResult, kind_token, provider_of
+from journaltools.protocol.kinds import ZERO_TIME, Deferred, Meta, Record, ToolResult, kind_token, provider_of
 from journaltools.protocol.times import parse_go_time
 
 #: A time as Go's encoder writes it (what every canonical record holds): read here without the general parser,
@@ -243,10 +243,15 @@ def wall_clock_ns(records: Sequence[Record]) -> int | None:
     meta = records[0].meta if records and records[0].kind == "meta" else None
     if meta is None:
         return None
-    created = next((time for time in (meta.created, records[0].time) if time and time != ZERO_TIME), None)
-    updated = next((record.time for record in reversed(records) if record.time and record.time != ZERO_TIME), None)
+    updated = next((record.time for record in reversed(records) if record.time and record.time != ZERO_TIME), "")
+    return wall_clock_of(meta, records[0].time, updated)
+
+
+def wall_clock_of(meta: Meta, meta_time: str, last_dated: str) -> int | None:
+    """``wall_clock_ns`` from the meta record (and its own time) and the last time Go does not call zero."""
+    created = next((time for time in (meta.created, meta_time) if time and time != ZERO_TIME), None)
     # time_ns answers None for a time Python cannot hold (year 0): no wall clock rather than a wrong one.
-    start, end = time_ns(created or ""), time_ns(updated or "")
+    start, end = time_ns(created or ""), time_ns(last_dated)
     if start is None or end is None:
         return None
     return end - start if end >= start else None
@@ -254,37 +259,67 @@ def wall_clock_ns(records: Sequence[Record]) -> int | None:
 
 def degraded_analysis(run: str, records: Sequence[Record], facts: RunFacts) -> Finding | None:
     """The ``degraded_analysis`` finding of a journal that lacks any of the newest line's additive fields, naming
-    each and what analysis it leaves out; None when the journal has them all (or has no meta record to judge by).
+    each and what analysis it leaves out; None when the journal has them all (or has no meta record to judge by)."""
+    meta = records[0].meta if records and records[0].kind == "meta" else None
+    if meta is None:
+        return None
+    ended = [call for call in facts.calls if call.ended]
+    results = [record.tool_result for record in records if record.kind == "tool_result" and record.tool_result]
+    return degraded_finding(
+        run,
+        meta,
+        JournalGaps(
+            records=len(records),
+            undated=sum(1 for record in records if not record.time),
+            ended_calls=len(ended),
+            untimed_calls=sum(1 for call in ended if call.duration_ns is None),
+            results=len(results),
+            kindless_results=sum(1 for result in results if not result.kind),
+        ),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class JournalGaps:
+    """What ``degraded_finding`` counts in a journal: its records and the undated ones, its ended calls and the
+    untimed ones, its results and those naming no provider kind."""
+
+    records: int
+    undated: int
+    ended_calls: int
+    untimed_calls: int
+    results: int
+    kindless_results: int
+
+
+def degraded_finding(run: str, meta: Meta, gaps: JournalGaps) -> Finding | None:
+    """The ``degraded_analysis`` finding from a journal's counts (``degraded_analysis`` and the native rows both
+    count them):
 
     - no record time: no call durations, no wall clock, no response or segment times (a call is *untimed*, not
       instant); some records undated: the calls those end are untimed;
     - no ``meta.agent``: ``search --identity`` leaves the run out, ``ls --agent`` keeps it under any agent;
     - results that name no provider kind: kinds come from ``remote`` (``remote`` or ``unknown``), and whether a
       call ran is known only for remote calls."""
-    meta = records[0].meta if records and records[0].kind == "meta" else None
-    if meta is None:
-        return None
     lacks: list[str] = []
-    undated = sum(1 for record in records if not record.time)
-    if undated == len(records):
+    if gaps.undated == gaps.records:
         lacks.append(
             "record times (no call durations, wall clock, response or segment times: its calls are untimed, "
             "not instant)"
         )
-    elif undated:
-        timed = [call for call in facts.calls if call.ended]
-        untimed = sum(1 for call in timed if call.duration_ns is None)
+    elif gaps.undated:
         lacks.append(
-            f"a time on {undated} of {len(records)} records ({untimed} of {len(timed)} ended calls untimed)"
-            if untimed
-            else f"a time on {undated} of {len(records)} records"
+            f"a time on {gaps.undated} of {gaps.records} records "
+            f"({gaps.untimed_calls} of {gaps.ended_calls} ended calls untimed)"
+            if gaps.untimed_calls
+            else f"a time on {gaps.undated} of {gaps.records} records"
         )
     if not meta.agent:
         lacks.append("meta.agent (search --identity leaves the run out; ls --agent keeps it under any agent)")
-    results = [record.tool_result for record in records if record.kind == "tool_result" and record.tool_result]
-    kindless = sum(1 for result in results if not result.kind)
-    if kindless:
-        what = "results" if kindless == len(results) else f"{kindless} of {len(results)} results"
+    if gaps.kindless_results:
+        what = (
+            "results" if gaps.kindless_results == gaps.results else f"{gaps.kindless_results} of {gaps.results} results"
+        )
         lacks.append(
             f"a provider kind on {what} (kinds come from 'remote': remote or unknown; whether a call ran is known "
             "only for remote calls)"
@@ -306,4 +341,14 @@ def _gap(records: Sequence[Record], index: int) -> int | None:
     return end - start
 
 
-__all__ = ["CallFact", "ResponseFact", "RunFacts", "degraded_analysis", "time_ns", "wall_clock_ns"]
+__all__ = [
+    "CallFact",
+    "JournalGaps",
+    "ResponseFact",
+    "RunFacts",
+    "degraded_analysis",
+    "degraded_finding",
+    "time_ns",
+    "wall_clock_ns",
+    "wall_clock_of",
+]

@@ -24,7 +24,7 @@ from journaltools.protocol import native
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.generations import AUGUST
 from journaltools.protocol.journal import journal_generation
-from journaltools.tables.build import TablesBuilder, fold_read
+from journaltools.tables.build import TablesBuilder
 from journaltools.tables.options import LoadOptions
 from journaltools.tables.records import scanned_batch_rows
 from journaltools.tables.schema import Tables
@@ -93,7 +93,7 @@ def tables_of_batch(backend: Backend, batch: RunBatch, options: LoadOptions) -> 
     with paused_gc():
         reads = backend.read_runs(list(batch.runs), strict=False)
         for read in reads:
-            builder.add(read, fold_read(read) if options.fold else None)
+            builder.add_folding(read)
         done = BatchResult(builder.finish(), len(reads), builder.bad_runs)
         # Freed while the collector is still paused: resumed first, it would walk every record and fold of
         # the batch once more just before they die.

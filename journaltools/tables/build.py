@@ -18,7 +18,7 @@ from typing import Any
 import pyarrow as pa
 
 from journaltools.folding import FoldResult
-from journaltools.folding.facts import RunFacts, degraded_analysis, wall_clock_ns
+from journaltools.folding.facts import RunFacts, degraded_analysis, degraded_finding, wall_clock_ns, wall_clock_of
 from journaltools.folding.run import fold_run
 from journaltools.folding.state import COUNTER_NAMES
 from journaltools.protocol.blocks import Message
@@ -26,6 +26,7 @@ from journaltools.protocol.findings import Finding
 from journaltools.protocol.generations import AUGUST, generation_of_version
 from journaltools.protocol.journal import typed_records
 from journaltools.protocol.kinds import ZERO_TIME, Meta, Record
+from journaltools.tables import nativerows
 from journaltools.tables.columns import digest12, findings_table, go_time, strings_repeated, with_source
 from journaltools.tables.reads import RunReadLike
 from journaltools.tables.records import records_table
@@ -52,6 +53,25 @@ def _generation_name(meta: Meta | None) -> str | None:
 
 def _meta_of(records: Sequence[Record]) -> Meta | None:
     return records[0].meta if records else None
+
+
+def _meta_values(meta: Meta | None) -> dict[str, Any]:
+    """The runs row's columns its meta record gives (all null without one)."""
+    if meta is None:
+        names = ("generation", "created", "agent", "model", "provider", "prompt", "interactive", "caller")
+        return dict.fromkeys((*names, "conversation"))
+    fingerprint = meta.fingerprint
+    return {
+        "generation": _generation_name(meta),
+        "created": go_time(meta.created),
+        "agent": meta.agent or None,
+        "model": fingerprint.model,
+        "provider": fingerprint.provider,
+        "prompt": meta.prompt,
+        "interactive": meta.interactive,
+        "caller": meta.caller or None,
+        "conversation": digest12(meta.conversation_token),
+    }
 
 
 def _message_row(message: Message) -> tuple[str, int, int, int, int]:
@@ -137,7 +157,7 @@ class TablesBuilder:
         self._responses = _columns(RESPONSES_SCHEMA)
         self._response_runs: list[str] = []
         self._response_counts: list[int] = []
-        self._calls: list[dict[str, Any]] = []
+        self._calls = _columns(TOOL_CALLS_SCHEMA)
         self._call_runs: list[str] = []
         self._call_counts: list[int] = []
         self._message_counts: list[int] = []
@@ -145,6 +165,25 @@ class TablesBuilder:
         self.findings: list[Finding] = []
         #: (run, its first error finding), in order: what a strict load raises for.
         self.bad_runs: list[tuple[str, Finding]] = []
+        #: The lists the native fold appends to (``nativerows``), in its order.
+        self._native_columns = (
+            *(self._messages[name] for name in nativerows.MESSAGE_COLUMNS),
+            *(self._calls[name] for name in nativerows.CALL_COLUMNS),
+            *(self._responses[name] for name in nativerows.RESPONSE_COLUMNS),
+            *(self._segments[name] for name in nativerows.SEGMENT_COLUMNS),
+        )
+
+    def add_folding(self, read: RunReadLike) -> Finding | None:
+        """Add one journal, folding it here (when the builder folds): natively when the journal is one the native
+        fold takes (``nativerows``), else leniently in Python. Returns its first error finding, as ``add``."""
+        if self.folded and nativerows.active():
+            first = nativerows.usable_first(read)
+            if first is not None and first.meta is not None:
+                native = nativerows.fold_rows(read, first.meta, self._native_columns)
+                if native is not None:
+                    self._add_native(read, first, native)
+                    return None
+        return self.add(read, fold_read(read) if self.folded else None)
 
     def add(self, read: RunReadLike, result: FoldResult | None) -> Finding | None:
         """Add one journal; ``result`` is its lenient fold, None when it was not folded. Returns its first
@@ -183,10 +222,8 @@ class TablesBuilder:
         findings: list[Finding],
         invalid: bool,
     ) -> None:
-        row = self._runs
         state = result.state if result is not None else None
         meta = _meta_of(records)
-        fingerprint = meta.fingerprint if meta is not None else None
         status = "invalid" if invalid or result is None else result.status
         terminal = state.terminal if state is not None else None
         pending = state.pending if state is not None else None
@@ -194,23 +231,15 @@ class TablesBuilder:
         values: dict[str, Any] = {
             "run": read.run,
             "status": status,
-            "generation": _generation_name(meta),
-            "created": go_time(meta.created) if meta is not None else None,
+            **_meta_values(meta),
             # The newest line dates a run by its last record; an undated one (and every August one) by the store.
             "updated": go_time(last_time) if last_time else read.updated,
             "ended": go_time(state.ended) if state is not None and state.ended != ZERO_TIME else None,
             "wall_clock": wall_clock_ns(records),
-            "agent": (meta.agent or None) if meta is not None else None,
             "reopened": state.reopened if state is not None else None,
             "turns": state.turns if state is not None else None,
             "context_tokens": state.context_tokens if state is not None else None,
             "tool_calls_by_kind": list(state.counters.by_kind_tokens().items()) if state is not None else None,
-            "model": fingerprint.model if fingerprint is not None else None,
-            "provider": fingerprint.provider if fingerprint is not None else None,
-            "prompt": meta.prompt if meta is not None else None,
-            "interactive": meta.interactive if meta is not None else None,
-            "caller": (meta.caller or None) if meta is not None else None,
-            "conversation": digest12(meta.conversation_token) if meta is not None else None,
             "last_seq": result.last_seq if result is not None else read.last_seq,
             "records": len(records),
             "segments": len(result.segments) if result is not None else 0,
@@ -234,8 +263,66 @@ class TablesBuilder:
         counters = state.counters if state is not None else None
         for name in COUNTER_NAMES:
             values[name] = getattr(counters, name) if counters is not None else None
-        for name, column in row.items():
+        self._put_run(values)
+
+    def _put_run(self, values: dict[str, Any]) -> None:
+        for name, column in self._runs.items():
             column.append(values[name])
+
+    def _add_native(self, read: RunReadLike, first: Record, native: nativerows.NativeRun) -> None:
+        """A journal the native fold tabled (its other rows are in place): its runs row and what counts its rows;
+        ``first`` is its meta record."""
+        run = read.run
+        meta = first.meta
+        assert meta is not None
+        if self.want_records:
+            self._reads.append(read)
+        degraded = degraded_finding(run, meta, native.gaps())
+        if degraded is not None:
+            self.findings.append(with_source(degraded, read.source))
+        self._segments["run"].extend([run] * native.segments)
+        self._message_runs.append(run)
+        self._message_counts.append(native.messages)
+        self._call_runs.append(run)
+        self._call_counts.append(native.calls)
+        self._response_runs.append(run)
+        self._response_counts.append(native.counters[0])  # a response per assistant record: llm_calls
+        august = generation_of_version(meta.version) is AUGUST
+        # status_of: the August build reads the last terminal, the newest line its Ending (none once reopened).
+        ending = native.terminal_reason if august or not native.reopened else None
+        values: dict[str, Any] = {
+            "run": run,
+            "status": ending or "open",
+            **_meta_values(meta),
+            "updated": go_time(native.last_time) if native.last_time and not august else read.updated,
+            "ended": native.ended,
+            "wall_clock": wall_clock_of(meta, first.time, native.last_dated_time),
+            "reopened": native.reopened,
+            "turns": native.turns,
+            "context_tokens": native.context_tokens,
+            "tool_calls_by_kind": native.tool_calls_by_kind,
+            "last_seq": native.last_seq,
+            "records": native.records,
+            "segments": native.segments,
+            "resumes": native.resumes,
+            "stale_terminal": native.stale_terminal,
+            "terminal_reason": native.terminal_reason,
+            "terminal_message": native.terminal_message,
+            "last_stop_reason": native.last_stop_reason,
+            "next_iteration": native.next_iteration,
+            "waiting_for": native.waiting_for,
+            "pending_calls": native.pending_calls,
+            "open_deferrals": native.open_deferrals,
+            "approvals": native.approvals,
+            "call_approvals": native.call_approvals,
+            "memory_keys": sorted(native.memory_keys),
+            "task_state": self.task_states.get(run),
+            "error_findings": 0,
+            "warning_findings": 0,
+            "source": read.source,
+        }
+        values.update(zip(COUNTER_NAMES, native.counters, strict=True))
+        self._put_run(values)
 
     def _add_segments(self, run: str, result: FoldResult, facts: RunFacts) -> None:
         columns = self._segments
@@ -288,15 +375,15 @@ class TablesBuilder:
 
     def _add_calls(self, run: str, facts: RunFacts) -> None:
         calls = _call_rows(facts)
-        self._calls.extend(calls)
+        for name, column in self._calls.items():
+            if name != "run":
+                column.extend([call[name] for call in calls])
         self._call_runs.append(run)
         self._call_counts.append(len(calls))
 
     def _calls_table(self) -> pa.Table:
-        calls = self._calls
-        columns: dict[str, Any] = {"run": strings_repeated(self._call_runs, self._call_counts)}
-        for name in TOOL_CALLS_SCHEMA.names[1:]:
-            columns[name] = [call[name] for call in calls]
+        columns = dict(self._calls)
+        columns["run"] = strings_repeated(self._call_runs, self._call_counts)
         return _table(columns, TOOL_CALLS_SCHEMA)
 
     def _responses_table(self) -> pa.Table:
@@ -359,5 +446,5 @@ def tables_of_reads(reads: Sequence[RunReadLike], *, records: bool = True, fold:
     """The seven tables of reads, each folded leniently here (``fold=False``: records and findings only)."""
     builder = TablesBuilder(records=records, folded=fold)
     for read in reads:
-        builder.add(read, fold_read(read) if fold else None)
+        builder.add_folding(read)
     return builder.finish()

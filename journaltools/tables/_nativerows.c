@@ -1,0 +1,1431 @@
+/*
+ * journaltools.tables._nativerows: the table rows of one clean journal, folded natively from its proven bytes.
+ *
+ * The Python fold (journaltools.folding) is the reference; this is its fast path for the common case, and it
+ * never decides anything the reference would decide differently. It takes a journal the scanner proved canonical
+ * (protocol._canonical: every line exactly what the Go encoder writes, keys in field order, strings escaped as Go
+ * escapes them) whose meta record the caller has already checked, walks its lines once, folds them by the
+ * runtime's rules and appends the rows of the messages, tool_calls, responses and segments tables straight onto
+ * the builder's column lists, returning what the runs row needs.
+ *
+ * "Clean" is the whole contract: the moment a record would give the reference fold any finding (a refusal, a
+ * warning, a schema violation), or holds anything this walk does not model (a block with two kinds set, the same
+ * call id twice in a turn, a second deferral, a year 0), the walk stops, takes back every row it appended and
+ * answers None. The caller then folds the journal in Python, which reports what it finds. So a journal is either
+ * tabled here exactly as the reference tables it, or not here at all; a differential test holds that.
+ *
+ * Strings are read by the escapes Go writes (\" \\ \b \f \n \r \t, and \u00XX, \u2028, \u2029 and any other \uXXXX
+ * short of a surrogate); any other escape stops the walk. Character counts are counts of code points, as Python's len().
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+/* The payload kinds, in protocol.kinds.KINDS order (the keys a record's payload is written under). */
+enum { K_META, K_ASSISTANT, K_USER, K_TOOL_RESULT, K_DEFERRED, K_DECISION, K_CALL_APPROVAL, K_MEMORY, K_TERMINAL,
+       K_CLAIM, K_COUNT };
+static const char *const KIND_NAMES[K_COUNT] = {"meta",     "assistant",     "user",
+                                                "tool_result", "deferred", "decision",
+                                                "call_approval", "memory_revisions", "terminal",
+                                                "claim"};
+static const char *const TERMINAL_REASONS[] = {"completed", "suspended", "error", "budget", "max_iterations"};
+/* kinds.KIND_TOKENS: a provider kind's number is its index. */
+static const char *const KIND_TOKENS[] = {"unknown", "application", "builtin", "remote", "custom", "mcp"};
+#define KIND_TOKEN_COUNT 6
+#define KIND_REMOTE 3
+#define KIND_MCP 5
+/* A turn with more calls than this is left to Python: results and deferrals find their call by a linear search. */
+#define MAX_TURN_CALLS 512
+/* Steps of the searches a call approval makes through earlier turns, per record on average, before giving up. */
+#define SEARCH_STEPS_PER_RECORD 64
+/* datetime.min and datetime.max in microseconds since 1970: go_time() answers None outside them. */
+#define MIN_MICROS (-62135596800LL * 1000000LL)
+#define MAX_MICROS (253402300799LL * 1000000LL + 999999LL)
+
+/* -- growable bytes -------------------------------------------------------------------------------------------- */
+
+typedef struct {
+    char *data;
+    Py_ssize_t length;
+    Py_ssize_t capacity;
+} bytes_buffer;
+
+static int buffer_reserve(bytes_buffer *b, Py_ssize_t more) {
+    if (b->length + more <= b->capacity) return 0;
+    Py_ssize_t capacity = b->capacity ? b->capacity : 256;
+    while (capacity < b->length + more) capacity *= 2;
+    char *data = PyMem_Realloc(b->data, (size_t)capacity);
+    if (data == NULL) return -1;
+    b->data = data;
+    b->capacity = capacity;
+    return 0;
+}
+
+static int buffer_put(bytes_buffer *b, const void *data, Py_ssize_t length) {
+    if (buffer_reserve(b, length) < 0) return -1;
+    memcpy(b->data + b->length, data, (size_t)length);
+    b->length += length;
+    return 0;
+}
+
+/* A string kept in the walk's arena: its offset and length (the arena may move as it grows). */
+typedef struct {
+    Py_ssize_t offset;
+    Py_ssize_t length;
+} text_ref;
+
+/* -- reading canonical JSON ------------------------------------------------------------------------------------ */
+
+/* What stops a walk: STOP_OTHER for a journal left to Python, STOP_ERROR for a Python exception set. */
+#define STOP_OTHER (-1)
+#define STOP_ERROR (-2)
+
+typedef struct {
+    const unsigned char *p;
+    const unsigned char *end;
+} cursor;
+
+static int take(cursor *c, unsigned char ch) {
+    if (c->p >= c->end || *c->p != ch) return STOP_OTHER;
+    c->p++;
+    return 0;
+}
+
+static int peek(cursor *c, unsigned char ch) { return c->p < c->end && *c->p == ch; }
+
+static int take_word(cursor *c, const char *word) {
+    size_t n = strlen(word);
+    if ((size_t)(c->end - c->p) < n || memcmp(c->p, word, n) != 0) return STOP_OTHER;
+    c->p += n;
+    return 0;
+}
+
+static int hex_value(unsigned char ch) {
+    if (ch >= '0' && ch <= '9') return ch - '0';
+    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+    return -1;
+}
+
+static int put_utf8(bytes_buffer *out, unsigned int code) {
+    unsigned char bytes[3];
+    Py_ssize_t n;
+    if (code < 0x80) {
+        bytes[0] = (unsigned char)code;
+        n = 1;
+    } else if (code < 0x800) {
+        bytes[0] = (unsigned char)(0xC0 | (code >> 6));
+        bytes[1] = (unsigned char)(0x80 | (code & 0x3F));
+        n = 2;
+    } else {
+        bytes[0] = (unsigned char)(0xE0 | (code >> 12));
+        bytes[1] = (unsigned char)(0x80 | ((code >> 6) & 0x3F));
+        bytes[2] = (unsigned char)(0x80 | (code & 0x3F));
+        n = 3;
+    }
+    return buffer_put(out, bytes, n);
+}
+
+/* A string value, unescaped onto ``out`` (when not NULL); ``chars`` (when not NULL) gets its code points. */
+static int read_string(cursor *c, bytes_buffer *out, Py_ssize_t *chars) {
+    if (take(c, '"') < 0) return STOP_OTHER;
+    Py_ssize_t count = 0;
+    for (;;) {
+        const unsigned char *start = c->p;
+        while (c->p < c->end && *c->p != '"' && *c->p != '\\') {
+            count += (*c->p & 0xC0) != 0x80;
+            c->p++;
+        }
+        if (out != NULL && c->p > start && buffer_put(out, start, c->p - start) < 0) return STOP_ERROR;
+        if (c->p >= c->end) return STOP_OTHER;
+        if (*c->p == '"') {
+            c->p++;
+            break;
+        }
+        /* an escape */
+        if (c->end - c->p < 2) return STOP_OTHER;
+        unsigned char escaped = c->p[1];
+        unsigned int code;
+        c->p += 2;
+        switch (escaped) {
+        case '"': code = '"'; break;
+        case '\\': code = '\\'; break;
+        case 'n': code = '\n'; break;
+        case 'r': code = '\r'; break;
+        case 't': code = '\t'; break;
+        case 'b': code = '\b'; break;
+        case 'f': code = '\f'; break;
+        case '/': code = '/'; break; /* raw JSON (a tool's input) may hold it as the model wrote it */
+        case 'u': {
+            if (c->end - c->p < 4) return STOP_OTHER;
+            int digits[4];
+            for (int i = 0; i < 4; i++) {
+                digits[i] = hex_value(c->p[i]);
+                if (digits[i] < 0) return STOP_OTHER;
+            }
+            code = (unsigned int)((digits[0] << 12) | (digits[1] << 8) | (digits[2] << 4) | digits[3]);
+            c->p += 4;
+            /* Go writes \u00XX, \u2028, \u2029 and \ufffd; a surrogate would need pairing: left to Python. */
+            if (code >= 0xD800 && code <= 0xDFFF) return STOP_OTHER;
+            break;
+        }
+        default:
+            return STOP_OTHER;
+        }
+        count++;
+        if (out != NULL && put_utf8(out, code) < 0) return STOP_ERROR;
+    }
+    if (chars != NULL) *chars = count;
+    return 0;
+}
+
+/* An object key (never escaped in a record the scanner proved) and its colon. */
+static int read_key(cursor *c, const unsigned char **key, Py_ssize_t *length) {
+    if (take(c, '"') < 0) return STOP_OTHER;
+    *key = c->p;
+    while (c->p < c->end && *c->p != '"') {
+        if (*c->p == '\\') return STOP_OTHER;
+        c->p++;
+    }
+    *length = c->p - *key;
+    if (take(c, '"') < 0 || take(c, ':') < 0) return STOP_OTHER;
+    return 0;
+}
+
+static int key_is(const unsigned char *key, Py_ssize_t length, const char *name) {
+    return (size_t)length == strlen(name) && memcmp(key, name, (size_t)length) == 0;
+}
+
+static int read_int64(cursor *c, int64_t *value) {
+    int negative = 0;
+    if (peek(c, '-')) {
+        negative = 1;
+        c->p++;
+    }
+    if (c->p >= c->end || *c->p < '0' || *c->p > '9') return STOP_OTHER;
+    uint64_t magnitude = 0;
+    while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
+        unsigned digit = (unsigned)(*c->p - '0');
+        if (magnitude > (UINT64_MAX - digit) / 10) return STOP_OTHER;
+        magnitude = magnitude * 10 + digit;
+        c->p++;
+    }
+    if (negative ? magnitude > (uint64_t)INT64_MAX + 1 : magnitude > (uint64_t)INT64_MAX) return STOP_OTHER;
+    *value = negative ? (int64_t)(0 - magnitude) : (int64_t)magnitude;
+    return 0;
+}
+
+static int read_uint64(cursor *c, uint64_t *value) {
+    if (c->p >= c->end || *c->p < '0' || *c->p > '9') return STOP_OTHER;
+    uint64_t n = 0;
+    while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
+        unsigned digit = (unsigned)(*c->p - '0');
+        if (n > (UINT64_MAX - digit) / 10) return STOP_OTHER;
+        n = n * 10 + digit;
+        c->p++;
+    }
+    *value = n;
+    return 0;
+}
+
+static int read_bool(cursor *c, int *value) {
+    if (take_word(c, "true") == 0) {
+        *value = 1;
+        return 0;
+    }
+    if (take_word(c, "false") == 0) {
+        *value = 0;
+        return 0;
+    }
+    return STOP_OTHER;
+}
+
+/* Any value, skipped (compact JSON: the scanner proved it); nesting deeper than ``depth`` is left to Python. */
+static int skip_value(cursor *c, int depth) {
+    if (depth > 200 || c->p >= c->end) return STOP_OTHER;
+    unsigned char ch = *c->p;
+    if (ch == '"') return read_string(c, NULL, NULL);
+    if (ch == '{' || ch == '[') {
+        unsigned char close = ch == '{' ? '}' : ']';
+        c->p++;
+        if (peek(c, close)) {
+            c->p++;
+            return 0;
+        }
+        for (;;) {
+            if (ch == '{') {
+                if (read_string(c, NULL, NULL) < 0 || take(c, ':') < 0) return STOP_OTHER;
+            }
+            int status = skip_value(c, depth + 1);
+            if (status < 0) return status;
+            if (peek(c, ',')) {
+                c->p++;
+                continue;
+            }
+            return take(c, close);
+        }
+    }
+    /* a number, true, false or null */
+    while (c->p < c->end && *c->p != ',' && *c->p != '}' && *c->p != ']') c->p++;
+    return 0;
+}
+
+/* -- Go times ---------------------------------------------------------------------------------------------------- */
+
+typedef struct {
+    int dated;
+    int64_t seconds; /* since 1970, UTC */
+    int32_t nanos;
+    const unsigned char *text; /* the time as written, for the caller's run row */
+    Py_ssize_t text_length;
+} moment;
+
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    unsigned yoe = (unsigned)(y - era * 400);
+    unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (int64_t)doe - 719468;
+}
+
+static int digits_at(const unsigned char *p, int n, int *value) {
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9') return -1;
+        v = v * 10 + (p[i] - '0');
+    }
+    *value = v;
+    return 0;
+}
+
+/* A time string in Go's RFC 3339 form (the scanner proved the form; the values are checked again here). */
+static int read_time(cursor *c, moment *out) {
+    if (take(c, '"') < 0) return STOP_OTHER;
+    const unsigned char *s = c->p;
+    while (c->p < c->end && *c->p != '"') {
+        if (*c->p == '\\') return STOP_OTHER;
+        c->p++;
+    }
+    const unsigned char *e = c->p;
+    if (take(c, '"') < 0) return STOP_OTHER;
+    Py_ssize_t n = e - s;
+    out->text = s;
+    out->text_length = n;
+    out->dated = 0;
+    if (n == 0) return 0;
+    int year, month, day, hour, minute, second;
+    if (n < 20 || digits_at(s, 4, &year) || s[4] != '-' || digits_at(s + 5, 2, &month) || s[7] != '-' ||
+        digits_at(s + 8, 2, &day) || s[10] != 'T' || digits_at(s + 11, 2, &hour) || s[13] != ':' ||
+        digits_at(s + 14, 2, &minute) || s[16] != ':' || digits_at(s + 17, 2, &second))
+        return STOP_OTHER;
+    /* Python holds no year 0 (its readers answer None there): such a journal is left to them. */
+    if (year < 1 || month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 59)
+        return STOP_OTHER;
+    static const int month_days[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    if (day > month_days[month - 1] || (month == 2 && day == 29 && !leap)) return STOP_OTHER;
+    const unsigned char *p = s + 19;
+    int32_t nanos = 0;
+    if (p < e && *p == '.') {
+        p++;
+        int digits = 0;
+        while (p < e && *p >= '0' && *p <= '9') {
+            if (++digits > 9) return STOP_OTHER;
+            nanos = nanos * 10 + (*p - '0');
+            p++;
+        }
+        if (digits == 0) return STOP_OTHER;
+        for (int i = digits; i < 9; i++) nanos *= 10;
+    }
+    int64_t offset = 0;
+    if (p < e && *p == 'Z') {
+        p++;
+    } else if (p < e && (*p == '+' || *p == '-')) {
+        int oh, om;
+        if (e - p != 6 || digits_at(p + 1, 2, &oh) || p[3] != ':' || digits_at(p + 4, 2, &om) || oh > 23 ||
+            om > 59)
+            return STOP_OTHER;
+        offset = (int64_t)(oh * 60 + om) * 60;
+        if (*p == '-') offset = -offset;
+        p = e;
+    } else {
+        return STOP_OTHER;
+    }
+    if (p != e) return STOP_OTHER;
+    out->seconds = days_from_civil(year, (unsigned)month, (unsigned)day) * 86400 + hour * 3600 + minute * 60 +
+                   second - offset;
+    out->nanos = nanos;
+    out->dated = 1;
+    return 0;
+}
+
+/* go_time(): the instant in microseconds, or None outside what a Python datetime holds. */
+static PyObject *micros_or_none(const moment *m) {
+    if (!m->dated) Py_RETURN_NONE;
+    int64_t micros = m->seconds * 1000000 + m->nanos / 1000;
+    if (micros < MIN_MICROS || micros > MAX_MICROS) Py_RETURN_NONE;
+    return PyLong_FromLongLong(micros);
+}
+
+/* -- the walk ---------------------------------------------------------------------------------------------------- */
+
+/* The columns the walk appends to, in this order (the caller's TablesBuilder names them). */
+enum {
+    M_INDEX, M_SEQ, M_PENDING, M_ROLE, M_TEXT, M_THINKING, M_USES, M_RESULTS, M_PROVIDERS, M_COLUMNS
+};
+enum {
+    C_ID, C_NAME, C_INPUT, C_CALL_SEQ, C_RESULT_SEQ, C_IS_ERROR, C_REMOTE, C_KIND, C_DISPATCHED, C_MADE_AT,
+    C_ANSWERED_AT, C_DURATION, C_TIMED, C_DEFERRED, C_NOTE, C_HANDLE, C_APPROVED, C_RESULT_CHARS, C_COLUMNS
+};
+enum {
+    R_SEQ, R_ITERATION, R_TIME, R_STOP_REASON, R_IN, R_OUT, R_CACHE_READ, R_CACHE_CREATE, R_THINKING, R_COLUMNS
+};
+enum {
+    S_STARTED_AT, S_ENDED_AT, S_SEGMENT, S_FIRST_SEQ, S_LAST_SEQ, S_CLAIMED_BY, S_CLAIMED_AT, S_ENDING,
+    S_TERMINAL_MESSAGE, S_LLM_CALLS, S_TOOL_CALLS, S_IN, S_OUT, S_COLUMNS
+};
+#define ALL_COLUMNS (M_COLUMNS + C_COLUMNS + R_COLUMNS + S_COLUMNS)
+
+typedef struct {
+    text_ref id, name;
+    const unsigned char *input;
+    Py_ssize_t input_length;
+    uint64_t made_seq;
+    moment made;
+    int answered;
+    uint64_t answered_seq;
+    moment answered_at;
+    int is_error, remote, kind, dispatched;
+    Py_ssize_t result_chars;
+    int deferred;
+    text_ref note, handle;
+    int approved;
+    int timed;
+    int64_t duration;
+} call;
+
+typedef struct {
+    int open; /* the last message is a user message still taking merged blocks */
+    uint64_t seq;
+    int text_blocks;
+    Py_ssize_t thinking;
+    int64_t uses, results, providers;
+} message_row;
+
+typedef struct {
+    PyObject **columns; /* borrowed lists */
+    Py_ssize_t saved[ALL_COLUMNS];
+    bytes_buffer arena;    /* ids, names, notes: kept for the journal */
+    bytes_buffer text;     /* the open user message's text */
+    bytes_buffer turn_text; /* the turn's assistant message text */
+    int64_t message_index;
+    message_row last; /* the open user message, when ``last.open`` */
+    /* the turn in flight */
+    int in_turn;
+    uint64_t turn_seq;
+    Py_ssize_t turn_thinking;
+    int64_t turn_uses, turn_results, turn_providers;
+    int turn_text_blocks;
+    Py_ssize_t turn_first_call;
+    int64_t turn_result_count;
+    uint64_t turn_first_result_seq;
+    /* every call of the journal */
+    call *calls;
+    Py_ssize_t call_count, call_capacity;
+    int64_t search_budget;
+    /* the state */
+    uint64_t counters[9]; /* llm, tool, remote, mcp, in, out, cache_read, cache_create, thinking (wrapping) */
+    int64_t by_kind[KIND_TOKEN_COUNT];
+    int by_kind_seen[KIND_TOKEN_COUNT];
+    uint64_t turns;
+    uint64_t context_tokens;
+    int saw_assistant;
+    int64_t last_iteration;
+    text_ref last_stop;
+    int terminal_set;
+    text_ref terminal_reason, terminal_message;
+    moment ended;
+    int reopened;
+    int terminal_waits_claim; /* a terminal with no claim since (a new turn then is a finding) */
+    int any_terminal, turn_after_terminal;
+    PyObject *approvals, *call_approvals, *memory_keys; /* lists, owned */
+    int64_t resumes;
+    /* segments */
+    int64_t segment_index;
+    uint64_t segment_first_seq;
+    moment segment_started;
+    int segment_claimed;
+    text_ref segment_claimed_by;
+    moment segment_claimed_at;
+    int segment_terminal;
+    text_ref segment_reason, segment_message;
+    int64_t segment_llm, segment_tools;
+    uint64_t segment_in, segment_out;
+    /* for the runs row and the degraded_analysis finding */
+    int64_t undated, results, kindless;
+    moment last_time, last_dated;
+    const unsigned char *data;
+} walk;
+
+static PyObject *arena_string(walk *w, text_ref ref) {
+    return PyUnicode_DecodeUTF8(w->arena.data + ref.offset, ref.length, "strict");
+}
+
+static PyObject *arena_string_or_none(walk *w, text_ref ref) {
+    if (ref.length == 0) Py_RETURN_NONE;
+    return arena_string(w, ref);
+}
+
+static int read_into_arena(walk *w, cursor *c, text_ref *ref, Py_ssize_t *chars) {
+    ref->offset = w->arena.length;
+    int status = read_string(c, &w->arena, chars);
+    ref->length = w->arena.length - ref->offset;
+    return status;
+}
+
+static int arena_equal(walk *w, text_ref a, text_ref b) {
+    return a.length == b.length && memcmp(w->arena.data + a.offset, w->arena.data + b.offset, (size_t)a.length) == 0;
+}
+
+static int arena_is(walk *w, text_ref a, const char *word) {
+    return (size_t)a.length == strlen(word) && memcmp(w->arena.data + a.offset, word, (size_t)a.length) == 0;
+}
+
+/* Append ``value`` (a new reference, stolen) to column ``index``. */
+static int put(walk *w, int index, PyObject *value) {
+    if (value == NULL) return STOP_ERROR;
+    int status = PyList_Append(w->columns[index], value);
+    Py_DECREF(value);
+    return status < 0 ? STOP_ERROR : 0;
+}
+
+static PyObject *bool_object(int value) { return Py_NewRef(value ? Py_True : Py_False); }
+
+static PyObject *role_user, *role_assistant;
+
+static int put_message(walk *w, uint64_t seq, int pending, PyObject *role, const char *text, Py_ssize_t length,
+                       Py_ssize_t thinking, int64_t uses, int64_t results, int64_t providers) {
+    if (put(w, M_INDEX, PyLong_FromLongLong(w->message_index++)) < 0 ||
+        put(w, M_SEQ, PyLong_FromUnsignedLongLong(seq)) < 0 || put(w, M_PENDING, bool_object(pending)) < 0 ||
+        put(w, M_ROLE, Py_NewRef(role)) < 0 || put(w, M_TEXT, PyUnicode_DecodeUTF8(text, length, "strict")) < 0 ||
+        put(w, M_THINKING, PyLong_FromSsize_t(thinking)) < 0 || put(w, M_USES, PyLong_FromLongLong(uses)) < 0 ||
+        put(w, M_RESULTS, PyLong_FromLongLong(results)) < 0 ||
+        put(w, M_PROVIDERS, PyLong_FromLongLong(providers)) < 0)
+        return STOP_ERROR;
+    return 0;
+}
+
+static int flush_user_message(walk *w) {
+    if (!w->last.open) return 0;
+    w->last.open = 0;
+    return put_message(w, w->last.seq, 0, role_user, w->text.data, w->text.length, w->last.thinking, w->last.uses,
+                       w->last.results, w->last.providers);
+}
+
+static void open_user_message(walk *w, uint64_t seq) {
+    w->last.open = 1;
+    w->last.seq = seq;
+    w->last.text_blocks = 0;
+    w->last.thinking = 0;
+    w->last.uses = w->last.results = w->last.providers = 0;
+    w->text.length = 0;
+}
+
+/* What a message's blocks add up to, for its row. */
+typedef struct {
+    bytes_buffer *text;
+    int *text_blocks;
+    Py_ssize_t *thinking;
+    int64_t *uses, *results, *providers;
+} block_sums;
+
+static int add_call(walk *w, cursor *c, uint64_t seq, const moment *time) {
+    if (w->call_count == w->call_capacity) {
+        Py_ssize_t capacity = w->call_capacity ? w->call_capacity * 2 : 16;
+        call *calls = PyMem_Realloc(w->calls, (size_t)capacity * sizeof(call));
+        if (calls == NULL) return STOP_ERROR;
+        w->calls = calls;
+        w->call_capacity = capacity;
+    }
+    call *made = &w->calls[w->call_count];
+    memset(made, 0, sizeof(*made));
+    made->made_seq = seq;
+    made->made = *time;
+    if (take(c, '{') < 0) return STOP_OTHER;
+    int seen_input = 0;
+    while (!peek(c, '}')) {
+        const unsigned char *key;
+        Py_ssize_t length;
+        int status = read_key(c, &key, &length);
+        if (status < 0) return status;
+        if (key_is(key, length, "id")) {
+            status = read_into_arena(w, c, &made->id, NULL);
+        } else if (key_is(key, length, "name")) {
+            status = read_into_arena(w, c, &made->name, NULL);
+        } else if (key_is(key, length, "input")) {
+            const unsigned char *start = c->p;
+            status = skip_value(c, 0);
+            made->input = start;
+            made->input_length = c->p - start;
+            seen_input = 1;
+        } else {
+            return STOP_OTHER;
+        }
+        if (status < 0) return status;
+        if (peek(c, ',')) c->p++;
+    }
+    c->p++;
+    if (!seen_input) return STOP_OTHER;
+    /* The same id twice in one turn: the reference pairs them by recency; left to it. */
+    if (w->call_count - w->turn_first_call >= MAX_TURN_CALLS) return STOP_OTHER;
+    for (Py_ssize_t i = w->turn_first_call; i < w->call_count; i++) {
+        if (arena_equal(w, w->calls[i].id, made->id)) return STOP_OTHER;
+    }
+    w->call_count++;
+    return 0;
+}
+
+/* A message's content array; ``calls`` is set for an assistant record, whose tool_use blocks are calls. */
+static int read_blocks(walk *w, cursor *c, block_sums *sums, int calls, uint64_t seq, const moment *time) {
+    if (take_word(c, "null") == 0) return 0;
+    if (take(c, '[') < 0) return STOP_OTHER;
+    while (!peek(c, ']')) {
+        if (take(c, '{') < 0) return STOP_OTHER;
+        int kinds = 0;
+        while (!peek(c, '}')) {
+            const unsigned char *key;
+            Py_ssize_t length;
+            int status = read_key(c, &key, &length);
+            if (status < 0) return status;
+            /* A block with two kinds set reads differently to the reference's rows and its calls: left to it. */
+            if (++kinds > 1) return STOP_OTHER;
+            if (key_is(key, length, "text")) {
+                if (take(c, '{') < 0) return STOP_OTHER;
+                const unsigned char *inner;
+                Py_ssize_t inner_length;
+                if ((status = read_key(c, &inner, &inner_length)) < 0) return status;
+                if (!key_is(inner, inner_length, "text")) return STOP_OTHER;
+                if (*sums->text_blocks > 0 && buffer_put(sums->text, "\n", 1) < 0) return STOP_ERROR;
+                (*sums->text_blocks)++;
+                if ((status = read_string(c, sums->text, NULL)) < 0) return status;
+                if (take(c, '}') < 0) return STOP_OTHER;
+            } else if (key_is(key, length, "thinking")) {
+                if (take(c, '{') < 0) return STOP_OTHER;
+                while (!peek(c, '}')) {
+                    const unsigned char *inner;
+                    Py_ssize_t inner_length;
+                    if ((status = read_key(c, &inner, &inner_length)) < 0) return status;
+                    if (key_is(inner, inner_length, "text")) {
+                        Py_ssize_t chars = 0;
+                        if ((status = read_string(c, NULL, &chars)) < 0) return status;
+                        *sums->thinking += chars;
+                    } else if ((status = skip_value(c, 0)) < 0) {
+                        return status;
+                    }
+                    if (peek(c, ',')) c->p++;
+                }
+                c->p++;
+            } else if (key_is(key, length, "tool_use")) {
+                (*sums->uses)++;
+                if (calls) {
+                    if ((status = add_call(w, c, seq, time)) < 0) return status;
+                } else if ((status = skip_value(c, 0)) < 0) {
+                    return status;
+                }
+            } else if (key_is(key, length, "tool_result")) {
+                (*sums->results)++;
+                if ((status = skip_value(c, 0)) < 0) return status;
+            } else if (key_is(key, length, "provider")) {
+                (*sums->providers)++;
+                if ((status = skip_value(c, 0)) < 0) return status;
+            } else {
+                return STOP_OTHER;
+            }
+            if (peek(c, ',')) c->p++;
+        }
+        c->p++;
+        if (peek(c, ',')) c->p++;
+    }
+    c->p++;
+    return 0;
+}
+
+/* ``{"role":"<role>","content":...}``: a message whose role must be ``role`` (another is left to Python). */
+static int read_message(walk *w, cursor *c, const char *role, block_sums *sums, int calls, uint64_t seq,
+                        const moment *time) {
+    if (take(c, '{') < 0) return STOP_OTHER;
+    int seen_content = 0;
+    while (!peek(c, '}')) {
+        const unsigned char *key;
+        Py_ssize_t length;
+        int status = read_key(c, &key, &length);
+        if (status < 0) return status;
+        if (key_is(key, length, "role")) {
+            if (take(c, '"') < 0 || take_word(c, role) < 0 || take(c, '"') < 0) return STOP_OTHER;
+        } else if (key_is(key, length, "content")) {
+            seen_content = 1;
+            if ((status = read_blocks(w, c, sums, calls, seq, time)) < 0) return status;
+        } else {
+            return STOP_OTHER;
+        }
+        if (peek(c, ',')) c->p++;
+    }
+    c->p++;
+    return seen_content ? 0 : STOP_OTHER;
+}
+
+static int commit_turn(walk *w) {
+    /* The assistant message, then the results gathered (one user message, which later users merge into). */
+    int status = flush_user_message(w);
+    if (status < 0) return status;
+    if ((status = put_message(w, w->turn_seq, 0, role_assistant, w->turn_text.data, w->turn_text.length,
+                              w->turn_thinking, w->turn_uses, w->turn_results, w->turn_providers)) < 0)
+        return status;
+    if (w->turn_result_count > 0) {
+        open_user_message(w, w->turn_first_result_seq);
+        w->last.results = w->turn_result_count;
+    }
+    w->in_turn = 0;
+    return 0;
+}
+
+/* A turn closed by a later record: every call answered, or the reference warns (unanswered_call). */
+static int close_turn(walk *w) {
+    if (!w->in_turn) return 0;
+    for (Py_ssize_t i = w->turn_first_call; i < w->call_count; i++) {
+        if (!w->calls[i].answered) return STOP_OTHER;
+    }
+    return commit_turn(w);
+}
+
+/* A user or assistant record: a new turn. After a terminal, only once a claim has come (else a finding). */
+static int new_turn_after_terminal(walk *w) {
+    if (w->terminal_waits_claim) return STOP_OTHER;
+    return 0;
+}
+
+static int gap(const moment *before, const moment *after, int *timed, int64_t *duration) {
+    *timed = 0;
+    if (!before->dated || !after->dated) return 0;
+    /* Python reads year 0 as undated; read_time left such a journal already. */
+    int64_t seconds = after->seconds - before->seconds;
+    int64_t nanos = (int64_t)after->nanos - before->nanos;
+    if (seconds < 0 || (seconds == 0 && nanos < 0)) return 0;
+    if (seconds > INT64_MAX / 1000000000 - 1) return STOP_OTHER; /* beyond the duration column: left to Python */
+    *duration = seconds * 1000000000 + nanos;
+    *timed = 1;
+    return 0;
+}
+
+static int read_assistant(walk *w, cursor *c, uint64_t seq, const moment *time) {
+    int status;
+    if ((status = new_turn_after_terminal(w)) < 0) return status;
+    if ((status = close_turn(w)) < 0) return status;
+    w->turn_first_call = w->call_count;
+    w->turn_text.length = 0;
+    w->turn_text_blocks = 0;
+    w->turn_thinking = 0;
+    w->turn_uses = w->turn_results = w->turn_providers = 0;
+    w->turn_result_count = 0;
+    int64_t iteration = 0, in = 0, out = 0, cache_read = 0, cache_create = 0, thinking = 0;
+    text_ref stop = {w->arena.length, 0};
+    int seen_message = 0;
+    block_sums sums = {&w->turn_text, &w->turn_text_blocks, &w->turn_thinking, &w->turn_uses, &w->turn_results,
+                       &w->turn_providers};
+    if (take(c, '{') < 0) return STOP_OTHER;
+    while (!peek(c, '}')) {
+        const unsigned char *key;
+        Py_ssize_t length;
+        if ((status = read_key(c, &key, &length)) < 0) return status;
+        if (key_is(key, length, "iteration")) status = read_int64(c, &iteration);
+        else if (key_is(key, length, "message")) {
+            seen_message = 1;
+            status = read_message(w, c, "assistant", &sums, 1, seq, time);
+        } else if (key_is(key, length, "stop_reason")) status = read_into_arena(w, c, &stop, NULL);
+        else if (key_is(key, length, "in_tokens")) status = read_int64(c, &in);
+        else if (key_is(key, length, "out_tokens")) status = read_int64(c, &out);
+        else if (key_is(key, length, "cache_read_tokens")) status = read_int64(c, &cache_read);
+        else if (key_is(key, length, "cache_create_tokens")) status = read_int64(c, &cache_create);
+        else if (key_is(key, length, "thinking_tokens")) status = read_int64(c, &thinking);
+        else return STOP_OTHER;
+        if (status < 0) return status;
+        if (peek(c, ',')) c->p++;
+    }
+    c->p++;
+    if (!seen_message) return STOP_OTHER;
+    w->in_turn = 1;
+    w->turn_seq = seq;
+    w->saw_assistant = 1;
+    w->last_iteration = iteration;
+    w->last_stop = stop;
+    w->context_tokens = (uint64_t)in + (uint64_t)cache_read + (uint64_t)cache_create;
+    w->counters[0] += 1;
+    w->counters[4] += (uint64_t)in;
+    w->counters[5] += (uint64_t)out;
+    w->counters[6] += (uint64_t)cache_read;
+    w->counters[7] += (uint64_t)cache_create;
+    w->counters[8] += (uint64_t)thinking;
+    w->segment_llm++;
+    w->segment_in += (uint64_t)in;
+    w->segment_out += (uint64_t)out;
+    int base = M_COLUMNS + C_COLUMNS;
+    if (put(w, base + R_SEQ, PyLong_FromUnsignedLongLong(seq)) < 0 ||
+        put(w, base + R_ITERATION, PyLong_FromLongLong(iteration)) < 0 ||
+        put(w, base + R_TIME, micros_or_none(time)) < 0 ||
+        put(w, base + R_STOP_REASON, arena_string_or_none(w, stop)) < 0 ||
+        put(w, base + R_IN, PyLong_FromLongLong(in)) < 0 || put(w, base + R_OUT, PyLong_FromLongLong(out)) < 0 ||
+        put(w, base + R_CACHE_READ, PyLong_FromLongLong(cache_read)) < 0 ||
+        put(w, base + R_CACHE_CREATE, PyLong_FromLongLong(cache_create)) < 0 ||
+        put(w, base + R_THINKING, PyLong_FromLongLong(thinking)) < 0)
+        return STOP_ERROR;
+    return 0;
+}
+
+static int read_user(walk *w, cursor *c, uint64_t seq) {
+    int status;
+    if ((status = new_turn_after_terminal(w)) < 0) return status;
+    if ((status = close_turn(w)) < 0) return status;
+    w->turns++;
+    if (!w->last.open) {
+        open_user_message(w, seq);
+    }
+    block_sums sums = {&w->text, &w->last.text_blocks, &w->last.thinking, &w->last.uses, &w->last.results,
+                       &w->last.providers};
+    if (take(c, '{') < 0) return STOP_OTHER;
+    const unsigned char *key;
+    Py_ssize_t length;
+    if ((status = read_key(c, &key, &length)) < 0) return status;
+    if (!key_is(key, length, "message")) return STOP_OTHER;
+    moment undated = {0};
+    if ((status = read_message(w, c, "user", &sums, 0, seq, &undated)) < 0) return status;
+    return take(c, '}');
+}
+
+static call *turn_call(walk *w, text_ref id) {
+    if (!w->in_turn) return NULL;
+    for (Py_ssize_t i = w->turn_first_call; i < w->call_count; i++) {
+        if (arena_equal(w, w->calls[i].id, id)) return &w->calls[i];
+    }
+    return NULL;
+}
+
+static int parse_kind(walk *w, text_ref token) {
+    for (int i = 1; i < KIND_TOKEN_COUNT; i++) {
+        if (arena_is(w, token, KIND_TOKENS[i])) return i;
+    }
+    return 0;
+}
+
+static int read_tool_result(walk *w, cursor *c, uint64_t seq, const moment *time, const moment *before) {
+    if (!w->in_turn) return STOP_OTHER; /* result_outside_turn */
+    text_ref id = {0, 0}, result_id = {0, 0}, kind = {0, 0};
+    int remote = 0, dispatched = 0, is_error = 0, seen_result = 0;
+    Py_ssize_t chars = 0;
+    int status;
+    if (take(c, '{') < 0) return STOP_OTHER;
+    while (!peek(c, '}')) {
+        const unsigned char *key;
+        Py_ssize_t length;
+        if ((status = read_key(c, &key, &length)) < 0) return status;
+        if (key_is(key, length, "tool_use_id")) status = read_into_arena(w, c, &id, NULL);
+        else if (key_is(key, length, "result")) {
+            seen_result = 1;
+            if (take(c, '{') < 0) return STOP_OTHER;
+            while (!peek(c, '}')) {
+                const unsigned char *inner;
+                Py_ssize_t inner_length;
+                if ((status = read_key(c, &inner, &inner_length)) < 0) return status;
+                if (key_is(inner, inner_length, "tool_use_id")) status = read_into_arena(w, c, &result_id, NULL);
+                else if (key_is(inner, inner_length, "content")) status = read_string(c, NULL, &chars);
+                else if (key_is(inner, inner_length, "is_error")) status = read_bool(c, &is_error);
+                else return STOP_OTHER;
+                if (status < 0) return status;
+                if (peek(c, ',')) c->p++;
+            }
+            c->p++;
+            status = 0;
+        } else if (key_is(key, length, "remote")) status = read_bool(c, &remote);
+        else if (key_is(key, length, "kind")) status = read_into_arena(w, c, &kind, NULL);
+        else if (key_is(key, length, "dispatched")) status = read_bool(c, &dispatched);
+        else return STOP_OTHER;
+        if (status < 0) return status;
+        if (peek(c, ',')) c->p++;
+    }
+    c->p++;
+    if (!seen_result || !arena_equal(w, id, result_id)) return STOP_OTHER; /* tool_use_id_mismatch */
+    call *answered = turn_call(w, id);
+    if (answered == NULL || answered->answered) return STOP_OTHER; /* unknown_call_result, duplicate_result */
+    /* The newest fold's provider rule (kinds.provider_of). */
+    int number;
+    int ran;
+    if (kind.length) {
+        number = parse_kind(w, kind);
+        ran = dispatched;
+    } else if (remote) {
+        number = KIND_REMOTE;
+        ran = 1;
+    } else {
+        number = 0;
+        ran = 0;
+    }
+    answered->answered = 1;
+    answered->answered_seq = seq;
+    answered->answered_at = *time;
+    answered->is_error = is_error;
+    answered->remote = remote;
+    answered->kind = number;
+    answered->dispatched = ran;
+    answered->result_chars = chars;
+    if (!answered->deferred && (status = gap(before, time, &answered->timed, &answered->duration)) < 0)
+        return status;
+    if (w->turn_result_count++ == 0) w->turn_first_result_seq = seq;
+    w->counters[1] += 1;
+    w->by_kind[number] += 1;
+    w->by_kind_seen[number] = 1;
+    if (ran && number == KIND_REMOTE) w->counters[2] += 1;
+    if (ran && number == KIND_MCP) w->counters[3] += 1;
+    w->segment_tools++;
+    w->results++;
+    if (!kind.length) w->kindless++;
+    return 0;
+}
+
+static int read_deferred(walk *w, cursor *c, uint64_t seq, const moment *time, const moment *before) {
+    if (!w->in_turn) return STOP_OTHER; /* result_outside_turn */
+    text_ref id = {0, 0}, note = {0, 0}, handle = {0, 0};
+    int status;
+    if (take(c, '{') < 0) return STOP_OTHER;
+    while (!peek(c, '}')) {
+        const unsigned char *key;
+        Py_ssize_t length;
+        if ((status = read_key(c, &key, &length)) < 0) return status;
+        if (key_is(key, length, "tool_use_id")) status = read_into_arena(w, c, &id, NULL);
+        else if (key_is(key, length, "note")) status = read_into_arena(w, c, &note, NULL);
+        else if (key_is(key, length, "handle")) status = read_into_arena(w, c, &handle, NULL);
+        else if (key_is(key, length, "tool_name") || key_is(key, length, "kind") ||
+                 key_is(key, length, "dispatched"))
+            status = skip_value(c, 0);
+        else return STOP_OTHER;
+        if (status < 0) return status;
+        if (peek(c, ',')) c->p++;
+    }
+    c->p++;
+    call *waiting = turn_call(w, id);
+    /* unknown_deferral; a deferral of an answered call or a second one the reference keeps apart: left to it. */
+    if (waiting == NULL || waiting->answered || waiting->deferred) return STOP_OTHER;
+    waiting->deferred = 1;
+    waiting->note = note;
+    waiting->handle = handle;
+    (void)seq;
+    return gap(before, time, &waiting->timed, &waiting->duration);
+}
+
+static int read_single_string(walk *w, cursor *c, const char *name, text_ref *value, const char *also) {
+    int status;
+    if (take(c, '{') < 0) return STOP_OTHER;
+    int seen = 0;
+    while (!peek(c, '}')) {
+        const unsigned char *key;
+        Py_ssize_t length;
+        if ((status = read_key(c, &key, &length)) < 0) return status;
+        if (key_is(key, length, name)) {
+            seen = 1;
+            status = read_into_arena(w, c, value, NULL);
+        } else if (also != NULL && key_is(key, length, also)) {
+            status = skip_value(c, 0);
+        } else {
+            return STOP_OTHER;
+        }
+        if (status < 0) return status;
+        if (peek(c, ',')) c->p++;
+    }
+    c->p++;
+    return seen ? 0 : STOP_OTHER;
+}
+
+static int list_append_text(walk *w, PyObject *list, text_ref value) {
+    PyObject *text = arena_string(w, value);
+    if (text == NULL) return STOP_ERROR;
+    int status = PyList_Append(list, text);
+    Py_DECREF(text);
+    return status < 0 ? STOP_ERROR : 0;
+}
+
+static int read_call_approval(walk *w, cursor *c) {
+    text_ref id;
+    int status = read_single_string(w, c, "tool_use_id", &id, "tool_name");
+    if (status < 0) return status;
+    if (w->call_approvals == NULL && (w->call_approvals = PyList_New(0)) == NULL) return STOP_ERROR;
+    if ((status = list_append_text(w, w->call_approvals, id)) < 0) return status;
+    /* The most recent call ever made with that id (facts.RunFacts): searched back, within a budget. */
+    for (Py_ssize_t i = w->call_count - 1; i >= 0; i--) {
+        if (--w->search_budget < 0) return STOP_OTHER;
+        if (arena_equal(w, w->calls[i].id, id)) {
+            w->calls[i].approved = 1;
+            break;
+        }
+    }
+    return 0;
+}
+
+static int read_memory(walk *w, cursor *c) {
+    int status;
+    if (take(c, '{') < 0) return STOP_OTHER;
+    const unsigned char *key;
+    Py_ssize_t length;
+    if ((status = read_key(c, &key, &length)) < 0) return status;
+    if (!key_is(key, length, "revisions")) return STOP_OTHER;
+    Py_CLEAR(w->memory_keys);
+    if ((w->memory_keys = PyList_New(0)) == NULL) return STOP_ERROR;
+    if (take_word(c, "null") != 0) {
+        if (take(c, '{') < 0) return STOP_OTHER;
+        while (!peek(c, '}')) {
+            text_ref name;
+            Py_ssize_t chars = 0;
+            name.offset = w->arena.length;
+            if ((status = read_string(c, &w->arena, &chars)) < 0) return status;
+            name.length = w->arena.length - name.offset;
+            uint64_t revision;
+            if (take(c, ':') < 0 || read_uint64(c, &revision) < 0) return STOP_OTHER;
+            /* What the published schemas refuse is a finding of the reference's (schema_violation). */
+            if (chars < 1 || chars > 200 || revision < 1) return STOP_OTHER;
+            if ((status = list_append_text(w, w->memory_keys, name)) < 0) return status;
+            if (peek(c, ',')) c->p++;
+        }
+        c->p++;
+    }
+    return take(c, '}');
+}
+
+static int read_terminal(walk *w, cursor *c, const moment *time) {
+    text_ref reason = {0, 0}, message = {0, 0};
+    int status;
+    if (take(c, '{') < 0) return STOP_OTHER;
+    while (!peek(c, '}')) {
+        const unsigned char *key;
+        Py_ssize_t length;
+        if ((status = read_key(c, &key, &length)) < 0) return status;
+        if (key_is(key, length, "reason")) status = read_into_arena(w, c, &reason, NULL);
+        else if (key_is(key, length, "message")) status = read_into_arena(w, c, &message, NULL);
+        else if (key_is(key, length, "summary")) status = skip_value(c, 0);
+        else return STOP_OTHER;
+        if (status < 0) return status;
+        if (peek(c, ',')) c->p++;
+    }
+    c->p++;
+    int known = 0;
+    for (size_t i = 0; i < sizeof(TERMINAL_REASONS) / sizeof(*TERMINAL_REASONS); i++) {
+        if (arena_is(w, reason, TERMINAL_REASONS[i])) known = 1;
+    }
+    if (!known) return STOP_OTHER; /* unknown_terminal_reason */
+    w->terminal_set = 1;
+    w->terminal_reason = reason;
+    w->terminal_message = message;
+    w->reopened = 0;
+    w->ended = *time;
+    Py_CLEAR(w->call_approvals);
+    w->terminal_waits_claim = 1;
+    w->any_terminal = 1;
+    w->turn_after_terminal = 0;
+    w->segment_terminal = 1;
+    w->segment_reason = reason;
+    w->segment_message = message;
+    return 0;
+}
+
+static int end_segment(walk *w, const char *ending, uint64_t last_seq, const moment *last_time) {
+    int base = M_COLUMNS + C_COLUMNS + R_COLUMNS;
+    PyObject *ending_text = w->segment_terminal ? arena_string(w, w->segment_reason) : PyUnicode_FromString(ending);
+    if (put(w, base + S_STARTED_AT, micros_or_none(&w->segment_started)) < 0 ||
+        put(w, base + S_ENDED_AT, micros_or_none(last_time)) < 0 ||
+        put(w, base + S_SEGMENT, PyLong_FromLongLong(w->segment_index)) < 0 ||
+        put(w, base + S_FIRST_SEQ, PyLong_FromUnsignedLongLong(w->segment_first_seq)) < 0 ||
+        put(w, base + S_LAST_SEQ, PyLong_FromUnsignedLongLong(last_seq)) < 0 ||
+        put(w, base + S_CLAIMED_BY, w->segment_claimed ? arena_string(w, w->segment_claimed_by) : Py_NewRef(Py_None)) <
+            0 ||
+        put(w, base + S_CLAIMED_AT, w->segment_claimed ? micros_or_none(&w->segment_claimed_at) : Py_NewRef(Py_None)) <
+            0 ||
+        put(w, base + S_ENDING, ending_text) < 0 ||
+        put(w, base + S_TERMINAL_MESSAGE,
+            w->segment_terminal ? arena_string_or_none(w, w->segment_message) : Py_NewRef(Py_None)) < 0 ||
+        put(w, base + S_LLM_CALLS, PyLong_FromLongLong(w->segment_llm)) < 0 ||
+        put(w, base + S_TOOL_CALLS, PyLong_FromLongLong(w->segment_tools)) < 0 ||
+        put(w, base + S_IN, PyLong_FromLongLong((int64_t)w->segment_in)) < 0 ||
+        put(w, base + S_OUT, PyLong_FromLongLong((int64_t)w->segment_out)) < 0)
+        return STOP_ERROR;
+    w->segment_index++;
+    return 0;
+}
+
+static void start_segment(walk *w, uint64_t seq, const moment *time) {
+    w->segment_first_seq = seq;
+    w->segment_started = *time;
+    w->segment_claimed = 0;
+    w->segment_terminal = 0;
+    w->segment_llm = w->segment_tools = 0;
+    w->segment_in = w->segment_out = 0;
+}
+
+static int read_claim(walk *w, cursor *c, uint64_t seq, const moment *time, uint64_t last_seq,
+                      const moment *last_time) {
+    int status = end_segment(w, "crashed", last_seq, last_time);
+    if (status < 0) return status;
+    start_segment(w, seq, time);
+    w->segment_claimed = 1;
+    w->resumes++;
+    w->terminal_waits_claim = 0;
+    if (take(c, '{') < 0) return STOP_OTHER;
+    int seen_at = 0;
+    while (!peek(c, '}')) {
+        const unsigned char *key;
+        Py_ssize_t length;
+        if ((status = read_key(c, &key, &length)) < 0) return status;
+        if (key_is(key, length, "by")) status = read_into_arena(w, c, &w->segment_claimed_by, NULL);
+        else if (key_is(key, length, "claimed")) {
+            seen_at = 1;
+            status = read_time(c, &w->segment_claimed_at);
+        } else return STOP_OTHER;
+        if (status < 0) return status;
+        if (peek(c, ',')) c->p++;
+    }
+    c->p++;
+    return seen_at ? 0 : STOP_OTHER;
+}
+
+/* One record line: its envelope, then its one payload (a second, or none, is a finding: left to Python). */
+static int read_record(walk *w, cursor *c, int kind, int index, uint64_t *seq_out, moment *time, uint64_t last_seq,
+                       const moment *before) {
+    int status;
+    uint64_t seq = 0;
+    int payloads = 0, optional = 0;
+    time->dated = 0;
+    time->text = NULL;
+    time->text_length = 0;
+    if (take(c, '{') < 0) return STOP_OTHER;
+    while (!peek(c, '}')) {
+        const unsigned char *key;
+        Py_ssize_t length;
+        if ((status = read_key(c, &key, &length)) < 0) return status;
+        if (key_is(key, length, "seq")) {
+            status = read_uint64(c, &seq);
+            if (status == 0 && index > 0) {
+                if (seq < 1 || seq <= last_seq) return STOP_OTHER; /* schema_violation, seq_not_increasing */
+                /* Anything after a terminal reopens the run (the reference checks before the record applies). */
+                if (w->terminal_set && kind != K_TERMINAL) w->reopened = 1;
+            }
+        } else if (key_is(key, length, "protocol")) {
+            status = read_string(c, NULL, NULL);
+        } else if (key_is(key, length, "time")) {
+            status = read_time(c, time);
+        } else if (key_is(key, length, "optional")) {
+            status = read_bool(c, &optional);
+        } else {
+            if (++payloads > 1) return STOP_OTHER; /* schema_violation: two payloads */
+            if (kind < 0) {
+                status = skip_value(c, 0);
+            } else {
+                if (!key_is(key, length, KIND_NAMES[kind])) return STOP_OTHER; /* missing_payload */
+                switch (kind) {
+                case K_META: status = index == 0 ? skip_value(c, 0) : STOP_OTHER; break; /* duplicate_meta */
+                case K_ASSISTANT: status = read_assistant(w, c, seq, time); break;
+                case K_USER: status = read_user(w, c, seq); break;
+                case K_TOOL_RESULT: status = read_tool_result(w, c, seq, time, before); break;
+                case K_DEFERRED: status = read_deferred(w, c, seq, time, before); break;
+                case K_DECISION: {
+                    text_ref tool;
+                    status = read_single_string(w, c, "tool", &tool, NULL);
+                    if (status == 0) {
+                        if (w->approvals == NULL && (w->approvals = PyList_New(0)) == NULL) return STOP_ERROR;
+                        status = list_append_text(w, w->approvals, tool);
+                    }
+                    break;
+                }
+                case K_CALL_APPROVAL: status = read_call_approval(w, c); break;
+                case K_MEMORY: status = read_memory(w, c); break;
+                case K_TERMINAL: status = read_terminal(w, c, time); break;
+                case K_CLAIM: status = read_claim(w, c, seq, time, last_seq, before); break;
+                default: status = STOP_OTHER;
+                }
+            }
+        }
+        if (status < 0) return status;
+        if (peek(c, ',')) c->p++;
+    }
+    c->p++;
+    if (c->p != c->end) return STOP_OTHER;
+    if (kind < 0 && !optional) return STOP_OTHER; /* unknown_protocol */
+    if (kind >= 0 && payloads == 0) return STOP_OTHER; /* missing_payload */
+    if (w->any_terminal && (kind == K_USER || kind == K_ASSISTANT)) w->turn_after_terminal = 1;
+    if (!time->dated && time->text_length == 0) w->undated++;
+    *seq_out = seq;
+    return 0;
+}
+
+static int put_calls(walk *w) {
+    int b = M_COLUMNS;
+    for (Py_ssize_t i = 0; i < w->call_count; i++) {
+        call *k = &w->calls[i];
+        int answered = k->answered;
+        if (put(w, b + C_ID, arena_string(w, k->id)) < 0 || put(w, b + C_NAME, arena_string(w, k->name)) < 0 ||
+            put(w, b + C_INPUT, PyUnicode_DecodeUTF8((const char *)k->input, k->input_length, "replace")) < 0 ||
+            put(w, b + C_CALL_SEQ, PyLong_FromUnsignedLongLong(k->made_seq)) < 0 ||
+            put(w, b + C_RESULT_SEQ, answered ? PyLong_FromUnsignedLongLong(k->answered_seq) : Py_NewRef(Py_None)) < 0 ||
+            put(w, b + C_IS_ERROR, answered ? bool_object(k->is_error) : Py_NewRef(Py_None)) < 0 ||
+            put(w, b + C_REMOTE, answered ? bool_object(k->remote) : Py_NewRef(Py_None)) < 0 ||
+            put(w, b + C_KIND, answered ? PyUnicode_FromString(KIND_TOKENS[k->kind]) : Py_NewRef(Py_None)) < 0 ||
+            put(w, b + C_DISPATCHED, answered ? bool_object(k->dispatched) : Py_NewRef(Py_None)) < 0 ||
+            put(w, b + C_MADE_AT, micros_or_none(&k->made)) < 0 ||
+            put(w, b + C_ANSWERED_AT, answered ? micros_or_none(&k->answered_at) : Py_NewRef(Py_None)) < 0 ||
+            put(w, b + C_DURATION, k->timed ? PyLong_FromLongLong(k->duration) : Py_NewRef(Py_None)) < 0 ||
+            put(w, b + C_TIMED, bool_object(k->timed)) < 0 || put(w, b + C_DEFERRED, bool_object(k->deferred)) < 0 ||
+            put(w, b + C_NOTE, k->deferred ? arena_string_or_none(w, k->note) : Py_NewRef(Py_None)) < 0 ||
+            put(w, b + C_HANDLE, k->deferred ? arena_string_or_none(w, k->handle) : Py_NewRef(Py_None)) < 0 ||
+            put(w, b + C_APPROVED, bool_object(k->approved)) < 0 ||
+            put(w, b + C_RESULT_CHARS, answered ? PyLong_FromSsize_t(k->result_chars) : Py_NewRef(Py_None)) < 0)
+            return STOP_ERROR;
+    }
+    return 0;
+}
+
+static int is_zero_time(const moment *m) {
+    static const char zero[] = "0001-01-01T00:00:00Z";
+    return m->text_length == (Py_ssize_t)(sizeof(zero) - 1) && memcmp(m->text, zero, sizeof(zero) - 1) == 0;
+}
+
+static PyObject *time_text(const moment *m) {
+    if (m->text == NULL) return PyUnicode_FromStringAndSize("", 0);
+    return PyUnicode_DecodeUTF8((const char *)m->text, m->text_length, "strict");
+}
+
+/* The runs row's part of the walk, as a tuple (tables.nativerows.NativeRun names the fields). */
+static PyObject *summary(walk *w, uint64_t last_seq, Py_ssize_t messages, Py_ssize_t records, int ends_with_user) {
+    Py_ssize_t pending_calls = 0, open_deferrals = 0, ended_calls = 0, untimed = 0;
+    int any_undeferred = 0;
+    for (Py_ssize_t i = 0; i < w->call_count; i++) {
+        call *k = &w->calls[i];
+        if (k->answered || k->deferred) {
+            ended_calls++;
+            untimed += !k->timed;
+        }
+    }
+    const char *waiting_for = NULL;
+    if (w->in_turn) {
+        for (Py_ssize_t i = w->turn_first_call; i < w->call_count; i++) {
+            call *k = &w->calls[i];
+            if (!k->answered) {
+                pending_calls++;
+                if (k->deferred) open_deferrals++;
+                else any_undeferred = 1;
+            }
+        }
+        waiting_for = any_undeferred ? "tools" : "answer";
+    } else if (ends_with_user) {
+        waiting_for = "model";
+    }
+    PyObject *by_kind = PyList_New(0);
+    if (by_kind == NULL) return NULL;
+    for (int i = 0; i < KIND_TOKEN_COUNT; i++) {
+        if (!w->by_kind_seen[i]) continue;
+        PyObject *pair = Py_BuildValue("(sL)", KIND_TOKENS[i], (long long)w->by_kind[i]);
+        if (pair == NULL || PyList_Append(by_kind, pair) < 0) {
+            Py_XDECREF(pair);
+            Py_DECREF(by_kind);
+            return NULL;
+        }
+        Py_DECREF(pair);
+    }
+    PyObject *approvals = w->approvals ? Py_NewRef(w->approvals) : PyList_New(0);
+    PyObject *call_approvals = w->call_approvals ? Py_NewRef(w->call_approvals) : PyList_New(0);
+    PyObject *memory_keys = w->memory_keys ? Py_NewRef(w->memory_keys) : PyList_New(0);
+    PyObject *terminal_reason = w->terminal_set ? arena_string(w, w->terminal_reason) : Py_NewRef(Py_None);
+    PyObject *terminal_message = w->terminal_set ? arena_string_or_none(w, w->terminal_message) : Py_NewRef(Py_None);
+    PyObject *last_stop = w->saw_assistant ? arena_string_or_none(w, w->last_stop) : Py_NewRef(Py_None);
+    /* The runtime's Ended is Go's zero time for an undated terminal or a reopened run: no value in the column. */
+    PyObject *ended =
+        w->terminal_set && !w->reopened && !is_zero_time(&w->ended) ? micros_or_none(&w->ended) : Py_NewRef(Py_None);
+    PyObject *result = NULL;
+    if (approvals && call_approvals && memory_keys && terminal_reason && terminal_message && last_stop && ended) {
+        result = Py_BuildValue(
+            "(nnnnOOOOLL(LLLLLLLLL)OOLznnOOOKLONNnnnLL)", messages, (Py_ssize_t)w->call_count, records,
+            (Py_ssize_t)w->segment_index, terminal_reason, terminal_message, w->reopened ? Py_True : Py_False, ended,
+            (long long)(int64_t)w->turns, (long long)(int64_t)w->context_tokens, (long long)(int64_t)w->counters[0],
+            (long long)(int64_t)w->counters[1], (long long)(int64_t)w->counters[2],
+            (long long)(int64_t)w->counters[3], (long long)(int64_t)w->counters[4],
+            (long long)(int64_t)w->counters[5], (long long)(int64_t)w->counters[6],
+            (long long)(int64_t)w->counters[7], (long long)(int64_t)w->counters[8], by_kind, last_stop,
+            w->saw_assistant ? (long long)(int64_t)((uint64_t)w->last_iteration + 1) : 0LL, waiting_for,
+            pending_calls, open_deferrals, approvals, call_approvals, memory_keys, (unsigned long long)last_seq,
+            (long long)w->resumes, (w->any_terminal && w->turn_after_terminal) ? Py_True : Py_False,
+            time_text(&w->last_time), time_text(&w->last_dated), (Py_ssize_t)w->undated, ended_calls, untimed,
+            (long long)w->results, (long long)w->kindless);
+    }
+    Py_DECREF(by_kind);
+    Py_XDECREF(approvals);
+    Py_XDECREF(call_approvals);
+    Py_XDECREF(memory_keys);
+    Py_XDECREF(terminal_reason);
+    Py_XDECREF(terminal_message);
+    Py_XDECREF(last_stop);
+    Py_XDECREF(ended);
+    return result;
+}
+
+static void walk_free(walk *w) {
+    PyMem_Free(w->arena.data);
+    PyMem_Free(w->text.data);
+    PyMem_Free(w->turn_text.data);
+    PyMem_Free(w->calls);
+    Py_CLEAR(w->approvals);
+    Py_CLEAR(w->call_approvals);
+    Py_CLEAR(w->memory_keys);
+}
+
+/*
+ * fold_rows(data, starts, kinds, prompt, columns) -> tuple | None
+ *
+ * ``data``: the journal's bytes; ``starts``: each line's start (int64, native order, as the scanner gives them);
+ * ``kinds``: each line's payload kind (int8, -1 for a protocol the runtime does not know); ``prompt``: the meta
+ * record's prompt, the conversation's first message; ``columns``: the builder's lists, messages, tool_calls,
+ * responses and segments in enum order. None leaves the lists as they were.
+ */
+static PyObject *fold_rows(PyObject *Py_UNUSED(module), PyObject *args) {
+    Py_buffer data, starts, kinds;
+    PyObject *prompt, *columns;
+    if (!PyArg_ParseTuple(args, "y*y*y*UO!", &data, &starts, &kinds, &prompt, &PyTuple_Type, &columns)) return NULL;
+    PyObject *result = NULL;
+    walk w;
+    memset(&w, 0, sizeof(w));
+    Py_ssize_t count = kinds.len;
+    const int64_t *line_starts = (const int64_t *)starts.buf;
+    const int8_t *line_kinds = (const int8_t *)kinds.buf;
+    if (PyTuple_GET_SIZE(columns) != ALL_COLUMNS || starts.len != count * (Py_ssize_t)sizeof(int64_t) || count < 1 ||
+        line_kinds[0] != K_META) {
+        PyErr_SetString(PyExc_ValueError, "fold_rows: columns, starts and kinds disagree");
+        goto done;
+    }
+    PyObject *lists[ALL_COLUMNS];
+    for (int i = 0; i < ALL_COLUMNS; i++) {
+        lists[i] = PyTuple_GET_ITEM(columns, i);
+        if (!PyList_Check(lists[i])) {
+            PyErr_SetString(PyExc_TypeError, "fold_rows: every column is a list");
+            goto done;
+        }
+        w.saved[i] = PyList_GET_SIZE(lists[i]);
+    }
+    w.columns = lists;
+    w.data = data.buf;
+    w.turns = 1;
+    w.search_budget = (int64_t)count * SEARCH_STEPS_PER_RECORD + 4096;
+    /* The conversation opens with the prompt: one text block, which later user records merge into. */
+    Py_ssize_t prompt_length;
+    const char *prompt_text = PyUnicode_AsUTF8AndSize(prompt, &prompt_length);
+    if (prompt_text == NULL) goto done;
+    int status = 0;
+    uint64_t last_seq = 0;
+    moment before = {0};
+    const unsigned char *bytes = data.buf;
+    for (Py_ssize_t i = 0; i < count && status == 0; i++) {
+        Py_ssize_t start = (Py_ssize_t)line_starts[i];
+        Py_ssize_t end = i + 1 < count ? (Py_ssize_t)line_starts[i + 1] : data.len;
+        while (end > start && (bytes[end - 1] == '\n' || bytes[end - 1] == '\r' || bytes[end - 1] == ' ' ||
+                               bytes[end - 1] == '\t'))
+            end--;
+        if (start < 0 || end > data.len || start > end) {
+            status = STOP_OTHER;
+            break;
+        }
+        cursor c = {bytes + start, bytes + end};
+        moment time;
+        uint64_t seq = 0;
+        status = read_record(&w, &c, line_kinds[i], (int)(i > 0), &seq, &time, last_seq, &before);
+        if (status < 0) break;
+        if (i == 0) {
+            /* The prompt message, dated by the meta record, and the first segment. */
+            open_user_message(&w, seq);
+            w.last.text_blocks = 1;
+            if (buffer_put(&w.text, prompt_text, prompt_length) < 0) {
+                status = STOP_ERROR;
+                break;
+            }
+            start_segment(&w, seq, &time);
+        }
+        last_seq = seq;
+        before = time;
+        w.last_time = time;
+        if (time.dated && !is_zero_time(&time)) w.last_dated = time;
+    }
+    if (status == 0) {
+        int pending = 0;
+        if (w.in_turn) {
+            for (Py_ssize_t i = w.turn_first_call; i < w.call_count; i++) pending |= !w.calls[i].answered;
+            if (!pending) status = commit_turn(&w);
+        }
+        int ends_with_user = w.last.open;
+        if (status == 0) status = flush_user_message(&w);
+        if (status == 0 && pending)
+            status = put_message(&w, w.turn_seq, 1, role_assistant, w.turn_text.data, w.turn_text.length,
+                                 w.turn_thinking, w.turn_uses, w.turn_results, w.turn_providers);
+        if (!pending) w.in_turn = 0;
+        if (status == 0) status = end_segment(&w, "running", last_seq, &before);
+        if (status == 0) status = put_calls(&w);
+        if (status == 0) {
+            result = summary(&w, last_seq, (Py_ssize_t)w.message_index, count, ends_with_user);
+            if (result == NULL) status = STOP_ERROR;
+        }
+    }
+    if (status < 0) {
+        /* Take back every row this walk appended. */
+        PyObject *error_type, *error_value, *error_traceback;
+        PyErr_Fetch(&error_type, &error_value, &error_traceback);
+        for (int i = 0; i < ALL_COLUMNS; i++) {
+            PyList_SetSlice(lists[i], w.saved[i], PyList_GET_SIZE(lists[i]), NULL);
+        }
+        if (status == STOP_ERROR) {
+            PyErr_Restore(error_type, error_value, error_traceback);
+        } else {
+            Py_XDECREF(error_type);
+            Py_XDECREF(error_value);
+            Py_XDECREF(error_traceback);
+            result = Py_NewRef(Py_None);
+        }
+    }
+done:
+    walk_free(&w);
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&starts);
+    PyBuffer_Release(&kinds);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"fold_rows", fold_rows, METH_VARARGS, "The table rows of one clean proven journal, or None (see the module)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_definition = {
+    PyModuleDef_HEAD_INIT, "journaltools.tables._nativerows",
+    "The table rows of clean proven journals, folded natively (the Python fold is the reference).", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__nativerows(void) {
+    PyObject *module = PyModule_Create(&module_definition);
+    if (module == NULL) return NULL;
+    role_user = PyUnicode_InternFromString("user");
+    role_assistant = PyUnicode_InternFromString("assistant");
+    PyObject *kinds = PyTuple_New(K_COUNT);
+    if (role_user == NULL || role_assistant == NULL || kinds == NULL) {
+        Py_XDECREF(kinds);
+        Py_DECREF(module);
+        return NULL;
+    }
+    for (int i = 0; i < K_COUNT; i++) PyTuple_SET_ITEM(kinds, i, PyUnicode_FromString(KIND_NAMES[i]));
+    if (PyModule_AddObject(module, "KINDS", kinds) < 0) {
+        Py_DECREF(kinds);
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

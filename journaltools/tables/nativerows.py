@@ -1,0 +1,235 @@
+"""The native fold of clean proven journals into table rows, and when a journal may take it.
+
+A load spends most of its time folding and tabling journals record by record in Python. For a journal the C scanner
+proved canonical (``ProvenRecords``) whose meta record is in order, the extension ``_nativerows`` walks its bytes
+once, folds them by the runtime's rules and appends its messages, tool_calls, responses and segments rows straight
+onto the builder's column lists, answering what the runs row needs (``NativeRun``). The Python fold
+(``journaltools.folding``) stays the reference: the extension takes only journals the reference would fold without
+a finding, and gives every other one back untouched (None), which the builder then folds in Python. A build
+without a C compiler folds every journal in Python, with the same tables; the tests hold the two to one answer.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
+
+import msgspec
+
+from journaltools.folding.facts import JournalGaps
+from journaltools.folding.schema import schema_problem
+from journaltools.protocol.generations import AUGUST, generation_of_version
+from journaltools.protocol.journal import ProvenRecords
+from journaltools.protocol.kinds import KINDS, PROTOCOLS, Meta, Record
+from journaltools.protocol.native import OTHER_PROTOCOL, PROTOCOL_IDS
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from journaltools.tables.reads import RunReadLike
+
+try:
+    from journaltools.tables import _nativerows  # type: ignore[attr-defined]
+except ImportError:  # a source tree used without building the extension: every journal folds in Python
+    _nativerows = None
+
+#: Whether this build has the extension.
+AVAILABLE: Final = _nativerows is not None
+#: Set to ``0`` to fold every journal in Python (the reference), e.g. to compare the two paths by hand.
+NATIVE_ROWS_VARIABLE: Final = "JOURNALTOOLS_NATIVE_ROWS"
+
+#: The columns the extension appends to, in its order (``_nativerows.c``), by table.
+MESSAGE_COLUMNS: Final = (
+    "index",
+    "seq",
+    "pending",
+    "role",
+    "text",
+    "thinking_chars",
+    "tool_use_count",
+    "tool_result_count",
+    "provider_blocks",
+)
+CALL_COLUMNS: Final = (
+    "call_id",
+    "name",
+    "input",
+    "call_seq",
+    "result_seq",
+    "is_error",
+    "remote",
+    "kind",
+    "dispatched",
+    "made_at",
+    "answered_at",
+    "duration",
+    "timed",
+    "deferred",
+    "deferred_note",
+    "deferred_handle",
+    "call_approved",
+    "result_chars",
+)
+RESPONSE_COLUMNS: Final = (
+    "seq",
+    "iteration",
+    "time",
+    "stop_reason",
+    "in_tokens",
+    "out_tokens",
+    "cache_read_tokens",
+    "cache_create_tokens",
+    "thinking_tokens",
+)
+SEGMENT_COLUMNS: Final = (
+    "started_at",
+    "ended_at",
+    "segment",
+    "first_seq",
+    "last_seq",
+    "claimed_by",
+    "claimed_at",
+    "ending",
+    "terminal_message",
+    "llm_calls",
+    "tool_calls",
+    "in_tokens",
+    "out_tokens",
+)
+
+
+class NativeRun(NamedTuple):
+    """What the native walk of one journal answers for its runs row (times of columns in microseconds)."""
+
+    messages: int
+    calls: int
+    records: int
+    segments: int
+    terminal_reason: str | None
+    terminal_message: str | None
+    reopened: bool
+    ended: int | None
+    turns: int
+    context_tokens: int
+    #: ``folding.state.COUNTER_NAMES`` order.
+    counters: tuple[int, int, int, int, int, int, int, int, int]
+    tool_calls_by_kind: list[tuple[str, int]]
+    last_stop_reason: str | None
+    next_iteration: int
+    waiting_for: str | None
+    pending_calls: int
+    open_deferrals: int
+    approvals: list[str]
+    call_approvals: list[str]
+    #: In journal order (the row sorts them).
+    memory_keys: list[str]
+    last_seq: int
+    resumes: int
+    stale_terminal: bool
+    #: The last record's own time, and the last one Go does not call zero (``""`` when none).
+    last_time: str
+    last_dated_time: str
+    undated: int
+    ended_calls: int
+    untimed_calls: int
+    results: int
+    kindless_results: int
+
+    def gaps(self) -> JournalGaps:
+        return JournalGaps(
+            records=self.records,
+            undated=self.undated,
+            ended_calls=self.ended_calls,
+            untimed_calls=self.untimed_calls,
+            results=self.results,
+            kindless_results=self.kindless_results,
+        )
+
+
+#: A scan's protocol index → the payload kind's index in ``KINDS`` (-1 for an id the runtime does not know), as
+#: the int8 the extension reads, for every index a scan can give.
+_KIND_OF_PROTOCOL: Final = bytes(
+    (KINDS.index(PROTOCOLS[PROTOCOL_IDS[index]]) if index < len(PROTOCOL_IDS) else 255) for index in range(256)
+)
+_RECORD: Final = msgspec.json.Decoder(Record)
+_disabled = False
+
+
+def active() -> bool:
+    """Whether journals may fold natively now: the extension is built and neither the environment
+    (``JOURNALTOOLS_NATIVE_ROWS=0``) nor ``disabled`` sets it aside."""
+    return _nativerows is not None and not _disabled and os.environ.get(NATIVE_ROWS_VARIABLE, "1") != "0"
+
+
+@contextmanager
+def disabled() -> Iterator[None]:
+    """Every journal folds in Python while inside: the reference, for the tests and benchmarks that compare the
+    two; not thread-safe (it sets a module global)."""
+    global _disabled
+    saved, _disabled = _disabled, True
+    try:
+        yield
+    finally:
+        _disabled = saved
+
+
+def extension_kinds() -> tuple[str, ...]:
+    """The payload kinds as the extension names them, in its order (which must be ``kinds.KINDS``)."""
+    assert _nativerows is not None
+    names: tuple[str, ...] = _nativerows.KINDS
+    return names
+
+
+def usable_first(read: RunReadLike) -> Record | None:
+    """The first record of a journal the native walk may take: a complete proven read with no finding, whose
+    first line is a meta record the reference folds without a word (a version a build writes, the journal's own
+    run id, seq 1, a creation time, one payload). None for any other journal."""
+    records = read.records
+    if not isinstance(records, ProvenRecords) or not read.complete or read.findings:
+        return None
+    scan = records.scan
+    if scan.protocols[0] == OTHER_PROTOCOL or PROTOCOLS[PROTOCOL_IDS[scan.protocols[0]]] != "meta":
+        return None
+    end = int.from_bytes(scan.starts[8:16], sys.byteorder) if scan.count > 1 else len(records.data)
+    try:
+        first = _RECORD.decode(records.data[:end])
+    except msgspec.DecodeError:
+        return None
+    meta = first.meta
+    if meta is None or first.seq != 1 or meta.run_id != read.run or schema_problem(first) is not None:
+        return None
+    generation = generation_of_version(meta.version)
+    # An August journal holding the newest line's fields is not what its build writes: left to the reference.
+    if generation is None or (generation is AUGUST and scan.newest):
+        return None
+    return first
+
+
+def fold_rows(read: RunReadLike, meta: Meta, columns: Sequence[list[Any]]) -> NativeRun | None:
+    """Fold ``read`` (``usable_first`` gave its ``meta``) natively onto ``columns``: the lists named by
+    ``MESSAGE_COLUMNS``, ``CALL_COLUMNS``, ``RESPONSE_COLUMNS`` and ``SEGMENT_COLUMNS``, in that order. None, with
+    the lists as they were, when the journal is not one the native walk takes."""
+    assert _nativerows is not None and isinstance(read.records, ProvenRecords)
+    scan = read.records.scan
+    kinds = scan.protocols.translate(_KIND_OF_PROTOCOL)
+    found = _nativerows.fold_rows(read.records.data, scan.starts, kinds, meta.prompt, tuple(columns))
+    return None if found is None else NativeRun(*found)
+
+
+__all__ = [
+    "AVAILABLE",
+    "CALL_COLUMNS",
+    "MESSAGE_COLUMNS",
+    "NATIVE_ROWS_VARIABLE",
+    "RESPONSE_COLUMNS",
+    "SEGMENT_COLUMNS",
+    "NativeRun",
+    "active",
+    "disabled",
+    "extension_kinds",
+    "fold_rows",
+    "usable_first",
+]

@@ -1,0 +1,226 @@
+"""The native fold of clean proven journals (``tables.nativerows``) held to the Python fold, table by table.
+
+The Python fold is the reference. The native walk may give a journal back to it (None), never table it otherwise:
+every test here builds the seven tables of the same journals twice, natively where the walk takes them and with
+``nativerows.disabled()``, and asserts them equal column by column. Completeness is asked where it is promised: a
+journal the runtime wrote that the reference folds without a finding is taken natively.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from journaltools.backends.scan import run_read
+from journaltools.errors import JournalError
+from journaltools.protocol import native
+from journaltools.protocol.generations import AUGUST, NEWEST
+from journaltools.protocol.journal import ProvenRecords, read_file_journal
+from journaltools.tables import load, nativerows
+from journaltools.tables.build import TablesBuilder, fold_read
+from journaltools.tables.schema import TABLE_NAMES, Tables, with_plain_strings
+from tests.paths import SAMPLES
+from tests.runstate_corpus import CORPUS, NEWEST_CORPUS, random_ones_slow
+from tests.strategies import valid_runs
+
+
+def test_the_project_install_builds_the_native_fold() -> None:
+    # `make setup` compiles it; without it every test below would compare the reference with itself.
+    assert nativerows.AVAILABLE and native.AVAILABLE
+
+
+def assert_same_tables(native_tables: Tables, python_tables: Tables, where: str) -> None:
+    for name in TABLE_NAMES:
+        ours, reference = native_tables[name], python_tables[name]
+        assert ours.schema == reference.schema, (where, name)
+        ours, reference = with_plain_strings(ours), with_plain_strings(reference)
+        for column in ours.column_names:
+            assert ours[column].equals(reference[column]), (
+                where,
+                name,
+                column,
+                _first_difference(ours, reference, column),
+            )
+
+
+def _first_difference(ours: pa.Table, reference: pa.Table, column: str) -> object:
+    mine, theirs = ours[column].to_pylist(), reference[column].to_pylist()
+    for row, (a, b) in enumerate(zip(mine, theirs, strict=False)):
+        if a != b:
+            return row, a, b
+    return len(mine), len(theirs)
+
+
+def journal_read(run: str, data: bytes) -> object:
+    """A journal's bytes read as the file backend reads them (proven when the scanner proves them)."""
+    return run_read(run, read_file_journal(data), source="file:///test", where=run, strict=False, updated=None)
+
+
+def tables_both_ways(reads: Sequence[object]) -> tuple[Tables, Tables, int]:
+    """The tables of ``reads`` natively and by the reference, and how many journals the native walk took."""
+    taken = sum(1 for read in reads if taken_natively(read))
+    builder = TablesBuilder()
+    for read in reads:
+        builder.add_folding(read)  # type: ignore[arg-type]
+    with nativerows.disabled():
+        reference = TablesBuilder()
+        for read in reads:
+            reference.add_folding(read)  # type: ignore[arg-type]
+    return builder.finish(), reference.finish(), taken
+
+
+def taken_natively(read: object) -> bool:
+    first = nativerows.usable_first(read)  # type: ignore[arg-type]
+    if first is None or first.meta is None:
+        return False
+    scratch = TablesBuilder()
+    return nativerows.fold_rows(read, first.meta, scratch._native_columns) is not None  # type: ignore[arg-type]
+
+
+def corpus_folders() -> list[Path]:
+    return [root / folder for root in (CORPUS, NEWEST_CORPUS) for folder in ("file", "random", "broken")]
+
+
+def journals_of(folder: Path) -> Iterator[tuple[str, bytes]]:
+    for path in sorted(folder.glob("*.json")):
+        yield path.name.removesuffix(".json"), path.read_bytes()
+
+
+# --- the real corpora ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "folder", random_ones_slow(corpus_folders()), ids=lambda folder: f"{folder.parent.name}-{folder.name}"
+)
+def test_every_journal_of_both_corpora_tables_as_the_reference_tables_it(folder: Path) -> None:
+    reads = [journal_read(run, data) for run, data in journals_of(folder)]
+    ours, reference, taken = tables_both_ways(reads)
+    assert_same_tables(ours, reference, str(folder))
+    if folder.name != "broken":
+        assert taken > 0
+
+
+@pytest.mark.parametrize("root", [CORPUS, NEWEST_CORPUS], ids=["august", "newest"])
+def test_every_runtime_journal_the_reference_folds_without_a_finding_is_taken_natively(root: Path) -> None:
+    """Completeness where it is promised: what the runtime writes in the normal course folds natively."""
+    missed = []
+    for run, data in journals_of(root / "file"):
+        read = journal_read(run, data)
+        result = fold_read(read)  # type: ignore[arg-type]
+        clean = isinstance(read.records, ProvenRecords) and result is not None and not result.findings  # type: ignore[attr-defined]
+        if clean and not taken_natively(read):
+            missed.append(run)
+    assert missed == []
+
+
+@pytest.mark.parametrize(
+    "source", [SAMPLES, CORPUS / "file", NEWEST_CORPUS / "file"], ids=["samples", "august", "newest"]
+)
+@pytest.mark.parametrize("strict", [False, True], ids=["lenient", "strict"])
+def test_load_is_the_same_natively_and_in_python_strict_and_lenient(source: Path, strict: bool) -> None:
+    def attempt() -> Tables | str:
+        try:
+            return load(source, strict=strict, progress=False, workers=1)
+        except JournalError as refused:
+            return str(refused)
+
+    ours = attempt()
+    with nativerows.disabled():
+        reference = attempt()
+    if isinstance(ours, str) or isinstance(reference, str):
+        assert ours == reference
+    else:
+        assert_same_tables(ours, reference, str(source))
+
+
+# --- mutations: canonical lines in orders and places the runtime never writes ---------------------------------------
+
+
+def line_mutations(data: bytes, chooser: random.Random, count: int) -> Iterator[bytes]:
+    """``data`` with a line dropped, doubled, or swapped with the next, at random places: every line stays
+    canonical (so the journal stays proven), while the fold meets gaps, repeats, results before their calls,
+    turns after terminals, claims out of place."""
+    lines = data.split(b"\n")[:-1]
+    for _ in range(count):
+        where = chooser.randrange(1, len(lines)) if len(lines) > 1 else 0
+        how = chooser.choice(["drop", "double", "swap"])
+        changed = list(lines)
+        if how == "drop":
+            del changed[where]
+        elif how == "double":
+            changed.insert(where, changed[where])
+        elif where + 1 < len(changed):
+            changed[where], changed[where + 1] = changed[where + 1], changed[where]
+        yield b"".join(line + b"\n" for line in changed)
+
+
+@pytest.mark.parametrize("root", [CORPUS, NEWEST_CORPUS], ids=["august", "newest"])
+def test_reordered_corpus_journals_table_as_the_reference_tables_them(root: Path) -> None:
+    chooser = random.Random(20261202)
+    reads = [
+        journal_read(f"{run}", mutated)
+        for run, data in journals_of(root / "file")
+        for mutated in line_mutations(data, chooser, 6)
+    ]
+    ours, reference, taken = tables_both_ways(reads)
+    assert_same_tables(ours, reference, str(root))
+    assert 0 < taken < len(reads)  # some mutations stay clean, others give findings the reference must report
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), st.sampled_from([AUGUST, NEWEST]))
+def test_generated_journals_and_their_reorderings_table_as_the_reference_tables_them(
+    data: st.DataObject, generation: object
+) -> None:
+    built = data.draw(valid_runs(generation=generation))  # type: ignore[arg-type]
+    original = built.journal_bytes()
+    seed = data.draw(st.integers(0, 2**32 - 1))
+    journals = [original, *line_mutations(original, random.Random(seed), 2)]
+    reads = [journal_read("gen-run", journal) for journal in journals]
+    ours, reference, _ = tables_both_ways(reads)
+    assert_same_tables(ours, reference, repr(original[:200]))
+    assert taken_natively(reads[0])  # what the runtime could have written is taken
+
+
+# --- the rows a walk gave back are gone ----------------------------------------------------------------------------
+
+
+def test_a_journal_given_back_late_leaves_no_row_behind() -> None:
+    """A journal whose last record is one the reference warns of (an unknown terminal reason): the walk has
+    appended its rows by then and must take every one back."""
+    run, data = next(journals_of(CORPUS / "file"))
+    lines = data.split(b"\n")[:-1]
+    last_seq = max(int(line.split(b'"seq":')[1].split(b",")[0]) for line in lines)
+    odd = b'{"seq":%d,"protocol":"io.choria.fisk-ai.v1.session.terminal","terminal":{"reason":"gave_up"}}' % (
+        last_seq + 1
+    )
+    read = journal_read(run, data + odd + b"\n")
+    assert isinstance(read.records, ProvenRecords)  # type: ignore[attr-defined]
+    builder = TablesBuilder()
+    before = [len(column) for column in builder._native_columns]
+    first = nativerows.usable_first(read)  # type: ignore[arg-type]
+    assert first is not None and first.meta is not None
+    assert nativerows.fold_rows(read, first.meta, builder._native_columns) is None  # type: ignore[arg-type]
+    assert [len(column) for column in builder._native_columns] == before
+
+
+def test_the_extension_names_the_payload_kinds_as_the_record_model_does() -> None:
+    from journaltools.protocol.kinds import KINDS
+
+    assert nativerows.extension_kinds() == KINDS
+
+
+def test_the_environment_sets_the_native_fold_aside(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert nativerows.active()
+    monkeypatch.setenv(nativerows.NATIVE_ROWS_VARIABLE, "0")
+    assert not nativerows.active()
+    monkeypatch.delenv(nativerows.NATIVE_ROWS_VARIABLE)
+    with nativerows.disabled():
+        assert not nativerows.active()
+    assert nativerows.active()
