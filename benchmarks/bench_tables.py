@@ -48,7 +48,7 @@ from benchmarks.corpus import bench_corpus, corpus_megabytes, joined_file, journ
 from benchmarks.measure import figure, fresh_ratio, fresh_timings, interleaved, load_average, note, peak_rss_kib
 from journaltools.protocol import native
 from journaltools.protocol.generations import NEWEST
-from journaltools.tables import load
+from journaltools.tables import load, nativerows
 
 #: The envelope of a runstate record: what a generic JSON reader can check without knowing the ten kinds.
 ENVELOPE = pa.schema([("seq", pa.uint64()), ("protocol", pa.string()), ("optional", pa.bool_())])
@@ -86,7 +86,7 @@ import json, sys, time
 from pathlib import Path
 order, corpus, joined = sys.argv[1].split(","), sys.argv[2], Path(sys.argv[3])
 from benchmarks.bench_tables import pyarrow_json
-from journaltools.tables import load
+from journaltools.tables import load, nativerows
 calls = {"ours": lambda: load(corpus, fold=False, progress=False), "pyarrow": lambda: pyarrow_json(joined)}
 times = {}
 for name in order:
@@ -100,7 +100,7 @@ from pathlib import Path
 order, corpus = sys.argv[1].split(","), Path(sys.argv[2])
 import orjson
 from benchmarks.bench_tables import corpus_lines
-from journaltools.tables import load
+from journaltools.tables import load, nativerows
 lines = corpus_lines(corpus)
 def parse():
     gc.disable()
@@ -117,7 +117,7 @@ print(json.dumps(times))
 
 PEAK_RECORDS = """
 import sys
-from journaltools.tables import load
+from journaltools.tables import load, nativerows
 if sys.argv[2] == "load":
     tables = load(sys.argv[1], fold=False, progress=False)
 """
@@ -125,7 +125,7 @@ if sys.argv[2] == "load":
 #: One process, so that the peak is all a folded load holds (worker processes would hold part of it elsewhere).
 PEAK_FOLD = """
 import sys
-from journaltools.tables import load
+from journaltools.tables import load, nativerows
 if sys.argv[2] == "load":
     tables = load(sys.argv[1], progress=False, workers=1)
 """
@@ -139,6 +139,12 @@ GO_LOAD_OVER_ORJSON: Final = 2.33
 def _python_path(call: Callable[[], object]) -> object:
     """``call`` on the pure-Python fast path (the C scanner set aside): the baseline the scanner must beat."""
     with native.disabled():
+        return call()
+
+
+def _python_fold(call: Callable[[], object]) -> object:
+    """``call`` with every journal folded and tabled in Python (the native fold set aside, the scanner kept)."""
+    with nativerows.disabled():
         return call()
 
 
@@ -205,6 +211,7 @@ def bench_fold(corpus: Path, size: int, rounds: int, processes: int) -> list[str
             # One process for both, as worker processes would fold with the scanner whatever this one does.
             "ours_one_process": lambda: load(corpus, progress=False, workers=1),
             "python_one_process": lambda: _python_path(lambda: load(corpus, progress=False, workers=1)),
+            "python_fold_one_process": lambda: _python_fold(lambda: load(corpus, progress=False, workers=1)),
         },
         rounds,
     )
@@ -235,6 +242,11 @@ def bench_fold(corpus: Path, size: int, rounds: int, processes: int) -> list[str
             "load_native_over_python_path",
             warm.ratio("python_one_process", "ours_one_process"),
             "what the C scanner buys (one process)",
+        ),
+        figure(
+            "load_native_fold_over_python_fold",
+            warm.ratio("python_fold_one_process", "ours_one_process"),
+            "what the native fold of clean journals buys (one process, the scanner in use both ways)",
         ),
         figure("load_vs_orjson_parse_fresh", fresh_ratio(fresh, "ours", "orjson"), "at most 2x (lower is better)"),
         figure("load_first_over_warm", (_median(first) / warm_best, min(first) / warm_best), "near 1"),
