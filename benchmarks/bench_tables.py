@@ -86,7 +86,7 @@ import json, sys, time
 from pathlib import Path
 order, corpus, joined = sys.argv[1].split(","), sys.argv[2], Path(sys.argv[3])
 from benchmarks.bench_tables import pyarrow_json
-from journaltools.tables import load, nativerows
+from journaltools.tables import load
 calls = {"ours": lambda: load(corpus, fold=False, progress=False), "pyarrow": lambda: pyarrow_json(joined)}
 times = {}
 for name in order:
@@ -100,7 +100,7 @@ from pathlib import Path
 order, corpus = sys.argv[1].split(","), Path(sys.argv[2])
 import orjson
 from benchmarks.bench_tables import corpus_lines
-from journaltools.tables import load, nativerows
+from journaltools.tables import load
 lines = corpus_lines(corpus)
 def parse():
     gc.disable()
@@ -117,7 +117,7 @@ print(json.dumps(times))
 
 PEAK_RECORDS = """
 import sys
-from journaltools.tables import load, nativerows
+from journaltools.tables import load
 if sys.argv[2] == "load":
     tables = load(sys.argv[1], fold=False, progress=False)
 """
@@ -125,7 +125,7 @@ if sys.argv[2] == "load":
 #: One process, so that the peak is all a folded load holds (worker processes would hold part of it elsewhere).
 PEAK_FOLD = """
 import sys
-from journaltools.tables import load, nativerows
+from journaltools.tables import load
 if sys.argv[2] == "load":
     tables = load(sys.argv[1], progress=False, workers=1)
 """

@@ -27,7 +27,14 @@ from journaltools.protocol.generations import AUGUST, generation_of_version
 from journaltools.protocol.journal import typed_records
 from journaltools.protocol.kinds import ZERO_TIME, Meta, Record
 from journaltools.tables import nativerows
-from journaltools.tables.columns import digest12, findings_table, go_time, strings_repeated, with_source
+from journaltools.tables.columns import (
+    TABLE_MEMORY_POOL,
+    digest12,
+    findings_table,
+    go_time,
+    strings_repeated,
+    with_source,
+)
 from journaltools.tables.reads import RunReadLike
 from journaltools.tables.records import records_table
 from journaltools.tables.schema import (
@@ -412,7 +419,7 @@ class TablesBuilder:
 def _table(columns: dict[str, Any], schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(
         [
-            column if isinstance(column, pa.Array) else pa.array(column, field.type)
+            column if isinstance(column, pa.Array) else pa.array(column, field.type, memory_pool=TABLE_MEMORY_POOL)
             for field, column in zip(schema, columns.values(), strict=True)
         ],
         schema=schema,
