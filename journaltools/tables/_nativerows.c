@@ -56,7 +56,10 @@ static int buffer_reserve(bytes_buffer *b, Py_ssize_t more) {
     Py_ssize_t capacity = b->capacity ? b->capacity : 256;
     while (capacity < b->length + more) capacity *= 2;
     char *data = PyMem_Realloc(b->data, (size_t)capacity);
-    if (data == NULL) return -1;
+    if (data == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
     b->data = data;
     b->capacity = capacity;
     return 0;
@@ -388,6 +391,32 @@ enum {
 };
 #define ALL_COLUMNS (M_COLUMNS + C_COLUMNS + R_COLUMNS + S_COLUMNS)
 
+/* How a column is laid out (tables.columns.ColumnBuffer): 8-byte integers, 1-byte booleans, or text (each row's
+ * end offset as an int64 in ``values``, its bytes in ``data``); every column has one validity byte per row. */
+enum { COLUMN_INT64, COLUMN_UINT64, COLUMN_BOOL, COLUMN_TEXT };
+static const unsigned char COLUMN_KINDS[ALL_COLUMNS] = {
+    /* messages */
+    COLUMN_INT64, COLUMN_UINT64, COLUMN_BOOL, COLUMN_TEXT, COLUMN_TEXT, COLUMN_INT64, COLUMN_INT64, COLUMN_INT64,
+    COLUMN_INT64,
+    /* tool_calls */
+    COLUMN_TEXT, COLUMN_TEXT, COLUMN_TEXT, COLUMN_UINT64, COLUMN_UINT64, COLUMN_BOOL, COLUMN_BOOL, COLUMN_TEXT,
+    COLUMN_BOOL, COLUMN_INT64, COLUMN_INT64, COLUMN_INT64, COLUMN_BOOL, COLUMN_BOOL, COLUMN_TEXT, COLUMN_TEXT,
+    COLUMN_BOOL, COLUMN_INT64,
+    /* responses */
+    COLUMN_UINT64, COLUMN_INT64, COLUMN_INT64, COLUMN_TEXT, COLUMN_INT64, COLUMN_INT64, COLUMN_INT64, COLUMN_INT64,
+    COLUMN_INT64,
+    /* segments */
+    COLUMN_INT64, COLUMN_INT64, COLUMN_INT64, COLUMN_UINT64, COLUMN_UINT64, COLUMN_TEXT, COLUMN_INT64, COLUMN_TEXT,
+    COLUMN_TEXT, COLUMN_INT64, COLUMN_INT64, COLUMN_INT64, COLUMN_INT64,
+};
+
+/* One column's rows of the journal being walked, appended to the caller's bytearrays only once it is tabled. */
+typedef struct {
+    bytes_buffer values;
+    bytes_buffer valid;
+    bytes_buffer data;
+} column;
+
 typedef struct {
     text_ref id, name;
     const unsigned char *input;
@@ -415,8 +444,7 @@ typedef struct {
 } message_row;
 
 typedef struct {
-    PyObject **columns; /* borrowed lists */
-    Py_ssize_t saved[ALL_COLUMNS];
+    column columns[ALL_COLUMNS];
     bytes_buffer arena;    /* ids, names, notes: kept for the journal */
     bytes_buffer text;     /* the open user message's text */
     bytes_buffer turn_text; /* the turn's assistant message text */
@@ -493,26 +521,69 @@ static int arena_is(walk *w, text_ref a, const char *word) {
     return (size_t)a.length == strlen(word) && memcmp(w->arena.data + a.offset, word, (size_t)a.length) == 0;
 }
 
-/* Append ``value`` (a new reference, stolen) to column ``index``. */
-static int put(walk *w, int index, PyObject *value) {
-    if (value == NULL) return STOP_ERROR;
-    int status = PyList_Append(w->columns[index], value);
-    Py_DECREF(value);
-    return status < 0 ? STOP_ERROR : 0;
+static int column_valid(column *target, int valid) {
+    unsigned char flag = (unsigned char)valid;
+    return buffer_put(&target->valid, &flag, 1);
 }
 
-static PyObject *bool_object(int value) { return Py_NewRef(value ? Py_True : Py_False); }
+static int put_int(walk *w, int index, int64_t value) {
+    column *target = &w->columns[index];
+    if (buffer_put(&target->values, &value, sizeof(value)) < 0 || column_valid(target, 1) < 0) return STOP_ERROR;
+    return 0;
+}
 
-static PyObject *role_user, *role_assistant;
+static int put_uint(walk *w, int index, uint64_t value) {
+    column *target = &w->columns[index];
+    if (buffer_put(&target->values, &value, sizeof(value)) < 0 || column_valid(target, 1) < 0) return STOP_ERROR;
+    return 0;
+}
 
-static int put_message(walk *w, uint64_t seq, int pending, PyObject *role, const char *text, Py_ssize_t length,
+static int put_bool(walk *w, int index, int value) {
+    column *target = &w->columns[index];
+    unsigned char flag = value ? 1 : 0;
+    if (buffer_put(&target->values, &flag, 1) < 0 || column_valid(target, 1) < 0) return STOP_ERROR;
+    return 0;
+}
+
+static int put_text(walk *w, int index, const char *text, Py_ssize_t length) {
+    column *target = &w->columns[index];
+    if (buffer_put(&target->data, text, length) < 0) return STOP_ERROR;
+    int64_t end = (int64_t)target->data.length;
+    if (buffer_put(&target->values, &end, sizeof(end)) < 0 || column_valid(target, 1) < 0) return STOP_ERROR;
+    return 0;
+}
+
+static int put_null(walk *w, int index) {
+    column *target = &w->columns[index];
+    int64_t zero = COLUMN_KINDS[index] == COLUMN_TEXT ? (int64_t)target->data.length : 0;
+    Py_ssize_t width = COLUMN_KINDS[index] == COLUMN_BOOL ? 1 : (Py_ssize_t)sizeof(zero);
+    if (buffer_put(&target->values, &zero, width) < 0 || column_valid(target, 0) < 0) return STOP_ERROR;
+    return 0;
+}
+
+static int put_word(walk *w, int index, const char *word) { return put_text(w, index, word, (Py_ssize_t)strlen(word)); }
+
+static int put_arena(walk *w, int index, text_ref ref) { return put_text(w, index, w->arena.data + ref.offset, ref.length); }
+
+/* Python's ``value or None`` of a string. */
+static int put_arena_or_null(walk *w, int index, text_ref ref) {
+    return ref.length ? put_arena(w, index, ref) : put_null(w, index);
+}
+
+/* go_time(): the instant in microseconds, or null outside what a Python datetime holds (or undated). */
+static int put_micros(walk *w, int index, const moment *m) {
+    if (!m->dated) return put_null(w, index);
+    int64_t micros = m->seconds * 1000000 + m->nanos / 1000;
+    if (micros < MIN_MICROS || micros > MAX_MICROS) return put_null(w, index);
+    return put_int(w, index, micros);
+}
+
+static int put_message(walk *w, uint64_t seq, int pending, const char *role, const char *text, Py_ssize_t length,
                        Py_ssize_t thinking, int64_t uses, int64_t results, int64_t providers) {
-    if (put(w, M_INDEX, PyLong_FromLongLong(w->message_index++)) < 0 ||
-        put(w, M_SEQ, PyLong_FromUnsignedLongLong(seq)) < 0 || put(w, M_PENDING, bool_object(pending)) < 0 ||
-        put(w, M_ROLE, Py_NewRef(role)) < 0 || put(w, M_TEXT, PyUnicode_DecodeUTF8(text, length, "strict")) < 0 ||
-        put(w, M_THINKING, PyLong_FromSsize_t(thinking)) < 0 || put(w, M_USES, PyLong_FromLongLong(uses)) < 0 ||
-        put(w, M_RESULTS, PyLong_FromLongLong(results)) < 0 ||
-        put(w, M_PROVIDERS, PyLong_FromLongLong(providers)) < 0)
+    if (put_int(w, M_INDEX, w->message_index++) < 0 || put_uint(w, M_SEQ, seq) < 0 ||
+        put_bool(w, M_PENDING, pending) < 0 || put_word(w, M_ROLE, role) < 0 || put_text(w, M_TEXT, text, length) < 0 ||
+        put_int(w, M_THINKING, thinking) < 0 || put_int(w, M_USES, uses) < 0 || put_int(w, M_RESULTS, results) < 0 ||
+        put_int(w, M_PROVIDERS, providers) < 0)
         return STOP_ERROR;
     return 0;
 }
@@ -520,7 +591,7 @@ static int put_message(walk *w, uint64_t seq, int pending, PyObject *role, const
 static int flush_user_message(walk *w) {
     if (!w->last.open) return 0;
     w->last.open = 0;
-    return put_message(w, w->last.seq, 0, role_user, w->text.data, w->text.length, w->last.thinking, w->last.uses,
+    return put_message(w, w->last.seq, 0, "user", w->text.data, w->text.length, w->last.thinking, w->last.uses,
                        w->last.results, w->last.providers);
 }
 
@@ -545,7 +616,10 @@ static int add_call(walk *w, cursor *c, uint64_t seq, const moment *time) {
     if (w->call_count == w->call_capacity) {
         Py_ssize_t capacity = w->call_capacity ? w->call_capacity * 2 : 16;
         call *calls = PyMem_Realloc(w->calls, (size_t)capacity * sizeof(call));
-        if (calls == NULL) return STOP_ERROR;
+        if (calls == NULL) {
+            PyErr_NoMemory();
+            return STOP_ERROR;
+        }
         w->calls = calls;
         w->call_capacity = capacity;
     }
@@ -680,7 +754,7 @@ static int commit_turn(walk *w) {
     /* The assistant message, then the results gathered (one user message, which later users merge into). */
     int status = flush_user_message(w);
     if (status < 0) return status;
-    if ((status = put_message(w, w->turn_seq, 0, role_assistant, w->turn_text.data, w->turn_text.length,
+    if ((status = put_message(w, w->turn_seq, 0, "assistant", w->turn_text.data, w->turn_text.length,
                               w->turn_thinking, w->turn_uses, w->turn_results, w->turn_providers)) < 0)
         return status;
     if (w->turn_result_count > 0) {
@@ -771,14 +845,11 @@ static int read_assistant(walk *w, cursor *c, uint64_t seq, const moment *time) 
     w->segment_in += (uint64_t)in;
     w->segment_out += (uint64_t)out;
     int base = M_COLUMNS + C_COLUMNS;
-    if (put(w, base + R_SEQ, PyLong_FromUnsignedLongLong(seq)) < 0 ||
-        put(w, base + R_ITERATION, PyLong_FromLongLong(iteration)) < 0 ||
-        put(w, base + R_TIME, micros_or_none(time)) < 0 ||
-        put(w, base + R_STOP_REASON, arena_string_or_none(w, stop)) < 0 ||
-        put(w, base + R_IN, PyLong_FromLongLong(in)) < 0 || put(w, base + R_OUT, PyLong_FromLongLong(out)) < 0 ||
-        put(w, base + R_CACHE_READ, PyLong_FromLongLong(cache_read)) < 0 ||
-        put(w, base + R_CACHE_CREATE, PyLong_FromLongLong(cache_create)) < 0 ||
-        put(w, base + R_THINKING, PyLong_FromLongLong(thinking)) < 0)
+    if (put_uint(w, base + R_SEQ, seq) < 0 || put_int(w, base + R_ITERATION, iteration) < 0 ||
+        put_micros(w, base + R_TIME, time) < 0 || put_arena_or_null(w, base + R_STOP_REASON, stop) < 0 ||
+        put_int(w, base + R_IN, in) < 0 || put_int(w, base + R_OUT, out) < 0 ||
+        put_int(w, base + R_CACHE_READ, cache_read) < 0 || put_int(w, base + R_CACHE_CREATE, cache_create) < 0 ||
+        put_int(w, base + R_THINKING, thinking) < 0)
         return STOP_ERROR;
     return 0;
 }
@@ -1037,23 +1108,17 @@ static int read_terminal(walk *w, cursor *c, const moment *time) {
 
 static int end_segment(walk *w, const char *ending, uint64_t last_seq, const moment *last_time) {
     int base = M_COLUMNS + C_COLUMNS + R_COLUMNS;
-    PyObject *ending_text = w->segment_terminal ? arena_string(w, w->segment_reason) : PyUnicode_FromString(ending);
-    if (put(w, base + S_STARTED_AT, micros_or_none(&w->segment_started)) < 0 ||
-        put(w, base + S_ENDED_AT, micros_or_none(last_time)) < 0 ||
-        put(w, base + S_SEGMENT, PyLong_FromLongLong(w->segment_index)) < 0 ||
-        put(w, base + S_FIRST_SEQ, PyLong_FromUnsignedLongLong(w->segment_first_seq)) < 0 ||
-        put(w, base + S_LAST_SEQ, PyLong_FromUnsignedLongLong(last_seq)) < 0 ||
-        put(w, base + S_CLAIMED_BY, w->segment_claimed ? arena_string(w, w->segment_claimed_by) : Py_NewRef(Py_None)) <
-            0 ||
-        put(w, base + S_CLAIMED_AT, w->segment_claimed ? micros_or_none(&w->segment_claimed_at) : Py_NewRef(Py_None)) <
-            0 ||
-        put(w, base + S_ENDING, ending_text) < 0 ||
-        put(w, base + S_TERMINAL_MESSAGE,
-            w->segment_terminal ? arena_string_or_none(w, w->segment_message) : Py_NewRef(Py_None)) < 0 ||
-        put(w, base + S_LLM_CALLS, PyLong_FromLongLong(w->segment_llm)) < 0 ||
-        put(w, base + S_TOOL_CALLS, PyLong_FromLongLong(w->segment_tools)) < 0 ||
-        put(w, base + S_IN, PyLong_FromLongLong((int64_t)w->segment_in)) < 0 ||
-        put(w, base + S_OUT, PyLong_FromLongLong((int64_t)w->segment_out)) < 0)
+    int claimed = w->segment_claimed, ended = w->segment_terminal;
+    if (put_micros(w, base + S_STARTED_AT, &w->segment_started) < 0 ||
+        put_micros(w, base + S_ENDED_AT, last_time) < 0 || put_int(w, base + S_SEGMENT, w->segment_index) < 0 ||
+        put_uint(w, base + S_FIRST_SEQ, w->segment_first_seq) < 0 || put_uint(w, base + S_LAST_SEQ, last_seq) < 0 ||
+        (claimed ? put_arena(w, base + S_CLAIMED_BY, w->segment_claimed_by) : put_null(w, base + S_CLAIMED_BY)) < 0 ||
+        (claimed ? put_micros(w, base + S_CLAIMED_AT, &w->segment_claimed_at) : put_null(w, base + S_CLAIMED_AT)) < 0 ||
+        (ended ? put_arena(w, base + S_ENDING, w->segment_reason) : put_word(w, base + S_ENDING, ending)) < 0 ||
+        (ended ? put_arena_or_null(w, base + S_TERMINAL_MESSAGE, w->segment_message)
+               : put_null(w, base + S_TERMINAL_MESSAGE)) < 0 ||
+        put_int(w, base + S_LLM_CALLS, w->segment_llm) < 0 || put_int(w, base + S_TOOL_CALLS, w->segment_tools) < 0 ||
+        put_int(w, base + S_IN, (int64_t)w->segment_in) < 0 || put_int(w, base + S_OUT, (int64_t)w->segment_out) < 0)
         return STOP_ERROR;
     w->segment_index++;
     return 0;
@@ -1163,27 +1228,48 @@ static int read_record(walk *w, cursor *c, int kind, int index, uint64_t *seq_ou
     return 0;
 }
 
+/* Whether ``length`` bytes at ``p`` are valid UTF-8 (a tool's input is kept as the line holds it). */
+static int valid_utf8(const unsigned char *p, Py_ssize_t length) {
+    const unsigned char *end = p + length;
+    while (p < end) {
+        unsigned char lead = *p;
+        int n = lead < 0x80 ? 1 : lead >= 0xC2 && lead <= 0xDF ? 2 : lead >= 0xE0 && lead <= 0xEF ? 3
+                : lead >= 0xF0 && lead <= 0xF4 ? 4 : 0;
+        if (n == 0 || end - p < n) return 0;
+        for (int i = 1; i < n; i++) {
+            if ((p[i] & 0xC0) != 0x80) return 0;
+        }
+        if ((lead == 0xE0 && p[1] < 0xA0) || (lead == 0xED && p[1] >= 0xA0) || (lead == 0xF0 && p[1] < 0x90) ||
+            (lead == 0xF4 && p[1] >= 0x90))
+            return 0;
+        p += n;
+    }
+    return 1;
+}
+
 static int put_calls(walk *w) {
     int b = M_COLUMNS;
     for (Py_ssize_t i = 0; i < w->call_count; i++) {
         call *k = &w->calls[i];
         int answered = k->answered;
-        if (put(w, b + C_ID, arena_string(w, k->id)) < 0 || put(w, b + C_NAME, arena_string(w, k->name)) < 0 ||
-            put(w, b + C_INPUT, PyUnicode_DecodeUTF8((const char *)k->input, k->input_length, "replace")) < 0 ||
-            put(w, b + C_CALL_SEQ, PyLong_FromUnsignedLongLong(k->made_seq)) < 0 ||
-            put(w, b + C_RESULT_SEQ, answered ? PyLong_FromUnsignedLongLong(k->answered_seq) : Py_NewRef(Py_None)) < 0 ||
-            put(w, b + C_IS_ERROR, answered ? bool_object(k->is_error) : Py_NewRef(Py_None)) < 0 ||
-            put(w, b + C_REMOTE, answered ? bool_object(k->remote) : Py_NewRef(Py_None)) < 0 ||
-            put(w, b + C_KIND, answered ? PyUnicode_FromString(KIND_TOKENS[k->kind]) : Py_NewRef(Py_None)) < 0 ||
-            put(w, b + C_DISPATCHED, answered ? bool_object(k->dispatched) : Py_NewRef(Py_None)) < 0 ||
-            put(w, b + C_MADE_AT, micros_or_none(&k->made)) < 0 ||
-            put(w, b + C_ANSWERED_AT, answered ? micros_or_none(&k->answered_at) : Py_NewRef(Py_None)) < 0 ||
-            put(w, b + C_DURATION, k->timed ? PyLong_FromLongLong(k->duration) : Py_NewRef(Py_None)) < 0 ||
-            put(w, b + C_TIMED, bool_object(k->timed)) < 0 || put(w, b + C_DEFERRED, bool_object(k->deferred)) < 0 ||
-            put(w, b + C_NOTE, k->deferred ? arena_string_or_none(w, k->note) : Py_NewRef(Py_None)) < 0 ||
-            put(w, b + C_HANDLE, k->deferred ? arena_string_or_none(w, k->handle) : Py_NewRef(Py_None)) < 0 ||
-            put(w, b + C_APPROVED, bool_object(k->approved)) < 0 ||
-            put(w, b + C_RESULT_CHARS, answered ? PyLong_FromSsize_t(k->result_chars) : Py_NewRef(Py_None)) < 0)
+        /* The reference decodes an input that is not UTF-8 with replacement characters: left to it. */
+        if (!valid_utf8(k->input, k->input_length)) return STOP_OTHER;
+        if (put_arena(w, b + C_ID, k->id) < 0 || put_arena(w, b + C_NAME, k->name) < 0 ||
+            put_text(w, b + C_INPUT, (const char *)k->input, k->input_length) < 0 ||
+            put_uint(w, b + C_CALL_SEQ, k->made_seq) < 0 ||
+            (answered ? put_uint(w, b + C_RESULT_SEQ, k->answered_seq) : put_null(w, b + C_RESULT_SEQ)) < 0 ||
+            (answered ? put_bool(w, b + C_IS_ERROR, k->is_error) : put_null(w, b + C_IS_ERROR)) < 0 ||
+            (answered ? put_bool(w, b + C_REMOTE, k->remote) : put_null(w, b + C_REMOTE)) < 0 ||
+            (answered ? put_word(w, b + C_KIND, KIND_TOKENS[k->kind]) : put_null(w, b + C_KIND)) < 0 ||
+            (answered ? put_bool(w, b + C_DISPATCHED, k->dispatched) : put_null(w, b + C_DISPATCHED)) < 0 ||
+            put_micros(w, b + C_MADE_AT, &k->made) < 0 ||
+            (answered ? put_micros(w, b + C_ANSWERED_AT, &k->answered_at) : put_null(w, b + C_ANSWERED_AT)) < 0 ||
+            (k->timed ? put_int(w, b + C_DURATION, k->duration) : put_null(w, b + C_DURATION)) < 0 ||
+            put_bool(w, b + C_TIMED, k->timed) < 0 || put_bool(w, b + C_DEFERRED, k->deferred) < 0 ||
+            (k->deferred ? put_arena_or_null(w, b + C_NOTE, k->note) : put_null(w, b + C_NOTE)) < 0 ||
+            (k->deferred ? put_arena_or_null(w, b + C_HANDLE, k->handle) : put_null(w, b + C_HANDLE)) < 0 ||
+            put_bool(w, b + C_APPROVED, k->approved) < 0 ||
+            (answered ? put_int(w, b + C_RESULT_CHARS, k->result_chars) : put_null(w, b + C_RESULT_CHARS)) < 0)
             return STOP_ERROR;
     }
     return 0;
@@ -1280,6 +1366,56 @@ static void walk_free(walk *w) {
     Py_CLEAR(w->approvals);
     Py_CLEAR(w->call_approvals);
     Py_CLEAR(w->memory_keys);
+    for (int i = 0; i < ALL_COLUMNS; i++) {
+        PyMem_Free(w->columns[i].values.data);
+        PyMem_Free(w->columns[i].valid.data);
+        PyMem_Free(w->columns[i].data.data);
+    }
+}
+
+/* The caller's buffers of one column: (values, valid, data), bytearrays, ``data`` None but for text. */
+typedef struct {
+    PyObject *values, *valid, *data;
+} target;
+
+static int append_bytes(PyObject *array, const void *bytes, Py_ssize_t length) {
+    Py_ssize_t size = PyByteArray_GET_SIZE(array);
+    if (length == 0) return 0;
+    if (PyByteArray_Resize(array, size + length) < 0) return -1;
+    memcpy(PyByteArray_AS_STRING(array) + size, bytes, (size_t)length);
+    return 0;
+}
+
+/* Append every column's rows to the caller's bytearrays (text offsets moved past the rows already there). On a
+ * failure (memory), every bytearray is cut back to its size before. */
+static int commit_columns(walk *w, const target *targets) {
+    Py_ssize_t sizes[ALL_COLUMNS][3];
+    for (int i = 0; i < ALL_COLUMNS; i++) {
+        sizes[i][0] = PyByteArray_GET_SIZE(targets[i].values);
+        sizes[i][1] = PyByteArray_GET_SIZE(targets[i].valid);
+        sizes[i][2] = targets[i].data != NULL ? PyByteArray_GET_SIZE(targets[i].data) : 0;
+    }
+    for (int i = 0; i < ALL_COLUMNS; i++) {
+        column *source = &w->columns[i];
+        if (COLUMN_KINDS[i] == COLUMN_TEXT) {
+            int64_t base = (int64_t)sizes[i][2];
+            int64_t *ends = (int64_t *)source->values.data;
+            Py_ssize_t rows = source->values.length / (Py_ssize_t)sizeof(int64_t);
+            for (Py_ssize_t row = 0; row < rows; row++) ends[row] += base;
+            if (append_bytes(targets[i].data, source->data.data, source->data.length) < 0) goto failed;
+        }
+        if (append_bytes(targets[i].values, source->values.data, source->values.length) < 0 ||
+            append_bytes(targets[i].valid, source->valid.data, source->valid.length) < 0)
+            goto failed;
+    }
+    return 0;
+failed:
+    for (int i = 0; i < ALL_COLUMNS; i++) {
+        PyByteArray_Resize(targets[i].values, sizes[i][0]);
+        PyByteArray_Resize(targets[i].valid, sizes[i][1]);
+        if (targets[i].data != NULL) PyByteArray_Resize(targets[i].data, sizes[i][2]);
+    }
+    return STOP_ERROR;
 }
 
 /*
@@ -1287,8 +1423,9 @@ static void walk_free(walk *w) {
  *
  * ``data``: the journal's bytes; ``starts``: each line's start (int64, native order, as the scanner gives them);
  * ``kinds``: each line's payload kind (int8, -1 for a protocol the runtime does not know); ``prompt``: the meta
- * record's prompt, the conversation's first message; ``columns``: the builder's lists, messages, tool_calls,
- * responses and segments in enum order. None leaves the lists as they were.
+ * record's prompt, the conversation's first message; ``columns``: the builder's column buffers (a tuple of
+ * ``(values, valid, data)`` bytearrays each, ``data`` None but for text: tables.columns.ColumnBuffer), messages,
+ * tool_calls, responses and segments in enum order. None leaves the buffers as they were.
  */
 static PyObject *fold_rows(PyObject *Py_UNUSED(module), PyObject *args) {
     Py_buffer data, starts, kinds;
@@ -1305,16 +1442,19 @@ static PyObject *fold_rows(PyObject *Py_UNUSED(module), PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "fold_rows: columns, starts and kinds disagree");
         goto done;
     }
-    PyObject *lists[ALL_COLUMNS];
+    target targets[ALL_COLUMNS];
     for (int i = 0; i < ALL_COLUMNS; i++) {
-        lists[i] = PyTuple_GET_ITEM(columns, i);
-        if (!PyList_Check(lists[i])) {
-            PyErr_SetString(PyExc_TypeError, "fold_rows: every column is a list");
-            goto done;
-        }
-        w.saved[i] = PyList_GET_SIZE(lists[i]);
+        PyObject *item = PyTuple_GET_ITEM(columns, i);
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 3) goto bad_columns;
+        targets[i].values = PyTuple_GET_ITEM(item, 0);
+        targets[i].valid = PyTuple_GET_ITEM(item, 1);
+        targets[i].data = PyTuple_GET_ITEM(item, 2);
+        if (targets[i].data == Py_None) targets[i].data = NULL;
+        if (!PyByteArray_Check(targets[i].values) || !PyByteArray_Check(targets[i].valid) ||
+            (COLUMN_KINDS[i] == COLUMN_TEXT) != (targets[i].data != NULL) ||
+            (targets[i].data != NULL && !PyByteArray_Check(targets[i].data)))
+            goto bad_columns;
     }
-    w.columns = lists;
     w.data = data.buf;
     w.turns = 1;
     w.search_budget = (int64_t)count * SEARCH_STEPS_PER_RECORD + 4096;
@@ -1365,7 +1505,7 @@ static PyObject *fold_rows(PyObject *Py_UNUSED(module), PyObject *args) {
         int ends_with_user = w.last.open;
         if (status == 0) status = flush_user_message(&w);
         if (status == 0 && pending)
-            status = put_message(&w, w.turn_seq, 1, role_assistant, w.turn_text.data, w.turn_text.length,
+            status = put_message(&w, w.turn_seq, 1, "assistant", w.turn_text.data, w.turn_text.length,
                                  w.turn_thinking, w.turn_uses, w.turn_results, w.turn_providers);
         if (!pending) w.in_turn = 0;
         if (status == 0) status = end_segment(&w, "running", last_seq, &before);
@@ -1374,23 +1514,16 @@ static PyObject *fold_rows(PyObject *Py_UNUSED(module), PyObject *args) {
             result = summary(&w, last_seq, (Py_ssize_t)w.message_index, count, ends_with_user);
             if (result == NULL) status = STOP_ERROR;
         }
-    }
-    if (status < 0) {
-        /* Take back every row this walk appended. */
-        PyObject *error_type, *error_value, *error_traceback;
-        PyErr_Fetch(&error_type, &error_value, &error_traceback);
-        for (int i = 0; i < ALL_COLUMNS; i++) {
-            PyList_SetSlice(lists[i], w.saved[i], PyList_GET_SIZE(lists[i]), NULL);
-        }
-        if (status == STOP_ERROR) {
-            PyErr_Restore(error_type, error_value, error_traceback);
-        } else {
-            Py_XDECREF(error_type);
-            Py_XDECREF(error_value);
-            Py_XDECREF(error_traceback);
-            result = Py_NewRef(Py_None);
+        /* Only a journal tabled whole reaches the caller's buffers. */
+        if (status == 0 && commit_columns(&w, targets) < 0) {
+            Py_CLEAR(result);
+            status = STOP_ERROR;
         }
     }
+    if (status == STOP_OTHER) result = Py_NewRef(Py_None);
+    goto done;
+bad_columns:
+    PyErr_SetString(PyExc_TypeError, "fold_rows: each column is (values, valid, data) bytearrays, data for text only");
 done:
     walk_free(&w);
     PyBuffer_Release(&data);
@@ -1413,10 +1546,8 @@ static struct PyModuleDef module_definition = {
 PyMODINIT_FUNC PyInit__nativerows(void) {
     PyObject *module = PyModule_Create(&module_definition);
     if (module == NULL) return NULL;
-    role_user = PyUnicode_InternFromString("user");
-    role_assistant = PyUnicode_InternFromString("assistant");
     PyObject *kinds = PyTuple_New(K_COUNT);
-    if (role_user == NULL || role_assistant == NULL || kinds == NULL) {
+    if (kinds == NULL) {
         Py_XDECREF(kinds);
         Py_DECREF(module);
         return NULL;

@@ -29,6 +29,7 @@ from journaltools.protocol.kinds import ZERO_TIME, Meta, Record
 from journaltools.tables import nativerows
 from journaltools.tables.columns import (
     TABLE_MEMORY_POOL,
+    ColumnBuffer,
     digest12,
     findings_table,
     go_time,
@@ -159,25 +160,21 @@ class TablesBuilder:
         self.task_states = task_states or {}
         self._reads: list[RunReadLike] = []
         self._runs = _columns(RUNS_SCHEMA)
-        self._segments = _columns(SEGMENTS_SCHEMA)
-        self._messages = _columns(MESSAGES_SCHEMA)
-        self._responses = _columns(RESPONSES_SCHEMA)
-        self._response_runs: list[str] = []
-        self._response_counts: list[int] = []
-        self._calls = _columns(TOOL_CALLS_SCHEMA)
-        self._call_runs: list[str] = []
-        self._call_counts: list[int] = []
-        self._message_counts: list[int] = []
-        self._message_runs: list[str] = []
+        self._segments = _PerRunTable(SEGMENTS_SCHEMA)
+        self._messages = _PerRunTable(MESSAGES_SCHEMA)
+        self._responses = _PerRunTable(RESPONSES_SCHEMA)
+        self._calls = _PerRunTable(TOOL_CALLS_SCHEMA)
         self.findings: list[Finding] = []
         #: (run, its first error finding), in order: what a strict load raises for.
         self.bad_runs: list[tuple[str, Finding]] = []
-        #: The lists the native fold appends to (``nativerows``), in its order.
+        #: Whether the Python path added rows since the buffers were last flushed (``ColumnBuffer``).
+        self._python_rows = False
+        #: The buffers the native fold appends to (``nativerows``), in its order.
         self._native_columns = (
-            *(self._messages[name] for name in nativerows.MESSAGE_COLUMNS),
-            *(self._calls[name] for name in nativerows.CALL_COLUMNS),
-            *(self._responses[name] for name in nativerows.RESPONSE_COLUMNS),
-            *(self._segments[name] for name in nativerows.SEGMENT_COLUMNS),
+            *self._messages.native(nativerows.MESSAGE_COLUMNS),
+            *self._calls.native(nativerows.CALL_COLUMNS),
+            *self._responses.native(nativerows.RESPONSE_COLUMNS),
+            *self._segments.native(nativerows.SEGMENT_COLUMNS),
         )
 
     def add_folding(self, read: RunReadLike) -> Finding | None:
@@ -186,6 +183,10 @@ class TablesBuilder:
         if self.folded and nativerows.active():
             first = nativerows.usable_first(read)
             if first is not None and first.meta is not None:
+                if self._python_rows:  # the rows the Python path added go first
+                    for table in (self._messages, self._calls, self._responses, self._segments):
+                        table.flush()
+                    self._python_rows = False
                 native = nativerows.fold_rows(read, first.meta, self._native_columns)
                 if native is not None:
                     self._add_native(read, first, native)
@@ -210,6 +211,7 @@ class TablesBuilder:
             records = typed_records(read.records)
             self._add_run(read, records, result, findings, invalid=first_error is not None or not read.complete)
             if result is not None:
+                self._python_rows = True
                 facts = RunFacts.of(records)
                 # What the journal cannot tell, said beside what it tells (info: never a problem of the run's).
                 degraded = degraded_analysis(read.run, records, facts)
@@ -287,13 +289,10 @@ class TablesBuilder:
         degraded = degraded_finding(run, meta, native.gaps())
         if degraded is not None:
             self.findings.append(with_source(degraded, read.source))
-        self._segments["run"].extend([run] * native.segments)
-        self._message_runs.append(run)
-        self._message_counts.append(native.messages)
-        self._call_runs.append(run)
-        self._call_counts.append(native.calls)
-        self._response_runs.append(run)
-        self._response_counts.append(native.counters[0])  # a response per assistant record: llm_calls
+        self._segments.rows_of(run, native.segments)
+        self._messages.rows_of(run, native.messages)
+        self._calls.rows_of(run, native.calls)
+        self._responses.rows_of(run, native.counters[0])  # a response per assistant record: llm_calls
         august = generation_of_version(meta.version) is AUGUST
         # status_of: the August build reads the last terminal, the newest line its Ending (none once reopened).
         ending = native.terminal_reason if august or not native.reopened else None
@@ -332,26 +331,26 @@ class TablesBuilder:
         self._put_run(values)
 
     def _add_segments(self, run: str, result: FoldResult, facts: RunFacts) -> None:
-        columns = self._segments
+        columns = self._segments.columns
         times = facts.times
-        for segment in result.segments:
-            columns["started_at"].append(go_time(times.get(segment.first_seq)))
-            columns["ended_at"].append(go_time(times.get(segment.last_seq)))
-            columns["run"].append(run)
-            columns["segment"].append(segment.index)
-            columns["first_seq"].append(segment.first_seq)
-            columns["last_seq"].append(segment.last_seq)
-            columns["claimed_by"].append(segment.claimed_by)
-            columns["claimed_at"].append(go_time(segment.claimed_at))
-            columns["ending"].append(segment.ending)
-            columns["terminal_message"].append(segment.terminal_message)
-            columns["llm_calls"].append(segment.llm_calls)
-            columns["tool_calls"].append(segment.tool_calls)
-            columns["in_tokens"].append(segment.in_tokens)
-            columns["out_tokens"].append(segment.out_tokens)
+        segments = result.segments
+        columns["started_at"].extend([go_time(times.get(segment.first_seq)) for segment in segments])
+        columns["ended_at"].extend([go_time(times.get(segment.last_seq)) for segment in segments])
+        columns["segment"].extend([segment.index for segment in segments])
+        columns["first_seq"].extend([segment.first_seq for segment in segments])
+        columns["last_seq"].extend([segment.last_seq for segment in segments])
+        columns["claimed_by"].extend([segment.claimed_by for segment in segments])
+        columns["claimed_at"].extend([go_time(segment.claimed_at) for segment in segments])
+        columns["ending"].extend([segment.ending for segment in segments])
+        columns["terminal_message"].extend([segment.terminal_message for segment in segments])
+        columns["llm_calls"].extend([segment.llm_calls for segment in segments])
+        columns["tool_calls"].extend([segment.tool_calls for segment in segments])
+        columns["in_tokens"].extend([segment.in_tokens for segment in segments])
+        columns["out_tokens"].extend([segment.out_tokens for segment in segments])
+        self._segments.rows_of(run, len(segments))
 
     def _add_messages(self, run: str, result: FoldResult) -> None:
-        columns = self._messages
+        columns = self._messages.columns
         # The committed conversation exactly as the runtime folds it, then (flagged) the assistant message of
         # the turn in flight: a stuck run's last words, which the runtime keeps apart until its calls resolve.
         messages = list(result.messages)
@@ -361,8 +360,6 @@ class TablesBuilder:
             messages.append(pending.assistant)
             seqs.append(pending.seq)
         rows = [_message_row(message) for message in messages]
-        self._message_runs.append(run)
-        self._message_counts.append(len(rows))
         columns["index"].extend(range(len(rows)))
         columns["seq"].extend(seqs)
         columns["pending"].extend([False] * len(result.messages) + ([True] if pending is not None else []))
@@ -372,48 +369,63 @@ class TablesBuilder:
         columns["tool_use_count"].extend([row[2] for row in rows])
         columns["tool_result_count"].extend([row[3] for row in rows])
         columns["provider_blocks"].extend([row[4] for row in rows])
+        self._messages.rows_of(run, len(rows))
 
     def _add_responses(self, run: str, facts: RunFacts) -> None:
-        rows = _response_rows(facts)
-        for name, values in rows.items():
-            self._responses[name].extend(values)
-        self._response_runs.append(run)
-        self._response_counts.append(len(facts.responses))
+        for name, values in _response_rows(facts).items():
+            self._responses.columns[name].extend(values)
+        self._responses.rows_of(run, len(facts.responses))
 
     def _add_calls(self, run: str, facts: RunFacts) -> None:
         calls = _call_rows(facts)
-        for name, column in self._calls.items():
-            if name != "run":
-                column.extend([call[name] for call in calls])
-        self._call_runs.append(run)
-        self._call_counts.append(len(calls))
-
-    def _calls_table(self) -> pa.Table:
-        columns = dict(self._calls)
-        columns["run"] = strings_repeated(self._call_runs, self._call_counts)
-        return _table(columns, TOOL_CALLS_SCHEMA)
-
-    def _responses_table(self) -> pa.Table:
-        columns = dict(self._responses)
-        columns["run"] = strings_repeated(self._response_runs, self._response_counts)
-        return _table(columns, RESPONSES_SCHEMA)
+        for name, column in self._calls.columns.items():
+            column.extend([call[name] for call in calls])
+        self._calls.rows_of(run, len(calls))
 
     def finish(self) -> Tables:
         findings = findings_table(self.findings)
         records = records_table(self._reads) if self.want_records else empty_table("records")
         if not self.folded:
             return Tables.of(records=records, findings=findings)
-        messages = dict(self._messages)
-        messages["run"] = strings_repeated(self._message_runs, self._message_counts)
         return Tables(
             records=records,
             runs=_table(self._runs, RUNS_SCHEMA),
-            segments=_table(self._segments, SEGMENTS_SCHEMA),
-            messages=_table(messages, MESSAGES_SCHEMA),
-            tool_calls=self._calls_table(),
-            responses=self._responses_table(),
+            segments=self._segments.table(),
+            messages=self._messages.table(),
+            tool_calls=self._calls.table(),
+            responses=self._responses.table(),
             findings=findings,
         )
+
+
+class _PerRunTable:
+    """A table with rows per run (segments, messages, tool_calls, responses) being built: a buffer per column but
+    ``run``, which is made once at the end from each run and its row count (``strings_repeated``)."""
+
+    def __init__(self, schema: pa.Schema) -> None:
+        self.schema = schema
+        self.columns = {field.name: ColumnBuffer(field.type) for field in schema if field.name != "run"}
+        self._runs: list[str] = []
+        self._counts: list[int] = []
+
+    def rows_of(self, run: str, count: int) -> None:
+        """Say that the last ``count`` rows added are ``run``'s."""
+        self._runs.append(run)
+        self._counts.append(count)
+
+    def native(self, names: Sequence[str]) -> tuple[tuple[bytearray, bytearray, bytearray | None], ...]:
+        return tuple(self.columns[name].native() for name in names)
+
+    def flush(self) -> None:
+        for column in self.columns.values():
+            column.flush()
+
+    def table(self) -> pa.Table:
+        arrays = [
+            strings_repeated(self._runs, self._counts) if field.name == "run" else self.columns[field.name].to_arrow()
+            for field in self.schema
+        ]
+        return pa.Table.from_arrays(arrays, schema=self.schema)
 
 
 def _table(columns: dict[str, Any], schema: pa.Schema) -> pa.Table:

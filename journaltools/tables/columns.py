@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
-from typing import Final
+from collections.abc import Iterable, Sequence
+from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa
@@ -29,6 +29,91 @@ def digest12(secret: str) -> str | None:
     if not secret:
         return None
     return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
+def _is_text(arrow_type: pa.DataType) -> bool:
+    return bool(
+        pa.types.is_dictionary(arrow_type) or pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type)
+    )
+
+
+class ColumnBuffer:
+    """One column of a table being built, laid out as Arrow lays it out: 8-byte integers (ints, seqs, timestamps in
+    microseconds, durations in nanoseconds) or 1-byte booleans in ``values``, or text (each row's end offset in
+    ``values``, its UTF-8 in ``data``), and a validity byte per row in ``valid``.
+
+    The native fold (``nativerows``) appends a journal's rows to the three bytearrays in C, with no Python object
+    per value. The Python path's values (``extend``) wait in a list until ``flush`` converts them all at once with
+    Arrow; the builder flushes before a native fold appends, so rows stay in order. ``to_arrow`` wraps the bytes
+    as the column's Arrow array."""
+
+    __slots__ = ("_pending", "arrow_type", "data", "valid", "values")
+
+    def __init__(self, arrow_type: pa.DataType) -> None:
+        self.arrow_type = arrow_type
+        self.values = bytearray()
+        self.valid = bytearray()
+        self.data: bytearray | None = bytearray() if _is_text(arrow_type) else None
+        self._pending: list[Any] = []
+
+    def native(self) -> tuple[bytearray, bytearray, bytearray | None]:
+        """The buffers as the native fold takes them (flush first when the Python path added values)."""
+        return self.values, self.valid, self.data
+
+    def __len__(self) -> int:
+        return len(self.valid) + len(self._pending)
+
+    def extend(self, items: Iterable[Any]) -> None:
+        """Add ``items`` (None for a null; a ``datetime`` for a timestamp) after the rows already there."""
+        self._pending.extend(items)
+
+    def flush(self) -> None:
+        """Move the values ``extend`` added into the buffers, converted by Arrow in one go."""
+        items, self._pending = self._pending, []
+        if not items:
+            return
+        rows = len(items)
+        arrow_type = self.arrow_type
+        if self.data is not None:
+            converted = pa.array(items, pa.large_string(), memory_pool=TABLE_MEMORY_POOL)
+            _, offsets_buffer, data_buffer = converted.buffers()
+            offsets = np.frombuffer(offsets_buffer, np.int64, rows + 1)
+            base = len(self.data)
+            if data_buffer is not None:
+                self.data += memoryview(data_buffer)[offsets[0] : offsets[-1]]
+            self.values += (offsets[1:] - offsets[0] + base).tobytes()
+        elif pa.types.is_boolean(arrow_type):
+            converted = pa.array(items, arrow_type, memory_pool=TABLE_MEMORY_POOL)
+            self.values += converted.fill_null(False).to_numpy(zero_copy_only=False).astype(np.uint8).tobytes()
+        else:
+            converted = pa.array(items, arrow_type, memory_pool=TABLE_MEMORY_POOL)
+            self.values += memoryview(converted.buffers()[1])[: 8 * rows]
+        if converted.null_count:
+            self.valid += converted.is_valid().to_numpy(zero_copy_only=False).astype(np.uint8).tobytes()
+        else:
+            self.valid += b"\x01" * rows
+
+    def to_arrow(self) -> pa.Array:
+        """The column as an Arrow array of its type (the buffers are shared, not copied: build nothing after)."""
+        self.flush()
+        rows = len(self.valid)
+        valid = np.frombuffer(self.valid, np.bool_)
+        nulls = rows - int(np.count_nonzero(valid))
+        bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+        arrow_type = self.arrow_type
+        if self.data is not None:
+            offsets = np.zeros(rows + 1, np.int64)
+            offsets[1:] = np.frombuffer(self.values, np.int64)
+            text = pa.Array.from_buffers(
+                pa.large_string(), rows, [bitmap, pa.py_buffer(offsets), pa.py_buffer(self.data)], nulls
+            )
+            if pa.types.is_dictionary(arrow_type):
+                return text.dictionary_encode().cast(arrow_type)
+            return text if pa.types.is_large_string(arrow_type) else text.cast(arrow_type)
+        if pa.types.is_boolean(arrow_type):
+            flags = pa.py_buffer(np.packbits(np.frombuffer(self.values, np.bool_), bitorder="little"))
+            return pa.Array.from_buffers(arrow_type, rows, [bitmap, flags], nulls)
+        return pa.Array.from_buffers(arrow_type, rows, [bitmap, pa.py_buffer(self.values)], nulls)
 
 
 def strings_repeated(values: Sequence[str], counts: Sequence[int] | np.ndarray) -> pa.Array:

@@ -3,7 +3,8 @@
 A load spends most of its time folding and tabling journals record by record in Python. For a journal the C scanner
 proved canonical (``ProvenRecords``) whose meta record is in order, the extension ``_nativerows`` walks its bytes
 once, folds them by the runtime's rules and appends its messages, tool_calls, responses and segments rows straight
-onto the builder's column lists, answering what the runs row needs (``NativeRun``). The Python fold
+onto the builder's column buffers (``columns.ColumnBuffer``: Arrow's layout, no Python object per value), answering
+what the runs row needs (``NativeRun``). The Python fold
 (``journaltools.folding``) stays the reference: the extension takes only journals the reference would fold without
 a finding, and gives every other one back untouched (None), which the builder then folds in Python. A build
 without a C compiler folds every journal in Python, with the same tables; the tests hold the two to one answer.
@@ -15,7 +16,7 @@ import os
 import sys
 from collections.abc import Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 import msgspec
 
@@ -208,10 +209,13 @@ def usable_first(read: RunReadLike) -> Record | None:
     return first
 
 
-def fold_rows(read: RunReadLike, meta: Meta, columns: Sequence[list[Any]]) -> NativeRun | None:
-    """Fold ``read`` (``usable_first`` gave its ``meta``) natively onto ``columns``: the lists named by
-    ``MESSAGE_COLUMNS``, ``CALL_COLUMNS``, ``RESPONSE_COLUMNS`` and ``SEGMENT_COLUMNS``, in that order. None, with
-    the lists as they were, when the journal is not one the native walk takes."""
+def fold_rows(
+    read: RunReadLike, meta: Meta, columns: Sequence[tuple[bytearray, bytearray, bytearray | None]]
+) -> NativeRun | None:
+    """Fold ``read`` (``usable_first`` gave its ``meta``) natively onto ``columns``: the buffers
+    (``ColumnBuffer.native``) of the columns named by ``MESSAGE_COLUMNS``, ``CALL_COLUMNS``, ``RESPONSE_COLUMNS``
+    and ``SEGMENT_COLUMNS``, in that order. None, with the buffers as they were, when the journal is not one the
+    native walk takes."""
     assert _nativerows is not None and isinstance(read.records, ProvenRecords)
     scan = read.records.scan
     kinds = scan.protocols.translate(_KIND_OF_PROTOCOL)

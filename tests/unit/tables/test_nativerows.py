@@ -173,7 +173,7 @@ def test_reordered_corpus_journals_table_as_the_reference_tables_them(root: Path
     assert 0 < taken < len(reads)  # some mutations stay clean, others give findings the reference must report
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), st.sampled_from([AUGUST, NEWEST]))
 def test_generated_journals_and_their_reorderings_table_as_the_reference_tables_them(
     data: st.DataObject, generation: object
