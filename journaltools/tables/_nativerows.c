@@ -55,11 +55,9 @@ static int buffer_reserve(bytes_buffer *b, Py_ssize_t more) {
     if (b->length + more <= b->capacity) return 0;
     Py_ssize_t capacity = b->capacity ? b->capacity : 256;
     while (capacity < b->length + more) capacity *= 2;
-    char *data = PyMem_Realloc(b->data, (size_t)capacity);
-    if (data == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
+    /* The raw allocator: the walk runs without the GIL (fold_rows raises MemoryError once it has it back). */
+    char *data = PyMem_RawRealloc(b->data, (size_t)capacity);
+    if (data == NULL) return -1;
     b->data = data;
     b->capacity = capacity;
     return 0;
@@ -77,6 +75,26 @@ typedef struct {
     Py_ssize_t offset;
     Py_ssize_t length;
 } text_ref;
+
+/* A list of strings kept in the walk's arena (approvals, call approvals, memory keys), made a Python list only
+ * once the walk is over and holds the GIL again. */
+typedef struct {
+    text_ref *items;
+    Py_ssize_t count;
+    Py_ssize_t capacity;
+} text_list;
+
+static int text_list_add(text_list *list, text_ref item) {
+    if (list->count == list->capacity) {
+        Py_ssize_t capacity = list->capacity ? list->capacity * 2 : 8;
+        text_ref *items = PyMem_RawRealloc(list->items, (size_t)capacity * sizeof(text_ref));
+        if (items == NULL) return -1;
+        list->items = items;
+        list->capacity = capacity;
+    }
+    list->items[list->count++] = item;
+    return 0;
+}
 
 /* -- reading canonical JSON ------------------------------------------------------------------------------------ */
 
@@ -478,7 +496,7 @@ typedef struct {
     int reopened;
     int terminal_waits_claim; /* a terminal with no claim since (a new turn then is a finding) */
     int any_terminal, turn_after_terminal;
-    PyObject *approvals, *call_approvals, *memory_keys; /* lists, owned */
+    text_list approvals, call_approvals, memory_keys;
     int64_t resumes;
     /* segments */
     int64_t segment_index;
@@ -615,11 +633,8 @@ typedef struct {
 static int add_call(walk *w, cursor *c, uint64_t seq, const moment *time) {
     if (w->call_count == w->call_capacity) {
         Py_ssize_t capacity = w->call_capacity ? w->call_capacity * 2 : 16;
-        call *calls = PyMem_Realloc(w->calls, (size_t)capacity * sizeof(call));
-        if (calls == NULL) {
-            PyErr_NoMemory();
-            return STOP_ERROR;
-        }
+        call *calls = PyMem_RawRealloc(w->calls, (size_t)capacity * sizeof(call));
+        if (calls == NULL) return STOP_ERROR;
         w->calls = calls;
         w->call_capacity = capacity;
     }
@@ -1016,20 +1031,13 @@ static int read_single_string(walk *w, cursor *c, const char *name, text_ref *va
     return seen ? 0 : STOP_OTHER;
 }
 
-static int list_append_text(walk *w, PyObject *list, text_ref value) {
-    PyObject *text = arena_string(w, value);
-    if (text == NULL) return STOP_ERROR;
-    int status = PyList_Append(list, text);
-    Py_DECREF(text);
-    return status < 0 ? STOP_ERROR : 0;
-}
+static int list_add(text_list *list, text_ref value) { return text_list_add(list, value) < 0 ? STOP_ERROR : 0; }
 
 static int read_call_approval(walk *w, cursor *c) {
     text_ref id;
     int status = read_single_string(w, c, "tool_use_id", &id, "tool_name");
     if (status < 0) return status;
-    if (w->call_approvals == NULL && (w->call_approvals = PyList_New(0)) == NULL) return STOP_ERROR;
-    if ((status = list_append_text(w, w->call_approvals, id)) < 0) return status;
+    if ((status = list_add(&w->call_approvals, id)) < 0) return status;
     /* The most recent call ever made with that id (facts.RunFacts): searched back, within a budget. */
     for (Py_ssize_t i = w->call_count - 1; i >= 0; i--) {
         if (--w->search_budget < 0) return STOP_OTHER;
@@ -1048,8 +1056,7 @@ static int read_memory(walk *w, cursor *c) {
     Py_ssize_t length;
     if ((status = read_key(c, &key, &length)) < 0) return status;
     if (!key_is(key, length, "revisions")) return STOP_OTHER;
-    Py_CLEAR(w->memory_keys);
-    if ((w->memory_keys = PyList_New(0)) == NULL) return STOP_ERROR;
+    w->memory_keys.count = 0;
     if (take_word(c, "null") != 0) {
         if (take(c, '{') < 0) return STOP_OTHER;
         while (!peek(c, '}')) {
@@ -1062,7 +1069,7 @@ static int read_memory(walk *w, cursor *c) {
             if (take(c, ':') < 0 || read_uint64(c, &revision) < 0) return STOP_OTHER;
             /* What the published schemas refuse is a finding of the reference's (schema_violation). */
             if (chars < 1 || chars > 200 || revision < 1) return STOP_OTHER;
-            if ((status = list_append_text(w, w->memory_keys, name)) < 0) return status;
+            if ((status = list_add(&w->memory_keys, name)) < 0) return status;
             if (peek(c, ',')) c->p++;
         }
         c->p++;
@@ -1096,7 +1103,7 @@ static int read_terminal(walk *w, cursor *c, const moment *time) {
     w->terminal_message = message;
     w->reopened = 0;
     w->ended = *time;
-    Py_CLEAR(w->call_approvals);
+    w->call_approvals.count = 0;
     w->terminal_waits_claim = 1;
     w->any_terminal = 1;
     w->turn_after_terminal = 0;
@@ -1202,8 +1209,7 @@ static int read_record(walk *w, cursor *c, int kind, int index, uint64_t *seq_ou
                     text_ref tool;
                     status = read_single_string(w, c, "tool", &tool, NULL);
                     if (status == 0) {
-                        if (w->approvals == NULL && (w->approvals = PyList_New(0)) == NULL) return STOP_ERROR;
-                        status = list_append_text(w, w->approvals, tool);
+                        status = list_add(&w->approvals, tool);
                     }
                     break;
                 }
@@ -1285,6 +1291,20 @@ static PyObject *time_text(const moment *m) {
     return PyUnicode_DecodeUTF8((const char *)m->text, m->text_length, "strict");
 }
 
+static PyObject *python_list(walk *w, const text_list *list) {
+    PyObject *made = PyList_New(list->count);
+    if (made == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < list->count; i++) {
+        PyObject *text = arena_string(w, list->items[i]);
+        if (text == NULL) {
+            Py_DECREF(made);
+            return NULL;
+        }
+        PyList_SET_ITEM(made, i, text);
+    }
+    return made;
+}
+
 /* The runs row's part of the walk, as a tuple (tables.nativerows.NativeRun names the fields). */
 static PyObject *summary(walk *w, uint64_t last_seq, Py_ssize_t messages, Py_ssize_t records, int ends_with_user) {
     Py_ssize_t pending_calls = 0, open_deferrals = 0, ended_calls = 0, untimed = 0;
@@ -1322,9 +1342,9 @@ static PyObject *summary(walk *w, uint64_t last_seq, Py_ssize_t messages, Py_ssi
         }
         Py_DECREF(pair);
     }
-    PyObject *approvals = w->approvals ? Py_NewRef(w->approvals) : PyList_New(0);
-    PyObject *call_approvals = w->call_approvals ? Py_NewRef(w->call_approvals) : PyList_New(0);
-    PyObject *memory_keys = w->memory_keys ? Py_NewRef(w->memory_keys) : PyList_New(0);
+    PyObject *approvals = python_list(w, &w->approvals);
+    PyObject *call_approvals = python_list(w, &w->call_approvals);
+    PyObject *memory_keys = python_list(w, &w->memory_keys);
     PyObject *terminal_reason = w->terminal_set ? arena_string(w, w->terminal_reason) : Py_NewRef(Py_None);
     PyObject *terminal_message = w->terminal_set ? arena_string_or_none(w, w->terminal_message) : Py_NewRef(Py_None);
     PyObject *last_stop = w->saw_assistant ? arena_string_or_none(w, w->last_stop) : Py_NewRef(Py_None);
@@ -1359,17 +1379,17 @@ static PyObject *summary(walk *w, uint64_t last_seq, Py_ssize_t messages, Py_ssi
 }
 
 static void walk_free(walk *w) {
-    PyMem_Free(w->arena.data);
-    PyMem_Free(w->text.data);
-    PyMem_Free(w->turn_text.data);
-    PyMem_Free(w->calls);
-    Py_CLEAR(w->approvals);
-    Py_CLEAR(w->call_approvals);
-    Py_CLEAR(w->memory_keys);
+    PyMem_RawFree(w->arena.data);
+    PyMem_RawFree(w->text.data);
+    PyMem_RawFree(w->turn_text.data);
+    PyMem_RawFree(w->calls);
+    PyMem_RawFree(w->approvals.items);
+    PyMem_RawFree(w->call_approvals.items);
+    PyMem_RawFree(w->memory_keys.items);
     for (int i = 0; i < ALL_COLUMNS; i++) {
-        PyMem_Free(w->columns[i].values.data);
-        PyMem_Free(w->columns[i].valid.data);
-        PyMem_Free(w->columns[i].data.data);
+        PyMem_RawFree(w->columns[i].values.data);
+        PyMem_RawFree(w->columns[i].valid.data);
+        PyMem_RawFree(w->columns[i].data.data);
     }
 }
 
@@ -1418,6 +1438,65 @@ failed:
     return STOP_ERROR;
 }
 
+/* One journal's lines, and what its walk leaves for the summary. */
+typedef struct {
+    const unsigned char *bytes;
+    Py_ssize_t length;
+    const int64_t *starts;
+    const int8_t *kinds;
+    Py_ssize_t count;
+    const char *prompt;
+    Py_ssize_t prompt_length;
+    uint64_t last_seq;
+    int ends_with_user;
+} journal_walk;
+
+/* Fold every line and append every row to the walk's own buffers; runs without the GIL (no Python object). */
+static int walk_journal(walk *w, journal_walk *journal) {
+    int status = 0;
+    uint64_t last_seq = 0;
+    moment before = {0};
+    const unsigned char *bytes = journal->bytes;
+    for (Py_ssize_t i = 0; i < journal->count && status == 0; i++) {
+        Py_ssize_t start = (Py_ssize_t)journal->starts[i];
+        Py_ssize_t end = i + 1 < journal->count ? (Py_ssize_t)journal->starts[i + 1] : journal->length;
+        if (start < 0 || end > journal->length || start > end) return STOP_OTHER;
+        while (end > start && (bytes[end - 1] == '\n' || bytes[end - 1] == '\r' || bytes[end - 1] == ' ' ||
+                               bytes[end - 1] == '\t'))
+            end--;
+        cursor c = {bytes + start, bytes + end};
+        moment time;
+        uint64_t seq = 0;
+        status = read_record(w, &c, journal->kinds[i], (int)(i > 0), &seq, &time, last_seq, &before);
+        if (status < 0) return status;
+        if (i == 0) {
+            /* The prompt message, dated by the meta record, and the first segment. */
+            open_user_message(w, seq);
+            w->last.text_blocks = 1;
+            if (buffer_put(&w->text, journal->prompt, journal->prompt_length) < 0) return STOP_ERROR;
+            start_segment(w, seq, &time);
+        }
+        last_seq = seq;
+        before = time;
+        w->last_time = time;
+        if (time.dated && !is_zero_time(&time)) w->last_dated = time;
+    }
+    int pending = 0;
+    if (w->in_turn) {
+        for (Py_ssize_t i = w->turn_first_call; i < w->call_count; i++) pending |= !w->calls[i].answered;
+        if (!pending && (status = commit_turn(w)) < 0) return status;
+    }
+    journal->ends_with_user = w->last.open;
+    journal->last_seq = last_seq;
+    if ((status = flush_user_message(w)) < 0) return status;
+    if (pending && (status = put_message(w, w->turn_seq, 1, "assistant", w->turn_text.data, w->turn_text.length,
+                                         w->turn_thinking, w->turn_uses, w->turn_results, w->turn_providers)) < 0)
+        return status;
+    if (!pending) w->in_turn = 0;
+    if ((status = end_segment(w, "running", last_seq, &before)) < 0) return status;
+    return put_calls(w);
+}
+
 /*
  * fold_rows(data, starts, kinds, prompt, columns) -> tuple | None
  *
@@ -1462,58 +1541,16 @@ static PyObject *fold_rows(PyObject *Py_UNUSED(module), PyObject *args) {
     Py_ssize_t prompt_length;
     const char *prompt_text = PyUnicode_AsUTF8AndSize(prompt, &prompt_length);
     if (prompt_text == NULL) goto done;
-    int status = 0;
-    uint64_t last_seq = 0;
-    moment before = {0};
-    const unsigned char *bytes = data.buf;
-    for (Py_ssize_t i = 0; i < count && status == 0; i++) {
-        Py_ssize_t start = (Py_ssize_t)line_starts[i];
-        Py_ssize_t end = i + 1 < count ? (Py_ssize_t)line_starts[i + 1] : data.len;
-        while (end > start && (bytes[end - 1] == '\n' || bytes[end - 1] == '\r' || bytes[end - 1] == ' ' ||
-                               bytes[end - 1] == '\t'))
-            end--;
-        if (start < 0 || end > data.len || start > end) {
-            status = STOP_OTHER;
-            break;
-        }
-        cursor c = {bytes + start, bytes + end};
-        moment time;
-        uint64_t seq = 0;
-        status = read_record(&w, &c, line_kinds[i], (int)(i > 0), &seq, &time, last_seq, &before);
-        if (status < 0) break;
-        if (i == 0) {
-            /* The prompt message, dated by the meta record, and the first segment. */
-            open_user_message(&w, seq);
-            w.last.text_blocks = 1;
-            if (buffer_put(&w.text, prompt_text, prompt_length) < 0) {
-                status = STOP_ERROR;
-                break;
-            }
-            start_segment(&w, seq, &time);
-        }
-        last_seq = seq;
-        before = time;
-        w.last_time = time;
-        if (time.dated && !is_zero_time(&time)) w.last_dated = time;
-    }
+    journal_walk walked = {data.buf, data.len, line_starts, line_kinds, count, prompt_text, prompt_length, 0, 0};
+    int status;
+    /* Nothing below touches a Python object until the walk is over: other threads run meanwhile. */
+    Py_BEGIN_ALLOW_THREADS
+    status = walk_journal(&w, &walked);
+    Py_END_ALLOW_THREADS
+    if (status == STOP_ERROR) PyErr_NoMemory(); /* the walk's only error: an allocation that failed */
     if (status == 0) {
-        int pending = 0;
-        if (w.in_turn) {
-            for (Py_ssize_t i = w.turn_first_call; i < w.call_count; i++) pending |= !w.calls[i].answered;
-            if (!pending) status = commit_turn(&w);
-        }
-        int ends_with_user = w.last.open;
-        if (status == 0) status = flush_user_message(&w);
-        if (status == 0 && pending)
-            status = put_message(&w, w.turn_seq, 1, "assistant", w.turn_text.data, w.turn_text.length,
-                                 w.turn_thinking, w.turn_uses, w.turn_results, w.turn_providers);
-        if (!pending) w.in_turn = 0;
-        if (status == 0) status = end_segment(&w, "running", last_seq, &before);
-        if (status == 0) status = put_calls(&w);
-        if (status == 0) {
-            result = summary(&w, last_seq, (Py_ssize_t)w.message_index, count, ends_with_user);
-            if (result == NULL) status = STOP_ERROR;
-        }
+        result = summary(&w, walked.last_seq, (Py_ssize_t)w.message_index, count, walked.ends_with_user);
+        if (result == NULL) status = STOP_ERROR;
         /* Only a journal tabled whole reaches the caller's buffers. */
         if (status == 0 && commit_columns(&w, targets) < 0) {
             Py_CLEAR(result);

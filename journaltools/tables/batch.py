@@ -24,6 +24,7 @@ from journaltools.protocol import native
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.generations import AUGUST
 from journaltools.protocol.journal import journal_generation
+from journaltools.tables import nativerows
 from journaltools.tables.build import TablesBuilder
 from journaltools.tables.options import LoadOptions
 from journaltools.tables.records import scanned_batch_rows
@@ -82,6 +83,12 @@ def reads_in_place(batch: RunBatch, options: LoadOptions) -> bool:
     """Whether ``tables_of_batch`` reads ``batch`` into one buffer the scanner proves (``_records_read_in_place``):
     a records-only load of local plain journals, with the scanner built."""
     return not options.fold and options.wants_records(default=True) and native.active() and batch.paths is not None
+
+
+def folds_natively(batch: RunBatch, options: LoadOptions) -> bool:
+    """Whether a folded load's ``batch`` is folded natively where its journals allow (``nativerows``): local plain
+    journals, read and proven by the C scanner, with the native fold in use."""
+    return options.fold and native.active() and nativerows.active() and batch.paths is not None
 
 
 def tables_of_batch(backend: Backend, batch: RunBatch, options: LoadOptions) -> BatchResult:

@@ -24,7 +24,14 @@ from journaltools.folding.run import fold_run
 from journaltools.prices import prices_of
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.runid import validate_run_id
-from journaltools.tables.batch import BatchResult, RunBatch, batches_of, reads_in_place, tables_of_batch
+from journaltools.tables.batch import (
+    BatchResult,
+    RunBatch,
+    batches_of,
+    folds_natively,
+    reads_in_place,
+    tables_of_batch,
+)
 from journaltools.tables.columns import findings_table, with_source
 from journaltools.tables.costs import with_costs
 from journaltools.tables.options import LoadChanges, LoadOptions, resolve
@@ -55,15 +62,16 @@ def _runs_wanted(backend: Backend, runs: Sequence[str] | str | None) -> list[str
 def _batch_results(backend: Backend, runs: list[str], options: LoadOptions) -> Iterator[BatchResult]:
     batches = list(batches_of(backend, runs, options))
     size = sum(batch.size for batch in batches)
-    processes = processes_for(options.workers, size) if options.fold and size else 1
     here = _here(backend)
-    if processes > 1 and len(batches) > 1:
-        yield from shared_batches(batches, processes - 1, options.for_batches(), here)
-        return
     # The reads in place release the GIL (file reads, the C scanner): those batches share a thread per core.
     threads = threads_for(options.workers, len(batches))
-    if threads > 1 and all(reads_in_place(batch, options) for batch in batches):
+    if threads > 1 and batches and all(reads_in_place(batch, options) for batch in batches):
         yield from threaded_batches(batches, threads, options, here)
+        return
+    natively = all(folds_natively(batch, options) for batch in batches)
+    processes = processes_for(options.workers, size, folds_natively=natively) if options.fold and size else 1
+    if processes > 1 and len(batches) > 1:
+        yield from shared_batches(batches, processes - 1, options.for_batches(), here)
         return
     for batch in batches:
         yield here(batch, options)

@@ -41,9 +41,10 @@ class LoadOptions:
     runs_per_batch: int = 256
     """Runs per batch where the source cannot say how large its journals are (JetStream)."""
     workers: int | None = None
-    """Processes that fold (this one included): None decides by the size of the load
-    (``parallel.processes_for``); 1 folds in this process only. A records-only load (``fold=False``) of local
-    journals reads on this many threads instead (None: one per core, at most four)."""
+    """Processes that fold (this one included): None decides by the source and the size of the load
+    (``parallel.processes_for``: local journals the native fold takes stay in this process, a large load folded in
+    Python shares its batches with worker processes); 1 folds in this process only. A records-only load
+    (``fold=False``) of local journals reads on this many threads instead (None: one per core, at most four)."""
     progress: bool | None = None
     """A progress bar; by default only in a notebook or on a terminal."""
     task_store: str | os.PathLike[str] | TaskStore | None = None

@@ -5,8 +5,13 @@
   a thread per core (at most four; ``workers`` caps them): the reads and the C scanner release the GIL, so two
   cores read 107 MB in 0.71-0.78x the time of one. Batches still come out in order, and no more than one per
   thread waits beyond the one the caller holds.
-- Folding is Python, so a load that folds enough local journal bytes (``FOLD_POOL_FROM``) on a machine with more
-  than one core shares its batches with worker processes (``workers.py``): one per further core, started once
+- Local journals the scanner proves are folded natively (``nativerows``) and stay in this process by default:
+  sending a batch's tables back from a worker costs more than the fold it did there (308 MB of journals: 1.85 s
+  with a worker process beside this one, 1.76 s alone). A thread per core gains nothing measurable either, as the
+  per-journal work around the native fold holds the GIL about as long as the fold runs without it.
+- Folding in Python is slow, so a load that folds enough journal bytes in Python (``FOLD_POOL_FROM``: a
+  source the scanner cannot read in place, such as JetStream, or the native fold set aside) on a machine with
+  more than one core shares its batches with worker processes (``workers.py``): one per further core, started once
   per process and kept. A batch names its source by URL and runs, so a worker opens the source itself and reads
   the journals there: only the finished tables cross the pipe. They are plain child interpreters started with
   ``subprocess``, so nothing depends on how many threads happen to run, on a start method, or on whether a
@@ -57,12 +62,13 @@ def _inside_dask_worker() -> bool:
     return True
 
 
-def processes_for(workers: int | None, fold_bytes: int) -> int:
-    """How many processes fold a load (this one included)."""
+def processes_for(workers: int | None, fold_bytes: int, *, folds_natively: bool = False) -> int:
+    """How many processes fold a load (this one included); ``folds_natively``: every batch is local journals the
+    native fold takes where it can (then one, unless ``workers`` asks for more)."""
     if workers is not None:
         return max(1, workers)
     cores = min(usable_cores(), 8)
-    if cores < 2 or _inside_dask_worker():
+    if cores < 2 or _inside_dask_worker() or folds_natively:
         return 1
     return cores if worker_processes.pool_started() or fold_bytes >= FOLD_POOL_FROM else 1
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from journaltools.errors import FoldError
-from journaltools.tables import Tables, iter_tables, load
+from journaltools.tables import Tables, iter_tables, load, nativerows, parallel
 from journaltools.tables import workers as worker_processes
 from journaltools.tables.parallel import FOLD_POOL_FROM, processes_for, usable_cores
 from tests.runstate_corpus import CORPUS
@@ -54,6 +54,20 @@ def test_the_policy_starts_processes_only_where_they_pay() -> None:
     assert processes_for(3, 0) == 3
     small, large = processes_for(None, FOLD_POOL_FROM - 1), processes_for(None, FOLD_POOL_FROM)
     assert small == 1 and (large > 1 or usable_cores() < 2)
+    # Local journals folded natively stay here: a worker's tables cost more to send back than its fold saved.
+    assert processes_for(None, 10**12, folds_natively=True) == 1
+    assert processes_for(2, 10**12, folds_natively=True) == 2
+
+
+def test_a_default_load_of_local_journals_folded_natively_starts_no_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "FOLD_POOL_FROM", 1)  # any load is large enough for processes
+    worker_processes.close_pool()
+    here = load(CORPUS / "random", strict=False, batch_bytes=8192)
+    assert not worker_processes.pool_started()
+    with nativerows.disabled():
+        shared = load(CORPUS / "random", strict=False, batch_bytes=8192)
+    assert worker_processes.pool_started() or usable_cores() < 2
+    same_tables(here, shared)
 
 
 def test_no_processes_inside_a_dask_worker() -> None:

@@ -1,5 +1,6 @@
 """A records-only load of local journals reads its batches on a thread per core: the tables one thread gives, in
-its order, the same error at the same place, and no thread left behind once the caller stops reading."""
+its order, the same error at the same place, no thread left behind once the caller stops reading, and the garbage
+collector as it was."""
 
 from __future__ import annotations
 
@@ -88,3 +89,29 @@ def test_a_caller_that_stops_reading_leaves_no_thread_behind(threads_used: list[
     assert threads_used == [3] and _reading_threads()
     parts.close()
     assert _reading_threads() == []
+
+
+def test_overlapping_pauses_of_the_collector_end_with_it_running() -> None:
+    """Two threads' batches pause the collector and end in the other order: it runs again after the last."""
+    import gc
+
+    from journaltools._perf import paused_gc
+
+    assert gc.isenabled()
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+
+    def first() -> None:
+        with paused_gc():
+            first_in.set()
+            second_in.wait()
+        first_out.set()
+
+    worker = threading.Thread(target=first)
+    worker.start()
+    first_in.wait()
+    with paused_gc():
+        second_in.set()
+        first_out.wait()
+        assert not gc.isenabled()  # the first pause ended, the second still holds
+    worker.join()
+    assert gc.isenabled()
