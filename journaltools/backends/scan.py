@@ -35,9 +35,13 @@ COMPRESSED_SUFFIXES: Final = (".gz", ".zst")
 JOURNAL_SUFFIXES: Final = (JOURNAL_SUFFIX, *(JOURNAL_SUFFIX + suffix for suffix in COMPRESSED_SUFFIXES))
 
 
+#: The suffixes longest first, so ``.json.gz`` is found before ``.json``.
+_SUFFIXES_LONGEST_FIRST: Final = tuple(sorted(JOURNAL_SUFFIXES, key=len, reverse=True))
+
+
 def journal_name_parts(name: str) -> tuple[str, str] | None:
     """``"r1.json.gz"`` → ``("r1", ".json.gz")``; None for a name that is not a journal's."""
-    for suffix in sorted(JOURNAL_SUFFIXES, key=len, reverse=True):
+    for suffix in _SUFFIXES_LONGEST_FIRST:
         if name.endswith(suffix) and len(name) > len(suffix):
             return name[: -len(suffix)], suffix
     return None

@@ -167,6 +167,8 @@ class TablesBuilder:
         self.findings: list[Finding] = []
         #: (run, its first error finding), in order: what a strict load raises for.
         self.bad_runs: list[tuple[str, Finding]] = []
+        #: Whether journals may fold natively (asked once: the environment is read each time).
+        self._native = nativerows.active()
         #: Whether the Python path added rows since the buffers were last flushed (``ColumnBuffer``).
         self._python_rows = False
         #: The buffers the native fold appends to (``nativerows``), in its order.
@@ -180,7 +182,7 @@ class TablesBuilder:
     def add_folding(self, read: RunReadLike) -> Finding | None:
         """Add one journal, folding it here (when the builder folds): natively when the journal is one the native
         fold takes (``nativerows``), else leniently in Python. Returns its first error finding, as ``add``."""
-        if self.folded and nativerows.active():
+        if self.folded and self._native:
             first = nativerows.usable_first(read)
             if first is not None and first.meta is not None:
                 if self._python_rows:  # the rows the Python path added go first

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import cache
 from typing import Final, Literal
 
 import pandas as pd
@@ -323,7 +324,9 @@ def with_plain_strings(table: pa.Table) -> pa.Table:
     return table.cast(pa.schema(fields, metadata=table.schema.metadata))
 
 
+@cache
 def empty_table(name: str) -> pa.Table:
+    """The table ``name`` with no rows: made once (an Arrow table never changes), as every batch asks for some."""
     return SCHEMAS[name].empty_table()
 
 
