@@ -18,6 +18,7 @@ extension) answers None and takes the Python fast path, which gives the same rec
 
 from __future__ import annotations
 
+import os
 import sys
 from array import array
 from collections.abc import Iterator, Sequence
@@ -219,6 +220,19 @@ def scan_batch(buffer: bytearray | memoryview | np.ndarray, lengths: Sequence[in
     if _canonical is None:
         return None
     return BatchScan(*_canonical.scan_batch(buffer, array("q", lengths).tobytes()))
+
+
+def read_files_into(
+    paths: Sequence[str], buffer: np.ndarray, byte_limit: int, record_limit: int
+) -> list[int | None] | None:
+    """Plain journal files read one after another into ``buffer`` in C, without the GIL: each one's length, or None
+    for one to read the usual way (not a regular file, looked at before opening and never through a link; not
+    readable; past either bound, lines counted by newlines; changed while read; not fitting). None when this build
+    has no scanner."""
+    if _canonical is None:
+        return None
+    found = _canonical.read_files_into(tuple(os.fsencode(path) for path in paths), buffer, byte_limit, record_limit)
+    return [None if length < 0 else length for length in array("q", found)]
 
 
 def scan_journal(data: bytes) -> CanonicalScan | None:

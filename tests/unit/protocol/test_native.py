@@ -8,6 +8,7 @@ where the scanner promises it: every journal the runtime wrote, and every genera
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Iterator
@@ -403,7 +404,8 @@ def test_scan_batch_refuses_lengths_beyond_the_buffer() -> None:
         native.scan_batch(bytearray(b"{}"), [3])
 
 
-def test_a_journal_that_will_not_read_whole_is_left_to_the_usual_read(tmp_path: Path) -> None:
+@pytest.mark.parametrize("in_c", [True, False], ids=["c-reader", "python-reader"])
+def test_a_journal_that_will_not_read_whole_is_left_to_the_usual_read(tmp_path: Path, in_c: bool) -> None:
     from journaltools.backends.scan import read_journals_into
 
     plain = tmp_path / "a.json"
@@ -415,10 +417,53 @@ def test_a_journal_that_will_not_read_whole_is_left_to_the_usual_read(tmp_path: 
     fifo = tmp_path / "d.json"
     os.mkfifo(fifo)
     missing = tmp_path / "e.json"
+    folder = tmp_path / "f.json"
+    folder.mkdir()
+    empty = tmp_path / "g.json"
+    empty.write_bytes(b"")
+    paths = [str(p) for p in (plain, grown, link, fifo, missing, folder, empty, plain)]
     # The capacity is what a listing said: b.json grew since, so it no longer fits and is read the usual way.
-    buffer, lengths = read_journals_into([str(p) for p in (plain, grown, link, fifo, missing)], len(META) + 1 + 10)
-    assert lengths == [len(META) + 1, None, None, None, None]
-    assert bytes(buffer[: len(META) + 1]) == META + b"\n"
+    with contextlib.nullcontext() if in_c else native.disabled():
+        buffer, lengths = read_journals_into(paths, 2 * (len(META) + 1) + 10)
+    assert lengths == [len(META) + 1, None, None, None, None, None, 0, len(META) + 1]
+    assert bytes(buffer[: 2 * (len(META) + 1)]) == (META + b"\n") * 2
+
+
+@pytest.mark.parametrize("in_c", [True, False], ids=["c-reader", "python-reader"])
+def test_a_journal_past_either_bound_is_left_to_the_usual_read(
+    tmp_path: Path, in_c: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from journaltools.backends.scan import MAX_JOURNAL_BYTES_VARIABLE, MAX_JOURNAL_RECORDS_VARIABLE, read_journals_into
+
+    monkeypatch.setenv(MAX_JOURNAL_BYTES_VARIABLE, str(len(META) * 3))
+    monkeypatch.setenv(MAX_JOURNAL_RECORDS_VARIABLE, "3")
+    fits = tmp_path / "a.json"
+    fits.write_bytes(META + b"\n")
+    too_long = tmp_path / "b.json"
+    too_long.write_bytes((META + b"\n") * 4)
+    too_many = tmp_path / "c.json"
+    too_many.write_bytes(b"{}\n" * 4)
+    paths = [str(p) for p in (fits, too_long, too_many)]
+    with contextlib.nullcontext() if in_c else native.disabled():
+        _, lengths = read_journals_into(paths, 10 * len(META))
+    assert lengths == [len(META) + 1, None, None]
+
+
+def test_the_c_reader_is_the_python_readers_answer_or_sends_more_to_the_usual_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines counted by newlines (in C) are never fewer than the records among them (in Python): a journal near the
+    record bound with blank lines may go to the usual read, which then counts exactly."""
+    from journaltools.backends.scan import MAX_JOURNAL_RECORDS_VARIABLE, read_journals_into
+
+    blank_heavy = tmp_path / "a.json"
+    blank_heavy.write_bytes(b"{}\n\n\n\n\n")
+    monkeypatch.setenv(MAX_JOURNAL_RECORDS_VARIABLE, "2")
+    _, in_c = read_journals_into([str(blank_heavy)], 64)
+    with native.disabled():
+        _, in_python = read_journals_into([str(blank_heavy)], 64)
+    assert in_python == [len(blank_heavy.read_bytes())]
+    assert in_c == [None]
 
 
 def test_a_batch_whose_journals_hold_no_record_gives_an_empty_records_table(tmp_path: Path) -> None:
