@@ -12,6 +12,7 @@ needs to repair a torn tail before it appends.
 from __future__ import annotations
 
 import io
+import mmap
 import os
 from collections.abc import Sequence
 from datetime import datetime
@@ -210,8 +211,11 @@ def read_journals_into(paths: Sequence[str], capacity: int) -> tuple[np.ndarray,
 
     from journaltools.protocol import native
 
-    # Uninitialised (a bytearray would first write zeros over every byte the reads then write again).
-    buffer = np.empty(capacity, np.uint8)
+    # Fresh anonymous pages, written once by the reads (a bytearray would first write zeros over every byte). Not
+    # numpy's own allocation: it asks the kernel for huge pages, and on a machine whose memory a load has churned
+    # the kernel then compacts memory before the first write, which made a records-only load of 107 MB take
+    # 0.24-0.32 s instead of 0.11-0.16 s.
+    buffer = np.frombuffer(mmap.mmap(-1, max(capacity, 1)), np.uint8)[:capacity]
     limit = max_journal_bytes()
     records_limit = max_journal_records()
     # The same rules in C, without the GIL and without a Python object per file, where the scanner is built.
