@@ -238,6 +238,24 @@ static int key_is(const unsigned char *key, Py_ssize_t length, const char *name)
     return (size_t)length == strlen(name) && memcmp(key, name, (size_t)length) == 0;
 }
 
+/* The next key of an object being walked (its colon read): 1, or 0 once its closing brace is passed, or what stops
+ * the walk. ``*started`` is 0 before the object's opening brace; the caller reads each key's value in between. */
+static int next_key(cursor *c, int *started, const unsigned char **key, Py_ssize_t *length) {
+    if (!*started) {
+        if (take(c, '{') < 0) return STOP_OTHER;
+        *started = 1;
+    } else if (peek(c, ',')) {
+        c->p++;
+    }
+    if (peek(c, '}')) {
+        c->p++;
+        return 0;
+    }
+    int status = read_key(c, key, length);
+    return status < 0 ? status : 1;
+}
+
+
 static int read_int64(cursor *c, int64_t *value) {
     int negative = 0;
     if (peek(c, '-')) {
@@ -662,13 +680,12 @@ static int add_call(walk *w, cursor *c, uint64_t seq, const moment *time) {
     memset(made, 0, sizeof(*made));
     made->made_seq = seq;
     made->made = *time;
-    if (take(c, '{') < 0) return STOP_OTHER;
+    const unsigned char *key;
+    Py_ssize_t length;
+    int started = 0, more;
     int seen_input = 0;
-    while (!peek(c, '}')) {
-        const unsigned char *key;
-        Py_ssize_t length;
-        int status = read_key(c, &key, &length);
-        if (status < 0) return status;
+    while ((more = next_key(c, &started, &key, &length)) > 0) {
+        int status = 0;
         if (key_is(key, length, "id")) {
             status = read_into_arena(w, c, &made->id, NULL);
         } else if (key_is(key, length, "name")) {
@@ -683,9 +700,8 @@ static int add_call(walk *w, cursor *c, uint64_t seq, const moment *time) {
             return STOP_OTHER;
         }
         if (status < 0) return status;
-        if (peek(c, ',')) c->p++;
     }
-    c->p++;
+    if (more < 0) return more;
     if (!seen_input) return STOP_OTHER;
     /* The same id twice in one turn: the reference pairs them by recency; left to it. */
     if (w->call_count - w->turn_first_call >= MAX_TURN_CALLS) return STOP_OTHER;
@@ -701,13 +717,12 @@ static int read_blocks(walk *w, cursor *c, block_sums *sums, int calls, uint64_t
     if (take_word(c, "null") == 0) return 0;
     if (take(c, '[') < 0) return STOP_OTHER;
     while (!peek(c, ']')) {
-        if (take(c, '{') < 0) return STOP_OTHER;
+        const unsigned char *key;
+        Py_ssize_t length;
+        int started = 0, more;
         int kinds = 0;
-        while (!peek(c, '}')) {
-            const unsigned char *key;
-            Py_ssize_t length;
-            int status = read_key(c, &key, &length);
-            if (status < 0) return status;
+        while ((more = next_key(c, &started, &key, &length)) > 0) {
+            int status = 0;
             /* A block with two kinds set reads differently to the reference's rows and its calls: left to it. */
             if (++kinds > 1) return STOP_OTHER;
             if (key_is(key, length, "text")) {
@@ -721,11 +736,10 @@ static int read_blocks(walk *w, cursor *c, block_sums *sums, int calls, uint64_t
                 if ((status = read_string(c, sums->text, NULL)) < 0) return status;
                 if (take(c, '}') < 0) return STOP_OTHER;
             } else if (key_is(key, length, "thinking")) {
-                if (take(c, '{') < 0) return STOP_OTHER;
-                while (!peek(c, '}')) {
-                    const unsigned char *inner;
-                    Py_ssize_t inner_length;
-                    if ((status = read_key(c, &inner, &inner_length)) < 0) return status;
+                const unsigned char *inner;
+                Py_ssize_t inner_length;
+                int inner_started = 0, inner_more;
+                while ((inner_more = next_key(c, &inner_started, &inner, &inner_length)) > 0) {
                     if (key_is(inner, inner_length, "text")) {
                         Py_ssize_t chars = 0;
                         if ((status = read_string(c, NULL, &chars)) < 0) return status;
@@ -733,9 +747,8 @@ static int read_blocks(walk *w, cursor *c, block_sums *sums, int calls, uint64_t
                     } else if ((status = skip_value(c, 0)) < 0) {
                         return status;
                     }
-                    if (peek(c, ',')) c->p++;
                 }
-                c->p++;
+                if (inner_more < 0) return inner_more;
             } else if (key_is(key, length, "tool_use")) {
                 (*sums->uses)++;
                 if (calls) {
@@ -752,9 +765,8 @@ static int read_blocks(walk *w, cursor *c, block_sums *sums, int calls, uint64_t
             } else {
                 return STOP_OTHER;
             }
-            if (peek(c, ',')) c->p++;
         }
-        c->p++;
+        if (more < 0) return more;
         if (peek(c, ',')) c->p++;
     }
     c->p++;
@@ -764,13 +776,12 @@ static int read_blocks(walk *w, cursor *c, block_sums *sums, int calls, uint64_t
 /* ``{"role":"<role>","content":...}``: a message whose role must be ``role`` (another is left to Python). */
 static int read_message(walk *w, cursor *c, const char *role, block_sums *sums, int calls, uint64_t seq,
                         const moment *time) {
-    if (take(c, '{') < 0) return STOP_OTHER;
+    const unsigned char *key;
+    Py_ssize_t length;
+    int started = 0, more;
     int seen_content = 0;
-    while (!peek(c, '}')) {
-        const unsigned char *key;
-        Py_ssize_t length;
-        int status = read_key(c, &key, &length);
-        if (status < 0) return status;
+    while ((more = next_key(c, &started, &key, &length)) > 0) {
+        int status = 0;
         if (key_is(key, length, "role")) {
             if (take(c, '"') < 0 || take_word(c, role) < 0 || take(c, '"') < 0) return STOP_OTHER;
         } else if (key_is(key, length, "content")) {
@@ -779,9 +790,8 @@ static int read_message(walk *w, cursor *c, const char *role, block_sums *sums, 
         } else {
             return STOP_OTHER;
         }
-        if (peek(c, ',')) c->p++;
     }
-    c->p++;
+    if (more < 0) return more;
     return seen_content ? 0 : STOP_OTHER;
 }
 
@@ -843,11 +853,10 @@ static int read_assistant(walk *w, cursor *c, uint64_t seq, const moment *time) 
     int seen_message = 0;
     block_sums sums = {&w->turn_text, &w->turn_text_blocks, &w->turn_thinking, &w->turn_uses, &w->turn_results,
                        &w->turn_providers};
-    if (take(c, '{') < 0) return STOP_OTHER;
-    while (!peek(c, '}')) {
-        const unsigned char *key;
-        Py_ssize_t length;
-        if ((status = read_key(c, &key, &length)) < 0) return status;
+    const unsigned char *key;
+    Py_ssize_t length;
+    int started = 0, more;
+    while ((more = next_key(c, &started, &key, &length)) > 0) {
         if (key_is(key, length, "iteration")) status = read_int64(c, &iteration);
         else if (key_is(key, length, "message")) {
             seen_message = 1;
@@ -860,9 +869,8 @@ static int read_assistant(walk *w, cursor *c, uint64_t seq, const moment *time) 
         else if (key_is(key, length, "thinking_tokens")) status = read_int64(c, &thinking);
         else return STOP_OTHER;
         if (status < 0) return status;
-        if (peek(c, ',')) c->p++;
     }
-    c->p++;
+    if (more < 0) return more;
     if (!seen_message) return STOP_OTHER;
     w->in_turn = 1;
     w->turn_seq = seq;
@@ -930,36 +938,31 @@ static int read_tool_result(walk *w, cursor *c, uint64_t seq, const moment *time
     int remote = 0, dispatched = 0, is_error = 0, seen_result = 0;
     Py_ssize_t chars = 0;
     int status;
-    if (take(c, '{') < 0) return STOP_OTHER;
-    while (!peek(c, '}')) {
-        const unsigned char *key;
-        Py_ssize_t length;
-        if ((status = read_key(c, &key, &length)) < 0) return status;
+    const unsigned char *key;
+    Py_ssize_t length;
+    int started = 0, more;
+    while ((more = next_key(c, &started, &key, &length)) > 0) {
         if (key_is(key, length, "tool_use_id")) status = read_into_arena(w, c, &id, NULL);
         else if (key_is(key, length, "result")) {
             seen_result = 1;
-            if (take(c, '{') < 0) return STOP_OTHER;
-            while (!peek(c, '}')) {
-                const unsigned char *inner;
-                Py_ssize_t inner_length;
-                if ((status = read_key(c, &inner, &inner_length)) < 0) return status;
+            const unsigned char *inner;
+            Py_ssize_t inner_length;
+            int inner_started = 0, inner_more;
+            while ((inner_more = next_key(c, &inner_started, &inner, &inner_length)) > 0) {
                 if (key_is(inner, inner_length, "tool_use_id")) status = read_into_arena(w, c, &result_id, NULL);
                 else if (key_is(inner, inner_length, "content")) status = read_string(c, NULL, &chars);
                 else if (key_is(inner, inner_length, "is_error")) status = read_bool(c, &is_error);
                 else return STOP_OTHER;
                 if (status < 0) return status;
-                if (peek(c, ',')) c->p++;
             }
-            c->p++;
-            status = 0;
+            status = inner_more;
         } else if (key_is(key, length, "remote")) status = read_bool(c, &remote);
         else if (key_is(key, length, "kind")) status = read_into_arena(w, c, &kind, NULL);
         else if (key_is(key, length, "dispatched")) status = read_bool(c, &dispatched);
         else return STOP_OTHER;
         if (status < 0) return status;
-        if (peek(c, ',')) c->p++;
     }
-    c->p++;
+    if (more < 0) return more;
     if (!seen_result || !arena_equal(w, id, result_id)) return STOP_OTHER; /* tool_use_id_mismatch */
     call *answered = turn_call(w, id);
     if (answered == NULL || answered->answered) return STOP_OTHER; /* unknown_call_result, duplicate_result */
@@ -1002,11 +1005,10 @@ static int read_deferred(walk *w, cursor *c, uint64_t seq, const moment *time, c
     if (!w->in_turn) return STOP_OTHER; /* result_outside_turn */
     text_ref id = {0, 0}, note = {0, 0}, handle = {0, 0};
     int status;
-    if (take(c, '{') < 0) return STOP_OTHER;
-    while (!peek(c, '}')) {
-        const unsigned char *key;
-        Py_ssize_t length;
-        if ((status = read_key(c, &key, &length)) < 0) return status;
+    const unsigned char *key;
+    Py_ssize_t length;
+    int started = 0, more;
+    while ((more = next_key(c, &started, &key, &length)) > 0) {
         if (key_is(key, length, "tool_use_id")) status = read_into_arena(w, c, &id, NULL);
         else if (key_is(key, length, "note")) status = read_into_arena(w, c, &note, NULL);
         else if (key_is(key, length, "handle")) status = read_into_arena(w, c, &handle, NULL);
@@ -1015,9 +1017,8 @@ static int read_deferred(walk *w, cursor *c, uint64_t seq, const moment *time, c
             status = skip_value(c, 0);
         else return STOP_OTHER;
         if (status < 0) return status;
-        if (peek(c, ',')) c->p++;
     }
-    c->p++;
+    if (more < 0) return more;
     call *waiting = turn_call(w, id);
     /* unknown_deferral; a deferral of an answered call or a second one the reference keeps apart: left to it. */
     if (waiting == NULL || waiting->answered || waiting->deferred) return STOP_OTHER;
@@ -1030,12 +1031,11 @@ static int read_deferred(walk *w, cursor *c, uint64_t seq, const moment *time, c
 
 static int read_single_string(walk *w, cursor *c, const char *name, text_ref *value, const char *also) {
     int status;
-    if (take(c, '{') < 0) return STOP_OTHER;
+    const unsigned char *key;
+    Py_ssize_t length;
+    int started = 0, more;
     int seen = 0;
-    while (!peek(c, '}')) {
-        const unsigned char *key;
-        Py_ssize_t length;
-        if ((status = read_key(c, &key, &length)) < 0) return status;
+    while ((more = next_key(c, &started, &key, &length)) > 0) {
         if (key_is(key, length, name)) {
             seen = 1;
             status = read_into_arena(w, c, value, NULL);
@@ -1045,9 +1045,8 @@ static int read_single_string(walk *w, cursor *c, const char *name, text_ref *va
             return STOP_OTHER;
         }
         if (status < 0) return status;
-        if (peek(c, ',')) c->p++;
     }
-    c->p++;
+    if (more < 0) return more;
     return seen ? 0 : STOP_OTHER;
 }
 
@@ -1100,19 +1099,17 @@ static int read_memory(walk *w, cursor *c) {
 static int read_terminal(walk *w, cursor *c, const moment *time) {
     text_ref reason = {0, 0}, message = {0, 0};
     int status;
-    if (take(c, '{') < 0) return STOP_OTHER;
-    while (!peek(c, '}')) {
-        const unsigned char *key;
-        Py_ssize_t length;
-        if ((status = read_key(c, &key, &length)) < 0) return status;
+    const unsigned char *key;
+    Py_ssize_t length;
+    int started = 0, more;
+    while ((more = next_key(c, &started, &key, &length)) > 0) {
         if (key_is(key, length, "reason")) status = read_into_arena(w, c, &reason, NULL);
         else if (key_is(key, length, "message")) status = read_into_arena(w, c, &message, NULL);
         else if (key_is(key, length, "summary")) status = skip_value(c, 0);
         else return STOP_OTHER;
         if (status < 0) return status;
-        if (peek(c, ',')) c->p++;
     }
-    c->p++;
+    if (more < 0) return more;
     int known = 0;
     for (size_t i = 0; i < sizeof(TERMINAL_REASONS) / sizeof(*TERMINAL_REASONS); i++) {
         if (arena_is(w, reason, TERMINAL_REASONS[i])) known = 1;
@@ -1168,21 +1165,19 @@ static int read_claim(walk *w, cursor *c, uint64_t seq, const moment *time, uint
     w->segment_claimed = 1;
     w->resumes++;
     w->terminal_waits_claim = 0;
-    if (take(c, '{') < 0) return STOP_OTHER;
+    const unsigned char *key;
+    Py_ssize_t length;
+    int started = 0, more;
     int seen_at = 0;
-    while (!peek(c, '}')) {
-        const unsigned char *key;
-        Py_ssize_t length;
-        if ((status = read_key(c, &key, &length)) < 0) return status;
+    while ((more = next_key(c, &started, &key, &length)) > 0) {
         if (key_is(key, length, "by")) status = read_into_arena(w, c, &w->segment_claimed_by, NULL);
         else if (key_is(key, length, "claimed")) {
             seen_at = 1;
             status = read_time(c, &w->segment_claimed_at);
         } else return STOP_OTHER;
         if (status < 0) return status;
-        if (peek(c, ',')) c->p++;
     }
-    c->p++;
+    if (more < 0) return more;
     return seen_at ? 0 : STOP_OTHER;
 }
 
@@ -1195,11 +1190,10 @@ static int read_record(walk *w, cursor *c, int kind, int index, uint64_t *seq_ou
     time->dated = 0;
     time->text = NULL;
     time->text_length = 0;
-    if (take(c, '{') < 0) return STOP_OTHER;
-    while (!peek(c, '}')) {
-        const unsigned char *key;
-        Py_ssize_t length;
-        if ((status = read_key(c, &key, &length)) < 0) return status;
+    const unsigned char *key;
+    Py_ssize_t length;
+    int started = 0, more;
+    while ((more = next_key(c, &started, &key, &length)) > 0) {
         if (key_is(key, length, "seq")) {
             status = read_uint64(c, &seq);
             if (status == 0 && index > 0) {
@@ -1242,9 +1236,8 @@ static int read_record(walk *w, cursor *c, int kind, int index, uint64_t *seq_ou
             }
         }
         if (status < 0) return status;
-        if (peek(c, ',')) c->p++;
     }
-    c->p++;
+    if (more < 0) return more;
     if (c->p != c->end) return STOP_OTHER;
     if (kind < 0 && !optional) return STOP_OTHER; /* unknown_protocol */
     if (kind >= 0 && payloads == 0) return STOP_OTHER; /* missing_payload */
