@@ -255,26 +255,6 @@ static int next_key(cursor *c, int *started, const unsigned char **key, Py_ssize
     return status < 0 ? status : 1;
 }
 
-
-static int read_int64(cursor *c, int64_t *value) {
-    int negative = 0;
-    if (peek(c, '-')) {
-        negative = 1;
-        c->p++;
-    }
-    if (c->p >= c->end || *c->p < '0' || *c->p > '9') return STOP_OTHER;
-    uint64_t magnitude = 0;
-    while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
-        unsigned digit = (unsigned)(*c->p - '0');
-        if (magnitude > (UINT64_MAX - digit) / 10) return STOP_OTHER;
-        magnitude = magnitude * 10 + digit;
-        c->p++;
-    }
-    if (negative ? magnitude > (uint64_t)INT64_MAX + 1 : magnitude > (uint64_t)INT64_MAX) return STOP_OTHER;
-    *value = negative ? (int64_t)(0 - magnitude) : (int64_t)magnitude;
-    return 0;
-}
-
 static int read_uint64(cursor *c, uint64_t *value) {
     if (c->p >= c->end || *c->p < '0' || *c->p > '9') return STOP_OTHER;
     uint64_t n = 0;
@@ -285,6 +265,16 @@ static int read_uint64(cursor *c, uint64_t *value) {
         c->p++;
     }
     *value = n;
+    return 0;
+}
+
+static int read_int64(cursor *c, int64_t *value) {
+    int negative = peek(c, '-');
+    if (negative) c->p++;
+    uint64_t magnitude;
+    if (read_uint64(c, &magnitude) < 0) return STOP_OTHER;
+    if (negative ? magnitude > (uint64_t)INT64_MAX + 1 : magnitude > (uint64_t)INT64_MAX) return STOP_OTHER;
+    *value = negative ? (int64_t)(0 - magnitude) : (int64_t)magnitude;
     return 0;
 }
 
