@@ -8,6 +8,10 @@ STAMP := $(VENV)/.installed
 
 .PHONY: setup demo lab test test-phoenix check lint typecheck bench clean
 
+# Compiled modules are cached in __pycache__ (ignored by git) even where the environment asks Python not to
+# write them: each test process would otherwise compile the package and the tests again (5 s of each collection).
+unexport PYTHONDONTWRITEBYTECODE
+
 setup: $(STAMP)
 
 # The C extensions are built by the install, so a change to either reinstalls.
