@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import os
 import sys
+from array import array
 from collections.abc import Sequence
 from contextlib import contextmanager
+from itertools import accumulate
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 import msgspec
@@ -30,7 +32,7 @@ from journaltools.protocol.native import OTHER_PROTOCOL, PROTOCOL_IDS
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from journaltools.tables.reads import RunReadLike
+    from journaltools.tables.reads import RunReadLike, StoredRecordLike
 
 try:
     from journaltools.tables import _nativerows  # type: ignore[attr-defined]
@@ -155,6 +157,8 @@ class NativeRun(NamedTuple):
 _KIND_OF_PROTOCOL: Final = bytes(
     (KINDS.index(PROTOCOLS[PROTOCOL_IDS[index]]) if index < len(PROTOCOL_IDS) else 255) for index in range(256)
 )
+#: A protocol id → its payload kind's index in ``KINDS`` (an id the runtime does not know is absent).
+_KIND_OF_ID: Final = {protocol: KINDS.index(kind) for protocol, kind in PROTOCOLS.items()}
 _RECORD: Final = msgspec.json.Decoder(Record)
 _disabled = False
 
@@ -185,12 +189,29 @@ def extension_kinds() -> tuple[str, ...]:
 
 
 def usable_first(read: RunReadLike) -> Record | None:
-    """The first record of a journal the native walk may take: a complete proven read with no finding, whose
-    first line is a meta record the reference folds without a word (a version a build writes, the journal's own
-    run id, seq 1, a creation time, one payload). None for any other journal."""
+    """The first record of a journal the native walk may take: a complete read with no finding, every line of it
+    canonical (proven by the scanner, or each stored record found so: a JetStream body, a file read record by record),
+    whose first line is a meta record the reference folds without a word (a version a build writes, the journal's
+    own run id, seq 1, a creation time, one payload). None for any other journal."""
     records = read.records
-    if not isinstance(records, ProvenRecords) or not read.complete or read.findings:
+    if not records or not read.complete or read.findings:
         return None
+    if isinstance(records, ProvenRecords):
+        first = _proven_first(records)
+    elif all(stored.noncanonical is None for stored in records):
+        # Canonical for the journal's own build: an August line holding a newest field is noncanonical.
+        first = records[0].record
+    else:
+        return None
+    meta = first.meta if first is not None else None
+    if first is None or meta is None or first.seq != 1 or meta.run_id != read.run or schema_problem(first):
+        return None
+    return first if generation_of_version(meta.version) is not None else None
+
+
+def _proven_first(records: ProvenRecords) -> Record | None:
+    """The meta record of a proven journal, decoded alone; None when its first line is not one, or when the journal
+    holds fields only the newest line writes beside an August meta record (not what that build writes)."""
     scan = records.scan
     if scan.protocols[0] == OTHER_PROTOCOL or PROTOCOLS[PROTOCOL_IDS[scan.protocols[0]]] != "meta":
         return None
@@ -199,12 +220,7 @@ def usable_first(read: RunReadLike) -> Record | None:
         first = _RECORD.decode(records.data[:end])
     except msgspec.DecodeError:
         return None
-    meta = first.meta
-    if meta is None or first.seq != 1 or meta.run_id != read.run or schema_problem(first) is not None:
-        return None
-    generation = generation_of_version(meta.version)
-    # An August journal holding the newest line's fields is not what its build writes: left to the reference.
-    if generation is None or (generation is AUGUST and scan.newest):
+    if first.meta is None or (generation_of_version(first.meta.version) is AUGUST and scan.newest):
         return None
     return first
 
@@ -216,11 +232,23 @@ def fold_rows(
     (``ColumnBuffer.native``) of the columns named by ``MESSAGE_COLUMNS``, ``CALL_COLUMNS``, ``RESPONSE_COLUMNS``
     and ``SEGMENT_COLUMNS``, in that order. None, with the buffers as they were, when the journal is not one the
     native walk takes."""
-    assert _nativerows is not None and isinstance(read.records, ProvenRecords)
-    scan = read.records.scan
-    kinds = scan.protocols.translate(_KIND_OF_PROTOCOL)
-    found = _nativerows.fold_rows(read.records.data, scan.starts, kinds, meta.prompt, tuple(columns))
+    assert _nativerows is not None
+    records = read.records
+    if isinstance(records, ProvenRecords):
+        data, starts, kinds = records.data, records.scan.starts, records.scan.protocols.translate(_KIND_OF_PROTOCOL)
+    else:
+        data, starts, kinds = _joined(records)
+    found = _nativerows.fold_rows(data, starts, kinds, meta.prompt, tuple(columns))
     return None if found is None else NativeRun(*found)
+
+
+def _joined(records: Sequence[StoredRecordLike]) -> tuple[bytes, bytes, bytes]:
+    """Canonical stored records as the walk reads a journal: their bytes one per line, each line's start (int64,
+    native order) and each one's payload kind (int8, -1 for a protocol the runtime does not know)."""
+    raws = [stored.raw for stored in records]
+    starts = array("q", accumulate((len(raw) + 1 for raw in raws[:-1]), initial=0))
+    kinds = bytes(_KIND_OF_ID.get(stored.record.protocol, 255) for stored in records)
+    return b"\n".join(raws), starts.tobytes(), kinds
 
 
 __all__ = [

@@ -18,8 +18,10 @@ from journaltools.errors import FoldError
 from journaltools.folding import FoldResult, fold
 from journaltools.listing import RunSummary
 from journaltools.protocol.kinds import Record
+from journaltools.tables import load, nativerows
 from tests.nats_fixtures import TEST_OPTIONS, NatsAdmin, unique_stream
 from tests.runstate_corpus import CORPUS, NEWEST_CORPUS, expected, jsonl
+from tests.table_checks import same_tables
 
 #: The columns both listings share with the runtime's ``Store.List`` (``Updated`` differs by construction).
 Row = tuple[str, str | None, str | None, str | None, str]
@@ -241,3 +243,15 @@ def test_pages_of_the_newest_jetstream_listing_are_the_runtimes(replayed_newest:
         with pytest.raises(InvalidPage) as refused:
             list_page(rows, limit=call.get("limit", 7), cursor=call.get("cursor", ""))
         assert str(refused.value) == call["error"]
+
+
+@pytest.mark.parametrize("stream", ["replayed", "replayed_newest"])
+def test_a_stream_tables_the_same_natively_and_in_python(stream: str, request: pytest.FixtureRequest) -> None:
+    """A stream's canonical bodies take the native fold too (joined one per line): the tables are the reference's."""
+    backend: JetStreamBackend = request.getfixturevalue(stream)
+    reads = backend.read_runs(backend.list_runs(), strict=False)
+    assert any(nativerows.usable_first(read) is not None for read in reads)
+    ours = load(backend, strict=False, progress=False, workers=1)
+    with nativerows.disabled():
+        reference = load(backend, strict=False, progress=False, workers=1)
+    same_tables(ours, reference)

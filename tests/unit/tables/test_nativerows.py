@@ -106,6 +106,18 @@ def test_every_journal_of_both_corpora_tables_as_the_reference_tables_it(folder:
         assert taken > 0
 
 
+@pytest.mark.parametrize("folder", corpus_folders()[::3], ids=["august", "newest"])
+def test_journals_read_record_by_record_table_as_the_reference_tables_them(folder: Path) -> None:
+    """Stored records found canonical one by one (a JetStream body, a file the scanner was not asked about) are
+    joined one per line for the native walk."""
+    with native.disabled():
+        reads = [journal_read(run, data) for run, data in journals_of(folder)]
+    assert not any(isinstance(read.records, ProvenRecords) for read in reads)  # type: ignore[attr-defined]
+    ours, reference, taken = tables_both_ways(reads)
+    assert_same_tables(ours, reference, str(folder))
+    assert taken > 0
+
+
 @pytest.mark.parametrize("root", [CORPUS, NEWEST_CORPUS], ids=["august", "newest"])
 def test_every_runtime_journal_the_reference_folds_without_a_finding_is_taken_natively(root: Path) -> None:
     """Completeness where it is promised: what the runtime writes in the normal course folds natively."""
