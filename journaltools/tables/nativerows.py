@@ -1,13 +1,14 @@
-"""The native fold of clean proven journals into table rows, and when a journal may take it.
+"""The native fold of clean canonical journals into table rows, and when a journal may take it.
 
-A load spends most of its time folding and tabling journals record by record in Python. For a journal the C scanner
-proved canonical (``ProvenRecords``) whose meta record is in order, the extension ``_nativerows`` walks its bytes
-once, folds them by the runtime's rules and appends its messages, tool_calls, responses and segments rows straight
-onto the builder's column buffers (``columns.ColumnBuffer``: Arrow's layout, no Python object per value), answering
-what the runs row needs (``NativeRun``). The Python fold
-(``journaltools.folding``) stays the reference: the extension takes only journals the reference would fold without
-a finding, and gives every other one back untouched (None), which the builder then folds in Python. A build
-without a C compiler folds every journal in Python, with the same tables; the tests hold the two to one answer.
+A load spends most of its time folding and tabling journals record by record in Python. For a journal whose every
+line is canonical (proven by the C scanner, ``ProvenRecords``, or found so record by record, as JetStream bodies are,
+then joined one per line) and whose meta record is in order, the extension ``_nativerows`` walks its bytes once,
+folds them by the runtime's rules and appends its messages, tool_calls, responses and segments rows straight onto
+the builder's column buffers (``columns.ColumnBuffer``: Arrow's layout, no Python object per value), answering what
+the runs row needs (``NativeRun``). The Python fold (``journaltools.folding``) stays the reference: the extension
+takes only journals the reference would fold without a finding, and gives every other one back untouched (None),
+which the builder then folds in Python. A build without a C compiler folds every journal in Python, with the same
+tables; the tests hold the two to one answer.
 """
 
 from __future__ import annotations
