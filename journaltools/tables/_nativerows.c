@@ -540,7 +540,6 @@ typedef struct {
     /* for the runs row and the degraded_analysis finding */
     int64_t undated, results, kindless;
     moment last_time, last_dated;
-    const unsigned char *data;
 } walk;
 
 static PyObject *arena_string(walk *w, text_ref ref) {
@@ -801,11 +800,17 @@ static int commit_turn(walk *w) {
 }
 
 /* A turn closed by a later record: every call answered, or the reference warns (unanswered_call). */
+/* Whether a call of the turn in flight has no result yet. */
+static int turn_waits(const walk *w) {
+    for (Py_ssize_t i = w->turn_first_call; i < w->call_count; i++) {
+        if (!w->calls[i].answered) return 1;
+    }
+    return 0;
+}
+
 static int close_turn(walk *w) {
     if (!w->in_turn) return 0;
-    for (Py_ssize_t i = w->turn_first_call; i < w->call_count; i++) {
-        if (!w->calls[i].answered) return STOP_OTHER;
-    }
+    if (turn_waits(w)) return STOP_OTHER;
     return commit_turn(w);
 }
 
@@ -991,7 +996,7 @@ static int read_tool_result(walk *w, cursor *c, uint64_t seq, const moment *time
     return 0;
 }
 
-static int read_deferred(walk *w, cursor *c, uint64_t seq, const moment *time, const moment *before) {
+static int read_deferred(walk *w, cursor *c, const moment *time, const moment *before) {
     if (!w->in_turn) return STOP_OTHER; /* result_outside_turn */
     text_ref id = {0, 0}, note = {0, 0}, handle = {0, 0};
     int status;
@@ -1015,7 +1020,6 @@ static int read_deferred(walk *w, cursor *c, uint64_t seq, const moment *time, c
     waiting->deferred = 1;
     waiting->note = note;
     waiting->handle = handle;
-    (void)seq;
     return gap(before, time, &waiting->timed, &waiting->duration);
 }
 
@@ -1208,7 +1212,7 @@ static int read_record(walk *w, cursor *c, int kind, int index, uint64_t *seq_ou
                 case K_ASSISTANT: status = read_assistant(w, c, seq, time); break;
                 case K_USER: status = read_user(w, c, seq); break;
                 case K_TOOL_RESULT: status = read_tool_result(w, c, seq, time, before); break;
-                case K_DEFERRED: status = read_deferred(w, c, seq, time, before); break;
+                case K_DEFERRED: status = read_deferred(w, c, time, before); break;
                 case K_DECISION: {
                     text_ref tool;
                     status = read_single_string(w, c, "tool", &tool, NULL);
@@ -1308,8 +1312,21 @@ static PyObject *python_list(walk *w, const text_list *list) {
     return made;
 }
 
+/* One journal's lines, and what its walk leaves for the summary. */
+typedef struct {
+    const unsigned char *bytes;
+    Py_ssize_t length;
+    const int64_t *starts;
+    const int8_t *kinds;
+    Py_ssize_t count;
+    const char *prompt;
+    Py_ssize_t prompt_length;
+    uint64_t last_seq;
+    int ends_with_user;
+} journal_walk;
+
 /* The runs row's part of the walk, as a tuple (tables.nativerows.NativeRun names the fields). */
-static PyObject *summary(walk *w, uint64_t last_seq, Py_ssize_t messages, Py_ssize_t records, int ends_with_user) {
+static PyObject *summary(walk *w, const journal_walk *journal) {
     Py_ssize_t pending_calls = 0, open_deferrals = 0, ended_calls = 0, untimed = 0;
     int any_undeferred = 0;
     for (Py_ssize_t i = 0; i < w->call_count; i++) {
@@ -1330,7 +1347,7 @@ static PyObject *summary(walk *w, uint64_t last_seq, Py_ssize_t messages, Py_ssi
             }
         }
         waiting_for = any_undeferred ? "tools" : "answer";
-    } else if (ends_with_user) {
+    } else if (journal->ends_with_user) {
         waiting_for = "model";
     }
     PyObject *by_kind = PyList_New(0);
@@ -1357,7 +1374,8 @@ static PyObject *summary(walk *w, uint64_t last_seq, Py_ssize_t messages, Py_ssi
     PyObject *result = NULL;
     if (approvals && call_approvals && memory_keys && terminal_reason && terminal_message && last_stop && ended) {
         result = Py_BuildValue(
-            "(nnnnOOOOLL(LLLLLLLLL)OOLznnOOOKLONNnnnLL)", messages, (Py_ssize_t)w->call_count, records,
+            "(nnnnOOOOLL(LLLLLLLLL)OOLznnOOOKLONNnnnLL)", (Py_ssize_t)w->message_index, (Py_ssize_t)w->call_count,
+            journal->count,
             (Py_ssize_t)w->segment_index, terminal_reason, terminal_message, w->reopened ? Py_True : Py_False, ended,
             (long long)(int64_t)w->turns, (long long)(int64_t)w->context_tokens, (long long)(int64_t)w->counters[0],
             (long long)(int64_t)w->counters[1], (long long)(int64_t)w->counters[2],
@@ -1365,7 +1383,7 @@ static PyObject *summary(walk *w, uint64_t last_seq, Py_ssize_t messages, Py_ssi
             (long long)(int64_t)w->counters[5], (long long)(int64_t)w->counters[6],
             (long long)(int64_t)w->counters[7], (long long)(int64_t)w->counters[8], by_kind, last_stop,
             w->saw_assistant ? (long long)(int64_t)((uint64_t)w->last_iteration + 1) : 0LL, waiting_for,
-            pending_calls, open_deferrals, approvals, call_approvals, memory_keys, (unsigned long long)last_seq,
+            pending_calls, open_deferrals, approvals, call_approvals, memory_keys, (unsigned long long)journal->last_seq,
             (long long)w->resumes, (w->any_terminal && w->turn_after_terminal) ? Py_True : Py_False,
             time_text(&w->last_time), time_text(&w->last_dated), (Py_ssize_t)w->undated, ended_calls, untimed,
             (long long)w->results, (long long)w->kindless);
@@ -1441,19 +1459,6 @@ failed:
     return STOP_ERROR;
 }
 
-/* One journal's lines, and what its walk leaves for the summary. */
-typedef struct {
-    const unsigned char *bytes;
-    Py_ssize_t length;
-    const int64_t *starts;
-    const int8_t *kinds;
-    Py_ssize_t count;
-    const char *prompt;
-    Py_ssize_t prompt_length;
-    uint64_t last_seq;
-    int ends_with_user;
-} journal_walk;
-
 /* Fold every line and append every row to the walk's own buffers; runs without the GIL (no Python object). */
 static int walk_journal(walk *w, journal_walk *journal) {
     int status = 0;
@@ -1484,11 +1489,8 @@ static int walk_journal(walk *w, journal_walk *journal) {
         w->last_time = time;
         if (time.dated && !is_zero_time(&time)) w->last_dated = time;
     }
-    int pending = 0;
-    if (w->in_turn) {
-        for (Py_ssize_t i = w->turn_first_call; i < w->call_count; i++) pending |= !w->calls[i].answered;
-        if (!pending && (status = commit_turn(w)) < 0) return status;
-    }
+    int pending = w->in_turn && turn_waits(w);
+    if (w->in_turn && !pending && (status = commit_turn(w)) < 0) return status;
     journal->ends_with_user = w->last.open;
     journal->last_seq = last_seq;
     if ((status = flush_user_message(w)) < 0) return status;
@@ -1537,7 +1539,6 @@ static PyObject *fold_rows(PyObject *Py_UNUSED(module), PyObject *args) {
             (targets[i].data != NULL && !PyByteArray_Check(targets[i].data)))
             goto bad_columns;
     }
-    w.data = data.buf;
     w.turns = 1;
     w.search_budget = (int64_t)count * SEARCH_STEPS_PER_RECORD + 4096;
     /* The conversation opens with the prompt: one text block, which later user records merge into. */
@@ -1552,7 +1553,7 @@ static PyObject *fold_rows(PyObject *Py_UNUSED(module), PyObject *args) {
     Py_END_ALLOW_THREADS
     if (status == STOP_ERROR) PyErr_NoMemory(); /* the walk's only error: an allocation that failed */
     if (status == 0) {
-        result = summary(&w, walked.last_seq, (Py_ssize_t)w.message_index, count, walked.ends_with_user);
+        result = summary(&w, &walked);
         if (result == NULL) status = STOP_ERROR;
         /* Only a journal tabled whole reaches the caller's buffers. */
         if (status == 0 && commit_columns(&w, targets) < 0) {
