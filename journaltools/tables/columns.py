@@ -18,8 +18,8 @@ from journaltools.tables.schema import FINDINGS_SCHEMA
 
 #: The pool the table builders turn Python lists into Arrow arrays with: the C library's allocator. Arrow's default
 #: pool (mimalloc) keeps, for reuse, what a conversion's growing buffers freed on the way, and a load converts a
-#: list per column per batch: at 107 MB of journals the default pool left a load's peak memory 40 MB higher, and
-#: the load itself slower. Only journaltools' own conversions use it; the user's default pool is left alone.
+#: list per column per batch: at 107 MB of journals the default pool left a load's peak memory 33 MB higher (the
+#: load's time was the same within noise). Only journaltools' own conversions use it; the user's pool is left alone.
 TABLE_MEMORY_POOL: Final = pa.system_memory_pool()
 
 
