@@ -153,13 +153,13 @@ class NativeRun(NamedTuple):
         )
 
 
-#: A scan's protocol index → the payload kind's index in ``KINDS`` (-1 for an id the runtime does not know), as
-#: the int8 the extension reads, for every index a scan can give.
-_KIND_OF_PROTOCOL: Final = bytes(
-    (KINDS.index(PROTOCOLS[PROTOCOL_IDS[index]]) if index < len(PROTOCOL_IDS) else 255) for index in range(256)
-)
 #: A protocol id → its payload kind's index in ``KINDS`` (an id the runtime does not know is absent).
 _KIND_OF_ID: Final = {protocol: KINDS.index(kind) for protocol, kind in PROTOCOLS.items()}
+#: A scan's protocol index → the same, as the int8 the extension reads (-1 for an id the runtime does not know),
+#: for every index a scan can give.
+_KIND_OF_PROTOCOL: Final = bytes(
+    _KIND_OF_ID[PROTOCOL_IDS[index]] if index < len(PROTOCOL_IDS) else 255 for index in range(256)
+)
 _RECORD: Final = msgspec.json.Decoder(Record)
 _disabled = False
 
