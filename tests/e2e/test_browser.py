@@ -52,6 +52,7 @@ from journaltools.widgets import (
 )
 from tests.browser_fixtures import ARTIFACTS, CHROMIUM, MIN_CONTRAST, luminance, parse_colour, rendered_contrast
 from tests.paths import ROOT
+from tests.processes import stop
 from tests.widget_journals import (
     FINGERPRINT,
     LONG_TASK,
@@ -476,12 +477,7 @@ def lab_server(browser_assets: Path, tmp_path_factory: pytest.TempPathFactory) -
                 time.sleep(0.2)  # polling the port with a deadline: the server has no readiness signal
         yield f"{url}lab/tree/browse.ipynb?token={token}"
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop(server)
         log.close()
 
 

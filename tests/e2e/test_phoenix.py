@@ -27,6 +27,7 @@ import pytest
 from journaltools.export import export
 from tests.otlp import with_binary_ids
 from tests.paths import SAMPLES
+from tests.processes import stop
 
 # Phoenix's own imports warn (deprecations in its dependencies), and the suite makes warnings errors: not ours.
 with warnings.catch_warnings():
@@ -81,12 +82,7 @@ def phoenix_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         drain.start()
         yield f"http://127.0.0.1:{port}"
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop(server)
         if server.stdout is not None:
             server.stdout.close()
 
