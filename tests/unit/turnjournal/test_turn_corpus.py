@@ -449,6 +449,20 @@ def _stores_after(probe: Entry) -> dict[str, bytes]:
     }
 
 
+def _stores_written(probe: Entry, state: Path) -> MemoryBlobStore:
+    """What the real stores held after ``probe``: the file store's files written under ``state``, and the CAS
+    store's blobs in the memory blob store returned."""
+    blobs = MemoryBlobStore()
+    for path, data in _stores_after(probe).items():
+        if path.startswith("file-store/"):
+            target = state / path.removeprefix("file-store/")
+            target.parent.mkdir(parents=True)
+            target.write_bytes(data)
+        else:
+            blobs.create(path.removeprefix("cas/"), data)
+    return blobs
+
+
 def _roundtrip_call(store: TurnStore, probe: Entry, index: int) -> Outcome:
     call = probe["calls"][index]
     args = call.get("args") or {}
@@ -516,14 +530,7 @@ def test_the_runtimes_descriptor_trap_is_refused_on_write_and_explained_on_read(
     assert refused is not None and not refused.ok and "never read it back" in str(refused.error)
 
     state = tmp_path / "theirs"
-    blobs = MemoryBlobStore()
-    for path, data in _stores_after(probe).items():
-        if path.startswith("file-store/"):
-            target = state / path.removeprefix("file-store/")
-            target.parent.mkdir(parents=True)
-            target.write_bytes(data)
-        else:
-            blobs.create(path.removeprefix("cas/"), data)
+    blobs = _stores_written(probe, state)
     for theirs in (FileStore(state), CASStore(blobs)):
         if isinstance(theirs, CASStore):
             theirs.blobs.create(theirs.index_key, encode_index([IndexRef("ws-roundtrip", "rt-task", "owner-a")]))
@@ -538,14 +545,7 @@ def test_the_runtimes_descriptor_trap_is_refused_on_write_and_explained_on_read(
 def test_an_id_that_was_not_utf8_no_longer_matches_its_path(tmp_path: Path) -> None:
     probe = ROUNDTRIPS["roundtrip-task-id-invalid-utf8"]
     state = tmp_path / "state"
-    blobs = MemoryBlobStore()
-    for path, data in _stores_after(probe).items():
-        if path.startswith("file-store/"):
-            target = state / path.removeprefix("file-store/")
-            target.parent.mkdir(parents=True)
-            target.write_bytes(data)
-        else:
-            blobs.create(path.removeprefix("cas/"), data)
+    blobs = _stores_written(probe, state)
     file_store = FileStore(state)
     with pytest.raises(TurnNotFound):
         file_store.get("ws-roundtrip", "bad-\ufffd-id")
