@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml setup.py journaltools/protocol/_canonical.c journaltool
 	touch $(STAMP)
 
 demo: setup
-	$(BIN)/python -m journaltools.demo
+	$(BIN)/python -m journaltools.testing.demo
 
 # JupyterLab on working copies of notebooks/ in out/notebooks: saving a notebook there never touches the
 # tracked files. A copy is refreshed only when the tracked notebook is newer (delete out/notebooks to reset).

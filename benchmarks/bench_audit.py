@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmarks.measure import PRINT_PEAK, child_env, load_average, note
-from journaltools.generate import JournalBuilder, tool_use
-from journaltools.samples import sample_fingerprint
+from journaltools.testing.generate import JournalBuilder, tool_use
+from journaltools.testing.samples import sample_fingerprint
 
 AUDIT = """
 import sys

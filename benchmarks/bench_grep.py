@@ -1,8 +1,9 @@
 """Searching every run's text: ``python -m benchmarks.bench_grep [--quick]``.
 
-On 5,000 generated runs of 40 records each (``python -m journaltools.generate DIR --runs 5000 --records 40``, about
-150 MB, kept in ``out/bench-corpus/``; ``--quick``: 500 runs), ``jt.grep`` against a plain walk that decodes every
-record and tests each text in Python (what grep must find, found the slow way):
+On 5,000 generated runs of 40 records each
+(``python -m journaltools.testing.generate DIR --runs 5000 --records 40``, about 150 MB, kept in ``out/bench-corpus/``;
+``--quick``: 500 runs), ``jt.grep`` against a plain walk that decodes every record and tests each text in Python
+(what grep must find, found the slow way):
 
 - ``grep_5000_runs_<case>_seconds``: wall-clock seconds of ``jt.grep`` over the whole directory (reading the
   journals included), the median of the rounds and the best; the goal is about one second for a pattern that
@@ -26,7 +27,7 @@ from typing import Final
 from benchmarks.corpus import _ROOT, _generator_digest
 from benchmarks.measure import figure, interleaved, load_average, note
 from journaltools.backends.registry import open_source
-from journaltools.generate import generate_corpus
+from journaltools.testing.generate import generate_corpus
 from journaltools.textgrep import grep, texts_of
 
 RECORDS: Final = 40

@@ -1,7 +1,7 @@
 """JetStream: reading and appending. ``python -m benchmarks.bench_jetstream [--quick]``.
 
 Everything runs against a throwaway local ``nats-server -js`` (journaltools.embedded) holding generated
-real-format journals (``journaltools.generate``) in the runtime's layout: ``<prefix>.<id>._meta`` for the meta
+real-format journals (``journaltools.testing.generate``) in the runtime's layout: ``<prefix>.<id>._meta`` for the meta
 record and ``<prefix>.<id>.<seq>`` for the others, one message per record, the body the Go encoder's bytes.
 Each figure compares journaltools with raw nats-py on the same messages (see ``measure``):
 
@@ -30,9 +30,9 @@ from journaltools.backends.jetstream import JetStreamBackend, open_jetstream_sou
 from journaltools.backends.jetstream_messages import new_nonce
 from journaltools.backends.nats_connection import JetStreamOptions
 from journaltools.embedded import EmbeddedServer
-from journaltools.generate import JournalBuilder, generated_run
 from journaltools.protocol.encode import encode_record
-from journaltools.samples import sample_fingerprint
+from journaltools.testing.generate import JournalBuilder, generated_run
+from journaltools.testing.samples import sample_fingerprint
 
 Message = tuple[str, bytes, dict[str, str]]
 

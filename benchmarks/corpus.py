@@ -1,4 +1,4 @@
-"""The benchmarks' corpus: generated real-format journals (``journaltools.generate``) of a given size.
+"""The benchmarks' corpus: generated real-format journals (``journaltools.testing.generate``) of a given size.
 
 Several hundred MB by default (``JOURNALTOOLS_BENCH_MB``, or ``--mb``; ``--quick`` takes a small one). A
 corpus is generated once per size, seed and version of the generator and kept in ``out/bench-corpus/`` (a
@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Final
 
 from benchmarks.measure import note
-from journaltools import generate
-from journaltools.generate import generate_corpus
 from journaltools.protocol.generations import AUGUST, Generation
+from journaltools.testing import generate
+from journaltools.testing.generate import generate_corpus
 
 DEFAULT_MB: Final = 300
 QUICK_MB: Final = 20

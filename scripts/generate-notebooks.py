@@ -19,7 +19,7 @@ NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 FIND_SAMPLES = """from pathlib import Path
 
-from journaltools.samples import samples_dir
+from journaltools.testing.samples import samples_dir
 
 # The repository's data/samples; outside a checkout the samples are written into ./journaltools-samples.
 SAMPLES = str(samples_dir())
@@ -277,7 +277,7 @@ AUDIT = [
     ),
     (
         "code",
-        "from journaltools.demo import write_demo_stores\nfrom journaltools.tasks.analysis import audit_tasks\n"
+        "from journaltools.testing.demo import write_demo_stores\nfrom journaltools.tasks.analysis import audit_tasks\n"
         "from journaltools.widgets import TurnCheckpoints\n\ntasks, turns = write_demo_stores(Path(tempfile.mkdtemp("
         "prefix='journaltools-stores-')))\nprint(audit_tasks(str(tasks)).tasks.select(['id', 'state', 'outcome', "
         "'error']).to_pandas())\nwith_stores = audit_sources([SAMPLES], task_store=tasks, turn_store=turns, "

@@ -1,4 +1,4 @@
-"""Test helpers over ``journaltools.generate.JournalBuilder``: real-format journals in a line or two.
+"""Test helpers over ``journaltools.testing.generate.JournalBuilder``: real-format journals in a line or two.
 
 ``journal()`` starts a run with a meta record (fixed times, the samples' fingerprint); the builder's methods
 append the other nine kinds. The damage helpers turn a journal's bytes into what a crash, the Go backend's
@@ -11,7 +11,10 @@ from collections.abc import Sequence
 
 from journaltools.backends.base import StoredRecord
 from journaltools.backends.registry import open_source
-from journaltools.generate import (
+from journaltools.listing import RunSummary, summarize_stream
+from journaltools.protocol.encode import encode_record
+from journaltools.protocol.kinds import Fingerprint, Record
+from journaltools.testing.generate import (
     JournalBuilder,
     calls_of,
     claimant,
@@ -21,10 +24,7 @@ from journaltools.generate import (
     thinking,
     tool_use,
 )
-from journaltools.listing import RunSummary, summarize_stream
-from journaltools.protocol.encode import encode_record
-from journaltools.protocol.kinds import Fingerprint, Record
-from journaltools.samples import sample_fingerprint
+from journaltools.testing.samples import sample_fingerprint
 
 #: ``meta.created`` in the writer's local zone, ``claim.claimed`` in UTC, as the runtime writes them.
 CREATED = "2026-11-29T10:00:00.123456789+01:00"

@@ -2,7 +2,7 @@
 line's version 1).
 
 ``valid_runs()`` draws whole runs from the same run model the corpus generator uses
-(``journaltools.generate.build_run``), answering its choices from ``draw``: process lifetimes with claims,
+(``journaltools.testing.generate.build_run``), answering its choices from ``draw``: process lifetimes with claims,
 parallel calls answered in any order, tool errors, remote results, deferrals answered later, decisions,
 allow-once approvals, crashes mid-batch, every terminal reason and memory revisions after a terminal. Every
 run folds strictly without an error finding, and shrinks towards a short, plain run.
@@ -19,10 +19,10 @@ from typing import Literal
 
 from hypothesis import strategies as st
 
-from journaltools.generate import JournalBuilder, build_run
 from journaltools.protocol.encode import encode_record
 from journaltools.protocol.generations import AUGUST, Generation
 from journaltools.protocol.kinds import Claim, Terminal, make_record
+from journaltools.testing.generate import JournalBuilder, build_run
 from tests.builders import CLAIMANT, CLAIMED, case_variant_keys, corrupt_line, resumed_after_torn_tail, torn_tail
 
 #: Lone surrogates cannot be encoded to UTF-8 (the runtime's strings are UTF-8), so no text holds one.

@@ -186,9 +186,10 @@ SOURCES_HELP = (
 
 #: The tools that are not subcommands, named where a newcomer looks first (``journaltools --help``).
 MORE_TOOLS_HELP = (
-    "Not subcommands: 'python -m journaltools.generate DIR --runs 1000 --records 100 --seed 0' writes that many "
-    "realistic runs in the runtime's layout (to try the tools on, or load-test them; --publish appends them to a "
-    "nats:// source instead), and 'python -m journaltools.demo' lists, folds and audits the bundled samples."
+    "Not subcommands: 'python -m journaltools.testing.generate DIR --runs 1000 --records 100 --seed 0' writes "
+    "that many realistic runs in the runtime's layout (to try the tools on, or load-test them; --publish appends "
+    "them to a nats:// source instead), and 'python -m journaltools.testing.demo' lists, folds and audits the "
+    "bundled samples."
 )
 
 

@@ -15,12 +15,13 @@ from journaltools.backends.base import AppendOutcome, AppendResult
 from journaltools.backends.jetstream import open_jetstream_source
 from journaltools.backends.jetstream_stream import stream_config_for
 from journaltools.backends.nats_connection import JetStreamOptions, parse_nats_url
-from journaltools.embedded import EmbeddedCluster, EmbeddedServer, distinct_free_ports
+from journaltools.embedded import EmbeddedServer
 from journaltools.errors import SourceError
-from journaltools.generate import JournalBuilder
 from journaltools.protocol.encode import encode_record
 from journaltools.protocol.kinds import Terminal
-from journaltools.samples import sample_fingerprint
+from journaltools.testing.cluster import EmbeddedCluster, distinct_free_ports
+from journaltools.testing.generate import JournalBuilder
+from journaltools.testing.samples import sample_fingerprint
 from tests.nats_fixtures import NatsAdmin, unique_stream
 
 #: Generous enough for a leader election (followers wait several seconds before they elect a new one).

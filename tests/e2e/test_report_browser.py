@@ -18,8 +18,8 @@ import pytest
 
 import journaltools as jt
 from journaltools.backends.registry import open_source
-from journaltools.generate import journal_bytes
 from journaltools.runreport import RunReport, report_of_read, write_report
+from journaltools.testing.generate import journal_bytes
 from tests.browser_fixtures import ARTIFACTS
 from tests.paths import SAMPLES
 from tests.report_pages import AUGUST_FILES, scenarios, write_journal

@@ -14,9 +14,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-import journaltools.samples as samples_module
+import journaltools.testing.samples as samples_module
 from journaltools.errors import SourceError
-from journaltools.samples import samples_dir
+from journaltools.testing.samples import samples_dir
 from tests.paths import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -126,7 +126,7 @@ def test_version_flag() -> None:
 
 
 def test_the_demo_ends_by_saying_what_to_open_next(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from journaltools.demo import print_next_steps
+    from journaltools.testing.demo import print_next_steps
 
     print_next_steps(SAMPLES)  # in a checkout: make lab
     inside = capsys.readouterr().out

@@ -80,11 +80,11 @@ def test_the_wheel_with_the_notebook_extra_runs_the_cli_demo_and_notebooks_outsi
     assert version.stdout.strip().startswith("journaltools ") and version.stdout.strip() != "journaltools "
     _run([str(bin_dir / "journaltools"), "samples", "samples"], outside, 120, env)
     listing = json.loads(_run([str(bin_dir / "journaltools"), "ls", "samples", "--json"], outside, 120, env).stdout)
-    from journaltools.samples import SAMPLE_STORIES
+    from journaltools.testing.samples import SAMPLE_STORIES
 
     assert len(listing) == len(SAMPLE_STORIES)
 
-    demo = _run([str(python), "-m", "journaltools.demo"], outside, 300, env)
+    demo = _run([str(python), "-m", "journaltools.testing.demo"], outside, 300, env)
     assert "next: browse the runs in JupyterLab" in demo.stdout
     assert 'pip install "journaltools[notebook]"' in demo.stdout  # outside a checkout: how to get JupyterLab
     assert (outside / "out" / "samples" / "completed-with-tools.json").is_file()  # written, not looked for in the repo

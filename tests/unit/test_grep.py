@@ -13,10 +13,10 @@ import journaltools as jt
 from journaltools.backends.registry import open_source
 from journaltools.cli import main
 from journaltools.errors import InvalidGrep
-from journaltools.generate import JournalBuilder, text, tool_use
 from journaltools.protocol.blocks import Block, ThinkingBlock
 from journaltools.protocol.generations import NEWEST
-from journaltools.samples import sample_fingerprint
+from journaltools.testing.generate import JournalBuilder, text, tool_use
+from journaltools.testing.samples import sample_fingerprint
 from journaltools.textgrep import WHERE, GrepResult, Pattern, _non_capturing, re2_literal, texts_of
 from tests.builders import CREATED
 from tests.paths import ROOT

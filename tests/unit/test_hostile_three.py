@@ -35,7 +35,6 @@ from journaltools.backends.scan import (
 from journaltools.cli import main
 from journaltools.errors import CorruptJournal, JournalPastReadersBound, JournalTooLarge, RunNotFound
 from journaltools.folding import FoldResult
-from journaltools.generate import text
 from journaltools.protocol import _canonical, native  # type: ignore[attr-defined]
 from journaltools.protocol.credentials import HIDDEN
 from journaltools.protocol.decode import DecodedLine
@@ -44,6 +43,7 @@ from journaltools.protocol.encode import encode_record
 from journaltools.protocol.generations import NEWEST, Generation
 from journaltools.protocol.journal import read_file_journal, typed_records
 from journaltools.protocol.kinds import Record
+from journaltools.testing.generate import text
 from journaltools.widgets import ConversationModel, RunBrowser, RunBrowserModel, TimeTravelModel
 from journaltools.widgets._html import esc, markdown_text, role_class, status_badge
 from tests.builders import CLAIMANT, CREATED, journal
@@ -155,7 +155,7 @@ import sys, threading
 import numpy as np
 from journaltools.protocol import _canonical, native
 from tests.builders import journal
-from journaltools.generate import text
+from journaltools.testing.generate import text
 
 built = journal("mut")
 built.user("w" * (4 << 20))

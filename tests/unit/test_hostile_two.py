@@ -24,8 +24,8 @@ from journaltools.backends.nats_connection import Failure, classify_nats_error, 
 from journaltools.backends.scan import DEFAULT_MAX_JOURNAL_BYTES, MAX_FINDINGS_PER_CODE, MAX_JOURNAL_BYTES_VARIABLE
 from journaltools.cli import main
 from journaltools.errors import CorruptJournal, JournalTooLarge
-from journaltools.generate import calls_of, provider, text, tool_use
 from journaltools.tables.parquet import read_audit
+from journaltools.testing.generate import calls_of, provider, text, tool_use
 from journaltools.widgets._display import raw_json_text
 from tests.builders import journal
 

@@ -23,7 +23,6 @@ from hypothesis import strategies as st
 import journaltools as jt
 from journaltools.cli import main
 from journaltools.errors import InvalidPrices
-from journaltools.generate import JournalBuilder
 from journaltools.prices import (
     TIERS,
     UNPRICED,
@@ -36,6 +35,7 @@ from journaltools.prices import (
 )
 from journaltools.protocol.generations import NEWEST
 from journaltools.tables.schema import COST_COLUMNS, RESPONSES_SCHEMA, RUNS_SCHEMA, with_plain_strings
+from journaltools.testing.generate import JournalBuilder
 from tests.paths import ROOT
 from tests.runstate_corpus import CORPUS, NEWEST_CORPUS
 from tests.schemas import hold_to_schema, printed

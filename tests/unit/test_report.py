@@ -13,7 +13,6 @@ import pytest
 
 import journaltools as jt
 from journaltools.cli import REPORT_MAX_SIZE_TEXT, REPORT_MIN_SIZE, main
-from journaltools.generate import JournalBuilder, calls_of, journal_bytes, text, tool_use
 from journaltools.protocol.generations import NEWEST
 from journaltools.runreport import (
     CONTENT_SECURITY_POLICY,
@@ -23,7 +22,8 @@ from journaltools.runreport import (
     RunReport,
     render_report,
 )
-from journaltools.samples import sample_fingerprint
+from journaltools.testing.generate import JournalBuilder, calls_of, journal_bytes, text, tool_use
+from journaltools.testing.samples import sample_fingerprint
 from journaltools.widgets._html import SENT_CHARS, esc
 from tests.paths import SAMPLES
 from tests.report_pages import (

@@ -10,7 +10,7 @@ import pytest
 from journaltools.backends.registry import open_source
 from journaltools.errors import VersionMismatch
 from journaltools.folding import fold
-from journaltools.samples import SAMPLE_STORIES, write_samples
+from journaltools.testing.samples import SAMPLE_STORIES, write_samples
 from tests.paths import SAMPLES
 
 

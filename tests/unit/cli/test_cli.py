@@ -470,9 +470,9 @@ def test_the_generator_is_named_in_the_help(capsys: pytest.CaptureFixture[str]) 
     with pytest.raises(SystemExit):
         main(["--help"])
     shown = " ".join(capsys.readouterr().out.split())
-    assert "python -m journaltools.generate" in shown and "python -m journaltools.demo" in shown
+    assert "python -m journaltools.testing.generate" in shown and "python -m journaltools.testing.demo" in shown
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "python -m journaltools.generate" in readme
+    assert "python -m journaltools.testing.generate" in readme
 
 
 def test_compare_names_the_side_a_run_is_missing_from(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

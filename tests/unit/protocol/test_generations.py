@@ -15,13 +15,13 @@ from hypothesis import strategies as st
 from journaltools.cli import main
 from journaltools.errors import FoldError, UndecodableLine, VersionMismatch
 from journaltools.folding import fold
-from journaltools.generate import JournalBuilder, fingerprint_for, text, tool_use
 from journaltools.protocol import native
 from journaltools.protocol.decode import decode_line
 from journaltools.protocol.encode import encode_record
 from journaltools.protocol.generations import AUGUST, NEWEST, rules_for_version, unsupported_version
 from journaltools.protocol.journal import journal_generation, read_file_journal
 from journaltools.protocol.kinds import ZERO_TIME, kind_token, parse_kind
+from journaltools.testing.generate import JournalBuilder, fingerprint_for, text, tool_use
 from tests.paths import SAMPLES
 from tests.strategies import valid_runs
 

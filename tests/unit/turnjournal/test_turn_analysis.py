@@ -15,7 +15,7 @@ import pytest
 from journaltools.audit import audit_sources
 from journaltools.cli import main
 from journaltools.errors import JournalError
-from journaltools.generate import text
+from journaltools.testing.generate import text
 from journaltools.turnjournal import CASStore, FileStore, MemoryBlobStore, Phase, ToolOutcome
 from journaltools.turnjournal.analysis import (
     TURN_FINDING_SEVERITY,

@@ -31,7 +31,11 @@ from journaltools._durable import fsync_directory
 from journaltools.backends.oserrors import mapped
 from journaltools.backends.registry import open_source
 from journaltools.errors import SourceError, StorageError
-from journaltools.generate import (
+from journaltools.protocol.encode import encode_record
+from journaltools.protocol.generations import AUGUST, NEWEST, Generation
+from journaltools.protocol.kinds import Fingerprint
+from journaltools.protocol.times import format_go_time
+from journaltools.testing.generate import (
     SYSTEM_PROMPT,
     TOOL_DEFINITIONS,
     JournalBuilder,
@@ -44,10 +48,6 @@ from journaltools.generate import (
     thinking,
     tool_use,
 )
-from journaltools.protocol.encode import encode_record
-from journaltools.protocol.generations import AUGUST, NEWEST, Generation
-from journaltools.protocol.kinds import Fingerprint
-from journaltools.protocol.times import format_go_time
 
 SAMPLE_SYSTEM_PROMPT: Final = SYSTEM_PROMPT
 SAMPLE_TOOLS: Final = TOOL_DEFINITIONS

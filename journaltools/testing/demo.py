@@ -1,4 +1,4 @@
-"""``make demo`` (or ``python -m journaltools.demo``): the main job on the bundled samples, start to finish.
+"""``make demo`` (or ``python -m journaltools.testing.demo``): the main job on the bundled samples, start to finish.
 
 The listing of the bundled fisk-ai journals (both generations: the August build's and the newest line's), a
 stuck run shown (suspended on a deferred call: why it stopped and what it waits for), the same story as the
@@ -9,7 +9,7 @@ two listing rules are documented to (``documented``, ``summary_rule``), never by
 saying what to open next. From a checkout it uses ``data/samples``; from an installed package it writes the
 samples into ``out/samples`` first.
 
-``python -m journaltools.demo --runs 5000`` does the audit at scale, on generated journals.
+``python -m journaltools.testing.demo --runs 5000`` does the audit at scale, on generated journals.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 from journaltools.cli import main as cli
-from journaltools.generate import generate_corpus
-from journaltools.samples import samples_dir
+from journaltools.testing.generate import generate_corpus
+from journaltools.testing.samples import samples_dir
 
 
 def banner(text: str) -> None:
@@ -161,11 +161,11 @@ def show_parquet(out: Path) -> int:
 
 
 def run_large_demo(runs: int, out: Path = DEFAULT_OUT.parent) -> int:
-    """The same job at scale: ``runs`` generated fisk-ai journals (``journaltools.generate``; the same bytes
+    """The same job at scale: ``runs`` generated fisk-ai journals (``journaltools.testing.generate``; the same bytes
     for the same number every time, kept in ``out/corpus-<runs>`` for the next try), audited to Parquet."""
     corpus = out / f"corpus-{runs}"
     if not any(corpus.glob("*.json")):
-        banner(f"python -m journaltools.generate {corpus} --runs {runs}")
+        banner(f"python -m journaltools.testing.generate {corpus} --runs {runs}")
         stats = generate_corpus(corpus, runs=runs, records=LARGE_DEMO_RECORDS)
         print(f"{stats.runs:,} runs, {stats.records:,} records, {stats.bytes / 1e6:,.0f} MB", flush=True)
     target = out / f"audit-{runs}"
@@ -181,7 +181,7 @@ LARGE_DEMO_RECORDS = 60
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m journaltools.demo", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m journaltools.testing.demo", description=__doc__.split("\n")[0])
     parser.add_argument(
         "--runs", type=int, metavar="N", help="instead of the samples, audit N generated journals (e.g. 5000)"
     )

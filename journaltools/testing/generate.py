@@ -22,7 +22,7 @@ Three layers, each usable alone:
   included). Generated files are written in one ``write`` each, without the live writer's fsync per
   record: a generator acknowledges nothing to anyone, and an interrupted generation is simply run again.
 
-Command line: ``python -m journaltools.generate DIR --runs 1000 --records 100 --seed 0 [--generation newest]``.
+Command line: ``python -m journaltools.testing.generate DIR --runs 1000 --records 100 --seed 0 [--generation newest]``.
 """
 
 from __future__ import annotations
@@ -805,7 +805,7 @@ def publish_corpus(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m journaltools.generate", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m journaltools.testing.generate", description=__doc__.split("\n")[0])
     parser.add_argument("root", help="directory to write <id>.json journals into, or a source URL with --publish")
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--records", type=int, default=100, help="about this many records per run")
