@@ -25,7 +25,7 @@ import orjson
 from nats.aio.client import Client
 
 from benchmarks.measure import figure, interleaved, load_average, note
-from journaltools.aio import run_sync
+from journaltools._base.aio import run_sync
 from journaltools.backends.jetstream import JetStreamBackend, open_jetstream_source
 from journaltools.backends.jetstream_messages import new_nonce
 from journaltools.backends.nats_connection import JetStreamOptions

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Final, Unpack
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from journaltools.backends.oserrors import mapped
+from journaltools._base.oserrors import mapped
 from journaltools.backends.registry import open_source, scheme_of
 from journaltools.compare import compare_listings, findings_from_comparison
 from journaltools.listing import RunSummary

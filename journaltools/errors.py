@@ -403,7 +403,7 @@ def format_journal_warning(
     """A journaltools warning as one line, ``<prefix>: warning: <message>``: Python's own format adds the source
     path and line of the ``warnings.warn`` call on a second line, which says nothing to a user. Control characters
     and newlines in the message are shown escaped, as in every line journaltools prints."""
-    from journaltools._terminal import for_terminal
+    from journaltools._base.text import for_terminal
 
     return f"{prefix}: warning: {for_terminal(str(message), newlines=False)}\n"
 

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
-from journaltools.backends.oserrors import storage_error
+from journaltools._base.oserrors import storage_error
 from journaltools.errors import ExportError
 from journaltools.folding.facts import CallFact, RunFacts, time_ns
 from journaltools.folding.run import FoldedRun, fold_run

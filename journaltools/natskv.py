@@ -33,7 +33,7 @@ import nats.js.errors
 import orjson
 from nats.aio.client import Client
 
-from journaltools.aio import map_bounded, run_sync
+from journaltools._base.aio import map_bounded, run_sync
 from journaltools.backends.nats_connection import (
     EXPECTED_LAST_SUBJECT_SEQUENCE,
     EXPECTED_STREAM,

@@ -33,7 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from journaltools._urls import masked
+from journaltools._base.urls import masked
 from journaltools.folding import FoldResult
 from journaltools.folding.run import fold_run
 from journaltools.widgets._facts import Prices, RecordFacts, duration_text, time_text

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from journaltools._urls import file_url_path, parse_url
+from journaltools._base.urls import file_url_path, parse_url
 from journaltools.errors import InvalidSource, SourceError
 
 if TYPE_CHECKING:

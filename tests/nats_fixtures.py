@@ -21,7 +21,7 @@ import pytest
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
-from journaltools.aio import run_sync
+from journaltools._base.aio import run_sync
 from journaltools.backends.jetstream import JetStreamBackend, open_jetstream_source
 from journaltools.backends.nats_connection import JetStreamOptions
 from journaltools.embedded import EmbeddedServer

@@ -5,7 +5,7 @@ means is ``journaltools.protocol``'s business and what a run means is the fold's
 own beyond what the runtime's own backends apply (CheckAppend, the torn-tail rule of file journals).
 
 Each async method has a blocking twin (``read_run`` / ``read_run_async``) that runs it on the process-wide
-background loop (``journaltools.aio``).
+background loop (``journaltools._base.aio``).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ T = TypeVar("T")
 def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
     """``aio.run_sync``, its module imported at the first blocking call: asyncio takes a command's start some 30 ms
     to import, and the file backend's blocking face (all that ``show`` of a journal file uses) never needs it."""
-    from journaltools.aio import run_sync as run_on_loop
+    from journaltools._base.aio import run_sync as run_on_loop
 
     return run_on_loop(coroutine)
 

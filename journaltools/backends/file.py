@@ -30,7 +30,7 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from journaltools._durable import fsync_directory, write_all
+from journaltools._base.durable import fsync_directory, write_all
 from journaltools.backends.base import (
     AppendOutcome,
     AppendResult,
@@ -42,7 +42,7 @@ from journaltools.backends.base import (
     raw_seq,
     vanished_read,
 )
-from journaltools.backends.oserrors import mapped, open_regular, refuse_unless_regular, storage_error
+from journaltools._base.oserrors import mapped, open_regular, refuse_unless_regular, storage_error
 from journaltools.backends.scan import (
     COMPRESSED_SUFFIXES,
     JOURNAL_SUFFIX,

@@ -45,7 +45,7 @@ import orjson
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
-from journaltools.aio import map_bounded, run_sync
+from journaltools._base.aio import map_bounded, run_sync
 from journaltools.backends.base import (
     AppendOutcome,
     AppendResult,

@@ -29,7 +29,7 @@ import nats.js.errors
 from nats.aio.client import Client
 from nats.protocol.parser import Parser
 
-from journaltools._urls import masked, parse_url
+from journaltools._base.urls import masked, parse_url
 from journaltools.errors import (
     ConnectFailed,
     InvalidSource,

@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from journaltools._urls import file_url_path, parse_url
+from journaltools._base.urls import file_url_path, parse_url
 from journaltools.backends.base import Backend
 from journaltools.errors import InvalidSource, SourceError
 

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Final
 
 from journaltools.backends.base import RunRead, StoredRecord
-from journaltools.backends.oserrors import mapped, open_regular
+from journaltools._base.oserrors import mapped, open_regular
 from journaltools.errors import CorruptJournal, JournalError
 from journaltools.errors import JournalTooLarge as JournalTooLargeError
 from journaltools.protocol.findings import Finding

@@ -549,7 +549,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _fail(args: argparse.Namespace, message: str, status: int, *, trace: bool = False) -> int:
-    from journaltools._terminal import for_terminal
+    from journaltools._base.text import for_terminal
 
     if args.debug and trace:
         traceback.print_exc()
@@ -568,7 +568,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     # Imported past parsing: ``--help``, ``--version`` and bad usage end above without them.
-    from journaltools.backends.oserrors import storage_error
+    from journaltools._base.oserrors import storage_error
     from journaltools.errors import InvalidPrices, InvalidSource, JournalError, install_warning_format
 
     install_warning_format(f"journaltools {args.command}")  # a journaltools warning is one line

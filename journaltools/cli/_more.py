@@ -15,7 +15,7 @@ REFUSED_NAMED = 5
 
 
 def cmd_grep(args: argparse.Namespace) -> int:
-    from journaltools._terminal import for_terminal
+    from journaltools._base.text import for_terminal
     from journaltools.textgrep import grep
 
     where = [place.strip() for chosen in args.where or () for place in chosen.split(",") if place.strip()]

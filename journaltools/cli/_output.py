@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from journaltools._terminal import for_terminal
+from journaltools._base.text import for_terminal
 
 if TYPE_CHECKING:
     from journaltools.protocol.findings import Finding

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from journaltools.aio import run_sync
+from journaltools._base.aio import run_sync
 from journaltools.backends.base import AppendOutcome, Backend, RunRead, StoredRecord
 from journaltools.errors import (
     InvalidRunId,

@@ -16,7 +16,7 @@ from typing import Final
 import numpy as np
 import pyarrow as pa
 
-from journaltools._perf import paused_gc
+from journaltools._base.perf import paused_gc
 from journaltools.backends.base import Backend
 from journaltools.backends.registry import open_source
 from journaltools.backends.scan import max_journal_bytes, read_journals_into

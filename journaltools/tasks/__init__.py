@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from journaltools._durable import IrregularFile, create_file, exclusive_lock, read_regular_file, replace_file
+from journaltools._base.durable import IrregularFile, create_file, exclusive_lock, read_regular_file, replace_file
 from journaltools.errors import InvalidTask, StorageError, TaskAlreadyCompleted, TaskExists, TaskNotFound
 from journaltools.protocol.gojson import (
     GoJSONError,

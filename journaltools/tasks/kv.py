@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from journaltools.aio import run_sync
+from journaltools._base.aio import run_sync
 from journaltools.backends.nats_connection import JetStreamOptions
 from journaltools.errors import InvalidTask, TaskExists, TaskNotFound
 from journaltools.natskv import BucketLocation, CasBucket, parse_bucket_url

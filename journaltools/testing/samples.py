@@ -27,8 +27,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
-from journaltools._durable import fsync_directory
-from journaltools.backends.oserrors import mapped
+from journaltools._base.durable import fsync_directory
+from journaltools._base.oserrors import mapped
 from journaltools.backends.registry import open_source
 from journaltools.errors import SourceError, StorageError
 from journaltools.protocol.encode import encode_record

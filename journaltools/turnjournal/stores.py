@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Protocol
 
-from journaltools._durable import IrregularFile, create_file, exclusive_lock, read_regular_file, replace_file
+from journaltools._base.durable import IrregularFile, create_file, exclusive_lock, read_regular_file, replace_file
 from journaltools.errors import (
     CASRetryLimit,
     CorruptTurnStore,

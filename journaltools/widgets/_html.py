@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from journaltools._readable import shorten_middle
-from journaltools._terminal import for_page
+from journaltools._base.text import for_page
 from journaltools.widgets._markdown import render_markdown
 
 #: About how many characters of a value are shown before it is clamped (the whole value is one click away).

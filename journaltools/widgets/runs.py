@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from journaltools._readable import attention_rank, shorten_middle
-from journaltools._terminal import for_page
+from journaltools._base.text import for_page
 from journaltools.folding import STATUSES, FoldResult
 from journaltools.protocol.blocks import Message
 from journaltools.widgets._facts import Prices, Tokens, check_prices, cost_text

@@ -103,7 +103,7 @@ def test_case13_a_partition_mid_migrate_is_reported_once_and_soon(
 
 _NOISE = """
 import asyncio, gc, logging
-from journaltools.aio import background_loop, run_sync
+from journaltools._base.aio import background_loop, run_sync
 import journaltools.backends.nats_connection  # what every NATS source imports
 
 async def dropped() -> None:

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from journaltools.aio import background_loop, run_sync
+from journaltools._base.aio import background_loop, run_sync
 from tests.concurrency import run_in_threads
 
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from journaltools._terminal import for_terminal
+from journaltools._base.text import for_terminal
 from journaltools.cli import main
 from journaltools.testing.generate import text, tool_use
 from tests.builders import journal

@@ -95,7 +95,7 @@ def test_overlapping_pauses_of_the_collector_end_with_it_running() -> None:
     """Two threads' batches pause the collector and end in the other order: it runs again after the last."""
     import gc
 
-    from journaltools._perf import paused_gc
+    from journaltools._base.perf import paused_gc
 
     assert gc.isenabled()
     first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
