@@ -40,9 +40,9 @@ from journaltools.errors import InvalidPattern, InvalidSearch
 from journaltools.folding.facts import CallFact, RunFacts
 from journaltools.listing import RunSummary
 from journaltools.prices import TIERS, Cost, PriceTable, TokenCounts, cost_of, unpriced
-from journaltools.protocol.gojson import compact, go_string, go_utf8, indent
+from journaltools.goencoding.json import compact, go_string, go_utf8, indent
 from journaltools.protocol.kinds import ZERO_TIME, Deferred, Record, ToolResult
-from journaltools.protocol.times import GoTime, canonical_go_time, parse_go_time
+from journaltools.goencoding.time import GoTime, canonical_go_time, parse_go_time
 
 #: What ``session search --status`` accepts: ``open``, or a reason the runner ends a run with.
 SEARCH_STATUSES = ("open", "completed", "suspended", "error", "budget", "max_iterations")

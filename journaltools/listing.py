@@ -39,9 +39,9 @@ from journaltools.errors import InvalidPage
 from journaltools.folding.run import fold_run
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.generations import AUGUST, generation_of_version, unsupported_version
-from journaltools.protocol.gojson import go_quoted
+from journaltools.goencoding.json import go_quoted
 from journaltools.protocol.kinds import ZERO_TIME, Record, Summary
-from journaltools.protocol.times import parse_go_time
+from journaltools.goencoding.time import parse_go_time
 
 Rule = Literal["file", "jetstream"]
 #: Kinds that start a turn: after a terminal, they mean the conversation's next turn is in flight.

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from journaltools.errors import InvalidTask, TaskAlreadyCompleted, TaskExists, TaskNotFound
-from journaltools.protocol.times import GoTime
+from journaltools.goencoding.time import GoTime
 from journaltools.tasks import Task, TaskStore, decode_task, task_states
 from tests.concurrency import run_in_threads
 

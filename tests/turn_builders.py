@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from datetime import UTC, datetime, timedelta
 
-from journaltools.protocol.times import GoTime
+from journaltools.goencoding.time import GoTime
 from journaltools.turnjournal import (
     ExternalChildRef,
     HistoryMessageRef,

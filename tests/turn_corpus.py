@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from journaltools.errors import JournalError, TurnJournalError
-from journaltools.protocol.gojson import Node, compact, html_escape, parse_value
-from journaltools.protocol.times import GoTime, parse_go_time
+from journaltools.goencoding.json import Node, compact, html_escape, parse_value
+from journaltools.goencoding.time import GoTime, parse_go_time
 from journaltools.turnjournal.records import TurnRecord, encode_record, parse_record_node
 from journaltools.turnjournal.stores import CASStore, FileStore, MemoryBlobStore, TurnStore
 

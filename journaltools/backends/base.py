@@ -25,7 +25,7 @@ from journaltools.protocol.journal import StoredRecord as StoredRecord
 from journaltools.protocol.kinds import Meta, Record, make_record
 from journaltools.protocol.runid import validate_run_id
 from journaltools.protocol.sequence import AppendVerdict, check_append
-from journaltools.protocol.times import now_go_time
+from journaltools.goencoding.time import now_go_time
 
 if TYPE_CHECKING:
     from journaltools.listing import RunSummary

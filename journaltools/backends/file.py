@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from journaltools._base.durable import fsync_directory, write_all
+from journaltools._base.oserrors import mapped, open_regular, refuse_unless_regular, storage_error
 from journaltools.backends.base import (
     AppendOutcome,
     AppendResult,
@@ -42,7 +43,6 @@ from journaltools.backends.base import (
     raw_seq,
     vanished_read,
 )
-from journaltools._base.oserrors import mapped, open_regular, refuse_unless_regular, storage_error
 from journaltools.backends.scan import (
     COMPRESSED_SUFFIXES,
     JOURNAL_SUFFIX,

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Final
 
-from journaltools.backends.base import RunRead, StoredRecord
 from journaltools._base.oserrors import mapped, open_regular
+from journaltools.backends.base import RunRead, StoredRecord
 from journaltools.errors import CorruptJournal, JournalError
 from journaltools.errors import JournalTooLarge as JournalTooLargeError
 from journaltools.protocol.findings import Finding

@@ -27,7 +27,7 @@ from journaltools.cli._output import UsageError, _note, _say, print_table
 from journaltools.cli._sources import _is_source, _only_run, _open, _source_and_rest
 from journaltools.errors import InvalidPattern, InvalidSearch
 from journaltools.prices import TIERS, read_prices
-from journaltools.protocol.gojson import go_utf8
+from journaltools.goencoding.json import go_utf8
 from journaltools.protocol.kinds import Record
 
 

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from journaltools._readable import attention_rank, shorten_middle
 from journaltools._base.text import for_terminal
+from journaltools._readable import attention_rank, shorten_middle
 from journaltools.protocol.findings import Finding
 
 if TYPE_CHECKING:

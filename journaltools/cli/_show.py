@@ -175,7 +175,7 @@ def _times_line(read: RunRead, result: FoldResult) -> str | None:
     last dated record; else the file's modification time, or the newest message time), so a post-mortem dates
     what it reads."""
     from journaltools.cli._output import _text
-    from journaltools.protocol.times import go_time
+    from journaltools.goencoding.time import go_time
 
     meta = read.records[0].record.meta if read.records and read.records[0].record.kind == "meta" else None
     created = meta.created if meta is not None else None

@@ -26,7 +26,7 @@ from journaltools.folding.status import Segment, Status, segments_of, status_of,
 from journaltools.protocol.blocks import ASSISTANT, USER, Block, Message, ToolResultBlock, tool_uses, user_text
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.generations import generation_of_version, rules_for_version, unsupported_version
-from journaltools.protocol.gojson import go_quoted
+from journaltools.goencoding.json import go_quoted
 from journaltools.protocol.kinds import (
     KIND_MCP,
     KIND_REMOTE,

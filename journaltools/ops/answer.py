@@ -22,7 +22,7 @@ from journaltools.folding.state import RunState
 from journaltools.protocol.blocks import ToolResultBlock
 from journaltools.protocol.generations import AUGUST, Generation
 from journaltools.protocol.kinds import Deferred, Record, ToolResult, make_record
-from journaltools.protocol.times import now_go_time
+from journaltools.goencoding.time import now_go_time
 
 #: The runtime's limit on an answer's content, in bytes (``supply.go``).
 MAX_RESULT_BYTES: Final = 256 * 1024

@@ -19,7 +19,7 @@ from journaltools.folding import FoldResult, fold
 from journaltools.ops.gate import Candidate, GateResult, resume_gate
 from journaltools.protocol.generations import AUGUST
 from journaltools.protocol.kinds import Claim, make_record
-from journaltools.protocol.times import now_go_time
+from journaltools.goencoding.time import now_go_time
 
 
 def default_claimant() -> str:

@@ -36,7 +36,7 @@ from msgspec import inspect
 from journaltools.errors import UndecodableLine
 from journaltools.protocol.encode import encode_record
 from journaltools.protocol.generations import AUGUST, NEWEST, Generation
-from journaltools.protocol.gojson import (
+from journaltools.goencoding.json import (
     ARRAY,
     FALSE,
     KIND_NAMES,
@@ -63,7 +63,7 @@ from journaltools.protocol.kinds import (
     ZERO_TIME,
     Record,
 )
-from journaltools.protocol.times import canonical_go_time, valid_calendar_date
+from journaltools.goencoding.time import canonical_go_time, valid_calendar_date
 
 # ---------------------------------------------------------------------------------------------------
 # The Go structs being decoded into. Field kinds name the Go decoding rule that applies.

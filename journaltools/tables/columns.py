@@ -13,7 +13,7 @@ from journaltools.protocol.findings import Finding
 
 # Defined beside the wire format's other time readers, where the command line finds it without pyarrow; named
 # here too for the table builders.
-from journaltools.protocol.times import go_time as go_time
+from journaltools.goencoding.time import go_time as go_time
 from journaltools.tables.schema import FINDINGS_SCHEMA
 
 #: The pool the table builders turn Python lists into Arrow arrays with: the C library's allocator. Arrow's default

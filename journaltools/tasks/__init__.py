@@ -28,7 +28,7 @@ from typing import Final
 
 from journaltools._base.durable import IrregularFile, create_file, exclusive_lock, read_regular_file, replace_file
 from journaltools.errors import InvalidTask, StorageError, TaskAlreadyCompleted, TaskExists, TaskNotFound
-from journaltools.protocol.gojson import (
+from journaltools.goencoding.json import (
     GoJSONError,
     Node,
     go_raw_field,
@@ -39,7 +39,7 @@ from journaltools.protocol.gojson import (
     marshal_raw,
     parse_single,
 )
-from journaltools.protocol.times import GoTime, go_time_field
+from journaltools.goencoding.time import GoTime, go_time_field
 
 STATE_SUBMITTED: Final = "submitted"
 STATE_COMPLETED: Final = "completed"

@@ -75,7 +75,7 @@ from journaltools.protocol.kinds import (
     User,
     make_record,
 )
-from journaltools.protocol.times import format_go_time
+from journaltools.goencoding.time import format_go_time
 
 # -- times as Go writes them -------------------------------------------------------------------------------------
 

@@ -34,7 +34,7 @@ from journaltools.errors import SourceError, StorageError
 from journaltools.protocol.encode import encode_record
 from journaltools.protocol.generations import AUGUST, NEWEST, Generation
 from journaltools.protocol.kinds import Fingerprint
-from journaltools.protocol.times import format_go_time
+from journaltools.goencoding.time import format_go_time
 from journaltools.testing.generate import (
     SYSTEM_PROMPT,
     TOOL_DEFINITIONS,

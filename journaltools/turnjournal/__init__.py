@@ -6,7 +6,7 @@ the assistant message being executed. ``revision`` is store-owned: 1 on create, 
 names the revision it read, so exactly one of two concurrent writers advances it.
 """
 
-from journaltools.protocol.times import GoTime
+from journaltools.goencoding.time import GoTime
 from journaltools.turnjournal.records import (
     ExternalChildRef,
     HistoryMessageRef,

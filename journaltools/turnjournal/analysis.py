@@ -47,7 +47,7 @@ import pyarrow as pa
 
 from journaltools.errors import JournalError
 from journaltools.protocol.findings import Finding, Severity
-from journaltools.protocol.times import GoTime
+from journaltools.goencoding.time import GoTime
 from journaltools.turnjournal.records import RESUMABLE, ToolOutcome, TurnRecord
 from journaltools.turnjournal.recovery import plan_resume
 from journaltools.turnjournal.stores import IndexScan, StoredTurn, TurnScan, TurnStore
@@ -398,7 +398,7 @@ def _record_row(store: str, stored: StoredTurn, now: datetime, indexed: set[tupl
 
 
 def _call_rows(store: str, record: TurnRecord) -> Iterable[dict[str, Any]]:
-    from journaltools.protocol.gojson import compact, go_utf8
+    from journaltools.goencoding.json import compact, go_utf8
 
     for position, (call, checkpoint) in enumerate(zip(plan_resume(record).calls, record.calls(), strict=True)):
         external = checkpoint.external

@@ -18,7 +18,7 @@ from enum import StrEnum
 from typing import Any, Final
 
 from journaltools.errors import InvalidTransition, InvalidTurnRecord
-from journaltools.protocol.gojson import (
+from journaltools.goencoding.json import (
     Node,
     compact,
     go_pointer,
@@ -34,7 +34,7 @@ from journaltools.protocol.gojson import (
     marshal_raw,
     parse_single,
 )
-from journaltools.protocol.times import GoTime, go_time_field
+from journaltools.goencoding.time import GoTime, go_time_field
 
 SCHEMA: Final = "agent-harness.turn.execution"
 SCHEMA_REVISION: Final = 3

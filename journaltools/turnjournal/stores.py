@@ -44,8 +44,8 @@ from journaltools.errors import (
     TurnAlreadyExists,
     TurnNotFound,
 )
-from journaltools.protocol.gojson import GoJSONError
-from journaltools.protocol.times import GoTime
+from journaltools.goencoding.json import GoJSONError
+from journaltools.goencoding.time import GoTime
 from journaltools.turnjournal.records import (
     INDEX_SCHEMA_VERSION,
     SCHEMA,

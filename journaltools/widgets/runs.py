@@ -29,8 +29,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from journaltools._readable import attention_rank, shorten_middle
 from journaltools._base.text import for_page
+from journaltools._readable import attention_rank, shorten_middle
 from journaltools.folding import STATUSES, FoldResult
 from journaltools.protocol.blocks import Message
 from journaltools.widgets._facts import Prices, Tokens, check_prices, cost_text

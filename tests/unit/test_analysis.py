@@ -216,7 +216,7 @@ def test_the_python_faces_return_typed_values() -> None:
 
 
 def _go_ns(text: str) -> int:
-    from journaltools.protocol.times import parse_go_time
+    from journaltools.goencoding.time import parse_go_time
 
     return parse_go_time(text).unix_ns
 

@@ -272,7 +272,7 @@ def test_show_says_which_build_wrote_the_run_and_dates_each_message(capsys: pyte
 )
 def test_the_fast_record_time_reader_agrees_with_the_go_time_parser(unix_ns: int, offset: int) -> None:
     from journaltools.folding.facts import time_ns
-    from journaltools.protocol.times import format_go_time, parse_go_time
+    from journaltools.goencoding.time import format_go_time, parse_go_time
 
     text = format_go_time(unix_ns, offset)
     assert time_ns(text) == parse_go_time(text).unix_ns == unix_ns

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from journaltools.errors import CorruptTurnStore, InvalidTurnRecord, JournalError, SourceError, TurnNotFound
-from journaltools.protocol.gojson import compact, html_escape, html_unescape
+from journaltools.goencoding.json import compact, html_escape, html_unescape
 from journaltools.turnjournal.records import (
     ExternalChildRef,
     HistoryMessageRef,
