@@ -26,7 +26,7 @@ from typing import Final
 
 from benchmarks.corpus import _ROOT, _generator_digest
 from benchmarks.measure import figure, interleaved, load_average, note
-from journaltools.backends.registry import open_source
+from journaltools.sources.registry import open_source
 from journaltools.testing.generate import generate_corpus
 from journaltools.textgrep import grep, texts_of
 

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmarks.measure import PRINT_PEAK, child_env, load_average
-from journaltools.backends.scan import DEFAULT_MAX_JOURNAL_RECORDS, MAX_JOURNAL_RECORDS_VARIABLE
+from journaltools.sources.scan import DEFAULT_MAX_JOURNAL_RECORDS, MAX_JOURNAL_RECORDS_VARIABLE
 from journaltools.testing.generate import JournalBuilder, text
 from journaltools.testing.samples import sample_fingerprint
 

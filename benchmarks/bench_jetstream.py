@@ -1,6 +1,6 @@
 """JetStream: reading and appending. ``python -m benchmarks.bench_jetstream [--quick]``.
 
-Everything runs against a throwaway local ``nats-server -js`` (journaltools.embedded) holding generated
+Everything runs against a throwaway local ``nats-server -js`` (journaltools.sources.embedded) holding generated
 real-format journals (``journaltools.testing.generate``) in the runtime's layout: ``<prefix>.<id>._meta`` for the meta
 record and ``<prefix>.<id>.<seq>`` for the others, one message per record, the body the Go encoder's bytes.
 Each figure compares journaltools with raw nats-py on the same messages (see ``measure``):
@@ -26,11 +26,11 @@ from nats.aio.client import Client
 
 from benchmarks.measure import figure, interleaved, load_average, note
 from journaltools._base.aio import run_sync
-from journaltools.backends.jetstream import JetStreamBackend, open_jetstream_source
-from journaltools.backends.jetstream_messages import new_nonce
-from journaltools.backends.nats_connection import JetStreamOptions
-from journaltools.embedded import EmbeddedServer
 from journaltools.protocol.encode import encode_record
+from journaltools.sources.embedded import EmbeddedServer
+from journaltools.sources.jetstream import JetStreamBackend, open_jetstream_source
+from journaltools.sources.jetstream_messages import new_nonce
+from journaltools.sources.nats import JetStreamOptions
 from journaltools.testing.generate import JournalBuilder, generated_run
 from journaltools.testing.samples import sample_fingerprint
 

@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from journaltools.analysis import calls, search, stats
     from journaltools.audit import audit_sources, read_audit
-    from journaltools.backends.registry import default_source, open_source
     from journaltools.errors import (
         CorruptJournal,
         FoldError,
@@ -56,6 +55,7 @@ if TYPE_CHECKING:
     from journaltools.protocol.kinds import Record
     from journaltools.rundiff import diff
     from journaltools.runreport import report
+    from journaltools.sources.registry import default_source, open_source
     from journaltools.stores import open_task_store, open_turn_store
     from journaltools.tables import LoadOptions, Tables, iter_tables, load
     from journaltools.textgrep import grep
@@ -70,8 +70,8 @@ _LAZY = {
     "LoadOptions": "journaltools.tables",
     "audit_sources": "journaltools.audit",
     "read_audit": "journaltools.audit",
-    "open_source": "journaltools.backends.registry",
-    "default_source": "journaltools.backends.registry",
+    "open_source": "journaltools.sources.registry",
+    "default_source": "journaltools.sources.registry",
     "fold": "journaltools.folding",
     "FoldResult": "journaltools.folding",
     "RunState": "journaltools.folding",

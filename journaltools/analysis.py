@@ -38,11 +38,11 @@ from decimal import Decimal
 from journaltools._goregexp import GoRegexp, GoRegexpError, compile_go
 from journaltools.errors import InvalidPattern, InvalidSearch
 from journaltools.folding.facts import CallFact, RunFacts
-from journaltools.listing import RunSummary
-from journaltools.prices import TIERS, Cost, PriceTable, TokenCounts, cost_of, unpriced
 from journaltools.goencoding.json import compact, go_string, go_utf8, indent
-from journaltools.protocol.kinds import ZERO_TIME, Deferred, Record, ToolResult
 from journaltools.goencoding.time import GoTime, canonical_go_time, parse_go_time
+from journaltools.prices import TIERS, Cost, PriceTable, TokenCounts, cost_of, unpriced
+from journaltools.protocol.kinds import ZERO_TIME, Deferred, Record, ToolResult
+from journaltools.sources.listing import RunSummary
 
 #: What ``session search --status`` accepts: ``open``, or a reason the runner ends a run with.
 SEARCH_STATUSES = ("open", "completed", "suspended", "error", "budget", "max_iterations")
@@ -728,7 +728,7 @@ def _search_json(result: SearchResult) -> bytes:
 def _read(source: str | os.PathLike[str] | None, run: str) -> list[Record]:
     """A run's records as the runtime's ``Store.Records`` returns them: read without folding, refused when a
     line does not decode (what ``Store.Records`` refuses)."""
-    from journaltools.backends.registry import default_source, open_source
+    from journaltools.sources.registry import default_source, open_source
 
     with open_source(str(source) if source is not None else str(default_source())) as backend:
         read = backend.read_run(run, strict=True)
@@ -780,7 +780,7 @@ def search(
     first. ``since``/``until`` take a datetime or the runtime's text (RFC 3339, a date, a duration back from now);
     ``match`` is a Go regular expression over the prompt. A run whose journal the runtime's fold refuses is not
     listed by the runtime, so it is not searched (``SearchResult.skipped`` names it)."""
-    from journaltools.backends.registry import default_source, open_source
+    from journaltools.sources.registry import default_source, open_source
 
     if status and status not in SEARCH_STATUSES:
         raise InvalidSearch(f"invalid status {status!r}: give one of {', '.join(SEARCH_STATUSES)}")

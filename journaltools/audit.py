@@ -38,11 +38,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from journaltools._base.oserrors import mapped
-from journaltools.backends.registry import open_source, scheme_of
 from journaltools.compare import compare_listings, findings_from_comparison
-from journaltools.listing import RunSummary
 from journaltools.prices import prices_of
 from journaltools.protocol.findings import Finding, at_least
+from journaltools.sources.listing import RunSummary
+from journaltools.sources.registry import open_source, scheme_of
 from journaltools.tables import LoadOptions, Tables, findings_of, findings_table, iter_tables
 from journaltools.tables.batch import BatchResult, RunBatch, batches_of, run_batch
 from journaltools.tables.costs import with_costs
@@ -52,7 +52,7 @@ from journaltools.tables.parquet import ParquetTables, parquet_writer, read_audi
 from journaltools.tables.schema import is_priced, schema_of
 
 if TYPE_CHECKING:
-    from journaltools.backends.base import Backend
+    from journaltools.sources.base import Backend
     from journaltools.tasks import TaskStore
     from journaltools.turnjournal.stores import TurnStore
 
@@ -107,7 +107,7 @@ def source_list(sources: Sources) -> list[str]:
     """The sources as a list: a bare string or path is one source (never its characters), None the runtime's
     default directory."""
     if sources is None:
-        from journaltools.backends.registry import default_source
+        from journaltools.sources.registry import default_source
 
         return [os.fspath(default_source())]
     if isinstance(sources, (str, os.PathLike)):

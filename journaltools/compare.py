@@ -1,6 +1,6 @@
 """Compare two listings run by run (``journaltools compare``): typically the file listing against JetStream's.
 
-The runtime lists runs by two rules (``journaltools.listing``): the file rule folds the whole journal and names
+The runtime lists runs by two rules (``journaltools.sources.listing``): the file rule folds the whole journal and names
 the last terminal's reason; the JetStream rule reads two records and says ``open`` unless the very last one is a
 terminal. So the same records can list differently, in one direction only, and every difference is classified by
 its cause:
@@ -30,8 +30,8 @@ from typing import Any, Literal
 
 import pyarrow as pa
 
-from journaltools.listing import TURN_KINDS, RunSummary
 from journaltools.protocol.findings import Finding
+from journaltools.sources.listing import TURN_KINDS, RunSummary
 
 Verdict = Literal["agree", "documented", "summary_rule", "discrepancy", "missing_a", "missing_b"]
 VERDICTS: tuple[Verdict, ...] = ("agree", "documented", "summary_rule", "discrepancy", "missing_a", "missing_b")

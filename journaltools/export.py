@@ -52,7 +52,7 @@ from journaltools.protocol.journal import typed_records
 from journaltools.protocol.kinds import Meta, Record
 
 if TYPE_CHECKING:
-    from journaltools.backends.base import Backend
+    from journaltools.sources.base import Backend
 
 #: The GenAI semantic conventions fisk-ai's telemetry pins (``semconv/v1.41.0``).
 SEMCONV_SCHEMA_URL: Final = "https://opentelemetry.io/schemas/1.41.0"
@@ -653,8 +653,8 @@ def _dumps(value: Any) -> str:
 def iter_folded(source: str | os.PathLike[str] | Backend, runs: Sequence[str] | None = None) -> Iterator[FoldedRun]:
     """Each run of ``source`` (all of them, or ``runs`` in the order given), read and folded leniently: a refused
     journal is exported as far as it folds, with ``fisk.run.status`` ``invalid``."""
-    from journaltools.backends.base import Backend
-    from journaltools.backends.registry import open_source
+    from journaltools.sources.base import Backend
+    from journaltools.sources.registry import open_source
 
     if isinstance(source, Backend):
         wanted = list(runs) if runs else source.list_runs()

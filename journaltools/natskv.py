@@ -34,7 +34,8 @@ import orjson
 from nats.aio.client import Client
 
 from journaltools._base.aio import map_bounded, run_sync
-from journaltools.backends.nats_connection import (
+from journaltools.errors import InvalidSource, JournalError, SourceError
+from journaltools.sources.nats import (
     EXPECTED_LAST_SUBJECT_SEQUENCE,
     EXPECTED_STREAM,
     MSG_ID,
@@ -46,7 +47,6 @@ from journaltools.backends.nats_connection import (
     server_display,
     split_server_url,
 )
-from journaltools.errors import InvalidSource, JournalError, SourceError
 
 T = TypeVar("T")
 

@@ -42,7 +42,7 @@ from journaltools.protocol.journal import StoredRecord, typed_records
 from journaltools.protocol.kinds import Fingerprint, Record
 
 if TYPE_CHECKING:
-    from journaltools.backends.base import Backend
+    from journaltools.sources.base import Backend
 
 #: The token counts compared per turn and in total.
 TOKENS: Final = ("in_tokens", "out_tokens", "cache_read_tokens", "cache_create_tokens", "thinking_tokens")
@@ -538,7 +538,7 @@ def diff(
     source); with ``segments=(i, j)``, process run i of the first with process run j of the second. Strict by
     default, as ``show``: a journal the runtime would refuse raises; ``strict=False`` folds past it (its status is
     then ``invalid``)."""
-    from journaltools.backends.registry import open_source
+    from journaltools.sources.registry import open_source
 
     other_source = source if source_b is None else source_b
     other_run = run_a if run_b is None else run_b

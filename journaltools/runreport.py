@@ -42,7 +42,7 @@ from journaltools.widgets._why import ending_text, pending_text
 from journaltools.widgets.conversation import CallView, ConversationModel
 
 if TYPE_CHECKING:
-    from journaltools.backends.base import RunRead
+    from journaltools.sources.base import RunRead
 
 #: The file's size bound unless the caller gives another (bytes of UTF-8).
 DEFAULT_MAX_BYTES: Final = 10_000_000
@@ -676,7 +676,7 @@ def report(
     report: one self-contained HTML file of at most ``max_bytes`` bytes, written to ``path`` when one is given (the
     HTML is ``.html`` either way). Lenient by default: a journal the runtime would refuse is reported as far as it
     reads, ``invalid``, with the reader's findings first; ``strict=True`` raises instead."""
-    from journaltools.backends.registry import open_source
+    from journaltools.sources.registry import open_source
 
     with open_source(source) as backend:
         read = backend.read_run(run, strict=strict)

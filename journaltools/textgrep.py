@@ -36,7 +36,7 @@ from journaltools.protocol.kinds import Record
 if TYPE_CHECKING:
     import pandas as pd
 
-    from journaltools.backends.base import RunRead
+    from journaltools.sources.base import RunRead
 
 #: Where a text sits: the run's prompt (the meta record), a user or assistant message's text, an assistant's
 #: thinking, a tool call's input (raw JSON) or a tool result's content.
@@ -400,7 +400,7 @@ def grep(
     narrows the search to some of ``WHERE``. Journals are read leniently: the readable records of one the runtime
     would refuse are searched too, and the findings that say why are in ``findings``. Raises ``InvalidGrep``
     for an empty pattern, a bad regular expression or an unknown ``where``."""
-    from journaltools.backends.registry import default_source, open_source
+    from journaltools.sources.registry import default_source, open_source
 
     wanted = Pattern(pattern, regex=regex, ignore_case=ignore_case)
     wanted.check()

@@ -189,7 +189,7 @@ COMPARE = [
     ("code", FIND_SAMPLES),
     (
         "code",
-        "from journaltools.backends.registry import open_source\nfrom journaltools.ops.migrate import migrate\n\n"
+        "from journaltools.sources.registry import open_source\nfrom journaltools.ops.migrate import migrate\n\n"
         "files = open_source(SAMPLES)\njetstream = open_source('embedded', create=True)  # a throwaway local server\n"
         "report = migrate(files, jetstream)\nprint(report.to_json())\nfor refusal in report.refused:\n"
         "    print('not migrated:', refusal.run, '-', refusal.code, '-', refusal.message[:100])",

@@ -79,8 +79,8 @@ def scenes() -> dict[str, Callable[[], Any]]:
 
 def comparison() -> Any:
     """The samples' file listing against the same journals migrated to a throwaway embedded JetStream server."""
-    from journaltools.backends.registry import open_source
     from journaltools.ops.migrate import migrate
+    from journaltools.sources.registry import open_source
     from journaltools.widgets import ListingComparison, ListingComparisonModel
 
     with (

@@ -1,6 +1,6 @@
 """One suite both backends must pass (tests/test_backend_contract.py runs it over files and a real nats-server).
 
-The contract of ``journaltools.backends.base``: create writes meta at seq 1 and refuses an existing run; resume
+The contract of ``journaltools.sources.base``: create writes meta at seq 1 and refuses an existing run; resume
 continues from the last stored seq; CheckAppend skips a duplicate seq without writing and refuses a gap; bytes
 stored by ``append`` are the Go encoder's and ``append_raw`` stores bytes unchanged; reads give every record in
 order with its position; the listing applies the backend's own rule.
@@ -12,9 +12,9 @@ from typing import ClassVar
 
 import pytest
 
-from journaltools.backends.base import AppendOutcome, Backend
 from journaltools.errors import RunExists, RunNotFound, SequenceGap, WriterConflict
 from journaltools.protocol.encode import encode_record
+from journaltools.sources.base import AppendOutcome, Backend
 from tests.backend_records import meta, terminal, user
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from journaltools.backends.base import StoredRecord
-from journaltools.backends.registry import open_source
-from journaltools.listing import RunSummary, summarize_stream
 from journaltools.protocol.encode import encode_record
 from journaltools.protocol.kinds import Fingerprint, Record
+from journaltools.sources.base import StoredRecord
+from journaltools.sources.listing import RunSummary, summarize_stream
+from journaltools.sources.registry import open_source
 from journaltools.testing.generate import (
     JournalBuilder,
     calls_of,

@@ -22,9 +22,9 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 
 from journaltools._base.aio import run_sync
-from journaltools.backends.jetstream import JetStreamBackend, open_jetstream_source
-from journaltools.backends.nats_connection import JetStreamOptions
-from journaltools.embedded import EmbeddedServer
+from journaltools.sources.embedded import EmbeddedServer
+from journaltools.sources.jetstream import JetStreamBackend, open_jetstream_source
+from journaltools.sources.nats import JetStreamOptions
 
 #: Short timeouts: a healthy local server answers in milliseconds.
 TEST_OPTIONS = JetStreamOptions(request_timeout=2.0, operation_timeout=15.0, reconnect_wait=0.05)

@@ -26,8 +26,8 @@ from journaltools.analysis import (
 from journaltools.cli._output import UsageError, _note, _say, print_table
 from journaltools.cli._sources import _is_source, _only_run, _open, _source_and_rest
 from journaltools.errors import InvalidPattern, InvalidSearch
-from journaltools.prices import TIERS, read_prices
 from journaltools.goencoding.json import go_utf8
+from journaltools.prices import TIERS, read_prices
 from journaltools.protocol.kinds import Record
 
 

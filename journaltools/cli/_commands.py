@@ -72,7 +72,7 @@ def _emit_json_array(rows: Iterable[Any]) -> None:
 def _paged_rows(source: str, args: argparse.Namespace) -> Iterator[dict[str, Any]]:
     """One page of a source's listing, as the newest runtime's ``ListPage`` pages it; the cursor of the next page
     is said on standard error (``--cursor`` asks for it)."""
-    from journaltools.listing import list_page
+    from journaltools.sources.listing import list_page
 
     with _open(source, "ls") as backend:
         summaries = backend.listing()

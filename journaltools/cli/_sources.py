@@ -6,10 +6,10 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from journaltools.backends.registry import open_source
+from journaltools.sources.registry import open_source
 
 if TYPE_CHECKING:
-    from journaltools.backends.base import Backend
+    from journaltools.sources.base import Backend
 from journaltools.cli._output import UsageError, _note
 
 # -- sources -----------------------------------------------------------------------------------------------------
@@ -17,7 +17,7 @@ from journaltools.cli._output import UsageError, _note
 
 def _default_source() -> str:
     """The runtime's own journal directory: what every command reads when no source is given."""
-    from journaltools.backends.registry import default_source
+    from journaltools.sources.registry import default_source
 
     return str(default_source())
 

@@ -26,10 +26,10 @@ from datetime import date
 from functools import lru_cache
 from typing import Final
 
+from journaltools.goencoding.time import parse_go_time
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.kinds import FORMAT_VERSION as AUGUST_VERSION
 from journaltools.protocol.kinds import ZERO_TIME, Deferred, Meta, Record, ToolResult, kind_token, provider_of
-from journaltools.goencoding.time import parse_go_time
 
 #: A time as Go's encoder writes it (what every canonical record holds): read here without the general parser,
 #: which a table of a million records would otherwise call a million times.

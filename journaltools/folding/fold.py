@@ -23,10 +23,10 @@ from journaltools.errors import FoldError, VersionMismatch
 from journaltools.folding.schema import schema_problem
 from journaltools.folding.state import Counters, PendingCall, PendingTurn, RunState, wrap_int64
 from journaltools.folding.status import Segment, Status, segments_of, status_of, waiting_for_of
+from journaltools.goencoding.json import go_quoted
 from journaltools.protocol.blocks import ASSISTANT, USER, Block, Message, ToolResultBlock, tool_uses, user_text
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.generations import generation_of_version, rules_for_version, unsupported_version
-from journaltools.goencoding.json import go_quoted
 from journaltools.protocol.kinds import (
     KIND_MCP,
     KIND_REMOTE,

@@ -15,14 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from journaltools.backends.base import Backend, RunRead
 from journaltools.errors import AlreadyAnswered, AnswerRefused
 from journaltools.folding import fold
 from journaltools.folding.state import RunState
+from journaltools.goencoding.time import now_go_time
 from journaltools.protocol.blocks import ToolResultBlock
 from journaltools.protocol.generations import AUGUST, Generation
 from journaltools.protocol.kinds import Deferred, Record, ToolResult, make_record
-from journaltools.goencoding.time import now_go_time
+from journaltools.sources.base import Backend, RunRead
 
 #: The runtime's limit on an answer's content, in bytes (``supply.go``).
 MAX_RESULT_BYTES: Final = 256 * 1024

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from journaltools._base.aio import run_sync
-from journaltools.backends.base import AppendOutcome, Backend, RunRead, StoredRecord
 from journaltools.errors import (
     InvalidRunId,
     JournalError,
@@ -38,6 +37,7 @@ from journaltools.errors import (
 )
 from journaltools.protocol.runid import validate_run_id
 from journaltools.protocol.sequence import AppendVerdict, check_append
+from journaltools.sources.base import AppendOutcome, Backend, RunRead, StoredRecord
 
 #: Runs copied at once (each run is copied in order; runs are independent).
 CONCURRENT_RUNS = 8

@@ -13,13 +13,13 @@ import os
 import socket
 from dataclasses import dataclass
 
-from journaltools.backends.base import Backend, JournalWriter
 from journaltools.errors import ClaimRefused, JournalError
 from journaltools.folding import FoldResult, fold
+from journaltools.goencoding.time import now_go_time
 from journaltools.ops.gate import Candidate, GateResult, resume_gate
 from journaltools.protocol.generations import AUGUST
 from journaltools.protocol.kinds import Claim, make_record
-from journaltools.goencoding.time import now_go_time
+from journaltools.sources.base import Backend, JournalWriter
 
 
 def default_claimant() -> str:

@@ -25,11 +25,11 @@ from typing import Final
 import msgspec
 
 from journaltools.errors import UndecodableLine
+from journaltools.goencoding.json import has_go_escaped_characters, html_escape
+from journaltools.goencoding.time import valid_calendar_date
 from journaltools.protocol import native
 from journaltools.protocol.generations import AUGUST, NEWEST, Generation
-from journaltools.goencoding.json import has_go_escaped_characters, html_escape
 from journaltools.protocol.kinds import UINT64_MAX, ZERO_TIME, Record, newest_fields_set
-from journaltools.goencoding.time import valid_calendar_date
 
 _DECODER: Final = msgspec.json.Decoder(Record)
 #: The encoder ``protocol.encode`` uses, without Go's escapes: the fast path compares before escaping.

@@ -34,8 +34,6 @@ import msgspec
 from msgspec import inspect
 
 from journaltools.errors import UndecodableLine
-from journaltools.protocol.encode import encode_record
-from journaltools.protocol.generations import AUGUST, NEWEST, Generation
 from journaltools.goencoding.json import (
     ARRAY,
     FALSE,
@@ -58,12 +56,14 @@ from journaltools.goencoding.json import (
     string_value,
     tokenize,
 )
+from journaltools.goencoding.time import canonical_go_time, valid_calendar_date
+from journaltools.protocol.encode import encode_record
+from journaltools.protocol.generations import AUGUST, NEWEST, Generation
 from journaltools.protocol.kinds import (
     NEWEST_ONLY,
     ZERO_TIME,
     Record,
 )
-from journaltools.goencoding.time import canonical_go_time, valid_calendar_date
 
 # ---------------------------------------------------------------------------------------------------
 # The Go structs being decoded into. Field kinds name the Go decoding rule that applies.

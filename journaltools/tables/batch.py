@@ -17,13 +17,13 @@ import numpy as np
 import pyarrow as pa
 
 from journaltools._base.perf import paused_gc
-from journaltools.backends.base import Backend
-from journaltools.backends.registry import open_source
-from journaltools.backends.scan import max_journal_bytes, read_journals_into
 from journaltools.protocol import native
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.generations import AUGUST
 from journaltools.protocol.journal import journal_generation
+from journaltools.sources.base import Backend
+from journaltools.sources.registry import open_source
+from journaltools.sources.scan import max_journal_bytes, read_journals_into
 from journaltools.tables import nativerows
 from journaltools.tables.build import TablesBuilder
 from journaltools.tables.options import LoadOptions

@@ -9,11 +9,10 @@ from typing import Any, Final
 import numpy as np
 import pyarrow as pa
 
-from journaltools.protocol.findings import Finding
-
 # Defined beside the wire format's other time readers, where the command line finds it without pyarrow; named
 # here too for the table builders.
 from journaltools.goencoding.time import go_time as go_time
+from journaltools.protocol.findings import Finding
 from journaltools.tables.schema import FINDINGS_SCHEMA
 
 #: The pool the table builders turn Python lists into Arrow arrays with: the C library's allocator. Arrow's default

@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Unpack
 
 import pyarrow as pa
 
-from journaltools.backends.base import Backend
-from journaltools.backends.registry import open_source
 from journaltools.errors import FoldError, SourceError, VersionMismatch
 from journaltools.folding.run import fold_run
 from journaltools.prices import prices_of
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.runid import validate_run_id
+from journaltools.sources.base import Backend
+from journaltools.sources.registry import open_source
 from journaltools.tables.batch import (
     BatchResult,
     RunBatch,

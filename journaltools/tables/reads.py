@@ -1,6 +1,6 @@
 """What the table builder reads: the backends' ``RunRead`` and ``StoredRecord``, by their shape.
 
-The builder depends on the fields of the backend contract (``journaltools.backends.base``), not on the classes,
+The builder depends on the fields of the backend contract (``journaltools.sources.base``), not on the classes,
 so it stays a pure function of typed values: any value with these fields (a backend's read, or one a test or a
 notebook builds from bytes with ``protocol.decode.decode_line``) can be tabled.
 """

@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Final
 
 from journaltools._base.aio import run_sync
-from journaltools.backends.nats_connection import JetStreamOptions
 from journaltools.errors import InvalidTask, TaskExists, TaskNotFound
 from journaltools.natskv import BucketLocation, CasBucket, parse_bucket_url
+from journaltools.sources.nats import JetStreamOptions
 from journaltools.tasks import (
     STATE_COMPLETED,
     Clock,

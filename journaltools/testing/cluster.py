@@ -1,6 +1,6 @@
 """A JetStream cluster of local ``nats-server`` nodes on loopback, for replicated streams in tests and demos.
 
-Built on the library's throwaway servers (``journaltools.embedded``); the library itself never starts a cluster.
+Built on the library's throwaway servers (``journaltools.sources.embedded``); the library itself never starts a cluster.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import weakref
 from pathlib import Path
 from typing import Any, Final
 
-from journaltools.embedded import EmbeddedServer
 from journaltools.errors import SourceError
+from journaltools.sources.embedded import EmbeddedServer
 
 
 def distinct_free_ports(host: str, count: int) -> list[int]:

@@ -41,6 +41,7 @@ from typing import Any, Final, Protocol, TypeVar
 
 import msgspec
 
+from journaltools.goencoding.time import format_go_time
 from journaltools.protocol import encode
 from journaltools.protocol.blocks import (
     ASSISTANT,
@@ -75,7 +76,6 @@ from journaltools.protocol.kinds import (
     User,
     make_record,
 )
-from journaltools.goencoding.time import format_go_time
 
 # -- times as Go writes them -------------------------------------------------------------------------------------
 
@@ -789,7 +789,7 @@ def publish_corpus(
 ) -> CorpusStats:
     """Append the same runs ``generate_corpus`` writes to ``source`` (any URL ``open_source`` takes, e.g. a
     JetStream stream), through its writer: each record is checked and written as the runtime appends it."""
-    from journaltools.backends.registry import open_source
+    from journaltools.sources.registry import open_source
 
     pool = _text_pool(seed)
     total_records = total_bytes = 0

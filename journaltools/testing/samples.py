@@ -29,12 +29,12 @@ from typing import Final
 
 from journaltools._base.durable import fsync_directory
 from journaltools._base.oserrors import mapped
-from journaltools.backends.registry import open_source
 from journaltools.errors import SourceError, StorageError
+from journaltools.goencoding.time import format_go_time
 from journaltools.protocol.encode import encode_record
 from journaltools.protocol.generations import AUGUST, NEWEST, Generation
 from journaltools.protocol.kinds import Fingerprint
-from journaltools.goencoding.time import format_go_time
+from journaltools.sources.registry import open_source
 from journaltools.testing.generate import (
     SYSTEM_PROMPT,
     TOOL_DEFINITIONS,

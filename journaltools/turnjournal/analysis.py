@@ -46,8 +46,8 @@ import pandas as pd
 import pyarrow as pa
 
 from journaltools.errors import JournalError
-from journaltools.protocol.findings import Finding, Severity
 from journaltools.goencoding.time import GoTime
+from journaltools.protocol.findings import Finding, Severity
 from journaltools.turnjournal.records import RESUMABLE, ToolOutcome, TurnRecord
 from journaltools.turnjournal.recovery import plan_resume
 from journaltools.turnjournal.stores import IndexScan, StoredTurn, TurnScan, TurnStore

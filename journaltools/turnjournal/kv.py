@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from journaltools.backends.nats_connection import JetStreamOptions
 from journaltools.errors import InvalidSource
 from journaltools.natskv import CasBucket, parse_bucket_url, validate_key
+from journaltools.sources.nats import JetStreamOptions
 from journaltools.turnjournal.stores import DEFAULT_PREFIX, CASStore, Clock, normalize_prefix
 
 DEFAULT_BUCKET: Final = "TURNS"

@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from journaltools.goencoding.time import go_time
 from journaltools.prices import PricesLike, PriceTable, TokenCounts, cost_of, prices_of
 from journaltools.protocol.kinds import Record
-from journaltools.goencoding.time import go_time
 
 #: A user's price table as the widgets take it: model → price per million tokens of each tier (``input``,
 #: ``output``, ``cache_read``, ``cache_create``), a price file's path, or a checked ``PriceTable``

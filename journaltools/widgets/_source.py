@@ -11,10 +11,10 @@ from __future__ import annotations
 import dataclasses
 from collections import OrderedDict
 
-from journaltools.backends.base import Backend, RunRead
 from journaltools.errors import JournalError
 from journaltools.folding import FoldResult
 from journaltools.folding.run import FoldedRun, fold_run
+from journaltools.sources.base import Backend, RunRead
 from journaltools.widgets._facts import RecordFacts
 
 
@@ -51,7 +51,7 @@ class RunFolds:
 
     @classmethod
     def open(cls, url: str) -> RunFolds:
-        from journaltools.backends.registry import open_source
+        from journaltools.sources.registry import open_source
 
         return cls(open_source(url), owned=True)
 

@@ -481,7 +481,7 @@ def load_source(
 
     ``task_store`` (a store, or its URL as ``load`` takes it) fills the ``task`` column with the state of the task
     each run's meta names."""
-    from journaltools.backends.registry import open_source
+    from journaltools.sources.registry import open_source
     from journaltools.tables import load
     from journaltools.widgets._source import RunFolds
 
@@ -779,7 +779,7 @@ class RunBrowser:
         ``cache_create``: your own table, none is bundled) adds a cost column; ``report_dir`` is where the opened
         run's **report** button writes its file (default: the notebook's own directory)."""
         if url is None:
-            from journaltools.backends.registry import default_source
+            from journaltools.sources.registry import default_source
 
             url = str(default_source())
         model, loader = load_source(url, progress=progress, task_store=task_store)

@@ -169,7 +169,7 @@ class TimeTravel:
     @classmethod
     def from_source(cls, url: str, run: str) -> TimeTravel:
         """Read ``run`` from a source (leniently) and step through it; the reader's refusal is shown on top."""
-        from journaltools.backends.registry import open_source
+        from journaltools.sources.registry import open_source
 
         with open_source(url) as backend:
             read = backend.read_run(run, strict=False)

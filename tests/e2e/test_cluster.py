@@ -11,14 +11,14 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from journaltools.backends.base import AppendOutcome, AppendResult
-from journaltools.backends.jetstream import open_jetstream_source
-from journaltools.backends.jetstream_stream import stream_config_for
-from journaltools.backends.nats_connection import JetStreamOptions, parse_nats_url
-from journaltools.embedded import EmbeddedServer
 from journaltools.errors import SourceError
 from journaltools.protocol.encode import encode_record
 from journaltools.protocol.kinds import Terminal
+from journaltools.sources.base import AppendOutcome, AppendResult
+from journaltools.sources.embedded import EmbeddedServer
+from journaltools.sources.jetstream import open_jetstream_source
+from journaltools.sources.jetstream_stream import stream_config_for
+from journaltools.sources.nats import JetStreamOptions, parse_nats_url
 from journaltools.testing.cluster import EmbeddedCluster, distinct_free_ports
 from journaltools.testing.generate import JournalBuilder
 from journaltools.testing.samples import sample_fingerprint

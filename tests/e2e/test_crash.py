@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from journaltools.backends.file import FileBackend
 from journaltools.errors import JournalLocked
+from journaltools.sources.file import FileBackend
 from tests.paths import ROOT
 
 WRITER = textwrap.dedent(
     """
     import sys
-    from journaltools.backends.file import FileBackend
+    from journaltools.sources.file import FileBackend
     from tests.backend_records import meta, user
     writer = FileBackend(sys.argv[1], create=True).create_journal("r1", meta("r1"))
     writer.append(user(2))

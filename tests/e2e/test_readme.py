@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from journaltools.embedded import EmbeddedServer
+from journaltools.sources.embedded import EmbeddedServer
 from tests.paths import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 import journaltools as jt
-from journaltools.backends.registry import open_source
 from journaltools.runreport import RunReport, report_of_read, write_report
+from journaltools.sources.registry import open_source
 from journaltools.testing.generate import journal_bytes
 from tests.browser_fixtures import ARTIFACTS
 from tests.paths import SAMPLES

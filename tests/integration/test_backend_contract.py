@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from journaltools.backends.file import FileBackend
-from journaltools.backends.jetstream import JetStreamBackend
+from journaltools.sources.file import FileBackend
+from journaltools.sources.jetstream import JetStreamBackend
 from tests.backend_contract import BackendContract
 
 

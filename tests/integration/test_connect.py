@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from journaltools.backends.jetstream import open_jetstream_source
-from journaltools.backends.nats_connection import JetStreamOptions, connect_error
-from journaltools.backends.registry import open_source
-from journaltools.embedded import find_nats_server, free_port
 from journaltools.errors import ConnectFailed, InvalidSource
+from journaltools.sources.embedded import find_nats_server, free_port
+from journaltools.sources.jetstream import open_jetstream_source
+from journaltools.sources.nats import JetStreamOptions, connect_error
+from journaltools.sources.registry import open_source
 from tests.nats_fixtures import wait_for_port
 
 QUICK = JetStreamOptions(connect_timeout=1.0, request_timeout=1.0, operation_timeout=2.0)

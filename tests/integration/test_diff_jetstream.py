@@ -4,9 +4,9 @@ for byte, and every text found in the files is found in the stream."""
 from __future__ import annotations
 
 import journaltools as jt
-from journaltools.backends.jetstream import JetStreamBackend
-from journaltools.backends.registry import open_source
 from journaltools.ops.migrate import migrate
+from journaltools.sources.jetstream import JetStreamBackend
+from journaltools.sources.registry import open_source
 from tests.paths import SAMPLES
 
 

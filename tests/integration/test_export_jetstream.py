@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from journaltools.backends.jetstream import JetStreamBackend
-from journaltools.backends.registry import open_source
 from journaltools.export import export
 from journaltools.ops.migrate import migrate
+from journaltools.sources.jetstream import JetStreamBackend
+from journaltools.sources.registry import open_source
 from tests.paths import SAMPLES
 from tests.runstate_corpus import NEWEST_CORPUS
 

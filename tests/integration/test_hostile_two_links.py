@@ -19,13 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from journaltools.backends.jetstream import JetStreamBackend, open_jetstream_source
-from journaltools.backends.jetstream_stream import stream_config_for
-from journaltools.backends.nats_connection import JetStreamOptions
 from journaltools.cli import main
-from journaltools.embedded import EmbeddedServer, find_nats_server, free_port
 from journaltools.errors import ConnectFailed, CorruptJournal, StreamFull
 from journaltools.protocol.encode import encode_record
+from journaltools.sources.embedded import EmbeddedServer, find_nats_server, free_port
+from journaltools.sources.jetstream import JetStreamBackend, open_jetstream_source
+from journaltools.sources.jetstream_stream import stream_config_for
+from journaltools.sources.nats import JetStreamOptions
 from tests.builders import completed_run
 from tests.nats_fixtures import TEST_OPTIONS, NatsAdmin, unique_stream, wait_for_port
 

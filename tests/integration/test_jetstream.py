@@ -8,17 +8,17 @@ from typing import Any
 
 import pytest
 
-from journaltools.backends.base import AppendOutcome, meta_record
-from journaltools.backends.jetstream import (
+from journaltools.errors import AnotherWriter, ConcurrentCreate, SourceError, StreamConfigRefused
+from journaltools.protocol.encode import encode_record
+from journaltools.sources.base import AppendOutcome, meta_record
+from journaltools.sources.embedded import EmbeddedServer
+from journaltools.sources.jetstream import (
     JetStreamBackend,
     JetStreamJournalWriter,
     derive_prefix,
     open_jetstream_source,
     stream_config_for,
 )
-from journaltools.embedded import EmbeddedServer
-from journaltools.errors import AnotherWriter, ConcurrentCreate, SourceError, StreamConfigRefused
-from journaltools.protocol.encode import encode_record
 from tests.backend_records import meta, user
 from tests.nats_fixtures import TEST_OPTIONS, NatsAdmin, unique_stream
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from journaltools.backends.jetstream import JetStreamBackend
-from journaltools.backends.registry import open_source
 from journaltools.compare import compare_runs
 from journaltools.ops.migrate import INVALID_SOURCE_CODES, migrate
+from journaltools.sources.jetstream import JetStreamBackend
+from journaltools.sources.registry import open_source
 from tests.nats_fixtures import NatsAdmin
 from tests.runstate_corpus import CORPUS, jsonl
 

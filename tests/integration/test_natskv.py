@@ -10,10 +10,10 @@ from collections.abc import Iterator
 import orjson
 import pytest
 
-from journaltools.backends.nats_connection import JetStreamOptions
-from journaltools.embedded import EmbeddedServer
 from journaltools.errors import JournalError, SourceError
 from journaltools.natskv import BucketLocation, CasBucket, bucket_config_for, check_bucket_config, parse_bucket_url
+from journaltools.sources.embedded import EmbeddedServer
+from journaltools.sources.nats import JetStreamOptions
 from tests.concurrency import run_in_threads
 from tests.nats_fixtures import TEST_OPTIONS, NatsAdmin
 
@@ -164,7 +164,7 @@ def test_writes_across_server_crashes_are_never_lost_nor_mistaken_for_conflicts(
 
 
 def test_an_unreachable_server_is_a_source_error_naming_the_bucket() -> None:
-    from journaltools.embedded import free_port
+    from journaltools.sources.embedded import free_port
 
     url = f"nats://127.0.0.1:{free_port()}/TASKS"
     with pytest.raises(SourceError, match=f"{url}: cannot connect"):

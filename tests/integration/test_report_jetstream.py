@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 import journaltools as jt
-from journaltools.backends.jetstream import JetStreamBackend
-from journaltools.backends.registry import open_source
 from journaltools.cli import main
 from journaltools.ops.migrate import migrate
+from journaltools.sources.jetstream import JetStreamBackend
+from journaltools.sources.registry import open_source
 from tests.paths import SAMPLES
 from tests.report_pages import SECTIONS, assert_self_contained, section, sections_of
 

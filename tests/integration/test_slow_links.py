@@ -17,14 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from journaltools.backends.jetstream import open_jetstream_source
-from journaltools.backends.jetstream_stream import stream_config_for
-from journaltools.backends.nats_connection import JetStreamOptions
-from journaltools.backends.registry import open_source
-from journaltools.embedded import EmbeddedServer
 from journaltools.errors import ServerNotAnswering, SlowReads, format_journal_warning, install_warning_format
 from journaltools.ops.migrate import migrate
 from journaltools.protocol.encode import encode_record
+from journaltools.sources.embedded import EmbeddedServer
+from journaltools.sources.jetstream import open_jetstream_source
+from journaltools.sources.jetstream_stream import stream_config_for
+from journaltools.sources.nats import JetStreamOptions
+from journaltools.sources.registry import open_source
 from tests.builders import completed_run, journal
 from tests.nats_fixtures import TEST_OPTIONS, NatsAdmin, unique_stream
 from tests.throttle import ThrottledProxy
@@ -104,7 +104,7 @@ def test_case13_a_partition_mid_migrate_is_reported_once_and_soon(
 _NOISE = """
 import asyncio, gc, logging
 from journaltools._base.aio import background_loop, run_sync
-import journaltools.backends.nats_connection  # what every NATS source imports
+import journaltools.sources.nats  # what every NATS source imports
 
 async def dropped() -> None:
     raise ConnectionResetError("the link dropped")

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from journaltools.audit import audit_sources
-from journaltools.backends.file import FileBackend
-from journaltools.backends.jetstream import JetStreamBackend, open_jetstream_source
-from journaltools.backends.registry import open_source
-from journaltools.embedded import EmbeddedServer
 from journaltools.errors import SourceError
+from journaltools.sources.embedded import EmbeddedServer
+from journaltools.sources.file import FileBackend
+from journaltools.sources.jetstream import JetStreamBackend, open_jetstream_source
+from journaltools.sources.registry import open_source
 from tests.backend_records import meta, terminal, user
 from tests.nats_fixtures import TEST_OPTIONS, unique_stream
 from tests.paths import ROOT
@@ -25,7 +25,7 @@ from tests.paths import ROOT
 WRITE_COMMAND = textwrap.dedent(
     """
     import sys
-    from journaltools.backends.registry import open_source
+    from journaltools.sources.registry import open_source
     from tests.backend_records import meta, terminal, user
     with open_source("embedded:" + sys.argv[1]) as backend:
         with backend.create_journal("kept", meta("kept", "remember me")) as writer:
@@ -38,7 +38,7 @@ WRITE_COMMAND = textwrap.dedent(
 OPEN_COMMAND = textwrap.dedent(
     """
     import sys
-    from journaltools.backends.registry import open_source
+    from journaltools.sources.registry import open_source
     from journaltools.errors import SourceError
     try:
         open_source("embedded:" + sys.argv[1]).close()

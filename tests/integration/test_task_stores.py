@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from journaltools.cli import main
-from journaltools.embedded import EmbeddedServer
 from journaltools.errors import InvalidTask, SourceError
 from journaltools.natskv import CasBucket, parse_bucket_url
+from journaltools.sources.embedded import EmbeddedServer
 from journaltools.stores import open_task_store
 from journaltools.tasks import FileTaskStore, TaskStore, task_states
 from journaltools.tasks.analysis import audit_tasks

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from journaltools.embedded import EmbeddedServer
 from journaltools.errors import CorruptTurnStore, InvalidTurnRecord, SourceError
+from journaltools.sources.embedded import EmbeddedServer
 from journaltools.stores import open_turn_store
 from journaltools.turnjournal import (
     CASStore,

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 import journaltools as jt
-from journaltools.backends.registry import open_source
 from journaltools.cli import main
 from journaltools.errors import NoSuchSegment
 from journaltools.folding.facts import time_ns
+from journaltools.sources.registry import open_source
 from tests.paths import ROOT
 from tests.schemas import hold_to_schema
 

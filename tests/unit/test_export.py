@@ -12,12 +12,12 @@ import pytest
 from google.protobuf import json_format
 from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
 
-from journaltools.backends.registry import open_source
 from journaltools.cli import main
 from journaltools.export import OUTCOMES, atif_trajectory, export, export_atif, export_otlp, otlp_trace
 from journaltools.folding.facts import time_ns
 from journaltools.folding.run import fold_run
 from journaltools.protocol.journal import typed_records
+from journaltools.sources.registry import open_source
 from tests.otlp import with_binary_ids
 from tests.paths import SAMPLES
 from tests.runstate_corpus import CORPUS, NEWEST_CORPUS, random_ones_slow

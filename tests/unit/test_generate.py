@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from journaltools.backends.registry import open_source
 from journaltools.folding import fold
 from journaltools.protocol.decode import decode_line
 from journaltools.protocol.encode import encode_record
 from journaltools.protocol.runid import validate_run_id
+from journaltools.sources.registry import open_source
 from journaltools.testing.generate import JournalBuilder, generate_corpus, generated_run, main, publish_corpus, run_id
 from tests.strategies import DamagedJournal, damaged_journals, valid_runs
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 import journaltools as jt
-from journaltools.backends.registry import open_source
 from journaltools.cli import main
 from journaltools.errors import InvalidGrep
 from journaltools.protocol.blocks import Block, ThinkingBlock
 from journaltools.protocol.generations import NEWEST
+from journaltools.sources.registry import open_source
 from journaltools.testing.generate import JournalBuilder, text, tool_use
 from journaltools.testing.samples import sample_fingerprint
 from journaltools.textgrep import WHERE, GrepResult, Pattern, _non_capturing, re2_literal, texts_of

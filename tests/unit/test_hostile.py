@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-import journaltools.backends.scan as scan
-from journaltools.backends.base import RunRead, meta_record
-from journaltools.backends.file import FileBackend
-from journaltools.backends.jetstream import JetStreamBackend
+import journaltools.sources.scan as scan
 from journaltools.errors import NotAJournalFile, RunExists
+from journaltools.sources.base import RunRead, meta_record
+from journaltools.sources.file import FileBackend
+from journaltools.sources.jetstream import JetStreamBackend
 from journaltools.tables import load
 from tests.backend_records import line, meta, terminal, user
 from tests.nats_fixtures import NatsAdmin

@@ -23,15 +23,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from journaltools import fold, load, open_source
-from journaltools.backends import scan
-from journaltools.backends.file import FileBackend
-from journaltools.backends.jetstream import JetStreamBackend
-from journaltools.backends.scan import (
-    MAX_FINDINGS_PER_CODE,
-    MAX_JOURNAL_BYTES_VARIABLE,
-    MAX_JOURNAL_RECORDS_VARIABLE,
-    records_past_bound,
-)
 from journaltools.cli import main
 from journaltools.errors import CorruptJournal, JournalPastReadersBound, JournalTooLarge, RunNotFound
 from journaltools.folding import FoldResult
@@ -43,6 +34,15 @@ from journaltools.protocol.encode import encode_record
 from journaltools.protocol.generations import NEWEST, Generation
 from journaltools.protocol.journal import read_file_journal, typed_records
 from journaltools.protocol.kinds import Record
+from journaltools.sources import scan
+from journaltools.sources.file import FileBackend
+from journaltools.sources.jetstream import JetStreamBackend
+from journaltools.sources.scan import (
+    MAX_FINDINGS_PER_CODE,
+    MAX_JOURNAL_BYTES_VARIABLE,
+    MAX_JOURNAL_RECORDS_VARIABLE,
+    records_past_bound,
+)
 from journaltools.testing.generate import text
 from journaltools.widgets import ConversationModel, RunBrowser, RunBrowserModel, TimeTravelModel
 from journaltools.widgets._html import esc, markdown_text, role_class, status_badge

@@ -12,11 +12,11 @@ import pytest
 
 from journaltools.compare import compare_runs
 from journaltools.errors import UndecodableLine
-from journaltools.listing import RunSummary, summarize_file, summarize_stream
 from journaltools.protocol.decode import decode_line
 from journaltools.protocol.encode import encode_go_json
 from journaltools.protocol.journal import journal_generation
 from journaltools.protocol.kinds import Record
+from journaltools.sources.listing import RunSummary, summarize_file, summarize_stream
 from tests.runstate_corpus import CORPUS, NEWEST_CORPUS, jsonl
 
 
@@ -193,9 +193,9 @@ def newest_calls(name: str, call: str) -> list[dict[str, object]]:
 
 
 def test_pages_and_describe_of_the_file_listing_are_the_newest_runtimes() -> None:
-    from journaltools.backends.file import FileBackend
     from journaltools.errors import InvalidPage
-    from journaltools.listing import describe, list_page
+    from journaltools.sources.file import FileBackend
+    from journaltools.sources.listing import describe, list_page
 
     rows = FileBackend(NEWEST_CORPUS / "file").listing()
     cursor = ""

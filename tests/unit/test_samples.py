@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from journaltools.backends.registry import open_source
 from journaltools.errors import VersionMismatch
 from journaltools.folding import fold
+from journaltools.sources.registry import open_source
 from journaltools.testing.samples import SAMPLE_STORIES, write_samples
 from tests.paths import SAMPLES
 

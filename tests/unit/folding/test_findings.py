@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from journaltools.backends.registry import open_source
 from journaltools.folding import fold
 from journaltools.folding.facts import RunFacts, degraded_analysis
 from journaltools.protocol.findings import FINDING_SEVERITY
+from journaltools.sources.registry import open_source
 from journaltools.tables import findings_of, findings_table, load
 from tests.runstate_corpus import CORPUS, expected
 

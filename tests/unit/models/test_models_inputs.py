@@ -10,12 +10,12 @@ from typing import Any
 import jsonschema
 import pytest
 
-from journaltools.backends.nats_connection import parse_nats_url
 from journaltools.cli import main
 from journaltools.errors import InvalidConfig, InvalidSource
 from journaltools.models import INPUT_NAMES, input_schema
 from journaltools.models.inputs import INPUT_MODELS
 from journaltools.ops.gate import Candidate, system_hash
+from journaltools.sources.nats import parse_nats_url
 from tests.paths import ROOT
 
 # (configuration, the line it is refused with); None: accepted.
@@ -121,8 +121,8 @@ def test_every_input_has_a_schema() -> None:
 
 
 def test_the_nats_source_model_and_the_connection_code_agree() -> None:
-    from journaltools.backends import nats_connection
     from journaltools.models import inputs
+    from journaltools.sources import nats_connection
 
     assert tuple(inputs.NatsSourceParameters.model_fields) == nats_connection.SOURCE_URL_PARAMETERS
     assert inputs.MAX_REPLICAS == nats_connection.MAX_REPLICAS  # the bucket URLs' replicas= reads the same bound

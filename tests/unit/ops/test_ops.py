@@ -10,7 +10,6 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from journaltools.backends.registry import open_source
 from journaltools.errors import AlreadyAnswered, AnswerRefused, InvalidConfig
 from journaltools.folding import fold
 from journaltools.ops.answer import MAX_RESULT_BYTES, answer_call
@@ -19,6 +18,7 @@ from journaltools.ops.resume import claim_run
 from journaltools.protocol.decode import decode_line
 from journaltools.protocol.encode import encode_record
 from journaltools.protocol.kinds import Record
+from journaltools.sources.registry import open_source
 from tests.runstate_corpus import CORPUS
 
 SUPPLIED_NOT_RESUMED = "3IDdWOESEKqijGnQfKh5NwIRHpZ"  # suspended on a deferral, then answered

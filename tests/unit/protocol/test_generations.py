@@ -279,7 +279,7 @@ def test_the_fast_record_time_reader_agrees_with_the_go_time_parser(unix_ns: int
 
 
 def test_the_views_time_a_newest_run_by_its_records_and_say_an_august_file_has_no_times() -> None:
-    from journaltools.backends.registry import open_source
+    from journaltools.sources.registry import open_source
     from journaltools.widgets._source import RunFolds
 
     samples = SAMPLES

@@ -24,10 +24,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from journaltools.errors import UndecodableLine
+from journaltools.goencoding.json import go_utf8
 from journaltools.protocol import decode, journal
 from journaltools.protocol.blocks import Message
 from journaltools.protocol.encode import encode_go_json, encode_record
-from journaltools.goencoding.json import go_utf8
 from journaltools.protocol.journal import BadLine, StoredRecord, read_file_journal, read_stream_bodies
 from journaltools.protocol.kinds import ZERO_TIME, Claim, Record, Terminal, make_record
 from tests.runstate_corpus import CORPUS

@@ -406,7 +406,7 @@ def test_scan_batch_refuses_lengths_beyond_the_buffer() -> None:
 
 @pytest.mark.parametrize("in_c", [True, False], ids=["c-reader", "python-reader"])
 def test_a_journal_that_will_not_read_whole_is_left_to_the_usual_read(tmp_path: Path, in_c: bool) -> None:
-    from journaltools.backends.scan import read_journals_into
+    from journaltools.sources.scan import read_journals_into
 
     plain = tmp_path / "a.json"
     plain.write_bytes(META + b"\n")
@@ -433,7 +433,7 @@ def test_a_journal_that_will_not_read_whole_is_left_to_the_usual_read(tmp_path: 
 def test_a_journal_past_either_bound_is_left_to_the_usual_read(
     tmp_path: Path, in_c: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from journaltools.backends.scan import MAX_JOURNAL_BYTES_VARIABLE, MAX_JOURNAL_RECORDS_VARIABLE, read_journals_into
+    from journaltools.sources.scan import MAX_JOURNAL_BYTES_VARIABLE, MAX_JOURNAL_RECORDS_VARIABLE, read_journals_into
 
     monkeypatch.setenv(MAX_JOURNAL_BYTES_VARIABLE, str(len(META) * 3))
     monkeypatch.setenv(MAX_JOURNAL_RECORDS_VARIABLE, "3")
@@ -454,7 +454,7 @@ def test_the_c_reader_is_the_python_readers_answer_or_sends_more_to_the_usual_re
 ) -> None:
     """Lines counted by newlines (in C) are never fewer than the records among them (in Python): a journal near the
     record bound with blank lines may go to the usual read, which then counts exactly."""
-    from journaltools.backends.scan import MAX_JOURNAL_RECORDS_VARIABLE, read_journals_into
+    from journaltools.sources.scan import MAX_JOURNAL_RECORDS_VARIABLE, read_journals_into
 
     blank_heavy = tmp_path / "a.json"
     blank_heavy.write_bytes(b"{}\n\n\n\n\n")

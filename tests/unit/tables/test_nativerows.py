@@ -17,11 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from journaltools.backends.scan import run_read
 from journaltools.errors import JournalError
 from journaltools.protocol import native
 from journaltools.protocol.generations import AUGUST, NEWEST
 from journaltools.protocol.journal import ProvenRecords, read_file_journal
+from journaltools.sources.scan import run_read
 from journaltools.tables import load, nativerows
 from journaltools.tables.build import TablesBuilder, fold_read
 from journaltools.tables.schema import TABLE_NAMES, Tables, with_plain_strings

@@ -16,11 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from journaltools.audit import audit_sources
-from journaltools.backends.registry import open_source
 from journaltools.errors import FoldError
 from journaltools.protocol.decode import decode_line
 from journaltools.protocol.findings import FINDING_SEVERITY
 from journaltools.protocol.kinds import PROTOCOLS
+from journaltools.sources.registry import open_source
 from journaltools.tables import (
     SCHEMAS,
     TABLE_NAMES,

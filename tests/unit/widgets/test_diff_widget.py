@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from journaltools.backends.registry import open_source
+from journaltools.sources.registry import open_source
 from journaltools.widgets import RunDiff, RunDiffModel
 from tests.paths import ROOT
 

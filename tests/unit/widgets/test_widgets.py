@@ -18,7 +18,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from journaltools._readable import ATTENTION, attention_rank, readable_json, shorten_middle
-from journaltools.backends.base import RunRead, StoredRecord
 from journaltools.errors import MissingDependency
 from journaltools.folding import fold
 from journaltools.protocol.blocks import Block, Message, TextBlock
@@ -31,6 +30,7 @@ from journaltools.protocol.kinds import (
     User,
     make_record,
 )
+from journaltools.sources.base import RunRead, StoredRecord
 from journaltools.widgets import (
     AuditSummary,
     AuditSummaryModel,

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from journaltools.backends.file import FileBackend, JournalFilesBackend
-from journaltools.backends.registry import default_source, open_source
 from journaltools.errors import CorruptJournal, JournalLocked, NotAJournalFile, ReadOnlySource, RunExists
+from journaltools.sources.file import FileBackend, JournalFilesBackend
+from journaltools.sources.registry import default_source, open_source
 from tests.backend_records import line, meta, terminal, user
 from tests.runstate_corpus import CORPUS
 
@@ -26,7 +26,7 @@ def journal(root: Path, run: str, *records: bytes) -> Path:
 
 
 def line_meta(run: str) -> bytes:
-    from journaltools.backends.base import meta_record
+    from journaltools.sources.base import meta_record
 
     return line(meta_record(meta(run)))
 

@@ -19,11 +19,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Final
 
 from journaltools._base.oserrors import mapped, open_regular
-from journaltools.backends.base import RunRead, StoredRecord
 from journaltools.errors import CorruptJournal, JournalError
 from journaltools.errors import JournalTooLarge as JournalTooLargeError
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.journal import FileJournal, read_file_journal
+from journaltools.sources.base import RunRead, StoredRecord
 
 if TYPE_CHECKING:  # numpy is imported where a count or a batch needs it: reading one small journal never does
     import numpy as np

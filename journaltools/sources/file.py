@@ -32,7 +32,23 @@ from pathlib import Path
 
 from journaltools._base.durable import fsync_directory, write_all
 from journaltools._base.oserrors import mapped, open_regular, refuse_unless_regular, storage_error
-from journaltools.backends.base import (
+from journaltools.errors import (
+    CorruptJournal,
+    JournalLocked,
+    JournalPastReadersBound,
+    ReadOnlySource,
+    RunExists,
+    RunNotFound,
+    SourceError,
+    StorageError,
+)
+from journaltools.protocol.encode import encode_record
+from journaltools.protocol.findings import Finding
+from journaltools.protocol.journal import read_file_journal
+from journaltools.protocol.kinds import Meta, Record
+from journaltools.protocol.runid import is_valid_run_id, validate_run_id
+from journaltools.protocol.sequence import AppendVerdict
+from journaltools.sources.base import (
     AppendOutcome,
     AppendResult,
     Backend,
@@ -43,7 +59,8 @@ from journaltools.backends.base import (
     raw_seq,
     vanished_read,
 )
-from journaltools.backends.scan import (
+from journaltools.sources.listing import RunSummary, summarize_file
+from journaltools.sources.scan import (
     COMPRESSED_SUFFIXES,
     JOURNAL_SUFFIX,
     JOURNAL_SUFFIXES,
@@ -62,23 +79,6 @@ from journaltools.backends.scan import (
     too_large_read,
     torn_tail_offset,
 )
-from journaltools.errors import (
-    CorruptJournal,
-    JournalLocked,
-    JournalPastReadersBound,
-    ReadOnlySource,
-    RunExists,
-    RunNotFound,
-    SourceError,
-    StorageError,
-)
-from journaltools.listing import RunSummary, summarize_file
-from journaltools.protocol.encode import encode_record
-from journaltools.protocol.findings import Finding
-from journaltools.protocol.journal import read_file_journal
-from journaltools.protocol.kinds import Meta, Record
-from journaltools.protocol.runid import is_valid_run_id, validate_run_id
-from journaltools.protocol.sequence import AppendVerdict
 
 #: Journals and locks hold conversations and tool input: only their owner reads them (``file.go:93-100``).
 FILE_MODE = 0o600

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from journaltools.backends.file import FileBackend
-from journaltools.backends.jetstream import JetStreamBackend, open_jetstream_source
-from journaltools.embedded import EmbeddedServer
 from journaltools.errors import FoldError
 from journaltools.folding import FoldResult, fold
-from journaltools.listing import RunSummary
 from journaltools.protocol.kinds import Record
+from journaltools.sources.embedded import EmbeddedServer
+from journaltools.sources.file import FileBackend
+from journaltools.sources.jetstream import JetStreamBackend, open_jetstream_source
+from journaltools.sources.listing import RunSummary
 from journaltools.tables import load, nativerows
 from tests.nats_fixtures import TEST_OPTIONS, NatsAdmin, unique_stream
 from tests.runstate_corpus import CORPUS, NEWEST_CORPUS, expected, jsonl
@@ -230,7 +230,7 @@ def test_newest_file_and_stream_listings_compare_without_the_august_disagreement
 def test_pages_of_the_newest_jetstream_listing_are_the_runtimes(replayed_newest: JetStreamBackend) -> None:
     """The JetStream backend pages by the stream sequence of each run's meta message."""
     from journaltools.errors import InvalidPage
-    from journaltools.listing import list_page
+    from journaltools.sources.listing import list_page
 
     rows = replayed_newest.listing()
     calls = [row for row in jsonl(NEWEST_CORPUS / "listing-jetstream.jsonl") if row.get("call") == "ListPage"]

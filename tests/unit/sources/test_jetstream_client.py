@@ -4,7 +4,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from nats.aio.client import Client
 
-from journaltools.backends.nats_connection import JournalClient
+from journaltools.sources.nats import JournalClient
 
 pieces = st.sampled_from(
     [b"Nats-Subject", b"Nats-Sequence", b"x", b":", b": ", b"\r\n", b"\r", b"\n", b" ", b"\t", b"\x1c", b"\x0b",

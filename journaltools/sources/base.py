@@ -18,6 +18,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar
 
 from journaltools.errors import RecordRefused, SequenceGap
+from journaltools.goencoding.time import now_go_time
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.generations import NEWEST
 from journaltools.protocol.journal import BadLine, read_stream_bodies, typed_records
@@ -25,10 +26,9 @@ from journaltools.protocol.journal import StoredRecord as StoredRecord
 from journaltools.protocol.kinds import Meta, Record, make_record
 from journaltools.protocol.runid import validate_run_id
 from journaltools.protocol.sequence import AppendVerdict, check_append
-from journaltools.goencoding.time import now_go_time
 
 if TYPE_CHECKING:
-    from journaltools.listing import RunSummary
+    from journaltools.sources.listing import RunSummary
 
 T = TypeVar("T")
 

@@ -46,7 +46,26 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 
 from journaltools._base.aio import map_bounded, run_sync
-from journaltools.backends.base import (
+from journaltools.errors import (
+    AnotherWriter,
+    ConcurrentCreate,
+    CorruptJournal,
+    InvalidSource,
+    RunExists,
+    RunNotFound,
+    ServerNotAnswering,
+    SlowReads,
+    SourceError,
+    StreamConfigRefused,
+    StreamFull,
+)
+from journaltools.protocol.encode import encode_record
+from journaltools.protocol.findings import Finding
+from journaltools.protocol.journal import BadLine, read_stream_bodies
+from journaltools.protocol.kinds import Meta, Record
+from journaltools.protocol.runid import is_valid_run_id, validate_run_id
+from journaltools.protocol.sequence import AppendVerdict
+from journaltools.sources.base import (
     AppendOutcome,
     AppendResult,
     Backend,
@@ -56,7 +75,7 @@ from journaltools.backends.base import (
     meta_record,
     raw_seq,
 )
-from journaltools.backends.jetstream_messages import (
+from journaltools.sources.jetstream_messages import (
     Replies,
     StoredMessage,
     ack_time,
@@ -67,8 +86,9 @@ from journaltools.backends.jetstream_messages import (
     parse_stream_time,
     status_of,
 )
-from journaltools.backends.jetstream_stream import derive_prefix, stream_config_for, stream_problems
-from journaltools.backends.nats_connection import (
+from journaltools.sources.jetstream_stream import derive_prefix, stream_config_for, stream_problems
+from journaltools.sources.listing import RunSummary, summarize_stream
+from journaltools.sources.nats import (
     DEFAULT_PREFIX,
     DEFAULT_STREAM,
     EXPECTED_LAST_SUBJECT_SEQUENCE,
@@ -86,27 +106,7 @@ from journaltools.backends.nats_connection import (
     retry_transient,
     stream_limit,
 )
-from journaltools.backends.scan import JournalTooLarge, max_journal_records, too_large_read
-from journaltools.errors import (
-    AnotherWriter,
-    ConcurrentCreate,
-    CorruptJournal,
-    InvalidSource,
-    RunExists,
-    RunNotFound,
-    ServerNotAnswering,
-    SlowReads,
-    SourceError,
-    StreamConfigRefused,
-    StreamFull,
-)
-from journaltools.listing import RunSummary, summarize_stream
-from journaltools.protocol.encode import encode_record
-from journaltools.protocol.findings import Finding
-from journaltools.protocol.journal import BadLine, read_stream_bodies
-from journaltools.protocol.kinds import Meta, Record
-from journaltools.protocol.runid import is_valid_run_id, validate_run_id
-from journaltools.protocol.sequence import AppendVerdict
+from journaltools.sources.scan import JournalTooLarge, max_journal_records, too_large_read
 
 T = TypeVar("T")
 
@@ -726,7 +726,7 @@ async def open_jetstream_source_async(
 async def _open_embedded(url: str, options: JetStreamOptions | None) -> JetStreamBackend:
     """``embedded`` (a throwaway server) or ``embedded:DIR`` (a server on the store in DIR), always creating its
     stream; closing the backend gives its lease on the server back, which stops the server if it was the last."""
-    from journaltools.embedded import lease_server
+    from journaltools.sources.embedded import lease_server
 
     store = url.partition(":")[2]
     if url.startswith("embedded:") and not store.strip():

@@ -13,16 +13,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 from journaltools._base.urls import file_url_path, parse_url
-from journaltools.backends.base import Backend
 from journaltools.errors import InvalidSource, SourceError
+from journaltools.sources.base import Backend
 
 Opener = Callable[[str, bool], Backend]
 
 
 def _open_file(url: str, create: bool) -> Backend:
     """A directory of journals, one journal file (``<id>.json``, ``.json.gz``, ``.json.zst``) or a glob."""
-    from journaltools.backends.file import FileBackend, has_glob, open_journal_files
-    from journaltools.backends.scan import journal_name_parts
+    from journaltools.sources.file import FileBackend, has_glob, open_journal_files
+    from journaltools.sources.scan import journal_name_parts
 
     path = file_url_path(url) if url.startswith("file://") else url
     if not path:
@@ -39,7 +39,7 @@ def _open_file(url: str, create: bool) -> Backend:
 
 
 def _open_nats(url: str, create: bool) -> Backend:
-    from journaltools.backends.jetstream import open_jetstream_source
+    from journaltools.sources.jetstream import open_jetstream_source
 
     return open_jetstream_source(url, create=create)
 

@@ -18,7 +18,7 @@ import orjson
 from nats.aio.msg import Msg
 from nats.js.api import Header
 
-from journaltools.backends.nats_connection import (
+from journaltools.sources.nats import (
     JournalClient,
     wait_with_progress,
 )

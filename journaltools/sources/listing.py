@@ -37,11 +37,11 @@ from typing import Any, Literal, Protocol
 from journaltools._readable import why_stopped
 from journaltools.errors import InvalidPage
 from journaltools.folding.run import fold_run
+from journaltools.goencoding.json import go_quoted
+from journaltools.goencoding.time import parse_go_time
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.generations import AUGUST, generation_of_version, unsupported_version
-from journaltools.goencoding.json import go_quoted
 from journaltools.protocol.kinds import ZERO_TIME, Record, Summary
-from journaltools.goencoding.time import parse_go_time
 
 Rule = Literal["file", "jetstream"]
 #: Kinds that start a turn: after a terminal, they mean the conversation's next turn is in flight.

@@ -1,1 +1,0 @@
-"""Backends move bytes; see ``base.Backend`` for the contract and ``registry.open_source`` for URLs."""
