@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from journaltools.analysis import calls, search, stats
-    from journaltools.audit import audit_sources, read_audit
+    from journaltools.audits.sources import audit_sources, read_audit
     from journaltools.errors import (
         CorruptJournal,
         FoldError,
@@ -68,8 +68,8 @@ _LAZY = {
     "iter_tables": "journaltools.tables",
     "Tables": "journaltools.tables",
     "LoadOptions": "journaltools.tables",
-    "audit_sources": "journaltools.audit",
-    "read_audit": "journaltools.audit",
+    "audit_sources": "journaltools.audits.sources",
+    "read_audit": "journaltools.audits.sources",
     "open_source": "journaltools.sources.registry",
     "default_source": "journaltools.sources.registry",
     "fold": "journaltools.folding",

@@ -228,7 +228,7 @@ AUDIT = [
     ("code", FIND_SAMPLES),
     (
         "code",
-        "import tempfile\n\nfrom journaltools.audit import audit_sources\nfrom journaltools.widgets import AuditSummary, "
+        "import tempfile\n\nfrom journaltools.audits.sources import audit_sources\nfrom journaltools.widgets import AuditSummary, "
         "AuditSummaryModel, load_source\n\nout = Path(tempfile.mkdtemp(prefix='journaltools-audit-'))\n"
         "# One call: every record checked, every run folded, the tables streamed to Parquet batch by batch.\n"
         "result = audit_sources([SAMPLES], parquet=out, records=True, progress=False)\n"
@@ -277,7 +277,7 @@ AUDIT = [
     ),
     (
         "code",
-        "from journaltools.testing.demo import write_demo_stores\nfrom journaltools.tasks.analysis import audit_tasks\n"
+        "from journaltools.testing.demo import write_demo_stores\nfrom journaltools.audits.tasks import audit_tasks\n"
         "from journaltools.widgets import TurnCheckpoints\n\ntasks, turns = write_demo_stores(Path(tempfile.mkdtemp("
         "prefix='journaltools-stores-')))\nprint(audit_tasks(str(tasks)).tasks.select(['id', 'state', 'outcome', "
         "'error']).to_pandas())\nwith_stores = audit_sources([SAMPLES], task_store=tasks, turn_store=turns, "

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from journaltools.errors import InvalidTask, TaskAlreadyCompleted, TaskExists, TaskNotFound
 from journaltools.goencoding.time import GoTime
-from journaltools.tasks import Task, TaskStore, decode_task, task_states
+from journaltools.stores.tasks import Task, TaskStore, decode_task, task_states
 from tests.concurrency import run_in_threads
 
 SUBMITTED = GoTime(1_795_948_800_123_456_789)  # 2026-11-29T10:40:00.123456789Z

@@ -6,7 +6,7 @@ import hashlib
 from datetime import UTC, datetime, timedelta
 
 from journaltools.goencoding.time import GoTime
-from journaltools.turnjournal import (
+from journaltools.stores.turns import (
     ExternalChildRef,
     HistoryMessageRef,
     Phase,

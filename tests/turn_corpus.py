@@ -14,8 +14,8 @@ from typing import Any
 from journaltools.errors import JournalError, TurnJournalError
 from journaltools.goencoding.json import Node, compact, html_escape, parse_value
 from journaltools.goencoding.time import GoTime, parse_go_time
-from journaltools.turnjournal.records import TurnRecord, encode_record, parse_record_node
-from journaltools.turnjournal.stores import CASStore, FileStore, MemoryBlobStore, TurnStore
+from journaltools.stores.turns.records import TurnRecord, encode_record, parse_record_node
+from journaltools.stores.turns.stores import CASStore, FileStore, MemoryBlobStore, TurnStore
 
 CORPUS = Path(__file__).parent / "corpus" / "turnjournal"
 FILE_STORE = CORPUS / "file-store"

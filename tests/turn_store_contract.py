@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from journaltools.errors import InvalidTransition, InvalidTurnRecord, RevisionConflict, TurnAlreadyExists, TurnNotFound
-from journaltools.turnjournal import Phase, ToolOutcome, TurnRecord, TurnStore, decode_record, encode_record
+from journaltools.stores.turns import Phase, ToolOutcome, TurnRecord, TurnStore, decode_record, encode_record
 from tests.concurrency import run_in_threads
 from tests.turn_builders import Clock, call, in_phase, new_record
 
@@ -264,7 +264,7 @@ class TurnStoreContract:
         pending = store.update(created.with_changes(phase="provider_pending"), 1)
         child = call("c1", ToolOutcome.REQUESTED)
         tool = store.update(pending.with_changes(phase="tool_pending", tool_batch=_batch(workspace, child)), 2)
-        from journaltools.turnjournal import ExternalChildRef
+        from journaltools.stores.turns import ExternalChildRef
 
         admitted = child.__class__(
             "c1", "tool", child.args_digest, "admitted", ExternalChildRef.new("t", "e", "cs", descriptor)
@@ -279,7 +279,7 @@ class TurnStoreContract:
 
 
 def _batch(workspace: str, *calls: object) -> object:
-    from journaltools.turnjournal import HistoryMessageRef, ToolBatchCheckpoint
+    from journaltools.stores.turns import HistoryMessageRef, ToolBatchCheckpoint
     from tests.turn_builders import DIGEST
 
     return ToolBatchCheckpoint(HistoryMessageRef(workspace, "s1", "assistant-1", DIGEST), tuple(calls))  # type: ignore[arg-type]

@@ -9,6 +9,7 @@ from functools import cache
 
 import msgspec
 
+from journaltools.audits.turns import TurnFinding
 from journaltools.errors import UndecodableLine
 from journaltools.folding import FoldResult, fold
 from journaltools.protocol.blocks import Block, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
@@ -24,7 +25,6 @@ from journaltools.protocol.kinds import (
     ToolResult,
     make_record,
 )
-from journaltools.turnjournal.analysis import TurnFinding
 from journaltools.widgets.turns import TurnCheckpointsModel, TurnRow
 from tests.paths import TESTS
 

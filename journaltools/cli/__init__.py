@@ -105,8 +105,8 @@ def _add_prices(parser: argparse.ArgumentParser, help_text: str) -> None:
 
 def _duration(text: str) -> timedelta:
     """An argparse type: a bad duration is bad usage (exit 2), said by argparse."""
+    from journaltools.audits.turns import parse_duration
     from journaltools.errors import JournalError
-    from journaltools.turnjournal.analysis import parse_duration
 
     try:
         return parse_duration(text)

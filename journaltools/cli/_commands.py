@@ -244,7 +244,7 @@ def _positive_int(text: str) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from journaltools.audit import audit_sources
+    from journaltools.audits.sources import audit_sources
 
     printer = _StreamedFindings(args.json)
     result = audit_sources(
@@ -288,8 +288,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_turns(args: argparse.Namespace) -> int:
+    from journaltools.audits.turns import audit_turns
     from journaltools.protocol.findings import at_least
-    from journaltools.turnjournal.analysis import audit_turns
 
     result = audit_turns(args.store, stuck_after=args.stuck_after)
     document = result.to_json()
@@ -309,8 +309,8 @@ def cmd_turns(args: argparse.Namespace) -> int:
 
 
 def cmd_tasks(args: argparse.Namespace) -> int:
+    from journaltools.audits.tasks import audit_tasks
     from journaltools.protocol.findings import at_least
-    from journaltools.tasks.analysis import audit_tasks
 
     result = audit_tasks(args.store)
     document = result.to_json()
@@ -426,7 +426,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from journaltools.compare import FAIL_ON, compare_listings, comparison_rows
+    from journaltools.audits.listings import FAIL_ON, compare_listings, comparison_rows
 
     with _open(args.source_a, "compare") as a, _open(args.source_b, "compare") as b:
         # Name the sides by backend kind; two sources of one kind go by their URLs.

@@ -18,7 +18,7 @@ last terminal's reason while the JetStream rule says ``open`` whenever a record 
 journal lists alike on both backends, since ``Ending()`` is exactly "the last record is a terminal". When the
 record after an August terminal starts a new turn (a user or assistant record: the conversation's next turn is in
 flight) it is the case the runtime's documentation names; any other trailing record (``memory_revisions`` after
-every run that read memory, a claim, a decision...) is the two-record rule at work. ``journaltools.compare``
+every run that read memory, a claim, a decision...) is the two-record rule at work. ``journaltools.audits.listings``
 tells them apart with what each row carries beyond the ``ls`` columns.
 
 Rows are built from duck-typed reads (anything with ``record``, ``raw`` and ``time``), so this module knows

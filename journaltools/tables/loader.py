@@ -46,7 +46,7 @@ from journaltools.tables.parallel import (
 from journaltools.tables.schema import Tables
 
 if TYPE_CHECKING:
-    from journaltools.tasks import TaskStore
+    from journaltools.stores.tasks import TaskStore
 
 Source = str | Path | Backend
 
@@ -171,7 +171,7 @@ def with_task_states(tables: Tables, store: TaskStore) -> Tables:
     runs = tables.runs
     if not runs.num_rows:
         return tables
-    from journaltools.tasks import task_states  # the task store is needed only by loads that name one
+    from journaltools.stores.tasks import task_states  # the task store is needed only by loads that name one
 
     ids = runs.column("run").to_pylist()
     states = task_states(store, ids)

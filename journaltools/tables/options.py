@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from journaltools.audits.turns import DEFAULT_STUCK_AFTER
 from journaltools.prices import PricesLike
 from journaltools.protocol.findings import Finding
-from journaltools.turnjournal.analysis import DEFAULT_STUCK_AFTER
 
 if TYPE_CHECKING:
-    from journaltools.tasks import TaskStore
-    from journaltools.turnjournal.stores import TurnStore
+    from journaltools.stores.tasks import TaskStore
+    from journaltools.stores.turns.stores import TurnStore
 
 
 @dataclass(frozen=True, slots=True)

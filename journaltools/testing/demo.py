@@ -80,7 +80,7 @@ def write_demo_stores(root: Path) -> tuple[Path, Path]:
     import json
 
     from journaltools.stores import open_task_store, open_turn_store
-    from journaltools.turnjournal import HistoryMessageRef, ToolBatchCheckpoint, ToolCheckpoint, TurnRecord
+    from journaltools.stores.turns import HistoryMessageRef, ToolBatchCheckpoint, ToolCheckpoint, TurnRecord
 
     tasks, turns = root / "tasks", root / "state"
     with open_task_store(tasks, create=True) as task_store:

@@ -301,7 +301,7 @@ class AuditSummary:
 
     @classmethod
     def from_sources(cls, urls: list[str]) -> AuditSummary:
-        from journaltools.audit import audit_sources
+        from journaltools.audits.sources import audit_sources
         from journaltools.widgets._source import RunFolds
 
         loaders = [RunFolds.open(url) for url in urls]

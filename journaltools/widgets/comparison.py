@@ -1,6 +1,6 @@
 """ListingComparison: the file and JetStream listings side by side, one row per run, each row with a verdict.
 
-``ListingComparisonModel`` (pure) holds the rows. It takes the table of ``journaltools.compare`` (columns
+``ListingComparisonModel`` (pure) holds the rows. It takes the table of ``journaltools.audits.listings`` (columns
 ``run, status_a, status_b, verdict, explanation``), any rows of that shape (``compare --json``), or two
 listings which it hands to ``compare_listings``. Each difference is shown by its cause (PROTOCOL 6): a
 ``documented`` row (the file rule names the last terminal's reason, the JetStream rule says ``open``, and a
@@ -126,8 +126,8 @@ class ListingComparisonModel:
         label_a: str = "file",
         label_b: str = "jetstream",
     ) -> ListingComparisonModel:
-        """Compare two listings (``listing.RunSummary`` lists) with ``journaltools.compare.compare_listings``."""
-        from journaltools.compare import compare_listings
+        """Compare two listings (``RunSummary`` lists) with ``journaltools.audits.listings.compare_listings``."""
+        from journaltools.audits.listings import compare_listings
 
         return cls.from_table(compare_listings(a_rows, b_rows, label_a, label_b), label_a, label_b)
 

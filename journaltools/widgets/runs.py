@@ -39,8 +39,8 @@ from journaltools.widgets._why import Why, reason_text
 
 if TYPE_CHECKING:
     from journaltools.runreport import RunReport
+    from journaltools.stores.tasks import TaskStore
     from journaltools.tables import Tables
-    from journaltools.tasks import TaskStore
 
 #: run id → its lenient fold (None when the source has no such run), used to open a conversation.
 RunLoader = Callable[[str], FoldResult | None]

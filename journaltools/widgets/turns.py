@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from journaltools.audits.turns import TurnAudit, TurnFinding
 from journaltools.protocol.findings import SEVERITY_RANK
-from journaltools.turnjournal.analysis import TurnAudit, TurnFinding
 from journaltools.widgets._html import esc, id_html, long_text, severity_badge, status_badge, themed
 
 
@@ -196,7 +196,7 @@ class TurnCheckpoints:
     @classmethod
     def from_store(cls, url: str, runs: Any = None, **audit_options: Any) -> TurnCheckpoints:
         """Audit the turn store at ``url`` (``audit_turns`` options as keywords) and show it next to ``runs``."""
-        from journaltools.turnjournal.analysis import audit_turns
+        from journaltools.audits.turns import audit_turns
 
         return cls(TurnCheckpointsModel.from_audit(audit_turns(url, **audit_options), runs))
 

@@ -45,8 +45,8 @@ def test_the_readme_and_its_docs_stay_inside_the_repository() -> None:
 
 
 def test_the_interfaces_page_lists_every_table_column() -> None:
+    from journaltools.audits.turns import TURN_FINDINGS_SCHEMA, TURN_RECORDS_SCHEMA, TURN_TOOL_CALLS_SCHEMA
     from journaltools.tables.schema import SCHEMAS
-    from journaltools.turnjournal.analysis import TURN_FINDINGS_SCHEMA, TURN_RECORDS_SCHEMA, TURN_TOOL_CALLS_SCHEMA
 
     interfaces = (ROOT / "docs" / "interfaces.md").read_text(encoding="utf-8")
     journal_tables, turn_tables = interfaces.split("### Turn-checkpoint tables", 1)

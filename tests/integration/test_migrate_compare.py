@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from journaltools.compare import compare_runs
+from journaltools.audits.listings import compare_runs
 from journaltools.ops.migrate import INVALID_SOURCE_CODES, migrate
 from journaltools.sources.jetstream import JetStreamBackend
 from journaltools.sources.registry import open_source

@@ -11,9 +11,15 @@ import orjson
 import pytest
 
 from journaltools.errors import JournalError, SourceError
-from journaltools.natskv import BucketLocation, CasBucket, bucket_config_for, check_bucket_config, parse_bucket_url
 from journaltools.sources.embedded import EmbeddedServer
 from journaltools.sources.nats import JetStreamOptions
+from journaltools.stores.natskv import (
+    BucketLocation,
+    CasBucket,
+    bucket_config_for,
+    check_bucket_config,
+    parse_bucket_url,
+)
 from tests.concurrency import run_in_threads
 from tests.nats_fixtures import TEST_OPTIONS, NatsAdmin
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from journaltools.audit import audit_sources
+from journaltools.audits.sources import audit_sources
 from journaltools.errors import SourceError
 from journaltools.sources.embedded import EmbeddedServer
 from journaltools.sources.file import FileBackend

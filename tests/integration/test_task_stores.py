@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from journaltools.audits.tasks import audit_tasks
 from journaltools.cli import main
 from journaltools.errors import InvalidTask, SourceError
-from journaltools.natskv import CasBucket, parse_bucket_url
 from journaltools.sources.embedded import EmbeddedServer
 from journaltools.stores import open_task_store
-from journaltools.tasks import FileTaskStore, TaskStore, task_states
-from journaltools.tasks.analysis import audit_tasks
-from journaltools.tasks.kv import NatsTaskStore
+from journaltools.stores.natskv import CasBucket, parse_bucket_url
+from journaltools.stores.tasks import FileTaskStore, TaskStore, task_states
+from journaltools.stores.tasks.kv import NatsTaskStore
 from tests import store_workers
 from tests.task_store_contract import FixedClock, TaskStoreContract, request, result
 

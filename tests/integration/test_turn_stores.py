@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from journaltools.audits.turns import audit_turns
 from journaltools.errors import CorruptTurnStore, InvalidTurnRecord, SourceError
 from journaltools.sources.embedded import EmbeddedServer
 from journaltools.stores import open_turn_store
-from journaltools.turnjournal import (
+from journaltools.stores.turns import (
     CASStore,
     DirectoryBlobStore,
     FileStore,
@@ -27,10 +28,9 @@ from journaltools.turnjournal import (
     TurnStore,
     decode_record,
 )
-from journaltools.turnjournal.analysis import audit_turns
-from journaltools.turnjournal.kv import open_nats_turn_store
-from journaltools.turnjournal.records import validate
-from journaltools.turnjournal.recovery import CallDecision, TurnNotResumable, plan_resume, require_resumable
+from journaltools.stores.turns.kv import open_nats_turn_store
+from journaltools.stores.turns.records import validate
+from journaltools.stores.turns.recovery import CallDecision, TurnNotResumable, plan_resume, require_resumable
 from tests import store_workers
 from tests.paths import ROOT
 from tests.turn_builders import Clock, call, in_phase, new_record
@@ -192,7 +192,7 @@ def test_records_are_written_0600_in_the_real_layout(tmp_path: Path) -> None:
 
 
 def test_journaltools_never_writes_a_descriptor_the_runtime_cannot_read_back(tmp_path: Path) -> None:
-    from journaltools.turnjournal import ExternalChildRef
+    from journaltools.stores.turns import ExternalChildRef
 
     store = FileStore(tmp_path / "state")
     created = store.create(new_record())

@@ -37,8 +37,8 @@ def test_every_command_and_option_is_documented() -> None:
 
 
 def test_every_finding_code_is_documented_with_its_severity() -> None:
-    from journaltools.tasks.analysis import TASK_FINDING_SEVERITY
-    from journaltools.turnjournal.analysis import TURN_FINDING_SEVERITY
+    from journaltools.audits.tasks import TASK_FINDING_SEVERITY
+    from journaltools.audits.turns import TURN_FINDING_SEVERITY
 
     # The journals' codes, and the two stores' analyses, which keep tables of their own.
     every = {**FINDING_SEVERITY, **TURN_FINDING_SEVERITY, **TASK_FINDING_SEVERITY}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from journaltools.compare import compare_runs
+from journaltools.audits.listings import compare_runs
 from journaltools.errors import UndecodableLine
 from journaltools.protocol.decode import decode_line
 from journaltools.protocol.encode import encode_go_json

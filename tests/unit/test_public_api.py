@@ -16,7 +16,7 @@ def test_the_analysis_job_is_at_the_top() -> None:
     ]  # fmt: skip
     for name in journaltools.__all__:
         assert getattr(journaltools, name) is not None, name
-    from journaltools.audit import audit_sources
+    from journaltools.audits.sources import audit_sources
     from journaltools.tables import load
 
     assert journaltools.load is load and journaltools.audit_sources is audit_sources

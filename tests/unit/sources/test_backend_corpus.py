@@ -212,7 +212,7 @@ def test_newest_read_and_fold_equals_the_runtimes_load(
 def test_newest_file_and_stream_listings_compare_without_the_august_disagreement(
     replayed_newest: JetStreamBackend,
 ) -> None:
-    from journaltools.compare import compare_runs
+    from journaltools.audits.listings import compare_runs
 
     files = FileBackend(NEWEST_CORPUS / "file")
     rows = {row.run: row for row in compare_runs(files.listing(), replayed_newest.listing(), "file", "jetstream")}

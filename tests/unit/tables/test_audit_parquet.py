@@ -8,7 +8,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from journaltools.audit import AUDIT_TABLES, audit_sources, read_audit
+from journaltools.audits.sources import AUDIT_TABLES, audit_sources, read_audit
 from journaltools.protocol.findings import Finding
 from journaltools.tables import SCHEMAS, LoadOptions, load
 from journaltools.tables.schema import with_plain_strings

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from journaltools.audit import audit_sources
+from journaltools.audits.sources import audit_sources
 from journaltools.errors import FoldError
 from journaltools.protocol.decode import decode_line
 from journaltools.protocol.findings import FINDING_SEVERITY
@@ -244,7 +244,7 @@ def test_fold_false_gives_records_and_findings_only() -> None:
 
 def test_a_task_store_fills_task_state(tmp_path: Path) -> None:
     """A served run's task record carries the run's own id; a run without one has a null task_state."""
-    from journaltools.tasks import FileTaskStore
+    from journaltools.stores.tasks import FileTaskStore
     from tests.task_store_contract import request, result
 
     journals = tmp_path / "journals"

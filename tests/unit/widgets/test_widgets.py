@@ -247,7 +247,7 @@ def test_run_browser_filters_sorts_and_pages() -> None:
 
 
 def test_run_browser_from_a_source_with_a_task_store_shows_task_states(tmp_path: Path) -> None:
-    from journaltools.tasks import FileTaskStore
+    from journaltools.stores.tasks import FileTaskStore
     from tests.task_store_contract import error, request, result
 
     journals = tmp_path / "journals"

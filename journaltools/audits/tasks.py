@@ -23,7 +23,7 @@ from typing import Any, Final
 import pyarrow as pa
 
 from journaltools.protocol.findings import Finding, Severity
-from journaltools.tasks import STATE_COMPLETED, TASK_STATES, StoredTask, Task, TaskStore
+from journaltools.stores.tasks import STATE_COMPLETED, TASK_STATES, StoredTask, Task, TaskStore
 
 TASK_FINDING_SEVERITY: Final[dict[str, Severity]] = {
     "task_record_invalid": "error",

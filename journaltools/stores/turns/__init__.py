@@ -7,7 +7,7 @@ names the revision it read, so exactly one of two concurrent writers advances it
 """
 
 from journaltools.goencoding.time import GoTime
-from journaltools.turnjournal.records import (
+from journaltools.stores.turns.records import (
     ExternalChildRef,
     HistoryMessageRef,
     IndexRef,
@@ -22,7 +22,7 @@ from journaltools.turnjournal.records import (
     validate,
     validate_transition,
 )
-from journaltools.turnjournal.stores import (
+from journaltools.stores.turns.stores import (
     BlobStore,
     CASStore,
     DirectoryBlobStore,

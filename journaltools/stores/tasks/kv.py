@@ -13,9 +13,9 @@ from typing import Final
 
 from journaltools._base.aio import run_sync
 from journaltools.errors import InvalidTask, TaskExists, TaskNotFound
-from journaltools.natskv import BucketLocation, CasBucket, parse_bucket_url
 from journaltools.sources.nats import JetStreamOptions
-from journaltools.tasks import (
+from journaltools.stores.natskv import BucketLocation, CasBucket, parse_bucket_url
+from journaltools.stores.tasks import (
     STATE_COMPLETED,
     Clock,
     StoredTask,

@@ -14,7 +14,7 @@ import pytest
 
 from journaltools.errors import CorruptTurnStore, InvalidTurnRecord, JournalError, SourceError, TurnNotFound
 from journaltools.goencoding.json import compact, html_escape, html_unescape
-from journaltools.turnjournal.records import (
+from journaltools.stores.turns.records import (
     ExternalChildRef,
     HistoryMessageRef,
     IndexRef,
@@ -29,7 +29,7 @@ from journaltools.turnjournal.records import (
     phase_move_allowed,
     validate,
 )
-from journaltools.turnjournal.stores import CASStore, FileStore, MemoryBlobStore, TurnStore, path_segment
+from journaltools.stores.turns.stores import CASStore, FileStore, MemoryBlobStore, TurnStore, path_segment
 from tests.turn_corpus import (
     FILE_STORE,
     Entry,
@@ -232,7 +232,7 @@ def _seed(store: TurnStore, current: TurnRecord, tmp: Path) -> None:
         path.write_bytes(encode_record_indented(current))
     else:
         assert isinstance(store, CASStore)
-        from journaltools.turnjournal.records import IndexRef
+        from journaltools.stores.turns.records import IndexRef
 
         store.blobs.create(store.key(*current.key()), encode_record(current))
         store.blobs.create(
@@ -429,7 +429,7 @@ def _with_descriptors(record: TurnRecord, change: Any) -> TurnRecord:
 
 
 def decode_or_parse(data: bytes) -> TurnRecord:
-    from journaltools.turnjournal.records import parse_record
+    from journaltools.stores.turns.records import parse_record
 
     return parse_record(data)
 

@@ -48,9 +48,9 @@ import pyarrow as pa
 from journaltools.errors import JournalError
 from journaltools.goencoding.time import GoTime
 from journaltools.protocol.findings import Finding, Severity
-from journaltools.turnjournal.records import RESUMABLE, ToolOutcome, TurnRecord
-from journaltools.turnjournal.recovery import plan_resume
-from journaltools.turnjournal.stores import IndexScan, StoredTurn, TurnScan, TurnStore
+from journaltools.stores.turns.records import RESUMABLE, ToolOutcome, TurnRecord
+from journaltools.stores.turns.recovery import plan_resume
+from journaltools.stores.turns.stores import IndexScan, StoredTurn, TurnScan, TurnStore
 
 #: How long an active record may stay in one phase, or an outbox record wait for its acknowledgement.
 DEFAULT_STUCK_AFTER: Final = timedelta(hours=1)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from journaltools.errors import TurnNotResumable
-from journaltools.turnjournal.records import RESUMABLE, Phase, ToolCheckpoint, ToolOutcome, TurnRecord
+from journaltools.stores.turns.records import RESUMABLE, Phase, ToolCheckpoint, ToolOutcome, TurnRecord
 
 
 class CallDecision(StrEnum):

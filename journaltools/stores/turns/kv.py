@@ -1,8 +1,8 @@
 """The CAS turn store on JetStream key-value: ``nats://host:port/BUCKET[?prefix=...&replicas=N]``.
 
-``NatsBlobStore`` gives ``CASStore`` the runtime's blob contract over one bucket (``journaltools.natskv``): ``create``
-is a publish with "the key must be absent"; ``compare_and_swap`` reads the key, compares the whole value with the
-one expected, and publishes with "the revision must still be the one read", so of several writers on many hosts
+``NatsBlobStore`` gives ``CASStore`` the runtime's blob contract over one bucket (``journaltools.stores.natskv``):
+``create`` is a publish with "the key must be absent"; ``compare_and_swap`` reads the key, compares the whole value
+with the one expected, and publishes with "the revision must still be the one read", so of several writers on many hosts
 exactly one swaps each value. Keys are the runtime's (``<prefix>/workspaces/<seg>/tasks/<seg>``, ``<prefix>/index``);
 the default prefix is ``agent-harness/turn-executions/v2``.
 """
@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Final
 
 from journaltools.errors import InvalidSource
-from journaltools.natskv import CasBucket, parse_bucket_url, validate_key
 from journaltools.sources.nats import JetStreamOptions
-from journaltools.turnjournal.stores import DEFAULT_PREFIX, CASStore, Clock, normalize_prefix
+from journaltools.stores.natskv import CasBucket, parse_bucket_url, validate_key
+from journaltools.stores.turns.stores import DEFAULT_PREFIX, CASStore, Clock, normalize_prefix
 
 DEFAULT_BUCKET: Final = "TURNS"
 #: Swap attempts while the value stays the one expected but its revision moves (another writer wrote the same

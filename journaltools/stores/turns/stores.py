@@ -46,7 +46,7 @@ from journaltools.errors import (
 )
 from journaltools.goencoding.json import GoJSONError
 from journaltools.goencoding.time import GoTime
-from journaltools.turnjournal.records import (
+from journaltools.stores.turns.records import (
     INDEX_SCHEMA_VERSION,
     SCHEMA,
     SCHEMA_REVISION,

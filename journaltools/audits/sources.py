@@ -38,7 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from journaltools._base.oserrors import mapped
-from journaltools.compare import compare_listings, findings_from_comparison
+from journaltools.audits.listings import compare_listings, findings_from_comparison
 from journaltools.prices import prices_of
 from journaltools.protocol.findings import Finding, at_least
 from journaltools.sources.listing import RunSummary
@@ -53,8 +53,8 @@ from journaltools.tables.schema import is_priced, schema_of
 
 if TYPE_CHECKING:
     from journaltools.sources.base import Backend
-    from journaltools.tasks import TaskStore
-    from journaltools.turnjournal.stores import TurnStore
+    from journaltools.stores.tasks import TaskStore
+    from journaltools.stores.turns.stores import TurnStore
 
 __all__ = ["AUDIT_TABLES", "AuditResult", "audit_sources", "listing_findings", "read_audit"]
 
@@ -168,7 +168,7 @@ def _count_records(runs: pa.Table) -> int:
 def _turn_findings(store: str | os.PathLike[str] | TurnStore | None, stuck_after: timedelta) -> list[Finding]:
     if store is None:
         return []
-    from journaltools.turnjournal.analysis import audit_turns
+    from journaltools.audits.turns import audit_turns
 
     opened = os.fspath(store) if isinstance(store, os.PathLike) else store
     return audit_turns(opened, stuck_after=stuck_after).findings
@@ -179,7 +179,7 @@ def _task_findings(store: str | os.PathLike[str] | TaskStore | None) -> list[Fin
     result...): findings of the audit, while such a record's run simply gets a null ``task_state``."""
     if store is None:
         return []
-    from journaltools.tasks.analysis import audit_tasks
+    from journaltools.audits.tasks import audit_tasks
 
     return audit_tasks(os.fspath(store) if isinstance(store, os.PathLike) else store).findings
 

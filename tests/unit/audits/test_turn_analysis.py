@@ -12,12 +12,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from journaltools.audit import audit_sources
-from journaltools.cli import main
-from journaltools.errors import JournalError
-from journaltools.testing.generate import text
-from journaltools.turnjournal import CASStore, FileStore, MemoryBlobStore, Phase, ToolOutcome
-from journaltools.turnjournal.analysis import (
+from journaltools.audits.sources import audit_sources
+from journaltools.audits.turns import (
     TURN_FINDING_SEVERITY,
     TURN_FINDINGS_SCHEMA,
     TURN_RECORDS_SCHEMA,
@@ -26,7 +22,11 @@ from journaltools.turnjournal.analysis import (
     audit_turns,
     parse_duration,
 )
-from journaltools.turnjournal.records import IndexRef, encode_index
+from journaltools.cli import main
+from journaltools.errors import JournalError
+from journaltools.stores.turns import CASStore, FileStore, MemoryBlobStore, Phase, ToolOutcome
+from journaltools.stores.turns.records import IndexRef, encode_index
+from journaltools.testing.generate import text
 from journaltools.widgets.turns import TurnCheckpointsModel
 from tests.builders import journal
 from tests.task_store_contract import request, result

@@ -1,5 +1,5 @@
 """Task stores and turn-checkpoint stores by URL: the one registry for both (journal sources have their own,
-``backends.registry``).
+``sources.registry``).
 
 - a directory, or ``file:///abs/path``: a fisk-ai task directory (``FileTaskStore``) / an agent-harness-go state
   directory (``FileStore``, records under ``turn-executions/workspaces/``);
@@ -24,8 +24,8 @@ from journaltools._base.urls import file_url_path, parse_url
 from journaltools.errors import InvalidSource, SourceError
 
 if TYPE_CHECKING:
-    from journaltools.tasks import TaskStore
-    from journaltools.turnjournal.stores import MemoryBlobStore, TurnStore
+    from journaltools.stores.tasks import TaskStore
+    from journaltools.stores.turns.stores import MemoryBlobStore, TurnStore
 
 _NATS_SCHEMES = frozenset({"nats", "tls", "ws", "wss"})
 _memory_stores: dict[str, MemoryBlobStore] = {}
@@ -58,25 +58,25 @@ def _directory(url: str, create: bool, what: str) -> Path:
 
 
 def _open_file_tasks(url: str, create: bool) -> TaskStore:
-    from journaltools.tasks import FileTaskStore
+    from journaltools.stores.tasks import FileTaskStore
 
     return FileTaskStore(_directory(url, create, "task store"))
 
 
 def _open_nats_tasks(url: str, create: bool) -> TaskStore:
-    from journaltools.tasks.kv import NatsTaskStore
+    from journaltools.stores.tasks.kv import NatsTaskStore
 
     return NatsTaskStore.open(url, create=create)
 
 
 def _open_file_turns(url: str, create: bool) -> TurnStore:
-    from journaltools.turnjournal.stores import FileStore
+    from journaltools.stores.turns.stores import FileStore
 
     return FileStore(_directory(url, create, "turn store"))
 
 
 def _open_nats_turns(url: str, create: bool) -> TurnStore:
-    from journaltools.turnjournal.kv import open_nats_turn_store
+    from journaltools.stores.turns.kv import open_nats_turn_store
 
     return open_nats_turn_store(url, create=create)
 
@@ -85,7 +85,7 @@ def _open_blob_directory_turns(url: str, create: bool) -> TurnStore:
     """``blobs:DIR[?prefix=...]``: the CAS layout, one file per blob key under DIR."""
     from urllib.parse import parse_qs
 
-    from journaltools.turnjournal.stores import CASStore, DirectoryBlobStore
+    from journaltools.stores.turns.stores import CASStore, DirectoryBlobStore
 
     location, _, query = url.removeprefix("blobs:").partition("?")
     parameters = {name: values[-1] for name, values in parse_qs(query).items()}
@@ -97,7 +97,7 @@ def _open_blob_directory_turns(url: str, create: bool) -> TurnStore:
 
 def _open_memory_turns(url: str, create: bool) -> TurnStore:
     """``memory`` is a new empty store; ``memory:NAME`` is this process's store of that name (made on first use)."""
-    from journaltools.turnjournal.stores import CASStore, MemoryBlobStore
+    from journaltools.stores.turns.stores import CASStore, MemoryBlobStore
 
     name = url.partition(":")[2]
     if not name:
