@@ -26,9 +26,9 @@ from typing import Final
 
 from benchmarks.corpus import _ROOT, _generator_digest
 from benchmarks.measure import figure, interleaved, load_average, note
+from journaltools.analyses.textgrep import grep, texts_of
 from journaltools.sources.registry import open_source
 from journaltools.testing.generate import generate_corpus
-from journaltools.textgrep import grep, texts_of
 
 RECORDS: Final = 40
 #: (case, pattern, ignore_case, regex): words the generator's text pool holds, rarely or often.

@@ -35,8 +35,12 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from journaltools._base.version import __version__ as __version__
+
 if TYPE_CHECKING:
-    from journaltools.analysis import calls, search, stats
+    from journaltools.analyses.rundiff import diff
+    from journaltools.analyses.session import calls, search, stats
+    from journaltools.analyses.textgrep import grep
     from journaltools.audits.sources import audit_sources, read_audit
     from journaltools.errors import (
         CorruptJournal,
@@ -47,18 +51,16 @@ if TYPE_CHECKING:
         VersionMismatch,
         WriterConflict,
     )
-    from journaltools.export import export_atif, export_otlp
+    from journaltools.exports.interchange import export_atif, export_otlp
+    from journaltools.exports.report import report
     from journaltools.folding import FoldResult, RunState, fold
     from journaltools.protocol.blocks import Message
     from journaltools.protocol.decode import decode_line
     from journaltools.protocol.findings import Finding
     from journaltools.protocol.kinds import Record
-    from journaltools.rundiff import diff
-    from journaltools.runreport import report
     from journaltools.sources.registry import default_source, open_source
     from journaltools.stores import open_task_store, open_turn_store
     from journaltools.tables import LoadOptions, Tables, iter_tables, load
-    from journaltools.textgrep import grep
 
 #: name -> the module that defines it, imported when the name is first used. Every name is, not only the ones that
 #: pull in pyarrow: ``import journaltools`` runs before any of its modules (``journaltools --help`` included), so
@@ -79,16 +81,16 @@ _LAZY = {
     "Record": "journaltools.protocol.kinds",
     "Message": "journaltools.protocol.blocks",
     "decode_line": "journaltools.protocol.decode",
-    "grep": "journaltools.textgrep",
-    "diff": "journaltools.rundiff",
-    "report": "journaltools.runreport",
-    "export_otlp": "journaltools.export",
-    "export_atif": "journaltools.export",
+    "grep": "journaltools.analyses.textgrep",
+    "diff": "journaltools.analyses.rundiff",
+    "report": "journaltools.exports.report",
+    "export_otlp": "journaltools.exports.interchange",
+    "export_atif": "journaltools.exports.interchange",
     "open_task_store": "journaltools.stores",
     "open_turn_store": "journaltools.stores",
-    "stats": "journaltools.analysis",
-    "calls": "journaltools.analysis",
-    "search": "journaltools.analysis",
+    "stats": "journaltools.analyses.session",
+    "calls": "journaltools.analyses.session",
+    "search": "journaltools.analyses.session",
     "JournalError": "journaltools.errors",
     "SourceError": "journaltools.errors",
     "RunNotFound": "journaltools.errors",
@@ -147,4 +149,3 @@ __all__ = [  # noqa: RUF022 - in reading order, not alphabetical
     "VersionMismatch",
     "WriterConflict",
 ]
-__version__ = "0.1.0"

@@ -39,7 +39,6 @@ import pyarrow.compute as pc
 
 from journaltools._base.oserrors import mapped
 from journaltools.audits.listings import compare_listings, findings_from_comparison
-from journaltools.prices import prices_of
 from journaltools.protocol.findings import Finding, at_least
 from journaltools.sources.listing import RunSummary
 from journaltools.sources.registry import open_source, scheme_of
@@ -49,6 +48,7 @@ from journaltools.tables.costs import with_costs
 from journaltools.tables.loader import open_task_store_of, with_task_states
 from journaltools.tables.options import LoadChanges, resolve
 from journaltools.tables.parquet import ParquetTables, parquet_writer, read_audit
+from journaltools.tables.prices import prices_of
 from journaltools.tables.schema import is_priced, schema_of
 
 if TYPE_CHECKING:

@@ -43,7 +43,7 @@ def _version() -> str:
     try:
         return version("journaltools")
     except PackageNotFoundError:
-        from journaltools import __version__
+        from journaltools._base.version import __version__
 
         return __version__
 
@@ -131,10 +131,10 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
-#: ``report --max-size``'s default as ``--help`` says it (``journaltools.runreport.DEFAULT_MAX_BYTES``; a test holds
-#: the two equal, so ``--help`` need not import the report's code).
+#: ``report --max-size``'s default as ``--help`` says it (``journaltools.exports.report.DEFAULT_MAX_BYTES``; a test
+#: holds the two equal, so ``--help`` need not import the report's code).
 REPORT_MAX_SIZE_TEXT: Final = "10M"
-#: ``report --max-size``'s least (``journaltools.runreport.MIN_MAX_BYTES``).
+#: ``report --max-size``'s least (``journaltools.exports.report.MIN_MAX_BYTES``).
 REPORT_MIN_SIZE: Final = 200_000
 _SIZE_UNITS: Final = {"": 1, "k": 1_000, "m": 1_000_000}
 

@@ -1,5 +1,5 @@
 """``stats``, ``query`` and ``search``: the newest runtime's ``session stats/query/search``, its exact ``--json``
-bytes, and a readable account for a terminal (``journaltools.analysis`` does the work)."""
+bytes, and a readable account for a terminal (``journaltools.analyses.session`` does the work)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from datetime import datetime
 
-from journaltools.analysis import (
+from journaltools.analyses.session import (
     Call,
     CallFilter,
     SearchFilter,
@@ -27,8 +27,8 @@ from journaltools.cli._output import UsageError, _note, _say, print_table
 from journaltools.cli._sources import _is_source, _only_run, _open, _source_and_rest
 from journaltools.errors import InvalidPattern, InvalidSearch
 from journaltools.goencoding.json import go_utf8
-from journaltools.prices import TIERS, read_prices
 from journaltools.protocol.kinds import Record
+from journaltools.tables.prices import TIERS, read_prices
 
 
 def _write(document: bytes) -> None:

@@ -29,7 +29,7 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from journaltools.export import export
+    from journaltools.exports.interchange import export
 
     if not args.otlp and not args.atif:
         raise UsageError("say where to write: --otlp FILE, --atif FILE or both")

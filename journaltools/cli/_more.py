@@ -1,4 +1,4 @@
-"""``grep`` and ``diff``: the command line over ``journaltools.textgrep`` and ``journaltools.rundiff``."""
+"""``grep`` and ``diff``: the command line over ``journaltools.analyses.textgrep`` and ``.rundiff``."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ REFUSED_NAMED = 5
 
 def cmd_grep(args: argparse.Namespace) -> int:
     from journaltools._base.text import for_terminal
-    from journaltools.textgrep import grep
+    from journaltools.analyses.textgrep import grep
 
     where = [place.strip() for chosen in args.where or () for place in chosen.split(",") if place.strip()]
     try:
@@ -69,7 +69,7 @@ def _sides(args: argparse.Namespace) -> tuple[str, str, str, str]:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from journaltools.rundiff import diff
+    from journaltools.analyses.rundiff import diff
 
     source_a, run_a, source_b, run_b = _sides(args)
     result = diff(

@@ -1,4 +1,4 @@
-"""``report``: one run as one self-contained HTML file, over ``journaltools.runreport``."""
+"""``report``: one run as one self-contained HTML file, over ``journaltools.exports.report``."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from journaltools.cli._sources import _only_run, _open, _source_and_optional_run
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from journaltools.prices import read_prices
-    from journaltools.runreport import report_of_read, write_report
+    from journaltools.exports.report import report_of_read, write_report
+    from journaltools.tables.prices import read_prices
 
     prices = read_prices(args.prices) if args.prices else None  # a wrong price file: bad usage, before any read
     source, run = _source_and_optional_run(args.targets)

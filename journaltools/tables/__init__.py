@@ -11,28 +11,78 @@ The package, by what each file holds: ``schema`` (the seven schemas, ``Tables``)
 the builder reads), ``build`` (the pure builder from reads and folds), ``records`` (the records table),
 ``options`` (``LoadOptions``, shared with the audit), ``batch`` (one batch of runs), ``loader`` (``load``,
 ``iter_tables``), ``parallel`` and ``workers`` (how the work is spread), ``parquet`` (audits on disk).
+
+Each name is imported on first use: ``journaltools.tables.prices`` and the other light modules of the package are
+read by commands that must not pay for pyarrow and pandas (``show`` prices a run without building a table).
 """
 
-from journaltools.tables.build import Folded, TablesBuilder, fold_read, tables_of, tables_of_reads
-from journaltools.tables.columns import findings_of, findings_table
-from journaltools.tables.loader import iter_tables, load
-from journaltools.tables.options import LoadOptions
-from journaltools.tables.parquet import read_audit
-from journaltools.tables.schema import (
-    FINDINGS_SCHEMA,
-    MESSAGES_SCHEMA,
-    RECORDS_SCHEMA,
-    RUNS_SCHEMA,
-    SCHEMAS,
-    SEGMENTS_SCHEMA,
-    TABLE_NAMES,
-    TIMESTAMP,
-    TOOL_CALLS_SCHEMA,
-    PandasTables,
-    Tables,
-    empty_table,
-    to_pandas,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from journaltools.tables.build import Folded, TablesBuilder, fold_read, tables_of, tables_of_reads
+    from journaltools.tables.columns import findings_of, findings_table
+    from journaltools.tables.loader import iter_tables, load
+    from journaltools.tables.options import LoadOptions
+    from journaltools.tables.parquet import read_audit
+    from journaltools.tables.schema import (
+        FINDINGS_SCHEMA,
+        MESSAGES_SCHEMA,
+        RECORDS_SCHEMA,
+        RUNS_SCHEMA,
+        SCHEMAS,
+        SEGMENTS_SCHEMA,
+        TABLE_NAMES,
+        TIMESTAMP,
+        TOOL_CALLS_SCHEMA,
+        PandasTables,
+        Tables,
+        empty_table,
+        to_pandas,
+    )
+
+_LAZY = {
+    "Folded": "journaltools.tables.build",
+    "TablesBuilder": "journaltools.tables.build",
+    "fold_read": "journaltools.tables.build",
+    "tables_of": "journaltools.tables.build",
+    "tables_of_reads": "journaltools.tables.build",
+    "findings_of": "journaltools.tables.columns",
+    "findings_table": "journaltools.tables.columns",
+    "iter_tables": "journaltools.tables.loader",
+    "load": "journaltools.tables.loader",
+    "LoadOptions": "journaltools.tables.options",
+    "read_audit": "journaltools.tables.parquet",
+    "FINDINGS_SCHEMA": "journaltools.tables.schema",
+    "MESSAGES_SCHEMA": "journaltools.tables.schema",
+    "RECORDS_SCHEMA": "journaltools.tables.schema",
+    "RUNS_SCHEMA": "journaltools.tables.schema",
+    "SCHEMAS": "journaltools.tables.schema",
+    "SEGMENTS_SCHEMA": "journaltools.tables.schema",
+    "TABLE_NAMES": "journaltools.tables.schema",
+    "TIMESTAMP": "journaltools.tables.schema",
+    "TOOL_CALLS_SCHEMA": "journaltools.tables.schema",
+    "PandasTables": "journaltools.tables.schema",
+    "Tables": "journaltools.tables.schema",
+    "empty_table": "journaltools.tables.schema",
+    "to_pandas": "journaltools.tables.schema",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'journaltools.tables' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "FINDINGS_SCHEMA",

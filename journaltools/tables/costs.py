@@ -1,10 +1,11 @@
 """Cost columns, for a load given the user's prices (``load(source, prices=FILE)``, ``audit --prices FILE``).
 
-``with_costs`` adds ``cost_input``, ``cost_output``, ``cost_cache_read``, ``cost_cache_create`` and ``cost`` (float64,
-in the price table's currency) to ``runs`` and ``responses``, by the one cost rule (``journaltools.prices.cost_of``):
-a run is priced by its fingerprint's model, each response by its run's (the journal records no other model). Where
-no price applies a cost is null, never zero, and a ``no_price`` finding (info) names the run and the model, or the
-tier the table leaves out. Without prices the tables are left as they are: no cost column at all.
+``with_costs`` adds ``cost_input``, ``cost_output``, ``cost_cache_read``, ``cost_cache_create`` and ``cost``
+(float64, in the price table's currency) to ``runs`` and ``responses``, by the one cost rule
+(``journaltools.tables.prices.cost_of``): a run is priced by its fingerprint's model, each response by its run's
+(the journal records no other model). Where no price applies a cost is null, never zero, and a ``no_price`` finding
+(info) names the run and the model, or the tier the table leaves out. Without prices the tables are left as they
+are: no cost column at all.
 
 It works on one batch of whole runs (what ``iter_tables`` yields), so a response always finds its run.
 """
@@ -15,12 +16,12 @@ import dataclasses
 
 import pyarrow as pa
 
-from journaltools.prices import TIERS, Cost, PriceTable, TokenCounts, cost_of, unpriced
 from journaltools.protocol.findings import Finding
 from journaltools.tables.columns import findings_of, findings_table
+from journaltools.tables.prices import TIERS, Cost, PriceTable, TokenCounts, cost_of, unpriced
 from journaltools.tables.schema import COST_COLUMNS, PRICED_TABLES, Tables, schema_of
 
-#: The token columns priced, tier by tier (``journaltools.prices.TIERS``).
+#: The token columns priced, tier by tier (``journaltools.tables.prices.TIERS``).
 TOKEN_COLUMNS = ("in_tokens", "out_tokens", "cache_read_tokens", "cache_create_tokens")
 
 

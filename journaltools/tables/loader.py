@@ -19,7 +19,6 @@ import pyarrow as pa
 
 from journaltools.errors import FoldError, SourceError, VersionMismatch
 from journaltools.folding.run import fold_run
-from journaltools.prices import prices_of
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.runid import validate_run_id
 from journaltools.sources.base import Backend
@@ -43,6 +42,7 @@ from journaltools.tables.parallel import (
     threaded_batches,
     threads_for,
 )
+from journaltools.tables.prices import prices_of
 from journaltools.tables.schema import Tables
 
 if TYPE_CHECKING:
@@ -151,7 +151,7 @@ def load(
     ``source``: a directory, a journal file or glob, ``file://`` URL, ``nats://host:port/STREAM``, ``embedded``,
     an open backend, or None for the runtime's default directory (``backends.registry.default_source``).
     ``options`` (or its fields as keywords, ``load(source, strict=False)``): see ``LoadOptions``;
-    ``prices=`` adds cost columns to ``runs`` and ``responses`` (``journaltools.prices``).
+    ``prices=`` adds cost columns to ``runs`` and ``responses`` (``journaltools.tables.prices``).
     """
     parts = list(iter_tables(source, runs, options, **changes))
     if not parts:

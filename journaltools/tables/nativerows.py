@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from journaltools.tables.reads import RunReadLike, StoredRecordLike
 
 try:
-    from journaltools.tables import _nativerows  # type: ignore[attr-defined]
+    from journaltools.tables import _nativerows
 except ImportError:  # a source tree used without building the extension: every journal folds in Python
     _nativerows = None
 

@@ -15,8 +15,8 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from journaltools.audits.turns import DEFAULT_STUCK_AFTER
-from journaltools.prices import PricesLike
 from journaltools.protocol.findings import Finding
+from journaltools.tables.prices import PricesLike
 
 if TYPE_CHECKING:
     from journaltools.stores.tasks import TaskStore
@@ -51,7 +51,7 @@ class LoadOptions:
     """A task store (or its URL): fills ``runs.task_state`` for every run whose id names a task it holds."""
     prices: PricesLike | None = None
     """The user's prices (a price file's path, its document, ``{model: {tier: price}}`` or a ``PriceTable``; see
-    ``journaltools.prices``): adds the cost columns to ``runs`` and ``responses``, and a ``no_price`` finding for
+    ``journaltools.tables.prices``): adds the cost columns to ``runs`` and ``responses``, and a ``no_price`` finding for
     each run whose cost cannot be known. None: no cost columns (journaltools ships no prices)."""
     # -- audits ---------------------------------------------------------------------------------------------
     parquet: str | os.PathLike[str] | None = None

@@ -9,7 +9,7 @@ each model turn and each tool call took, and what each turn cost. Those come fro
   is shown only between two records that both have one;
 - **tokens** per turn are each assistant record's own counts (the runtime's counters are their sums);
 - **cost** is computed only from a price table the user passes (``prices={model: {...}}``, a price file's path or
-  a ``PriceTable``), by the one cost rule of ``journaltools.prices``: journaltools ships no prices, since any
+  a ``PriceTable``), by the one cost rule of ``journaltools.tables.prices``: journaltools ships no prices, since any
   bundled list would be presented as current long after it stopped being so.
 """
 
@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from journaltools.goencoding.time import go_time
-from journaltools.prices import PricesLike, PriceTable, TokenCounts, cost_of, prices_of
 from journaltools.protocol.kinds import Record
+from journaltools.tables.prices import PricesLike, PriceTable, TokenCounts, cost_of, prices_of
 
 #: A user's price table as the widgets take it: model → price per million tokens of each tier (``input``,
 #: ``output``, ``cache_read``, ``cache_create``), a price file's path, or a checked ``PriceTable``
-#: (``journaltools.prices``). Thinking tokens are inside ``output`` and priced with it.
+#: (``journaltools.tables.prices``). Thinking tokens are inside ``output`` and priced with it.
 Prices = PricesLike
 
 
@@ -55,7 +55,7 @@ class Tokens(TokenCounts):
         )
 
     def cost(self, prices: Prices | None, model: str | None) -> float | None:
-        """The total cost by the user's price table (``journaltools.prices.cost_of``), or None when there is no
+        """The total cost by the user's price table (``journaltools.tables.prices.cost_of``), or None when there is no
         table, no price for ``model``, or a count of a tier the table does not price."""
         table = prices_of(prices)
         return None if table is None else cost_of(table, model, self).total

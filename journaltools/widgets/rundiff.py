@@ -1,18 +1,19 @@
 """RunDiff: two runs (or a run's two copies, or two of its process runs) side by side, from ``jt.diff``.
 
-``RunDiffModel`` (pure) holds a ``journaltools.rundiff.RunDiff`` and renders it: what each side is, the fingerprint
-and the resume gate's word on it, the first call where the runs diverge (marked), then every pair of calls turn by
-turn, A on the left and B on the right, each cell with the tool, its input and its result, and the turns' tokens and
-times. Journal content is escaped (``esc``) and cut with a "show all"; the conversation token is never read.
+``RunDiffModel`` (pure) holds a ``journaltools.analyses.rundiff.RunDiff`` and renders it: what each side is, the
+fingerprint and the resume gate's word on it, the first call where the runs diverge (marked), then every pair of
+calls turn by turn, A on the left and B on the right, each cell with the tool, its input and its result, and the
+turns' tokens and times. Journal content is escaped (``esc``) and cut with a "show all"; the conversation token is
+never read.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from journaltools.analyses.rundiff import DIVERGING, CallPair, Delta, DiffSide, diff
+from journaltools.analyses.rundiff import RunDiff as Comparison
 from journaltools.folding.facts import CallFact
-from journaltools.rundiff import DIVERGING, CallPair, Delta, DiffSide, diff
-from journaltools.rundiff import RunDiff as Comparison
 from journaltools.widgets._html import esc, id_html, long_text, status_badge, themed
 
 #: Characters of an input or a result shown before "show all".

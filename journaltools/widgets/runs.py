@@ -38,7 +38,7 @@ from journaltools.widgets._html import STATUS_TONES, STYLE, esc, id_html, status
 from journaltools.widgets._why import Why, reason_text
 
 if TYPE_CHECKING:
-    from journaltools.runreport import RunReport
+    from journaltools.exports.report import RunReport
     from journaltools.stores.tasks import TaskStore
     from journaltools.tables import Tables
 
@@ -927,7 +927,7 @@ class RunBrowser:
         by default the notebook's own directory, and say where, with a download link when it is small. None when
         no run is open or it could not be written (said in the pane, in one line)."""
         from journaltools.errors import JournalError
-        from journaltools.runreport import render_report, report_of_read, write_report
+        from journaltools.exports.report import render_report, report_of_read, write_report
 
         run = self.selected
         if run is None:
@@ -974,8 +974,8 @@ class RunBrowser:
         again from the source; the comparison, or None when it cannot be made (said in the pane)."""
         import ipywidgets as w
 
+        from journaltools.analyses.rundiff import diff_sides, side_of
         from journaltools.errors import JournalError
-        from journaltools.rundiff import diff_sides, side_of
         from journaltools.widgets.rundiff import RunDiff, RunDiffModel
 
         run = self.selected

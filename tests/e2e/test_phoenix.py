@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from journaltools.export import export
+from journaltools.exports.interchange import export
 from tests.otlp import with_binary_ids
 from tests.paths import SAMPLES
 from tests.processes import stop

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import journaltools as jt
-from journaltools.runreport import RunReport, report_of_read, write_report
+from journaltools.exports.report import RunReport, report_of_read, write_report
 from journaltools.sources.registry import open_source
 from journaltools.testing.generate import journal_bytes
 from tests.browser_fixtures import ARTIFACTS

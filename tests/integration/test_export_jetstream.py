@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from journaltools.export import export
+from journaltools.exports.interchange import export
 from journaltools.ops.migrate import migrate
 from journaltools.sources.jetstream import JetStreamBackend
 from journaltools.sources.registry import open_source

@@ -12,7 +12,7 @@ import pytest
 
 import journaltools as jt
 from journaltools._goregexp import GoRegexpError, compile_go
-from journaltools.analysis import Call, SearchResult, Statistics
+from journaltools.analyses.session import Call, SearchResult, Statistics
 from journaltools.cli import main
 from tests.paths import TESTS
 
@@ -367,6 +367,6 @@ def test_a_stream_holding_the_same_journals_answers_with_the_same_bytes(
     ],
 )
 def test_since_and_until_read_durations_as_fisk_does(text: str, nanoseconds: int | None) -> None:
-    from journaltools.analysis import _go_duration
+    from journaltools.analyses.session import _go_duration
 
     assert _go_duration(text) == nanoseconds

@@ -13,7 +13,7 @@ from google.protobuf import json_format
 from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
 
 from journaltools.cli import main
-from journaltools.export import OUTCOMES, atif_trajectory, export, export_atif, export_otlp, otlp_trace
+from journaltools.exports.interchange import OUTCOMES, atif_trajectory, export, export_atif, export_otlp, otlp_trace
 from journaltools.folding.facts import time_ns
 from journaltools.folding.run import fold_run
 from journaltools.protocol.journal import typed_records
@@ -303,11 +303,14 @@ def test_the_command_writes_both_files_and_fails_in_one_line(
 
 def test_the_top_level_names_are_the_functions_even_once_the_module_is_imported(tmp_path: Path) -> None:
     import journaltools as jt
-    import journaltools.export
+    import journaltools.exports.interchange
 
     # (a package attribute named like a submodule would be replaced by the module when it is imported)
-    assert jt.export_otlp is journaltools.export.export_otlp and jt.export_atif is journaltools.export.export_atif
+    assert (
+        jt.export_otlp is journaltools.exports.interchange.export_otlp
+        and jt.export_atif is journaltools.exports.interchange.export_atif
+    )
     report = jt.export_atif(SAMPLES, ["deferred-waiting"], path=tmp_path / "one.ndjson")
     assert report.runs == ["deferred-waiting"] and not report.skipped
     with pytest.raises(jt.JournalError, match="nothing to export to"):
-        journaltools.export.export(SAMPLES)
+        journaltools.exports.interchange.export(SAMPLES)

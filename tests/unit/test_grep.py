@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import journaltools as jt
+from journaltools.analyses.textgrep import WHERE, GrepResult, Pattern, _non_capturing, re2_literal, texts_of
 from journaltools.cli import main
 from journaltools.errors import InvalidGrep
 from journaltools.protocol.blocks import Block, ThinkingBlock
@@ -17,7 +18,6 @@ from journaltools.protocol.generations import NEWEST
 from journaltools.sources.registry import open_source
 from journaltools.testing.generate import JournalBuilder, text, tool_use
 from journaltools.testing.samples import sample_fingerprint
-from journaltools.textgrep import WHERE, GrepResult, Pattern, _non_capturing, re2_literal, texts_of
 from tests.builders import CREATED
 from tests.paths import ROOT
 from tests.runstate_corpus import random_ones_slow

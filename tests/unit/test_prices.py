@@ -1,4 +1,4 @@
-"""Cost from the user's own prices (``journaltools.prices``): the price file and its refusals, the one cost rule
+"""Cost from the user's own prices (``journaltools.tables.prices``): the price file and its refusals, the one cost rule
 held to hand arithmetic on the real corpora's records (both generations), null and named (never zero) where no
 price applies, the cost columns of ``load``, the audit and its Parquet files, and ``stats --prices``.
 
@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 import journaltools as jt
 from journaltools.cli import main
 from journaltools.errors import InvalidPrices
-from journaltools.prices import (
+from journaltools.protocol.generations import NEWEST
+from journaltools.tables.prices import (
     TIERS,
     UNPRICED,
     ModelPrice,
@@ -33,7 +34,6 @@ from journaltools.prices import (
     prices_of,
     read_prices,
 )
-from journaltools.protocol.generations import NEWEST
 from journaltools.tables.schema import COST_COLUMNS, RESPONSES_SCHEMA, RUNS_SCHEMA, with_plain_strings
 from journaltools.testing.generate import JournalBuilder
 from tests.paths import ROOT
@@ -137,7 +137,7 @@ def test_a_price_file_that_breaks_its_model_is_refused_in_one_line_naming_the_mo
 
 
 def test_a_file_without_end_is_refused_without_being_read_whole(tmp_path: Path) -> None:
-    from journaltools.prices import MAX_PRICE_FILE_BYTES
+    from journaltools.tables.prices import MAX_PRICE_FILE_BYTES
 
     with pytest.raises(InvalidPrices, match=r"/dev/zero is over [0-9,]+ bytes: not a price table"):
         read_prices("/dev/zero")
@@ -204,7 +204,7 @@ def test_the_schema_of_the_price_file_is_published_and_the_documented_example_fi
 
 def test_the_prices_module_and_a_load_without_prices_never_import_pydantic() -> None:
     code = (
-        "import sys, journaltools.prices, journaltools.tables.costs, journaltools as jt; "
+        "import sys, journaltools.tables.prices, journaltools.tables.costs, journaltools as jt; "
         "jt.load('data/samples', strict=False); print('pydantic' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)

@@ -13,8 +13,7 @@ import pytest
 
 import journaltools as jt
 from journaltools.cli import REPORT_MAX_SIZE_TEXT, REPORT_MIN_SIZE, main
-from journaltools.protocol.generations import NEWEST
-from journaltools.runreport import (
+from journaltools.exports.report import (
     CONTENT_SECURITY_POLICY,
     DEFAULT_MAX_BYTES,
     MIN_MAX_BYTES,
@@ -22,6 +21,7 @@ from journaltools.runreport import (
     RunReport,
     render_report,
 )
+from journaltools.protocol.generations import NEWEST
 from journaltools.testing.generate import JournalBuilder, calls_of, journal_bytes, text, tool_use
 from journaltools.testing.samples import sample_fingerprint
 from journaltools.widgets._html import SENT_CHARS, esc

@@ -122,10 +122,10 @@ def test_every_input_has_a_schema() -> None:
 
 def test_the_nats_source_model_and_the_connection_code_agree() -> None:
     from journaltools.models import inputs
-    from journaltools.sources import nats_connection
+    from journaltools.sources import nats
 
-    assert tuple(inputs.NatsSourceParameters.model_fields) == nats_connection.SOURCE_URL_PARAMETERS
-    assert inputs.MAX_REPLICAS == nats_connection.MAX_REPLICAS  # the bucket URLs' replicas= reads the same bound
+    assert tuple(inputs.NatsSourceParameters.model_fields) == nats.SOURCE_URL_PARAMETERS
+    assert inputs.MAX_REPLICAS == nats.MAX_REPLICAS  # the bucket URLs' replicas= reads the same bound
 
 
 def test_the_gate_configuration_model_names_every_candidate_field() -> None:

@@ -40,9 +40,9 @@ from journaltools.errors import InvalidPattern, InvalidSearch
 from journaltools.folding.facts import CallFact, RunFacts
 from journaltools.goencoding.json import compact, go_string, go_utf8, indent
 from journaltools.goencoding.time import GoTime, canonical_go_time, parse_go_time
-from journaltools.prices import TIERS, Cost, PriceTable, TokenCounts, cost_of, unpriced
 from journaltools.protocol.kinds import ZERO_TIME, Deferred, Record, ToolResult
 from journaltools.sources.listing import RunSummary
+from journaltools.tables.prices import TIERS, Cost, PriceTable, TokenCounts, cost_of, unpriced
 
 #: What ``session search --status`` accepts: ``open``, or a reason the runner ends a run with.
 SEARCH_STATUSES = ("open", "completed", "suspended", "error", "budget", "max_iterations")
@@ -67,7 +67,7 @@ class Tokens:
         return self.in_tokens + self.out_tokens + self.cache_read_tokens + self.cache_create_tokens
 
     def counts(self) -> TokenCounts:
-        """The four priced counts (``journaltools.prices``)."""
+        """The four priced counts (``journaltools.tables.prices``)."""
         return TokenCounts(self.in_tokens, self.out_tokens, self.cache_read_tokens, self.cache_create_tokens)
 
     def __add__(self, other: Tokens) -> Tokens:
@@ -169,7 +169,7 @@ class StatisticsCost:
 
 
 def statistics_cost(stats: Statistics, prices: PriceTable) -> StatisticsCost:
-    """The cost of ``stats``' tokens by ``prices``, by the one cost rule (``journaltools.prices.cost_of``); the
+    """The cost of ``stats``' tokens by ``prices``, by the one cost rule (``journaltools.tables.prices.cost_of``); the
     run's model (the meta record's) prices every response."""
     model = stats.model or None
     counts = stats.tokens.counts()

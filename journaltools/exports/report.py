@@ -502,7 +502,7 @@ def render_report(
     ``source`` is named in the page (credentials masked)."""
     if max_bytes < MIN_MAX_BYTES:
         raise ValueError(f"a report's size bound must be at least {MIN_MAX_BYTES:,} bytes, not {max_bytes:,}")
-    from journaltools import __version__
+    from journaltools._base.version import __version__
 
     source = masked(source)
     model = ConversationModel.from_fold(result, page_size=page_size, facts=undated_as_such(facts), prices=prices)

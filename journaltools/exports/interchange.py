@@ -60,7 +60,7 @@ SEMCONV_SCHEMA_URL: Final = "https://opentelemetry.io/schemas/1.41.0"
 ATIF_SCHEMA_VERSION: Final = "ATIF-v1.4"
 #: fisk-ai's service name, which its telemetry resource carries unless configured otherwise.
 SERVICE_NAME: Final = "fisk-ai"
-SCOPE_NAME: Final = "journaltools.export"
+SCOPE_NAME: Final = "journaltools.exports.interchange"
 
 _SPAN_KIND_INTERNAL: Final = 1
 _SPAN_KIND_CLIENT: Final = 3
@@ -449,7 +449,7 @@ def _otlp_trace(run: _Run, content: bool) -> dict[str, Any]:
         parent=None,
         error=terminal is not None and terminal.reason == "error",
     )
-    from journaltools import __version__
+    from journaltools._base.version import __version__
 
     return {
         "resourceSpans": [
