@@ -391,43 +391,6 @@ class JournalPastReadersBound(JournalWarning):
     (``journal_too_large``) until the bound is raised."""
 
 
-def format_journal_warning(
-    message: Warning | str,
-    category: type[Warning],
-    filename: str,
-    lineno: int,
-    line: str | None = None,
-    *,
-    prefix: str = "journaltools",
-) -> str:
-    """A journaltools warning as one line, ``<prefix>: warning: <message>``: Python's own format adds the source
-    path and line of the ``warnings.warn`` call on a second line, which says nothing to a user. Control characters
-    and newlines in the message are shown escaped, as in every line journaltools prints."""
-    from journaltools._base.text import for_terminal
-
-    return f"{prefix}: warning: {for_terminal(str(message), newlines=False)}\n"
-
-
-def install_warning_format(prefix: str = "journaltools") -> None:
-    """Print journaltools' warnings (``JournalWarning``) as one line each, starting ``<prefix>: warning:``; every
-    other warning keeps the format it had. For a command line's ``main``; calling it again replaces the prefix
-    (the format underneath stays the one found the first time)."""
-    import warnings
-
-    current = warnings.formatwarning
-    original = getattr(current, "_journaltools_original", current)
-
-    def formatwarning(
-        message: Warning | str, category: type[Warning], filename: str, lineno: int, line: str | None = None
-    ) -> str:
-        if issubclass(category, JournalWarning):
-            return format_journal_warning(message, category, filename, lineno, line, prefix=prefix)
-        return original(message, category, filename, lineno, line)
-
-    formatwarning._journaltools_original = original  # type: ignore[attr-defined]
-    warnings.formatwarning = formatwarning
-
-
 class InvalidPattern(JournalError, ValueError):
     """A pattern given to ``--input-match``, ``--output-match`` or ``--match`` that Go's ``regexp`` refuses: the
     runtime would refuse it, so journaltools does too rather than read it the way Python's ``re`` would."""

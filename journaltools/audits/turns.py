@@ -49,11 +49,9 @@ from journaltools.errors import JournalError
 from journaltools.goencoding.time import GoTime
 from journaltools.protocol.findings import Finding, Severity
 from journaltools.stores.turns.records import RESUMABLE, ToolOutcome, TurnRecord
-from journaltools.stores.turns.recovery import plan_resume
+from journaltools.stores.turns.recovery import DEFAULT_STUCK_AFTER, plan_resume
 from journaltools.stores.turns.stores import IndexScan, StoredTurn, TurnScan, TurnStore
 
-#: How long an active record may stay in one phase, or an outbox record wait for its acknowledgement.
-DEFAULT_STUCK_AFTER: Final = timedelta(hours=1)
 #: Nanoseconds, as the runtime keeps them.
 TIMESTAMP: Final = pa.timestamp("ns", tz="UTC")
 

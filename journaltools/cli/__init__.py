@@ -569,7 +569,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # Imported past parsing: ``--help``, ``--version`` and bad usage end above without them.
     from journaltools._base.oserrors import storage_error
-    from journaltools.errors import InvalidPrices, InvalidSource, JournalError, install_warning_format
+    from journaltools.cli._output import install_warning_format
+    from journaltools.errors import InvalidPrices, InvalidSource, JournalError
 
     install_warning_format(f"journaltools {args.command}")  # a journaltools warning is one line
     _quiet_streams()

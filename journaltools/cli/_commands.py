@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from journaltools._base.readable import shorten_middle
 from journaltools._base.text import for_terminal
-from journaltools._readable import attention_rank, shorten_middle
+from journaltools.folding.phrases import attention_rank
 from journaltools.protocol.findings import Finding
 
 if TYPE_CHECKING:

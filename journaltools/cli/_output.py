@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from journaltools._base.text import for_terminal
+from journaltools.errors import JournalWarning
 
 if TYPE_CHECKING:
     from journaltools.protocol.findings import Finding
@@ -106,3 +107,38 @@ def _note_findings(command: str, findings: Sequence[Finding]) -> None:
             _note(command, f"{finding.severity}: {_where(finding)}{finding.code}: {finding.message}")
     if len(minor) > NOT_JOURNALS_SHOWN:
         _note(command, f"info: {len(minor)} entries are not journals and were not read; audit lists them")
+
+
+def format_journal_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    line: str | None = None,
+    *,
+    prefix: str = "journaltools",
+) -> str:
+    """A journaltools warning as one line, ``<prefix>: warning: <message>``: Python's own format adds the source
+    path and line of the ``warnings.warn`` call on a second line, which says nothing to a user. Control characters
+    and newlines in the message are shown escaped, as in every line journaltools prints."""
+    return f"{prefix}: warning: {for_terminal(str(message), newlines=False)}\n"
+
+
+def install_warning_format(prefix: str = "journaltools") -> None:
+    """Print journaltools' warnings (``JournalWarning``) as one line each, starting ``<prefix>: warning:``; every
+    other warning keeps the format it had. For a command line's ``main``; calling it again replaces the prefix
+    (the format underneath stays the one found the first time)."""
+    import warnings
+
+    current = warnings.formatwarning
+    original = getattr(current, "_journaltools_original", current)
+
+    def formatwarning(
+        message: Warning | str, category: type[Warning], filename: str, lineno: int, line: str | None = None
+    ) -> str:
+        if issubclass(category, JournalWarning):
+            return format_journal_warning(message, category, filename, lineno, line, prefix=prefix)
+        return original(message, category, filename, lineno, line)
+
+    formatwarning._journaltools_original = original  # type: ignore[attr-defined]
+    warnings.formatwarning = formatwarning

@@ -34,12 +34,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from journaltools._base.urls import masked
+from journaltools.exports.conversation import CallView, ConversationModel
+from journaltools.exports.facts import Prices, RecordFacts, duration_text, facts_of_read, time_text
+from journaltools.exports.html import STYLE, Banner, RenderBudget, esc, severity_badge, status_badge
+from journaltools.exports.why import ending_text, pending_text
 from journaltools.folding import FoldResult
 from journaltools.folding.run import fold_run
-from journaltools.widgets._facts import Prices, RecordFacts, duration_text, time_text
-from journaltools.widgets._html import STYLE, Banner, RenderBudget, esc, severity_badge, status_badge
-from journaltools.widgets._why import ending_text, pending_text
-from journaltools.widgets.conversation import CallView, ConversationModel
 
 if TYPE_CHECKING:
     from journaltools.sources.base import RunRead
@@ -649,8 +649,6 @@ def report_of_read(
     prices: Prices | None = None,
 ) -> RunReport:
     """The report of one journal as a backend read it: folded (``folding.run``), with its records' facts."""
-    from journaltools.widgets._source import facts_of_read
-
     folded = fold_run(read, strict=strict)
     return render_report(
         folded.as_fold_result(),

@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
-from journaltools._readable import why_stopped
 from journaltools.errors import InvalidPage
+from journaltools.folding.phrases import why_stopped
 from journaltools.folding.run import fold_run
 from journaltools.goencoding.json import go_quoted
 from journaltools.goencoding.time import parse_go_time

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from journaltools.audits.turns import DEFAULT_STUCK_AFTER
 from journaltools.protocol.findings import Finding
+from journaltools.stores.turns.recovery import DEFAULT_STUCK_AFTER
 from journaltools.tables.prices import PricesLike
 
 if TYPE_CHECKING:

@@ -3,9 +3,10 @@
 Journal content is untrusted: everything shown is HTML-escaped, and long values are cut with a "show all".
 """
 
+from journaltools.exports.conversation import ConversationModel
 from journaltools.widgets.audit import AuditSummary, AuditSummaryModel
 from journaltools.widgets.comparison import ListingComparison, ListingComparisonModel
-from journaltools.widgets.conversation import ConversationModel, ConversationView
+from journaltools.widgets.conversation import ConversationView
 from journaltools.widgets.rundiff import RunDiff, RunDiffModel
 from journaltools.widgets.runs import RunBrowser, RunBrowserModel, load_source
 from journaltools.widgets.timetravel import TimeTravel, TimeTravelModel

@@ -12,17 +12,10 @@ import dataclasses
 from collections import OrderedDict
 
 from journaltools.errors import JournalError
+from journaltools.exports.facts import RecordFacts, facts_of_read
 from journaltools.folding import FoldResult
 from journaltools.folding.run import FoldedRun, fold_run
 from journaltools.sources.base import Backend, RunRead
-from journaltools.widgets._facts import RecordFacts
-
-
-def facts_of_read(read: RunRead) -> RecordFacts:
-    """Per-record times (JetStream message times; none for a file), tokens per turn and call seqs of a read."""
-    times = [stored.time for stored in read.records]
-    store = "jetstream" if any(time is not None for time in times) else "file"
-    return RecordFacts.of([stored.record for stored in read.records], times, updated=read.updated, store=store)
 
 
 def folded_read(run: str, read: RunRead) -> FoldedRun:

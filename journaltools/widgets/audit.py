@@ -18,10 +18,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from journaltools._readable import shorten_middle
+from journaltools._base.readable import shorten_middle
 from journaltools.errors import MissingDependency
+from journaltools.exports.html import SEVERITY_COLOURS, esc, id_html, long_text, severity_badge, themed
 from journaltools.protocol.findings import SEVERITY_RANK, Finding
-from journaltools.widgets._html import SEVERITY_COLOURS, esc, id_html, long_text, severity_badge, themed
 from journaltools.widgets.runs import RunLoader
 
 _NICE_STEPS = (1, 2, 5)

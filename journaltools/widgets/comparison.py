@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from journaltools.widgets._html import esc, id_html, status_badge, themed
+from journaltools.exports.html import esc, id_html, status_badge, themed
 
 #: Rows per page of the comparison table.
 ROWS_PER_PAGE = 100

@@ -13,8 +13,8 @@ from typing import Any
 
 from journaltools.analyses.rundiff import DIVERGING, CallPair, Delta, DiffSide, diff
 from journaltools.analyses.rundiff import RunDiff as Comparison
+from journaltools.exports.html import esc, id_html, long_text, status_badge, themed
 from journaltools.folding.facts import CallFact
-from journaltools.widgets._html import esc, id_html, long_text, status_badge, themed
 
 #: Characters of an input or a result shown before "show all".
 CELL_LIMIT = 400

@@ -29,13 +29,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from journaltools._base.readable import shorten_middle
 from journaltools._base.text import for_page
-from journaltools._readable import attention_rank, shorten_middle
+from journaltools.exports.facts import Prices, Tokens, check_prices, cost_text
+from journaltools.exports.html import STATUS_TONES, STYLE, esc, id_html, status_badge, status_class, themed
+from journaltools.exports.why import Why, reason_text
 from journaltools.folding import STATUSES, FoldResult
+from journaltools.folding.phrases import attention_rank
 from journaltools.protocol.blocks import Message
-from journaltools.widgets._facts import Prices, Tokens, check_prices, cost_text
-from journaltools.widgets._html import STATUS_TONES, STYLE, esc, id_html, status_badge, status_class, themed
-from journaltools.widgets._why import Why, reason_text
 
 if TYPE_CHECKING:
     from journaltools.exports.report import RunReport
@@ -863,7 +864,8 @@ class RunBrowser:
     def select(self, run: str | None) -> None:
         """Open ``run`` in the pane above the table (``None`` closes it); its row is marked and its page shown,
         and the pane's bar takes the focus so the browser brings the run's header into view."""
-        from journaltools.widgets.conversation import ConversationModel, ConversationView
+        from journaltools.exports.conversation import ConversationModel
+        from journaltools.widgets.conversation import ConversationView
 
         closed, self.selected = self.selected, run
         self.report_note.value = ""

@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from journaltools.exports.display import message_text, record_text
+from journaltools.exports.html import Banner, esc, long_text, role_class, status_badge, themed
+from journaltools.exports.why import banner_for, finding_text, pending_text
 from journaltools.folding import FoldResult, fold
 from journaltools.protocol.kinds import Record
-from journaltools.widgets._display import message_text, record_text
-from journaltools.widgets._html import Banner, esc, long_text, role_class, status_badge, themed
-from journaltools.widgets._why import banner_for, finding_text, pending_text
 
 
 @dataclass(frozen=True, slots=True)

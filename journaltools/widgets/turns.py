@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from journaltools.audits.turns import TurnAudit, TurnFinding
+from journaltools.exports.html import esc, id_html, long_text, severity_badge, status_badge, themed
 from journaltools.protocol.findings import SEVERITY_RANK
-from journaltools.widgets._html import esc, id_html, long_text, severity_badge, status_badge, themed
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from journaltools.errors import ServerNotAnswering, SlowReads, format_journal_warning, install_warning_format
+from journaltools.cli._output import format_journal_warning, install_warning_format
+from journaltools.errors import ServerNotAnswering, SlowReads
 from journaltools.ops.migrate import migrate
 from journaltools.protocol.encode import encode_record
 from journaltools.sources.embedded import EmbeddedServer

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from journaltools import fold, load, open_source
 from journaltools.cli import main
 from journaltools.errors import CorruptJournal, JournalPastReadersBound, JournalTooLarge, RunNotFound
+from journaltools.exports.html import esc, markdown_text, role_class, status_badge
 from journaltools.folding import FoldResult
 from journaltools.protocol import _canonical, native  # type: ignore[attr-defined]
 from journaltools.protocol.credentials import HIDDEN
@@ -45,7 +46,6 @@ from journaltools.sources.scan import (
 )
 from journaltools.testing.generate import text
 from journaltools.widgets import ConversationModel, RunBrowser, RunBrowserModel, TimeTravelModel
-from journaltools.widgets._html import esc, markdown_text, role_class, status_badge
 from tests.builders import CLAIMANT, CREATED, journal
 from tests.paths import ROOT
 

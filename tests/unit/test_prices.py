@@ -499,7 +499,7 @@ def test_stats_refuses_a_wrong_price_file_as_bad_usage(tmp_path: Path, capsys: p
 
 
 def test_the_widgets_take_a_price_file_and_price_by_the_same_rule(tmp_path: Path) -> None:
-    from journaltools.widgets._facts import Tokens, check_prices
+    from journaltools.exports.facts import Tokens, check_prices
 
     path = price_file(tmp_path, BOTH)
     table = check_prices(path)

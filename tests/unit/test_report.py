@@ -13,6 +13,7 @@ import pytest
 
 import journaltools as jt
 from journaltools.cli import REPORT_MAX_SIZE_TEXT, REPORT_MIN_SIZE, main
+from journaltools.exports.html import SENT_CHARS, esc
 from journaltools.exports.report import (
     CONTENT_SECURITY_POLICY,
     DEFAULT_MAX_BYTES,
@@ -24,7 +25,6 @@ from journaltools.exports.report import (
 from journaltools.protocol.generations import NEWEST
 from journaltools.testing.generate import JournalBuilder, calls_of, journal_bytes, text, tool_use
 from journaltools.testing.samples import sample_fingerprint
-from journaltools.widgets._html import SENT_CHARS, esc
 from tests.paths import SAMPLES
 from tests.report_pages import (
     AUGUST_FILES,

@@ -13,10 +13,15 @@ why; ``require_resumable(record)`` refuses (``TurnNotResumable``) unless recover
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 from enum import StrEnum
+from typing import Final
 
 from journaltools.errors import TurnNotResumable
 from journaltools.stores.turns.records import RESUMABLE, Phase, ToolCheckpoint, ToolOutcome, TurnRecord
+
+#: How long an active record may stay in one phase, or an outbox record wait for its acknowledgement.
+DEFAULT_STUCK_AFTER: Final = timedelta(hours=1)
 
 
 class CallDecision(StrEnum):

@@ -20,7 +20,7 @@ from tests.runstate_corpus import CORPUS
 PACKAGE = ROOT / "journaltools"
 FACES = [*sorted((PACKAGE / "tables").glob("*.py")), *sorted((PACKAGE / "widgets").glob("*.py"))]
 FACES += [*sorted((PACKAGE / "cli").glob("*.py")), *sorted((PACKAGE / "audits").glob("*.py"))]
-FACES += [PACKAGE / "sources" / "listing.py"]
+FACES += [*sorted((PACKAGE / "exports").glob("*.py")), PACKAGE / "sources" / "listing.py"]
 #: Faces that fold something other than a read, each with its reason.
 FOLDS_OF_THEIR_OWN = {
     # The time-travel view folds each prefix of a journal, to show the state as it stood after each record.

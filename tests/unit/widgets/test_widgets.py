@@ -17,9 +17,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from journaltools._readable import ATTENTION, attention_rank, readable_json, shorten_middle
+from journaltools._base.readable import readable_json, shorten_middle
 from journaltools.errors import MissingDependency
+from journaltools.exports.display import conversation_digest, record_text
+from journaltools.exports.facts import RecordFacts
+from journaltools.exports.html import esc, estimated_lines, id_html, long_text, markdown_text, status_badge
+from journaltools.exports.markdown import is_safe_link, render_markdown
+from journaltools.exports.why import banner_for
 from journaltools.folding import fold
+from journaltools.folding.phrases import ATTENTION, attention_rank
 from journaltools.protocol.blocks import Block, Message, TextBlock
 from journaltools.protocol.decode import decode_line
 from journaltools.protocol.findings import Finding
@@ -44,12 +50,7 @@ from journaltools.widgets import (
     TimeTravelModel,
     load_source,
 )
-from journaltools.widgets._display import conversation_digest, record_text
-from journaltools.widgets._facts import RecordFacts
-from journaltools.widgets._html import esc, estimated_lines, id_html, long_text, markdown_text, status_badge
-from journaltools.widgets._markdown import is_safe_link, render_markdown
 from journaltools.widgets._source import fold_read
-from journaltools.widgets._why import banner_for
 from journaltools.widgets.audit import integer_ticks
 from journaltools.widgets.comparison import DOCUMENTED_EXPLANATION, SEVERITY, SUMMARY_RULE_EXPLANATION
 from journaltools.widgets.runs import RunRow
@@ -571,7 +572,7 @@ def test_the_header_stays_a_few_lines_for_many_process_runs() -> None:
 def test_times_tokens_and_costs_come_from_the_records_and_a_price_table() -> None:
     from datetime import timedelta
 
-    from journaltools.widgets._facts import RecordFacts
+    from journaltools.exports.facts import RecordFacts
 
     records = hostile_records()
     base = datetime(2026, 8, 22, 8, 0, tzinfo=UTC)
@@ -591,7 +592,7 @@ def test_times_tokens_and_costs_come_from_the_records_and_a_price_table() -> Non
 
 
 def test_a_huge_value_sends_a_bounded_prefix_and_the_rest_on_demand() -> None:
-    from journaltools.widgets._html import SENT_CHARS
+    from journaltools.exports.html import SENT_CHARS
 
     huge = "x" * 3_000_000 + "THE END"
     records = [*corpus_records("completed-parallel-tools")]
@@ -611,7 +612,7 @@ def test_a_huge_value_sends_a_bounded_prefix_and_the_rest_on_demand() -> None:
 
 
 def test_markdown_time_is_bounded_per_page() -> None:
-    from journaltools.widgets._html import RenderBudget
+    from journaltools.exports.html import RenderBudget
 
     budget = RenderBudget(seconds=0.05)
     slow = "![" * 10_000

@@ -1,8 +1,7 @@
-"""Small texts a person reads, shared by the command line and the widgets so both say the same thing.
+"""What a folded run's state says to a person, shared by the command line and the widgets so both say the same
+thing.
 
 - ``attention_rank``: statuses in the order a triage looks at them (what needs a person first), not A to Z;
-- ``shorten_middle``: a long id cut in its middle, so both ends (where ids differ) stay readable;
-- ``readable_json``: raw JSON with Go's ``\\u003e``-style string escapes shown as the characters they stand for;
 - ``why_stopped``: one line on why a folded run stopped or what it waits for.
 
 Nothing here is HTML or terminal-safe: the views escape what they show, the CLI passes it through
@@ -11,7 +10,6 @@ Nothing here is HTML or terminal-safe: the views escape what they show, the CLI 
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
@@ -21,9 +19,6 @@ if TYPE_CHECKING:
 #: have not ended or wait for someone, runs cut short by a limit, and last the ones that completed.
 ATTENTION: Final = ("invalid", "error", "open", "suspended", "budget", "max_iterations", "completed")
 
-#: What stands for the cut middle of a shortened id.
-ELLIPSIS: Final = "…"
-
 
 def attention_rank(status: str) -> int:
     """``status``'s place in ``ATTENTION`` (an unknown terminal reason sorts after ``max_iterations``, before
@@ -32,52 +27,6 @@ def attention_rank(status: str) -> int:
         rank = ATTENTION.index(status)
         return rank if status != "completed" else len(ATTENTION)
     return ATTENTION.index("completed")
-
-
-def shorten_middle(text: str, limit: int = 28) -> str:
-    """``text`` whole when it has at most ``limit`` characters, else its start and end around ``…``: long run
-    and task ids share prefixes (a date, a workspace) and differ at the end, so neither end may go."""
-    if len(text) <= limit:
-        return text
-    keep = max(2, limit - 1)
-    head = (keep + 1) // 2
-    return text[:head] + ELLIPSIS + text[len(text) - (keep - head) :]
-
-
-# A JSON \u escape, or a surrogate pair of them, not preceded by another backslash escape (the lookbehind is on an
-# even run of backslashes: "\\u0041" is a backslash and the letters u0041, not an escape).
-_ESCAPE: Final = re.compile(r"(?<!\\)((?:\\\\)*)\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})|"
-                            r"(?<!\\)((?:\\\\)*)\\u([0-9a-fA-F]{4})")  # fmt: skip
-
-
-def _printable(char: str) -> bool:
-    # Control characters, separators that break lines, bidirectional controls and lone surrogates stay escaped:
-    # decoding them would change what the reader sees around them. So do the quote and the backslash, which
-    # would make the shown JSON read differently.
-    code = ord(char)
-    if code < 0x20 or 0x7F <= code <= 0x9F or char in '"\\':
-        return False
-    if code in (0x2028, 0x2029) or 0x202A <= code <= 0x202E or 0x2066 <= code <= 0x2069 or 0x200E <= code <= 0x200F:
-        return False
-    return not 0xD800 <= code <= 0xDFFF
-
-
-def _decode(match: re.Match[str]) -> str:
-    if match.group(2) is not None:
-        high, low = int(match.group(2), 16), int(match.group(3), 16)
-        char = chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
-        prefix = match.group(1)
-    else:
-        char = chr(int(match.group(5), 16))
-        prefix = match.group(4)
-    return prefix + char if _printable(char) else match.group(0)
-
-
-def readable_json(text: str) -> str:
-    """JSON text with its ``\\uXXXX`` string escapes shown as the characters they stand for (Go writes ``<``,
-    ``>`` and ``&`` as ``\\u003c``, ``\\u003e``, ``\\u0026``): for display only, never for storing. Everything
-    else keeps its spelling (numbers, ``\\n``, the escapes of control characters)."""
-    return _ESCAPE.sub(_decode, text) if "\\u" in text else text
 
 
 def why_stopped(result: FoldResult) -> str:

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from journaltools.exports.html import Banner, Tone
 from journaltools.folding import FoldResult, PendingCall
 from journaltools.protocol.findings import Finding
-from journaltools.widgets._html import Banner, Tone
 
 _TITLES: dict[str, str] = {
     "completed": "Completed",

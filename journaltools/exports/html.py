@@ -23,9 +23,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from journaltools._base.readable import shorten_middle
 from journaltools._base.text import for_page
-from journaltools._readable import shorten_middle
-from journaltools.widgets._markdown import render_markdown
+from journaltools.exports.markdown import render_markdown
 
 #: About how many characters of a value are shown before it is clamped (the whole value is one click away).
 DEFAULT_LIMIT = 400

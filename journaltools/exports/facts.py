@@ -18,10 +18,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from journaltools.goencoding.time import go_time
 from journaltools.protocol.kinds import Record
 from journaltools.tables.prices import PricesLike, PriceTable, TokenCounts, cost_of, prices_of
+
+if TYPE_CHECKING:
+    from journaltools.sources.base import RunRead
 
 #: A user's price table as the widgets take it: model → price per million tokens of each tier (``input``,
 #: ``output``, ``cache_read``, ``cache_create``), a price file's path, or a checked ``PriceTable``
@@ -213,3 +217,10 @@ class RecordFacts:
         for tokens in self.turns.values():
             total = total + tokens
         return total
+
+
+def facts_of_read(read: RunRead) -> RecordFacts:
+    """Per-record times (JetStream message times; none for a file), tokens per turn and call seqs of a read."""
+    times = [stored.time for stored in read.records]
+    store = "jetstream" if any(time is not None for time in times) else "file"
+    return RecordFacts.of([stored.record for stored in read.records], times, updated=read.updated, store=store)
