@@ -15,7 +15,7 @@ unexport PYTHONDONTWRITEBYTECODE
 setup: $(STAMP)
 
 # The C extensions are built by the install, so a change to either reinstalls.
-$(STAMP): pyproject.toml setup.py journaltools/protocol/_canonical.c journaltools/tables/_nativerows.c
+$(STAMP): pyproject.toml setup.py journaltools/protocol/_canonical.c journaltools/folding/_native.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[test,dask,notebook]"

@@ -2,7 +2,7 @@
 and the native fold of clean proven journals into table rows.
 
 ``optional``: without a C compiler the package installs all the same, reads on the Python fast path alone
-(``journaltools.protocol.native``) and folds every journal in Python (``journaltools.tables.nativerows``).
+(``journaltools.protocol.native``) and folds every journal in Python (``journaltools.folding.native``).
 """
 
 from setuptools import Extension, setup
@@ -16,8 +16,8 @@ setup(
             optional=True,
         ),
         Extension(
-            "journaltools.tables._nativerows",
-            sources=["journaltools/tables/_nativerows.c"],
+            "journaltools.folding._native",
+            sources=["journaltools/folding/_native.c"],
             extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra", "-Werror=implicit-function-declaration"],
             optional=True,
         ),

@@ -46,9 +46,10 @@ import pyarrow.json as pa_json
 
 from benchmarks.corpus import bench_corpus, corpus_megabytes, joined_file, journals
 from benchmarks.measure import figure, fresh_ratio, fresh_timings, interleaved, load_average, note, peak_rss_kib
+from journaltools.folding import native as native_fold
 from journaltools.protocol import native
 from journaltools.protocol.generations import NEWEST
-from journaltools.tables import load, nativerows
+from journaltools.tables import load
 
 #: The envelope of a runstate record: what a generic JSON reader can check without knowing the ten kinds.
 ENVELOPE = pa.schema([("seq", pa.uint64()), ("protocol", pa.string()), ("optional", pa.bool_())])
@@ -144,7 +145,7 @@ def _python_path(call: Callable[[], object]) -> object:
 
 def _python_fold(call: Callable[[], object]) -> object:
     """``call`` with every journal folded and tabled in Python (the native fold set aside, the scanner kept)."""
-    with nativerows.disabled():
+    with native_fold.disabled():
         return call()
 
 

@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from journaltools._base.perf import paused_gc
+from journaltools.folding import native as native_fold
 from journaltools.protocol import native
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.generations import AUGUST
@@ -24,7 +25,6 @@ from journaltools.protocol.journal import journal_generation
 from journaltools.sources.base import Backend
 from journaltools.sources.registry import open_source
 from journaltools.sources.scan import max_journal_bytes, read_journals_into
-from journaltools.tables import nativerows
 from journaltools.tables.build import TablesBuilder
 from journaltools.tables.options import LoadOptions
 from journaltools.tables.records import scanned_batch_rows
@@ -86,9 +86,9 @@ def reads_in_place(batch: RunBatch, options: LoadOptions) -> bool:
 
 
 def folds_natively(batch: RunBatch, options: LoadOptions) -> bool:
-    """Whether a folded load's ``batch`` is folded natively where its journals allow (``nativerows``): local plain
+    """Whether a folded load's ``batch`` is folded natively where its journals allow (``folding.native``): local plain
     journals, read and proven by the C scanner, with the native fold in use."""
-    return options.fold and native.active() and nativerows.active() and batch.paths is not None
+    return options.fold and native.active() and native_fold.active() and batch.paths is not None
 
 
 def tables_of_batch(backend: Backend, batch: RunBatch, options: LoadOptions) -> BatchResult:

@@ -18,7 +18,9 @@ from typing import Any
 import pyarrow as pa
 
 from journaltools.folding import FoldResult
+from journaltools.folding import native as native_fold
 from journaltools.folding.facts import RunFacts, degraded_analysis, degraded_finding, wall_clock_ns, wall_clock_of
+from journaltools.folding.reads import RunReadLike
 from journaltools.folding.run import fold_run
 from journaltools.folding.state import COUNTER_NAMES
 from journaltools.protocol.blocks import Message
@@ -26,7 +28,6 @@ from journaltools.protocol.findings import Finding
 from journaltools.protocol.generations import AUGUST, generation_of_version
 from journaltools.protocol.journal import typed_records
 from journaltools.protocol.kinds import ZERO_TIME, Meta, Record
-from journaltools.tables import nativerows
 from journaltools.tables.columns import (
     TABLE_MEMORY_POOL,
     ColumnBuffer,
@@ -36,7 +37,6 @@ from journaltools.tables.columns import (
     strings_repeated,
     with_source,
 )
-from journaltools.tables.reads import RunReadLike
 from journaltools.tables.records import records_table
 from journaltools.tables.schema import (
     MESSAGES_SCHEMA,
@@ -168,28 +168,28 @@ class TablesBuilder:
         #: (run, its first error finding), in order: what a strict load raises for.
         self.bad_runs: list[tuple[str, Finding]] = []
         #: Whether journals may fold natively (asked once: the environment is read each time).
-        self._native = nativerows.active()
+        self._native = native_fold.active()
         #: Whether the Python path added rows since the buffers were last flushed (``ColumnBuffer``).
         self._python_rows = False
-        #: The buffers the native fold appends to (``nativerows``), in its order.
+        #: The buffers the native fold appends to (``folding.native``), in its order.
         self._native_columns = (
-            *self._messages.native(nativerows.MESSAGE_COLUMNS),
-            *self._calls.native(nativerows.CALL_COLUMNS),
-            *self._responses.native(nativerows.RESPONSE_COLUMNS),
-            *self._segments.native(nativerows.SEGMENT_COLUMNS),
+            *self._messages.native(native_fold.MESSAGE_COLUMNS),
+            *self._calls.native(native_fold.CALL_COLUMNS),
+            *self._responses.native(native_fold.RESPONSE_COLUMNS),
+            *self._segments.native(native_fold.SEGMENT_COLUMNS),
         )
 
     def add_folding(self, read: RunReadLike) -> Finding | None:
         """Add one journal, folding it here (when the builder folds): natively when the journal is one the native
-        fold takes (``nativerows``), else leniently in Python. Returns its first error finding, as ``add``."""
+        fold takes (``folding.native``), else leniently in Python. Returns its first error finding, as ``add``."""
         if self.folded and self._native:
-            first = nativerows.usable_first(read)
+            first = native_fold.usable_first(read)
             if first is not None and first.meta is not None:
                 if self._python_rows:  # the rows the Python path added go first
                     for table in (self._messages, self._calls, self._responses, self._segments):
                         table.flush()
                     self._python_rows = False
-                native = nativerows.fold_rows(read, first.meta, self._native_columns)
+                native = native_fold.fold_rows(read, first.meta, self._native_columns)
                 if native is not None:
                     self._add_native(read, first, native)
                     return None
@@ -280,7 +280,7 @@ class TablesBuilder:
         for name, column in self._runs.items():
             column.append(values[name])
 
-    def _add_native(self, read: RunReadLike, first: Record, native: nativerows.NativeRun) -> None:
+    def _add_native(self, read: RunReadLike, first: Record, native: native_fold.NativeRun) -> None:
         """A journal the native fold tabled (its other rows are in place): its runs row and what counts its rows;
         ``first`` is its meta record."""
         run = read.run

@@ -41,7 +41,7 @@ class ColumnBuffer:
     microseconds, durations in nanoseconds) or 1-byte booleans in ``values``, or text (each row's end offset in
     ``values``, its UTF-8 in ``data``), and a validity byte per row in ``valid``.
 
-    The native fold (``nativerows``) appends a journal's rows to the three bytearrays in C, with no Python object
+    The native fold (``folding.native``) appends a journal's rows to the three bytearrays in C, with no Python object
     per value. The Python path's values (``extend``) wait in a list until ``flush`` converts them all at once with
     Arrow; the builder flushes before a native fold appends, so rows stay in order. ``to_arrow`` wraps the bytes
     as the column's Arrow array."""

@@ -5,7 +5,7 @@
   a thread per core (at most four; ``workers`` caps them): the reads and the C scanner release the GIL, so two
   cores read 107 MB in 0.71-0.78x the time of one. Batches still come out in order, and no more than one per
   thread waits beyond the one the caller holds.
-- Local journals the scanner proves are folded natively (``nativerows``) and stay in this process by default:
+- Local journals the scanner proves are folded natively (``folding.native``) and stay in this process by default:
   sending a batch's tables back from a worker costs more than the fold it did there (308 MB of journals: 1.85 s
   with a worker process beside this one, 1.76 s alone). A thread per core gains nothing measurable either, as the
   per-journal work around the native fold holds the GIL about as long as the fold runs without it.

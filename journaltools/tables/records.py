@@ -21,11 +21,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from journaltools.folding.reads import RunReadLike
 from journaltools.protocol.journal import ProvenRecords
 from journaltools.protocol.kinds import PROTOCOLS
 from journaltools.protocol.native import OTHER_PROTOCOL, PROTOCOL_IDS, BatchScan, join_lines
 from journaltools.tables.columns import strings_repeated
-from journaltools.tables.reads import RunReadLike
 from journaltools.tables.schema import RECORDS_SCHEMA, TIMESTAMP, empty_table
 
 #: Indexed as the scanner indexes protocols, so a scan's protocol index picks both: the dictionaries of the

@@ -62,7 +62,7 @@ def test_the_wheel_with_the_notebook_extra_runs_the_cli_demo_and_notebooks_outsi
     assert any(name.endswith("licenses/LICENSE") for name in names)
     # Both C extensions are built into it: the scanner and the native fold.
     assert any(name.startswith("journaltools/protocol/_canonical.") for name in names)
-    assert any(name.startswith("journaltools/tables/_nativerows.") for name in names)
+    assert any(name.startswith("journaltools/folding/_native.") for name in names)
 
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], tmp_path, 120, env)

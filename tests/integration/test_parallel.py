@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from journaltools.errors import FoldError
-from journaltools.tables import Tables, iter_tables, load, nativerows, parallel
+from journaltools.folding import native as native_fold
+from journaltools.tables import Tables, iter_tables, load, parallel
 from journaltools.tables import workers as worker_processes
 from journaltools.tables.parallel import FOLD_POOL_FROM, processes_for, usable_cores
 from tests.runstate_corpus import CORPUS
@@ -64,7 +65,7 @@ def test_a_default_load_of_local_journals_folded_natively_starts_no_process(monk
     worker_processes.close_pool()
     here = load(CORPUS / "random", strict=False, batch_bytes=8192)
     assert not worker_processes.pool_started()
-    with nativerows.disabled():
+    with native_fold.disabled():
         shared = load(CORPUS / "random", strict=False, batch_bytes=8192)
     assert worker_processes.pool_started() or usable_cores() < 2
     same_tables(here, shared)

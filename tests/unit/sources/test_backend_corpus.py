@@ -13,12 +13,13 @@ import pytest
 
 from journaltools.errors import FoldError
 from journaltools.folding import FoldResult, fold
+from journaltools.folding import native as native_fold
 from journaltools.protocol.kinds import Record
 from journaltools.sources.embedded import EmbeddedServer
 from journaltools.sources.file import FileBackend
 from journaltools.sources.jetstream import JetStreamBackend, open_jetstream_source
 from journaltools.sources.listing import RunSummary
-from journaltools.tables import load, nativerows
+from journaltools.tables import load
 from tests.nats_fixtures import TEST_OPTIONS, NatsAdmin, unique_stream
 from tests.runstate_corpus import CORPUS, NEWEST_CORPUS, expected, jsonl
 from tests.table_checks import same_tables
@@ -247,9 +248,9 @@ def test_pages_of_the_newest_jetstream_listing_are_the_runtimes(replayed_newest:
 
 def _tables_the_same_natively_and_in_python(backend: JetStreamBackend) -> None:
     reads = backend.read_runs(backend.list_runs(), strict=False)
-    assert any(nativerows.usable_first(read) is not None for read in reads)
+    assert any(native_fold.usable_first(read) is not None for read in reads)
     ours = load(backend, strict=False, progress=False, workers=1)
-    with nativerows.disabled():
+    with native_fold.disabled():
         reference = load(backend, strict=False, progress=False, workers=1)
     same_tables(ours, reference)
 

@@ -1,5 +1,5 @@
 /*
- * journaltools.tables._nativerows: the table rows of one clean journal, folded natively from its proven bytes.
+ * journaltools.folding._native: the table rows of one clean journal, folded natively from its proven bytes.
  *
  * The Python fold (journaltools.folding) is the reference; this is its fast path for the common case, and it
  * never decides anything the reference would decide differently. It takes a journal the scanner proved canonical
@@ -1325,7 +1325,7 @@ typedef struct {
     int ends_with_user;
 } journal_walk;
 
-/* The runs row's part of the walk, as a tuple (tables.nativerows.NativeRun names the fields). */
+/* The runs row's part of the walk, as a tuple (folding.native.NativeRun names the fields). */
 static PyObject *summary(walk *w, const journal_walk *journal) {
     Py_ssize_t pending_calls = 0, open_deferrals = 0, ended_calls = 0, untimed = 0;
     int any_undeferred = 0;
@@ -1579,12 +1579,12 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module_definition = {
-    PyModuleDef_HEAD_INIT, "journaltools.tables._nativerows",
+    PyModuleDef_HEAD_INIT, "journaltools.folding._native",
     "The table rows of clean proven journals, folded natively (the Python fold is the reference).", -1, methods,
     NULL, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit__nativerows(void) {
+PyMODINIT_FUNC PyInit__native(void) {
     PyObject *module = PyModule_Create(&module_definition);
     if (module == NULL) return NULL;
     PyObject *kinds = PyTuple_New(K_COUNT);

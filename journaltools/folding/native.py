@@ -2,7 +2,7 @@
 
 A load spends most of its time folding and tabling journals record by record in Python. For a journal whose every
 line is canonical (proven by the C scanner, ``ProvenRecords``, or found so record by record, as JetStream bodies are,
-then joined one per line) and whose meta record is in order, the extension ``_nativerows`` walks its bytes once,
+then joined one per line) and whose meta record is in order, the extension ``_native`` walks its bytes once,
 folds them by the runtime's rules and appends its messages, tool_calls, responses and segments rows straight onto
 the builder's column buffers (``columns.ColumnBuffer``: Arrow's layout, no Python object per value), answering what
 the runs row needs (``NativeRun``). The Python fold (``journaltools.folding``) stays the reference: the extension
@@ -33,19 +33,19 @@ from journaltools.protocol.native import OTHER_PROTOCOL, PROTOCOL_IDS
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from journaltools.tables.reads import RunReadLike, StoredRecordLike
+    from journaltools.folding.reads import RunReadLike, StoredRecordLike
 
 try:
-    from journaltools.tables import _nativerows
+    from journaltools.folding import _native  # type: ignore[attr-defined]
 except ImportError:  # a source tree used without building the extension: every journal folds in Python
-    _nativerows = None
+    _native = None
 
 #: Whether this build has the extension.
-AVAILABLE: Final = _nativerows is not None
+AVAILABLE: Final = _native is not None
 #: Set to ``0`` to fold every journal in Python (the reference), e.g. to compare the two paths by hand.
 NATIVE_ROWS_VARIABLE: Final = "JOURNALTOOLS_NATIVE_ROWS"
 
-#: The columns the extension appends to, in its order (``_nativerows.c``), by table.
+#: The columns the extension appends to, in its order (``_native.c``), by table.
 MESSAGE_COLUMNS: Final = (
     "index",
     "seq",
@@ -167,7 +167,7 @@ _disabled = False
 def active() -> bool:
     """Whether journals may fold natively now: the extension is built and neither the environment
     (``JOURNALTOOLS_NATIVE_ROWS=0``) nor ``disabled`` sets it aside."""
-    return _nativerows is not None and not _disabled and os.environ.get(NATIVE_ROWS_VARIABLE, "1") != "0"
+    return _native is not None and not _disabled and os.environ.get(NATIVE_ROWS_VARIABLE, "1") != "0"
 
 
 @contextmanager
@@ -184,8 +184,8 @@ def disabled() -> Iterator[None]:
 
 def extension_kinds() -> tuple[str, ...]:
     """The payload kinds as the extension names them, in its order (which must be ``kinds.KINDS``)."""
-    assert _nativerows is not None
-    names: tuple[str, ...] = _nativerows.KINDS
+    assert _native is not None
+    names: tuple[str, ...] = _native.KINDS
     return names
 
 
@@ -233,13 +233,13 @@ def fold_rows(
     (``ColumnBuffer.native``) of the columns named by ``MESSAGE_COLUMNS``, ``CALL_COLUMNS``, ``RESPONSE_COLUMNS``
     and ``SEGMENT_COLUMNS``, in that order. None, with the buffers as they were, when the journal is not one the
     native walk takes."""
-    assert _nativerows is not None
+    assert _native is not None
     records = read.records
     if isinstance(records, ProvenRecords):
         data, starts, kinds = records.data, records.scan.starts, records.scan.protocols.translate(_KIND_OF_PROTOCOL)
     else:
         data, starts, kinds = _joined(records)
-    found = _nativerows.fold_rows(data, starts, kinds, meta.prompt, tuple(columns))
+    found = _native.fold_rows(data, starts, kinds, meta.prompt, tuple(columns))
     return None if found is None else NativeRun(*found)
 
 

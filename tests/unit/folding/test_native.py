@@ -1,8 +1,8 @@
-"""The native fold of clean proven journals (``tables.nativerows``) held to the Python fold, table by table.
+"""The native fold of clean proven journals (``folding.native``) held to the Python fold, table by table.
 
 The Python fold is the reference. The native walk may give a journal back to it (None), never table it otherwise:
 every test here builds the seven tables of the same journals twice, natively where the walk takes them and with
-``nativerows.disabled()``, and asserts them equal column by column. Completeness is asked where it is promised: a
+``native_fold.disabled()``, and asserts them equal column by column. Completeness is asked where it is promised: a
 journal the runtime wrote that the reference folds without a finding is taken natively.
 """
 
@@ -18,11 +18,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from journaltools.errors import JournalError
+from journaltools.folding import native as native_fold
 from journaltools.protocol import native
 from journaltools.protocol.generations import AUGUST, NEWEST
 from journaltools.protocol.journal import ProvenRecords, read_file_journal
 from journaltools.sources.scan import run_read
-from journaltools.tables import load, nativerows
+from journaltools.tables import load
 from journaltools.tables.build import TablesBuilder, fold_read
 from journaltools.tables.schema import TABLE_NAMES, Tables, with_plain_strings
 from tests.paths import SAMPLES
@@ -32,7 +33,7 @@ from tests.strategies import valid_runs
 
 def test_the_project_install_builds_the_native_fold() -> None:
     # `make setup` compiles it; without it every test below would compare the reference with itself.
-    assert nativerows.AVAILABLE and native.AVAILABLE
+    assert native_fold.AVAILABLE and native.AVAILABLE
 
 
 def assert_same_tables(native_tables: Tables, python_tables: Tables, where: str) -> None:
@@ -68,7 +69,7 @@ def tables_both_ways(reads: Sequence[object]) -> tuple[Tables, Tables, int]:
     builder = TablesBuilder()
     for read in reads:
         builder.add_folding(read)  # type: ignore[arg-type]
-    with nativerows.disabled():
+    with native_fold.disabled():
         reference = TablesBuilder()
         for read in reads:
             reference.add_folding(read)  # type: ignore[arg-type]
@@ -76,11 +77,11 @@ def tables_both_ways(reads: Sequence[object]) -> tuple[Tables, Tables, int]:
 
 
 def taken_natively(read: object) -> bool:
-    first = nativerows.usable_first(read)  # type: ignore[arg-type]
+    first = native_fold.usable_first(read)  # type: ignore[arg-type]
     if first is None or first.meta is None:
         return False
     scratch = TablesBuilder()
-    return nativerows.fold_rows(read, first.meta, scratch._native_columns) is not None  # type: ignore[arg-type]
+    return native_fold.fold_rows(read, first.meta, scratch._native_columns) is not None  # type: ignore[arg-type]
 
 
 def corpus_folders() -> list[Path]:
@@ -143,7 +144,7 @@ def test_load_is_the_same_natively_and_in_python_strict_and_lenient(source: Path
             return str(refused)
 
     ours = attempt()
-    with nativerows.disabled():
+    with native_fold.disabled():
         reference = attempt()
     if isinstance(ours, str) or isinstance(reference, str):
         assert ours == reference
@@ -216,23 +217,23 @@ def test_a_journal_given_back_late_leaves_no_row_behind() -> None:
     assert isinstance(read.records, ProvenRecords)  # type: ignore[attr-defined]
     builder = TablesBuilder()
     before = [len(column) for column in builder._native_columns]
-    first = nativerows.usable_first(read)  # type: ignore[arg-type]
+    first = native_fold.usable_first(read)  # type: ignore[arg-type]
     assert first is not None and first.meta is not None
-    assert nativerows.fold_rows(read, first.meta, builder._native_columns) is None  # type: ignore[arg-type]
+    assert native_fold.fold_rows(read, first.meta, builder._native_columns) is None  # type: ignore[arg-type]
     assert [len(column) for column in builder._native_columns] == before
 
 
 def test_the_extension_names_the_payload_kinds_as_the_record_model_does() -> None:
     from journaltools.protocol.kinds import KINDS
 
-    assert nativerows.extension_kinds() == KINDS
+    assert native_fold.extension_kinds() == KINDS
 
 
 def test_the_environment_sets_the_native_fold_aside(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert nativerows.active()
-    monkeypatch.setenv(nativerows.NATIVE_ROWS_VARIABLE, "0")
-    assert not nativerows.active()
-    monkeypatch.delenv(nativerows.NATIVE_ROWS_VARIABLE)
-    with nativerows.disabled():
-        assert not nativerows.active()
-    assert nativerows.active()
+    assert native_fold.active()
+    monkeypatch.setenv(native_fold.NATIVE_ROWS_VARIABLE, "0")
+    assert not native_fold.active()
+    monkeypatch.delenv(native_fold.NATIVE_ROWS_VARIABLE)
+    with native_fold.disabled():
+        assert not native_fold.active()
+    assert native_fold.active()

@@ -1,0 +1,178 @@
+"""The package's layers, as ``docs/architecture.md`` draws them, held against every import the code makes.
+
+Each subpackage has a rank; a module imports only its own subpackage and lower ranks, never a sibling of its own
+rank. Imports inside functions and under ``TYPE_CHECKING`` count: an import made late is still a dependency.
+The lists of known exceptions below may only shrink: an entry that no longer applies fails the test too, so the
+lists stay true.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Final
+
+from tests.paths import ROOT
+
+PACKAGE: Final = ROOT / "journaltools"
+
+#: Every top-level part of the package and its rank, from the bytes up (``docs/architecture.md``).
+RANKS: Final = {
+    "errors": 0,
+    "_base": 1,
+    "goencoding": 1,
+    "_goregexp": 1,
+    "protocol": 2,
+    "folding": 3,
+    "models": 3,
+    "sources": 4,
+    "stores": 5,
+    "ops": 5,
+    "tables": 6,
+    "audits": 7,
+    "analyses": 7,
+    "exports": 7,
+    "widgets": 8,
+    "cli": 8,
+    "testing": 9,
+    "__init__": 10,
+    "__main__": 10,
+}
+
+#: Imports that cross the layers on purpose, each with its reason.
+CROSSINGS: Final = {
+    # The interface asks for ``journaltools samples DIR``: the command writes the bundled samples, which the
+    # generator in testing/ builds. It is imported when the command runs, never at the CLI's start.
+    ("journaltools.cli._commands", "journaltools.testing.samples"),
+}
+
+#: The modules that speak the wire format: they may import the record structs (``protocol.kinds``,
+#: ``protocol.blocks``, ``protocol.goreader``). Everything above reads the folded run.
+WIRE_LAYERS: Final = ("protocol", "folding", "sources", "stores", "ops", "testing")
+WIRE_MODULES: Final = ("journaltools.protocol.kinds", "journaltools.protocol.blocks", "journaltools.protocol.goreader")
+#: Modules above the wire layers that still read the wire structs, until the seam gives them what they read
+#: (a conversation model that owns its text, the run row from the folded run). This list only shrinks.
+WIRE_READERS_TODAY: Final = {
+    "journaltools",  # re-exports ``Record`` and ``Message`` as public names
+    "journaltools.analyses.rundiff",
+    "journaltools.analyses.session",
+    "journaltools.analyses.textgrep",
+    "journaltools.cli._analysis",
+    "journaltools.cli._show",
+    "journaltools.exports.conversation",
+    "journaltools.exports.display",
+    "journaltools.exports.facts",
+    "journaltools.exports.interchange",
+    "journaltools.tables.build",
+    "journaltools.tables.records",
+    "journaltools.widgets.runs",
+    "journaltools.widgets.timetravel",
+}
+
+#: The most lines a Python module holds: past it, a file holds more than one idea.
+MAX_LINES: Final = 600
+#: Modules over the bound today, until each is split. This list only shrinks.
+LONG_TODAY: Final = {
+    "journaltools/analyses/rundiff.py",
+    "journaltools/analyses/session.py",
+    "journaltools/exports/conversation.py",
+    "journaltools/exports/interchange.py",
+    "journaltools/exports/report.py",
+    "journaltools/goencoding/json.py",
+    "journaltools/models/outputs.py",
+    "journaltools/protocol/goreader.py",
+    "journaltools/sources/jetstream.py",
+    "journaltools/stores/turns/records.py",
+    "journaltools/stores/turns/stores.py",
+    "journaltools/testing/generate.py",
+    "journaltools/testing/samples.py",
+    "journaltools/widgets/runs.py",
+}
+
+#: The public modules at the top of the package: the face, the entry point and the error tree.
+MAX_PUBLIC_TOP_MODULES: Final = 6
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _part(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _modules() -> Iterator[tuple[str, Path]]:
+    for path in sorted(PACKAGE.rglob("*.py")):
+        yield _module_name(path), path
+
+
+def _imports(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "journaltools":
+                found.update(f"journaltools.{alias.name}" for alias in node.names)
+            elif node.module.startswith("journaltools."):
+                found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name.startswith("journaltools"))
+    return found
+
+
+def _crossing(importer: str, imported: str) -> bool:
+    mine, theirs = _part(importer), _part(imported)
+    if mine == theirs:
+        return False
+    return RANKS[theirs] >= RANKS[mine]
+
+
+def test_every_part_of_the_package_has_a_rank() -> None:
+    parts = {_part(module) for module, _path in _modules()}
+    assert parts - set(RANKS) == set(), "give the new part a rank here and in docs/architecture.md"
+
+
+def test_imports_point_down_the_layers() -> None:
+    crossings = {
+        (module, imported) for module, path in _modules() for imported in _imports(path) if _crossing(module, imported)
+    }
+    assert crossings - CROSSINGS == set()
+    assert CROSSINGS - crossings == set(), "a crossing is gone: strike it from CROSSINGS"
+
+
+def test_the_library_never_imports_the_fixture_tooling() -> None:
+    importing = {
+        (module, imported)
+        for module, path in _modules()
+        if _part(module) != "testing"
+        for imported in _imports(path)
+        if _part(imported) == "testing"
+    }
+    assert importing == CROSSINGS
+
+
+def test_only_the_wire_layers_read_the_wire_structs() -> None:
+    readers = {
+        module
+        for module, path in _modules()
+        if _part(module) not in WIRE_LAYERS and any(imported.startswith(WIRE_MODULES) for imported in _imports(path))
+    }
+    assert readers - WIRE_READERS_TODAY == set(), "read the folded run (FoldedRun, RunFacts), not the records"
+    assert WIRE_READERS_TODAY - readers == set(), "a module stopped reading the wire structs: strike it"
+
+
+def test_no_module_holds_more_than_one_idea() -> None:
+    long = {
+        str(path.relative_to(ROOT))
+        for _module, path in _modules()
+        if len(path.read_text(encoding="utf-8").splitlines()) > MAX_LINES
+    }
+    assert long - LONG_TODAY == set(), f"split it: no module over {MAX_LINES} lines"
+    assert LONG_TODAY - long == set(), "a module is short enough now: strike it from LONG_TODAY"
+
+
+def test_the_top_of_the_package_holds_few_public_modules() -> None:
+    public = sorted(path.name for path in PACKAGE.glob("*.py") if not path.name.startswith("_"))
+    assert len(public) + 2 <= MAX_PUBLIC_TOP_MODULES, public  # with __init__ and __main__
