@@ -1,0 +1,198 @@
+"""Issue 42, a hostile world round four, the paths: every path the tool opens goes through one opener that refuses
+what is not a regular file at once, and every path it writes through one writer that replaces atomically, never
+follows a link and never replaces what is not a regular file.
+
+Each test fails on the code as it was before the fix. No test touches a system path: the devices, FIFOs and links
+to a process's open file are made in the test's own directory, so a regression breaks nothing but the test.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from journaltools.cli import main
+from journaltools.generate import text
+from tests.builders import journal
+from tests.unit.test_hostile import outcome_of
+
+RUN = "hostile"
+
+
+def _completed(run: str) -> bytes:
+    built = journal(run)
+    built.assistant(text("hi"))
+    built.terminal("completed")
+    return built.journal_bytes()
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Path:
+    root = tmp_path / "runs"
+    root.mkdir()
+    (root / f"{RUN}.json").write_bytes(_completed(RUN))
+    return root
+
+
+def _device(path: Path) -> Path:
+    """A character device like ``/dev/null`` (1, 3), made at ``path`` (root only: skipped elsewhere)."""
+    try:
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except PermissionError:
+        pytest.skip("making a device node needs root")
+    return path
+
+
+@contextlib.contextmanager
+def _link_to_an_open_file(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
+    """A link like ``/dev/stdout`` (into ``/proc/self/fd``), leading to a regular file this process has open."""
+    behind = tmp_path / "behind-the-descriptor"
+    fd = os.open(behind, os.O_WRONLY | os.O_CREAT, 0o600)
+    link = tmp_path / "stdout-like"
+    link.symlink_to(f"/proc/self/fd/{fd}")
+    try:
+        yield link, behind
+    finally:
+        os.close(fd)
+
+
+# -- T4: a loop of links named as the single-file source -----------------------------------------------------------
+
+
+def test_t4_a_symlink_loop_named_as_the_source_is_the_directory_cases_line(
+    capsys: pytest.CaptureFixture[str], source: Path
+) -> None:
+    loop = source.parent
+    (loop / "a.json").symlink_to("b.json")
+    (loop / "b.json").symlink_to("a.json")
+    assert main(["show", str(loop / "a.json")]) == 1
+    err = capsys.readouterr().err
+    assert "it is a symbolic link, not a regular file" in err
+    assert "unexpected" not in err and len(err.strip().splitlines()) == 1
+    named = loop / f"{RUN}.json"  # a link the user names that leads to a journal is still followed
+    named.symlink_to(source / f"{RUN}.json")
+    assert main(["show", str(named)]) == 0
+    assert "completed" in capsys.readouterr().out
+
+
+# -- T6, T7: the price file ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["stats", "audit", "report"])
+def test_t6_a_fifo_as_the_price_file_is_refused_at_once(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, source: Path, command: str
+) -> None:
+    fifo = tmp_path / "prices.json"
+    os.mkfifo(fifo)
+    argv = [command, "--prices", str(fifo), str(source)]
+    if command == "report":
+        argv += [RUN, "-o", str(tmp_path / "report.html")]
+    assert outcome_of(lambda: main(argv), fifo) == 2
+    err = capsys.readouterr().err
+    assert f"cannot read the price file {fifo}: it is a FIFO, not a regular file" in err
+
+
+def test_t6_a_device_as_the_price_file_is_refused_unread(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, source: Path
+) -> None:
+    device = _device(tmp_path / "prices.json")
+    assert main(["stats", "--prices", str(device), str(source)]) == 2
+    assert "it is a device, not a regular file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("name", "text"), [("deep.json", "[" * 200_000), ("deep.toml", "a = " + "[" * 200_000)])
+def test_t7_a_price_file_nested_past_the_parser_is_not_json(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, source: Path, name: str, text: str
+) -> None:
+    prices = tmp_path / name
+    prices.write_text(text)
+    assert main(["stats", "--prices", str(prices), str(source)]) == 2
+    err = capsys.readouterr().err
+    kind = "TOML" if name.endswith(".toml") else "JSON"
+    assert f"the price file {prices} is not {kind}: it is nested too deeply" in err
+    assert "RecursionError" not in err
+
+
+# -- T9, T10: the files the tool writes ----------------------------------------------------------------------------
+
+
+def _write_argv(command: str, source: Path, target: Path | str) -> list[str]:
+    if command == "report":
+        return ["report", "-o", str(target), str(source), RUN]
+    return ["export", str(source), f"--{command}", str(target)]
+
+
+WRITERS = ["report", "otlp", "atif"]
+
+
+@pytest.mark.parametrize("command", WRITERS)
+def test_t9_a_planted_link_at_the_output_is_replaced_never_followed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, source: Path, command: str
+) -> None:
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"not yours to overwrite\n")
+    planted = tmp_path / "out"
+    planted.symlink_to(victim)
+    assert main(_write_argv(command, source, planted)) == 0
+    assert victim.read_bytes() == b"not yours to overwrite\n"
+    assert not planted.is_symlink() and planted.stat().st_size > 0
+    assert stat.S_IMODE(planted.stat().st_mode) == 0o600  # reports and exports hold conversations
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["out", "runs", "victim"]  # no staging file left
+
+
+@pytest.mark.parametrize("command", WRITERS)
+@pytest.mark.parametrize("kind", ["FIFO", "device", "directory", "link to a process's open file", "link to a FIFO"])
+def test_t9_t10_an_output_that_is_not_a_regular_file_is_refused_and_left_as_it_is(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, source: Path, command: str, kind: str
+) -> None:
+    target = tmp_path / "out"
+    with contextlib.ExitStack() as stack:
+        if kind == "FIFO":
+            os.mkfifo(target)
+        elif kind == "device":
+            _device(target)
+        elif kind == "directory":
+            target.mkdir()
+        elif kind == "link to a FIFO":
+            os.mkfifo(tmp_path / "pipe")
+            target.symlink_to(tmp_path / "pipe")
+        else:
+            target, behind = stack.enter_context(_link_to_an_open_file(tmp_path))
+        before = os.lstat(target)
+        fifo = tmp_path / "pipe" if kind == "link to a FIFO" else target
+        assert outcome_of(lambda: main(_write_argv(command, source, target)), fifo) == 1
+        after = os.lstat(target)
+        assert (after.st_mode, after.st_ino, after.st_rdev) == (before.st_mode, before.st_ino, before.st_rdev)
+        if kind == "link to a process's open file":
+            assert behind.read_bytes() == b""
+    err = capsys.readouterr().err.strip()
+    assert f"{target}: cannot write the " in err and "not a regular file" in err and len(err.splitlines()) == 1
+    assert not [path.name for path in tmp_path.iterdir() if path.name.startswith(".")]  # no staging file left
+
+
+@pytest.mark.parametrize("command", WRITERS)
+def test_t10_a_dash_writes_to_standard_output(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, source: Path, command: str
+) -> None:
+    assert main(_write_argv(command, source, "-")) == 0
+    written = capsys.readouterr()
+    if command == "report":
+        assert written.out.startswith("<!DOCTYPE html>") and written.out.rstrip().endswith("</html>")
+    else:
+        assert [
+            json.loads(line)["schema_version" if command == "atif" else "resourceSpans"]
+            for line in written.out.splitlines()
+        ]
+    assert ("bytes (bound" if command == "report" else "exported 1 runs") in written.err  # the summary: not mixed in
+    assert not (tmp_path / "-").exists() and not (source / "-").exists() and not Path("-").exists()
+
+
+def test_t10_both_exports_to_standard_output_is_a_usage_error(capsys: pytest.CaptureFixture[str], source: Path) -> None:
+    assert main(["export", str(source), "--otlp", "-", "--atif", "-"]) == 2
+    assert "cannot both be -" in capsys.readouterr().err
