@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
-from journaltools._durable import fsync_directory
+from journaltools._durable import fsync_directory, read_regular_file, replace_file
 from journaltools.backends.oserrors import mapped
 from journaltools.backends.registry import open_source
 from journaltools.errors import SourceError, StorageError
@@ -603,7 +603,7 @@ def _write_into(root: Path) -> list[str]:
             if sample.damage is not None:
                 path = root / f"{sample.run}{JOURNAL_SUFFIX}"
                 with mapped(path, "write the sample journals"):
-                    path.write_bytes(sample.damage(path.read_bytes()))
+                    replace_file(path, sample.damage(read_regular_file(path)))
     return sorted(SAMPLE_STORIES)
 
 

@@ -114,9 +114,14 @@ def writing(path: str | os.PathLike[str], doing: str, *, durable: bool = True) -
         with _durable.replacing(path, mode=OUTPUT_MODE, staging_prefix=staging, durable=durable) as handle:
             yield handle
     except IrregularFile as exc:
-        raise StorageError(os.fsdecode(path), doing, f"it is {exc.kind}, not a regular file", _OUTPUT_HINT) from None
+        raise not_writable(exc, doing) from None
     except OSError as exc:
         raise storage_error(exc, path, doing) from None
+
+
+def not_writable(refused: IrregularFile, doing: str) -> StorageError:
+    """The error for an output path the one writer refuses (``_durable.refuse_unreplaceable``), saying what it is."""
+    return StorageError(os.fsdecode(refused.path), doing, f"it is {refused.kind}, not a regular file", _OUTPUT_HINT)
 
 
 @contextmanager
