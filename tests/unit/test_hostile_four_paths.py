@@ -11,14 +11,18 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import socket
 import stat
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from journaltools._durable import IrregularFile, open_regular, replacing
+from journaltools.audit import read_audit
 from journaltools.cli import main
-from journaltools.generate import text
+from journaltools.errors import StorageError
+from journaltools.generate import generate_corpus, text
 from tests.builders import journal
 from tests.unit.test_hostile import outcome_of
 
@@ -196,3 +200,122 @@ def test_t10_a_dash_writes_to_standard_output(
 def test_t10_both_exports_to_standard_output_is_a_usage_error(capsys: pytest.CaptureFixture[str], source: Path) -> None:
     assert main(["export", str(source), "--otlp", "-", "--atif", "-"]) == 2
     assert "cannot both be -" in capsys.readouterr().err
+
+
+# -- the class: one opener, one writer -----------------------------------------------------------------------------
+
+OPENED_KINDS = ["FIFO", "device", "directory", "socket", "loop of links"]
+
+
+def _irregular(tmp_path: Path, kind: str, name: str = "thing") -> Path:
+    path = tmp_path / name
+    if kind == "FIFO":
+        os.mkfifo(path)
+    elif kind == "device":
+        _device(path)
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "socket":
+        with socket.socket(socket.AF_UNIX) as bound:
+            bound.bind(str(path))
+    else:
+        path.symlink_to(f"{name}.other")
+        (tmp_path / f"{name}.other").symlink_to(name)
+    return path
+
+
+@pytest.mark.parametrize("follow_links", [False, True])
+@pytest.mark.parametrize("kind", OPENED_KINDS)
+def test_the_one_opener_refuses_what_is_not_a_regular_file_at_once(
+    tmp_path: Path, kind: str, follow_links: bool
+) -> None:
+    path = _irregular(tmp_path, kind)
+    for flags in (os.O_RDONLY, os.O_RDWR | os.O_CREAT):
+        outcome = outcome_of(lambda flags=flags: open_regular(path, flags, follow_links=follow_links), path)
+        assert isinstance(outcome, IrregularFile), outcome
+        assert "symbolic link" in outcome.kind if kind == "loop of links" else outcome.kind == f"a {kind}"
+
+
+@pytest.mark.parametrize("kind", ["FIFO", "device", "socket"])
+def test_the_one_writer_refuses_what_is_not_a_regular_file_and_leaves_it(tmp_path: Path, kind: str) -> None:
+    path = _irregular(tmp_path, kind)
+    before = os.lstat(path)
+    with pytest.raises(IrregularFile, match=kind), replacing(path) as handle:
+        handle.write(b"never")
+    after = os.lstat(path)
+    assert (after.st_mode, after.st_ino) == (before.st_mode, before.st_ino)
+    assert sorted(entry.name for entry in tmp_path.iterdir()) == ["thing"]
+
+
+def test_the_one_writer_refuses_a_path_that_became_a_fifo_while_it_wrote(tmp_path: Path) -> None:
+    path = tmp_path / "out"
+    with pytest.raises(IrregularFile, match="FIFO"), replacing(path) as handle:
+        handle.write(b"data")
+        os.mkfifo(path)  # swapped in between the first look and the rename
+    assert stat.S_ISFIFO(os.lstat(path).st_mode) and sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_gate_config_that_is_a_fifo_is_a_usage_error_at_once(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, source: Path
+) -> None:
+    fifo = tmp_path / "config.json"
+    os.mkfifo(fifo)
+    assert outcome_of(lambda: main(["gate", str(source), RUN, "--config", str(fifo)]), fifo) == 2
+    assert "it is a FIFO, not a regular file" in capsys.readouterr().err
+
+
+def test_audit_parquet_refuses_a_fifo_where_a_table_goes_and_a_fifo_lock(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, source: Path
+) -> None:
+    out = tmp_path / "audit"
+    out.mkdir()
+    os.mkfifo(out / "runs.parquet")
+    assert outcome_of(lambda: main(["audit", str(source), "--parquet", str(out)]), out / "runs.parquet") == 1
+    assert "runs.parquet: cannot write the Parquet tables: it is a FIFO" in capsys.readouterr().err
+    assert stat.S_ISFIFO(os.lstat(out / "runs.parquet").st_mode)
+    (out / "runs.parquet").unlink()
+    os.mkfifo(out / ".audit.lock")
+    assert outcome_of(lambda: main(["audit", str(source), "--parquet", str(out)]), out / ".audit.lock") == 1
+    assert ".audit.lock: cannot take the audit's lock: it is a FIFO" in capsys.readouterr().err
+    assert not list(out.glob("*.parquet"))  # nothing put in place, no staging left
+    assert [path.name for path in out.iterdir()] == [".audit.lock"]
+
+
+def test_read_audit_refuses_a_fifo_named_like_a_table(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "runs.parquet")
+    outcome = outcome_of(lambda: read_audit(tmp_path), tmp_path / "runs.parquet")
+    assert isinstance(outcome, StorageError) and "it is a FIFO, not a regular file" in str(outcome)
+
+
+def test_generate_never_writes_through_a_link_planted_in_the_directory(tmp_path: Path) -> None:
+    root = tmp_path / "corpus"
+    generate_corpus(root, runs=1, records=5)
+    journal_path = next(root.glob("*.json"))
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"keep")
+    journal_path.unlink()
+    journal_path.symlink_to(victim)
+    generate_corpus(root, runs=1, records=5)
+    assert victim.read_bytes() == b"keep" and not journal_path.is_symlink()
+    assert stat.S_IMODE(journal_path.stat().st_mode) == 0o600
+
+
+def test_migrate_refuses_each_journal_it_cannot_write_and_goes_on(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    runs = ["one", "two", "three"]
+    src, dest = tmp_path / "src", tmp_path / "dest"
+    src.mkdir()
+    dest.mkdir()
+    for run in runs:
+        (src / f"{run}.json").write_bytes(_completed(run))
+    (dest / "two.json").mkdir()  # a journal path that is a directory: no one, root neither, writes it
+    os.mkfifo(dest / "three.lock")  # a lock that is a FIFO: never opened, never waited on
+    for extra in ([], ["--skip-invalid"]):
+        assert outcome_of(lambda extra=extra: main(["migrate", *extra, str(src), str(dest)]), dest / "three.lock") == 1
+        captured = capsys.readouterr()
+        three, two = captured.err.strip().splitlines()  # in the source's run order
+        assert "refused three: destination_unwritable:" in three and "it is a FIFO" in three
+        assert "refused two: destination_unwritable:" in two and "it is a directory" in two
+        assert "migrated 1 runs" in captured.out
+        assert (dest / "one.json").read_bytes() == (src / "one.json").read_bytes()
