@@ -89,7 +89,7 @@ def refuse_unless_regular(path: str | os.PathLike[str], doing: str) -> None:
 
 
 #: Where an output file goes instead of a path the writer refuses.
-_OUTPUT_HINT = "name a regular file or a new path (a link there is replaced, never followed), or - for standard output"
+_OUTPUT_HINT = "name a regular file or a new path (a link there is replaced, never followed)"
 
 #: Who may read what the tool writes: reports and exports carry the conversations the runtime keeps 0600.
 OUTPUT_MODE: Final = 0o600
@@ -114,14 +114,14 @@ def writing(path: str | os.PathLike[str], doing: str, *, durable: bool = True) -
         with _durable.replacing(path, mode=OUTPUT_MODE, staging_prefix=staging, durable=durable) as handle:
             yield handle
     except IrregularFile as exc:
-        raise not_writable(exc, doing) from None
+        raise not_writable(exc, doing, f"{_OUTPUT_HINT}, or {STDOUT} for standard output") from None
     except OSError as exc:
         raise storage_error(exc, path, doing) from None
 
 
-def not_writable(refused: IrregularFile, doing: str) -> StorageError:
+def not_writable(refused: IrregularFile, doing: str, hint: str = _OUTPUT_HINT) -> StorageError:
     """The error for an output path the one writer refuses (``_durable.refuse_unreplaceable``), saying what it is."""
-    return StorageError(os.fsdecode(refused.path), doing, f"it is {refused.kind}, not a regular file", _OUTPUT_HINT)
+    return StorageError(os.fsdecode(refused.path), doing, f"it is {refused.kind}, not a regular file", hint)
 
 
 @contextmanager

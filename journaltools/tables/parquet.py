@@ -66,7 +66,7 @@ class ParquetTables:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         for name in names:  # before any work: an audit that cannot put a table in place refuses at once
-            _refuse_unreplaceable(self.path(name))
+            refuse_unreplaceable_table(self.path(name))
         self._staging = Path(tempfile.mkdtemp(prefix=".audit-", dir=self.directory))
         self.row_group_bytes = row_group_bytes
         self.schemas = {name: schema_of(name, priced=priced) for name in names}
@@ -118,8 +118,8 @@ class ParquetTables:
         with _directory_lock(self.directory):
             for name in self._writers:
                 target = self.path(name)
-                _refuse_unreplaceable(target)
-                if _is_partitions(target):  # an earlier Dask audit into the same directory
+                refuse_unreplaceable_table(target)
+                if is_partitions(target):  # an earlier Dask audit into the same directory
                     shutil.rmtree(target)
                 os.replace(self._partial(name), target)
                 written[name] = target
@@ -127,7 +127,7 @@ class ParquetTables:
                 stale = self.path(name)
                 if name in written:
                     continue
-                if _is_partitions(stale):
+                if is_partitions(stale):
                     shutil.rmtree(stale)
                 else:
                     stale.unlink(missing_ok=True)
@@ -145,15 +145,15 @@ class ParquetTables:
         shutil.rmtree(self._staging, ignore_errors=True)
 
 
-def _is_partitions(path: Path) -> bool:
+def is_partitions(path: Path) -> bool:
     """A Dask audit's directory of partitions (itself, not a link to a directory elsewhere)."""
     return path.is_dir() and not path.is_symlink()
 
 
-def _refuse_unreplaceable(target: Path) -> None:
+def refuse_unreplaceable_table(target: Path) -> None:
     """A table's file replaces what the one writer would (a regular file, a link, never followed) or an earlier
     Dask audit's partitions; a FIFO, device or socket there is a ``StorageError``, and left as it is."""
-    if _is_partitions(target):
+    if is_partitions(target):
         return
     try:
         refuse_unreplaceable(target)

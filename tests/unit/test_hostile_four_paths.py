@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from journaltools._durable import IrregularFile, open_regular, replacing
-from journaltools.audit import read_audit
+from journaltools.audit import audit_sources, read_audit
 from journaltools.cli import main
 from journaltools.errors import StorageError
 from journaltools.generate import generate_corpus, text
@@ -319,3 +319,22 @@ def test_migrate_refuses_each_journal_it_cannot_write_and_goes_on(
         assert "refused two: destination_unwritable:" in two and "it is a directory" in two
         assert "migrated 1 runs" in captured.out
         assert (dest / "one.json").read_bytes() == (src / "one.json").read_bytes()
+
+
+@pytest.mark.parametrize("dask", [False, True])
+def test_audit_parquet_never_writes_through_a_link_to_a_directory(tmp_path: Path, source: Path, dask: bool) -> None:
+    """Never followed into another directory, and not replaced either: like a link to a FIFO, it leads to something
+    the writer does not replace."""
+    if dask:
+        pytest.importorskip("dask")
+    out, elsewhere = tmp_path / "audit", tmp_path / "elsewhere"
+    out.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "keep.parquet").write_bytes(b"keep")
+    (out / "runs.parquet").symlink_to(elsewhere)
+    with pytest.raises(
+        StorageError, match=r"runs\.parquet: cannot write the Parquet tables: it is a symbolic link to a dir"
+    ):
+        audit_sources(str(source), parquet=out, dask=dask)
+    assert [path.name for path in elsewhere.iterdir()] == ["keep.parquet"]
+    assert (out / "runs.parquet").is_symlink() and [path.name for path in out.iterdir()] == ["runs.parquet"]
