@@ -27,8 +27,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
-from journaltools._durable import fsync_directory, read_regular_file, replace_file
-from journaltools.backends.oserrors import mapped
+from journaltools._durable import (
+    IrregularFile,
+    fsync_directory,
+    read_regular_file,
+    refuse_unreplaceable,
+    replace_file,
+)
+from journaltools.backends.oserrors import mapped, not_writable
 from journaltools.backends.registry import open_source
 from journaltools.errors import SourceError, StorageError
 from journaltools.generate import (
@@ -637,6 +643,10 @@ def write_samples(directory: str | Path) -> list[str]:
             for run in runs:
                 for suffix in (JOURNAL_SUFFIX, LOCK_SUFFIX):
                     target = root / f"{run}{suffix}"
+                    try:  # what the one writer would not replace (a FIFO, a device) is left as it is
+                        refuse_unreplaceable(target)
+                    except IrregularFile as exc:
+                        raise not_writable(exc, "move the sample journals into place") from None
                     (scratch / f"{run}{suffix}").rename(target)
                     moved.append(target)
             fsync_directory(root)

@@ -23,6 +23,7 @@ from journaltools.audit import audit_sources, read_audit
 from journaltools.cli import main
 from journaltools.errors import StorageError
 from journaltools.generate import generate_corpus, text
+from journaltools.samples import SAMPLE_STORIES, write_samples
 from tests.builders import journal
 from tests.unit.test_hostile import outcome_of
 
@@ -338,3 +339,11 @@ def test_audit_parquet_never_writes_through_a_link_to_a_directory(tmp_path: Path
         audit_sources(str(source), parquet=out, dask=dask)
     assert [path.name for path in elsewhere.iterdir()] == ["keep.parquet"]
     assert (out / "runs.parquet").is_symlink() and [path.name for path in out.iterdir()] == ["runs.parquet"]
+
+
+def test_write_samples_leaves_a_fifo_named_like_a_sample_as_it_is(tmp_path: Path) -> None:
+    fifo = tmp_path / f"{next(iter(SAMPLE_STORIES))}.lock"
+    os.mkfifo(fifo)
+    with pytest.raises(StorageError, match="it is a FIFO, not a regular file"):
+        write_samples(tmp_path)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and [path.name for path in tmp_path.iterdir()] == [fifo.name]
