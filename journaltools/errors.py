@@ -3,7 +3,7 @@
 Every refusal names what it refused: the run, the seq where there is one, the path or URL, and the rule
 broken, in one line that says what to do. Low-level errors are translated into this tree in one place per
 backend, so callers never catch a nats-py exception or a bare ``OSError``: operating-system errors on local
-files in ``backends/oserrors.py`` (``storage_error``), NATS client errors in ``backends/nats_connection.py``
+files in ``_base/oserrors.py`` (``storage_error``), NATS client errors in ``sources/nats.py``
 (``classify_nats_error`` for requests, ``connect_error`` for connecting).
 
 ::

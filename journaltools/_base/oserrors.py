@@ -11,10 +11,13 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Final
+from typing import BinaryIO, Final
 
+from journaltools._base import durable as _durable
+from journaltools._base.durable import IrregularFile
 from journaltools.errors import NotAJournalFile, StorageError
 
 #: errno -> (what went wrong, what to do). Anything else says the system's words and to check the path.
@@ -60,45 +63,17 @@ def storage_error(exc: OSError, path: str | os.PathLike[str], doing: str) -> Sto
     return StorageError(where, doing, why, hint, code)
 
 
-def kind_of(mode: int) -> str:
-    """What a file of this ``st_mode`` is, in words (``"a FIFO"``)."""
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISLNK(mode):
-        return "a symbolic link"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "not a regular file"
-
-
 def open_regular(path: str | os.PathLike[str], flags: int, doing: str, mode: int = 0o644) -> int:
-    """A descriptor of ``path`` opened with ``flags``, which is a regular file and not a symbolic link.
-
-    Never blocks (``O_NONBLOCK``: a FIFO opens at once and is then refused) and never follows a link in the
-    last component (``O_NOFOLLOW``). Raises ``NotAJournalFile`` for anything but a regular file and
-    ``StorageError`` for every other failure.
+    """A descriptor of ``path`` opened with ``flags`` by the package's one opener (``_durable.open_regular``: a
+    regular file, never a link in the last component, never blocking). Raises ``NotAJournalFile`` for anything
+    but a regular file and ``StorageError`` for every other failure.
     """
-    refuse_unless_regular(path, doing)  # look first: opening a device can act on it
     try:
-        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode)
+        return _durable.open_regular(path, flags, mode=mode)
+    except IrregularFile as exc:
+        raise NotAJournalFile(os.fsdecode(path), doing, exc.kind) from None
     except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO):
-            raise not_a_journal_file(path, doing) from None
         raise storage_error(exc, path, doing) from None
-    try:
-        info = os.fstat(fd)
-    except OSError as exc:
-        os.close(fd)
-        raise storage_error(exc, path, doing) from None
-    if not stat.S_ISREG(info.st_mode):
-        os.close(fd)
-        raise NotAJournalFile(os.fsdecode(path), doing, kind_of(info.st_mode))
-    os.set_blocking(fd, True)
-    return fd
 
 
 def refuse_unless_regular(path: str | os.PathLike[str], doing: str) -> None:
@@ -110,16 +85,43 @@ def refuse_unless_regular(path: str | os.PathLike[str], doing: str) -> None:
     except OSError as exc:
         raise storage_error(exc, path, doing) from None
     if not stat.S_ISREG(info.st_mode):
-        raise NotAJournalFile(os.fsdecode(path), doing, kind_of(info.st_mode))
+        raise NotAJournalFile(os.fsdecode(path), doing, _durable.kind_of(info.st_mode))
 
 
-def not_a_journal_file(path: str | os.PathLike[str], doing: str) -> StorageError:
-    """The error for a path an open refused for its kind (ELOOP, EISDIR, ENXIO): it says which kind it is."""
+#: Where an output file goes instead of a path the writer refuses.
+_OUTPUT_HINT = "name a regular file or a new path (a link there is replaced, never followed)"
+
+#: Who may read what the tool writes: reports and exports carry the conversations the runtime keeps 0600.
+OUTPUT_MODE: Final = 0o600
+
+
+#: The output path that means standard output.
+STDOUT: Final = "-"
+
+
+@contextmanager
+def writing(path: str | os.PathLike[str], doing: str, *, durable: bool = True) -> Iterator[BinaryIO]:
+    """The file the tool writes (a report, an export), by ``_durable.replacing``, its failures one line each: a
+    path that is not a regular file (a FIFO, a device, a directory, a link to one) is a ``StorageError`` saying
+    what it is, before anything is written; any other ``OSError`` is ``storage_error``. ``-`` (``STDOUT``) is
+    standard output, written as it comes."""
+    if os.fspath(path) == STDOUT:
+        yield sys.stdout.buffer  # a closed pipe stays BrokenPipeError: the command line ends quietly on it
+        sys.stdout.buffer.flush()
+        return
+    staging = f".{os.path.basename(path)}."
     try:
-        kind = kind_of(os.lstat(path).st_mode)
+        with _durable.replacing(path, mode=OUTPUT_MODE, staging_prefix=staging, durable=durable) as handle:
+            yield handle
+    except IrregularFile as exc:
+        raise not_writable(exc, doing, f"{_OUTPUT_HINT}, or {STDOUT} for standard output") from None
     except OSError as exc:
-        return storage_error(exc, path, doing)
-    return NotAJournalFile(os.fsdecode(path), doing, kind)
+        raise storage_error(exc, path, doing) from None
+
+
+def not_writable(refused: IrregularFile, doing: str, hint: str = _OUTPUT_HINT) -> StorageError:
+    """The error for an output path the one writer refuses (``_durable.refuse_unreplaceable``), saying what it is."""
+    return StorageError(os.fsdecode(refused.path), doing, f"it is {refused.kind}, not a regular file", hint)
 
 
 @contextmanager

@@ -47,7 +47,13 @@ from journaltools.tables.batch import BatchResult, RunBatch, batches_of, run_bat
 from journaltools.tables.costs import with_costs
 from journaltools.tables.loader import open_task_store_of, with_task_states
 from journaltools.tables.options import LoadChanges, resolve
-from journaltools.tables.parquet import ParquetTables, parquet_writer, read_audit
+from journaltools.tables.parquet import (
+    ParquetTables,
+    is_partitions,
+    parquet_writer,
+    read_audit,
+    refuse_unreplaceable_table,
+)
 from journaltools.tables.prices import prices_of
 from journaltools.tables.schema import is_priced, schema_of
 
@@ -305,10 +311,11 @@ def _audit_dask(urls: Sequence[str], directory: Path, opts: LoadOptions) -> Audi
     directory.mkdir(parents=True, exist_ok=True)
     for name in names:  # a previous audit's partitions must not mix with this one's
         target = directory / f"{name}.parquet"
-        if target.is_dir():
+        refuse_unreplaceable_table(target)
+        if is_partitions(target):
             shutil.rmtree(target)
-        elif target.exists():
-            target.unlink()
+        elif os.path.lexists(target):
+            target.unlink()  # a file, or a link: never followed into another directory
     result = AuditResult(currency=_currency(opts))
     early: list[Finding] = []
     compare = compares_listings(urls)

@@ -509,7 +509,9 @@ def build_parser() -> argparse.ArgumentParser:
         json_flag=False,
     )
     report.add_argument("targets", nargs="*", metavar="[SOURCE] [RUN]")
-    report.add_argument("-o", "--output", required=True, metavar="FILE", help="the HTML file to write (replaced)")
+    report.add_argument(
+        "-o", "--output", required=True, metavar="FILE", help="the HTML file to write (replaced; - for standard output)"
+    )
     report.add_argument(
         "--max-size",
         type=_byte_size,

@@ -6,7 +6,6 @@ import argparse
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -333,8 +332,12 @@ def cmd_tasks(args: argparse.Namespace) -> int:
 
 
 def _read_config(path: str) -> Any:
+    from journaltools._base.durable import IrregularFile, read_regular_file
+
     try:
-        return msgspec.json.decode(Path(path).read_bytes())
+        return msgspec.json.decode(read_regular_file(path, follow_links=True))
+    except IrregularFile as exc:
+        raise UsageError(f"cannot read --config {path}: it is {exc.kind}, not a regular file") from None
     except OSError as exc:
         raise UsageError(f"cannot read --config {path}: {exc.strerror or exc}") from None
     except msgspec.DecodeError as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from journaltools._base.oserrors import STDOUT
 from journaltools.cli._output import UsageError, _note
 from journaltools.cli._sources import _open
 
@@ -18,8 +19,12 @@ EXPORT_HELP = (
 def add_export_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("source", metavar="SOURCE")
     parser.add_argument("runs", nargs="*", metavar="RUN", help="only these runs, in this order (default: every run)")
-    parser.add_argument("--otlp", metavar="FILE", help="write the OTLP JSON lines file FILE")
-    parser.add_argument("--atif", metavar="FILE", help="write the ATIF JSON lines file FILE")
+    parser.add_argument(
+        "--otlp", metavar="FILE", help="write the OTLP JSON lines file FILE (replaced; - for standard output)"
+    )
+    parser.add_argument(
+        "--atif", metavar="FILE", help="write the ATIF JSON lines file FILE (replaced; - for standard output)"
+    )
     parser.add_argument(
         "--content",
         action="store_true",
@@ -33,15 +38,21 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     if not args.otlp and not args.atif:
         raise UsageError("say where to write: --otlp FILE, --atif FILE or both")
+    if args.otlp == args.atif == STDOUT:
+        raise UsageError("--otlp and --atif cannot both be - (standard output): their lines would mix")
     with _open(args.source, "export") as backend:
         report = export(backend, args.runs or None, otlp=args.otlp, atif=args.atif, content=args.content)
     for run, why in report.skipped:
         _note("export", f"skipped {run}: {why}")
     written = " and ".join(f"{name} {path}" for name, path in (("OTLP", args.otlp), ("ATIF", args.atif)) if path)
-    print(
+    summary = (
         f"exported {len(report.runs)} runs ({report.spans} spans) to {written}"
         if args.otlp
         else f"exported {len(report.runs)} runs to {written}"
     )
+    if STDOUT in (args.otlp, args.atif):  # the lines went to standard output: the summary must not mix with them
+        _note("export", summary)
+    else:
+        print(summary)
     # A run named on the command line that could not be exported is a failure; in a whole source it is a note.
     return 1 if report.skipped and args.runs else 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from journaltools.cli._output import _say
+from journaltools.cli._output import _note, _say
 from journaltools.cli._sources import _only_run, _open, _source_and_optional_run
 
 
@@ -18,5 +18,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         read = backend.read_run(run if run is not None else _only_run(backend), strict=args.strict)
         url = backend.url
     made = report_of_read(read, source=url, strict=args.strict, max_bytes=args.max_size, prices=prices)
-    _say(write_report(made, args.output).summary())
+    written = write_report(made, args.output)
+    if written.path is None:  # the HTML went to standard output: the summary must not end up inside it
+        _note("report", written.summary())
+    else:
+        _say(written.summary())
     return 0

@@ -38,12 +38,11 @@ import os
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
 import msgspec
 
-from journaltools._base.oserrors import storage_error
+from journaltools._base.oserrors import STDOUT, writing
 from journaltools.errors import ExportError
 from journaltools.folding.facts import CallFact, RunFacts, time_ns
 from journaltools.folding.run import FoldedRun, fold_run
@@ -675,15 +674,19 @@ def export(
 ) -> ExportReport:
     """Write the runs of ``source`` (all, or ``runs``) as OTLP JSON lines to ``otlp`` and/or ATIF JSON lines to
     ``atif``, one line per run, in the source's run order. A run that cannot be exported (no meta record) is
-    left out and named in ``ExportReport.skipped``. Each file is written whole or not at all."""
+    left out and named in ``ExportReport.skipped``. Each file is written whole or not at all, replacing what is
+    there (a link is replaced, never followed; a FIFO, a device or a directory is refused, ``StorageError``);
+    ``-`` is standard output."""
     if otlp is None and atif is None:
         raise ExportError("nothing to export to: give otlp, atif or both")
+    if otlp is not None and atif is not None and os.fspath(otlp) == os.fspath(atif) == STDOUT:
+        raise ExportError("otlp and atif cannot both go to standard output (-): their lines would mix")
     report = ExportReport()
     with ExitStack() as stack:
         # Each file is written as it goes (a run at a time, so a large source is never held) into a temporary
         # file beside it, renamed into place only when every run is written.
-        otlp_file = stack.enter_context(_LinesFile(Path(otlp))) if otlp is not None else None
-        atif_file = stack.enter_context(_LinesFile(Path(atif))) if atif is not None else None
+        otlp_file = _Lines(stack.enter_context(writing(otlp, "write the export"))) if otlp is not None else None
+        atif_file = _Lines(stack.enter_context(writing(atif, "write the export"))) if atif is not None else None
         for folded in iter_folded(source, runs):
             prepared = _prepare(folded)
             if isinstance(prepared, str):
@@ -696,10 +699,17 @@ def export(
             if atif_file is not None:
                 atif_file.write(msgspec.json.encode(_atif_trajectory(prepared, content)))
             report.runs.append(folded.run)
-        for done in (otlp_file, atif_file):
-            if done is not None:
-                done.commit()
     return report
+
+
+@dataclass(frozen=True, slots=True)
+class _Lines:
+    """JSON lines into an export's file."""
+
+    handle: BinaryIO
+
+    def write(self, line: bytes) -> None:
+        self.handle.write(line + b"\n")
 
 
 def export_otlp(
@@ -722,39 +732,6 @@ def export_atif(
 ) -> ExportReport:
     """``export`` to an ATIF JSON lines file only."""
     return export(source, runs, atif=path, content=content)
-
-
-class _LinesFile:
-    """JSON lines written to ``.<name>.partial`` beside ``path`` and renamed onto it by ``commit``: a failed or
-    interrupted export leaves no half-written file (and the old one, if any, as it was)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.partial = path.with_name(f".{path.name}.partial")
-        try:
-            self.handle = self.partial.open("wb")
-        except OSError as exc:
-            raise storage_error(exc, path, "write the export") from None
-
-    def write(self, line: bytes) -> None:
-        try:
-            self.handle.write(line + b"\n")
-        except OSError as exc:
-            raise storage_error(exc, self.path, "write the export") from None
-
-    def commit(self) -> None:
-        try:
-            self.handle.close()
-            self.partial.replace(self.path)
-        except OSError as exc:
-            raise storage_error(exc, self.path, "write the export") from None
-
-    def __enter__(self) -> _LinesFile:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.handle.close()
-        self.partial.unlink(missing_ok=True)  # gone already when committed
 
 
 __all__ = [

@@ -27,6 +27,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import hashlib
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -684,10 +685,14 @@ def report(
 
 
 def write_report(made: RunReport, path: str | Path) -> RunReport:
-    """Write ``made`` to ``path`` (UTF-8) and return it with its path."""
-    target = Path(path)
-    target.write_bytes(made.html.encode("utf-8", "replace"))
-    return dataclasses.replace(made, path=target)
+    """Write ``made`` to ``path`` (UTF-8) and return it with its path (None for ``-``, standard output). The file
+    is replaced atomically, a link there replaced and never followed; a path that is a FIFO, a device or a
+    directory is refused (``StorageError``) before anything is written."""
+    from journaltools._base.oserrors import STDOUT, writing
+
+    with writing(path, "write the report") as handle:
+        handle.write(made.html.encode("utf-8", "replace"))
+    return dataclasses.replace(made, path=None if os.fspath(path) == STDOUT else Path(path))
 
 
 __all__: Sequence[str] = [

@@ -21,6 +21,7 @@ A refused run is reported and the others carry on.
 from __future__ import annotations
 
 import asyncio
+import errno
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from journaltools._base.aio import run_sync
 from journaltools.errors import (
     InvalidRunId,
     JournalError,
+    NotAJournalFile,
     RunNotFound,
     ServerNotAnswering,
     StorageError,
@@ -43,7 +45,8 @@ from journaltools.sources.base import AppendOutcome, Backend, RunRead, StoredRec
 CONCURRENT_RUNS = 8
 
 #: Refusals that say the *source journal* cannot be copied faithfully: ``--skip-invalid`` accepts these.
-#: The other codes (``run_not_found``, ``destination_differs``, ``destination_refused``, ``source_unreadable``)
+#: The other codes (``run_not_found``, ``destination_differs``, ``destination_refused``, ``destination_unwritable``,
+#: ``source_unreadable``)
 #: are about the request or the destination, and always fail a migration.
 INVALID_SOURCE_CODES: Final = frozenset(
     {
@@ -230,6 +233,17 @@ async def _verify(dest: Backend, run: str, records: Sequence[StoredRecord]) -> s
     return None
 
 
+#: Failures of one destination journal's own path (what is there, who may write it): that run is refused and the
+#: others go on. Any other ``StorageError`` (a full or read-only disk) would fail every run alike and ends it all.
+_JOURNAL_PATH_ERRNOS: Final = frozenset(
+    {errno.EACCES, errno.EPERM, errno.EISDIR, errno.ENOTDIR, errno.ELOOP, errno.ENXIO, errno.ENAMETOOLONG}
+)
+
+
+def _of_this_journal(exc: StorageError) -> bool:
+    return isinstance(exc, NotAJournalFile) or exc.errno in _JOURNAL_PATH_ERRNOS
+
+
 async def _migrate_run(source: Backend, dest: Backend, run: str) -> _RunOutcome:
     outcome = _RunOutcome(run)
     try:
@@ -243,8 +257,12 @@ async def _migrate_run(source: Backend, dest: Backend, run: str) -> _RunOutcome:
         try:
             await _copy(dest, run, read.records, outcome)
             outcome.mismatch = await _verify(dest, run, read.records)
-        except (StorageError, StreamFull, ServerNotAnswering):
-            raise  # the destination is full, read-only or gone: every other run would fail the same way
+        except StorageError as exc:
+            if not _of_this_journal(exc):
+                raise  # the destination is full, read-only or gone: every other run would fail the same way
+            raise _Refused("destination_unwritable", str(exc)) from None
+        except (StreamFull, ServerNotAnswering):
+            raise
         except JournalError as exc:  # the destination refused: another writer, a lock, an unusable store
             raise _Refused("destination_refused", str(exc)) from None
         outcome.records = len(read.records)

@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
+from journaltools._base.durable import IrregularFile, open_regular
 from journaltools.errors import SourceError
 
 BINARY_NAME = "nats-server"
@@ -170,7 +171,11 @@ class EmbeddedServer:
     def _spawn_and_wait(self) -> bool:
         self.store_dir.mkdir(parents=True, exist_ok=True)
         self._close_log()
-        self._log = open(self.log_path, "ab")  # noqa: SIM115 - kept open for the process's lifetime
+        # Kept open for the process's lifetime; by the one opener, so a FIFO or a link planted there is refused.
+        try:
+            self._log = os.fdopen(open_regular(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND), "ab")
+        except IrregularFile as exc:
+            raise SourceError(f"cannot write the nats-server log: {exc}; move it away") from None
         command = [str(self.binary), "-js", "-a", self.host, "-p", str(self.port), "-sd", str(self.store_dir)]
         command.extend(self.extra_args)
         self._process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log)
@@ -256,7 +261,9 @@ def _lock_store(store: Path) -> int:
     lock = store / STORE_LOCK_NAME
     try:
         store.mkdir(parents=True, exist_ok=True)
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        fd = open_regular(lock, os.O_RDWR | os.O_CREAT, mode=0o644)
+    except IrregularFile as exc:
+        raise SourceError(f"embedded:{store}: cannot use the store directory: {exc}; move it away") from None
     except OSError as exc:
         raise SourceError(f"embedded:{store}: cannot use the store directory: {exc.strerror}; check the path") from None
     try:

@@ -593,5 +593,7 @@ def open_journal_files(text: str) -> JournalFilesBackend:
         return JournalFilesBackend(f"file://{pattern}", matches)
     path = Path(pattern)
     if path.is_symlink():  # the user named this link: the journal is what it points to
-        path = path.resolve()
+        # realpath, not Path.resolve: a loop of links stays a link here (resolve raises on it), which the reader
+        # then refuses in the one line it gives for a link in a directory.
+        path = Path(os.path.realpath(path))
     return JournalFilesBackend(path.as_uri(), [path])

@@ -27,7 +27,7 @@ Listing. Runs come from the subjects ``<prefix>.*._meta`` (stream info filtered 
 meta subject's message and the last message on ``<prefix>.R.>`` (``listing.summarize_stream``).
 
 All I/O is ``async def`` on journaltools' one background loop. URLs, connecting and the mapping of NATS errors to
-the journaltools error tree live in ``nats_connection``.
+the journaltools error tree live in ``sources.nats``.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ and DuckDB read either with the right types (the schemas of ``tables.schema``).
 from __future__ import annotations
 
 import contextlib
-import fcntl
+import io
 import os
 import shutil
 import tempfile
@@ -18,6 +18,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from journaltools._base.durable import IrregularFile, exclusive_lock, refuse_unreplaceable
+from journaltools._base.oserrors import not_writable, open_regular
+from journaltools.errors import NotAJournalFile
 from journaltools.tables.schema import SCHEMAS, Tables, empty_table, is_priced, schema_of
 
 
@@ -62,6 +65,8 @@ class ParquetTables:
     ) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
+        for name in names:  # before any work: an audit that cannot put a table in place refuses at once
+            refuse_unreplaceable_table(self.path(name))
         self._staging = Path(tempfile.mkdtemp(prefix=".audit-", dir=self.directory))
         self.row_group_bytes = row_group_bytes
         self.schemas = {name: schema_of(name, priced=priced) for name in names}
@@ -113,7 +118,8 @@ class ParquetTables:
         with _directory_lock(self.directory):
             for name in self._writers:
                 target = self.path(name)
-                if target.is_dir():  # an earlier Dask audit into the same directory
+                refuse_unreplaceable_table(target)
+                if is_partitions(target):  # an earlier Dask audit into the same directory
                     shutil.rmtree(target)
                 os.replace(self._partial(name), target)
                 written[name] = target
@@ -121,7 +127,7 @@ class ParquetTables:
                 stale = self.path(name)
                 if name in written:
                     continue
-                if stale.is_dir():
+                if is_partitions(stale):
                     shutil.rmtree(stale)
                 else:
                     stale.unlink(missing_ok=True)
@@ -139,15 +145,37 @@ class ParquetTables:
         shutil.rmtree(self._staging, ignore_errors=True)
 
 
+def is_partitions(path: Path) -> bool:
+    """A Dask audit's directory of partitions (itself, not a link to a directory elsewhere)."""
+    return path.is_dir() and not path.is_symlink()
+
+
+def refuse_unreplaceable_table(target: Path) -> None:
+    """A table's file replaces what the one writer would (a regular file, a link, never followed) or an earlier
+    Dask audit's partitions; a FIFO, device or socket there is a ``StorageError``, and left as it is."""
+    if is_partitions(target):
+        return
+    try:
+        refuse_unreplaceable(target)
+    except IrregularFile as exc:
+        raise not_writable(exc, "write the Parquet tables") from None
+
+
 @contextlib.contextmanager
 def _directory_lock(directory: Path) -> Iterator[None]:
-    """An exclusive ``flock`` on ``DIR/.audit.lock`` while an audit puts its tables in place."""
-    descriptor = os.open(directory / ".audit.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    """An exclusive ``flock`` on ``DIR/.audit.lock`` while an audit puts its tables in place (opened by the one
+    opener: a FIFO or a link planted there is refused, never waited on nor followed)."""
+    lock = directory / ".audit.lock"
     try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(descriptor)  # closing releases the lock
+        with exclusive_lock(lock):
+            yield
+    except IrregularFile as exc:
+        raise NotAJournalFile(os.fsdecode(lock), "take the audit's lock", exc.kind) from None
+
+
+def _opened(part: Path) -> io.FileIO:
+    """A table's file, opened by the one opener: a FIFO or device named like a table is refused, never waited on."""
+    return io.FileIO(open_regular(part, os.O_RDONLY, "read the audit's table"), "rb", closefd=True)
 
 
 def read_audit(directory: str | os.PathLike[str], names: Sequence[str] | None = None) -> Tables:
@@ -161,7 +189,14 @@ def read_audit(directory: str | os.PathLike[str], names: Sequence[str] | None = 
             tables[name] = empty_table(name)
             continue
         parts = sorted(path.glob("*.parquet")) if path.is_dir() else [path]
-        schema = schema_of(name, priced=bool(parts) and is_priced(pq.read_schema(parts[0])))
-        pieces = [pq.read_table(part, schema=schema) for part in parts]
+        priced = False
+        if parts:
+            with _opened(parts[0]) as first:
+                priced = is_priced(pq.read_schema(first))
+        schema = schema_of(name, priced=priced)
+        pieces = []
+        for part in parts:
+            with _opened(part) as handle:
+                pieces.append(pq.read_table(handle, schema=schema))
         tables[name] = pa.concat_tables(pieces) if pieces else empty_table(name)
     return Tables(**tables)

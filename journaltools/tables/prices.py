@@ -162,10 +162,14 @@ def _is_document(value: Mapping[str, Any]) -> bool:
 def read_prices(path: str | os.PathLike[str]) -> PriceTable:
     """The price file at ``path``: JSON, or TOML when its name ends in ``.toml`` (``schema --input prices``).
     Raises ``InvalidPrices`` naming the file and the model and field at fault."""
+    from journaltools._base.durable import IrregularFile, read_regular_file
+
     where = os.fspath(path)
     try:
-        with open(where, "rb") as handle:
-            data = handle.read(MAX_PRICE_FILE_BYTES + 1)
+        # The one opener: a FIFO or a device named here is refused at once, never waited on nor read.
+        data = read_regular_file(where, limit=MAX_PRICE_FILE_BYTES + 1, follow_links=True)
+    except IrregularFile as exc:
+        raise InvalidPrices(f"cannot read the price file {where}: it is {exc.kind}, not a regular file") from None
     except OSError as exc:
         raise InvalidPrices(f"cannot read the price file {where}: {exc.strerror or exc}") from None
     if len(data) > MAX_PRICE_FILE_BYTES:
@@ -180,9 +184,11 @@ def read_prices(path: str | os.PathLike[str]) -> PriceTable:
 
             # NaN, Infinity and 1e400 are read as floats, so that the model refuses them naming the model and tier.
             document = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        # RecursionError: arrays or tables nested deeper than the parser recurses, which no price table is.
         kind = "TOML" if where.endswith(".toml") else "JSON"
-        raise InvalidPrices(f"the price file {where} is not {kind}: {exc}") from None
+        why = "it is nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise InvalidPrices(f"the price file {where} is not {kind}: {why}") from None
     return _checked(document, f"the price file {where}")
 
 

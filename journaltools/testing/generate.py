@@ -732,17 +732,19 @@ def generated_run(
 def _write_runs(
     root: str, seed: int, indexes: Sequence[int], records: int, generation: str = AUGUST.name
 ) -> tuple[int, int]:
+    from journaltools._base.oserrors import open_regular, writing
+
     pool = _text_pool(seed)
     written_records = written_bytes = 0
     for index in indexes:
         journal = generated_run(seed, index, records, pool, generation_named(generation))
         data = journal.journal_bytes()
         base = os.path.join(root, journal.run_id)
-        # The runtime's modes: journal and lock readable by their owner only.
-        descriptor = os.open(base + JOURNAL_SUFFIX, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "wb") as handle:
+        # The runtime's modes: journal and lock readable by their owner only. Through the one writer and opener:
+        # a link or FIFO already in the directory is never written through. Not fsynced: a corpus is made again.
+        with writing(base + JOURNAL_SUFFIX, "write the generated journal", durable=False) as handle:
             handle.write(data)
-        os.close(os.open(base + LOCK_SUFFIX, os.O_WRONLY | os.O_CREAT, 0o600))
+        os.close(open_regular(base + LOCK_SUFFIX, os.O_WRONLY | os.O_CREAT, "create the lock", 0o600))
         written_records += len(journal.records)
         written_bytes += len(data)
     return written_records, written_bytes

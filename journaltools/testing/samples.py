@@ -27,8 +27,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
-from journaltools._base.durable import fsync_directory
-from journaltools._base.oserrors import mapped
+from journaltools._base.durable import (
+    IrregularFile,
+    fsync_directory,
+    read_regular_file,
+    refuse_unreplaceable,
+    replace_file,
+)
+from journaltools._base.oserrors import mapped, not_writable
 from journaltools.errors import SourceError, StorageError
 from journaltools.goencoding.time import format_go_time
 from journaltools.protocol.encode import encode_record
@@ -603,7 +609,7 @@ def _write_into(root: Path) -> list[str]:
             if sample.damage is not None:
                 path = root / f"{sample.run}{JOURNAL_SUFFIX}"
                 with mapped(path, "write the sample journals"):
-                    path.write_bytes(sample.damage(path.read_bytes()))
+                    replace_file(path, sample.damage(read_regular_file(path)))
     return sorted(SAMPLE_STORIES)
 
 
@@ -637,6 +643,10 @@ def write_samples(directory: str | Path) -> list[str]:
             for run in runs:
                 for suffix in (JOURNAL_SUFFIX, LOCK_SUFFIX):
                     target = root / f"{run}{suffix}"
+                    try:  # what the one writer would not replace (a FIFO, a device) is left as it is
+                        refuse_unreplaceable(target)
+                    except IrregularFile as exc:
+                        raise not_writable(exc, "move the sample journals into place") from None
                     (scratch / f"{run}{suffix}").rename(target)
                     moved.append(target)
             fsync_directory(root)

@@ -298,7 +298,7 @@ def test_the_command_writes_both_files_and_fails_in_one_line(
         captured = capsys.readouterr()
         assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
     # a failed export leaves the file it would have replaced as it was, and nothing half-written
-    assert otlp.read_bytes() == before and not list(tmp_path.glob(".*partial"))
+    assert otlp.read_bytes() == before and not list(tmp_path.glob(".*"))  # no staging file
 
 
 def test_the_top_level_names_are_the_functions_even_once_the_module_is_imported(tmp_path: Path) -> None:

@@ -4,9 +4,7 @@ One bad journal is a finding of its own run; the other runs of the source still 
 
 from __future__ import annotations
 
-import contextlib
 import os
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -19,6 +17,7 @@ from journaltools.sources.file import FileBackend
 from journaltools.sources.jetstream import JetStreamBackend
 from journaltools.tables import load
 from tests.backend_records import line, meta, terminal, user
+from tests.blocking import outcome_of
 from tests.nats_fixtures import NatsAdmin
 
 #: A user record the Go decoder accepts with an unknown field nested ``depth`` arrays deep (it skips the field,
@@ -43,29 +42,6 @@ def source(tmp_path: Path) -> Path:
     root.mkdir()
     write_journal(root, "good", line(terminal(2)))
     return root
-
-
-def outcome_of(action: Callable[[], object], fifo: Path) -> object:
-    """What ``action`` returns or raises, asserting that it does so within a generous bound. If it hung in an
-    open of ``fifo``, opening the FIFO's other end releases it, so a failing test leaves no thread behind."""
-    outcome: list[object] = []
-
-    def run() -> None:
-        try:
-            outcome.append(action())
-        except Exception as exc:
-            outcome.append(exc)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(timeout=20)
-    if thread.is_alive():
-        for flags in (os.O_WRONLY | os.O_NONBLOCK, os.O_RDONLY | os.O_NONBLOCK):
-            with contextlib.suppress(OSError):
-                os.close(os.open(fifo, flags))
-        thread.join(timeout=20)
-        pytest.fail(f"blocked on the FIFO {fifo}")
-    return outcome[0]
 
 
 def assert_the_good_run_survives(root: Path, bad: str) -> None:

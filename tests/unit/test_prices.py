@@ -139,8 +139,8 @@ def test_a_price_file_that_breaks_its_model_is_refused_in_one_line_naming_the_mo
 def test_a_file_without_end_is_refused_without_being_read_whole(tmp_path: Path) -> None:
     from journaltools.tables.prices import MAX_PRICE_FILE_BYTES
 
-    with pytest.raises(InvalidPrices, match=r"/dev/zero is over [0-9,]+ bytes: not a price table"):
-        read_prices("/dev/zero")
+    with pytest.raises(InvalidPrices, match=r"/dev/zero: it is a device, not a regular file"):
+        read_prices("/dev/zero")  # refused by the one opener before a byte is read
     path = tmp_path / "prices.json"
     path.write_bytes(b'{"models": {}, "currency": "' + b"x" * MAX_PRICE_FILE_BYTES + b'"}')
     with pytest.raises(InvalidPrices, match="not a price table"):
