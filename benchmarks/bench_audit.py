@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmarks.measure import PRINT_PEAK, child_env, load_average, note
-from journaltools.testing.generate import JournalBuilder, tool_use
+from journaltools.testing.builder import JournalBuilder, tool_use
 from journaltools.testing.samples import sample_fingerprint
 
 AUDIT = """

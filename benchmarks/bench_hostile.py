@@ -26,7 +26,7 @@ from pathlib import Path
 
 from benchmarks.measure import PRINT_PEAK, child_env, load_average
 from journaltools.sources.scan import DEFAULT_MAX_JOURNAL_RECORDS, MAX_JOURNAL_RECORDS_VARIABLE
-from journaltools.testing.generate import JournalBuilder, text
+from journaltools.testing.builder import JournalBuilder, text
 from journaltools.testing.samples import sample_fingerprint
 
 

@@ -31,7 +31,8 @@ from journaltools.sources.embedded import EmbeddedServer
 from journaltools.sources.jetstream import JetStreamBackend, open_jetstream_source
 from journaltools.sources.jetstream_messages import new_nonce
 from journaltools.sources.nats import JetStreamOptions
-from journaltools.testing.generate import JournalBuilder, generated_run
+from journaltools.testing.builder import JournalBuilder
+from journaltools.testing.generate import generated_run
 from journaltools.testing.samples import sample_fingerprint
 
 Message = tuple[str, bytes, dict[str, str]]

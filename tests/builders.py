@@ -14,7 +14,7 @@ from journaltools.protocol.kinds import Fingerprint, Record
 from journaltools.sources.base import StoredRecord
 from journaltools.sources.listing import RunSummary, summarize_stream
 from journaltools.sources.registry import open_source
-from journaltools.testing.generate import (
+from journaltools.testing.builder import (
     JournalBuilder,
     calls_of,
     claimant,

@@ -41,19 +41,17 @@ from journaltools.protocol.encode import encode_record
 from journaltools.protocol.generations import AUGUST, NEWEST, Generation
 from journaltools.protocol.kinds import Fingerprint
 from journaltools.sources.registry import open_source
-from journaltools.testing.generate import (
-    SYSTEM_PROMPT,
-    TOOL_DEFINITIONS,
+from journaltools.testing.builder import (
     JournalBuilder,
     calls_of,
     claimant,
     epoch_ns,
-    fingerprint_for,
     provider,
     text,
     thinking,
     tool_use,
 )
+from journaltools.testing.generate import SYSTEM_PROMPT, TOOL_DEFINITIONS, fingerprint_for
 
 SAMPLE_SYSTEM_PROMPT: Final = SYSTEM_PROMPT
 SAMPLE_TOOLS: Final = TOOL_DEFINITIONS

@@ -19,8 +19,8 @@ from journaltools.sources.embedded import EmbeddedServer
 from journaltools.sources.jetstream import open_jetstream_source
 from journaltools.sources.jetstream_stream import stream_config_for
 from journaltools.sources.nats import JetStreamOptions, parse_nats_url
+from journaltools.testing.builder import JournalBuilder
 from journaltools.testing.cluster import EmbeddedCluster, distinct_free_ports
-from journaltools.testing.generate import JournalBuilder
 from journaltools.testing.samples import sample_fingerprint
 from tests.nats_fixtures import NatsAdmin, unique_stream
 

@@ -16,7 +16,7 @@ from journaltools.errors import InvalidGrep
 from journaltools.protocol.blocks import Block, ThinkingBlock
 from journaltools.protocol.generations import NEWEST
 from journaltools.sources.registry import open_source
-from journaltools.testing.generate import JournalBuilder, text, tool_use
+from journaltools.testing.builder import JournalBuilder, text, tool_use
 from journaltools.testing.samples import sample_fingerprint
 from tests.builders import CREATED
 from tests.paths import ROOT

@@ -44,7 +44,7 @@ from journaltools.sources.scan import (
     MAX_JOURNAL_RECORDS_VARIABLE,
     records_past_bound,
 )
-from journaltools.testing.generate import text
+from journaltools.testing.builder import text
 from journaltools.widgets import ConversationModel, RunBrowser, RunBrowserModel, TimeTravelModel
 from tests.builders import CLAIMANT, CREATED, journal
 from tests.paths import ROOT

@@ -35,7 +35,7 @@ from journaltools.tables.prices import (
     read_prices,
 )
 from journaltools.tables.schema import COST_COLUMNS, RESPONSES_SCHEMA, RUNS_SCHEMA, with_plain_strings
-from journaltools.testing.generate import JournalBuilder
+from journaltools.testing.builder import JournalBuilder
 from tests.paths import ROOT
 from tests.runstate_corpus import CORPUS, NEWEST_CORPUS
 from tests.schemas import hold_to_schema, printed

@@ -23,7 +23,7 @@ from journaltools.exports.report import (
     render_report,
 )
 from journaltools.protocol.generations import NEWEST
-from journaltools.testing.generate import JournalBuilder, calls_of, journal_bytes, text, tool_use
+from journaltools.testing.builder import JournalBuilder, calls_of, journal_bytes, text, tool_use
 from journaltools.testing.samples import sample_fingerprint
 from tests.paths import SAMPLES
 from tests.report_pages import (

@@ -26,7 +26,7 @@ from journaltools.cli import main
 from journaltools.errors import JournalError
 from journaltools.stores.turns import CASStore, FileStore, MemoryBlobStore, Phase, ToolOutcome
 from journaltools.stores.turns.records import IndexRef, encode_index
-from journaltools.testing.generate import text
+from journaltools.testing.builder import text
 from journaltools.widgets.turns import TurnCheckpointsModel
 from tests.builders import journal
 from tests.task_store_contract import request, result
