@@ -20,7 +20,7 @@ from pathlib import Path
 
 from benchmarks.measure import PRINT_PEAK, child_env, load_average, note
 from journaltools.testing.builder import JournalBuilder, tool_use
-from journaltools.testing.samples import sample_fingerprint
+from journaltools.testing.stories import sample_fingerprint
 
 AUDIT = """
 import sys

@@ -33,7 +33,7 @@ from journaltools.sources.jetstream_messages import new_nonce
 from journaltools.sources.nats import JetStreamOptions
 from journaltools.testing.builder import JournalBuilder
 from journaltools.testing.generate import generated_run
-from journaltools.testing.samples import sample_fingerprint
+from journaltools.testing.stories import sample_fingerprint
 
 Message = tuple[str, bytes, dict[str, str]]
 

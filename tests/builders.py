@@ -24,7 +24,7 @@ from journaltools.testing.builder import (
     thinking,
     tool_use,
 )
-from journaltools.testing.samples import sample_fingerprint
+from journaltools.testing.stories import sample_fingerprint
 
 #: ``meta.created`` in the writer's local zone, ``claim.claimed`` in UTC, as the runtime writes them.
 CREATED = "2026-11-29T10:00:00.123456789+01:00"

@@ -21,7 +21,7 @@ from journaltools.sources.jetstream_stream import stream_config_for
 from journaltools.sources.nats import JetStreamOptions, parse_nats_url
 from journaltools.testing.builder import JournalBuilder
 from journaltools.testing.cluster import EmbeddedCluster, distinct_free_ports
-from journaltools.testing.samples import sample_fingerprint
+from journaltools.testing.stories import sample_fingerprint
 from tests.nats_fixtures import NatsAdmin, unique_stream
 
 #: Generous enough for a leader election (followers wait several seconds before they elect a new one).

@@ -17,7 +17,7 @@ from journaltools.protocol.blocks import Block, ThinkingBlock
 from journaltools.protocol.generations import NEWEST
 from journaltools.sources.registry import open_source
 from journaltools.testing.builder import JournalBuilder, text, tool_use
-from journaltools.testing.samples import sample_fingerprint
+from journaltools.testing.stories import sample_fingerprint
 from tests.builders import CREATED
 from tests.paths import ROOT
 from tests.runstate_corpus import random_ones_slow

@@ -86,7 +86,6 @@ LONG_TODAY: Final = {
     "journaltools/sources/jetstream.py",
     "journaltools/stores/turns/records.py",
     "journaltools/stores/turns/stores.py",
-    "journaltools/testing/samples.py",
     "journaltools/widgets/runs.py",
 }
 

@@ -24,7 +24,7 @@ from journaltools.exports.report import (
 )
 from journaltools.protocol.generations import NEWEST
 from journaltools.testing.builder import JournalBuilder, calls_of, journal_bytes, text, tool_use
-from journaltools.testing.samples import sample_fingerprint
+from journaltools.testing.stories import sample_fingerprint
 from tests.paths import SAMPLES
 from tests.report_pages import (
     AUGUST_FILES,
