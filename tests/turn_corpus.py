@@ -14,8 +14,11 @@ from typing import Any
 from journaltools.errors import JournalError, TurnJournalError
 from journaltools.goencoding.json import Node, compact, html_escape, parse_value
 from journaltools.goencoding.time import GoTime, parse_go_time
-from journaltools.stores.turns.records import TurnRecord, encode_record, parse_record_node
-from journaltools.stores.turns.stores import CASStore, FileStore, MemoryBlobStore, TurnStore
+from journaltools.stores.turns.cas import CASStore, MemoryBlobStore
+from journaltools.stores.turns.codec import encode_record, parse_record_node
+from journaltools.stores.turns.contract import TurnStore
+from journaltools.stores.turns.file import FileStore
+from journaltools.stores.turns.records import TurnRecord
 
 CORPUS = Path(__file__).parent / "corpus" / "turnjournal"
 FILE_STORE = CORPUS / "file-store"

@@ -60,7 +60,7 @@ from journaltools.tables.schema import is_priced, schema_of
 if TYPE_CHECKING:
     from journaltools.sources.base import Backend
     from journaltools.stores.tasks import TaskStore
-    from journaltools.stores.turns.stores import TurnStore
+    from journaltools.stores.turns.contract import TurnStore
 
 __all__ = ["AUDIT_TABLES", "AuditResult", "audit_sources", "listing_findings", "read_audit"]
 

@@ -48,9 +48,9 @@ import pyarrow as pa
 from journaltools.errors import JournalError
 from journaltools.goencoding.time import GoTime
 from journaltools.protocol.findings import Finding, Severity
+from journaltools.stores.turns.contract import IndexScan, StoredTurn, TurnScan, TurnStore
 from journaltools.stores.turns.records import RESUMABLE, ToolOutcome, TurnRecord
 from journaltools.stores.turns.recovery import DEFAULT_STUCK_AFTER, plan_resume
-from journaltools.stores.turns.stores import IndexScan, StoredTurn, TurnScan, TurnStore
 
 #: Nanoseconds, as the runtime keeps them.
 TIMESTAMP: Final = pa.timestamp("ns", tz="UTC")

@@ -25,7 +25,8 @@ from journaltools.errors import InvalidSource, SourceError
 
 if TYPE_CHECKING:
     from journaltools.stores.tasks import TaskStore
-    from journaltools.stores.turns.stores import MemoryBlobStore, TurnStore
+    from journaltools.stores.turns.cas import MemoryBlobStore
+    from journaltools.stores.turns.contract import TurnStore
 
 _NATS_SCHEMES = frozenset({"nats", "tls", "ws", "wss"})
 _memory_stores: dict[str, MemoryBlobStore] = {}
@@ -70,7 +71,7 @@ def _open_nats_tasks(url: str, create: bool) -> TaskStore:
 
 
 def _open_file_turns(url: str, create: bool) -> TurnStore:
-    from journaltools.stores.turns.stores import FileStore
+    from journaltools.stores.turns.file import FileStore
 
     return FileStore(_directory(url, create, "turn store"))
 
@@ -85,7 +86,7 @@ def _open_blob_directory_turns(url: str, create: bool) -> TurnStore:
     """``blobs:DIR[?prefix=...]``: the CAS layout, one file per blob key under DIR."""
     from urllib.parse import parse_qs
 
-    from journaltools.stores.turns.stores import CASStore, DirectoryBlobStore
+    from journaltools.stores.turns.cas import CASStore, DirectoryBlobStore
 
     location, _, query = url.removeprefix("blobs:").partition("?")
     parameters = {name: values[-1] for name, values in parse_qs(query).items()}
@@ -97,7 +98,7 @@ def _open_blob_directory_turns(url: str, create: bool) -> TurnStore:
 
 def _open_memory_turns(url: str, create: bool) -> TurnStore:
     """``memory`` is a new empty store; ``memory:NAME`` is this process's store of that name (made on first use)."""
-    from journaltools.stores.turns.stores import CASStore, MemoryBlobStore
+    from journaltools.stores.turns.cas import CASStore, MemoryBlobStore
 
     name = url.partition(":")[2]
     if not name:

@@ -20,7 +20,7 @@ from journaltools.tables.prices import PricesLike
 
 if TYPE_CHECKING:
     from journaltools.stores.tasks import TaskStore
-    from journaltools.stores.turns.stores import TurnStore
+    from journaltools.stores.turns.contract import TurnStore
 
 
 @dataclass(frozen=True, slots=True)

@@ -84,8 +84,6 @@ LONG_TODAY: Final = {
     "journaltools/models/outputs.py",
     "journaltools/protocol/goreader.py",
     "journaltools/sources/jetstream.py",
-    "journaltools/stores/turns/records.py",
-    "journaltools/stores/turns/stores.py",
     "journaltools/widgets/runs.py",
 }
 

@@ -7,29 +7,20 @@ names the revision it read, so exactly one of two concurrent writers advances it
 """
 
 from journaltools.goencoding.time import GoTime
+from journaltools.stores.turns.cas import BlobStore, CASStore, DirectoryBlobStore, MemoryBlobStore
+from journaltools.stores.turns.codec import IndexRef, decode_record, encode_record, encode_record_indented
+from journaltools.stores.turns.contract import TurnStore, path_segment
+from journaltools.stores.turns.file import FileStore
 from journaltools.stores.turns.records import (
     ExternalChildRef,
     HistoryMessageRef,
-    IndexRef,
     Phase,
     ToolBatchCheckpoint,
     ToolCheckpoint,
     ToolOutcome,
     TurnRecord,
-    decode_record,
-    encode_record,
-    encode_record_indented,
     validate,
     validate_transition,
-)
-from journaltools.stores.turns.stores import (
-    BlobStore,
-    CASStore,
-    DirectoryBlobStore,
-    FileStore,
-    MemoryBlobStore,
-    TurnStore,
-    path_segment,
 )
 
 __all__ = [

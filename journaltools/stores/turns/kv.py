@@ -14,7 +14,8 @@ from typing import Final
 from journaltools.errors import InvalidSource
 from journaltools.sources.nats import JetStreamOptions
 from journaltools.stores.natskv import CasBucket, parse_bucket_url, validate_key
-from journaltools.stores.turns.stores import DEFAULT_PREFIX, CASStore, Clock, normalize_prefix
+from journaltools.stores.turns.cas import CASStore, normalize_prefix
+from journaltools.stores.turns.contract import DEFAULT_PREFIX, Clock
 
 DEFAULT_BUCKET: Final = "TURNS"
 #: Swap attempts while the value stays the one expected but its revision moves (another writer wrote the same

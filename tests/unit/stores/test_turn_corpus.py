@@ -14,22 +14,26 @@ import pytest
 
 from journaltools.errors import CorruptTurnStore, InvalidTurnRecord, JournalError, SourceError, TurnNotFound
 from journaltools.goencoding.json import compact, html_escape, html_unescape
-from journaltools.stores.turns.records import (
-    ExternalChildRef,
-    HistoryMessageRef,
+from journaltools.stores.turns.cas import CASStore, MemoryBlobStore
+from journaltools.stores.turns.codec import (
     IndexRef,
-    ToolBatchCheckpoint,
-    ToolCheckpoint,
-    TurnRecord,
     decode_record,
     encode_index,
     encode_record,
     encode_record_indented,
     parse_index,
+)
+from journaltools.stores.turns.contract import TurnStore, path_segment
+from journaltools.stores.turns.file import FileStore
+from journaltools.stores.turns.records import (
+    ExternalChildRef,
+    HistoryMessageRef,
+    ToolBatchCheckpoint,
+    ToolCheckpoint,
+    TurnRecord,
     phase_move_allowed,
     validate,
 )
-from journaltools.stores.turns.stores import CASStore, FileStore, MemoryBlobStore, TurnStore, path_segment
 from tests.turn_corpus import (
     FILE_STORE,
     Entry,
@@ -232,7 +236,7 @@ def _seed(store: TurnStore, current: TurnRecord, tmp: Path) -> None:
         path.write_bytes(encode_record_indented(current))
     else:
         assert isinstance(store, CASStore)
-        from journaltools.stores.turns.records import IndexRef
+        from journaltools.stores.turns.codec import IndexRef
 
         store.blobs.create(store.key(*current.key()), encode_record(current))
         store.blobs.create(
@@ -429,7 +433,7 @@ def _with_descriptors(record: TurnRecord, change: Any) -> TurnRecord:
 
 
 def decode_or_parse(data: bytes) -> TurnRecord:
-    from journaltools.stores.turns.records import parse_record
+    from journaltools.stores.turns.codec import parse_record
 
     return parse_record(data)
 
