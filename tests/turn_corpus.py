@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from journaltools.errors import JournalError, TurnJournalError
-from journaltools.goencoding.json import Node, compact, html_escape, parse_value
+from journaltools.goencoding.json_values import Node, compact, html_escape, parse_value
 from journaltools.goencoding.time import GoTime, parse_go_time
 from journaltools.stores.turns.cas import CASStore, MemoryBlobStore
 from journaltools.stores.turns.codec import encode_record, parse_record_node

@@ -396,7 +396,8 @@ def _record_row(store: str, stored: StoredTurn, now: datetime, indexed: set[tupl
 
 
 def _call_rows(store: str, record: TurnRecord) -> Iterable[dict[str, Any]]:
-    from journaltools.goencoding.json import compact, go_utf8
+    from journaltools.goencoding.json import go_utf8
+    from journaltools.goencoding.json_values import compact
 
     for position, (call, checkpoint) in enumerate(zip(plan_resume(record).calls, record.calls(), strict=True)):
         external = checkpoint.external

@@ -262,7 +262,7 @@ def _raw_value(encoded: bytes) -> Any:
 
 def _plain_keeping_raw(value: Any) -> Any:
     """``_plain`` one raw field at a time: each that Python can hold becomes values, the others stay Raw."""
-    from journaltools.goencoding.json import html_escape
+    from journaltools.goencoding.json_values import html_escape
 
     raws: dict[str, msgspec.Raw] = {}
 

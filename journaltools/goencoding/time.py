@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
-from journaltools.goencoding.json import GoJSONError, Node
+from journaltools.goencoding.json import GoJSONError
+from journaltools.goencoding.json_values import Node
 
 _RFC3339_LAYOUT: Final = "2006-01-02T15:04:05Z07:00"
 _DAYS_IN_MONTH: Final = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)

@@ -161,7 +161,7 @@ def _json_value(raw: bytes | msgspec.Raw) -> Any:
     """A raw JSON field as Python values, or as the ``msgspec.Raw`` of its compact bytes when Python cannot hold it
     (nested deeper than its recursion allows, an integer beyond 64 bits): the runtime accepts both, and msgspec
     encodes the Raw back byte for byte."""
-    from journaltools.goencoding.json import marshal_raw
+    from journaltools.goencoding.json_values import marshal_raw
 
     if not raw:
         return None

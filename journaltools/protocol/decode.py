@@ -25,7 +25,7 @@ from typing import Final
 import msgspec
 
 from journaltools.errors import UndecodableLine
-from journaltools.goencoding.json import has_go_escaped_characters, html_escape
+from journaltools.goencoding.json_values import has_go_escaped_characters, html_escape
 from journaltools.goencoding.time import valid_calendar_date
 from journaltools.protocol import native
 from journaltools.protocol.generations import AUGUST, NEWEST, Generation

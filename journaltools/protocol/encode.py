@@ -19,7 +19,7 @@ from typing import Any, Final
 
 import msgspec
 
-from journaltools.goencoding.json import html_escape
+from journaltools.goencoding.json_values import html_escape
 from journaltools.protocol.kinds import Record
 
 _ENCODER: Final = msgspec.json.Encoder(order="deterministic")

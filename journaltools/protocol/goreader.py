@@ -51,11 +51,11 @@ from journaltools.goencoding.json import (
     fold_key,
     go_base64,
     go_utf8,
-    marshal_raw,
     parse_go_integer,
     string_value,
     tokenize,
 )
+from journaltools.goencoding.json_values import marshal_raw
 from journaltools.goencoding.time import canonical_go_time, valid_calendar_date
 from journaltools.protocol.encode import encode_record
 from journaltools.protocol.generations import AUGUST, NEWEST, Generation

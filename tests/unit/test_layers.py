@@ -80,7 +80,6 @@ LONG_TODAY: Final = {
     "journaltools/exports/conversation.py",
     "journaltools/exports/interchange.py",
     "journaltools/exports/report.py",
-    "journaltools/goencoding/json.py",
     "journaltools/models/outputs.py",
     "journaltools/protocol/goreader.py",
     "journaltools/sources/jetstream.py",

@@ -28,14 +28,13 @@ from typing import Final
 
 from journaltools._base.durable import IrregularFile, create_file, exclusive_lock, read_regular_file, replace_file
 from journaltools.errors import InvalidTask, StorageError, TaskAlreadyCompleted, TaskExists, TaskNotFound
-from journaltools.goencoding.json import (
-    GoJSONError,
+from journaltools.goencoding.json import GoJSONError, is_valid
+from journaltools.goencoding.json_values import (
     Node,
     go_raw_field,
     go_string,
     go_string_field,
     go_struct,
-    is_valid,
     marshal_raw,
     parse_single,
 )

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from journaltools.goencoding.json import (
+from journaltools.goencoding.json_values import (
     Node,
     go_pointer,
     go_raw_field,

@@ -18,12 +18,8 @@ from enum import StrEnum
 from typing import Any, Final
 
 from journaltools.errors import InvalidTransition, InvalidTurnRecord
-from journaltools.goencoding.json import (
-    compact,
-    html_unescape,
-    is_valid,
-    marshal_raw,
-)
+from journaltools.goencoding.json import is_valid
+from journaltools.goencoding.json_values import compact, html_unescape, marshal_raw
 from journaltools.goencoding.time import GoTime
 
 SCHEMA: Final = "agent-harness.turn.execution"

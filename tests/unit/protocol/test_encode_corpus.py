@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from journaltools.goencoding.json import marshal_raw as compact_json
+from journaltools.goencoding.json_values import marshal_raw as compact_json
 from journaltools.protocol.encode import encode_go_json, encode_record
 from journaltools.protocol.kinds import Record
 from tests.runstate_corpus import canonical_lines

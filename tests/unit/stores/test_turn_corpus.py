@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from journaltools.errors import CorruptTurnStore, InvalidTurnRecord, JournalError, SourceError, TurnNotFound
-from journaltools.goencoding.json import compact, html_escape, html_unescape
+from journaltools.goencoding.json_values import compact, html_escape, html_unescape
 from journaltools.stores.turns.cas import CASStore, MemoryBlobStore
 from journaltools.stores.turns.codec import (
     IndexRef,
