@@ -66,7 +66,10 @@ static int buffer_reserve(bytes_buffer *b, Py_ssize_t more) {
     return 0;
 }
 
+/* An empty put copies nothing and is never passed on: its source may be NULL (an empty buffer's data), which
+ * memcpy may not be given even for no bytes (C11 7.24.1), and a compiler may assume it is not NULL afterwards. */
 static int buffer_put(bytes_buffer *b, const void *data, Py_ssize_t length) {
+    if (length == 0) return 0;
     if (buffer_reserve(b, length) < 0) return -1;
     memcpy(b->data + b->length, data, (size_t)length);
     b->length += length;
@@ -559,11 +562,14 @@ static int read_into_arena(walk *w, cursor *c, text_ref *ref, Py_ssize_t *chars)
 }
 
 static int arena_equal(walk *w, text_ref a, text_ref b) {
-    return a.length == b.length && memcmp(w->arena.data + a.offset, w->arena.data + b.offset, (size_t)a.length) == 0;
+    /* Two empty strings are equal without a look at the arena, which holds no data (NULL) until a string has bytes. */
+    return a.length == b.length &&
+           (a.length == 0 || memcmp(w->arena.data + a.offset, w->arena.data + b.offset, (size_t)a.length) == 0);
 }
 
 static int arena_is(walk *w, text_ref a, const char *word) {
-    return (size_t)a.length == strlen(word) && memcmp(w->arena.data + a.offset, word, (size_t)a.length) == 0;
+    return (size_t)a.length == strlen(word) &&
+           (a.length == 0 || memcmp(w->arena.data + a.offset, word, (size_t)a.length) == 0);
 }
 
 static int column_valid(column *target, int valid) {
