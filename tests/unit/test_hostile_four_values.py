@@ -7,17 +7,29 @@ Each test fails on the code path it guards as it was before the fix.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import sysconfig
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
+from journaltools import load
+from journaltools.cli import main
+from journaltools.folding.facts import time_ns
+from journaltools.generate import JournalBuilder, calls_of, fingerprint_for, text, tool_use
+from journaltools.protocol.generations import NEWEST
+from journaltools.protocol.times import go_time, parse_go_time
+from journaltools.tables import Tables
+from journaltools.tables.nativerows import NATIVE_ROWS_VARIABLE
 from tests.paths import ROOT
 from tests.runstate_corpus import CORPUS, NEWEST_CORPUS
+from tests.table_checks import same_tables
 
 # -- T1: both C extensions under UBSan over every corpus journal of both generations ------------------------------
 
@@ -106,3 +118,147 @@ def test_the_extensions_run_every_corpus_journal_without_an_undefined_behaviour_
     )
     assert "runtime error" not in completed.stderr, completed.stderr[-4000:]
     assert completed.returncode == 0, completed.stderr[-4000:]
+
+
+# -- T2: values Go accepts that their columns cannot hold ------------------------------------------------------
+
+INT64_MAX = (1 << 63) - 1
+#: A moment of the corpus's era, for every record a case does not date otherwise.
+NOW = "2026-12-02T01:36:12.5Z"
+#: The extremes Go writes and reads (MarshalJSON, time.Parse): years 0 to 9999, offsets within a day.
+FIRST_INSTANT, LAST_INSTANT = "0001-01-01T00:00:01Z", "9999-12-31T23:59:59.999999999Z"
+BEFORE_YEAR_ONE, AFTER_YEAR_9999, YEAR_ZERO = (
+    "0001-01-01T00:30:00+01:00",
+    "9999-12-31T23:59:59-23:59",
+    "0000-06-01T00:00:00Z",
+)
+
+
+def _dated_run(run: str, created: str, times: list[str], *, tokens: int = 100, iteration: int = 0) -> bytes:
+    """A newest-line run of five records (meta, a tool call, its result, the answer, the terminal) dated with
+    ``times`` in order, as a runner's clock dates them."""
+    clock = iter(times)
+    built = JournalBuilder(
+        run,
+        prompt="p",
+        created=created,
+        fingerprint=fingerprint_for("m"),
+        generation=NEWEST,
+        agent="ops",
+        clock=lambda: next(clock),
+    )
+    built.next_iteration = iteration
+    turn = built.assistant(tool_use("tu_1", "shell", {"x": 1}), in_tokens=tokens, out_tokens=tokens)
+    built.result(calls_of(turn)[0], "ok")
+    built.assistant(text("done"), in_tokens=tokens, out_tokens=tokens, cache_read_tokens=tokens, thinking_tokens=tokens)
+    built.terminal("completed")
+    return built.journal_bytes()
+
+
+#: run -> (its journal, the columns its finding names; empty when every value fits).
+EXTREME_RUNS: dict[str, tuple[bytes, set[str]]] = {
+    "good": (_dated_run("good", NOW, [NOW] * 5), set()),
+    # The issue's case: one record dated 2400, a wall clock of 373 years.
+    "far": (_dated_run("far", NOW, [NOW, NOW, NOW, NOW, "2400-01-01T00:00:00Z"]), {"runs.wall_clock"}),
+    # Every instant a column holds, the whole span apart: each time fits, no duration does.
+    "span": (
+        _dated_run("span", FIRST_INSTANT, [FIRST_INSTANT, FIRST_INSTANT, LAST_INSTANT, LAST_INSTANT, LAST_INSTANT]),
+        {"runs.wall_clock", "tool_calls.duration"},
+    ),
+    # Times Go writes that fall outside years 1-9999 in UTC (no wall clock: its end, year 0, comes before its start).
+    "beyond": (
+        _dated_run("beyond", BEFORE_YEAR_ONE, [BEFORE_YEAR_ONE, NOW, AFTER_YEAR_9999, NOW, YEAR_ZERO]),
+        {
+            "runs.created",
+            "runs.updated",
+            "runs.ended",
+            "segments.started_at",
+            "segments.ended_at",
+            "tool_calls.answered_at",
+            "tool_calls.duration",
+        },
+    ),
+    # The largest counts Go writes: the fold wraps their sums at int64 as the runtime does, and every column holds them.
+    "counts": (_dated_run("counts", NOW, [NOW] * 5, tokens=INT64_MAX, iteration=INT64_MAX - 1), set()),
+}
+
+
+@pytest.fixture
+def extremes(tmp_path: Path) -> Path:
+    for run, (data, _) in EXTREME_RUNS.items():
+        (tmp_path / f"{run}.json").write_bytes(data)
+    return tmp_path
+
+
+def _unfit_columns(tables: Tables) -> dict[str, set[str]]:
+    """Per run, the columns its value_out_of_range finding names."""
+    named: dict[str, set[str]] = {}
+    for finding in tables.findings.to_pylist():
+        if finding["code"] == "value_out_of_range":
+            assert finding["run"] not in named, "one finding per run"
+            named[finding["run"]] = set(
+                re.findall(r"\b(?:runs|segments|tool_calls|responses)\.\w+", finding["message"])
+            )
+    return named
+
+
+@pytest.mark.parametrize("workers", [None, 2])
+@pytest.mark.parametrize("strict", [False, True])
+def test_values_no_column_holds_are_null_with_a_finding_on_every_path(
+    extremes: Path, monkeypatch: pytest.MonkeyPatch, strict: bool, workers: int | None
+) -> None:
+    # T2: a wall clock beyond int64 nanoseconds raised OverflowError out of every load path.
+    loads = {}
+    for native in ("1", "0"):
+        monkeypatch.setenv(NATIVE_ROWS_VARIABLE, native)
+        loads[native] = tables = load(extremes, strict=strict, workers=workers, runs_per_batch=2)
+        assert sorted(tables.runs.column("run").to_pylist()) == sorted(EXTREME_RUNS)
+        assert _unfit_columns(tables) == {run: columns for run, (_, columns) in EXTREME_RUNS.items() if columns}
+        runs = {row["run"]: row for row in tables.runs.to_pylist()}
+        assert runs["far"]["wall_clock"] is None and runs["far"]["warning_findings"] == 1
+        assert runs["far"]["updated"].year == 2400
+        assert runs["span"]["created"].year == 1 and runs["span"]["updated"].year == 9999
+        assert runs["beyond"]["created"] is None
+        assert runs["good"]["wall_clock"] is not None and runs["good"]["warning_findings"] == 0
+        assert runs["counts"]["in_tokens"] == -2  # 2 x int64 max wraps, as Go's int64 sum does
+        assert runs["counts"]["next_iteration"] == -(1 << 63)  # after iteration int64 max, as Go's int64 does
+        calls = {row["run"]: row for row in tables.tool_calls.to_pylist()}
+        assert calls["span"]["duration"] is None and calls["span"]["timed"] is False
+        assert calls["beyond"]["answered_at"] is None and calls["beyond"]["made_at"] is not None
+        assert load(extremes, strict=strict, workers=workers, fold=False).records.num_rows == 5 * 5
+    same_tables(loads["1"], loads["0"])
+
+
+@pytest.mark.parametrize("parquet", [False, True])
+def test_audit_reports_values_no_column_holds(
+    extremes: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], parquet: bool
+) -> None:
+    written = tmp_path / "parquet"
+    assert main(["audit", "--json", str(extremes), *(["--parquet", str(written)] if parquet else [])]) == 0
+    findings = json.loads(capsys.readouterr().out)
+    assert sorted(f["run"] for f in findings if f["code"] == "value_out_of_range") == ["beyond", "far", "span"]
+    if parquet:
+        runs = pq.read_table(written / "runs.parquet").to_pylist()
+        assert {row["run"]: row["wall_clock"] for row in runs}["far"] is None
+
+
+@pytest.mark.parametrize("run", sorted(EXTREME_RUNS))
+def test_the_other_commands_read_the_extremes(
+    extremes: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], run: str
+) -> None:
+    journal_path = str(extremes / f"{run}.json")
+    assert main(["ls", "--json", str(extremes)]) == 0
+    assert main(["show", "--json", journal_path]) == 0
+    assert main(["stats", "--json", journal_path]) == 0
+    assert main(["report", journal_path, "-o", str(tmp_path / "report.html")]) == 0
+    assert main(["export", "--otlp", str(tmp_path / "otlp.json"), journal_path]) == 0
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("written", [YEAR_ZERO, "0000-01-01T00:00:00+01:00", BEFORE_YEAR_ONE, AFTER_YEAR_9999])
+def test_go_times_outside_a_datetime_keep_their_instant_and_text(written: str) -> None:
+    # Go reads years 0 to 9999 at any offset within a day; the instant is kept to the nanosecond all the same.
+    parsed = parse_go_time(written)
+    assert parsed.text() == written
+    assert time_ns(written) == parsed.unix_ns
+    assert go_time(written) is None
