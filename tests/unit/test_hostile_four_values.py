@@ -7,6 +7,7 @@ Each test fails on the code path it guards as it was before the fix.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
@@ -14,12 +15,16 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+import zstandard
 
 from journaltools import load
+from journaltools.backends.scan import MAX_JOURNAL_BYTES_VARIABLE
 from journaltools.cli import main
 from journaltools.folding.facts import time_ns
 from journaltools.generate import JournalBuilder, calls_of, fingerprint_for, text, tool_use
@@ -262,3 +267,78 @@ def test_go_times_outside_a_datetime_keep_their_instant_and_text(written: str) -
     assert parsed.text() == written
     assert time_ns(written) == parsed.unix_ns
     assert go_time(written) is None
+
+
+# -- T3: a compressed journal is streamed through its decompressor, never read whole -----------------------------
+
+#: The sparse file's size: what the reader held whole before (a few KB of it are data).
+SPARSE_BYTES = 64 << 20
+#: The bound on a journal's bytes the tests set: the compressed head decompresses past it.
+SMALL_BOUND = 1 << 20
+
+
+def _compressed(suffix: str, data: bytes) -> bytes:
+    if suffix == ".json.gz":
+        return gzip.compress(data)
+    return zstandard.ZstdCompressor().compress(data)
+
+
+@pytest.fixture(params=[".json.gz", ".json.zst"])
+def huge_compressed(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A directory holding one good run and ``x`` + the suffix: a few KB of compressed data decompressing past
+    the bound, then 64 MiB of holes (a sparse file: nothing on disk, a 64 MiB read)."""
+    monkeypatch.setenv(MAX_JOURNAL_BYTES_VARIABLE, str(SMALL_BOUND))
+    (tmp_path / "good.json").write_bytes(EXTREME_RUNS["good"][0])
+    huge = tmp_path / f"x{request.param}"
+    with open(huge, "wb") as out:
+        out.write(
+            _compressed(request.param, EXTREME_RUNS["good"][0] * (4 * SMALL_BOUND // len(EXTREME_RUNS["good"][0])))
+        )
+        out.truncate(SPARSE_BYTES)
+    return tmp_path
+
+
+def _peak_bytes(action: Callable[[], object]) -> int:
+    tracemalloc.start()
+    try:
+        action()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_huge_compressed_journal_is_refused_at_the_bound_without_being_read_whole(huge_compressed: Path) -> None:
+    # T3: the compressed file was read whole (and gzip's unconsumed input copied again) before the bound applied.
+    peak = _peak_bytes(lambda: load(huge_compressed, strict=False))
+    assert peak < SPARSE_BYTES // 4, f"{peak:,} bytes at the peak"
+    tables = load(huge_compressed, strict=False)
+    assert sorted(tables.runs.column("run").to_pylist()) == ["good", "x"]
+    codes = {(row["run"], row["code"]) for row in tables.findings.to_pylist()}
+    assert codes == {("x", "journal_too_large")}
+
+
+@pytest.mark.parametrize("command", [["ls", "--json"], ["audit", "--json"]])
+def test_listing_and_audit_name_the_huge_compressed_journal_and_list_the_good_one(
+    huge_compressed: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    peak = _peak_bytes(lambda: main([*command, str(huge_compressed)]))
+    assert peak < SPARSE_BYTES // 4, f"{peak:,} bytes at the peak"
+    printed = capsys.readouterr()
+    if command[0] == "ls":
+        rows = {row["run"]: row for row in json.loads(printed.out)}
+        assert rows["good"]["status"] == "completed"
+        assert rows["x"]["status"] == "invalid" and rows["x"]["why"].startswith("journal_too_large")
+    else:
+        assert [(row["run"], row["code"]) for row in json.loads(printed.out)] == [("x", "journal_too_large")]
+
+
+def test_show_and_worker_loads_refuse_the_huge_compressed_journal_alone(
+    huge_compressed: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    huge = next(path for path in huge_compressed.iterdir() if path.name.startswith("x."))
+    # The worker processes read through the same reader, out of this process's sight: they give the same answer.
+    assert _peak_bytes(lambda: main(["show", str(huge)])) < SPARSE_BYTES // 4
+    assert "decompresses to more than 1,048,576 bytes" in capsys.readouterr().err
+    tables = load(huge_compressed, strict=False, workers=2, runs_per_batch=1)
+    assert {(row["run"], row["code"]) for row in tables.findings.to_pylist()} == {("x", "journal_too_large")}
+    assert sorted(tables.runs.column("run").to_pylist()) == ["good", "x"]
