@@ -17,6 +17,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from pydantic_core import ErrorDetails
 
 from journaltools.errors import JournalError
+from journaltools.prices import MAX_PRICE
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -132,8 +133,9 @@ class NatsSourceParameters(_Input):
 
 # -- --prices ----------------------------------------------------------------------------------------------------
 
-#: A price: a finite number, zero or more (JSON has no NaN or Infinity; TOML and Python do).
-Price = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+#: A price: a finite number, zero or more (JSON has no NaN or Infinity; TOML and Python do), and at most the
+#: largest whose costs are finite numbers (``prices.MAX_PRICE``).
+Price = Annotated[float, Field(ge=0, le=MAX_PRICE, allow_inf_nan=False)]
 
 
 class ModelPrices(_Input):
@@ -228,6 +230,8 @@ def _reason(problem: ErrorDetails) -> str:
     context = problem.get("ctx") or {}
     if problem["type"] == "value_error" and "error" in context:
         return str(context["error"])
+    if problem["type"] == "less_than_equal" and isinstance(context.get("le"), float):
+        return f"must be at most {context['le']:.3g}"  # pydantic writes a float bound out in full: 295 digits
     message = problem["msg"]  # pydantic's own words for the rest ("Input should be less than or equal to 5")
     return "must be" + message.removeprefix("Input should be") if message.startswith("Input should be") else message
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import os
 import re
 import shutil
@@ -18,6 +19,7 @@ import sysconfig
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
@@ -26,12 +28,15 @@ import zstandard
 from journaltools import load
 from journaltools.backends.scan import MAX_JOURNAL_BYTES_VARIABLE
 from journaltools.cli import main
+from journaltools.errors import InvalidPrices
 from journaltools.folding.facts import time_ns
 from journaltools.generate import JournalBuilder, calls_of, fingerprint_for, text, tool_use
+from journaltools.prices import MAX_PRICE, TIERS, ModelPrice, PriceTable, TokenCounts, cost_of, read_prices
 from journaltools.protocol.generations import NEWEST
 from journaltools.protocol.times import go_time, parse_go_time
 from journaltools.tables import Tables
 from journaltools.tables.nativerows import NATIVE_ROWS_VARIABLE
+from journaltools.tables.schema import COST_COLUMNS, PRICED_TABLES
 from tests.paths import ROOT
 from tests.runstate_corpus import CORPUS, NEWEST_CORPUS
 from tests.table_checks import same_tables
@@ -342,3 +347,67 @@ def test_show_and_worker_loads_refuse_the_huge_compressed_journal_alone(
     tables = load(huge_compressed, strict=False, workers=2, runs_per_batch=1)
     assert {(row["run"], row["code"]) for row in tables.findings.to_pylist()} == {("x", "journal_too_large")}
     assert sorted(tables.runs.column("run").to_pylist()) == ["good", "x"]
+
+
+# -- T5: a price whose costs cannot be represented ----------------------------------------------------------------
+
+
+def _strict_json(text: str) -> Any:
+    """JSON as the standard has it: Infinity and NaN (Python's extension) refused."""
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"{constant} in a --json document")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("suffix", [".json", ".toml"])
+@pytest.mark.parametrize("command", ["stats", "audit"])
+def test_a_price_whose_cost_overflows_is_refused_where_the_file_is_read(
+    extremes: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, suffix: str
+) -> None:
+    # T5: 1e308 per million tokens was accepted, and its costs were inf: "Infinity" in stats --json.
+    prices = tmp_path / f"prices{suffix}"
+    prices.write_text(
+        '{"models": {"m": {"input": 1.0, "output": 1e308}}}' if suffix == ".json" else "models.m.output = 1e308\n"
+    )
+    assert main([command, "--json", "--prices", str(prices), str(extremes / "good.json")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1
+    assert str(prices) in captured.err and "'models.m.output'" in captured.err and "at most 1.95e+289" in captured.err
+
+
+def test_the_largest_price_costs_the_most_tokens_finitely_everywhere(
+    extremes: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"models": {"m": dict.fromkeys(TIERS, MAX_PRICE)}}))
+    counts = str(extremes / "counts.json")  # int64 max tokens per response, in each tier
+    assert main(["stats", "--json", "--prices", str(prices), counts]) == 0
+    document = _strict_json(capsys.readouterr().out)
+    assert document["tokens"]["in_tokens"] == -2  # the runtime's int64 sum wraps, as the fold's counters do
+    assert all(math.isfinite(response["cost"]["total"]) for response in document["responses"])
+    assert (
+        main(["audit", "--json", "--prices", str(prices), "--parquet", str(tmp_path / "parquet"), str(extremes)]) == 0
+    )
+    _strict_json(capsys.readouterr().out)
+    for name in PRICED_TABLES:
+        table = pq.read_table(tmp_path / "parquet" / f"{name}.parquet")
+        for column in COST_COLUMNS:
+            values = table.column(column).to_pylist()
+            assert all(value is None or math.isfinite(value) for value in values), (name, column)
+    assert TokenCounts(*[INT64_MAX] * 4).input == INT64_MAX
+    assert math.isfinite(cost_of(read_prices(prices), "m", TokenCounts(*[INT64_MAX] * 4)).total or math.inf)
+    assert math.isfinite(cost_of(read_prices(prices), "m", TokenCounts(*[-(1 << 63)] * 4)).total or math.inf)
+
+
+@pytest.mark.parametrize("price", [1e308, math.inf, math.nan, -1.0])
+def test_no_price_table_however_made_gives_a_cost_that_is_not_a_finite_number(extremes: Path, price: float) -> None:
+    with pytest.raises(InvalidPrices, match=re.escape("'models.m.input'")):
+        load(extremes, strict=False, prices={"m": {"input": price}})
+    built = PriceTable({"m": ModelPrice(input=price)})
+    with pytest.raises(InvalidPrices, match="input price of model 'm'"):
+        cost_of(built, "m", TokenCounts(input=1))
+    with pytest.raises(InvalidPrices, match="input price of model 'm'"):
+        load(extremes, strict=False, prices=built)
