@@ -26,17 +26,22 @@ import pytest
 import zstandard
 
 from journaltools import load
+from journaltools.backends.jetstream import JetStreamBackend, seq_of_token
 from journaltools.backends.scan import MAX_JOURNAL_BYTES_VARIABLE
 from journaltools.cli import main
 from journaltools.errors import InvalidPrices
 from journaltools.folding.facts import time_ns
 from journaltools.generate import JournalBuilder, calls_of, fingerprint_for, text, tool_use
 from journaltools.prices import MAX_PRICE, TIERS, ModelPrice, PriceTable, TokenCounts, cost_of, read_prices
+from journaltools.protocol.encode import encode_record
 from journaltools.protocol.generations import NEWEST
+from journaltools.protocol.kinds import UINT64_MAX
 from journaltools.protocol.times import go_time, parse_go_time
 from journaltools.tables import Tables
 from journaltools.tables.nativerows import NATIVE_ROWS_VARIABLE
 from journaltools.tables.schema import COST_COLUMNS, PRICED_TABLES
+from tests.builders import completed_run
+from tests.nats_fixtures import NatsAdmin
 from tests.paths import ROOT
 from tests.runstate_corpus import CORPUS, NEWEST_CORPUS
 from tests.table_checks import same_tables
@@ -411,3 +416,47 @@ def test_no_price_table_however_made_gives_a_cost_that_is_not_a_finite_number(ex
         cost_of(built, "m", TokenCounts(input=1))
     with pytest.raises(InvalidPrices, match="input price of model 'm'"):
         load(extremes, strict=False, prices=built)
+
+
+# -- the JetStream subject whose seq is written with leading zeros ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("token", "seq"),
+    [
+        ("_meta", 1),
+        ("2", 2),
+        ("002", 2),  # strconv.ParseUint reads leading zeros: the runtime opens a writer at seq 2, as on ".2"
+        ("18446744073709551615", UINT64_MAX),
+        ("000018446744073709551615", UINT64_MAX),
+        ("18446744073709551616", None),  # past uint64: ParseUint's range error
+        ("", None),
+        ("+2", None),
+        ("-2", None),
+        ("2_0", None),
+        ("abc", None),
+        ("\u0662", None),  # an Arabic-Indic two: a digit to Python, not to ParseUint
+        ("2.x", None),
+    ],
+)
+def test_a_subject_seq_token_is_read_as_the_runtime_reads_it(token: str, seq: int | None) -> None:
+    assert seq_of_token(token) == seq
+
+
+def test_a_record_under_a_zero_padded_subject_reads_as_its_seq_without_a_finding(
+    jetstream: JetStreamBackend, nats_admin: NatsAdmin
+) -> None:
+    # Observation: ".002" reads as seq 2 with no subject_seq_mismatch; the runtime (parseSeqToken, ParseUint) reads
+    # it so too and opens its writer at seq 2, so a run stored so is read, listed and continued as the runtime does.
+    built = completed_run("padded", calls=0)
+    meta, second = built.records[0], built.records[1]
+    nats_admin.publish(jetstream.subject("padded", 1), encode_record(meta))
+    nats_admin.publish(f"{jetstream.prefix}.padded.002", encode_record(second))
+    assert jetstream.seq_of_subject(f"{jetstream.prefix}.padded.002") == 2
+    read = jetstream.read_run("padded", strict=False)
+    assert [stored.record.seq for stored in read.records] == [1, 2]
+    assert "subject_seq_mismatch" not in {finding.code for finding in read.findings}
+    (summary,) = jetstream.listing()
+    assert "subject_seq_mismatch" not in {finding.code for finding in summary.findings}
+    writer = jetstream.open_writer("padded")
+    assert writer.last_seq == 2
