@@ -38,6 +38,7 @@ from decimal import Decimal
 from journaltools._goregexp import GoRegexp, GoRegexpError, compile_go
 from journaltools.errors import InvalidPattern, InvalidSearch
 from journaltools.folding.facts import CallFact, RunFacts
+from journaltools.folding.state import wrap_int64
 from journaltools.goencoding.json import go_utf8
 from journaltools.goencoding.json_values import compact, go_string, indent
 from journaltools.goencoding.time import GoTime, canonical_go_time, parse_go_time
@@ -72,12 +73,13 @@ class Tokens:
         return TokenCounts(self.in_tokens, self.out_tokens, self.cache_read_tokens, self.cache_create_tokens)
 
     def __add__(self, other: Tokens) -> Tokens:
+        # The runtime's sums are int64 and wrap, as the fold's counters do: never a count no int64 holds.
         return Tokens(
-            self.in_tokens + other.in_tokens,
-            self.out_tokens + other.out_tokens,
-            self.cache_read_tokens + other.cache_read_tokens,
-            self.cache_create_tokens + other.cache_create_tokens,
-            self.thinking_tokens + other.thinking_tokens,
+            wrap_int64(self.in_tokens + other.in_tokens),
+            wrap_int64(self.out_tokens + other.out_tokens),
+            wrap_int64(self.cache_read_tokens + other.cache_read_tokens),
+            wrap_int64(self.cache_create_tokens + other.cache_create_tokens),
+            wrap_int64(self.thinking_tokens + other.thinking_tokens),
         )
 
 

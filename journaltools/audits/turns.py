@@ -231,7 +231,8 @@ class TurnAudit:
 
 
 def _age(record: TurnRecord, now: datetime) -> timedelta:
-    return now - record.updated_at.to_datetime()
+    # In nanoseconds: a store's time may lie outside the years a datetime holds (Go reads years 0 to 9999).
+    return timedelta(microseconds=(GoTime.from_datetime(now).unix_ns - record.updated_at.unix_ns) // 1000)
 
 
 def _describe_age(age: timedelta) -> str:

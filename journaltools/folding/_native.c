@@ -42,7 +42,7 @@ static const char *const KIND_TOKENS[] = {"unknown", "application", "builtin", "
 #define MAX_TURN_CALLS 512
 /* Steps of the searches a call approval makes through earlier turns, per record on average, before giving up. */
 #define SEARCH_STEPS_PER_RECORD 64
-/* datetime.min and datetime.max in microseconds since 1970: go_time() answers None outside them. */
+/* datetime.min and datetime.max in microseconds since 1970: the times a column holds (tables.columns.ValueFit). */
 #define MIN_MICROS (-62135596800LL * 1000000LL)
 #define MAX_MICROS (253402300799LL * 1000000LL + 999999LL)
 
@@ -66,7 +66,10 @@ static int buffer_reserve(bytes_buffer *b, Py_ssize_t more) {
     return 0;
 }
 
+/* An empty put copies nothing and is never passed on: its source may be NULL (an empty buffer's data), which
+ * memcpy may not be given even for no bytes (C11 7.24.1), and a compiler may assume it is not NULL afterwards. */
 static int buffer_put(bytes_buffer *b, const void *data, Py_ssize_t length) {
+    if (length == 0) return 0;
     if (buffer_reserve(b, length) < 0) return -1;
     memcpy(b->data + b->length, data, (size_t)length);
     b->length += length;
@@ -407,15 +410,16 @@ static int read_time(cursor *c, moment *out) {
                    second - offset;
     out->nanos = nanos;
     out->dated = 1;
+    /* A time no column holds (its offset moves it out of years 1-9999 UTC) is null with a finding: Python's rule. */
+    int64_t micros = out->seconds * 1000000 + nanos / 1000;
+    if (micros < MIN_MICROS || micros > MAX_MICROS) return STOP_OTHER;
     return 0;
 }
 
-/* go_time(): the instant in microseconds, or None outside what a Python datetime holds. */
+/* go_time(): the instant in microseconds (read_time took only times a column holds), None when undated. */
 static PyObject *micros_or_none(const moment *m) {
     if (!m->dated) Py_RETURN_NONE;
-    int64_t micros = m->seconds * 1000000 + m->nanos / 1000;
-    if (micros < MIN_MICROS || micros > MAX_MICROS) Py_RETURN_NONE;
-    return PyLong_FromLongLong(micros);
+    return PyLong_FromLongLong(m->seconds * 1000000 + m->nanos / 1000);
 }
 
 /* -- the walk ---------------------------------------------------------------------------------------------------- */
@@ -559,11 +563,14 @@ static int read_into_arena(walk *w, cursor *c, text_ref *ref, Py_ssize_t *chars)
 }
 
 static int arena_equal(walk *w, text_ref a, text_ref b) {
-    return a.length == b.length && memcmp(w->arena.data + a.offset, w->arena.data + b.offset, (size_t)a.length) == 0;
+    /* Two empty strings are equal without a look at the arena, which holds no data (NULL) until a string has bytes. */
+    return a.length == b.length &&
+           (a.length == 0 || memcmp(w->arena.data + a.offset, w->arena.data + b.offset, (size_t)a.length) == 0);
 }
 
 static int arena_is(walk *w, text_ref a, const char *word) {
-    return (size_t)a.length == strlen(word) && memcmp(w->arena.data + a.offset, word, (size_t)a.length) == 0;
+    return (size_t)a.length == strlen(word) &&
+           (a.length == 0 || memcmp(w->arena.data + a.offset, word, (size_t)a.length) == 0);
 }
 
 static int column_valid(column *target, int valid) {
@@ -615,12 +622,10 @@ static int put_arena_or_null(walk *w, int index, text_ref ref) {
     return ref.length ? put_arena(w, index, ref) : put_null(w, index);
 }
 
-/* go_time(): the instant in microseconds, or null outside what a Python datetime holds (or undated). */
+/* go_time(): the instant in microseconds (read_time took only times a column holds), null when undated. */
 static int put_micros(walk *w, int index, const moment *m) {
     if (!m->dated) return put_null(w, index);
-    int64_t micros = m->seconds * 1000000 + m->nanos / 1000;
-    if (micros < MIN_MICROS || micros > MAX_MICROS) return put_null(w, index);
-    return put_int(w, index, micros);
+    return put_int(w, index, m->seconds * 1000000 + m->nanos / 1000);
 }
 
 static int put_message(walk *w, uint64_t seq, int pending, const char *role, const char *text, Py_ssize_t length,
@@ -827,7 +832,8 @@ static int gap(const moment *before, const moment *after, int *timed, int64_t *d
     int64_t seconds = after->seconds - before->seconds;
     int64_t nanos = (int64_t)after->nanos - before->nanos;
     if (seconds < 0 || (seconds == 0 && nanos < 0)) return 0;
-    if (seconds > INT64_MAX / 1000000000 - 1) return STOP_OTHER; /* beyond the duration column: left to Python */
+    /* beyond the duration column: left to Python, which nulls it with a finding (tables.columns.ValueFit) */
+    if (seconds > INT64_MAX / 1000000000 - 1) return STOP_OTHER;
     *duration = seconds * 1000000000 + nanos;
     *timed = 1;
     return 0;

@@ -51,11 +51,12 @@ def _day_ns(day: str) -> int:
 
 
 def time_ns(text: str) -> int | None:
-    """A record's time as nanoseconds since 1970, or None for an undated record (or a time Python cannot hold)."""
+    """A record's time as nanoseconds since 1970 (years 0 to 9999, as Go reads them), or None for an undated
+    record."""
     if not text:
         return None
     found = _GO_TIME.fullmatch(text)
-    if found is None:
+    if found is None or text.startswith("0000"):  # year 0 (Go's, not Python's dates'): the general parser
         try:
             return parse_go_time(text).unix_ns
         except ValueError:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, Final
 
 from journaltools.goencoding.json import GoJSONError
@@ -190,6 +190,19 @@ def canonical_go_time(text: str) -> str:
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _DAY_NS: Final = 86_400 * 1_000_000_000
 _ZERO_UNIX_NS: Final = -62_135_596_800 * 1_000_000_000
+_EPOCH_ORDINAL: Final = date(1970, 1, 1).toordinal()
+#: The Gregorian calendar repeats every 400 years (146,097 days): Go's year 0, which Python's dates do not hold, is
+#: dated as year 400 one cycle earlier.
+_CYCLE_YEARS, _CYCLE_DAYS = 400, 146_097
+#: The day of 0001-01-01 since 1970: a day before it is in year 0.
+_YEAR_ONE_DAY: Final = date(1, 1, 1).toordinal() - _EPOCH_ORDINAL
+
+
+def _days_since_epoch(year: int, month: int, day: int) -> int:
+    """Days from 1970-01-01 to a date of Go's calendar (proleptic Gregorian, years 0 to 9999)."""
+    if year == 0:
+        return date(_CYCLE_YEARS, month, day).toordinal() - _CYCLE_DAYS - _EPOCH_ORDINAL
+    return date(year, month, day).toordinal() - _EPOCH_ORDINAL
 
 
 @dataclass(frozen=True, slots=True, order=False)
@@ -225,7 +238,9 @@ class GoTime:
         return self.unix_ns == other.unix_ns
 
     def to_datetime(self) -> datetime:
-        """The instant as an aware UTC datetime, cut to microseconds (for tables and arithmetic only)."""
+        """The instant as an aware UTC datetime, cut to microseconds (for tables and arithmetic only). Raises
+        ``OverflowError`` outside years 1 to 9999 in UTC, which Go holds and a datetime does not (``go_time``
+        answers None there)."""
         return _EPOCH + timedelta(microseconds=self.unix_ns // 1000)
 
     @classmethod
@@ -240,22 +255,19 @@ class GoTime:
         offset = self.offset or 0
         days, within_day = divmod(self.unix_ns + offset * 1_000_000_000, _DAY_NS)
         seconds, nanos = divmod(within_day, 1_000_000_000)
-        local = _EPOCH + timedelta(days=days, seconds=seconds)
+        year_zero = days < _YEAR_ONE_DAY
+        local = _EPOCH + timedelta(days=days + (_CYCLE_DAYS if year_zero else 0), seconds=seconds)
+        year = local.year - (_CYCLE_YEARS if year_zero else 0)
         return _rfc3339_text(
-            _Fields(local.year, local.month, local.day, local.hour, local.minute, local.second, nanos, offset)
+            _Fields(year, local.month, local.day, local.hour, local.minute, local.second, nanos, offset)
         )
 
 
 def parse_go_time(text: str) -> GoTime:
     """``time.Parse(time.RFC3339, text)`` as Go does it, as an instant and offset; ``GoJSONError`` otherwise."""
     fields = _parse_rfc3339(text)
-    if fields.year == 0:
-        # Go holds year 0; a Python datetime cannot, and every instant here is computed through one.
-        raise GoJSONError(f"parsing time {_go_quote(text)}: year 0 is outside what journaltools represents")
-    since_epoch = (
-        datetime(fields.year, fields.month, fields.day, fields.hour, fields.minute, fields.second, tzinfo=UTC) - _EPOCH
-    )
-    unix_seconds = since_epoch.days * 86_400 + since_epoch.seconds - (fields.offset or 0)
+    days = _days_since_epoch(fields.year, fields.month, fields.day)
+    unix_seconds = days * 86_400 + fields.hour * 3600 + fields.minute * 60 + fields.second - (fields.offset or 0)
     return GoTime(unix_seconds * 1_000_000_000 + fields.nanos, fields.offset)
 
 

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Final, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import ErrorDetails
 
+from journaltools._base.numbers import FINITE_TIMES_INT64
 from journaltools.errors import JournalError
 
 M = TypeVar("M", bound=BaseModel)
@@ -132,8 +133,14 @@ class NatsSourceParameters(_Input):
 
 # -- --prices ----------------------------------------------------------------------------------------------------
 
-#: A price: a finite number, zero or more (JSON has no NaN or Infinity; TOML and Python do).
-Price = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+#: The largest price per million tokens: the most tokens a journal counts (int64) times it is then at most the
+#: largest float, so every tier's cost and their sum are finite numbers. About 1.95e289, far beyond any real price.
+MAX_PRICE: Final = FINITE_TIMES_INT64
+
+
+#: A price: a finite number, zero or more (JSON has no NaN or Infinity; TOML and Python do), and at most the
+#: largest whose costs are finite numbers (``MAX_PRICE``).
+Price = Annotated[float, Field(ge=0, le=MAX_PRICE, allow_inf_nan=False)]
 
 
 class ModelPrices(_Input):
@@ -228,6 +235,8 @@ def _reason(problem: ErrorDetails) -> str:
     context = problem.get("ctx") or {}
     if problem["type"] == "value_error" and "error" in context:
         return str(context["error"])
+    if problem["type"] == "less_than_equal" and isinstance(context.get("le"), float):
+        return f"must be at most {context['le']:.3g}"  # pydantic writes a float bound out in full: 295 digits
     message = problem["msg"]  # pydantic's own words for the rest ("Input should be less than or equal to 5")
     return "must be" + message.removeprefix("Input should be") if message.startswith("Input should be") else message
 

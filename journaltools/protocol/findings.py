@@ -50,6 +50,9 @@ FINDING_SEVERITY: dict[str, Severity] = {
     # a journal without the newest line's additive fields (record times, meta.agent, result kinds): what analysis
     # is missing for it, so nobody reads "untimed" as "instant"
     "degraded_analysis": "info",
+    # a value the runtime accepts that the column it lands in cannot hold (a time outside years 1-9999 UTC, a duration
+    # beyond int64 nanoseconds): null in its table, the rest of the run loaded
+    "value_out_of_range": "warning",
     # a load or audit given prices (--prices): a run whose model (or a tier it used) the price table does not price,
     # so its cost is null, never zero
     "no_price": "info",

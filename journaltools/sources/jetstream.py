@@ -62,7 +62,7 @@ from journaltools.errors import (
 from journaltools.protocol.encode import encode_record
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.journal import BadLine, read_stream_bodies
-from journaltools.protocol.kinds import Meta, Record
+from journaltools.protocol.kinds import UINT64_MAX, Meta, Record
 from journaltools.protocol.runid import is_valid_run_id, validate_run_id
 from journaltools.protocol.sequence import AppendVerdict
 from journaltools.sources.base import (
@@ -176,6 +176,20 @@ class JetStreamJournalWriter(JournalWriter):
 
 
 # -- the backend --------------------------------------------------------------------------------------
+
+
+def seq_of_token(token: str) -> int | None:
+    """The record seq a subject's last token names, as the runtime's ``parseSeqToken`` reads it (``jetstream.go``):
+    ``_meta`` is 1, anything else ``strconv.ParseUint(token, 10, 64)``, so ASCII digits within uint64, leading zeros
+    allowed (``002`` is seq 2, as ``2`` is: the runtime opens a writer at seq 2 on either and never reports it, so
+    neither does ``subject_seq_mismatch``, which is for a subject naming another seq than its body). None for any
+    other token (no sign, no ``_``, no other digits)."""
+    if token == META_TOKEN:
+        return 1
+    if not (token.isascii() and token.isdigit()) or len(token.lstrip("0")) > 20:  # int() of it stays small
+        return None
+    value = int(token)
+    return value if value <= UINT64_MAX else None
 
 
 class JetStreamBackend(Backend):
@@ -335,9 +349,7 @@ class JetStreamBackend(Backend):
         run, _, token = subject[len(head) :].partition(".")
         if not is_valid_run_id(run):
             return None
-        if token == META_TOKEN:
-            return 1
-        return int(token) if token.isascii() and token.isdigit() else None
+        return seq_of_token(token)
 
     def _run_of_meta_subject(self, subject: str) -> str | None:
         head, tail = self.prefix + ".", "." + META_TOKEN
@@ -766,6 +778,7 @@ __all__ = [
     "open_jetstream_source",
     "open_jetstream_source_async",
     "parse_nats_url",
+    "seq_of_token",
     "stream_config_for",
     "stream_problems",
 ]

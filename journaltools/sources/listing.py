@@ -38,7 +38,7 @@ from journaltools.errors import InvalidPage
 from journaltools.folding.phrases import why_stopped
 from journaltools.folding.run import fold_run
 from journaltools.goencoding.json import go_quoted
-from journaltools.goencoding.time import parse_go_time
+from journaltools.goencoding.time import go_time, parse_go_time
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.generations import AUGUST, generation_of_version, unsupported_version
 from journaltools.protocol.kinds import ZERO_TIME, Record, Summary
@@ -121,11 +121,12 @@ class RunSummary:
         }
 
 
-def _record_time(record: Record | None) -> tuple[datetime, str] | None:
-    """A dated record's time, as an instant (microseconds) and as Go's text."""
+def _record_time(record: Record | None) -> tuple[datetime | None, str] | None:
+    """A dated record's time, as an instant (microseconds; None outside what a datetime holds, years 1 to 9999 in
+    UTC, which Go reads) and as Go's text."""
     if record is None or not record.time:
         return None
-    return parse_go_time(record.time).to_datetime(), record.time
+    return go_time(record.time), record.time
 
 
 def _iso(moment: datetime | None) -> str | None:

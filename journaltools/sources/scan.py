@@ -16,7 +16,7 @@ import mmap
 import os
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, BinaryIO, Final
 
 from journaltools._base.oserrors import mapped, open_regular
 from journaltools.errors import CorruptJournal, JournalError
@@ -72,6 +72,9 @@ _ASCII_SPACE: Final = b" \t\n\v\f\r"
 #: step stays near 16 MB even for the worst bomb, and the bound is checked after every step.
 _COMPRESSED_STEP: Final = 512
 _GZIP_OUTPUT_STEP: Final = 1 << 20
+#: Compressed bytes read from the file at a time (and the read buffer under the zstd steps): the compressed file is
+#: streamed through the decompressor, never held whole, so a huge one costs memory in neither form.
+_COMPRESSED_READ: Final = 1 << 16
 #: Bytes read at a time from a plain journal that grew while it was being read.
 _GROWTH_STEP: Final = 1 << 20
 
@@ -196,10 +199,10 @@ def _read_journal_bytes(path: str | os.PathLike[str]) -> bytes:
                     raise JournalTooLarge(limit, compressed=False)
                 chunks.append(more)
             return b"".join(chunks)
-        compressed = handle.readall()
-    if where.endswith(".gz"):
-        return _gunzip(compressed, limit)
-    return _unzstd(compressed, limit)
+        source = io.BufferedReader(handle, _COMPRESSED_READ)
+        if where.endswith(".gz"):
+            return _gunzip(source, limit)
+        return _unzstd(source, limit)
 
 
 def read_journals_into(paths: Sequence[str], capacity: int) -> tuple[np.ndarray, list[int | None]]:
@@ -269,48 +272,52 @@ class _Output:
         return b"".join(self.chunks)
 
 
-def _gunzip(data: bytes, limit: int) -> bytes:
-    """Every gzip member of ``data``, with the output bounded step by step (``max_length``)."""
+def _gunzip(source: BinaryIO, limit: int) -> bytes:
+    """Every gzip member of ``source``, read in steps, with the output bounded step by step (``max_length``)."""
     import zlib
 
     out = _Output(limit)
-    rest = data
-    while rest:
+    pending = source.read(_COMPRESSED_READ)
+    while pending:
         inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-        pending = rest
         try:
-            while pending and not inflater.eof:
+            while not inflater.eof:
+                if not pending:
+                    if chunk := inflater.decompress(b"", _GZIP_OUTPUT_STEP):
+                        out.add(chunk)  # output still buffered inside the inflater
+                        continue
+                    if not (pending := source.read(_COMPRESSED_READ)):
+                        break
                 out.add(inflater.decompress(pending, _GZIP_OUTPUT_STEP))
                 pending = inflater.unconsumed_tail
-            while not inflater.eof and (chunk := inflater.decompress(b"", _GZIP_OUTPUT_STEP)):
-                out.add(chunk)  # output still buffered inside the inflater
         except zlib.error as exc:
             raise DamagedCompression(f"gzip data is damaged: {exc}", out.data()) from None
         if not inflater.eof:
             raise DamagedCompression("gzip data breaks off (the file is truncated)", out.data())
-        rest = inflater.unused_data
+        pending = inflater.unused_data or source.read(_COMPRESSED_READ)  # the next member, if any
     return out.data()
 
 
-def _unzstd(data: bytes, limit: int) -> bytes:
-    """Every zstd frame of ``data``; a frame that does not end is damage, never a short journal."""
+def _unzstd(source: BinaryIO, limit: int) -> bytes:
+    """Every zstd frame of ``source``, read in steps; a frame that does not end is damage, never a short journal."""
     import zstandard
 
     out = _Output(limit)
-    position = 0
     context = zstandard.ZstdDecompressor()
-    while position < len(data):
+    pending = source.read(_COMPRESSED_STEP)
+    while pending:
         frame = context.decompressobj()
         try:
-            while position < len(data) and not frame.eof:
-                step = data[position : position + _COMPRESSED_STEP]
-                position += len(step)
-                out.add(frame.decompress(step))
+            while not frame.eof:
+                if not pending and not (pending := source.read(_COMPRESSED_STEP)):
+                    break
+                out.add(frame.decompress(pending))
+                pending = b""
         except zstandard.ZstdError as exc:
             raise DamagedCompression(f"zstd data is damaged: {exc}", out.data()) from None
         if not frame.eof:
             raise DamagedCompression("zstd data breaks off (the file is truncated)", out.data())
-        position -= len(frame.unused_data)  # the next frame starts inside the last step
+        pending = frame.unused_data or source.read(_COMPRESSED_STEP)  # the next frame starts inside the last step
     return out.data()
 
 

@@ -31,6 +31,7 @@ from journaltools.protocol.kinds import ZERO_TIME, Meta, Record
 from journaltools.tables.columns import (
     TABLE_MEMORY_POOL,
     ColumnBuffer,
+    ValueFit,
     digest12,
     findings_table,
     go_time,
@@ -63,7 +64,7 @@ def _meta_of(records: Sequence[Record]) -> Meta | None:
     return records[0].meta if records else None
 
 
-def _meta_values(meta: Meta | None) -> dict[str, Any]:
+def _meta_values(meta: Meta | None, fit: ValueFit) -> dict[str, Any]:
     """The runs row's columns its meta record gives (all null without one)."""
     if meta is None:
         names = ("generation", "created", "agent", "model", "provider", "prompt", "interactive", "caller")
@@ -71,7 +72,7 @@ def _meta_values(meta: Meta | None) -> dict[str, Any]:
     fingerprint = meta.fingerprint
     return {
         "generation": _generation_name(meta),
-        "created": go_time(meta.created),
+        "created": fit.time("runs.created", meta.created),
         "agent": meta.agent or None,
         "model": fingerprint.model,
         "provider": fingerprint.provider,
@@ -101,11 +102,12 @@ def _message_row(message: Message) -> tuple[str, int, int, int, int]:
     return "\n".join(texts), thinking, uses, results, providers
 
 
-def _call_rows(facts: RunFacts) -> list[dict[str, Any]]:
+def _call_rows(facts: RunFacts, fit: ValueFit) -> list[dict[str, Any]]:
     """The ``tool_calls`` rows of one journal: its calls as the runtime's ``Calls`` pairs them (``RunFacts``)."""
     rows = []
     for call in facts.calls:
         answer, deferral = call.answer, call.deferral
+        duration = fit.duration("tool_calls.duration", call.duration_ns, call.answered_seq or call.made_seq)
         rows.append(
             {
                 "call_id": call.tool_use_id,
@@ -117,10 +119,10 @@ def _call_rows(facts: RunFacts) -> list[dict[str, Any]]:
                 "remote": answer.remote if answer is not None else None,
                 "kind": call.kind,
                 "dispatched": call.dispatched,
-                "made_at": go_time(call.made_time),
-                "answered_at": go_time(call.answered_time),
-                "duration": call.duration_ns,
-                "timed": call.duration_ns is not None,
+                "made_at": fit.time("tool_calls.made_at", call.made_time, call.made_seq),
+                "answered_at": fit.time("tool_calls.answered_at", call.answered_time, call.answered_seq),
+                "duration": duration,
+                "timed": duration is not None,
                 "deferred": deferral is not None,
                 "deferred_note": (deferral.note or None) if deferral is not None else None,
                 "deferred_handle": (deferral.handle or None) if deferral is not None else None,
@@ -131,13 +133,13 @@ def _call_rows(facts: RunFacts) -> list[dict[str, Any]]:
     return rows
 
 
-def _response_rows(facts: RunFacts) -> dict[str, list[Any]]:
+def _response_rows(facts: RunFacts, fit: ValueFit) -> dict[str, list[Any]]:
     """The ``responses`` columns (less ``run``) of one journal: a row per assistant record."""
     responses = facts.responses
     return {
         "seq": [response.seq for response in responses],
         "iteration": [response.iteration for response in responses],
-        "time": [go_time(response.time) for response in responses],
+        "time": [fit.time("responses.time", response.time, response.seq) for response in responses],
         "stop_reason": [response.stop_reason or None for response in responses],
         "in_tokens": [response.in_tokens for response in responses],
         "out_tokens": [response.out_tokens for response in responses],
@@ -211,7 +213,7 @@ class TablesBuilder:
             self._reads.append(read)
         if self.folded:
             records = typed_records(read.records)
-            self._add_run(read, records, result, findings, invalid=first_error is not None or not read.complete)
+            fit = ValueFit(read.run)
             if result is not None:
                 self._python_rows = True
                 facts = RunFacts.of(records)
@@ -219,10 +221,12 @@ class TablesBuilder:
                 degraded = degraded_analysis(read.run, records, facts)
                 if degraded is not None:
                     self.findings.append(with_source(degraded, read.source))
-                self._add_segments(read.run, result, facts)
+                self._add_segments(read.run, result, facts, fit)
                 self._add_messages(read.run, result)
-                self._add_calls(read.run, facts)
-                self._add_responses(read.run, facts)
+                self._add_calls(read.run, facts, fit)
+                self._add_responses(read.run, facts, fit)
+            invalid = first_error is not None or not read.complete
+            self._add_run(read, records, result, findings, fit, invalid=invalid)
         return first_error
 
     def _add_run(
@@ -231,6 +235,7 @@ class TablesBuilder:
         records: Sequence[Record],
         result: FoldResult | None,
         findings: list[Finding],
+        fit: ValueFit,
         invalid: bool,
     ) -> None:
         state = result.state if result is not None else None
@@ -242,11 +247,11 @@ class TablesBuilder:
         values: dict[str, Any] = {
             "run": read.run,
             "status": status,
-            **_meta_values(meta),
+            **_meta_values(meta, fit),
             # The newest line dates a run by its last record; an undated one (and every August one) by the store.
-            "updated": go_time(last_time) if last_time else read.updated,
-            "ended": go_time(state.ended) if state is not None and state.ended != ZERO_TIME else None,
-            "wall_clock": wall_clock_ns(records),
+            "updated": fit.time("runs.updated", last_time) if last_time else read.updated,
+            "ended": fit.time("runs.ended", state.ended) if state is not None and state.ended != ZERO_TIME else None,
+            "wall_clock": fit.duration("runs.wall_clock", wall_clock_ns(records)),
             "reopened": state.reopened if state is not None else None,
             "turns": state.turns if state is not None else None,
             "context_tokens": state.context_tokens if state is not None else None,
@@ -267,10 +272,14 @@ class TablesBuilder:
             "call_approvals": [a.tool_use_id for a in state.call_approvals or ()] if state is not None else None,
             "memory_keys": sorted(state.memory_revisions or {}) if state is not None else None,
             "task_state": self.task_states.get(read.run),
-            "error_findings": sum(1 for f in findings if f.severity == "error"),
-            "warning_findings": sum(1 for f in findings if f.severity == "warning"),
             "source": read.source,
         }
+        unfit = fit.finding()
+        if unfit is not None:
+            findings = [*findings, with_source(unfit, read.source)]
+            self.findings.append(findings[-1])
+        values["error_findings"] = sum(1 for f in findings if f.severity == "error")
+        values["warning_findings"] = sum(1 for f in findings if f.severity == "warning")
         counters = state.counters if state is not None else None
         for name in COUNTER_NAMES:
             values[name] = getattr(counters, name) if counters is not None else None
@@ -298,13 +307,16 @@ class TablesBuilder:
         august = generation_of_version(meta.version) is AUGUST
         # status_of: the August build reads the last terminal, the newest line its Ending (none once reopened).
         ending = native.terminal_reason if august or not native.reopened else None
+        # The walk gave back every journal with a record time or a call's duration no column holds; the creation
+        # time and the wall clock are the run's own, checked here.
+        fit = ValueFit(run)
         values: dict[str, Any] = {
             "run": run,
             "status": ending or "open",
-            **_meta_values(meta),
+            **_meta_values(meta, fit),
             "updated": go_time(native.last_time) if native.last_time and not august else read.updated,
             "ended": native.ended,
-            "wall_clock": wall_clock_of(meta, first.time, native.last_dated_time),
+            "wall_clock": fit.duration("runs.wall_clock", wall_clock_of(meta, first.time, native.last_dated_time)),
             "reopened": native.reopened,
             "turns": native.turns,
             "context_tokens": native.context_tokens,
@@ -329,20 +341,26 @@ class TablesBuilder:
             "warning_findings": 0,
             "source": read.source,
         }
+        unfit = fit.finding()
+        if unfit is not None:
+            self.findings.append(with_source(unfit, read.source))
+            values["warning_findings"] = 1
         values.update(zip(COUNTER_NAMES, native.counters, strict=True))
         self._put_run(values)
 
-    def _add_segments(self, run: str, result: FoldResult, facts: RunFacts) -> None:
+    def _add_segments(self, run: str, result: FoldResult, facts: RunFacts, fit: ValueFit) -> None:
         columns = self._segments.columns
         times = facts.times
         segments = result.segments
-        columns["started_at"].extend([go_time(times.get(segment.first_seq)) for segment in segments])
-        columns["ended_at"].extend([go_time(times.get(segment.last_seq)) for segment in segments])
+        columns["started_at"].extend(
+            [fit.time("segments.started_at", times.get(s.first_seq), s.first_seq) for s in segments]
+        )
+        columns["ended_at"].extend([fit.time("segments.ended_at", times.get(s.last_seq), s.last_seq) for s in segments])
         columns["segment"].extend([segment.index for segment in segments])
         columns["first_seq"].extend([segment.first_seq for segment in segments])
         columns["last_seq"].extend([segment.last_seq for segment in segments])
         columns["claimed_by"].extend([segment.claimed_by for segment in segments])
-        columns["claimed_at"].extend([go_time(segment.claimed_at) for segment in segments])
+        columns["claimed_at"].extend([fit.time("segments.claimed_at", s.claimed_at, s.first_seq) for s in segments])
         columns["ending"].extend([segment.ending for segment in segments])
         columns["terminal_message"].extend([segment.terminal_message for segment in segments])
         columns["llm_calls"].extend([segment.llm_calls for segment in segments])
@@ -373,13 +391,13 @@ class TablesBuilder:
         columns["provider_blocks"].extend([row[4] for row in rows])
         self._messages.rows_of(run, len(rows))
 
-    def _add_responses(self, run: str, facts: RunFacts) -> None:
-        for name, values in _response_rows(facts).items():
+    def _add_responses(self, run: str, facts: RunFacts, fit: ValueFit) -> None:
+        for name, values in _response_rows(facts, fit).items():
             self._responses.columns[name].extend(values)
         self._responses.rows_of(run, len(facts.responses))
 
-    def _add_calls(self, run: str, facts: RunFacts) -> None:
-        calls = _call_rows(facts)
+    def _add_calls(self, run: str, facts: RunFacts, fit: ValueFit) -> None:
+        calls = _call_rows(facts, fit)
         for name, column in self._calls.columns.items():
             column.extend([call[name] for call in calls])
         self._calls.rows_of(run, len(calls))

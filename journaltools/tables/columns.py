@@ -1,13 +1,21 @@
-"""Column helpers shared by the table builders: Go times, digests, strings repeated per run, findings."""
+"""Column helpers shared by the table builders: Go times, values that fit their columns, digests, strings repeated
+per run, findings."""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa
+
+from journaltools.goencoding.json import GoJSONError
+
+# Defined beside the wire format's other time readers, where the command line finds it without pyarrow; named
+# here too for the table builders.
+from journaltools.goencoding.time import canonical_go_time
 
 # Defined beside the wire format's other time readers, where the command line finds it without pyarrow; named
 # here too for the table builders.
@@ -20,6 +28,72 @@ from journaltools.tables.schema import FINDINGS_SCHEMA
 #: list per column per batch: at 107 MB of journals the default pool left a load's peak memory 33 MB higher (the
 #: load's time was the same within noise). Only journaltools' own conversions use it; the user's pool is left alone.
 TABLE_MEMORY_POOL: Final = pa.system_memory_pool()
+
+
+#: What a duration column (Arrow ``duration[ns]``) holds: int64 nanoseconds, some 292 years either way.
+_DURATION_NS_RANGE: Final = (-(1 << 63), (1 << 63) - 1)
+
+
+class ValueFit:
+    """The one rule for a journal's values and the columns they land in, for every path that tables a journal.
+
+    Go accepts values a column cannot hold: a time in years 0 to 9999 at any offset up to a day (a column's time is
+    a Python datetime to every reader of the table, years 1 to 9999 in UTC), and a gap between two such times of up
+    to ten thousand years (a duration column holds int64 nanoseconds, some 292 years). Such a value becomes null,
+    and the journal gets one ``value_out_of_range`` finding naming each column and the first value it could not
+    hold: the other values and runs load as ever. Counts need no check: the fold wraps them at int64 as the runtime
+    does, and sequence numbers are uint64 in both. The native walk gives back every journal holding such a value
+    (``folding/_native.c``: ``read_time``, ``gap``), so only values it computes in Python pass here."""
+
+    __slots__ = ("_unfit", "run")
+
+    def __init__(self, run: str) -> None:
+        self.run = run
+        #: column -> (the seq of the first record whose value it could not hold, that value as written)
+        self._unfit: dict[str, tuple[int | None, str]] = {}
+
+    def time(self, column: str, text: str | None, seq: int | None = None) -> datetime | None:
+        """``text`` (a time as Go writes it) as the column holds it: None when absent, and when Go reads it but
+        the column cannot hold it (noted)."""
+        value = go_time(text)
+        if value is None and text and _go_reads(text):
+            self._note(column, seq, text)
+        return value
+
+    def duration(self, column: str, nanos: int | None, seq: int | None = None) -> int | None:
+        """``nanos`` as a duration column holds it: None when absent, and when beyond int64 (noted)."""
+        if nanos is None or _DURATION_NS_RANGE[0] <= nanos <= _DURATION_NS_RANGE[1]:
+            return nanos
+        self._note(column, seq, f"{nanos:,} ns")
+        return None
+
+    def _note(self, column: str, seq: int | None, written: str) -> None:
+        self._unfit.setdefault(column, (seq, written))
+
+    def finding(self) -> Finding | None:
+        """The journal's ``value_out_of_range`` finding, None when every value fit."""
+        if not self._unfit:
+            return None
+        named = "; ".join(
+            f"{column} {written}" + (f" (seq {seq})" if seq is not None else "")
+            for column, (seq, written) in self._unfit.items()
+        )
+        seqs = [seq for seq, _ in self._unfit.values() if seq is not None]
+        return Finding.of(
+            self.run,
+            min(seqs) if seqs else None,
+            "value_out_of_range",
+            f"values the runtime accepts that their columns cannot hold are null (a time outside years 1-9999 UTC, "
+            f"a duration beyond int64 nanoseconds, some 292 years): {named}",
+        )
+
+
+def _go_reads(text: str) -> bool:
+    try:
+        canonical_go_time(text)
+    except GoJSONError:
+        return False
+    return True
 
 
 def digest12(secret: str) -> str | None:

@@ -18,7 +18,11 @@ The rule (``cost_of``):
 - a tier the table leaves out for a priced model costs 0 when the tier's count is 0 and null otherwise (the total
   is then null too): a count of zero costs nothing at any price, a count without a price is not guessed;
 - both generations journal the four counts on every assistant record, and the runtime writes a cache count of 0 by
-  leaving it out, so an absent cache count *is* a recorded zero: it costs 0 when the model is priced.
+  leaving it out, so an absent cache count *is* a recorded zero: it costs 0 when the model is priced;
+- every cost is a finite number: a price is at most ``MAX_PRICE``, so that the most tokens a journal can count
+  (int64) times it is at most the largest float; a larger price is refused where the table is read, and ``cost_of``
+  refuses one it is handed another way (``InvalidPrices``), so no table and no ``--json`` document ever holds an
+  infinite cost.
 
 The table is validated at the edge (``journaltools.models.inputs.PricesFile``, ``schema --input prices``) by
 ``read_prices`` and ``prices_of``; this module itself never imports pydantic.
@@ -32,12 +36,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from journaltools._base.numbers import FINITE_TIMES_INT64
 from journaltools.errors import InvalidPrices
 
 #: The priced tiers, in the order every face shows them.
 TIERS: Final = ("input", "output", "cache_read", "cache_create")
 #: Prices are per this many tokens.
 PER_TOKENS: Final = 1_000_000
+#: The largest price per million tokens (``models.inputs.MAX_PRICE``, which a price file is checked against): the
+#: most tokens a journal counts (int64) times it is then at most the largest float, so every cost is finite.
+MAX_PRICE: Final = FINITE_TIMES_INT64
 #: The largest price file read: a table of every model ever priced is a few kilobytes, so anything near this is
 #: not one (and a file without end, ``/dev/zero`` say, is never read whole).
 MAX_PRICE_FILE_BYTES: Final = 4 << 20
@@ -113,6 +121,11 @@ def cost_of(prices: PriceTable, model: str | None, counts: TokenCounts) -> Cost:
     for tier in TIERS:
         count, per_million = counts.of(tier), price.of(tier)
         if per_million is not None:
+            if not 0 <= per_million <= MAX_PRICE:  # also NaN; a table read by ``prices_of`` never holds one
+                raise InvalidPrices(
+                    f"the {tier} price of model {model!r} is {per_million!r} per million tokens: a price is a "
+                    f"number from 0 to {MAX_PRICE:.3g}, so that every cost is a finite number"
+                )
             parts[tier] = count * per_million / PER_TOKENS
         else:
             parts[tier] = 0.0 if count == 0 else None
@@ -204,6 +217,7 @@ def _checked(document: Any, where: str) -> PriceTable:
 
 
 __all__ = [
+    "MAX_PRICE",
     "PER_TOKENS",
     "TIERS",
     "UNPRICED",
