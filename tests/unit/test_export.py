@@ -13,7 +13,10 @@ from google.protobuf import json_format
 from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
 
 from journaltools.cli import main
-from journaltools.exports.interchange import OUTCOMES, atif_trajectory, export, export_atif, export_otlp, otlp_trace
+from journaltools.exports.atif import atif_trajectory
+from journaltools.exports.interchange import export, export_atif, export_otlp
+from journaltools.exports.otlp import otlp_trace
+from journaltools.exports.runview import OUTCOMES
 from journaltools.folding.facts import time_ns
 from journaltools.folding.run import fold_run
 from journaltools.protocol.journal import typed_records
