@@ -60,7 +60,8 @@ class ParquetTables:
         row_group_bytes: int = 8 << 20,
         priced: bool = False,
     ) -> None:
-        self.directory = Path(directory)
+        # Absolute, so pyarrow never reads a local name such as ``nats:/x`` as a URI naming another filesystem.
+        self.directory = Path(directory).absolute()
         self.directory.mkdir(parents=True, exist_ok=True)
         self._staging = Path(tempfile.mkdtemp(prefix=".audit-", dir=self.directory))
         self.row_group_bytes = row_group_bytes

@@ -7,14 +7,20 @@ Each test fails on the code as it was before the fix.
 
 from __future__ import annotations
 
+import argparse
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from journaltools._goregexp import GoRegexpError, compile_go
-from journaltools.cli import main
+from journaltools.backends.registry import open_source
+from journaltools.cli import build_parser, main
+from journaltools.errors import AnswerRefused, JournalError
 from journaltools.generate import calls_of, text, tool_use
+from journaltools.ops.answer import answer_call
+from journaltools.turnjournal.analysis import parse_duration
 from tests.builders import journal
 
 #: Nested repeats over text that almost matches: exponential for a backtracking engine, linear for RE2.
@@ -83,3 +89,168 @@ def test_what_go_refuses_is_refused_in_gos_words(pattern: str, refused: str) -> 
 )
 def test_quoted_classes_and_text_that_is_not_utf8_read_as_in_go(pattern: str, text: str, matches: bool) -> None:
     assert compile_go(pattern).search(text) is matches
+
+
+# -- every option a person can type, fed extremes ------------------------------------------------------------------
+
+#: What a person (or a script gone wrong) can type: numbers too large for any type, the non-numbers float() reads,
+#: signs, nothing, bytes that are not UTF-8 (as Python hands argv over: surrogate-escaped), a very long word, a
+#: port out of range, times at the ends of the calendar.
+EXTREMES = (
+    "9" * 400,
+    "99999999999h",
+    "1e400",
+    "-1e400",
+    "nan",
+    "inf",
+    "-1",
+    "0",
+    "",
+    b"\xff\xfe".decode("utf-8", "surrogateescape"),
+    "x" * 100_000,
+    "nats://localhost:99999999999/S",
+    "9999-12-31T23:59:59-23:59",
+    "0001-01-01T00:00:00+23:59",
+)
+SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
+RUN = "completed-with-tools"
+#: Each command's positionals and required options in a call that works, over the samples (``{samples}``) and a
+#: scratch directory (``{scratch}``). A new command needs a line here; its options are found by themselves.
+BASELINES: dict[str, tuple[list[str], list[str]]] = {
+    "ls": (["{samples}"], []),
+    "show": (["{samples}", RUN], []),
+    "stats": (["{samples}", RUN], []),
+    "query": (["{samples}", RUN], []),
+    "search": (["{samples}"], []),
+    "audit": (["{samples}"], []),
+    "turns": (["{scratch}"], []),
+    "tasks": (["{scratch}"], []),
+    "compare": (["{samples}", "{samples}"], []),
+    "migrate": (["{samples}", "{scratch}/migrated"], []),
+    "gate": (["{samples}", RUN], ["--config", "{scratch}/gate.json"]),
+    "answer": (["{samples}", "deferred-waiting", "toolu_01D2change"], ["--result", "ok"]),
+    "grep": (["stream", "{samples}"], []),
+    "diff": (["{samples}", RUN, f"newest-{RUN}"], []),
+    "report": (["{samples}", RUN], ["-o", "{scratch}/report.html"]),
+    "export": (["{samples}"], ["--otlp", "{scratch}/traces.jsonl"]),
+    "samples": (["{scratch}/samples"], []),
+    "schema": ([], []),
+}
+
+
+def _subparsers() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    (commands,) = (action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
+    return dict(commands.choices)
+
+
+def _typed_options(command: argparse.ArgumentParser) -> list[argparse.Action]:
+    """The options of ``command`` that take a value (flags take none)."""
+    return [action for action in command._actions if action.option_strings and action.nargs != 0]
+
+
+FUZZED = [
+    (name, action.option_strings[-1], action.nargs if isinstance(action.nargs, int) else 1)
+    for name, command in _subparsers().items()
+    for action in _typed_options(command)
+] + [(name, position, 0) for name, (positionals, _) in BASELINES.items() for position in range(len(positionals))]
+
+
+def test_every_command_has_a_baseline() -> None:
+    assert set(_subparsers()) == set(BASELINES)
+
+
+@pytest.fixture
+def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Fresh copies of the samples (``answer`` writes to them) and a working directory for what commands write."""
+    shutil.copytree(SAMPLES, tmp_path / "samples-copy")
+    (tmp_path / "gate.json").write_text("{}")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    return tmp_path
+
+
+def _exit_status(argv: list[str]) -> int:
+    try:
+        return main(argv)
+    except SystemExit as exited:  # argparse's usage error
+        return int(exited.code or 0)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(("command", "option", "arity"), FUZZED, ids=[f"{c}:{o}" for c, o, _ in FUZZED])
+def test_every_option_answers_extremes_with_a_usage_error_or_a_clean_line(
+    command: str, option: str | int, arity: int, scratch: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    positionals, required = BASELINES[command]
+    samples = str(scratch / "samples-copy")
+
+    def fill(words: list[str]) -> list[str]:
+        return [word.replace("{samples}", samples).replace("{scratch}", str(scratch)) for word in words]
+
+    broken = []
+    for value in EXTREMES:
+        said = fill(positionals)
+        if isinstance(option, int):
+            said[option] = value
+            argv = [command, *said, *fill(required)]
+        else:
+            argv = [command, *said, *fill(required), option, *[value] * arity]
+        status = _exit_status(argv)
+        err = capsys.readouterr().err
+        clean = status in (0, 1, 2) and "Traceback" not in err and "unexpected error" not in err
+        if not clean:
+            broken.append(f"{value[:20]!r}: exit {status}: {err.strip()[-300:]}")
+    assert not broken, "\n".join(broken)
+
+
+# -- T11, T12: the instances the campaign found ------------------------------------------------------------------
+
+NOT_UTF8 = b"\xff\xfe".decode("utf-8", "surrogateescape")
+
+
+def test_an_answer_that_is_not_utf8_is_bad_usage_naming_the_option_and_leaves_the_journal(
+    scratch: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    journal_file = scratch / "samples-copy" / "deferred-waiting.json"
+    before = journal_file.read_bytes()
+    argv = ["answer", str(journal_file.parent), "deferred-waiting", "toolu_01D2change", "--result", NOT_UTF8]
+    assert _exit_status(argv) == 2
+    err = capsys.readouterr().err
+    assert "--result" in err and "not UTF-8" in err and "Traceback" not in err
+    assert journal_file.read_bytes() == before
+
+
+def test_the_library_refuses_an_answer_that_is_not_utf8_with_its_own_error(scratch: Path) -> None:
+    journal_file = scratch / "samples-copy" / "deferred-waiting.json"
+    before = journal_file.read_bytes()
+    with open_source(str(journal_file.parent)) as backend, pytest.raises(AnswerRefused, match="not UTF-8"):
+        answer_call(backend, "deferred-waiting", "toolu_01D2change", NOT_UTF8)
+    assert journal_file.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["turns", "{scratch}", "--stuck-after", "99999999999h"],
+        ["audit", "{samples}", "--stuck-after", "9" * 400],
+        ["ls", "{samples}", "--since", "99999999d"],
+        ["report", "{samples}", RUN, "-o", "r.html", "--max-size", "1e400"],
+        ["report", "{samples}", RUN, "-o", "r.html", "--max-size", "inf"],
+    ],
+    ids=["stuck-after-hours", "stuck-after-digits", "since-before-year-1", "max-size-1e400", "max-size-inf"],
+)
+def test_a_duration_or_size_too_large_to_hold_is_bad_usage_naming_the_option(
+    argv: list[str], scratch: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    filled = [
+        word.replace("{samples}", str(scratch / "samples-copy")).replace("{scratch}", str(scratch)) for word in argv
+    ]
+    assert _exit_status(filled) == 2
+    err = capsys.readouterr().err
+    assert f"argument {argv[-2]}" in err and "Traceback" not in err
+
+
+def test_a_duration_too_long_is_a_journaltools_error_in_the_library() -> None:
+    with pytest.raises(JournalError, match="longer than"):
+        parse_duration("99999999999h")
