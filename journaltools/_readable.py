@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Final
 
+from journaltools._terminal import escaped_anywhere
+
 if TYPE_CHECKING:
     from journaltools.folding import FoldResult
 
@@ -44,6 +46,18 @@ def shorten_middle(text: str, limit: int = 28) -> str:
     return text[:head] + ELLIPSIS + text[len(text) - (keep - head) :]
 
 
+#: At most this many characters of one value are shown by any face (show, the report, the widgets' pages): a
+#: journal value can be megabytes, which no reader reads on a screen; each face says how much it cut.
+SHOWN_CHARS: Final = 20_000
+
+
+def shown_part(text: str) -> str:
+    """``text`` cut to ``SHOWN_CHARS`` characters, saying how many more it had (plain text)."""
+    if len(text) <= SHOWN_CHARS:
+        return text
+    return f"{text[:SHOWN_CHARS]} … ({len(text) - SHOWN_CHARS:,} more characters of {len(text):,} not shown)"
+
+
 # A JSON \u escape, or a surrogate pair of them, not preceded by another backslash escape (the lookbehind is on an
 # even run of backslashes: "\\u0041" is a backslash and the letters u0041, not an escape).
 _ESCAPE: Final = re.compile(r"(?<!\\)((?:\\\\)*)\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})|"
@@ -54,12 +68,7 @@ def _printable(char: str) -> bool:
     # Control characters, separators that break lines, bidirectional controls and lone surrogates stay escaped:
     # decoding them would change what the reader sees around them. So do the quote and the backslash, which
     # would make the shown JSON read differently.
-    code = ord(char)
-    if code < 0x20 or 0x7F <= code <= 0x9F or char in '"\\':
-        return False
-    if code in (0x2028, 0x2029) or 0x202A <= code <= 0x202E or 0x2066 <= code <= 0x2069 or 0x200E <= code <= 0x200F:
-        return False
-    return not 0xD800 <= code <= 0xDFFF
+    return char not in '"\\' and not escaped_anywhere(char)
 
 
 def _decode(match: re.Match[str]) -> str:

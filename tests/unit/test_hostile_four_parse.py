@@ -15,12 +15,15 @@ from pathlib import Path
 import pytest
 
 from journaltools._goregexp import GoRegexpError, compile_go
+from journaltools._readable import SHOWN_CHARS, readable_json
+from journaltools._terminal import for_page
 from journaltools.backends.registry import open_source
 from journaltools.cli import build_parser, main
 from journaltools.errors import AnswerRefused, JournalError
 from journaltools.generate import calls_of, text, tool_use
 from journaltools.ops.answer import answer_call
 from journaltools.turnjournal.analysis import parse_duration
+from journaltools.widgets._html import esc
 from tests.builders import journal
 
 #: Nested repeats over text that almost matches: exponential for a backtracking engine, linear for RE2.
@@ -254,3 +257,48 @@ def test_a_duration_or_size_too_large_to_hold_is_bad_usage_naming_the_option(
 def test_a_duration_too_long_is_a_journaltools_error_in_the_library() -> None:
     with pytest.raises(JournalError, match="longer than"):
         parse_duration("99999999999h")
+
+
+# -- what every face shows: directional marks escaped, a huge value cut ------------------------------------------
+
+#: The marks that reorder the neutral characters around them: right-to-left, left-to-right, Arabic letter mark.
+MARKS = "\u200f\u200e\u061c"
+
+
+def _run_saying(directory: Path, said: str) -> Path:
+    built = journal("run-1", prompt=said)
+    turn = built.assistant(text(said), tool_use("toolu_1", "stream_info", {"q": said}))
+    for call in calls_of(turn):
+        built.result(call, said)
+    built.assistant(text("done"))
+    built.terminal("completed")
+    path = directory / "run-1.json"
+    path.write_bytes(built.journal_bytes())
+    return path
+
+
+def test_directional_marks_are_escaped_in_show_the_report_and_the_widgets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    said = f"paid {MARKS}100 USD"
+    path = _run_saying(tmp_path, said)
+    assert main(["show", str(path)]) == 0
+    shown = capsys.readouterr().out
+    assert main(["report", str(path), "-o", str(tmp_path / "r.html")]) == 0
+    page = (tmp_path / "r.html").read_text()
+    for face in (shown, page, esc(said), for_page(said)):
+        assert not any(mark in face for mark in MARKS)
+        assert all(f"\\u{ord(mark):04x}" in face for mark in MARKS)
+    assert readable_json('"\\u200f\\u061c"') == '"\\u200f\\u061c"'  # a JSON escape of one stays an escape
+
+
+def test_show_cuts_a_huge_value_as_the_report_does_and_says_how_much(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    huge = "x" * 3_000_000
+    assert main(["show", str(_run_saying(tmp_path, huge))]) == 0
+    shown = capsys.readouterr().out
+    assert len(shown) < 10 * SHOWN_CHARS
+    assert f"{len(huge) - SHOWN_CHARS:,} more characters of {len(huge):,} not shown" in shown
+    assert main(["show", "--json", str(tmp_path / "run-1.json")]) == 0
+    assert huge in capsys.readouterr().out  # --json holds the whole run
