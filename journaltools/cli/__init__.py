@@ -288,7 +288,8 @@ def build_parser() -> argparse.ArgumentParser:
     show = command(
         "show",
         "fold one run and show its conversation, pending calls, open deferrals, counters, segments and resume "
-        "position; RUN may be left out when SOURCE is one journal file",
+        "position (a value over 20,000 characters cut with a note; --json holds it whole); RUN may be left out when "
+        "SOURCE is one journal file",
     )
     show.add_argument("targets", nargs="*", metavar="[SOURCE] [RUN]")
     show.add_argument("--lenient", action="store_true", help="fold past problems and list them instead of refusing")

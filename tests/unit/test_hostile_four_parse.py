@@ -112,6 +112,7 @@ EXTREMES = (
     b"\xff\xfe".decode("utf-8", "surrogateescape"),
     "x" * 100_000,
     "nats://localhost:99999999999/S",
+    "nats://[::1/S",
     "9999-12-31T23:59:59-23:59",
     "0001-01-01T00:00:00+23:59",
 )
