@@ -263,7 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--prefix", type=_text, metavar="TEXT", help="only runs whose id starts with TEXT")
     ls.add_argument(
         "--limit",
-        type=int,
+        type=_positive_int,
         metavar="N",
         help="one page of at most N runs, ordered as the newest runtime pages a listing (a directory: by creation, "
         "then id; a stream: by the meta message's stream sequence); the next page's cursor is said on stderr",

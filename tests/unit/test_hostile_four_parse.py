@@ -241,10 +241,11 @@ def test_the_library_refuses_an_answer_that_is_not_utf8_with_its_own_error(scrat
         ["ls", "{samples}", "--since", "99999999d"],
         ["report", "{samples}", RUN, "-o", "r.html", "--max-size", "1e400"],
         ["report", "{samples}", RUN, "-o", "r.html", "--max-size", "inf"],
+        ["ls", "{samples}", "--limit", "0"],
     ],
-    ids=["stuck-after-hours", "stuck-after-digits", "since-before-year-1", "max-size-1e400", "max-size-inf"],
+    ids=["stuck-after-hours", "stuck-after-digits", "since-before-year-1", "max-size-1e400", "max-size-inf", "limit"],
 )
-def test_a_duration_or_size_too_large_to_hold_is_bad_usage_naming_the_option(
+def test_a_duration_size_or_count_out_of_range_is_bad_usage_naming_the_option(
     argv: list[str], scratch: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     filled = [
