@@ -1,6 +1,7 @@
 """Small texts a person reads, shared by the command line and the widgets so both say the same thing.
 
 - ``shorten_middle``: a long id cut in its middle, so both ends (where ids differ) stay readable;
+- ``shown_part``: a value cut to ``SHOWN_CHARS`` characters, the bound every face shows of one value;
 - ``readable_json``: raw JSON with Go's ``\\u003e``-style string escapes shown as the characters they stand for.
 
 Nothing here is HTML or terminal-safe: the views escape what they show, the CLI passes it through
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 import re
 from typing import Final
+
+from journaltools._base.text import escaped_anywhere
 
 #: What stands for the cut middle of a shortened id.
 ELLIPSIS: Final = "…"
@@ -26,6 +29,18 @@ def shorten_middle(text: str, limit: int = 28) -> str:
     return text[:head] + ELLIPSIS + text[len(text) - (keep - head) :]
 
 
+#: At most this many characters of one value are shown by any face (show, the report, the widgets' pages): a
+#: journal value can be megabytes, which no reader reads on a screen; each face says how much it cut.
+SHOWN_CHARS: Final = 20_000
+
+
+def shown_part(text: str) -> str:
+    """``text`` cut to ``SHOWN_CHARS`` characters, saying how many more it had (plain text)."""
+    if len(text) <= SHOWN_CHARS:
+        return text
+    return f"{text[:SHOWN_CHARS]} … ({len(text) - SHOWN_CHARS:,} more characters of {len(text):,} not shown)"
+
+
 # A JSON \u escape, or a surrogate pair of them, not preceded by another backslash escape (the lookbehind is on an
 # even run of backslashes: "\\u0041" is a backslash and the letters u0041, not an escape).
 _ESCAPE: Final = re.compile(r"(?<!\\)((?:\\\\)*)\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})|"
@@ -36,12 +51,7 @@ def _printable(char: str) -> bool:
     # Control characters, separators that break lines, bidirectional controls and lone surrogates stay escaped:
     # decoding them would change what the reader sees around them. So do the quote and the backslash, which
     # would make the shown JSON read differently.
-    code = ord(char)
-    if code < 0x20 or 0x7F <= code <= 0x9F or char in '"\\':
-        return False
-    if code in (0x2028, 0x2029) or 0x202A <= code <= 0x202E or 0x2066 <= code <= 0x2069 or 0x200E <= code <= 0x200F:
-        return False
-    return not 0xD800 <= code <= 0xDFFF
+    return char not in '"\\' and not escaped_anywhere(char)
 
 
 def _decode(match: re.Match[str]) -> str:

@@ -483,7 +483,10 @@ def parse_duration(text: str) -> timedelta:
     match = _DURATION.fullmatch(text.strip())
     if match is None:
         raise JournalError(f"duration {text!r}: use a number of seconds, or a number with s, m, h or d (e.g. 30m)")
-    return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2) or "s"])
+    try:
+        return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2) or "s"])
+    except OverflowError:  # past timedelta's range (or float's): no record stays in a phase that long
+        raise JournalError(f"duration {text!r} is longer than {timedelta.max.days:,} days") from None
 
 
 __all__ = [

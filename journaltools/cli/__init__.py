@@ -145,16 +145,32 @@ def _byte_size(text: str) -> int:
     unit = word[-1:] if word[-1:] in ("k", "m") else ""
     try:
         value = int(float(word[: len(word) - len(unit)]) * _SIZE_UNITS[unit])
-    except ValueError:
+    except (ValueError, OverflowError):  # not a number, or nan, inf or 1e400: no size
         raise argparse.ArgumentTypeError(f"{text!r} is not a size (such as 10M, 500k or 2000000)") from None
     if value < REPORT_MIN_SIZE:
         raise argparse.ArgumentTypeError(f"{text!r} is below the least size, {REPORT_MIN_SIZE:,} bytes (200k)")
     return value
 
 
+def _text(text: str) -> str:
+    """An argparse type: free text (a result, a pattern, a name to match). Python hands over argv's bytes that are
+    not UTF-8 as lone surrogates, which no journal, JSON document or pattern can hold: bad usage, said here once."""
+    if any("\ud800" <= char <= "\udfff" for char in text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not UTF-8 text")
+    return text
+
+
+def _output_path(text: str) -> str:
+    """An argparse type: a file or directory to write. Its name goes into the notes and documents that say what
+    was written, so it is UTF-8 text (``_text``), and it names something."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path names nothing to write")
+    return _text(text)
+
+
 def _statuses(text: str) -> list[str]:
     """An argparse type: ``--status error,invalid`` (commas or the option again)."""
-    chosen = [word.strip() for word in text.split(",") if word.strip()]
+    chosen = [word.strip() for word in _text(text).split(",") if word.strip()]
     if not chosen:
         raise argparse.ArgumentTypeError("name at least one status")
     return chosen
@@ -167,12 +183,16 @@ def _moment(text: str) -> datetime:
         moment = datetime.fromisoformat(text.strip())
     except ValueError:
         try:
-            return datetime.now(UTC) - _duration(text)
+            back = _duration(text)
         except argparse.ArgumentTypeError:
             raise argparse.ArgumentTypeError(
                 f"{text!r} is neither an ISO 8601 date or time (2026-08-21, 2026-08-21T23:36:20Z) nor a duration "
                 "back from now (90s, 30m, 2h, 1d)"
             ) from None
+        try:
+            return datetime.now(UTC) - back
+        except OverflowError:
+            raise argparse.ArgumentTypeError(f"{text!r} back from now is before the year 1") from None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
@@ -236,19 +256,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ls.add_argument(
         "--agent",
+        type=_text,
         metavar="NAME",
         help="only runs of this agent, as the newest runtime's listing filters: a run that names no agent (every "
         "August run) is kept whatever NAME is",
     )
-    ls.add_argument("--prefix", metavar="TEXT", help="only runs whose id starts with TEXT")
+    ls.add_argument("--prefix", type=_text, metavar="TEXT", help="only runs whose id starts with TEXT")
     ls.add_argument(
         "--limit",
-        type=int,
+        type=_positive_int,
         metavar="N",
         help="one page of at most N runs, ordered as the newest runtime pages a listing (a directory: by creation, "
         "then id; a stream: by the meta message's stream sequence); the next page's cursor is said on stderr",
     )
-    ls.add_argument("--cursor", metavar="CURSOR", help="the page after this cursor (from a --limit listing)")
+    ls.add_argument(
+        "--cursor", type=_text, metavar="CURSOR", help="the page after this cursor (from a --limit listing)"
+    )
     ls.add_argument(
         "--generation",
         choices=["newest", "august"],
@@ -266,7 +289,8 @@ def build_parser() -> argparse.ArgumentParser:
     show = command(
         "show",
         "fold one run and show its conversation, pending calls, open deferrals, counters, segments and resume "
-        "position; RUN may be left out when SOURCE is one journal file",
+        "position (a value over 20,000 characters cut with a note; --json holds it whole); RUN may be left out when "
+        "SOURCE is one journal file",
     )
     show.add_argument("targets", nargs="*", metavar="[SOURCE] [RUN]")
     show.add_argument("--lenient", action="store_true", help="fold past problems and list them instead of refusing")
@@ -304,7 +328,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     query.add_argument("targets", nargs="+", metavar="[SOURCE] RUN", help="RUN may be left out after a journal file")
     query.add_argument(
-        "--tool", action="append", metavar="NAME", help="only the calls to this tool; repeat to select several tools"
+        "--tool",
+        action="append",
+        type=_text,
+        metavar="NAME",
+        help="only the calls to this tool; repeat to select several tools",
     )
     query.add_argument("--iteration", type=int, metavar="N", help="only the calls made at this loop iteration")
     query.add_argument("--errors", action="store_true", help="only the calls whose answer is an error")
@@ -314,11 +342,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     query.add_argument(
         "--input-match",
+        type=_text,
         metavar="PATTERN",
         help="only the calls whose input JSON matches this regular expression (Go's syntax, as the runtime's)",
     )
     query.add_argument(
         "--output-match",
+        type=_text,
         metavar="PATTERN",
         help="only the calls whose answer matches this regular expression (Go's syntax, as the runtime's)",
     )
@@ -332,12 +362,15 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("source", nargs="?", metavar="SOURCE")
     search.add_argument(
         "--identity",
+        type=_text,
         metavar="AGENT",
         help="only the runs of this agent; a run journaled before the agent was recorded names none and is left "
         "out (and counted)",
     )
-    search.add_argument("--model", metavar="MODEL", help="only the runs run against this model")
-    search.add_argument("--caller", metavar="CALLER", help="only the runs a channel recorded this caller for")
+    search.add_argument("--model", type=_text, metavar="MODEL", help="only the runs run against this model")
+    search.add_argument(
+        "--caller", type=_text, metavar="CALLER", help="only the runs a channel recorded this caller for"
+    )
     search.add_argument(
         "--status",
         choices=SEARCH_STATUSES,
@@ -346,13 +379,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     search.add_argument(
         "--since",
+        type=_text,
         metavar="WHEN",
         help="only the runs created at or after WHEN: a duration ago (24h, 7d), a date (2006-01-02, local "
         "midnight) or an RFC 3339 time",
     )
-    search.add_argument("--until", metavar="WHEN", help="only the runs created before WHEN (as for --since)")
+    search.add_argument(
+        "--until", type=_text, metavar="WHEN", help="only the runs created before WHEN (as for --since)"
+    )
     search.add_argument(
         "--match",
+        type=_text,
         metavar="PATTERN",
         help="only the runs whose prompt matches this regular expression (Go's syntax, as the runtime's)",
     )
@@ -366,7 +403,10 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("sources", nargs="*", metavar="SOURCE")
     audit.add_argument("--fail-on", choices=["error", "warning"], help="exit 1 if a finding this severe exists")
     audit.add_argument(
-        "--parquet", metavar="DIR", help="write runs, segments, messages, tool_calls, responses and findings"
+        "--parquet",
+        type=_output_path,
+        metavar="DIR",
+        help="write runs, segments, messages, tool_calls, responses and findings",
     )
     audit.add_argument("--records", action="store_true", help="with --parquet: write the records table too")
     audit.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -451,7 +491,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     answer = command("answer", "answer a deferred call with one tool_result record, as the runtime's supply path does")
     answer.add_argument("targets", nargs="+", metavar="[SOURCE] RUN CALL_ID")
-    answer.add_argument("--result", required=True, metavar="TEXT", help="the result text")
+    answer.add_argument("--result", required=True, type=_text, metavar="TEXT", help="the result text")
     answer.add_argument("--is-error", action="store_true", help="mark the result as an error")
     answer.set_defaults(handler=_command("cmd_answer"))
 
@@ -460,13 +500,14 @@ def build_parser() -> argparse.ArgumentParser:
         "find text in every run: prompts, user and assistant messages, thinking, tool inputs (their raw JSON) and "
         "tool results; one line per matching text (run, seq, where, call, a snippet around the first match)",
     )
-    grep.add_argument("pattern", metavar="PATTERN", help="the text to find (a regular expression with -E)")
+    grep.add_argument("pattern", type=_text, metavar="PATTERN", help="the text to find (a regular expression with -E)")
     grep.add_argument("sources", nargs="*", metavar="SOURCE")
     grep.add_argument("-i", "--ignore-case", action="store_true", help="fold case as Unicode does (É matches é)")
     grep.add_argument("-E", "--regex", action="store_true", help="PATTERN is an RE2 regular expression")
     grep.add_argument(
         "--where",
         action="append",
+        type=_text,
         metavar="PLACE[,PLACE...]",
         help="only these texts: prompt, user, assistant, thinking, tool_input, tool_result (may be given again)",
     )
@@ -510,7 +551,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report.add_argument("targets", nargs="*", metavar="[SOURCE] [RUN]")
     report.add_argument(
-        "-o", "--output", required=True, metavar="FILE", help="the HTML file to write (replaced; - for standard output)"
+        "-o",
+        "--output",
+        required=True,
+        type=_output_path,
+        metavar="FILE",
+        help="the HTML file to write (replaced; - for standard output)",
     )
     report.add_argument(
         "--max-size",
@@ -534,7 +580,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.set_defaults(handler=_handler("journaltools.cli._export", "cmd_export"))
 
     samples = command("samples", "write the sample journals into a directory", json_flag=False)
-    samples.add_argument("directory", metavar="DIR")
+    samples.add_argument("directory", type=_output_path, metavar="DIR")
     samples.set_defaults(handler=_command("cmd_samples"))
 
     schema = command(

@@ -21,6 +21,7 @@ from journaltools.protocol.kinds import ZERO_TIME
 
 if TYPE_CHECKING:
     from journaltools.sources.base import RunRead
+from journaltools._base.readable import shown_part
 from journaltools.cli._analysis import human_duration
 from journaltools.cli._output import UsageError, _emit_json, _say, finding_json, print_table
 from journaltools.cli._sources import _only_run, _open, _source_and_optional_run
@@ -213,7 +214,7 @@ def _print_run(
         _say(times)
     terminal = state.terminal if state is not None else None
     if terminal is not None:
-        said = f": {terminal.message}" if terminal.message else ""
+        said = f": {shown_part(terminal.message)}" if terminal.message else ""
         at = f" at {state.ended}" if state is not None and state.ended != ZERO_TIME else ""
         _say(f"ended: {terminal.reason}{said}{at}")
         if state is not None and state.reopened and state.generation is not AUGUST:
@@ -276,12 +277,12 @@ def _print_run(
         )
         for block in pending.assistant.content or ():
             if block.thinking is not None and block.thinking.text:
-                _say("  thinking: " + block.thinking.text.replace("\n", "\n    "))
+                _say("  thinking: " + shown_part(block.thinking.text).replace("\n", "\n    "))
             else:
                 _say(_block_line(block))
         for done in pending.results:
             flag = " (error)" if done.is_error else ""
-            _say(f"  <- {done.tool_use_id}{flag}: {done.content}")
+            _say(f"  <- {done.tool_use_id}{flag}: {shown_part(done.content)}")
     for call in result.pending_calls:
         deferred = call.deferred
         where = "not yet run" if deferred is None else "deferred"
@@ -291,7 +292,7 @@ def _print_run(
             where += f" [handle {deferred.handle}]"
         if call.call_approved:
             where += ", approved once"
-        shown = call.input.decode("utf-8", "replace")
+        shown = shown_part(call.input.decode("utf-8", "replace"))
         _say(f"\npending: {call.name}({shown}) [{call.id}]: {where}")
     if document["approvals"]:
         _say("\nstanding approvals: " + ", ".join(document["approvals"]))
@@ -299,7 +300,7 @@ def _print_run(
         _say("")
     for finding in document["findings"]:
         seq = "-" if finding["seq"] is None else finding["seq"]
-        _say(f"{finding['severity']}: seq {seq}: {finding['code']}: {finding['message']}")
+        _say(f"{finding['severity']}: seq {seq}: {finding['code']}: {shown_part(finding['message'])}")
 
 
 #: A gap between two messages at least this long is called out as a wait (a suspension, an operator's answer).
@@ -323,4 +324,4 @@ def _compact(value: Any) -> str:
 
 
 def _block_line(block: Block) -> str:
-    return "  " + block_line(block)
+    return "  " + shown_part(block_line(block))

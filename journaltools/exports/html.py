@@ -21,17 +21,18 @@ import html
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
-from journaltools._base.readable import shorten_middle
+from journaltools._base.readable import SHOWN_CHARS, shorten_middle
 from journaltools._base.text import for_page
 from journaltools.exports.markdown import render_markdown
 
 #: About how many characters of a value are shown before it is clamped (the whole value is one click away).
 DEFAULT_LIMIT = 400
 
-#: At most this many characters of one value are sent to the page; the rest stays in Python until asked for.
-SENT_CHARS = 20_000
+#: At most this many characters of one value are sent to the page, as every face shows at most; the rest stays in
+#: Python until asked for.
+SENT_CHARS: Final = SHOWN_CHARS
 
 #: The Markdown time one page may spend (seconds); later values on that page are shown as plain text. One
 #: value is at most ``SENT_CHARS`` characters, which markdown-it renders in well under half a second even

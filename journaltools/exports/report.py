@@ -3,7 +3,7 @@
 The file holds the run's banner (why it ended, or what it waits for), what it waits for (its pending calls), the
 timeline of its model turns and tool calls with their durations, its process runs (segments), its findings and its
 conversation, paged: each page of messages is a ``<details>`` section that opens and closes without any script.
-It is drawn by the widgets' own code (``widgets._html``, ``widgets._why``, ``widgets._facts``,
+It is drawn by the widgets' own code (``exports.html``, ``exports.why``, ``exports.facts``,
 ``widgets.conversation``), so a value is escaped, clamped and cut exactly as in a notebook; the conversation token
 is never read, only its digest shown.
 
@@ -12,7 +12,7 @@ forbids every request and runs only the file's one small script (the theme switc
 the page a link points into). It follows the reader's light or dark preference, and the switch overrides it.
 
 **Size bound.** The file never exceeds ``max_bytes`` (``DEFAULT_MAX_BYTES``, 10 MB, unless told otherwise). A value
-longer than ``widgets._html.SENT_CHARS`` (20,000 characters) is cut, with a note saying how many characters more it
+longer than ``exports.html.SENT_CHARS`` (20,000 characters) is cut, with a note saying how many characters more it
 had; tables stop after ``TABLE_ROWS`` rows (``FEWER_ROWS`` where those would not fit) with a note; once the next
 message would pass the bound the messages left are left out, with a note naming how many and the seq to read on
 from (``journaltools show --from-seq``). Nothing is left out without saying so.
@@ -89,7 +89,7 @@ def undated_as_such(facts: RecordFacts | None) -> RecordFacts | None:
 
 # -- the page's fixed parts --------------------------------------------------------------------------------------
 
-#: JupyterLab's theme variables, which every colour of ``widgets._html.STYLE`` reads, for each theme.
+#: JupyterLab's theme variables, which every colour of ``exports.html.STYLE`` reads, for each theme.
 _LIGHT: Final = {
     "--jp-layout-color0": "#ffffff",
     "--jp-layout-color1": "#ffffff",

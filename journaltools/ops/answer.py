@@ -63,7 +63,10 @@ def answer_call(backend: Backend, run: str, call: str, content: str, *, is_error
     """Append the answer to deferred call ``call`` of ``run``, after the runtime's checks, in its order."""
     if not call:
         raise AnswerRefused(run, call, "no call id given")
-    size = len(content.encode("utf-8"))
+    try:
+        size = len(content.encode("utf-8"))
+    except UnicodeEncodeError:  # an unpaired surrogate, as argv's bytes that are not UTF-8 arrive: no JSON holds it
+        raise AnswerRefused(run, call, "the result is not UTF-8 text") from None
     if size > MAX_RESULT_BYTES:
         raise AnswerRefused(run, call, f"the result is too large: {size} bytes, limit {MAX_RESULT_BYTES}")
     read = backend.read_run(run)

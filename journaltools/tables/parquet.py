@@ -63,7 +63,8 @@ class ParquetTables:
         row_group_bytes: int = 8 << 20,
         priced: bool = False,
     ) -> None:
-        self.directory = Path(directory)
+        # Absolute, so pyarrow never reads a local name such as ``nats:/x`` as a URI naming another filesystem.
+        self.directory = Path(directory).absolute()
         self.directory.mkdir(parents=True, exist_ok=True)
         for name in names:  # before any work: an audit that cannot put a table in place refuses at once
             refuse_unreplaceable_table(self.path(name))

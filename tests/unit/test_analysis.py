@@ -93,6 +93,7 @@ MATCHES = [
     ("(?i)[^a]", "b", True),
     ("[^\\d]", "5", False),
     ("(?i)k", "\u212a", True),  # the Kelvin sign folds to k in Go too
+    (r"\p{Greek}", "\u03b1", True),  # Go knows Unicode scripts as well as categories
 ]
 
 
@@ -117,7 +118,8 @@ REFUSED = {
     r"\Z": "end of the text as \\z",
     r"\C": "invalid escape sequence",
     "[z-a]": "invalid character class range",
-    r"\p{Greek}": "not scripts",
+    r"\p{Greek": "invalid character class range",
+    r"\p{Klingon}": "invalid character class range",
 }
 
 
