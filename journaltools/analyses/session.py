@@ -35,12 +35,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from journaltools._goregexp import GoRegexp, GoRegexpError, compile_go
 from journaltools.errors import InvalidPattern, InvalidSearch
 from journaltools.folding.facts import CallFact, RunFacts
 from journaltools.folding.state import wrap_int64
 from journaltools.goencoding.json import go_utf8
 from journaltools.goencoding.json_values import compact, go_string, indent
+from journaltools.goencoding.regexp import GoRegexp, GoRegexpError, compile_go
 from journaltools.goencoding.time import GoTime, canonical_go_time, parse_go_time
 from journaltools.protocol.kinds import ZERO_TIME, Deferred, Record, ToolResult
 from journaltools.sources.listing import RunSummary

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 import journaltools as jt
-from journaltools._goregexp import GoRegexpError, compile_go
 from journaltools.analyses.session import Call, SearchResult, Statistics
 from journaltools.cli import main
+from journaltools.goencoding.regexp import GoRegexpError, compile_go
 from tests.paths import TESTS
 
 NEWEST = TESTS / "corpus" / "runstate" / "newest"

@@ -16,11 +16,11 @@ import pytest
 
 from journaltools._base.readable import SHOWN_CHARS, readable_json
 from journaltools._base.text import for_page
-from journaltools._goregexp import GoRegexpError, compile_go
 from journaltools.audits.turns import parse_duration
 from journaltools.cli import build_parser, main
 from journaltools.errors import AnswerRefused, JournalError
 from journaltools.exports.html import esc
+from journaltools.goencoding.regexp import GoRegexpError, compile_go
 from journaltools.ops.answer import answer_call
 from journaltools.sources.registry import open_source
 from journaltools.testing.generate import calls_of, text, tool_use

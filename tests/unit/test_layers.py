@@ -22,7 +22,6 @@ RANKS: Final = {
     "errors": 0,
     "_base": 1,
     "goencoding": 1,
-    "_goregexp": 1,
     "protocol": 2,
     "folding": 3,
     "models": 3,
