@@ -233,16 +233,6 @@ class _StreamedFindings:
             print_table(self._held, list(self.COLUMNS), wide=["message"])
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{value} is not above 0")
-    return value
-
-
 def cmd_audit(args: argparse.Namespace) -> int:
     from journaltools.audits.sources import audit_sources
 

@@ -17,19 +17,19 @@ EXPORT_HELP = (
 
 
 def add_export_arguments(parser: argparse.ArgumentParser) -> None:
-    from journaltools.cli import _output_path
+    from journaltools.cli._options import output_path
 
     parser.add_argument("source", metavar="SOURCE")
     parser.add_argument("runs", nargs="*", metavar="RUN", help="only these runs, in this order (default: every run)")
     parser.add_argument(
         "--otlp",
-        type=_output_path,
+        type=output_path,
         metavar="FILE",
         help="write the OTLP JSON lines file FILE (replaced; - for standard output)",
     )
     parser.add_argument(
         "--atif",
-        type=_output_path,
+        type=output_path,
         metavar="FILE",
         help="write the ATIF JSON lines file FILE (replaced; - for standard output)",
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from journaltools.cli import build_parser
+from journaltools.cli._parser import build_parser
 from journaltools.protocol.findings import FINDING_SEVERITY
 from tests.paths import ROOT
 

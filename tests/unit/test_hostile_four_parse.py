@@ -17,7 +17,8 @@ import pytest
 from journaltools._base.readable import SHOWN_CHARS, readable_json
 from journaltools._base.text import for_page
 from journaltools.audits.turns import parse_duration
-from journaltools.cli import build_parser, main
+from journaltools.cli import main
+from journaltools.cli._parser import build_parser
 from journaltools.errors import AnswerRefused, JournalError
 from journaltools.exports.html import esc
 from journaltools.goencoding.regexp import GoRegexpError, compile_go

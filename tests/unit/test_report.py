@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 import journaltools as jt
-from journaltools.cli import REPORT_MAX_SIZE_TEXT, REPORT_MIN_SIZE, main
+from journaltools.cli import main
+from journaltools.cli._options import REPORT_MAX_SIZE_TEXT, REPORT_MIN_SIZE
 from journaltools.exports.html import SENT_CHARS, esc
 from journaltools.exports.report import (
     CONTENT_SECURITY_POLICY,

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from journaltools.cli import _show as cli_show
-from journaltools.cli import build_parser, main
+from journaltools.cli import main
+from journaltools.cli._parser import build_parser
 from tests.paths import ROOT
 
 CORPUS = ROOT / "tests" / "corpus" / "runstate"

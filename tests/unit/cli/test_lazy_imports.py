@@ -70,8 +70,8 @@ def test_a_small_command_never_imports_numpy_pyarrow_pandas_or_nats() -> None:
 
 def test_the_command_line_orders_ls_by_the_keys_its_help_names() -> None:
     # The parser names the keys without importing the commands; the commands hold the orders.
-    from journaltools.cli import LS_SORT_KEYS
     from journaltools.cli._commands import LS_SORT_KEYS as ORDERED
+    from journaltools.cli._parser import LS_SORT_KEYS
 
     assert LS_SORT_KEYS == ORDERED
 
@@ -89,6 +89,6 @@ def test_the_version_is_looked_up_when_asked_for_and_printed_on_stdout(capsys: p
 
 def test_the_search_statuses_help_gives_are_the_ones_search_takes() -> None:
     from journaltools.analyses.session import SEARCH_STATUSES as TAKEN
-    from journaltools.cli import SEARCH_STATUSES
+    from journaltools.cli._parser import SEARCH_STATUSES
 
     assert SEARCH_STATUSES == TAKEN
