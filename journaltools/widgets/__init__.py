@@ -8,7 +8,8 @@ from journaltools.widgets.audit import AuditSummary, AuditSummaryModel
 from journaltools.widgets.comparison import ListingComparison, ListingComparisonModel
 from journaltools.widgets.conversation import ConversationView
 from journaltools.widgets.rundiff import RunDiff, RunDiffModel
-from journaltools.widgets.runs import RunBrowser, RunBrowserModel, load_source
+from journaltools.widgets.runs import RunBrowser
+from journaltools.widgets.runs_model import RunBrowserModel, load_source
 from journaltools.widgets.timetravel import TimeTravel, TimeTravelModel
 from journaltools.widgets.turns import TurnCheckpoints, TurnCheckpointsModel
 

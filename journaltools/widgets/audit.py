@@ -22,7 +22,7 @@ from journaltools._base.readable import shorten_middle
 from journaltools.errors import MissingDependency
 from journaltools.exports.html import SEVERITY_COLOURS, esc, id_html, long_text, severity_badge, themed
 from journaltools.protocol.findings import SEVERITY_RANK, Finding
-from journaltools.widgets.runs import RunLoader
+from journaltools.widgets.runs_model import RunLoader
 
 _NICE_STEPS = (1, 2, 5)
 

@@ -66,7 +66,7 @@ WIRE_READERS_TODAY: Final = {
     "journaltools.exports.runview",
     "journaltools.tables.build",
     "journaltools.tables.records",
-    "journaltools.widgets.runs",
+    "journaltools.widgets.runs_model",
     "journaltools.widgets.timetravel",
 }
 
@@ -81,7 +81,6 @@ LONG_TODAY: Final = {
     "journaltools/models/outputs.py",
     "journaltools/protocol/goreader.py",
     "journaltools/sources/jetstream.py",
-    "journaltools/widgets/runs.py",
 }
 
 #: The public modules at the top of the package: the face, the entry point and the error tree.

@@ -1,0 +1,477 @@
+"""The run browser's model, pure: one ``RunRow`` per run (from a ``Tables`` or from folds), the columns and their
+priorities, the search text each row answers to, the filter, the sort and the pages. It opens no source;
+``load_source`` reads one into a model for the view (``widgets.runs.RunBrowser``)."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from journaltools._base.text import for_page
+from journaltools.exports.facts import Prices, Tokens, check_prices, cost_text
+from journaltools.exports.html import esc, id_html, status_badge, themed
+from journaltools.exports.why import Why, reason_text
+from journaltools.folding import STATUSES, FoldResult
+from journaltools.folding.phrases import attention_rank
+from journaltools.protocol.blocks import Message
+
+if TYPE_CHECKING:
+    from journaltools.stores.tasks import TaskStore
+    from journaltools.tables import Tables
+
+
+#: run id → its lenient fold (None when the source has no such run), used to open a conversation.
+RunLoader = Callable[[str], FoldResult | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    key: str
+    label: str
+    numeric: bool = False
+    #: 1 is always shown; a higher number steps aside sooner as the notebook narrows (``runs.BROWSER_STYLE``).
+    priority: int = 1
+    tooltip: str = ""
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("run", "run"),
+    Column("status", "status"),
+    Column("reason", "why it stopped"),
+    Column("created", "created (UTC)", tooltip="meta.created, the journal's own time"),
+    Column("tokens", "tokens", numeric=True, tooltip="input, output and both cache tiers"),
+    Column("cost", "cost", numeric=True, tooltip="by the price table you passed"),
+    Column("pending_calls", "pending", numeric=True, tooltip="calls of the turn in flight without a result"),
+    Column("model", "model", priority=2),
+    Column("llm_calls", "model calls", numeric=True, priority=3),
+    Column("segments", "segments", numeric=True, priority=4, tooltip="process runs: the first and each resume"),
+    Column("caller", "caller", priority=5),
+    Column("updated", "updated (UTC)", priority=6, tooltip="the file's mtime, or the last message's time"),
+    Column("task_state", "task", priority=6),
+)
+
+SORT_KEYS: tuple[str, ...] = (*(column.key for column in COLUMNS), "last_seq")
+
+#: A run id longer than this is shortened in its middle in the table (the whole id in the tooltip).
+RUN_SHOWN = 28
+
+#: Rows shown per page unless the caller says otherwise.
+DEFAULT_ROWS_PER_PAGE = 25
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    """One row of the browser. Numbers are None where the source does not know them."""
+
+    run: str
+    status: str
+    created: str | None
+    model: str | None
+    llm_calls: int | None
+    tokens: int | None
+    pending_calls: int | None
+    last_seq: int
+    reason: str = ""
+    caller: str | None = None
+    segments: int | None = None
+    stale_terminal: bool = False
+    task_state: str | None = None
+    updated: str | None = None
+    cost: float | None = None
+    #: The tokens by kind (for the cost); None when unknown.
+    token_parts: Tokens | None = None
+    #: Everything the search box looks through, lower-cased: prompt, tool names, message text...
+    search_text: str = ""
+
+    def cell(self, key: str) -> str:
+        """The cell's text as shown (``—`` for unknown)."""
+        value = getattr(self, key)
+        if value is None or value == "":
+            return "—"
+        if key in ("created", "updated"):
+            return str(value)[:16].replace("T", " ")
+        if key == "tokens":
+            return f"{value:,}"
+        if key == "cost":
+            return cost_text(value)
+        if key == "status" and self.stale_terminal:
+            return for_page(f"{value} (next turn in flight)")
+        return for_page(str(value))
+
+
+def _utc_text(value: Any) -> str | None:
+    """A ``created`` value as UTC ISO text (the table's timestamps are UTC; a naive one is taken as UTC)."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+        return aware.astimezone(UTC).isoformat()
+    return str(value)
+
+
+def _int_or_none(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _token_parts(item: Mapping[str, Any]) -> Tokens | None:
+    names = ("in_tokens", "out_tokens", "cache_read_tokens", "cache_create_tokens", "thinking_tokens")
+    parts = [item.get(name) for name in names]
+    if all(part is None for part in parts):
+        return None
+    return Tokens(*(int(part or 0) for part in parts))
+
+
+def _search_text(*parts: object) -> str:
+    """The lower-cased haystack of a row (None parts left out)."""
+    return "\n".join(str(part) for part in parts if part is not None and part != "").lower()
+
+
+def fold_search_text(result: FoldResult) -> str:
+    """What the search looks through in a fold: prompt, caller, agent, generation, model, and in every message
+    (the pending one too) its text, thinking, tool names, tool inputs and results: the places ``grep`` reads."""
+    state = result.state
+    if state is None:
+        return ""
+    messages: list[Message] = list(state.messages)
+    if state.pending is not None:
+        messages.append(state.pending.assistant)
+    words: list[str] = [state.prompt, state.caller, state.agent, state.generation.name, state.fingerprint.model]
+    for message in messages:
+        for block in message.content or ():
+            if block.text is not None:
+                words.append(block.text.text)
+            elif block.thinking is not None:
+                words.append(block.thinking.text)
+            elif block.tool_use is not None:
+                words.extend((block.tool_use.name, bytes(block.tool_use.input).decode("utf-8", "replace")))
+            elif block.tool_result is not None:
+                words.append(block.tool_result.content)
+    return _search_text(*words)
+
+
+def texts_by_run(table: Any, column: str) -> dict[str, list[str]]:
+    """run → the non-empty values of ``column`` of a ``messages`` or ``tool_calls`` table, in order."""
+    found: dict[str, list[str]] = {}
+    if table is None or column not in table.column_names:
+        return found
+    for run, text in zip(table.column("run").to_pylist(), table.column(column).to_pylist(), strict=True):
+        if text:
+            found.setdefault(str(run), []).append(str(text))
+    return found
+
+
+def _total_tokens(item: Mapping[str, Any]) -> int | None:
+    """The runtime CLI's total: input, output and both cache tiers (thinking is already inside output)."""
+    parts = [item.get(name) for name in ("in_tokens", "out_tokens", "cache_read_tokens", "cache_create_tokens")]
+    if all(part is None for part in parts):
+        return None
+    return sum(int(part or 0) for part in parts)
+
+
+def first_errors(findings_table: Any) -> dict[str, str]:
+    """run → its first error finding as text, from a ``findings`` table (or rows of that shape)."""
+    rows = findings_table.to_pylist() if hasattr(findings_table, "to_pylist") else list(findings_table)
+    first: dict[str, str] = {}
+    for row in rows:
+        run = row.get("run")
+        if run is None or run in first or row.get("severity") != "error":
+            continue
+        where = f"seq {row['seq']}: " if row.get("seq") is not None else ""
+        first[str(run)] = f"{where}{row['code']} — {row.get('message') or ''}"
+    return first
+
+
+def row_of_fold(run: str, result: FoldResult, status: str | None = None) -> RunRow:
+    """A row from a run's fold (``status`` overrides the fold's, e.g. with a listing's own)."""
+    state = result.state
+    shown = status or result.status
+    why = Why.of(result, shown)
+    return RunRow(
+        run=run,
+        status=shown,
+        created=None,  # the fold carries no creation time; the runs table does
+        model=state.fingerprint.model if state is not None else None,
+        llm_calls=state.counters.llm_calls if state is not None else None,
+        tokens=state.counters.total_tokens if state is not None else None,
+        pending_calls=len(result.pending_calls) if state is not None else None,
+        last_seq=result.last_seq,
+        reason=why.detail() or why.note() or shown,
+        caller=(state.caller or None) if state is not None else None,
+        segments=len(result.segments) if state is not None else None,
+        stale_terminal=result.stale_terminal,
+        token_parts=_fold_tokens(result),
+        search_text=_search_text(run, shown, fold_search_text(result)),
+    )
+
+
+def _fold_tokens(result: FoldResult) -> Tokens | None:
+    if result.state is None:
+        return None
+    c = result.state.counters
+    return Tokens(c.in_tokens, c.out_tokens, c.cache_read_tokens, c.cache_create_tokens, c.thinking_tokens)
+
+
+def with_costs(rows: list[RunRow], prices: Prices | None) -> list[RunRow]:
+    """The rows with their cost by the user's price table (None where the table has no row for the model)."""
+    if prices is None:
+        return rows
+    return [
+        replace(row, cost=row.token_parts.cost(prices, row.model) if row.token_parts is not None else None)
+        for row in rows
+    ]
+
+
+@dataclass(slots=True)
+class RunBrowserModel:
+    """All rows, plus the current filter, sort and page. ``visible()`` is every row that passes the filter, in
+    order; ``page_rows()`` the ones on the current page."""
+
+    rows: list[RunRow]
+    text_filter: str = ""
+    statuses: frozenset[str] = field(default_factory=frozenset)  # empty: every status
+    # Newest first: a post-mortem starts from what just happened.
+    sort_key: str = "created"
+    descending: bool = True
+    page: int = 0
+    page_size: int = DEFAULT_ROWS_PER_PAGE
+    prices: Prices | None = None
+
+    @classmethod
+    def from_folds(cls, folds: Mapping[str, FoldResult], prices: Prices | None = None) -> RunBrowserModel:
+        """From folds alone (run → lenient fold), each row with the fold's status."""
+        prices = check_prices(prices)
+        return cls(with_costs([row_of_fold(run, result) for run, result in folds.items()], prices), prices=prices)
+
+    @classmethod
+    def from_runs_table(
+        cls,
+        table: Any,
+        findings: Any = None,
+        messages: Any = None,
+        tool_calls: Any = None,
+        prices: Prices | None = None,
+    ) -> RunBrowserModel:
+        """From the ``runs`` Arrow table of ``journaltools.tables`` (columns of INTERFACES.md), and optionally its
+        ``findings`` table, which names the first error of each ``invalid`` run, and its ``messages`` and
+        ``tool_calls`` tables, whose text and tool names the search looks through. Columns a table lacks are
+        unknown (shown ``—``), so a narrower table (a listing's, say) still browses."""
+        prices = check_prices(prices)
+        problems = first_errors(findings) if findings is not None else {}
+        texts = texts_by_run(messages, "text")
+        tools = texts_by_run(tool_calls, "name")
+        inputs = texts_by_run(tool_calls, "input")
+        rows = []
+        for item in table.to_pylist():
+            status = str(item["status"])
+            pending = _int_or_none(item.get("pending_calls"))
+            run = str(item["run"])
+            created, updated = _utc_text(item.get("created")), _utc_text(item.get("updated"))
+            rows.append(
+                RunRow(
+                    run=str(item["run"]),
+                    status=status,
+                    created=created,
+                    model=item.get("model"),
+                    llm_calls=_int_or_none(item.get("llm_calls")),
+                    tokens=_total_tokens(item),
+                    pending_calls=pending,
+                    last_seq=int(item.get("last_seq") or 0),
+                    reason=reason_text(
+                        status,
+                        terminal_message=item.get("terminal_message"),
+                        last_stop_reason=item.get("last_stop_reason"),
+                        pending_calls=pending or 0,
+                        open_deferrals=int(item.get("open_deferrals") or 0),
+                        stale_terminal=bool(item.get("stale_terminal")),
+                        problem=problems.get(str(item["run"])),
+                    ),
+                    caller=item.get("caller") or None,
+                    segments=_int_or_none(item.get("segments")),
+                    stale_terminal=bool(item.get("stale_terminal")),
+                    task_state=item.get("task_state"),
+                    updated=updated,
+                    token_parts=_token_parts(item),
+                    search_text=_search_text(
+                        run,
+                        status,
+                        created,
+                        updated,
+                        item.get("model"),
+                        item.get("agent"),
+                        item.get("generation"),
+                        item.get("caller"),
+                        item.get("prompt"),
+                        item.get("terminal_message"),
+                        *tools.get(run, ()),
+                        *inputs.get(run, ()),
+                        *texts.get(run, ()),
+                    ),
+                )
+            )
+        return cls(with_costs(rows, prices), prices=prices)
+
+    @classmethod
+    def from_tables(cls, tables: Tables, prices: Prices | None = None) -> RunBrowserModel:
+        """From a ``journaltools.tables.Tables`` (its ``runs`` and ``findings``; ``messages`` and ``tool_calls``
+        for the search)."""
+        return cls.from_runs_table(tables.runs, tables.findings, tables.messages, tables.tool_calls, prices)
+
+    # -- what is shown ---------------------------------------------------------------------------
+
+    @property
+    def columns(self) -> list[Column]:
+        """The columns shown: ``task`` only when some row has a task state, ``cost`` only with a price table,
+        ``updated`` only when some row knows it."""
+        has = {
+            "task_state": any(row.task_state is not None for row in self.rows),
+            "cost": self.prices is not None,
+            "updated": any(row.updated is not None for row in self.rows),
+        }
+        return [column for column in COLUMNS if has.get(column.key, True)]
+
+    @property
+    def status_choices(self) -> list[str]:
+        """The statuses present, in PROTOCOL 5's order (an unknown terminal reason after them)."""
+        present = {row.status for row in self.rows}
+        return [s for s in STATUSES if s in present] + sorted(present - set(STATUSES))
+
+    def matches(self, row: RunRow) -> bool:
+        """Whether ``row`` passes the search: every word of it appears in the run id, status, reason, dates,
+        model, caller, prompt, tool names or message text."""
+        words = self.text_filter.lower().split()
+        if not words:
+            return True
+        haystack = row.search_text or _search_text(row.run, row.status, row.model, row.caller)
+        return all(word in haystack or word in row.reason.lower() for word in words)
+
+    def status_counts(self) -> dict[str, int]:
+        """Runs per status among those the search leaves (the chips' counts follow the search box)."""
+        counts = Counter(row.status for row in self.rows if self.matches(row))
+        return {status: counts[status] for status in sorted(counts)}
+
+    def visible(self) -> list[RunRow]:
+        kept = [row for row in self.rows if (not self.statuses or row.status in self.statuses) and self.matches(row)]
+        key = self.sort_key if self.sort_key in SORT_KEYS else "run"
+        # Unknown values (None) always sort last, whichever the direction.
+        known = [row for row in kept if getattr(row, key) is not None]
+        unknown = [row for row in kept if getattr(row, key) is None]
+        if key == "status":  # by what needs a person first (invalid, error, open, ...), not A to Z
+            known.sort(key=lambda row: (attention_rank(row.status), row.run), reverse=self.descending)
+        else:
+            known.sort(key=lambda row: (getattr(row, key), row.run), reverse=self.descending)
+        return known + sorted(unknown, key=lambda row: row.run)
+
+    @property
+    def page_count(self) -> int:
+        return max(1, -(-len(self.visible()) // self.page_size))
+
+    def page_rows(self) -> list[RunRow]:
+        """The rows of the current page (the page is kept within range)."""
+        visible = self.visible()
+        last_page = max(0, -(-len(visible) // self.page_size) - 1)
+        start = min(max(0, self.page), last_page) * self.page_size
+        return visible[start : start + self.page_size]
+
+    def page_text(self) -> str:
+        """``runs 26-50 of 10,000`` (``of 14 (10,000 in all)`` when a filter hides some)."""
+        total = len(self.visible())
+        if total == 0:
+            return f"no runs match (of {len(self.rows):,})"
+        page = min(max(0, self.page), self.page_count - 1)
+        first = page * self.page_size + 1
+        last = min(total, first + self.page_size - 1)
+        hidden = f" ({len(self.rows):,} in all)" if total != len(self.rows) else ""
+        return f"runs {first:,}-{last:,} of {total:,}{hidden}"
+
+    # -- changes (each returns a new model) --------------------------------------------------------
+
+    def with_filter(self, text: str = "", statuses: Iterable[str] = ()) -> RunBrowserModel:
+        return replace(self, text_filter=text, statuses=frozenset(statuses), page=0)
+
+    def sorted_by(self, key: str, descending: bool = False) -> RunBrowserModel:
+        if key not in SORT_KEYS:
+            raise ValueError(f"cannot sort by {key!r}; choose one of {', '.join(SORT_KEYS)}")
+        return replace(self, sort_key=key, descending=descending, page=0)
+
+    def toggle_sort(self, key: str) -> RunBrowserModel:
+        """A header click: sort by ``key`` (dates and numbers biggest first, text A to Z), or flip the direction
+        when already sorted by it."""
+        if key == self.sort_key:
+            return self.sorted_by(key, not self.descending)
+        column = next((c for c in COLUMNS if c.key == key), None)
+        biggest_first = key in ("created", "updated") or (column is not None and column.numeric)
+        return self.sorted_by(key, biggest_first)
+
+    def with_page(self, page: int) -> RunBrowserModel:
+        return replace(self, page=min(max(0, page), self.page_count - 1))
+
+    def page_of(self, run: str) -> int | None:
+        """The page that shows ``run`` under the current filter and sort, or None when it is filtered out."""
+        for index, row in enumerate(self.visible()):
+            if row.run == run:
+                return index // self.page_size
+        return None
+
+    def neighbour(self, run: str, step: int) -> str | None:
+        """The run ``step`` rows after ``run`` (before, when negative) in the visible order."""
+        order = [row.run for row in self.visible()]
+        if run not in order:
+            return None
+        index = order.index(run) + step
+        return order[index] if 0 <= index < len(order) else None
+
+    def header_label(self, column: Column) -> str:
+        arrow = (" ▼" if self.descending else " ▲") if column.key == self.sort_key else ""
+        return column.label + arrow
+
+    # -- HTML (escaped): the current page as a plain table, for static output -----------------------
+
+    def to_html(self, selected: str | None = None) -> str:
+        columns = self.columns
+        head = "".join(
+            f'<th data-sort="{esc(column.key)}" aria-sort="'
+            f'{("descending" if self.descending else "ascending") if column.key == self.sort_key else "none"}">'
+            f"{esc(self.header_label(column))}</th>"
+            for column in columns
+        )
+        body = []
+        for row in self.page_rows():
+            cells = []
+            for column in columns:
+                if column.key == "run":
+                    cells.append(f"<td>{id_html(row.run)}</td>")
+                elif column.key == "status":
+                    cells.append(f"<td>{status_badge(row.status)}</td>")
+                else:
+                    cells.append(f"<td>{esc(row.cell(column.key))}</td>")
+            marker = ' class="jt-selected"' if row.run == selected else ""
+            body.append(f'<tr data-run="{esc(row.run)}"{marker}>{"".join(cells)}</tr>')
+        count = f'<p class="jt-muted">{esc(self.page_text())}</p>'
+        return themed(f'{count}<table class="jt-table jt-runs"><tr>{head}</tr>{"".join(body)}</table>')
+
+
+def load_source(
+    url: str,
+    progress: bool | None = None,
+    task_store: str | os.PathLike[str] | TaskStore | None = None,
+) -> tuple[RunBrowserModel, RunLoader]:
+    """Open a source, load its ``runs`` table leniently (every run, broken ones ``invalid``; a progress bar in
+    a notebook), and give the model plus a loader that reads and folds a run when it is opened.
+
+    ``task_store`` (a store, or its URL as ``load`` takes it) fills the ``task`` column with the state of the task
+    each run's meta names."""
+    from journaltools.sources.registry import open_source
+    from journaltools.tables import load
+    from journaltools.widgets._source import RunFolds
+
+    backend = open_source(url)
+    try:
+        tables = load(backend, strict=False, records=False, progress=progress, task_store=task_store)
+    except BaseException:
+        backend.close()
+        raise
+    return RunBrowserModel.from_tables(tables), RunFolds(backend, owned=True)
