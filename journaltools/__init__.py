@@ -38,8 +38,10 @@ from typing import TYPE_CHECKING, Any
 from journaltools._base.version import __version__ as __version__
 
 if TYPE_CHECKING:
+    from journaltools.analyses.query import calls
     from journaltools.analyses.rundiff import diff
-    from journaltools.analyses.session import calls, search, stats
+    from journaltools.analyses.search import search
+    from journaltools.analyses.stats import stats
     from journaltools.analyses.textgrep import grep
     from journaltools.audits.sources import audit_sources, read_audit
     from journaltools.errors import (
@@ -88,9 +90,9 @@ _LAZY = {
     "export_atif": "journaltools.exports.interchange",
     "open_task_store": "journaltools.stores",
     "open_turn_store": "journaltools.stores",
-    "stats": "journaltools.analyses.session",
-    "calls": "journaltools.analyses.session",
-    "search": "journaltools.analyses.session",
+    "stats": "journaltools.analyses.stats",
+    "calls": "journaltools.analyses.query",
+    "search": "journaltools.analyses.search",
     "JournalError": "journaltools.errors",
     "SourceError": "journaltools.errors",
     "RunNotFound": "journaltools.errors",

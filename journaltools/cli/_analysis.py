@@ -1,5 +1,5 @@
 """``stats``, ``query`` and ``search``: the newest runtime's ``session stats/query/search``, its exact ``--json``
-bytes, and a readable account for a terminal (``journaltools.analyses.session`` does the work)."""
+bytes, and a readable account for a terminal (``journaltools.analyses.search`` does the work)."""
 
 from __future__ import annotations
 
@@ -8,21 +8,9 @@ import sys
 from collections.abc import Sequence
 from datetime import datetime
 
-from journaltools.analyses.session import (
-    Call,
-    CallFilter,
-    SearchFilter,
-    SearchResult,
-    Statistics,
-    StatisticsCost,
-    compile_pattern,
-    query_json,
-    run_calls,
-    search_listing,
-    search_time,
-    statistics,
-    statistics_cost,
-)
+from journaltools.analyses.query import Call, CallFilter, compile_pattern, query_json, run_calls
+from journaltools.analyses.search import SearchFilter, SearchResult, search_listing, search_time
+from journaltools.analyses.stats import Statistics, StatisticsCost, statistics, statistics_cost
 from journaltools.cli._output import UsageError, _note, _say, print_table
 from journaltools.cli._sources import _is_source, _only_run, _open, _source_and_rest
 from journaltools.errors import InvalidPattern, InvalidSearch

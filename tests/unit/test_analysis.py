@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 
 import journaltools as jt
-from journaltools.analyses.session import Call, SearchResult, Statistics
+from journaltools.analyses.query import Call
+from journaltools.analyses.search import SearchResult
+from journaltools.analyses.stats import Statistics
 from journaltools.cli import main
 from journaltools.goencoding.regexp import GoRegexpError, compile_go
 from tests.paths import TESTS
@@ -369,6 +371,6 @@ def test_a_stream_holding_the_same_journals_answers_with_the_same_bytes(
     ],
 )
 def test_since_and_until_read_durations_as_fisk_does(text: str, nanoseconds: int | None) -> None:
-    from journaltools.analyses.session import _go_duration
+    from journaltools.analyses.search import _go_duration
 
     assert _go_duration(text) == nanoseconds

@@ -88,7 +88,7 @@ def test_the_version_is_looked_up_when_asked_for_and_printed_on_stdout(capsys: p
 
 
 def test_the_search_statuses_help_gives_are_the_ones_search_takes() -> None:
-    from journaltools.analyses.session import SEARCH_STATUSES as TAKEN
+    from journaltools.analyses.search import SEARCH_STATUSES as TAKEN
     from journaltools.cli._parser import SEARCH_STATUSES
 
     assert SEARCH_STATUSES == TAKEN
