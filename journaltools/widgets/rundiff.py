@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from journaltools.analyses.rundiff import DIVERGING, CallPair, Delta, DiffSide, diff
-from journaltools.analyses.rundiff import RunDiff as Comparison
+from journaltools.analyses.rundiff import diff
+from journaltools.analyses.rundiff_values import DIVERGING, CallPair, Delta, DiffSide
+from journaltools.analyses.rundiff_values import RunDiff as Comparison
 from journaltools.exports.html import esc, id_html, long_text, status_badge, themed
 from journaltools.folding.facts import CallFact
 
