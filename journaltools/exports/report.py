@@ -35,9 +35,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from journaltools._base.urls import masked
-from journaltools.exports.conversation import CallView, ConversationModel
+from journaltools.exports.conversation import ConversationModel
 from journaltools.exports.facts import Prices, RecordFacts, duration_text, facts_of_read, time_text
 from journaltools.exports.html import STYLE, Banner, RenderBudget, esc, severity_badge, status_badge
+from journaltools.exports.messages import CallView
 from journaltools.exports.why import ending_text, pending_text
 from journaltools.folding import FoldResult
 from journaltools.folding.run import fold_run

@@ -1,0 +1,223 @@
+"""A folded run's messages as a person reads them: each message's parts (text, thinking, tool calls beside the
+results that answer them, provider blocks), the turn in flight and what it waits for, and the header's facts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from journaltools._base.readable import readable_json
+from journaltools.exports.display import conversation_digest, raw_json_text
+from journaltools.folding import FoldResult
+from journaltools.protocol.blocks import Message, ToolResultBlock, ToolUseBlock
+
+CallState = Literal["answered", "deferred", "approved once", "waiting"]
+
+PartKind = Literal["text", "thinking", "call", "result", "provider", "empty"]
+
+
+@dataclass(frozen=True, slots=True)
+class CallView:
+    """A tool call with its input and (when answered) its result, shown side by side."""
+
+    id: str
+    name: str
+    input_text: str
+    result_text: str | None
+    is_error: bool
+    state: CallState
+    note: str = ""
+    handle: str = ""
+
+    @property
+    def flags(self) -> list[str]:
+        """Plain words about the call: error, and its state when it is not simply answered."""
+        words = ["error"] if self.is_error else []
+        if self.state != "answered":
+            words.append(self.state)
+        return words
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One block of a message. ``label`` is a provider block's kind; ``text`` the block's text or JSON."""
+
+    kind: PartKind
+    text: str = ""
+    call: CallView | None = None
+    label: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class MessageView:
+    """One committed message. ``seq`` is the record it came from (``FoldResult.message_seqs``)."""
+
+    index: int
+    role: str
+    parts: list[Part]
+    seq: int = 0
+    #: Tool results of this message drawn beside their calls (so not again here).
+    paired_results: int = 0
+    #: The index of the earliest message holding a call those results answer: a window that starts after it
+    #: does not show the calls, so it shows these results on their own (``paired_parts``).
+    paired_from: int | None = None
+    paired_parts: list[Part] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class PendingView:
+    """The assistant turn in flight: its text, thinking, provider blocks and calls, each call with its state
+    (nothing of it is committed to the conversation)."""
+
+    seq: int
+    iteration: int
+    stop_reason: str
+    text: str
+    calls: list[CallView]
+    thinking: list[str] = field(default_factory=list)
+    providers: list[Part] = field(default_factory=list)
+
+    @property
+    def waiting(self) -> int:
+        return sum(1 for call in self.calls if call.state != "answered")
+
+
+def _results_by_call(messages: list[Message]) -> dict[str, ToolResultBlock]:
+    results: dict[str, ToolResultBlock] = {}
+    for message in messages:
+        for block in message.content or ():
+            if block.tool_result is not None:
+                results.setdefault(block.tool_result.tool_use_id, block.tool_result)
+    return results
+
+
+def _call(
+    use: ToolUseBlock, answer: ToolResultBlock | None, state: CallState, note: str = "", handle: str = ""
+) -> CallView:
+    return CallView(
+        id=use.id,
+        name=use.name,
+        input_text=readable_json(raw_json_text(use.input)),
+        result_text=answer.content if answer is not None else None,
+        is_error=answer.is_error if answer is not None else False,
+        state=state,
+        note=note,
+        handle=handle,
+    )
+
+
+def message_views(messages: list[Message], seqs: list[int] | None = None) -> list[MessageView]:
+    """Every message as parts, with its record's seq; a tool_result that answers a call shown is drawn with
+    that call, not again."""
+    results = _results_by_call(messages)
+    shown: set[str] = set()
+    call_at: dict[str, int] = {}
+    views: list[MessageView] = []
+    for index, message in enumerate(messages):
+        parts: list[Part] = []
+        paired = 0
+        paired_from: int | None = None
+        paired_parts: list[Part] = []
+        for block in message.content or ():
+            if block.text is not None:
+                parts.append(Part("text", block.text.text))
+            elif block.thinking is not None:
+                parts.append(Part("thinking", block.thinking.text))
+            elif block.tool_use is not None:
+                answer = results.get(block.tool_use.id)
+                call_at.setdefault(block.tool_use.id, index)
+                if answer is not None:
+                    shown.add(block.tool_use.id)
+                parts.append(Part("call", call=_call(block.tool_use, answer, "answered" if answer else "waiting")))
+            elif block.tool_result is not None:
+                if block.tool_result.tool_use_id not in shown:  # never paired with a call: show it on its own
+                    parts.append(Part("result", block.tool_result.content, label=block.tool_result.tool_use_id))
+                else:
+                    paired += 1
+                    at = call_at.get(block.tool_result.tool_use_id, index)
+                    paired_from = at if paired_from is None else min(paired_from, at)
+                    paired_parts.append(Part("result", block.tool_result.content, label=block.tool_result.tool_use_id))
+            elif block.provider is not None:
+                parts.append(
+                    Part(
+                        "provider",
+                        readable_json(raw_json_text(block.provider.raw, indent=False)),
+                        label=block.provider.kind,
+                    )
+                )
+            else:
+                parts.append(Part("empty"))
+        seq = seqs[index] if seqs is not None and index < len(seqs) else 0
+        views.append(MessageView(index, message.role, parts, seq, paired, paired_from, paired_parts))
+    return views
+
+
+def pending_view(result: FoldResult) -> PendingView | None:
+    state = result.state
+    if state is None or state.pending is None:
+        return None
+    pending = state.pending
+    answers = {block.tool_use_id: block for block in pending.results}
+    unanswered = {call.id: call for call in result.pending_calls}
+    texts: list[str] = []
+    thinking: list[str] = []
+    providers: list[Part] = []
+    calls: list[CallView] = []
+    for block in pending.assistant.content or ():
+        if block.text is not None:
+            texts.append(block.text.text)
+        elif block.thinking is not None:
+            thinking.append(block.thinking.text)
+        elif block.provider is not None:
+            providers.append(
+                Part(
+                    "provider",
+                    readable_json(raw_json_text(block.provider.raw, indent=False)),
+                    label=block.provider.kind,
+                )
+            )
+        if block.tool_use is None:
+            continue
+        use = block.tool_use
+        waiting = unanswered.get(use.id)
+        if use.id in pending.answered or waiting is None:
+            calls.append(_call(use, answers.get(use.id), "answered"))
+        elif waiting.deferred is not None:
+            calls.append(_call(use, None, "deferred", waiting.deferred.note, waiting.deferred.handle))
+        else:
+            calls.append(_call(use, None, "approved once" if waiting.call_approved else "waiting"))
+    return PendingView(
+        pending.seq, pending.iteration, pending.stop_reason, "\n\n".join(texts), calls, thinking, providers
+    )
+
+
+def header_of(result: FoldResult, status: str) -> dict[str, Any]:
+    """The header's facts as plain values (the token only as its digest)."""
+    state = result.state
+    header: dict[str, Any] = {"run": result.run, "status": status, "last_seq": result.last_seq}
+    header["records"] = result.records
+    header["waiting_for"] = result.waiting_for
+    if state is None:
+        return header
+    fp = state.fingerprint
+    header.update(
+        provider=fp.provider,
+        model=fp.model,
+        thinking_mode=fp.thinking_mode,
+        reasoning_effort=fp.reasoning_effort or None,
+        max_tokens=fp.max_tokens,
+        max_iterations=fp.max_iterations,
+        system_hash=fp.system_hash[:12],
+        tools_hash=fp.tools_hash[:12],
+        caller=state.caller or None,
+        interactive=state.interactive,
+        conversation=conversation_digest(state.conversation_token),
+        next_iteration=state.next_iteration,
+        last_stop_reason=state.last_stop_reason or None,
+        approvals=list(state.approvals or ()),
+        call_approvals=[approval.tool_use_id for approval in state.call_approvals or ()],
+        memory_revisions=dict(state.memory_revisions or {}),
+        **state.counters.to_json(),
+        total_tokens=state.counters.total_tokens,
+    )
+    return header
