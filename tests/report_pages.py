@@ -6,7 +6,7 @@ import json
 import re
 from pathlib import Path
 
-from journaltools.exports.report import REPORT_SCRIPT
+from journaltools.exports.report_page import REPORT_SCRIPT
 from tests.paths import ROOT
 
 RUNSTATE = ROOT / "tests" / "corpus" / "runstate"

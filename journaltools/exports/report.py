@@ -24,9 +24,7 @@ JetStream copy's message times are when it was copied, not when the run did the 
 
 from __future__ import annotations
 
-import base64
 import dataclasses
-import hashlib
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -36,10 +34,22 @@ from typing import TYPE_CHECKING, Final
 
 from journaltools._base.urls import masked
 from journaltools.exports.conversation import ConversationModel
-from journaltools.exports.facts import Prices, RecordFacts, duration_text, facts_of_read, time_text
-from journaltools.exports.html import STYLE, Banner, RenderBudget, esc, severity_badge, status_badge
-from journaltools.exports.messages import CallView
-from journaltools.exports.why import ending_text, pending_text
+from journaltools.exports.facts import Prices, RecordFacts, facts_of_read, time_text
+from journaltools.exports.html import STYLE, RenderBudget, esc, status_badge
+from journaltools.exports.report_page import CONTENT_SECURITY_POLICY, REPORT_SCRIPT, REPORT_STYLE
+from journaltools.exports.report_sections import (
+    FEWER_ROWS,
+    TABLE_ROWS,
+    brief_summary_html,
+    findings_html,
+    left_out_html,
+    page_summary_html,
+    segments_html,
+    summary_html,
+    timeline_html,
+    undated_as_such,
+    waiting_html,
+)
 from journaltools.folding import FoldResult
 from journaltools.folding.run import fold_run
 
@@ -52,163 +62,18 @@ DEFAULT_MAX_BYTES: Final = 10_000_000
 MIN_MAX_BYTES: Final = 200_000
 #: Messages per page of the conversation.
 PAGE_SIZE: Final = 50
-#: Rows of the turns, segments and findings tables before the rest is summed up in one line.
-TABLE_ROWS: Final = 1_000
-#: Rows of those tables when ``TABLE_ROWS`` would pass the size bound.
-FEWER_ROWS: Final = 50
-#: A timeline of at most this many model turns starts open (a longer one is a click away).
-OPEN_TURNS: Final = 20
-#: Characters of a one-line text in a table (a finding's message, a terminal's message) before it is cut.
-CELL_CHARS: Final = 2_000
 #: The Markdown time of a whole report (seconds); the messages after it are shown as plain text, as a notebook page
 #: does past its own budget.
 MARKDOWN_SECONDS: Final = 10.0
 #: What the document's id attributes start with (``jt-r-seq-12``: the conversation's anchors).
 ANCHOR_UID: Final = "r"
 
-UNDATED: Final = "undated"
-
 
 def _size(text: str) -> int:
     return len(text.encode("utf-8", "replace"))
 
 
-def clipped(text: str, limit: int = CELL_CHARS) -> str:
-    """``text`` cut to ``limit`` characters, saying how many more it had (plain text: the caller escapes it)."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]} … ({len(text) - limit:,} more characters not shown)"
-
-
-def undated_as_such(facts: RecordFacts | None) -> RecordFacts | None:
-    """``facts`` with times only where the records carry their own: a store's message time (a JetStream copy of an
-    August journal) dates the copy, not the work, so no duration is made from it."""
-    if facts is None or facts.dated_by_records or not facts.times:
-        return facts
-    return dataclasses.replace(facts, times={})
-
-
 # -- the page's fixed parts --------------------------------------------------------------------------------------
-
-#: JupyterLab's theme variables, which every colour of ``exports.html.STYLE`` reads, for each theme.
-_LIGHT: Final = {
-    "--jp-layout-color0": "#ffffff",
-    "--jp-layout-color1": "#ffffff",
-    "--jp-layout-color2": "#eeeeee",
-    "--jp-ui-font-color1": "rgba(0, 0, 0, 0.87)",
-    "--jp-ui-font-color2": "rgba(0, 0, 0, 0.62)",
-    "--jp-content-font-color1": "rgba(0, 0, 0, 0.87)",
-    "--jp-border-color1": "#9e9e9e",
-    "--jp-border-color2": "#e0e0e0",
-    "--jp-content-link-color": "#0d47a1",
-    "--jp-brand-color1": "#1976d2",
-    "--jp-success-color1": "#388e3c",
-    "--jp-warn-color1": "#ef6c00",
-    "--jp-error-color1": "#d32f2f",
-    "--jp-error-color0": "#b71c1c",
-}
-_DARK: Final = {
-    "--jp-layout-color0": "#111111",
-    "--jp-layout-color1": "#1b1b1b",
-    "--jp-layout-color2": "#2c2c2c",
-    "--jp-ui-font-color1": "rgba(255, 255, 255, 0.87)",
-    "--jp-ui-font-color2": "rgba(255, 255, 255, 0.66)",
-    "--jp-content-font-color1": "rgba(255, 255, 255, 0.9)",
-    "--jp-border-color1": "#757575",
-    "--jp-border-color2": "#3d3d3d",
-    "--jp-content-link-color": "#90caf9",
-    "--jp-brand-color1": "#42a5f5",
-    "--jp-success-color1": "#66bb6a",
-    "--jp-warn-color1": "#ffa726",
-    "--jp-error-color1": "#ef5350",
-    "--jp-error-color0": "#e57373",
-}
-
-
-def _declarations(values: dict[str, str], scheme: str) -> str:
-    return f"color-scheme: {scheme}; " + " ".join(f"{name}: {value};" for name, value in values.items())
-
-
-#: The report's own styles: the two themes (the reader's preference unless the switch says otherwise), the page's
-#: frame, and its sections. Everything else is the widgets' ``STYLE``.
-REPORT_STYLE: Final = f"""<style>
-:root {{ {_declarations(_LIGHT, "light")} }}
-:root[data-theme="dark"] {{ {_declarations(_DARK, "dark")} }}
-@media (prefers-color-scheme: dark) {{ :root[data-theme="auto"] {{ {_declarations(_DARK, "dark")} }} }}
-html {{ background: var(--jp-layout-color0); }}
-body {{ margin: 0; background: var(--jp-layout-color0); }}
-.jt-report {{ max-width: 76em; margin: 0 auto; padding: 12px 24px 48px; font-size: 13px; }}
-.jt-report h1 {{ font-size: 20px; margin: 6px 0 2px; overflow-wrap: anywhere; }}
-.jt-report h2 {{ font-size: 16px; margin: 22px 0 6px; padding-bottom: 2px; border-bottom: 1px solid var(--jt-border); }}
-.jt-report a {{ color: var(--jt-link); }}
-.jt-report-meta {{ font-size: 12px; margin: 0 0 4px; overflow-wrap: anywhere; }}
-.jt-report-nav {{ position: sticky; top: 0; z-index: 3; display: flex; flex-wrap: wrap; align-items: center;
-    gap: 4px 14px; padding: 6px 0; font-size: 12px; background: var(--jt-surface);
-    border-bottom: 1px solid var(--jt-border); }}
-.jt-report button {{ font: inherit; font-size: 12px; color: var(--jt-fg); background: var(--jt-surface-2);
-    border: 1px solid var(--jt-border-strong); border-radius: 3px; padding: 1px 8px; cursor: pointer; }}
-.jt-report button:focus-visible {{ outline: 2px solid var(--jt-brand); outline-offset: 1px; }}
-.jt-report .jt-table {{ margin: 4px 0; }}
-.jt-report .jt-nowrap {{ white-space: nowrap; }}
-.jt-report .jt-turns td:last-child {{ min-width: 18em; }}
-.jt-report .jt-turns td:first-child, .jt-report .jt-turns td:last-child span {{ white-space: nowrap; }}
-.jt-page {{ border-top: 1px solid var(--jt-border); }}
-.jt-turns-box > summary {{ cursor: pointer; font-weight: 600; padding: 4px 0; color: var(--jt-fg); }}
-.jt-page > summary {{ cursor: pointer; font-weight: 600; padding: 6px 0; color: var(--jt-fg); }}
-.jt-report .jt-msg {{ scroll-margin-top: 48px; }}
-.jt-report .jt-timeline {{ max-width: none; height: 16px; }}
-.jt-report .jt-marker {{ height: 16px; }}
-.jt-marker-claim {{ background: var(--jt-warn); }}
-.jt-left-out {{ border: 1px dashed var(--jt-border-strong); border-radius: 4px; padding: 6px 10px; margin: 8px 0;
-    font-style: normal; }}
-.jt-undated {{ font-weight: 600; }}
-</style>"""
-
-#: The file's one script: the theme switch, "open / close every page", and opening the page a link points into
-#: (a message on a closed page). Fixed code: no journal text is ever in it. The buttons it drives are hidden until it
-#: runs, so a reader whose viewer runs no script sees no dead buttons (every page still opens by its summary).
-REPORT_SCRIPT: Final = """(function () {
-  var root = document.documentElement;
-  var themes = ["auto", "light", "dark"];
-  var themeButton = document.getElementById("jt-theme");
-  function showTheme(theme) {
-    root.setAttribute("data-theme", theme);
-    themeButton.textContent = "theme: " + theme;
-  }
-  themeButton.addEventListener("click", function () {
-    var now = themes.indexOf(root.getAttribute("data-theme"));
-    showTheme(themes[(now + 1) % themes.length]);
-  });
-  function pages(open) {
-    var found = document.querySelectorAll("details.jt-page");
-    for (var i = 0; i < found.length; i++) found[i].open = open;
-  }
-  document.getElementById("jt-open-all").addEventListener("click", function () { pages(true); });
-  document.getElementById("jt-close-all").addEventListener("click", function () { pages(false); });
-  function reveal(id) {
-    var target = document.getElementById(id);
-    for (var node = target; node; node = node.parentElement) if (node.tagName === "DETAILS") node.open = true;
-  }
-  document.addEventListener("click", function (event) {
-    var link = event.target.closest ? event.target.closest("a[href^='#']") : null;
-    if (link) reveal(decodeURIComponent(link.getAttribute("href").slice(1)));
-  });
-  if (location.hash) reveal(decodeURIComponent(location.hash.slice(1)));
-  var controls = document.querySelectorAll(".jt-script-only");
-  for (var i = 0; i < controls.length; i++) controls[i].hidden = false;
-})();"""
-
-
-def _script_hash(script: str) -> str:
-    return "sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
-
-
-#: No request of any kind (``default-src 'none'``), inline styles, and only the script above: were journal text ever
-#: to become markup, a browser would still neither run it nor fetch anything it names.
-CONTENT_SECURITY_POLICY: Final = (
-    f"default-src 'none'; style-src 'unsafe-inline'; script-src '{_script_hash(REPORT_SCRIPT)}'; img-src data:; "
-    "base-uri 'none'; form-action 'none'"
-)
 
 
 # -- the result --------------------------------------------------------------------------------------------------
@@ -262,229 +127,6 @@ class _Room:
 # -- the sections ------------------------------------------------------------------------------------------------
 
 
-def _link(model: ConversationModel, seq: int) -> str:
-    return f'<a class="jt-seq-link" href="#{esc(model.anchor(seq))}" data-seq="{seq}">seq {seq}</a>'
-
-
-def _more_rows(count: int, what: str) -> str:
-    return f'<p class="jt-cut jt-muted">… {count:,} more {esc(what)} left out of this table</p>' if count > 0 else ""
-
-
-def _times_html(facts: RecordFacts | None) -> str:
-    """Where the times come from and the span they cover, or plainly that the journal is undated (the summary above
-    already says when it was created and last stored)."""
-    if facts is None:
-        return '<p class="jt-undated">undated: made from a fold alone, without the records\' times</p>'
-    if not facts.has_times:
-        return (
-            f'<p><span class="jt-undated">{UNDATED}</span>: this journal\'s records carry no time of their own (the '
-            "August build dates none), so the report shows no turn or call durations.</p>"
-        )
-    first, last = facts.times.get(facts.seqs[0]), facts.times.get(facts.seqs[-1])
-    span = facts.between(facts.seqs[0], facts.seqs[-1])
-    return (
-        f"<p>{esc(facts.times_note())}: first record <b>{esc(time_text(first))}</b>, last record "
-        f"<b>{esc(time_text(last))}</b>, <b>{esc(duration_text(span))}</b> from first to last</p>"
-    )
-
-
-def _timeline_bar(model: ConversationModel) -> str:
-    """The journal from its first record to its last, with a mark where each process run starts and at the ending
-    (by seq: a journal's place, whether or not it is dated)."""
-    first = model.segments[0].first_seq if model.segments else 0
-    last = int(model.header["last_seq"])
-    width = max(1, last - first)
-    marks = []
-    for segment in model.segments[1:TABLE_ROWS]:
-        who = segment.claimed_by or "a resume"
-        marks.append((segment.first_seq, "jt-marker jt-marker-claim", f"seq {segment.first_seq}: claimed by {who}"))
-    if model.why.terminal_reason is not None:
-        ending = model.ending_seq()
-        marks.append((ending, "jt-marker jt-marker-end", f"seq {ending}: ended ({model.why.terminal_reason})"))
-    shown = "".join(
-        f'<span class="{css}" style="left: min({100 * (seq - first) / width:.2f}%, calc(100% - 3px))" '
-        f'title="{esc(title)}"></span>'
-        for seq, css, title in marks
-    )
-    legend = clipped("; ".join(title for _seq, _css, title in marks) or "one process run, no ending recorded")
-    return (
-        f'<div class="jt-timeline" role="img" aria-label="{esc(legend)}">{shown}</div>'
-        f'<p class="jt-muted">seq {first} to {last}: {esc(legend)}</p>'
-    )
-
-
-def _call_views(model: ConversationModel) -> dict[str, CallView]:
-    """Every call of the conversation and of the turn in flight, by id (the first one made with each id)."""
-    calls: dict[str, CallView] = {}
-    for message in model.messages:
-        for part in message.parts:
-            if part.call is not None:
-                calls.setdefault(part.call.id, part.call)
-    if model.pending is not None:
-        for call in model.pending.calls:
-            calls[call.id] = call
-    return calls
-
-
-def _call_words(call: CallView, facts: RecordFacts) -> str:
-    took = facts.call_seconds(call.id)
-    words = [", ".join(call.flags) or "answered", *([f"took {duration_text(took)}"] if took is not None else [])]
-    return f"<code>{esc(call.name)}</code> <span class='jt-muted'>{esc(', '.join(words))}</span>"
-
-
-def timeline_html(model: ConversationModel, rows_shown: int = TABLE_ROWS) -> str:
-    """The timeline: where its times come from (or that it is undated), the process runs and the ending along the
-    journal, then a row per model turn with its time, how long it took, its tokens and the calls it made, each with
-    its state and duration."""
-    facts = model.facts
-    head = _times_html(facts) + _timeline_bar(model)
-    if facts is None or not facts.turns:
-        return head + '<p class="jt-muted">no model turn recorded</p>'
-    calls = _call_views(model)
-    made: dict[int, list[str]] = {}
-    for call_id, seq in facts.call_made.items():
-        made.setdefault(seq, []).append(call_id)
-    # An undated journal has no time and no duration to show: those columns are left out, not filled with dashes
-    # (the note above says why).
-    dated = facts.has_times
-    rows = []
-    turns = sorted(facts.turns)
-    for seq in turns[:rows_shown]:
-        when = facts.times.get(seq)
-        took = facts.turn_seconds(seq)
-        made_here = [calls[call_id] for call_id in made.get(seq, ()) if call_id in calls]
-        times = (
-            f'<td class="jt-nowrap">{esc(time_text(when))}</td><td class="jt-nowrap">{esc(duration_text(took))}</td>'
-            if dated
-            else ""
-        )
-        rows.append(
-            f"<tr><td>{_link(model, seq)}</td><td>{esc(facts.iterations.get(seq, '—'))}</td>{times}"
-            f"<td>{esc(facts.turns[seq].text())}</td><td>{esc(facts.stop_reasons.get(seq) or '—')}</td>"
-            f"<td>{'<br>'.join(_call_words(call, facts) for call in made_here) or '—'}</td></tr>"
-        )
-    time_heads = "<th>time</th><th>took</th>" if dated else ""
-    calls_head = "tool calls (state, duration)" if dated else "tool calls (state)"
-    # A long run's table would push the conversation far down: past a screenful it starts closed.
-    opened = " open" if len(turns) <= OPEN_TURNS else ""
-    return (
-        f'{head}<details class="jt-turns-box"{opened}><summary>{len(turns):,} model turn'
-        f"{'s' if len(turns) != 1 else ''}</summary>"
-        f'<table class="jt-table jt-turns"><tr><th>turn</th><th>iteration</th>{time_heads}<th>tokens</th>'
-        f"<th>stop reason</th><th>{calls_head}</th></tr>{''.join(rows)}</table>"
-        f"{_more_rows(len(turns) - rows_shown, 'turns')}</details>"
-    )
-
-
-def waiting_html(model: ConversationModel) -> str:
-    """What the run waits for: each pending call with its state (deferred with its note and handle, approved once,
-    waiting) and its input, drawn as the conversation draws it."""
-    why = model.why
-    waiting = model.header.get("waiting_for") or "nothing"
-    if not why.pending:
-        return f"<p>waiting for <b>{esc(waiting)}</b>; no call is pending</p>"
-    pending_calls = {call.id: call for call in (model.pending.calls if model.pending is not None else [])}
-    items = "".join(f"<li>{esc(clipped(pending_text(call)))}</li>" for call in why.pending)
-    drawn = "".join(
-        model.call_html(pending_calls[call.id], f"pending {call.id}")
-        for call in why.pending
-        if call.id in pending_calls
-    )
-    count = len(why.pending)
-    return (
-        f"<p>waiting for <b>{esc(waiting)}</b>: {count} pending call{'s' if count != 1 else ''}</p>"
-        f'<ul class="jt-pending-calls">{items}</ul>{drawn}'
-    )
-
-
-def segments_html(model: ConversationModel, rows_shown: int = TABLE_ROWS) -> str:
-    """The process runs (the first and each resume) as a table: its records, who claimed it and when, how it ended,
-    its model calls, tool results and tokens, and its first and last record's times where the journal is dated."""
-    facts = model.facts
-    rows = []
-    for segment in model.segments[:rows_shown]:
-        started = facts.times.get(segment.first_seq) if facts is not None else None
-        ended = facts.times.get(segment.last_seq) if facts is not None else None
-        span = (
-            f"{time_text(started)} → {time_text(ended)}"
-            if started is not None and ended is not None
-            else (UNDATED if facts is None or not facts.has_times else "—")
-        )
-        rows.append(
-            f'<tr data-segment="{segment.index}"><td>#{segment.index}</td><td>{_link(model, segment.first_seq)}-'
-            f"{segment.last_seq}</td><td>{esc(segment.claimed_by or 'first run')}</td>"
-            f"<td>{esc(segment.claimed_at or '—')}</td><td>{esc(span)}</td>"
-            f"<td>{status_badge(ending_text(segment.ending))}</td><td>{segment.llm_calls:,}</td>"
-            f"<td>{segment.tool_calls:,}</td><td>{segment.in_tokens:,} / {segment.out_tokens:,}</td>"
-            f"<td>{esc(clipped(segment.terminal_message or '—'))}</td></tr>"
-        )
-    return (
-        '<table class="jt-table jt-segments-table"><tr><th>process run</th><th>records</th><th>claimed by</th>'
-        "<th>claimed at</th><th>first → last record</th><th>ending</th><th>model calls</th><th>tool results</th>"
-        f"<th>tokens in / out</th><th>terminal message</th></tr>{''.join(rows)}</table>"
-        f"{_more_rows(len(model.segments) - rows_shown, 'process runs')}"
-    )
-
-
-def findings_html(model: ConversationModel, rows_shown: int = TABLE_ROWS) -> str:
-    """Every finding (the reader's, then the fold's): its seq (a link to its message), code, severity, message."""
-    findings = model.finding_values
-    if not findings:
-        return "<p>no findings: the journal reads and folds as the runtime would</p>"
-    rows = "".join(
-        f"<tr><td>{_link(model, finding.seq) if finding.seq is not None else '—'}</td><td><code>{esc(finding.code)}"
-        f"</code></td><td>{severity_badge(finding.severity)}</td><td>{esc(clipped(finding.message))}</td></tr>"
-        for finding in findings[:rows_shown]
-    )
-    return (
-        '<table class="jt-table jt-findings-table"><tr><th>seq</th><th>code</th><th>severity</th><th>message</th></tr>'
-        f"{rows}</table>{_more_rows(len(findings) - rows_shown, 'findings')}"
-    )
-
-
-def summary_html(model: ConversationModel) -> str:
-    """The widgets' conversation header (banner, configuration, counters, times, process runs), its findings not
-    listed again: they have their own section, which a line here counts and links to."""
-    header = dataclasses.replace(model, finding_values=[]).header_html()
-    findings = model.finding_values
-    if not findings:
-        return header
-    errors = sum(1 for finding in findings if finding.severity == "error")
-    counted = f"{len(findings):,} finding{'s' if len(findings) != 1 else ''}" + (
-        f" ({errors:,} error{'s' if errors != 1 else ''})" if errors else ""
-    )
-    return f'{header}<p class="jt-counters">{esc(counted)}: see <a href="#findings">Findings</a></p>'
-
-
-def brief_summary_html(model: ConversationModel) -> str:
-    """The banner alone, its texts cut to ``CELL_CHARS``: what stands for a summary too big for the size bound (a
-    terminal message of megabytes, say)."""
-    banner = model.why.banner()
-    return Banner(banner.tone, banner.title, clipped(banner.detail), clipped(banner.note)).to_html()
-
-
-def _page_summary(model: ConversationModel, number: int, pages: int) -> str:
-    shown = model.page(number)
-    first = number * model.page_size
-    in_flight = " + the turn in flight" if number == pages - 1 and model.pending is not None else ""
-    if not shown:
-        return f"page {number + 1} of {pages}: the turn in flight" if in_flight else f"page {number + 1}: no messages"
-    return (
-        f"page {number + 1} of {pages}: messages {first + 1:,}-{first + len(shown):,} "
-        f"(seq {shown[0].seq}-{shown[-1].seq}){in_flight}"
-    )
-
-
-def _left_out_html(model: ConversationModel, seq: int, left: int, source: str, max_bytes: int) -> str:
-    in_flight = " and the turn in flight" if model.pending is not None else ""
-    what = f"{left:,} message{'s' if left != 1 else ''}{in_flight}" if left else f"the turn in flight (seq {seq})"
-    return (
-        f'<div class="jt-cut jt-left-out" data-left-out-from="{seq}">… {what} from seq {seq} on left out: this file '
-        f"keeps under its size bound of {max_bytes:,} bytes. Read them with <code>journaltools show "
-        f"{esc(source or 'SOURCE')} {esc(model.run)} --from-seq {seq}</code>.</div>"
-    )
-
-
 # -- the document ------------------------------------------------------------------------------------------------
 
 
@@ -532,7 +174,7 @@ def render_report(
     # The conversation's frame (its heading and the note on what the bound left out) must fit whatever the sections
     # before it take: it is kept aside until they are in.
     intro, closing = _conversation_frame(model)
-    kept_aside = _size(intro) + _size(closing) + _size(_left_out_html(model, 10**12, 10**12, source, max_bytes))
+    kept_aside = _size(intro) + _size(closing) + _size(left_out_html(model, 10**12, 10**12, source, max_bytes))
     room = _Room(max_bytes - _size(top) - _size(bottom) - kept_aside)
     parts: list[str] = []
 
@@ -597,7 +239,7 @@ def _conversation(model: ConversationModel, room: _Room, source: str, max_bytes:
     pages = model.page_count
     intro, closing = _conversation_frame(model)
     # The note on what was left out must always fit: keep room for it from the start.
-    note_room = _size(_left_out_html(model, 10**12, 10**12, source, max_bytes))
+    note_room = _size(left_out_html(model, 10**12, 10**12, source, max_bytes))
     room.left -= _size(intro) + _size(closing) + note_room
     body: list[str] = []
     shown = 0
@@ -610,7 +252,7 @@ def _conversation(model: ConversationModel, room: _Room, source: str, max_bytes:
         opened = " open" if number in (0, pages - 1) else ""
         frame_head = (
             f'<details class="jt-page" id="page-{number + 1}"{opened}>'
-            f"<summary>{esc(_page_summary(model, number, pages))}</summary>"
+            f"<summary>{esc(page_summary_html(model, number, pages))}</summary>"
         )
         frame_tail = "</details>"
         if items and not room.take(frame_head + frame_tail):
@@ -632,7 +274,7 @@ def _conversation(model: ConversationModel, room: _Room, source: str, max_bytes:
     room.left += note_room
     if left_out is not None:
         messages_left = sum(1 for message in model.messages if message.seq >= left_out)
-        body.append(_left_out_html(model, left_out, messages_left, source, max_bytes))
+        body.append(left_out_html(model, left_out, messages_left, source, max_bytes))
     elif not model.messages and model.pending is None:
         body.append('<p class="jt-muted">no messages</p>')
     return intro + "".join(body) + closing, shown, left_out

@@ -15,14 +15,8 @@ import journaltools as jt
 from journaltools.cli import main
 from journaltools.cli._options import REPORT_MAX_SIZE_TEXT, REPORT_MIN_SIZE
 from journaltools.exports.html import SENT_CHARS, esc
-from journaltools.exports.report import (
-    CONTENT_SECURITY_POLICY,
-    DEFAULT_MAX_BYTES,
-    MIN_MAX_BYTES,
-    REPORT_SCRIPT,
-    RunReport,
-    render_report,
-)
+from journaltools.exports.report import DEFAULT_MAX_BYTES, MIN_MAX_BYTES, RunReport, render_report
+from journaltools.exports.report_page import CONTENT_SECURITY_POLICY, REPORT_SCRIPT
 from journaltools.protocol.generations import NEWEST
 from journaltools.testing.builder import JournalBuilder, calls_of, journal_bytes, text, tool_use
 from journaltools.testing.stories import sample_fingerprint

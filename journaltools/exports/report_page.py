@@ -1,0 +1,133 @@
+"""The report page's fixed parts: its style in light and dark (JupyterLab's theme variables, so it reads as the
+notebook does), its one small script, and the content security policy that lets nothing else run or load."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    pass
+
+
+#: JupyterLab's theme variables, which every colour of ``exports.html.STYLE`` reads, for each theme.
+_LIGHT: Final = {
+    "--jp-layout-color0": "#ffffff",
+    "--jp-layout-color1": "#ffffff",
+    "--jp-layout-color2": "#eeeeee",
+    "--jp-ui-font-color1": "rgba(0, 0, 0, 0.87)",
+    "--jp-ui-font-color2": "rgba(0, 0, 0, 0.62)",
+    "--jp-content-font-color1": "rgba(0, 0, 0, 0.87)",
+    "--jp-border-color1": "#9e9e9e",
+    "--jp-border-color2": "#e0e0e0",
+    "--jp-content-link-color": "#0d47a1",
+    "--jp-brand-color1": "#1976d2",
+    "--jp-success-color1": "#388e3c",
+    "--jp-warn-color1": "#ef6c00",
+    "--jp-error-color1": "#d32f2f",
+    "--jp-error-color0": "#b71c1c",
+}
+
+_DARK: Final = {
+    "--jp-layout-color0": "#111111",
+    "--jp-layout-color1": "#1b1b1b",
+    "--jp-layout-color2": "#2c2c2c",
+    "--jp-ui-font-color1": "rgba(255, 255, 255, 0.87)",
+    "--jp-ui-font-color2": "rgba(255, 255, 255, 0.66)",
+    "--jp-content-font-color1": "rgba(255, 255, 255, 0.9)",
+    "--jp-border-color1": "#757575",
+    "--jp-border-color2": "#3d3d3d",
+    "--jp-content-link-color": "#90caf9",
+    "--jp-brand-color1": "#42a5f5",
+    "--jp-success-color1": "#66bb6a",
+    "--jp-warn-color1": "#ffa726",
+    "--jp-error-color1": "#ef5350",
+    "--jp-error-color0": "#e57373",
+}
+
+
+def _declarations(values: dict[str, str], scheme: str) -> str:
+    return f"color-scheme: {scheme}; " + " ".join(f"{name}: {value};" for name, value in values.items())
+
+
+#: The report's own styles: the two themes (the reader's preference unless the switch says otherwise), the page's
+#: frame, and its sections. Everything else is the widgets' ``STYLE``.
+REPORT_STYLE: Final = f"""<style>
+:root {{ {_declarations(_LIGHT, "light")} }}
+:root[data-theme="dark"] {{ {_declarations(_DARK, "dark")} }}
+@media (prefers-color-scheme: dark) {{ :root[data-theme="auto"] {{ {_declarations(_DARK, "dark")} }} }}
+html {{ background: var(--jp-layout-color0); }}
+body {{ margin: 0; background: var(--jp-layout-color0); }}
+.jt-report {{ max-width: 76em; margin: 0 auto; padding: 12px 24px 48px; font-size: 13px; }}
+.jt-report h1 {{ font-size: 20px; margin: 6px 0 2px; overflow-wrap: anywhere; }}
+.jt-report h2 {{ font-size: 16px; margin: 22px 0 6px; padding-bottom: 2px; border-bottom: 1px solid var(--jt-border); }}
+.jt-report a {{ color: var(--jt-link); }}
+.jt-report-meta {{ font-size: 12px; margin: 0 0 4px; overflow-wrap: anywhere; }}
+.jt-report-nav {{ position: sticky; top: 0; z-index: 3; display: flex; flex-wrap: wrap; align-items: center;
+    gap: 4px 14px; padding: 6px 0; font-size: 12px; background: var(--jt-surface);
+    border-bottom: 1px solid var(--jt-border); }}
+.jt-report button {{ font: inherit; font-size: 12px; color: var(--jt-fg); background: var(--jt-surface-2);
+    border: 1px solid var(--jt-border-strong); border-radius: 3px; padding: 1px 8px; cursor: pointer; }}
+.jt-report button:focus-visible {{ outline: 2px solid var(--jt-brand); outline-offset: 1px; }}
+.jt-report .jt-table {{ margin: 4px 0; }}
+.jt-report .jt-nowrap {{ white-space: nowrap; }}
+.jt-report .jt-turns td:last-child {{ min-width: 18em; }}
+.jt-report .jt-turns td:first-child, .jt-report .jt-turns td:last-child span {{ white-space: nowrap; }}
+.jt-page {{ border-top: 1px solid var(--jt-border); }}
+.jt-turns-box > summary {{ cursor: pointer; font-weight: 600; padding: 4px 0; color: var(--jt-fg); }}
+.jt-page > summary {{ cursor: pointer; font-weight: 600; padding: 6px 0; color: var(--jt-fg); }}
+.jt-report .jt-msg {{ scroll-margin-top: 48px; }}
+.jt-report .jt-timeline {{ max-width: none; height: 16px; }}
+.jt-report .jt-marker {{ height: 16px; }}
+.jt-marker-claim {{ background: var(--jt-warn); }}
+.jt-left-out {{ border: 1px dashed var(--jt-border-strong); border-radius: 4px; padding: 6px 10px; margin: 8px 0;
+    font-style: normal; }}
+.jt-undated {{ font-weight: 600; }}
+</style>"""
+
+#: The file's one script: the theme switch, "open / close every page", and opening the page a link points into
+#: (a message on a closed page). Fixed code: no journal text is ever in it. The buttons it drives are hidden until it
+#: runs, so a reader whose viewer runs no script sees no dead buttons (every page still opens by its summary).
+REPORT_SCRIPT: Final = """(function () {
+  var root = document.documentElement;
+  var themes = ["auto", "light", "dark"];
+  var themeButton = document.getElementById("jt-theme");
+  function showTheme(theme) {
+    root.setAttribute("data-theme", theme);
+    themeButton.textContent = "theme: " + theme;
+  }
+  themeButton.addEventListener("click", function () {
+    var now = themes.indexOf(root.getAttribute("data-theme"));
+    showTheme(themes[(now + 1) % themes.length]);
+  });
+  function pages(open) {
+    var found = document.querySelectorAll("details.jt-page");
+    for (var i = 0; i < found.length; i++) found[i].open = open;
+  }
+  document.getElementById("jt-open-all").addEventListener("click", function () { pages(true); });
+  document.getElementById("jt-close-all").addEventListener("click", function () { pages(false); });
+  function reveal(id) {
+    var target = document.getElementById(id);
+    for (var node = target; node; node = node.parentElement) if (node.tagName === "DETAILS") node.open = true;
+  }
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest ? event.target.closest("a[href^='#']") : null;
+    if (link) reveal(decodeURIComponent(link.getAttribute("href").slice(1)));
+  });
+  if (location.hash) reveal(decodeURIComponent(location.hash.slice(1)));
+  var controls = document.querySelectorAll(".jt-script-only");
+  for (var i = 0; i < controls.length; i++) controls[i].hidden = false;
+})();"""
+
+
+def _script_hash(script: str) -> str:
+    return "sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+
+
+#: No request of any kind (``default-src 'none'``), inline styles, and only the script above: were journal text ever
+#: to become markup, a browser would still neither run it nor fetch anything it names.
+CONTENT_SECURITY_POLICY: Final = (
+    f"default-src 'none'; style-src 'unsafe-inline'; script-src '{_script_hash(REPORT_SCRIPT)}'; img-src data:; "
+    "base-uri 'none'; form-action 'none'"
+)
