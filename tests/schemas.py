@@ -19,7 +19,7 @@ import pytest
 
 from journaltools.cli import main
 from journaltools.models import output_schema
-from journaltools.models.outputs import output_adapter
+from journaltools.models.documents import output_adapter
 
 #: Documents whose undescribed keys pass this test (a key on its way into the model, say).
 UNDESCRIBED_KEYS_ALLOWED: frozenset[str] = frozenset()

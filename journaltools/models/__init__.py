@@ -50,7 +50,7 @@ def input_schema(name: str) -> dict[str, Any]:
 
 def output_schema(name: str) -> dict[str, Any]:
     """The JSON Schema of the ``--json`` document of the command ``name`` (one of ``OUTPUT_NAMES``)."""
-    from journaltools.models.outputs import output_adapter
+    from journaltools.models.documents import output_adapter
 
     schema = output_adapter(name).json_schema()
     return {"$schema": _DRAFT, **schema, "title": f"journaltools {name} --json"}

@@ -19,7 +19,7 @@ import pytest
 
 from journaltools.cli import main
 from journaltools.models import OUTPUT_NAMES, output_schema
-from journaltools.models.outputs import OUTPUT_DOCUMENTS
+from journaltools.models.documents import OUTPUT_DOCUMENTS
 from tests.paths import ROOT
 from tests.runstate_corpus import random_ones_slow
 from tests.schemas import hold_to_schema, journals, printed, validator
