@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import msgspec
-from msgspec import inspect
 
 from journaltools.errors import UndecodableLine
 from journaltools.goencoding.json import (
@@ -58,145 +57,32 @@ from journaltools.goencoding.json import (
 from journaltools.goencoding.json_values import marshal_raw
 from journaltools.goencoding.time import canonical_go_time, valid_calendar_date
 from journaltools.protocol.encode import encode_record
-from journaltools.protocol.generations import AUGUST, NEWEST, Generation
+from journaltools.protocol.generations import NEWEST, Generation
+from journaltools.protocol.gostructs import (
+    BLOCKS,
+    BOOL,
+    BYTES,
+    INT,
+    KIND_COUNTS,
+    POINTER,
+    RAW,
+    REVISIONS,
+    STR,
+    STRUCT,
+    TIME,
+    TIME_OMITZERO,
+    UINT,
+    GoField,
+    GoStruct,
+    record_structs,
+)
 from journaltools.protocol.kinds import (
-    NEWEST_ONLY,
     ZERO_TIME,
     Record,
 )
 
 # ---------------------------------------------------------------------------------------------------
 # The Go structs being decoded into. Field kinds name the Go decoding rule that applies.
-
-_STR: Final = "string"
-_INT: Final = "int"
-_UINT: Final = "uint"
-_BOOL: Final = "bool"
-_TIME: Final = "time"
-_TIME_OMITZERO: Final = "time omitzero"  # a record's time: the zero time is never written, and reads as ""
-_BYTES: Final = "bytes"
-_RAW: Final = "raw"
-_STRUCT: Final = "struct"  # a struct value: null keeps it, an object merges into it
-_POINTER: Final = "pointer"  # a pointer to a struct: null clears it, an object merges into it or a new one
-_BLOCKS: Final = "blocks"  # []llm.ContentBlock
-_REVISIONS: Final = "revisions"  # map[string]uint64
-_KIND_COUNTS: Final = "kind counts"  # map[toolkit.Kind]int: integer keys written in decimal
-
-
-@dataclass(frozen=True, slots=True)
-class _Field:
-    name: str
-    kind: str
-    go_type: str
-    #: Go omits the field when it is zero (omitempty); a canonical line leaves such a zero value out.
-    omitempty: bool = False
-    struct: _Struct | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class _Struct:
-    go_type: str
-    cls: type[msgspec.Struct]
-    fields: dict[str, _Field]
-
-
-def _struct(go_type: str, cls: type[msgspec.Struct], *fields: _Field) -> _Struct:
-    return _Struct(go_type, cls, {item.name: item for item in fields})
-
-
-def _f(name: str, kind: str, go_type: str, *, omitempty: bool = False, struct: _Struct | None = None) -> _Field:
-    return _Field(name, kind, go_type, omitempty, struct)
-
-
-def _struct_of(info: inspect.StructType, known: dict[type, _Struct] | None = None) -> _Struct:
-    """The Go struct ``info`` declares, as the decoder walks it: derived from the msgspec struct itself (the one
-    declaration of the record model), each field's decoding rule from its type, omitempty from its default, its
-    Go type from the type or the name the model gives it (``blocks.go_named``, a struct's ``GO_TYPE``). ``info``
-    is one ``inspect.type_info`` of the root, walked down (each nested struct is in it already)."""
-    known = {} if known is None else known
-    if info.cls in known:
-        return known[info.cls]
-    fields = [_field_of(field, known) for field in info.fields]
-    struct = known[info.cls] = _struct(info.cls.GO_TYPE, info.cls, *fields)  # type: ignore[attr-defined]
-    return struct
-
-
-def _field_of(field: inspect.Field, known: dict[type, _Struct]) -> _Field:
-    value: Any = field.type
-    extra: dict[str, Any] = {}
-    if isinstance(value, inspect.Metadata):
-        extra = dict(value.extra or {})
-        value = value.type
-    omitempty = not field.required
-    rule, go_type, nested = _rule_of(value, bool(extra.get("go_time")), omitempty, known)
-    return _f(field.encode_name, rule, extra.get("go", go_type), omitempty=omitempty, struct=nested)
-
-
-def _rule_of(value: Any, time: bool, omitempty: bool, known: dict[type, _Struct]) -> tuple[str, str, _Struct | None]:
-    if isinstance(value, inspect.StrType):
-        if time:
-            return (_TIME_OMITZERO if omitempty else _TIME), "time.Time", None
-        return _STR, "string", None
-    if isinstance(value, inspect.IntType):
-        unsigned = value.ge == 0 and value.le is None
-        return (_UINT, "uint64", None) if unsigned else (_INT, "int64", None)
-    if isinstance(value, inspect.BoolType):
-        return _BOOL, "bool", None
-    if isinstance(value, inspect.BytesType):
-        return _BYTES, "[]uint8", None
-    if isinstance(value, inspect.RawType):
-        return _RAW, "json.RawMessage", None
-    if isinstance(value, inspect.StructType):
-        nested = _struct_of(value, known)
-        return _STRUCT, nested.go_type, nested
-    if isinstance(value, inspect.DictType):
-        return _KIND_COUNTS, "map[int]int", None
-    if isinstance(value, inspect.UnionType):
-        inner = next(member for member in value.types if not isinstance(member, inspect.NoneType))
-        if isinstance(inner, inspect.StructType):
-            nested = _struct_of(inner, known)
-            return _POINTER, nested.go_type, nested
-        if isinstance(inner, inspect.ListType) and isinstance(inner.item_type, inspect.StructType):
-            nested = _struct_of(inner.item_type, known)
-            return _BLOCKS, f"[]{nested.go_type}", nested
-        if isinstance(inner, inspect.DictType):
-            return _REVISIONS, "map[string]uint64", None
-    raise TypeError(f"the exact reader has no Go decoding rule for {value}")
-
-
-def _without_newest_fields(struct: _Struct) -> _Struct:
-    """``struct`` as the August build declares it: the fields ``kinds.NEWEST_ONLY`` names left out, all the way
-    down (its decoder skips them as unknown keys)."""
-    absent = NEWEST_ONLY.get(struct.cls, frozenset())
-    fields = []
-    for item in struct.fields.values():
-        if item.name in absent:
-            continue
-        nested = item.struct
-        fields.append(
-            item
-            if nested is None
-            else _f(item.name, item.kind, item.go_type, omitempty=item.omitempty, struct=_without_newest_fields(nested))
-        )
-    return _struct(struct.go_type, struct.cls, *fields)
-
-
-#: Set by ``_records`` at the first exact read.
-_records_derived: dict[Generation, _Struct] | None = None
-
-
-def _records() -> dict[Generation, _Struct]:
-    """The root struct each generation's decoder fills: the record as the newest line's decoder reads it (every
-    struct derived from ``kinds.Record``), and the August build's. Derived at the first exact read, not on import:
-    a journal the native scanner proves never needs it, and deriving it costs a command's start some 15 ms. (Two
-    threads reading at once may both derive it; each derives the same table, set whole.)"""
-    global _records_derived
-    if _records_derived is None:
-        info = inspect.type_info(Record)
-        assert isinstance(info, inspect.StructType)
-        record = _struct_of(info)
-        _records_derived = {NEWEST: record, AUGUST: _without_newest_fields(record)}
-    return _records_derived
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -265,7 +151,7 @@ class _Decoder:
 
     # -- structs ------------------------------------------------------------------------------------
 
-    def object(self, struct: _Struct, values: dict[str, Any], index: int, path: str) -> None:
+    def object(self, struct: GoStruct, values: dict[str, Any], index: int, path: str) -> None:
         """Decode the object token ``index`` into ``values`` (merging into what is there)."""
         tokens = self.tokens
         raw, starts, ends, note = self.raw, tokens.starts, tokens.ends, self._note
@@ -299,38 +185,38 @@ class _Decoder:
             if not item.omitempty and name not in seen:
                 self.notes.add(f"key {name!r} missing")
 
-    def field(self, item: _Field, values: dict[str, Any], index: int, path: str) -> None:
+    def field(self, item: GoField, values: dict[str, Any], index: int, path: str) -> None:
         kind = self.tokens.kinds[index]
         rule = item.kind
         if kind == NULL:
-            if rule in (_POINTER, _BLOCKS, _BYTES, _REVISIONS, _KIND_COUNTS):
+            if rule in (POINTER, BLOCKS, BYTES, REVISIONS, KIND_COUNTS):
                 values[item.name] = None
                 if item.omitempty:  # Go writes a nil slice or map as null, but omits a nil pointer
                     self.notes.add(f"null for {item.name!r}")
-            elif rule == _RAW:
+            elif rule == RAW:
                 values[item.name] = b"null"
             else:
                 self.notes.add(f"null for {item.name!r} kept the earlier value")
             return
-        if rule == _STR:
+        if rule == STR:
             if kind != STRING:
                 raise self._type_error(index, path, item.go_type)
             values[item.name] = string_value(self.raw, self.tokens.starts[index], self.tokens.ends[index], self._note)
-        elif rule in (_INT, _UINT):
-            values[item.name] = self.integer(index, path, item.go_type, unsigned=rule == _UINT)
-        elif rule == _BOOL:
+        elif rule in (INT, UINT):
+            values[item.name] = self.integer(index, path, item.go_type, unsigned=rule == UINT)
+        elif rule == BOOL:
             if kind != TRUE and kind != FALSE:
                 raise self._type_error(index, path, item.go_type)
             values[item.name] = kind == TRUE
-        elif rule == _TIME:
+        elif rule == TIME:
             values[item.name] = self.time(index, path)
-        elif rule == _TIME_OMITZERO:
+        elif rule == TIME_OMITZERO:
             # Go parses the zero time like any other and then omits it: it reads as an undated record.
             parsed = self.time(index, path)
             values[item.name] = "" if parsed == ZERO_TIME else parsed
-        elif rule == _RAW:
+        elif rule == RAW:
             values[item.name] = self.raw_json(index)
-        elif rule in (_STRUCT, _POINTER):
+        elif rule in (STRUCT, POINTER):
             if kind != OBJECT:
                 raise self._type_error(index, path, item.go_type)
             assert item.struct is not None
@@ -338,11 +224,11 @@ class _Decoder:
             if nested is None:
                 nested = values[item.name] = {}
             self.object(item.struct, nested, index, path)
-        elif rule == _BLOCKS:
+        elif rule == BLOCKS:
             self.blocks(item, values, index, path)
-        elif rule == _BYTES:
+        elif rule == BYTES:
             self.signature(item, values, index, path)
-        elif rule == _KIND_COUNTS:
+        elif rule == KIND_COUNTS:
             self.kind_counts(item, values, index, path)
         else:
             self.revisions(item, values, index, path)
@@ -359,7 +245,7 @@ class _Decoder:
             element = after[element]
         return elements
 
-    def _into_slice(self, item: _Field, values: dict[str, Any], index: int) -> tuple[_Slice, list[int]]:
+    def _into_slice(self, item: GoField, values: dict[str, Any], index: int) -> tuple[_Slice, list[int]]:
         """The slice an array decodes into and the array's elements; Go grows the existing slice."""
         current = values.get(item.name)
         if current is None:
@@ -375,7 +261,7 @@ class _Decoder:
             target.backing = []
         target.length = length
 
-    def blocks(self, item: _Field, values: dict[str, Any], index: int, path: str) -> None:
+    def blocks(self, item: GoField, values: dict[str, Any], index: int, path: str) -> None:
         if self.tokens.kinds[index] != ARRAY:
             raise self._type_error(index, path, item.go_type)
         assert item.struct is not None
@@ -392,7 +278,7 @@ class _Decoder:
                 self.object(item.struct, target.backing[position], element, f"{path}.{position}")
         self._set_length(target, len(elements))
 
-    def signature(self, item: _Field, values: dict[str, Any], index: int, path: str) -> None:
+    def signature(self, item: GoField, values: dict[str, Any], index: int, path: str) -> None:
         kind = self.tokens.kinds[index]
         if kind == ARRAY:
             self.notes.add(f"{item.name!r} written as an array of numbers")
@@ -422,11 +308,11 @@ class _Decoder:
         # one's bytes beyond it (the object walk has already noted the repetition).
         values[item.name] = _Slice(list(decoded), len(decoded))
 
-    def revisions(self, item: _Field, values: dict[str, Any], index: int, path: str) -> None:
+    def revisions(self, item: GoField, values: dict[str, Any], index: int, path: str) -> None:
         """A ``map[string]uint64``."""
         self._integer_map(item, values, index, path, key_of=lambda written: written, unsigned=True)
 
-    def kind_counts(self, item: _Field, values: dict[str, Any], index: int, path: str) -> None:
+    def kind_counts(self, item: GoField, values: dict[str, Any], index: int, path: str) -> None:
         """A ``map[toolkit.Kind]int``: each key a decimal integer (Go's ``strconv.ParseInt``), kept in the decimal
         Go writes back."""
 
@@ -444,7 +330,7 @@ class _Decoder:
 
     def _integer_map(
         self,
-        item: _Field,
+        item: GoField,
         values: dict[str, Any],
         index: int,
         path: str,
@@ -515,31 +401,31 @@ def _parse_int_key(text: str) -> int | None:
 # Building the typed values from the decoded fields.
 
 
-def _zero(item: _Field) -> Any:
+def _zero(item: GoField) -> Any:
     rule = item.kind
-    if rule == _STR:
+    if rule == STR:
         return ""
-    if rule in (_INT, _UINT):
+    if rule in (INT, UINT):
         return 0
-    if rule == _BOOL:
+    if rule == BOOL:
         return False
-    if rule == _TIME:
+    if rule == TIME:
         return ZERO_TIME
-    if rule == _TIME_OMITZERO:
+    if rule == TIME_OMITZERO:
         return ""
-    if rule == _KIND_COUNTS:
+    if rule == KIND_COUNTS:
         return {}
-    if rule == _BYTES:
+    if rule == BYTES:
         return b""
-    if rule == _RAW:
+    if rule == RAW:
         return msgspec.Raw(b"null")
-    if rule == _STRUCT:
+    if rule == STRUCT:
         assert item.struct is not None
         return _build(item.struct, {})
     return None
 
 
-def _build(struct: _Struct, values: dict[str, Any]) -> Any:
+def _build(struct: GoStruct, values: dict[str, Any]) -> Any:
     arguments: dict[str, Any] = {}
     for name, item in struct.fields.items():
         if name not in values:
@@ -547,21 +433,21 @@ def _build(struct: _Struct, values: dict[str, Any]) -> Any:
             continue
         value = values[name]
         rule = item.kind
-        if rule == _STRUCT:
+        if rule == STRUCT:
             assert item.struct is not None
             arguments[name] = _build(item.struct, value)
-        elif rule == _POINTER:
+        elif rule == POINTER:
             assert item.struct is not None
             arguments[name] = None if value is None else _build(item.struct, value)
-        elif rule == _BLOCKS:
+        elif rule == BLOCKS:
             assert item.struct is not None
             block = item.struct
             arguments[name] = None if value is None else [_build(block, v) for v in value.backing[: value.length]]
-        elif rule == _BYTES:
+        elif rule == BYTES:
             arguments[name] = b"" if value is None else bytes(value.backing[: value.length])
-        elif rule == _RAW:
+        elif rule == RAW:
             arguments[name] = msgspec.Raw(value)
-        elif rule == _KIND_COUNTS:
+        elif rule == KIND_COUNTS:
             # Go's encoder writes int keys sorted as text, which msgspec's deterministic order also does.
             arguments[name] = {} if value is None else dict(sorted(value.items()))
         else:
@@ -579,7 +465,7 @@ def read_exact(raw: bytes, generation: Generation = NEWEST) -> tuple[Record, lis
     Raises ``UndecodableLine`` exactly when Go's ``json.Unmarshal`` into ``runstate.Record`` fails;
     its reason is Go's error text (Go 1.27 wording where known)."""
     try:
-        return _read(raw, _records()[generation])
+        return _read(raw, record_structs()[generation])
     except GoJSONError as refused:
         raise UndecodableLine(refused.reason) from None
 
@@ -593,7 +479,7 @@ def parse_go_time(text: str) -> str:
         raise UndecodableLine(refused.reason) from None
 
 
-def _read(raw: bytes, root: _Struct) -> tuple[Record, list[str]]:
+def _read(raw: bytes, root: GoStruct) -> tuple[Record, list[str]]:
     tokens = tokenize(raw)
     notes = _Notes()
     if tokens.whitespace:
