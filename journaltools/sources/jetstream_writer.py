@@ -3,7 +3,7 @@ writer is refused at its first append after another's (``AnotherWriter``), as th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from journaltools.protocol.encode import encode_record
 from journaltools.protocol.kinds import Record
@@ -18,15 +18,20 @@ from journaltools.sources.jetstream_messages import (
     new_nonce,
 )
 
-if TYPE_CHECKING:
-    from journaltools.sources.jetstream import JetStreamBackend
+
+class FencedPublisher(Protocol):
+    """What a writer publishes through (``JetStreamBackend``): one record behind the writer's fence."""
+
+    async def publish_record_async(
+        self, writer: JetStreamJournalWriter, seq: int, raw: bytes
+    ) -> tuple[int, AppendOutcome]: ...
 
 
 class JetStreamJournalWriter(JournalWriter):
     """Appends to one run behind the run-wide fence. No lock is taken: a second writer is refused at its first
     append after another writer's (``AnotherWriter``), as the runtime's writers are."""
 
-    def __init__(self, backend: JetStreamBackend, run: str, last_seq: int, tail: int) -> None:
+    def __init__(self, backend: FencedPublisher, run: str, last_seq: int, tail: int) -> None:
         self.run = run
         self.last_seq = last_seq
         #: The stream sequence of the run's last message as this writer last saw it: the fence.
