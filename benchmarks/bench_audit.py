@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmarks.measure import PRINT_PEAK, child_env, load_average, note
-from journaltools.testing.builder import JournalBuilder, tool_use
-from journaltools.testing.stories import sample_fingerprint
+from journaltools.samples.builder import JournalBuilder, tool_use
+from journaltools.samples.stories import sample_fingerprint
 
 AUDIT = """
 import sys

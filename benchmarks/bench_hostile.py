@@ -25,9 +25,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmarks.measure import PRINT_PEAK, child_env, load_average
+from journaltools.samples.builder import JournalBuilder, text
+from journaltools.samples.stories import sample_fingerprint
 from journaltools.sources.scan import DEFAULT_MAX_JOURNAL_RECORDS, MAX_JOURNAL_RECORDS_VARIABLE
-from journaltools.testing.builder import JournalBuilder, text
-from journaltools.testing.stories import sample_fingerprint
 
 
 def measure(command: str, source: Path, environment: dict[str, str] | None = None) -> tuple[float, float]:

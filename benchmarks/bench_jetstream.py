@@ -27,13 +27,13 @@ from nats.aio.client import Client
 from benchmarks.measure import figure, interleaved, load_average, note
 from journaltools._base.aio import run_sync
 from journaltools.protocol.encode import encode_record
+from journaltools.samples.builder import JournalBuilder
+from journaltools.samples.stories import sample_fingerprint
 from journaltools.sources.embedded import EmbeddedServer
 from journaltools.sources.jetstream import JetStreamBackend, open_jetstream_source
 from journaltools.sources.jetstream_messages import new_nonce
 from journaltools.sources.nats import JetStreamOptions
-from journaltools.testing.builder import JournalBuilder
 from journaltools.testing.generate import generated_run
-from journaltools.testing.stories import sample_fingerprint
 
 Message = tuple[str, bytes, dict[str, str]]
 

@@ -19,7 +19,7 @@ NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 FIND_SAMPLES = """from pathlib import Path
 
-from journaltools.testing.samples import samples_dir
+from journaltools.samples import samples_dir
 
 # The repository's data/samples; outside a checkout the samples are written into ./journaltools-samples.
 SAMPLES = str(samples_dir())

@@ -11,10 +11,7 @@ from collections.abc import Sequence
 
 from journaltools.protocol.encode import encode_record
 from journaltools.protocol.kinds import Fingerprint, Record
-from journaltools.sources.base import StoredRecord
-from journaltools.sources.listing import RunSummary, summarize_stream
-from journaltools.sources.registry import open_source
-from journaltools.testing.builder import (
+from journaltools.samples.builder import (
     JournalBuilder,
     calls_of,
     claimant,
@@ -24,7 +21,10 @@ from journaltools.testing.builder import (
     thinking,
     tool_use,
 )
-from journaltools.testing.stories import sample_fingerprint
+from journaltools.samples.stories import sample_fingerprint
+from journaltools.sources.base import StoredRecord
+from journaltools.sources.listing import RunSummary, summarize_stream
+from journaltools.sources.registry import open_source
 
 #: ``meta.created`` in the writer's local zone, ``claim.claimed`` in UTC, as the runtime writes them.
 CREATED = "2026-11-29T10:00:00.123456789+01:00"

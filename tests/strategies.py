@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from journaltools.protocol.encode import encode_record
 from journaltools.protocol.generations import AUGUST, Generation
 from journaltools.protocol.kinds import Claim, Terminal, make_record
-from journaltools.testing.builder import JournalBuilder
+from journaltools.samples.builder import JournalBuilder
 from journaltools.testing.generate import build_run
 from tests.builders import CLAIMANT, CLAIMED, case_variant_keys, corrupt_line, resumed_after_torn_tail, torn_tail
 

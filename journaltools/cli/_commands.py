@@ -383,7 +383,7 @@ def cmd_answer(args: argparse.Namespace) -> int:
 
 
 def cmd_samples(args: argparse.Namespace) -> int:
-    from journaltools.testing.samples import write_samples
+    from journaltools.samples import write_samples
 
     runs = write_samples(args.directory)
     print(f"wrote {len(runs)} sample journals to {args.directory}")

@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 from journaltools.cli import main as cli
+from journaltools.samples import samples_dir
 from journaltools.testing.generate import generate_corpus
-from journaltools.testing.samples import samples_dir
 
 
 def banner(text: str) -> None:

@@ -46,21 +46,18 @@ from journaltools.protocol.blocks import (
 )
 from journaltools.protocol.encode import encode_go_json
 from journaltools.protocol.generations import AUGUST, Generation, generation_named
-from journaltools.protocol.kinds import (
-    Fingerprint,
-)
-from journaltools.testing.builder import (
+from journaltools.samples.builder import (
     _NANOS,
+    FLEET_TOOLS,
+    FleetTool,
     JournalBuilder,
-    ToolDefinition,
     calls_of,
     claimant,
     epoch_ns,
-    system_hash,
+    fingerprint_for,
     text,
     thinking,
     tool_use,
-    tools_hash,
 )
 
 # -- times as Go writes them -------------------------------------------------------------------------------------
@@ -121,51 +118,14 @@ def pick(choices: Choices, options: Sequence[_Option]) -> _Option:
     return options[choices.integer(0, len(options) - 1)]
 
 
-@dataclass(frozen=True, slots=True)
-class _Tool:
-    name: str
-    #: How the runtime runs it: locally, on another agent (remote results), or answered later (deferred).
-    how: str
-    argument: str
-
-
-_TOOLS: Final = (
-    _Tool("stream_ls", "local", "filter"),
-    _Tool("stream_info", "local", "stream"),
-    _Tool("consumer_ls", "local", "stream"),
-    _Tool("consumer_info", "local", "consumer"),
-    _Tool("server_ping", "local", "cluster"),
-    _Tool("kv_get", "local", "key"),
-    _Tool("stream_rm", "gated", "stream"),
-    _Tool("server_run", "gated", "command"),
-    _Tool("remote_incident_agent", "remote", "prompt"),
-    _Tool("change_request_open", "deferred", "summary"),
-)
-TOOL_DEFINITIONS: Final = tuple(
-    ToolDefinition(tool.name, f"{tool.name.replace('_', ' ')}", {"properties": {tool.argument: {"type": "string"}}})
-    for tool in _TOOLS
-)
-_TOOL_BY_NAME: Final = {tool.name: tool for tool in _TOOLS}
+_TOOL_BY_NAME: Final = {tool.name: tool for tool in FLEET_TOOLS}
 #: The provider kind the newest line records for each way a tool runs.
 _KIND_OF: Final = {"local": "application", "gated": "application", "remote": "remote", "deferred": "custom"}
 _AGENTS: Final = ("ops", "ops", "billing", "")
-SYSTEM_PROMPT: Final = "You operate NATS JetStream clusters for the platform team. Inspect before you change."
 _MODELS: Final = ("claude-sonnet-4-6", "claude-opus-4-8", "claude-haiku-4-5")
 _ZONES: Final = (120, 60, 0, -300, 330)
 _HOSTS: Final = ("fisk-0", "fisk-1", "ci-runner-3", "laptop")
 _BASE62: Final = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-
-def fingerprint_for(model: str, *, thinking_mode: str = "off", max_tokens: int = 2_000_000) -> Fingerprint:
-    return Fingerprint(
-        provider="anthropic",
-        model=model,
-        system_hash=system_hash(SYSTEM_PROMPT),
-        tools_hash=tools_hash(TOOL_DEFINITIONS),
-        thinking_mode=thinking_mode,
-        max_tokens=max_tokens,
-        max_iterations=50,
-    )
 
 
 def _base62(data: bytes, length: int) -> str:
@@ -205,7 +165,7 @@ class _Life:
             # The runner dates a record when it journals it, in UTC.
             self.journal.time = format_go_time(self.clock_ns)
 
-    def arguments(self, tool: _Tool) -> dict[str, Any]:
+    def arguments(self, tool: FleetTool) -> dict[str, Any]:
         return {tool.argument: self.choices.words(24, 200)}
 
     def answer(self, call: ToolUseBlock) -> None:
@@ -239,7 +199,7 @@ class _Life:
             content.append(text(choices.words(300, 12_000)))
         calls = 0 if final else choices.integer(1, 3)
         for _ in range(calls):
-            tool = pick(choices, _TOOLS)
+            tool = pick(choices, FLEET_TOOLS)
             content.append(tool_use(self.call_id(), tool.name, self.arguments(tool)))
         if not content:
             content.append(text(choices.words(40, 400)))

@@ -14,14 +14,14 @@ import pytest
 from journaltools.errors import SourceError
 from journaltools.protocol.encode import encode_record
 from journaltools.protocol.kinds import Terminal
+from journaltools.samples.builder import JournalBuilder
+from journaltools.samples.stories import sample_fingerprint
 from journaltools.sources.base import AppendOutcome, AppendResult
 from journaltools.sources.embedded import EmbeddedServer
 from journaltools.sources.jetstream import open_jetstream_source
 from journaltools.sources.jetstream_stream import stream_config_for
 from journaltools.sources.nats import JetStreamOptions, parse_nats_url
-from journaltools.testing.builder import JournalBuilder
 from journaltools.testing.cluster import EmbeddedCluster, distinct_free_ports
-from journaltools.testing.stories import sample_fingerprint
 from tests.nats_fixtures import NatsAdmin, unique_stream
 
 #: Generous enough for a leader election (followers wait several seconds before they elect a new one).

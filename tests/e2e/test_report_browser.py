@@ -18,8 +18,8 @@ import pytest
 
 import journaltools as jt
 from journaltools.exports.report import RunReport, report_of_read, write_report
+from journaltools.samples.builder import journal_bytes
 from journaltools.sources.registry import open_source
-from journaltools.testing.builder import journal_bytes
 from tests.browser_fixtures import ARTIFACTS
 from tests.paths import SAMPLES
 from tests.report_pages import AUGUST_FILES, scenarios, write_journal

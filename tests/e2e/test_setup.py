@@ -14,9 +14,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-import journaltools.testing.samples as samples_module
+import journaltools.samples as samples_module
 from journaltools.errors import SourceError
-from journaltools.testing.samples import samples_dir
+from journaltools.samples import samples_dir
 from tests.paths import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -80,7 +80,7 @@ def test_the_wheel_with_the_notebook_extra_runs_the_cli_demo_and_notebooks_outsi
     assert version.stdout.strip().startswith("journaltools ") and version.stdout.strip() != "journaltools "
     _run([str(bin_dir / "journaltools"), "samples", "samples"], outside, 120, env)
     listing = json.loads(_run([str(bin_dir / "journaltools"), "ls", "samples", "--json"], outside, 120, env).stdout)
-    from journaltools.testing.samples import SAMPLE_STORIES
+    from journaltools.samples import SAMPLE_STORIES
 
     assert len(listing) == len(SAMPLE_STORIES)
 

@@ -15,8 +15,8 @@ from journaltools.folding import fold
 from journaltools.protocol.decode import decode_line
 from journaltools.protocol.encode import encode_record
 from journaltools.protocol.runid import validate_run_id
+from journaltools.samples.builder import JournalBuilder
 from journaltools.sources.registry import open_source
-from journaltools.testing.builder import JournalBuilder
 from journaltools.testing.generate import generate_corpus, generated_run, main, publish_corpus, run_id
 from tests.strategies import DamagedJournal, damaged_journals, valid_runs
 

@@ -15,9 +15,9 @@ from journaltools.cli import main
 from journaltools.errors import InvalidGrep
 from journaltools.protocol.blocks import Block, ThinkingBlock
 from journaltools.protocol.generations import NEWEST
+from journaltools.samples.builder import JournalBuilder, text, tool_use
+from journaltools.samples.stories import sample_fingerprint
 from journaltools.sources.registry import open_source
-from journaltools.testing.builder import JournalBuilder, text, tool_use
-from journaltools.testing.stories import sample_fingerprint
 from tests.builders import CREATED
 from tests.paths import ROOT
 from tests.runstate_corpus import random_ones_slow

@@ -22,9 +22,9 @@ from journaltools._base.durable import IrregularFile, open_regular, replacing
 from journaltools.audits.sources import audit_sources, read_audit
 from journaltools.cli import main
 from journaltools.errors import StorageError
-from journaltools.testing.builder import text
+from journaltools.samples import SAMPLE_STORIES, write_samples
+from journaltools.samples.builder import text
 from journaltools.testing.generate import generate_corpus
-from journaltools.testing.samples import SAMPLE_STORIES, write_samples
 from tests.blocking import outcome_of
 from tests.builders import journal
 

@@ -35,6 +35,7 @@ from journaltools.protocol.encode import encode_record
 from journaltools.protocol.generations import NEWEST, Generation
 from journaltools.protocol.journal import read_file_journal, typed_records
 from journaltools.protocol.kinds import Record
+from journaltools.samples.builder import text
 from journaltools.sources import scan
 from journaltools.sources.file import FileBackend
 from journaltools.sources.jetstream import JetStreamBackend
@@ -44,7 +45,6 @@ from journaltools.sources.scan import (
     MAX_JOURNAL_RECORDS_VARIABLE,
     records_past_bound,
 )
-from journaltools.testing.builder import text
 from journaltools.widgets import ConversationModel, RunBrowser, RunBrowserModel, TimeTravelModel
 from tests.builders import CLAIMANT, CREATED, journal
 from tests.paths import ROOT

@@ -22,11 +22,11 @@ from journaltools import audit_sources, fold, load, open_source
 from journaltools.cli import main
 from journaltools.errors import CorruptJournal, JournalTooLarge
 from journaltools.exports.display import raw_json_text
+from journaltools.samples.builder import calls_of, provider, text, tool_use
 from journaltools.sources.file import FileBackend
 from journaltools.sources.nats import Failure, classify_nats_error, stream_limit
 from journaltools.sources.scan import DEFAULT_MAX_JOURNAL_BYTES, MAX_FINDINGS_PER_CODE, MAX_JOURNAL_BYTES_VARIABLE
 from journaltools.tables.parquet import read_audit
-from journaltools.testing.builder import calls_of, provider, text, tool_use
 from tests.builders import journal
 
 PASSWORD = "S3cret"

@@ -24,6 +24,7 @@ import journaltools as jt
 from journaltools.cli import main
 from journaltools.errors import InvalidPrices
 from journaltools.protocol.generations import NEWEST
+from journaltools.samples.builder import JournalBuilder
 from journaltools.tables.prices import (
     TIERS,
     UNPRICED,
@@ -35,7 +36,6 @@ from journaltools.tables.prices import (
     read_prices,
 )
 from journaltools.tables.schema import COST_COLUMNS, RESPONSES_SCHEMA, RUNS_SCHEMA, with_plain_strings
-from journaltools.testing.builder import JournalBuilder
 from tests.paths import ROOT
 from tests.runstate_corpus import CORPUS, NEWEST_CORPUS
 from tests.schemas import hold_to_schema, printed

@@ -18,8 +18,8 @@ from journaltools.exports.html import SENT_CHARS, esc
 from journaltools.exports.report import DEFAULT_MAX_BYTES, MIN_MAX_BYTES, RunReport, render_report
 from journaltools.exports.report_page import CONTENT_SECURITY_POLICY, REPORT_SCRIPT
 from journaltools.protocol.generations import NEWEST
-from journaltools.testing.builder import JournalBuilder, calls_of, journal_bytes, text, tool_use
-from journaltools.testing.stories import sample_fingerprint
+from journaltools.samples.builder import JournalBuilder, calls_of, journal_bytes, text, tool_use
+from journaltools.samples.stories import sample_fingerprint
 from tests.paths import SAMPLES
 from tests.report_pages import (
     AUGUST_FILES,

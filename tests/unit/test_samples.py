@@ -9,8 +9,8 @@ import pytest
 
 from journaltools.errors import VersionMismatch
 from journaltools.folding import fold
+from journaltools.samples import SAMPLE_STORIES, write_samples
 from journaltools.sources.registry import open_source
-from journaltools.testing.samples import SAMPLE_STORIES, write_samples
 from tests.paths import SAMPLES
 
 

@@ -24,9 +24,9 @@ from journaltools.audits.turns import (
 )
 from journaltools.cli import main
 from journaltools.errors import JournalError
+from journaltools.samples.builder import text
 from journaltools.stores.turns import CASStore, FileStore, MemoryBlobStore, Phase, ToolOutcome
 from journaltools.stores.turns.codec import IndexRef, encode_index
-from journaltools.testing.builder import text
 from journaltools.widgets.turns import TurnCheckpointsModel
 from tests.builders import journal
 from tests.task_store_contract import request, result

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from journaltools._base.text import for_terminal
 from journaltools.cli import main
-from journaltools.testing.builder import text, tool_use
+from journaltools.samples.builder import text, tool_use
 from tests.builders import journal
 
 #: What an attacker would put in a tool's output or a caller label: an OSC 52 clipboard write, a screen wipe,

@@ -21,7 +21,7 @@ from journaltools.protocol.encode import encode_record
 from journaltools.protocol.generations import AUGUST, NEWEST, rules_for_version, unsupported_version
 from journaltools.protocol.journal import journal_generation, read_file_journal
 from journaltools.protocol.kinds import ZERO_TIME, kind_token, parse_kind
-from journaltools.testing.builder import JournalBuilder, text, tool_use
+from journaltools.samples.builder import JournalBuilder, text, tool_use
 from journaltools.testing.generate import fingerprint_for
 from tests.paths import SAMPLES
 from tests.strategies import valid_runs

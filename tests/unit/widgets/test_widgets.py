@@ -925,7 +925,7 @@ def test_audit_findings_without_a_seq_say_no_seq() -> None:
 def test_the_browser_reads_the_runtimes_directory_when_given_no_source(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from journaltools.testing.samples import write_samples
+    from journaltools.samples import write_samples
 
     runs = tmp_path / "state" / "fisk-ai" / "runs"
     written = write_samples(str(runs))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -302,3 +303,47 @@ def journal_bytes(records: Iterable[Record]) -> bytes:
 def calls_of(record: Record) -> list[ToolUseBlock]:
     """The calls an assistant record makes, in message order (none for any other record)."""
     return tool_uses(record.assistant.message) if record.assistant is not None else []
+
+
+# The fleet every sample and generated run works in: one system prompt, ten tools, one fingerprint per model.
+
+
+@dataclass(frozen=True, slots=True)
+class FleetTool:
+    name: str
+    #: How the runtime runs it: locally, on another agent (remote results), or answered later (deferred).
+    how: str
+    argument: str
+
+
+FLEET_TOOLS: Final = (
+    FleetTool("stream_ls", "local", "filter"),
+    FleetTool("stream_info", "local", "stream"),
+    FleetTool("consumer_ls", "local", "stream"),
+    FleetTool("consumer_info", "local", "consumer"),
+    FleetTool("server_ping", "local", "cluster"),
+    FleetTool("kv_get", "local", "key"),
+    FleetTool("stream_rm", "gated", "stream"),
+    FleetTool("server_run", "gated", "command"),
+    FleetTool("remote_incident_agent", "remote", "prompt"),
+    FleetTool("change_request_open", "deferred", "summary"),
+)
+
+TOOL_DEFINITIONS: Final = tuple(
+    ToolDefinition(tool.name, f"{tool.name.replace('_', ' ')}", {"properties": {tool.argument: {"type": "string"}}})
+    for tool in FLEET_TOOLS
+)
+
+SYSTEM_PROMPT: Final = "You operate NATS JetStream clusters for the platform team. Inspect before you change."
+
+
+def fingerprint_for(model: str, *, thinking_mode: str = "off", max_tokens: int = 2_000_000) -> Fingerprint:
+    return Fingerprint(
+        provider="anthropic",
+        model=model,
+        system_hash=system_hash(SYSTEM_PROMPT),
+        tools_hash=tools_hash(TOOL_DEFINITIONS),
+        thinking_mode=thinking_mode,
+        max_tokens=max_tokens,
+        max_iterations=50,
+    )

@@ -13,17 +13,17 @@ from journaltools.goencoding.time import format_go_time
 from journaltools.protocol.encode import encode_record
 from journaltools.protocol.generations import AUGUST, NEWEST, Generation
 from journaltools.protocol.kinds import Fingerprint
-from journaltools.testing.builder import (
+from journaltools.samples.builder import (
     JournalBuilder,
     calls_of,
     claimant,
     epoch_ns,
+    fingerprint_for,
     provider,
     text,
     thinking,
     tool_use,
 )
-from journaltools.testing.generate import fingerprint_for
 
 #: Every sample starts some minutes after this, its meta written in a +01:00 zone (Europe in winter).
 _EPOCH_NS: Final = epoch_ns(datetime(2026, 11, 29, 8, 0, 0, tzinfo=UTC))

@@ -34,9 +34,9 @@ from journaltools._base.durable import (
 from journaltools._base.oserrors import mapped, not_writable
 from journaltools.errors import SourceError, StorageError
 from journaltools.protocol.encode import encode_record
+from journaltools.samples.builder import SYSTEM_PROMPT, TOOL_DEFINITIONS
+from journaltools.samples.stories import sample_fingerprint, sample_stories
 from journaltools.sources.registry import open_source
-from journaltools.testing.generate import SYSTEM_PROMPT, TOOL_DEFINITIONS
-from journaltools.testing.stories import sample_fingerprint, sample_stories
 
 SAMPLE_SYSTEM_PROMPT: Final = SYSTEM_PROMPT
 SAMPLE_TOOLS: Final = TOOL_DEFINITIONS
