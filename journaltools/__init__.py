@@ -32,9 +32,9 @@ command's start) stays light.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from journaltools._base.lazy import lazy_names
 from journaltools._base.version import __version__ as __version__
 
 if TYPE_CHECKING:
@@ -103,19 +103,6 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'journaltools' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
-
 # The analysis job first, then one run, the format's values, the stores, and the error tree.
 __all__ = [  # noqa: RUF022 - in reading order, not alphabetical
     "load",
@@ -151,3 +138,5 @@ __all__ = [  # noqa: RUF022 - in reading order, not alphabetical
     "VersionMismatch",
     "WriterConflict",
 ]
+
+__getattr__, __dir__ = lazy_names("journaltools", _LAZY, __all__, globals())

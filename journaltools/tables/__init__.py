@@ -18,8 +18,9 @@ read by commands that must not pay for pyarrow and pandas (``show`` prices a run
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from journaltools._base.lazy import lazy_names
 
 if TYPE_CHECKING:
     from journaltools.tables.build import Folded, TablesBuilder, fold_read, tables_of, tables_of_reads
@@ -71,19 +72,6 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'journaltools.tables' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
-
 __all__ = [
     "FINDINGS_SCHEMA",
     "MESSAGES_SCHEMA",
@@ -110,3 +98,5 @@ __all__ = [
     "tables_of_reads",
     "to_pandas",
 ]
+
+__getattr__, __dir__ = lazy_names("journaltools.tables", _LAZY, __all__, globals())
