@@ -130,3 +130,13 @@ def moment_value(text: str) -> datetime:
         except OverflowError:
             raise argparse.ArgumentTypeError(f"{text!r} back from now is before the year 1") from None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def add_run_targets(parser: argparse.ArgumentParser) -> None:
+    """``[SOURCE] RUN``: the one run a command reads, its source left out for the runtime's own directory."""
+    parser.add_argument("targets", nargs="+", metavar="[SOURCE] RUN", help="RUN may be left out after a journal file")
+
+
+def add_fail_on(parser: argparse.ArgumentParser) -> None:
+    """``--fail-on``: the exit status of a command whose findings are data, not failures."""
+    parser.add_argument("--fail-on", choices=["error", "warning"], help="exit 1 if a finding this severe exists")

@@ -11,7 +11,9 @@ from typing import Any, Final
 
 from journaltools.cli._options import (
     REPORT_MAX_SIZE_TEXT,
+    add_fail_on,
     add_prices,
+    add_run_targets,
     add_stuck_after,
     byte_size,
     moment_value,
@@ -90,8 +92,9 @@ MORE_TOOLS_HELP = (
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="journaltools",
-        description="Read, fold, audit and compare the run journals of the fisk-ai agent runtime "
-        "(runstate version 3, in files or NATS JetStream).",
+        description="Read, fold, audit and compare the run journals of the fisk-ai agent runtime, of both builds in "
+        "the field (the newest line, format version 1, and the August build, format version 3), in files or NATS "
+        "JetStream.",
         epilog=f"{SOURCES_HELP} {MORE_TOOLS_HELP}",
     )
     parser.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
@@ -191,7 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
         "total, the wall clock, and a row per tool (calls, kinds, dispatched, not run, unanswered, errors, time); "
         "--json prints exactly the runtime's document",
     )
-    stats.add_argument("targets", nargs="+", metavar="[SOURCE] RUN", help="RUN may be left out after a journal file")
+    add_run_targets(stats)
     add_prices(stats, "add the run's cost after the runtime's account (with --json: a cost object)")
     stats.set_defaults(handler=_handler("journaltools.cli._analysis", "cmd_stats"))
 
@@ -200,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
         "the tool calls of a run, each paired with the record that answered it, as the newest runtime's "
         "'session query' selects them; --json prints exactly the runtime's document",
     )
-    query.add_argument("targets", nargs="+", metavar="[SOURCE] RUN", help="RUN may be left out after a journal file")
+    add_run_targets(query)
     query.add_argument(
         "--tool",
         action="append",
@@ -275,7 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
         "source and one JetStream source, also compare their listings (listing_* findings)",
     )
     audit.add_argument("sources", nargs="*", metavar="SOURCE")
-    audit.add_argument("--fail-on", choices=["error", "warning"], help="exit 1 if a finding this severe exists")
+    add_fail_on(audit)
     audit.add_argument(
         "--parquet",
         type=output_path,
@@ -301,7 +304,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="an agent-harness-go state directory, blobs:DIR, or nats://host:port/BUCKET[?prefix=...]",
     )
     add_stuck_after(turns, "how long a record may stay in one phase or wait for its acknowledgement (90s, 30m, 2h...)")
-    turns.add_argument("--fail-on", choices=["error", "warning"], help="exit 1 if a finding this severe exists")
+    add_fail_on(turns)
     turns.set_defaults(handler=_command("cmd_turns"))
 
     tasks = command(
@@ -310,7 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
         "waiting) told by the result message; records the runtime cannot read are findings, not failures",
     )
     tasks.add_argument("store", metavar="STORE", help="a fisk-ai task directory or nats://host:port/BUCKET")
-    tasks.add_argument("--fail-on", choices=["error", "warning"], help="exit 1 if a finding this severe exists")
+    add_fail_on(tasks)
     tasks.set_defaults(handler=_command("cmd_tasks"))
 
     compare = command(
