@@ -16,7 +16,6 @@ from journaltools.folding.state import COUNTER_NAMES
 from journaltools.protocol.blocks import Block, block_line
 from journaltools.protocol.encode import encode_go_json
 from journaltools.protocol.findings import Finding
-from journaltools.protocol.generations import AUGUST
 from journaltools.protocol.kinds import ZERO_TIME
 
 if TYPE_CHECKING:
@@ -217,7 +216,7 @@ def _print_run(
         said = f": {shown_part(terminal.message)}" if terminal.message else ""
         at = f" at {state.ended}" if state is not None and state.ended != ZERO_TIME else ""
         _say(f"ended: {terminal.reason}{said}{at}")
-        if state is not None and state.reopened and state.generation is not AUGUST:
+        if state is not None and state.reopened and state.generation.reopens_after_terminal:
             # The August build lists the last terminal whatever follows it; the newest line reopens the run.
             _say("reopened: records follow the last terminal, so the runtime lists the run open again")
     if document["stale_terminal"]:

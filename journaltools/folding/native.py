@@ -25,7 +25,7 @@ import msgspec
 
 from journaltools.folding.facts import JournalGaps
 from journaltools.folding.schema import schema_problem
-from journaltools.protocol.generations import AUGUST, generation_of_version
+from journaltools.protocol.generations import generation_of_version
 from journaltools.protocol.journal import ProvenRecords
 from journaltools.protocol.kinds import KINDS, PROTOCOLS, Meta, Record
 from journaltools.protocol.native import OTHER_PROTOCOL, PROTOCOL_IDS
@@ -221,7 +221,8 @@ def _proven_first(records: ProvenRecords) -> Record | None:
         first = _RECORD.decode(records.data[:end])
     except msgspec.DecodeError:
         return None
-    if first.meta is None or (generation_of_version(first.meta.version) is AUGUST and scan.newest):
+    generation = generation_of_version(first.meta.version) if first.meta is not None else None
+    if first.meta is None or (generation is not None and not generation.extended_records and scan.newest):
         return None
     return first
 

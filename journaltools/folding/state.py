@@ -19,7 +19,7 @@ import msgspec
 
 from journaltools.protocol.blocks import Message, ToolResultBlock, ToolUseBlock, tool_uses
 from journaltools.protocol.credentials import masked_repr
-from journaltools.protocol.generations import AUGUST, NEWEST, Generation
+from journaltools.protocol.generations import NEWEST, Generation
 from journaltools.protocol.kinds import ZERO_TIME, CallApproval, Deferred, Fingerprint, Terminal, kind_token
 
 _INT64 = 1 << 64
@@ -197,7 +197,7 @@ class RunState:
             "MemoryRevisions": self.memory_revisions,
             "Terminal": _plain(self.terminal) if self.terminal is not None else None,
         }
-        if self.generation is AUGUST:
+        if not self.generation.extended_records:
             return state
         return {
             **state,

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from journaltools.folding.state import wrap_int64
-from journaltools.protocol.generations import AUGUST
 from journaltools.protocol.kinds import Record
 
 if TYPE_CHECKING:
@@ -34,7 +33,7 @@ WaitingFor = Literal["model", "tools", "answer"] | None
 def status_of(state: RunState | None, *, invalid: bool) -> Status:
     if invalid or state is None:
         return "invalid"
-    ending = state.terminal if state.generation is AUGUST else state.ending()
+    ending = state.ending() if state.generation.reopens_after_terminal else state.terminal
     return ending.reason if ending is not None else "open"
 
 

@@ -51,12 +51,13 @@ def answer_record(
     """The record ``generation``'s runtime appends to answer ``call`` (deferred by ``deferral``): the newest line's
     copies the deferral's provider kind and dispatch, and is dated (``time``, else now in UTC)."""
     result = ToolResultBlock(tool_use_id=call, content=content, is_error=is_error)
-    if generation is AUGUST:
-        return make_record(seq, ToolResult(tool_use_id=call, result=result))
-    kind = deferral.kind if deferral is not None else ""
-    dispatched = deferral.dispatched if deferral is not None else False
-    answer = ToolResult(tool_use_id=call, result=result, kind=kind, dispatched=dispatched)
-    return make_record(seq, answer, time=time or now_go_time())
+    if generation.extended_records:
+        kind = deferral.kind if deferral is not None else ""
+        dispatched = deferral.dispatched if deferral is not None else False
+        answer = ToolResult(tool_use_id=call, result=result, kind=kind, dispatched=dispatched)
+    else:
+        answer = ToolResult(tool_use_id=call, result=result)
+    return make_record(seq, answer, time=(time or now_go_time()) if generation.dates_records else "")
 
 
 def answer_call(backend: Backend, run: str, call: str, content: str, *, is_error: bool = False) -> Answered:

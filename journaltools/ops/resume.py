@@ -17,7 +17,6 @@ from journaltools.errors import ClaimRefused, JournalError
 from journaltools.folding import FoldResult, fold
 from journaltools.goencoding.time import now_go_time
 from journaltools.ops.gate import Candidate, GateResult, resume_gate
-from journaltools.protocol.generations import AUGUST
 from journaltools.protocol.kinds import Claim, make_record
 from journaltools.sources.base import Backend, JournalWriter
 
@@ -62,7 +61,7 @@ def claim_run(
         raise ClaimRefused(run, str(exc)) from exc
     now = now_go_time()
     claim = Claim(by=by if by is not None else default_claimant(), claimed=claimed or now)
-    dated = folded.state is not None and folded.state.generation is not AUGUST
+    dated = folded.state is not None and folded.state.generation.dates_records
     try:
         writer.append(make_record(writer.last_seq + 1, claim, time=now if dated else ""))
         if folded.last_seq != writer.last_seq - 1:

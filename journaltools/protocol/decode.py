@@ -28,7 +28,7 @@ from journaltools.errors import UndecodableLine
 from journaltools.goencoding.json_values import has_go_escaped_characters, html_escape
 from journaltools.goencoding.time import valid_calendar_date
 from journaltools.protocol import native
-from journaltools.protocol.generations import AUGUST, NEWEST, Generation
+from journaltools.protocol.generations import NEWEST, Generation
 from journaltools.protocol.kinds import UINT64_MAX, ZERO_TIME, Record, newest_fields_set
 
 _DECODER: Final = msgspec.json.Decoder(Record)
@@ -56,7 +56,7 @@ def decode_line(raw: bytes, generation: Generation = NEWEST) -> DecodedLine:
     """The record one line holds (without its newline), as ``generation``'s build decodes it. Raises
     ``UndecodableLine`` where that build refuses it."""
     proof = native.line_proof(raw)
-    if proof == native.PROVEN or (proof == native.PROVEN_NEWEST and generation is not AUGUST):
+    if proof == native.PROVEN or (proof == native.PROVEN_NEWEST and generation.extended_records):
         # Proven against the newest model; a line holding its added fields is not what the August encoder writes.
         return DecodedLine(_DECODER.decode(raw), None)
     try:
@@ -109,7 +109,7 @@ def decode_proven_journal(journal: bytes) -> list[Record]:
 
 
 def _canonical_fields_beyond_whitespace(record: Record, generation: Generation) -> bool:
-    if generation is AUGUST:
+    if not generation.extended_records:
         if newest_fields_set(record):
             return False  # the August encoder never writes them; its decoder skips them as unknown keys
     elif not _canonical_newest_fields(record):

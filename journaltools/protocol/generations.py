@@ -18,20 +18,43 @@ from typing import Final
 
 @dataclass(frozen=True, slots=True)
 class Generation:
-    """One build's format: its ``meta.version`` and its name in tables and documents."""
+    """One build's format: its ``meta.version``, its name in tables and documents, and the rules in which it
+    differs from the other builds, asked by name wherever a rule depends on the build (never ``is AUGUST``)."""
 
     #: ``newest`` or ``august``: what the ``generation`` column and ``--json`` documents hold.
     name: str
     version: int
     #: How a person names it.
     title: str
+    #: Every record carries the time it was journaled (the newest line's ``PrepareRecord`` dates each one).
+    dates_records: bool
+    #: Records carry the newest line's fields: the meta's agent, each call's provider kind and dispatch, the
+    #: terminals' summaries.
+    extended_records: bool
+    #: A record after a terminal reopens the run (the newest line's ``Ending``); the August build lists a run by
+    #: its last terminal, whatever follows it.
+    reopens_after_terminal: bool
 
     def __repr__(self) -> str:
         return f"Generation({self.name!r}, version={self.version})"
 
 
-NEWEST: Final = Generation("newest", 1, "the newest line (format version 1)")
-AUGUST: Final = Generation("august", 3, "the August build (format version 3)")
+NEWEST: Final = Generation(
+    "newest",
+    1,
+    "the newest line (format version 1)",
+    dates_records=True,
+    extended_records=True,
+    reopens_after_terminal=True,
+)
+AUGUST: Final = Generation(
+    "august",
+    3,
+    "the August build (format version 3)",
+    dates_records=False,
+    extended_records=False,
+    reopens_after_terminal=False,
+)
 #: Every generation journaltools reads, newest first.
 GENERATIONS: Final = (NEWEST, AUGUST)
 _BY_VERSION: Final = {generation.version: generation for generation in GENERATIONS}

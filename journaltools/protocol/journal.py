@@ -280,7 +280,7 @@ def _whole_journal_fast_path(data: bytes) -> FileJournal | None:
     """The journal when it is exactly the runtime's bytes (every line canonical, no blank line), decoded with one
     call for all its lines; None for any other journal."""
     scan = native.scan_journal(data)
-    if scan is not None and (not scan.newest or journal_generation(_first_line(data)) is not AUGUST):
+    if scan is not None and (not scan.newest or journal_generation(_first_line(data)).extended_records):
         return FileJournal(ProvenRecords(data, scan), None, [], [], scan.last_seq)
     if data[:1] != b"{" or b"\n\n" in data or len(data) < _SHORTEST_RECORD * data.count(b"\n"):
         return None

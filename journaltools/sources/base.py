@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar
 from journaltools.errors import RecordRefused, SequenceGap
 from journaltools.goencoding.time import now_go_time
 from journaltools.protocol.findings import Finding
-from journaltools.protocol.generations import NEWEST
+from journaltools.protocol.generations import rules_for_version
 from journaltools.protocol.journal import BadLine, read_stream_bodies, typed_records
 from journaltools.protocol.journal import StoredRecord as StoredRecord
 from journaltools.protocol.kinds import Meta, Record, make_record
@@ -150,7 +150,7 @@ def is_vanished(read: RunRead) -> bool:
 def meta_record(meta: Meta) -> Record:
     """The record a created journal starts with: the meta payload at seq 1 (``Store.Create``). The newest line's
     ``Create`` appends it through ``PrepareRecord``, which dates it now, in UTC."""
-    dated = meta.version == NEWEST.version
+    dated = rules_for_version(meta.version).dates_records
     return make_record(1, meta, time=now_go_time() if dated else "")
 
 

@@ -40,7 +40,7 @@ from journaltools.folding.run import fold_run
 from journaltools.goencoding.json import go_quoted
 from journaltools.goencoding.time import go_time, parse_go_time
 from journaltools.protocol.findings import Finding
-from journaltools.protocol.generations import AUGUST, generation_of_version, unsupported_version
+from journaltools.protocol.generations import generation_of_version, unsupported_version
 from journaltools.protocol.kinds import ZERO_TIME, Record, Summary
 
 Rule = Literal["file", "jetstream"]
@@ -164,7 +164,11 @@ def summarize_file(
     meta = first.meta if first is not None and first.kind == "meta" else None
     last = stored[-1] if stored else None
     generation = generation_of_version(meta.version) if meta is not None else None
-    dated = _record_time(last.record if last is not None else None) if generation is not AUGUST else None
+    dated = (
+        _record_time(last.record if last is not None else None)
+        if generation is None or generation.dates_records
+        else None
+    )
     common: dict[str, Any] = {
         "run": run,
         "created": meta.created if meta is not None else None,
@@ -189,7 +193,7 @@ def summarize_file(
     result = folded.result
     every = tuple(folded.findings)
     state = result.state
-    ending = state.ending() if state is not None and generation is not AUGUST else None
+    ending = state.ending() if state is not None and (generation is None or generation.reopens_after_terminal) else None
     return RunSummary(
         status=folded.status,
         ended=state.ended if state is not None and ending is not None and state.ended != ZERO_TIME else None,
@@ -249,9 +253,9 @@ def summarize_stream(
     updated = (last.time if last is not None else None) or (meta.time if meta is not None else None)
     tail = last if last is not None else meta
     last_seq = tail.record.seq if tail is not None else 0
-    newest = generation is not None and generation is not AUGUST
-    dated = _record_time(last.record if last is not None else None) if newest else None
-    terminal = last.record.terminal if newest and last is not None else None
+    dated = _record_time(last.record if last is not None else None) if generation and generation.dates_records else None
+    extended = generation is not None and generation.extended_records
+    terminal = last.record.terminal if extended and last is not None else None
     return RunSummary(
         generation=generation.name if generation is not None else None,
         agent=meta_payload.agent if meta_payload is not None else None,

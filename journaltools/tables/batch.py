@@ -20,7 +20,6 @@ from journaltools._base.perf import paused_gc
 from journaltools.folding import native as native_fold
 from journaltools.protocol import native
 from journaltools.protocol.findings import Finding
-from journaltools.protocol.generations import AUGUST
 from journaltools.protocol.journal import journal_generation
 from journaltools.sources.base import Backend
 from journaltools.sources.registry import open_source
@@ -164,7 +163,7 @@ def _august_with_newest_fields(scan: native.BatchScan, counts: list[int], body: 
             continue
         if scan.newest[index]:
             line = bytes(body[offsets[first_line] : offsets[first_line + 1]])
-            if journal_generation(line) is AUGUST:
+            if not journal_generation(line).extended_records:
                 found.add(index)
         first_line += count
     return found

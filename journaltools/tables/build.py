@@ -25,7 +25,7 @@ from journaltools.folding.run import fold_run
 from journaltools.folding.state import COUNTER_NAMES
 from journaltools.protocol.blocks import Message
 from journaltools.protocol.findings import Finding
-from journaltools.protocol.generations import AUGUST, generation_of_version
+from journaltools.protocol.generations import generation_of_version, rules_for_version
 from journaltools.protocol.journal import typed_records
 from journaltools.protocol.kinds import ZERO_TIME, Meta, Record
 from journaltools.tables.columns import (
@@ -243,7 +243,7 @@ class TablesBuilder:
         status = "invalid" if invalid or result is None else result.status
         terminal = state.terminal if state is not None else None
         pending = state.pending if state is not None else None
-        last_time = records[-1].time if records and state is not None and state.generation is not AUGUST else ""
+        last_time = records[-1].time if records and state is not None and state.generation.dates_records else ""
         values: dict[str, Any] = {
             "run": read.run,
             "status": status,
@@ -304,9 +304,9 @@ class TablesBuilder:
         self._messages.rows_of(run, native.messages)
         self._calls.rows_of(run, native.calls)
         self._responses.rows_of(run, native.counters[0])  # a response per assistant record: llm_calls
-        august = generation_of_version(meta.version) is AUGUST
+        generation = rules_for_version(meta.version)
         # status_of: the August build reads the last terminal, the newest line its Ending (none once reopened).
-        ending = native.terminal_reason if august or not native.reopened else None
+        ending = native.terminal_reason if not (generation.reopens_after_terminal and native.reopened) else None
         # The walk gave back every journal with a record time or a call's duration no column holds; the creation
         # time and the wall clock are the run's own, checked here.
         fit = ValueFit(run)
@@ -314,7 +314,7 @@ class TablesBuilder:
             "run": run,
             "status": ending or "open",
             **_meta_values(meta, fit),
-            "updated": go_time(native.last_time) if native.last_time and not august else read.updated,
+            "updated": go_time(native.last_time) if native.last_time and generation.dates_records else read.updated,
             "ended": native.ended,
             "wall_clock": fit.duration("runs.wall_clock", wall_clock_of(meta, first.time, native.last_dated_time)),
             "reopened": native.reopened,
