@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from journaltools.folding.facts import RunFacts
 from journaltools.goencoding.time import go_time
 from journaltools.protocol.kinds import Record
 from journaltools.tables.prices import PricesLike, PriceTable, TokenCounts, cost_of, prices_of
@@ -94,18 +95,22 @@ def time_text(value: datetime | None) -> str:
 
 @dataclass(slots=True)
 class RecordFacts:
-    """Facts of one journal's records: per-record times (JetStream only), tokens per turn, when each call was
-    made and answered. Built by ``of``; every lookup answers None when the journal does not say."""
+    """What the views show of one journal's records: the calls, responses and terminal of the one walk over them
+    (``folding.facts.RunFacts``), with a time for each record where the journal or its store has one. Built by
+    ``of``; every lookup answers None when the journal does not say."""
 
-    #: seq → the store's time for that record (empty for a file journal).
+    #: The one walk over the records: each call and response, paired and timed by the runtime's rules.
+    run: RunFacts = field(default_factory=RunFacts)
+    #: seq → the record's own time (the newest line dates every record), else the store's (a JetStream message's).
     times: dict[int, datetime] = field(default_factory=dict)
     #: seq of each assistant record → its tokens, its loop iteration and its stop reason.
     turns: dict[int, Tokens] = field(default_factory=dict)
     iterations: dict[int, int] = field(default_factory=dict)
     stop_reasons: dict[int, str] = field(default_factory=dict)
-    #: call id → seq of the assistant record that made it, and of the first record that answered it.
+    #: call id → seq of the assistant record that made it, and of the record that ended its wait (its deferral if
+    #: it deferred, else its answer): a call's duration runs to that record, as the tables and ``stats`` time it.
     call_made: dict[str, int] = field(default_factory=dict)
-    call_answered: dict[str, int] = field(default_factory=dict)
+    call_ended: dict[str, int] = field(default_factory=dict)
     #: Every seq in stored order (a turn's duration runs from the record before it).
     seqs: list[int] = field(default_factory=list)
     #: ``meta.created`` (the journal's own text) and when the run was updated: its last record's own time (the
@@ -118,6 +123,8 @@ class RecordFacts:
     terminal_seq: int | None = None
     #: Whether the times are the records' own (the newest line's), not the store's.
     dated_by_records: bool = False
+    #: seq → its place in ``seqs`` (the first, should a journal repeat one), so a lookup costs no scan.
+    positions: dict[int, int] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -126,41 +133,40 @@ class RecordFacts:
         times: Sequence[datetime | None] | None = None,
         updated: datetime | None = None,
         store: str | None = None,
+        run: RunFacts | None = None,
     ) -> RecordFacts:
-        facts = cls(updated=updated, store=store)
+        """The facts of ``records``; ``run`` is their walk when the caller has it already (a folded run's)."""
+        walk = run if run is not None else RunFacts.of(records)
+        facts = cls(run=walk, updated=updated, store=store, seqs=list(walk.seqs), terminal_seq=walk.terminal_seq)
+        for position, seq in enumerate(facts.seqs):
+            facts.positions.setdefault(seq, position)
         for index, record in enumerate(records):
-            seq = record.seq
-            facts.seqs.append(seq)
-            # The record's own time (the newest line dates every record) is what the runtime dated; a store's
-            # time (a JetStream message's) stands in where the record has none.
-            when = go_time(record.time) if record.time else None
+            # The record's own time is what the runtime dated; a store's time stands in where the record has none.
+            own = walk.times.get(record.seq)
+            when = go_time(own) if own else None
             if when is not None:
                 facts.dated_by_records = True
             elif times is not None and index < len(times):
                 when = times[index]
             if when is not None:
-                facts.times[seq] = when
-            if record.meta is not None and record.kind == "meta":
-                facts.created = str(record.meta.created) or None
-            assistant = record.assistant if record.kind == "assistant" else None
-            if assistant is not None:
-                facts.turns[seq] = Tokens(
-                    assistant.in_tokens,
-                    assistant.out_tokens,
-                    assistant.cache_read_tokens,
-                    assistant.cache_create_tokens,
-                    assistant.thinking_tokens,
-                )
-                facts.iterations[seq] = assistant.iteration
-                facts.stop_reasons[seq] = assistant.stop_reason
-                for block in assistant.message.content or ():
-                    if block.tool_use is not None:
-                        facts.call_made.setdefault(block.tool_use.id, seq)
-            if record.kind == "terminal":
-                facts.terminal_seq = seq
-            result = record.tool_result if record.kind == "tool_result" else None
-            if result is not None:
-                facts.call_answered.setdefault(result.tool_use_id, seq)
+                facts.times[record.seq] = when
+        if records and records[0].kind == "meta" and records[0].meta is not None:
+            facts.created = str(records[0].meta.created) or None
+        for response in walk.responses:
+            facts.turns[response.seq] = Tokens(
+                response.in_tokens,
+                response.out_tokens,
+                response.cache_read_tokens,
+                response.cache_create_tokens,
+                response.thinking_tokens,
+            )
+            facts.iterations[response.seq] = response.iteration
+            facts.stop_reasons[response.seq] = response.stop_reason
+        for call in walk.calls:
+            facts.call_made.setdefault(call.tool_use_id, call.made_seq)
+            ended = call.deferred_seq if call.deferred_seq is not None else call.answered_seq
+            if ended is not None:
+                facts.call_ended.setdefault(call.tool_use_id, ended)
         # The newest line's listing dates a run by its last record's own time; only an undated last record (and
         # every August journal) is dated by the store.
         last_own = facts.times.get(records[-1].seq) if records and records[-1].time else None
@@ -192,25 +198,27 @@ class RecordFacts:
         return "times: the store gave no time per record"
 
     def between(self, first: int | None, last: int | None) -> float | None:
+        """Seconds from record ``first`` to record ``last``; None when either is undated or the time runs backwards
+        (two clocks, such as a resumed worker's): a duration is never negative."""
         if first is None or last is None or first not in self.times or last not in self.times:
             return None
-        return (self.times[last] - self.times[first]).total_seconds()
+        seconds = (self.times[last] - self.times[first]).total_seconds()
+        return seconds if seconds >= 0 else None
 
     def before(self, seq: int) -> int | None:
         """The seq of the record stored just before ``seq``."""
-        try:
-            index = self.seqs.index(seq)
-        except ValueError:
-            return None
-        return self.seqs[index - 1] if index > 0 else None
+        position = self.positions.get(seq)
+        return self.seqs[position - 1] if position else None
 
     def turn_seconds(self, seq: int) -> float | None:
         """How long the model took for the turn recorded at ``seq``: from the record before it."""
         return self.between(self.before(seq), seq)
 
     def call_seconds(self, call_id: str) -> float | None:
-        """From the record that made the call to the first that answered it."""
-        return self.between(self.call_made.get(call_id), self.call_answered.get(call_id))
+        """How long the call took by the runtime's timing rule (the tables' ``duration``, ``stats``' time): the gap
+        from the record just before the one that ended its wait (its deferral, else its answer) to that record."""
+        ended = self.call_ended.get(call_id)
+        return self.between(self.before(ended), ended) if ended is not None else None
 
     def total(self) -> Tokens:
         total = Tokens()
@@ -219,8 +227,10 @@ class RecordFacts:
         return total
 
 
-def facts_of_read(read: RunRead) -> RecordFacts:
-    """Per-record times (JetStream message times; none for a file), tokens per turn and call seqs of a read."""
+def facts_of_read(read: RunRead, run: RunFacts | None = None) -> RecordFacts:
+    """Per-record times (JetStream message times; none for a file), tokens per turn and call seqs of a read;
+    ``run`` is its walk when a folded run has it already."""
     times = [stored.time for stored in read.records]
     store = "jetstream" if any(time is not None for time in times) else "file"
-    return RecordFacts.of([stored.record for stored in read.records], times, updated=read.updated, store=store)
+    records = [stored.record for stored in read.records]
+    return RecordFacts.of(records, times, updated=read.updated, store=store, run=run)

@@ -296,7 +296,7 @@ def report_of_read(
     folded = fold_run(read, strict=strict)
     return render_report(
         folded.as_fold_result(),
-        facts_of_read(read),
+        facts_of_read(read, folded.facts()),
         source=source,
         max_bytes=max_bytes,
         page_size=page_size,

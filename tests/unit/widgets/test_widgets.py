@@ -579,7 +579,10 @@ def test_times_tokens_and_costs_come_from_the_records_and_a_price_table() -> Non
     base = datetime(2026, 8, 22, 8, 0, tzinfo=UTC)
     times = [base + timedelta(seconds=index * 2.5) for index in range(len(records))]
     facts = RecordFacts.of(records, times, store="jetstream")
-    assert facts.turn_seconds(2) == 2.5 and facts.call_seconds("c1") == 2.5 and facts.call_seconds("c2") is None
+    assert facts.turn_seconds(2) == 2.5 and facts.call_seconds("c1") == 2.5
+    # c2 deferred: its wait ended at the deferral (seq 5), timed from the record before it (the claim, seq 4), as
+    # the tables' duration and the runtime's stats time it; never from the call to an answer on another clock.
+    assert facts.call_seconds("c2") == 2.5 and facts.run.calls[1].deferred_seq == 5
     prices = {FINGERPRINT.model: {"input": 3.0, "output": 15.0}}
     model = ConversationModel.from_fold(fold(records, strict=False), facts=facts, prices=prices)
     html = model.to_html()
