@@ -11,6 +11,7 @@ import msgspec
 
 from journaltools.folding import FoldResult
 from journaltools.folding.facts import time_ns, wall_clock_ns
+from journaltools.folding.phrases import reopening_text
 from journaltools.folding.run import fold_run
 from journaltools.folding.state import COUNTER_NAMES
 from journaltools.protocol.blocks import Block, block_line
@@ -216,9 +217,10 @@ def _print_run(
         said = f": {shown_part(terminal.message)}" if terminal.message else ""
         at = f" at {state.ended}" if state is not None and state.ended != ZERO_TIME else ""
         _say(f"ended: {terminal.reason}{said}{at}")
-        if state is not None and state.reopened and state.generation.reopens_after_terminal:
+        reopened = reopening_text(result)
+        if reopened is not None:
             # The August build lists the last terminal whatever follows it; the newest line reopens the run.
-            _say("reopened: records follow the last terminal, so the runtime lists the run open again")
+            _say(f"reopened: {reopened}, so the runtime lists the run open again")
     if document["stale_terminal"]:
         _say("a new turn follows the last terminal: the status names the previous turn's ending")
     resume = document["resume"]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from journaltools.exports.html import Banner, Tone
 from journaltools.folding import FoldResult, PendingCall
+from journaltools.folding.phrases import reopening_text, unanswered_text
 from journaltools.protocol.findings import Finding
 
 _TITLES: dict[str, str] = {
@@ -110,6 +111,8 @@ class Why:
     pending: list[PendingCall] = field(default_factory=list)
     open_deferrals: list[PendingCall] = field(default_factory=list)
     problem: str | None = None
+    #: For a run the newest line reopened: its last ending and who reopened it (``folding.phrases``).
+    reopening: str | None = None
 
     @classmethod
     def of(cls, result: FoldResult, status: str | None = None) -> Why:
@@ -133,6 +136,7 @@ class Why:
                 (call for call in result.pending_calls if call.deferred is not None), key=lambda c: c.id.encode()
             ),
             problem=problem,
+            reopening=reopening_text(result),
         )
 
     def detail(self) -> str:
@@ -140,13 +144,16 @@ class Why:
         if self.status == "invalid":
             return self.problem or "the journal breaks the protocol (see its findings)"
         parts: list[str] = []
-        if self.terminal_message:
+        if self.reopening:
+            parts.append(f"{self.reopening}: the runtime lists it open")
+        elif self.terminal_message:
             parts.append(self.terminal_message)
         if self.open_deferrals:
             parts.append("waiting for an answer: " + "; ".join(pending_text(c) for c in self.open_deferrals))
         others = [call for call in self.pending if call.deferred is None]
         if others:
-            parts.append(f"{waiting_text('tools', len(others))}: " + "; ".join(pending_text(c) for c in others))
+            ended = self.status != "open"
+            parts.append(f"{unanswered_text(len(others), ended=ended)}: " + "; ".join(pending_text(c) for c in others))
         if not parts and self.terminal_reason is None:
             parts.append(waiting_text(self.waiting_for))
         return "; ".join(parts)
@@ -183,17 +190,21 @@ def reason_text(
     open_deferrals: int = 0,
     stale_terminal: bool = False,
     problem: str | None = None,
+    reopened_from: str | None = None,
 ) -> str:
-    """The one-line reason of a RunBrowser row, from the ``runs`` table's columns (no fold at hand)."""
+    """The one-line reason of a RunBrowser row, from the ``runs`` table's columns (no fold at hand);
+    ``reopened_from`` is the terminal reason of a run the newest line reopened."""
     if status == "invalid":
         return problem or "the journal breaks the protocol (see its findings)"
     parts: list[str] = []
-    if terminal_message:
+    if reopened_from is not None and status == "open":
+        parts.append(f"{reopened_from}, then reopened: the runtime lists it open")
+    elif terminal_message:
         parts.append(terminal_message)
     if open_deferrals:
         parts.append(f"waiting for an answer to {open_deferrals} deferred call{'s' if open_deferrals != 1 else ''}")
     if pending_calls > open_deferrals:
-        parts.append(waiting_text("tools", pending_calls - open_deferrals))
+        parts.append(unanswered_text(pending_calls - open_deferrals, ended=status != "open"))
     if stale_terminal:
         parts.append("next turn in flight")
     if not parts and status == "open":

@@ -40,6 +40,18 @@ from journaltools.protocol.kinds import (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class AfterTerminal:
+    """Records follow a journal's last terminal: its seq, and the first record after it (its seq, its kind, and who
+    claimed the run when that record is a claim). The newest line then lists the run open again; the August build
+    still lists the terminal."""
+
+    terminal_seq: int
+    seq: int
+    kind: str
+    claimed_by: str | None
+
+
 @dataclass(slots=True)
 class FoldResult:
     """The fold of one journal: the runtime's state (None when there is no meta to fold from) and more."""
@@ -57,6 +69,8 @@ class FoldResult:
     #: For each message of ``state.messages``, the seq of the record it came from (a merged user message: the
     #: first record that made it; a results message: its first result), so a finding's seq names a message.
     message_seqs: list[int] = field(default_factory=list)
+    #: The last terminal and the first record after it, when records follow the last terminal.
+    after_terminal: AfterTerminal | None = None
 
     @property
     def messages(self) -> list[Message]:
@@ -392,6 +406,7 @@ class _Walk:
             stale_terminal=_stale_terminal(self.records),
             pending_calls=pending_calls,
             message_seqs=self.message_seqs if state is not None else [],
+            after_terminal=_after_terminal(self.records),
         )
 
 
@@ -422,6 +437,18 @@ def _pending_calls(state: RunState) -> list[PendingCall]:
     ]
 
 
+def _after_terminal(records: Sequence[Record]) -> AfterTerminal | None:
+    for index in range(len(records) - 1, -1, -1):
+        if records[index].kind == "terminal":
+            if index + 1 == len(records):
+                return None
+            following = records[index + 1]
+            claim = following.claim if following.kind == "claim" else None
+            kind = following.kind or "unknown"
+            return AfterTerminal(records[index].seq, following.seq, kind, claim.by if claim else None)
+    return None
+
+
 def _stale_terminal(records: Sequence[Record]) -> bool:
     """Whether a user or assistant record follows the last terminal."""
     for record in reversed(records):
@@ -433,4 +460,4 @@ def _stale_terminal(records: Sequence[Record]) -> bool:
     return False
 
 
-__all__ = ["ASSISTANT", "FoldResult", "PendingCall", "fold"]
+__all__ = ["ASSISTANT", "AfterTerminal", "FoldResult", "PendingCall", "fold"]

@@ -29,11 +29,37 @@ def attention_rank(status: str) -> int:
     return ATTENTION.index("completed")
 
 
+def reopening_text(result: FoldResult) -> str | None:
+    """``completed at seq 3, then reopened by worker-9 at seq 4`` (``suspended at seq 4, then answered at seq 5:
+    ready to resume``) for a run the newest line lists open again because records follow its last terminal; None
+    for any other run (the August build lists the terminal)."""
+    state, after = result.state, result.after_terminal
+    if state is None or after is None or state.terminal is None:
+        return None
+    if not (state.reopened and state.generation.reopens_after_terminal):
+        return None
+    ending = f"{state.terminal.reason} at seq {after.terminal_seq}"
+    if after.kind == "tool_result":  # the answer to a deferred call: what a suspended run waited for
+        return f"{ending}, then answered at seq {after.seq}: ready to resume"
+    if after.claimed_by is not None:
+        return f"{ending}, then reopened by {after.claimed_by} at seq {after.seq}"
+    what = f"a {after.kind} record" if after.kind != "unknown" else "a record of no known kind"
+    return f"{ending}, then reopened by {what} at seq {after.seq}"
+
+
+def unanswered_text(count: int, *, ended: bool) -> str:
+    """The calls of a turn in flight: what an open run waits for, what an ended run left behind (it waits for
+    nothing a reader can act on)."""
+    calls = f"{count} tool call{'s' if count != 1 else ''}"
+    return f"left {calls} unanswered" if ended else f"waiting for the results of {calls}"
+
+
 def why_stopped(result: FoldResult) -> str:
     """Why a folded run stopped, or what it waits for, in one line beside its status (so the status's word is
-    not said again): the first error of an invalid journal, the last terminal's message, the deferred calls it
-    waits on, the calls of a turn in flight, else the last stop reason. A run with no terminal and nothing in
-    flight says "no ending recorded": its process may have died long ago, so it is not called running."""
+    not said again): the first error of an invalid journal, the last terminal's message (or, for a run the
+    newest line reopened, that ending and who reopened it), the deferred calls it waits on, the calls of a turn
+    in flight, else the last stop reason. A run with no terminal and nothing in flight says "no ending recorded":
+    its process may have died long ago, so it is not called running."""
     if result.status == "invalid":
         error = next((finding for finding in result.findings if finding.severity == "error"), None)
         if error is None:
@@ -43,14 +69,18 @@ def why_stopped(result: FoldResult) -> str:
     state = result.state
     parts: list[str] = []
     terminal = state.terminal if state is not None else None
-    if terminal is not None and terminal.message and not result.stale_terminal:
+    reopened = reopening_text(result)
+    if reopened is not None:
+        parts.append(f"{reopened}: the runtime lists it open")
+    elif terminal is not None and terminal.message and not result.stale_terminal:
         parts.append(terminal.message)
+    ended = result.status != "open"
     deferred = sum(1 for call in result.pending_calls if call.deferred is not None)
     waiting = len(result.pending_calls) - deferred
     if deferred:
         parts.append(f"waiting for an answer to {deferred} deferred call{'s' if deferred != 1 else ''}")
     if waiting:
-        parts.append(f"waiting for the results of {waiting} tool call{'s' if waiting != 1 else ''}")
+        parts.append(unanswered_text(waiting, ended=ended))
     if result.stale_terminal:
         parts.append("a new turn follows the last terminal")
     if parts:

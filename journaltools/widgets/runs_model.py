@@ -288,6 +288,7 @@ class RunBrowserModel:
                         open_deferrals=int(item.get("open_deferrals") or 0),
                         stale_terminal=bool(item.get("stale_terminal")),
                         problem=problems.get(str(item["run"])),
+                        reopened_from=item.get("terminal_reason") if item.get("reopened") else None,
                     ),
                     caller=item.get("caller") or None,
                     segments=_int_or_none(item.get("segments")),

@@ -257,7 +257,8 @@ def test_show_says_which_build_wrote_the_run_and_dates_each_message(capsys: pyte
     assert main(["show", str(samples), "newest-memory-after-terminal"]) == 0
     newest = capsys.readouterr().out
     assert "written by the newest line (format version 1) · agent ops" in newest
-    assert "reopened: records follow the last terminal" in newest and newest.startswith("run newest-memory-after-")
+    assert "reopened: completed at seq " in newest and "then reopened by a memory_revisions record" in newest
+    assert newest.startswith("run newest-memory-after-")
     assert any(line.startswith("[seq 1] user  2026-11-29T") for line in newest.splitlines())
     assert main(["show", str(samples), "memory-after-terminal"]) == 0
     august = capsys.readouterr().out

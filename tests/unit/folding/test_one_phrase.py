@@ -1,0 +1,85 @@
+"""A run the newest line reopened (records after its last terminal) is said to be so, in the same words, by every
+face: ls, the run browser (from folds and from the tables), the conversation's banner, the offline report and
+show. No one-line face calls it "no ending recorded" or shows the old ending's message as if it still stood (the
+last process run, the one that reopened it, may still have no ending of its own). An ended run's
+unanswered calls are what it left, never what it waits for."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+import pytest
+
+import journaltools as jt
+from journaltools.cli import main
+from journaltools.exports.report import report_of_read
+from journaltools.exports.why import banner_for
+from journaltools.folding.phrases import reopening_text, why_stopped
+from journaltools.folding.run import fold_run
+from journaltools.sources.registry import open_source
+from journaltools.widgets.runs_model import RunBrowserModel, row_of_fold
+from tests.runstate_corpus import CORPUS, NEWEST_CORPUS
+
+FOLDERS = [CORPUS / "file", NEWEST_CORPUS / "file", NEWEST_CORPUS / "random", NEWEST_CORPUS / "version3"]
+
+
+def _faces(folder: Path) -> dict[str, dict[str, str]]:
+    """run → face → what that face says of the run's state, for every run of ``folder``."""
+    said: dict[str, dict[str, str]] = {}
+    table_rows = {row.run: row.reason for row in RunBrowserModel.from_tables(jt.load(folder, strict=False)).rows}
+    with open_source(folder) as source:
+        listing = {summary.run: summary.why or "" for summary in source.listing()}
+        for run in source.list_runs():
+            read = source.read_run(run, strict=False)
+            folded = fold_run(read)
+            result = folded.as_fold_result()
+            shown = io.StringIO()
+            with contextlib.redirect_stdout(shown):
+                main(["show", "--lenient", str(folder), run])
+            said[run] = {
+                "phrase": reopening_text(result) or "",
+                "ls": listing.get(run, ""),
+                "browser (folds)": row_of_fold(run, result).reason,
+                "browser (tables)": table_rows.get(run, ""),
+                "banner": banner_for(result).detail,
+                "report": report_of_read(read).html,
+                "show": shown.getvalue(),
+                "why": why_stopped(result),
+            }
+    return said
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=lambda folder: str(folder.relative_to(CORPUS)))
+def test_every_face_says_a_reopened_run_was_reopened(folder: Path) -> None:
+    reopened = 0
+    for run, faces in _faces(folder).items():
+        phrase = faces.pop("phrase")
+        if not phrase:
+            continue
+        reopened += 1
+        ending = phrase.split(" at seq ")[0]  # completed, suspended, error, budget ...
+        for face, text in faces.items():
+            if face == "browser (tables)":  # the table holds that it was reopened and from which ending, not by whom
+                assert f"{ending}, then reopened" in text, (run, face, text)
+            else:
+                assert phrase in text, (run, face, text)
+            if face not in ("report", "show"):  # whole documents: their process-run tables may say it of a run
+                assert "no ending recorded" not in text, (run, face)
+    if "newest" in str(folder) and "version3" not in str(folder):
+        assert reopened > 0
+    else:
+        assert reopened == 0  # the August build lists a run by its last terminal: it never reopens one
+
+
+def test_an_ended_run_left_its_calls_unanswered_and_waits_for_nothing() -> None:
+    for folder in FOLDERS:
+        with open_source(folder) as source:
+            for run in source.list_runs():
+                result = fold_run(source.read_run(run, strict=False)).as_fold_result()
+                calls = [call for call in result.pending_calls if call.deferred is None]
+                if result.status in ("open", "invalid") or not calls:
+                    continue
+                for text in (why_stopped(result), banner_for(result).detail):
+                    assert "waiting for the results" not in text and "unanswered" in text, (run, text)
