@@ -11,7 +11,7 @@ from datetime import datetime
 from journaltools.analyses.query import Call, CallFilter, compile_pattern, query_json, run_calls
 from journaltools.analyses.search import SearchFilter, SearchResult, search_listing, search_time
 from journaltools.analyses.stats import Statistics, StatisticsCost, statistics, statistics_cost
-from journaltools.cli._output import UsageError, _note, _say, print_table
+from journaltools.cli._output import UsageError, _note, _say, human_duration, print_table
 from journaltools.cli._sources import _is_source, _only_run, _open, _source_and_rest
 from journaltools.errors import InvalidPattern, InvalidSearch
 from journaltools.goencoding.json import go_utf8
@@ -53,26 +53,6 @@ def _august_note(command: str, records: Sequence[Record]) -> None:
     if missing:
         who = " (written by the August build, format version 3)" if meta.version == 3 else ""
         _note(command, f"info: the journal{who} records " + "; and ".join(missing))
-
-
-def human_duration(nanoseconds: int) -> str:
-    """A duration for a person: ``850ms``, ``3.7s``, ``2m05s``, ``3h12m``, ``3d01h``."""
-    if nanoseconds < 1_000_000:
-        return f"{nanoseconds / 1000:.0f}µs" if nanoseconds >= 1000 else f"{nanoseconds}ns"
-    if nanoseconds < 1_000_000_000:
-        return f"{nanoseconds / 1_000_000:.0f}ms"
-    seconds = nanoseconds / 1_000_000_000
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    whole = int(seconds)
-    minutes, second = divmod(whole, 60)
-    if minutes < 60:
-        return f"{minutes}m{second:02d}s"
-    hours, minute = divmod(minutes, 60)
-    if hours < 24:
-        return f"{hours}h{minute:02d}m"
-    days, hour = divmod(hours, 24)
-    return f"{days}d{hour:02d}h"
 
 
 # -- stats -------------------------------------------------------------------------------------------------------

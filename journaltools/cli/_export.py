@@ -6,7 +6,6 @@ import argparse
 
 from journaltools._base.oserrors import STDOUT
 from journaltools.cli._output import UsageError, _note
-from journaltools.cli._sources import _open
 
 EXPORT_HELP = (
     "write runs as OpenTelemetry traces (--otlp: OTLP JSON lines, one TracesData per run, the OpenTelemetry file "
@@ -42,6 +41,7 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from journaltools.cli._sources import _open  # the sources' code: not at --help
     from journaltools.exports.interchange import export
 
     if not args.otlp and not args.atif:

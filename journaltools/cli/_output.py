@@ -8,7 +8,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from journaltools._base.text import for_terminal
-from journaltools.errors import JournalWarning
 
 if TYPE_CHECKING:
     from journaltools.protocol.findings import Finding
@@ -130,6 +129,8 @@ def install_warning_format(prefix: str = "journaltools") -> None:
     (the format underneath stays the one found the first time)."""
     import warnings
 
+    from journaltools.errors import JournalWarning
+
     current = warnings.formatwarning
     original = getattr(current, "_journaltools_original", current)
 
@@ -142,3 +143,23 @@ def install_warning_format(prefix: str = "journaltools") -> None:
 
     formatwarning._journaltools_original = original  # type: ignore[attr-defined]
     warnings.formatwarning = formatwarning
+
+
+def human_duration(nanoseconds: int) -> str:
+    """A duration for a person: ``850ms``, ``3.7s``, ``2m05s``, ``3h12m``, ``3d01h``."""
+    if nanoseconds < 1_000_000:
+        return f"{nanoseconds / 1000:.0f}µs" if nanoseconds >= 1000 else f"{nanoseconds}ns"
+    if nanoseconds < 1_000_000_000:
+        return f"{nanoseconds / 1_000_000:.0f}ms"
+    seconds = nanoseconds / 1_000_000_000
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    whole = int(seconds)
+    minutes, second = divmod(whole, 60)
+    if minutes < 60:
+        return f"{minutes}m{second:02d}s"
+    hours, minute = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours}h{minute:02d}m"
+    days, hour = divmod(hours, 24)
+    return f"{days}d{hour:02d}h"

@@ -22,8 +22,7 @@ from journaltools.protocol.kinds import ZERO_TIME
 if TYPE_CHECKING:
     from journaltools.sources.base import RunRead
 from journaltools._base.readable import shown_part
-from journaltools.cli._analysis import human_duration
-from journaltools.cli._output import UsageError, _emit_json, _say, finding_json, print_table
+from journaltools.cli._output import UsageError, _emit_json, _say, finding_json, human_duration, print_table
 from journaltools.cli._sources import _only_run, _open, _source_and_optional_run
 
 # -- show --------------------------------------------------------------------------------------------------------
