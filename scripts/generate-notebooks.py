@@ -114,7 +114,7 @@ EXPLORE = [
     (
         "code",
         "resumed_run = max(model.rows, key=lambda row: row.segments or 0).run\n"
-        "resumed = ConversationView.from_fold(loader(resumed_run))\n"
+        "resumed = ConversationView.from_source(SAMPLES, resumed_run)  # with every time the records keep\n"
         "print([(s.index, s.claimed_by, s.ending) for s in resumed.model.segments])\n"
         "assert len(resumed.model.segments) > 1\nresumed",
     ),
@@ -146,7 +146,7 @@ POST_MORTEM = [
         "failed_run = runs[runs['status'] == 'error'].iloc[0]\n"
         "print(failed_run['run'], '—', failed_run['terminal_message'])\n"
         "_, loader = load_source(SAMPLES)\n"
-        "ConversationView.from_fold(loader(failed_run['run']))  # the banner says why",
+        "ConversationView.from_source(SAMPLES, failed_run['run'])  # the banner says why",
     ),
     (
         "code",
@@ -171,7 +171,7 @@ POST_MORTEM = [
         "    print(call.name, call.id, 'deferred' if call.deferred else 'not deferred',\n"
         "          call.deferred.note if call.deferred else '', call.deferred.handle if call.deferred else '')\n"
         "assert result.waiting_for == 'answer'\n"
-        "ConversationView.from_fold(result)",
+        "ConversationView.from_source(SAMPLES, waiting_run)",
     ),
     (
         "md",

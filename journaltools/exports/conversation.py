@@ -19,9 +19,19 @@ from __future__ import annotations
 import bisect
 import secrets
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from journaltools.exports.facts import Prices, RecordFacts, Tokens, check_prices, cost_text, duration_text, time_text
+from journaltools.exports.facts import (
+    Prices,
+    RecordFacts,
+    Tokens,
+    check_prices,
+    cost_text,
+    duration_text,
+    facts_of_read,
+    time_text,
+)
 from journaltools.exports.html import (
     DEFAULT_LIMIT,
     STATUS_TONES,
@@ -46,6 +56,7 @@ from journaltools.exports.messages import (
 )
 from journaltools.exports.why import NO_ENDING, Why, ending_text, finding_text
 from journaltools.folding import FoldResult, Segment
+from journaltools.folding.run import fold_run
 from journaltools.folding.state import COUNTER_NAMES
 from journaltools.protocol.findings import Finding
 
@@ -108,6 +119,26 @@ class ConversationModel:
             facts=facts,
             prices=check_prices(prices),
         )
+
+    @classmethod
+    def from_source(
+        cls,
+        source: str | Path,
+        run: str,
+        page_size: int = 50,
+        limit: int = DEFAULT_LIMIT,
+        prices: Prices | None = None,
+    ) -> ConversationModel:
+        """``run`` read from ``source`` (leniently) and folded, with every time its records and their store keep:
+        each message's, each turn's and call's duration, the last activity. ``from_fold`` has only what the fold
+        holds; give it ``facts=`` (``exports.facts.facts_of_read``) for the times."""
+        from journaltools.sources.registry import open_source
+
+        with open_source(source) as backend:
+            read = backend.read_run(run, strict=False)
+        folded = fold_run(read)
+        facts = facts_of_read(read, folded.facts())
+        return cls.from_fold(folded.as_fold_result(), page_size=page_size, limit=limit, facts=facts, prices=prices)
 
     @property
     def findings(self) -> list[str]:

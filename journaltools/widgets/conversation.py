@@ -7,6 +7,7 @@ one window of messages rendered at a time, and the rest of any value cut short, 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from journaltools.exports.conversation import ConversationModel, Target
@@ -92,6 +93,14 @@ class ConversationView:
         prices: Prices | None = None,
     ) -> ConversationView:
         return cls(ConversationModel.from_fold(result, page_size=page_size, status=status, facts=facts, prices=prices))
+
+    @classmethod
+    def from_source(
+        cls, source: str | Path, run: str, page_size: int = 50, prices: Prices | None = None
+    ) -> ConversationView:
+        """``run`` of ``source``, read and folded, with every time its records keep (see
+        ``ConversationModel.from_source``)."""
+        return cls(ConversationModel.from_source(source, run, page_size=page_size, prices=prices))
 
     @property
     def pager_text(self) -> str:

@@ -54,3 +54,13 @@ def test_a_call_answered_on_another_clock_takes_the_runtime_time_in_the_report()
         read = source.read_run(RESUMED_ON_ANOTHER_CLOCK, strict=False)
     html = report_of_read(read).html
     assert "took -" not in html and "took 3.0 s" in html
+
+
+def test_a_conversation_from_a_source_keeps_every_time_the_records_keep() -> None:
+    from journaltools.exports.conversation import ConversationModel
+
+    model = ConversationModel.from_source(NEWEST_CORPUS / "file", RESUMED_ON_ANOTHER_CLOCK)
+    assert model.facts is not None and model.facts.dated_by_records
+    assert model.facts.times and model.last_activity() is not None
+    html = model.to_html()
+    assert "took 3.0 s" in html and "own time, as the runtime dated it" in html
