@@ -12,7 +12,7 @@ from journaltools.analyses.query import Call, CallFilter, compile_pattern, query
 from journaltools.analyses.search import SearchFilter, SearchResult, search_listing, search_time
 from journaltools.analyses.stats import Statistics, StatisticsCost, statistics, statistics_cost
 from journaltools.cli._output import UsageError, _note, _say, human_duration, print_table
-from journaltools.cli._sources import _is_source, _only_run, _open, _source_and_rest
+from journaltools.cli._sources import _is_source, _only_run, _open, _source_and_rest, read_named
 from journaltools.errors import InvalidPattern, InvalidSearch
 from journaltools.goencoding.json import go_utf8
 from journaltools.protocol.kinds import Record
@@ -34,8 +34,8 @@ def _records(command: str, words: Sequence[str]) -> tuple[str, list[Record]]:
         return run, read.typed()
     source, (run,) = _source_and_rest(command, words, ["RUN"])
     with _open(source, command) as backend:
-        read = backend.read_run(run, strict=True)
-    return run, read.typed()
+        read = read_named(backend, run, strict=True)
+    return read.run, read.typed()
 
 
 def _august_note(command: str, records: Sequence[Record]) -> None:

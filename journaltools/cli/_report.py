@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from journaltools.cli._output import _note, _say
-from journaltools.cli._sources import _only_run, _open, _source_and_optional_run
+from journaltools.cli._sources import _open, _source_and_optional_run, read_named
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -15,7 +15,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     prices = read_prices(args.prices) if args.prices else None  # a wrong price file: bad usage, before any read
     source, run = _source_and_optional_run(args.targets)
     with _open(source, "report") as backend:
-        read = backend.read_run(run if run is not None else _only_run(backend), strict=args.strict)
+        read = read_named(backend, run, strict=args.strict)
         url = backend.url
     made = report_of_read(read, source=url, strict=args.strict, max_bytes=args.max_size, prices=prices)
     written = write_report(made, args.output)

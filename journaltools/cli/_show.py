@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from journaltools.sources.base import RunRead
 from journaltools._base.readable import shown_part
 from journaltools.cli._output import UsageError, _emit_json, _say, finding_json, human_duration, print_table
-from journaltools.cli._sources import _only_run, _open, _source_and_optional_run
+from journaltools.cli._sources import _open, _source_and_optional_run, read_named
 
 # -- show --------------------------------------------------------------------------------------------------------
 
@@ -134,7 +134,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     source, run = _source_and_optional_run(args.targets)
     strict = not args.lenient
     with _open(source, "show") as backend:
-        read = backend.read_run(run if run is not None else _only_run(backend), strict=strict)
+        read = read_named(backend, run, strict=strict)
     result = _fold_read(read, strict=strict)
     document = show_document(result, read.findings, refused=not read.complete)
     if args.anthropic:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from journaltools.sources.registry import open_source
 
 if TYPE_CHECKING:
-    from journaltools.sources.base import Backend
+    from journaltools.sources.base import Backend, RunRead
 from journaltools.cli._output import UsageError, _note
 
 # -- sources -----------------------------------------------------------------------------------------------------
@@ -60,6 +60,48 @@ def _only_run(backend: Backend) -> str:
     if len(runs) != 1:
         raise UsageError(f"{backend.url} holds {len(runs)} runs: name the one to show")
     return runs[0]
+
+
+#: How many candidates an ambiguous run name lists.
+CANDIDATES_SHOWN = 5
+
+
+def run_named(backend: Backend, name: str) -> str:
+    """The run ``name`` names in ``backend``: its whole id, a unique prefix of one, or the shortened form ``ls``
+    prints (its start and end around ``…``). An unknown name is ``RunNotFound``; an ambiguous one is bad usage
+    naming the candidates."""
+    from journaltools._base.readable import ELLIPSIS
+    from journaltools.errors import RunNotFound
+
+    runs = backend.list_runs()
+    if name in runs:
+        return name
+    head, cut, tail = name.partition(ELLIPSIS)
+    found = sorted(
+        run
+        for run in runs
+        if run.startswith(head) and (not cut or run.endswith(tail)) and len(run) > len(head) + len(tail)
+    )
+    if not found:
+        raise RunNotFound(name, backend.url)
+    if len(found) > 1:
+        shown = ", ".join(found[:CANDIDATES_SHOWN]) + (
+            f" and {len(found) - CANDIDATES_SHOWN} more" if len(found) > CANDIDATES_SHOWN else ""
+        )
+        raise UsageError(f"{name!r} names {len(found)} runs of {backend.url}: {shown}; give more of the id")
+    return found[0]
+
+
+def read_named(backend: Backend, name: str | None, *, strict: bool) -> RunRead:
+    """The run a command names (see ``run_named``), or the one run of a journal file when none is named."""
+    from journaltools.errors import InvalidRunId, RunNotFound
+
+    if name is None:
+        return backend.read_run(_only_run(backend), strict=strict)
+    try:
+        return backend.read_run(name, strict=strict)
+    except (RunNotFound, InvalidRunId):  # a prefix or a shortened id is no run's whole id: look it up
+        return backend.read_run(run_named(backend, name), strict=strict)
 
 
 def _source_and_optional_run(words: Sequence[str]) -> tuple[str, str | None]:

@@ -1,0 +1,34 @@
+"""A command names a run as a person has it at hand: its whole id, a unique prefix, or the shortened id ``ls``
+prints. An ambiguous name is bad usage listing the candidates; an unknown one is "no journal"."""
+
+from __future__ import annotations
+
+import pytest
+
+from journaltools._base.readable import shorten_middle
+from journaltools.cli import main
+from tests.runstate_corpus import NEWEST_CORPUS
+
+FOLDER = str(NEWEST_CORPUS / "file")
+RUN = "3MtgeOZqFVIqJF8VPxxiONwi44A"
+
+
+@pytest.mark.parametrize("name", [RUN, RUN[:7], shorten_middle(RUN, 20)], ids=["whole", "prefix", "shortened"])
+@pytest.mark.parametrize("command", [["show"], ["stats"], ["query", "--json"]])
+def test_a_run_is_found_by_its_id_a_unique_prefix_or_its_shortened_form(
+    command: list[str], name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([*command, FOLDER, name]) == 0
+    out = capsys.readouterr().out
+    assert RUN in out
+
+
+def test_an_ambiguous_prefix_is_bad_usage_naming_the_candidates(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["show", FOLDER, "3Mtge"]) == 2
+    err = capsys.readouterr().err
+    assert "names 29 runs" in err and RUN[:10] in err and "give more of the id" in err and len(err.splitlines()) == 1
+
+
+def test_an_unknown_name_is_no_journal(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["show", FOLDER, "nosuchrun"]) == 1
+    assert "no journal" in capsys.readouterr().err
