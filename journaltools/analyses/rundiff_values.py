@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 import msgspec
 
 from journaltools.folding.facts import CallFact, ResponseFact
+from journaltools.folding.phrases import ending_text, why_stopped
 from journaltools.folding.run import FoldedRun
 from journaltools.ops.gate import GateResult
 from journaltools.protocol.journal import StoredRecord
@@ -84,6 +85,16 @@ class DiffSide:
     def fingerprint(self) -> Fingerprint | None:
         state = self.folded.state
         return state.fingerprint if state is not None else None
+
+    @property
+    def ending(self) -> str:
+        """How the side ended, or what it waits for, in the words every face uses: a process run's ending, else
+        the run's status and why (``folding.phrases.why_stopped``)."""
+        if self.segment is not None:
+            segments = self.folded.result.segments
+            return ending_text(segments[self.segment].ending) if self.segment < len(segments) else "unknown"
+        result = self.folded.as_fold_result()
+        return f"{result.status}: {why_stopped(result)}"
 
     def to_json(self) -> dict[str, Any]:
         generation = self.folded.generation
@@ -205,10 +216,15 @@ class RunDiff:
         return [pair.b for pair in self.calls if pair.a is None and pair.b is not None]
 
     @property
+    def ending_differs(self) -> bool:
+        return self.a.ending != self.b.ending
+
+    @property
     def identical(self) -> bool:
         """Nothing the diff compares differs (the records may still differ in what it does not compare)."""
         return (
-            not self.fingerprint_changes
+            not self.ending_differs
+            and not self.fingerprint_changes
             and self.first_divergence is None
             and not any(pair.differs for pair in self.calls)
             and not any(turn.text_differs or _tokens_differ(turn) or None in (turn.a, turn.b) for turn in self.turns)
@@ -221,6 +237,7 @@ class RunDiff:
             "b": self.b.to_json(),
             "same_records": self.same_records,
             "identical": self.identical,
+            "ending": {"a": self.a.ending, "b": self.b.ending, "changed": self.ending_differs},
             "fingerprint": {
                 "changed": [change.field for change in self.fingerprint_changes],
                 "fields": [change.to_json() for change in self.fingerprint],
@@ -310,6 +327,11 @@ def _text_lines(result: RunDiff) -> list[str]:
         lines.append("records: the same, byte for byte")
     elif result.identical:
         lines.append("records: differ, but nothing compared differs")
+    if result.ending_differs:
+        lines.append(f"ending: A {result.a.ending}")
+        lines.append(f"        B {result.b.ending}")
+    else:
+        lines.append(f"ending: the same ({result.a.ending})")
     changes = result.fingerprint_changes
     if not changes:
         lines.append("fingerprint: the same")

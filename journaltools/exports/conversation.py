@@ -54,8 +54,9 @@ from journaltools.exports.messages import (
     message_views,
     pending_view,
 )
-from journaltools.exports.why import NO_ENDING, Why, ending_text, finding_text
+from journaltools.exports.why import Why, finding_text
 from journaltools.folding import FoldResult, Segment
+from journaltools.folding.phrases import NO_ENDING, ending_text
 from journaltools.folding.run import fold_run
 from journaltools.folding.state import COUNTER_NAMES
 from journaltools.protocol.findings import Finding

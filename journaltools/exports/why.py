@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from journaltools.exports.html import Banner, Tone
 from journaltools.folding import FoldResult, PendingCall
-from journaltools.folding.phrases import reopening_text, unanswered_text
+from journaltools.folding.phrases import NO_ENDING, reopening_text, unanswered_text
 from journaltools.protocol.findings import Finding
 
 _TITLES: dict[str, str] = {
@@ -36,17 +36,6 @@ _TONES: dict[str, Tone] = {
     "max_iterations": "warn",
     "invalid": "error",
 }
-
-
-#: A journal (or a process run) that stops without a terminal: said as a post-mortem reads it, never "running"
-#: (the process may have died months ago; only a time can say when it was last heard from).
-NO_ENDING = "no ending recorded"
-
-
-def ending_text(ending: str) -> str:
-    """A process run's ending in words: a terminal reason, ``crashed``, or ``no ending recorded`` for the last
-    process run of a journal with no terminal (the fold's ``running``)."""
-    return NO_ENDING if ending == "running" else ending
 
 
 def title_of(status: str) -> str:

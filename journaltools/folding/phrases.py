@@ -20,6 +20,17 @@ if TYPE_CHECKING:
 ATTENTION: Final = ("invalid", "error", "open", "suspended", "budget", "max_iterations", "completed")
 
 
+#: A journal (or a process run) that stops without a terminal: said as a post-mortem reads it, never "running"
+#: (the process may have died months ago; only a time can say when it was last heard from).
+NO_ENDING = "no ending recorded"
+
+
+def ending_text(ending: str) -> str:
+    """A process run's ending in words: a terminal reason, ``crashed``, or ``no ending recorded`` for the last
+    process run of a journal with no terminal (the fold's ``running``)."""
+    return NO_ENDING if ending == "running" else ending
+
+
 def attention_rank(status: str) -> int:
     """``status``'s place in ``ATTENTION`` (an unknown terminal reason sorts after ``max_iterations``, before
     ``completed``: it ended, but not as planned)."""

@@ -245,6 +245,14 @@ class DiffTimes(_Document):
     why_not: str | None
 
 
+class DiffEnding(_Document):
+    """How each side ended, or what it waits for, in the words every face uses."""
+
+    a: str = Field(description="side A's ending: a process run's, else the run's status and why")
+    b: str = Field(description="side B's ending")
+    changed: bool = Field(description="the two endings differ")
+
+
 class DiffDocument(_Document):
     """``diff --json``: two runs, or two process runs of one, aligned by iteration and tool_use_id."""
 
@@ -254,6 +262,7 @@ class DiffDocument(_Document):
     b: DiffSide
     same_records: bool = Field(description="both scopes hold the same records, byte for byte")
     identical: bool = Field(description="nothing compared differs")
+    ending: DiffEnding
     fingerprint: DiffFingerprint
     first_divergence: DiffCallPair | None
     turns: list[DiffTurn]

@@ -171,3 +171,20 @@ def test_process_runs_of_a_run_and_its_copy_across_sources(tmp_path: Path, capsy
     assert document["a"]["source"] != document["b"]["source"]
     assert main(["diff", str(SAMPLES), run, str(copy), run, "--segments", "0", "1"]) == 0
     assert "records: the same" not in capsys.readouterr().out
+
+
+def test_two_runs_that_ended_differently_differ_in_their_ending() -> None:
+    # A budget run against a max_iterations run: the diff said "nothing compared differs".
+    import journaltools as jt
+    from tests.runstate_corpus import NEWEST_CORPUS
+
+    result = jt.diff(NEWEST_CORPUS / "file", "3MtgeRMIkUXErFFpkcJexCl6W7H", "3MtgeRNFbeD9vpZi24hXbYqmwFz")
+    assert result.ending_differs and not result.identical
+    endings = (result.a.ending, result.b.ending)
+    assert {ending.split(":")[0] for ending in endings} == {"budget", "max_iterations"}
+    document = result.to_json()
+    assert document["ending"] == {"a": endings[0], "b": endings[1], "changed": True}
+    text = "\n".join(result.text_lines())
+    assert "ending: A " in text and "nothing compared differs" not in text
+    same = jt.diff(NEWEST_CORPUS / "file", "3MtgeRMIkUXErFFpkcJexCl6W7H", "3MtgeRMIkUXErFFpkcJexCl6W7H")
+    assert not same.ending_differs and "ending: the same (budget" in "\n".join(same.text_lines())
