@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
@@ -25,22 +26,22 @@ from journaltools.cli._output import (
     _say,
     _text,
     finding_json,
+    fitted_columns,
     print_table,
+    utc_milliseconds,
 )
 from journaltools.cli._show import _compact, _fold_read
 from journaltools.cli._sources import _default_source, _open, _source_and_rest
 
 # -- ls ----------------------------------------------------------------------------------------------------------
 
-#: ``prompt`` is cut to this many characters in the table; ``--json`` carries it whole.
-PROMPT_SHOWN = 40
 
-
-def _shortened(text: str | None, limit: int) -> str | None:
+def _shortened(text: str | None, limit: int | None = None) -> str | None:
+    """``text`` on one line (its runs of white space one space), cut to ``limit`` characters when given."""
     if text is None:
         return None
     flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+    return flat if limit is None or len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def _listing_rows(sources: Sequence[str]) -> Iterator[dict[str, Any]]:
@@ -99,28 +100,37 @@ def cmd_ls(args: argparse.Namespace) -> int:
         _emit_json_array(rows)
         return 0
     listed = list(rows)  # the table's column widths need every row
+    columns = ["run", "status", "why", "created", "updated", "last_seq", "records", "model", "prompt"]
+    columns += ["source"] if several else []
     shown = [
         {
             **row,
-            "run": shorten_middle(row["run"], RUN_SHOWN),
-            "why": _shortened(row.get("why"), WHY_SHOWN),
-            "prompt": _shortened(row["prompt"], PROMPT_SHOWN),
+            "run": row["run"] if args.wide else shorten_middle(row["run"], RUN_SHOWN),
+            "created": utc_milliseconds(row.get("created")),
+            "updated": utc_milliseconds(row.get("updated")),
+            "why": _shortened(row.get("why")),
+            "prompt": _shortened(row.get("prompt")),
         }
         for row in listed
     ]
-    columns = ["run", "status", "why", "created", "updated", "last_seq", "records", "model", "prompt"]
-    print_table(
-        shown, [*columns, *(["source"] if several else [])], wide=["prompt", "source"], labels={"why": "why it stopped"}
-    )
+    width = None if args.wide else shutil.get_terminal_size((TABLE_WIDTH, 24)).columns
+    columns, cuts = fitted_columns(shown, columns, width, flexible=LS_FLEXIBLE, droppable=LS_DROPPABLE)
+    shown = [{**row, **{key: _shortened(row.get(key), limit) for key, limit in cuts.items()}} for row in shown]
+    wide = columns if args.wide else ["why", "prompt", "source"]  # cut only where fitted_columns said
+    print_table(shown, columns, wide=wide, labels={"why": "why it stopped"})
     return 0
 
 
 # -- ls: filters and orders (what a triage asks for: the failed runs of the last hour, worst first) ----------------
 
-#: A run id longer than this is shortened in its middle in the table (``--json`` carries it whole).
+#: A run id longer than this is shortened in its middle in the table (``--json`` and ``--wide`` carry it whole).
 RUN_SHOWN = 28
-#: "why it stopped" is cut to this many characters in the table; ``--json`` carries it whole.
-WHY_SHOWN = 48
+#: The table's width off a terminal (a pipe, a file): on a terminal, the terminal's.
+TABLE_WIDTH = 120
+#: The columns that give way first when the table is wider than the terminal, each down to this many characters.
+LS_FLEXIBLE = {"prompt": 24, "why": 40, "source": 30}
+#: Then the columns left out, in this order, until the table fits.
+LS_DROPPABLE = ("records", "last_seq", "updated", "model", "prompt", "source")
 
 
 def _activity(row: dict[str, Any]) -> datetime | None:

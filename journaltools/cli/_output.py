@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from journaltools._base.text import for_terminal
@@ -163,3 +163,48 @@ def human_duration(nanoseconds: int) -> str:
         return f"{hours}h{minute:02d}m"
     days, hour = divmod(hours, 24)
     return f"{days}d{hour:02d}h"
+
+
+def utc_milliseconds(value: Any) -> str | None:
+    """A time as a person reads it in a table: UTC, to the millisecond (``2026-08-21T07:14:03.512Z``), whatever
+    offset and precision the journal or the store wrote (``--json`` keeps those)."""
+    if value is None or value == "":
+        return None
+    from journaltools.goencoding.time import go_time
+
+    moment = value if isinstance(value, datetime) else go_time(str(value))
+    if moment is None:
+        return str(value)
+    aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    return aware.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def fitted_columns(
+    rows: Sequence[dict[str, Any]],
+    columns: Sequence[str],
+    width: int | None,
+    *,
+    flexible: dict[str, int],
+    droppable: Sequence[str],
+) -> tuple[list[str], dict[str, int]]:
+    """Which columns a table of ``rows`` keeps, and how far each flexible one is cut, to fit ``width`` characters
+    (None: everything, whole): the flexible columns give way first, down to their least, then the droppable ones
+    are left out in order. What cannot fit by then is printed as it is."""
+    kept = list(columns)
+    natural = {column: max([len(column)] + [len(_text(row.get(column))) for row in rows]) for column in columns}
+    cuts: dict[str, int] = {}
+    if width is None:
+        return kept, cuts
+
+    def total() -> int:
+        return sum(min(natural[column], cuts.get(column, natural[column])) for column in kept) + 2 * (len(kept) - 1)
+
+    for column, least in flexible.items():
+        if column in kept and total() > width:
+            cuts[column] = max(least, natural[column] - (total() - width))
+    for column in droppable:
+        if total() <= width:
+            break
+        if column in kept:
+            kept.remove(column)
+    return kept, {column: limit for column, limit in cuts.items() if column in kept and limit < natural[column]}

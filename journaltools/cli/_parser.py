@@ -161,6 +161,12 @@ def build_parser() -> argparse.ArgumentParser:
         "max_iterations, completed), created and updated newest first, last_seq and records biggest first, "
         "run A to Z (default: the listing's own order)",
     )
+    ls.add_argument(
+        "--wide",
+        action="store_true",
+        help="whole run ids, reasons and prompts, whatever the width (the table fits the terminal, or 120 columns "
+        "off a terminal)",
+    )
     ls.set_defaults(handler=_command("cmd_ls"))
 
     show = command(

@@ -424,7 +424,10 @@ def test_ls_says_why_each_run_stopped_and_shortens_long_ids_in_the_middle(capsys
     assert "WHY IT STOPPED" in header
     error_line = next(line for line in lines if line.startswith(TERMINAL_ERROR))
     why = next(row["why"] for row in ls_json(capsys) if row["run"] == TERMINAL_ERROR)
-    assert "529 Overloaded" in why and why[:40] in error_line
+    assert "529 Overloaded" in why and why[:30] in error_line
+    assert all(len(line) <= 120 for line in out.splitlines())  # off a terminal the table fits 120 columns
+    code, wide, _ = run_cli(capsys, "ls", str(FILES), "--wide")
+    assert code == 0 and why in wide and SERVED in wide  # --wide: every id and reason whole
     deferred = next(line for line in lines if line.startswith(DEFERRED_WAITING))
     assert "waiting for an answer to 1 deferred call" in deferred
     assert SERVED not in out  # 64 hex characters: both ends on the terminal, the whole id in --json
