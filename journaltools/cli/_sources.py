@@ -23,11 +23,22 @@ def _default_source() -> str:
 
 
 def _open(url: str, command: str, *, create: bool = False) -> Backend:
-    """``open_source``, saying so when ``embedded`` is a throwaway server that lives only for this command."""
+    """``open_source``, saying so when ``embedded`` is a throwaway server that lives only for this command, and
+    saying where it looked when no source was named and the runtime's own directory is not there."""
+    from journaltools.errors import SourceError
+
     if url == "embedded":
         what = "the data ends with this command" if create else "it starts empty in every command"
         _note(command, f"warning: 'embedded' is a throwaway server: {what}; use embedded:DIR to keep the data in DIR")
-    return open_source(url, create=create)
+    try:
+        return open_source(url, create=create)
+    except SourceError as error:
+        if url != _default_source() or os.path.exists(url):
+            raise
+        raise SourceError(
+            f"no SOURCE given, so the runtime's own directory was read, and {url} does not exist: name a source (a "
+            "directory of journals, a journal file, nats://host:port/STREAM) or set XDG_STATE_HOME"
+        ) from error
 
 
 def _is_source(text: str) -> bool:

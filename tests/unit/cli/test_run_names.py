@@ -3,6 +3,8 @@ prints. An ambiguous name is bad usage listing the candidates; an unknown one is
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from journaltools._base.readable import shorten_middle
@@ -32,3 +34,12 @@ def test_an_ambiguous_prefix_is_bad_usage_naming_the_candidates(capsys: pytest.C
 def test_an_unknown_name_is_no_journal(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["show", FOLDER, "nosuchrun"]) == 1
     assert "no journal" in capsys.readouterr().err
+
+
+def test_with_no_source_and_no_runtime_directory_it_says_where_it_looked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    assert main(["ls"]) == 1
+    err = capsys.readouterr().err
+    assert "no SOURCE given, so the runtime's own directory was read" in err and str(tmp_path) in err
