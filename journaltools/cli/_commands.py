@@ -118,7 +118,31 @@ def cmd_ls(args: argparse.Namespace) -> int:
     shown = [{**row, **{key: _shortened(row.get(key), limit) for key, limit in cuts.items()}} for row in shown]
     wide = columns if args.wide else ["why", "prompt", "source"]  # cut only where fitted_columns said
     print_table(shown, columns, wide=wide, labels={"why": "why it stopped"})
+    for note in _file_time_notes(listed, args):
+        _note("ls", note)
     return 0
+
+
+def _file_time_notes(rows: Sequence[dict[str, Any]], args: argparse.Namespace) -> list[str]:
+    """What a reader must know when ``updated`` is a file's modification time: which runs it is, that a directory
+    whose file times are all one looks copied, and which filters or orders went by it."""
+    by_file = [row for row in rows if row.get("updated_from") == "file"]
+    if not by_file:
+        return []
+    notes = [
+        f"updated: for {len(by_file)} run(s) whose journals date no record (the August build), 'updated' is the "
+        "file's modification time, not a time the runtime journaled"
+    ]
+    seconds = {str(row.get("updated"))[:19] for row in by_file}
+    if len(by_file) > 1 and len(seconds) == 1:
+        notes.append(
+            f"updated: all {len(by_file)} file times are the same second: the directory looks copied, so they say "
+            "when it was copied, not when the runs ran"
+        )
+    used = [flag for flag, given in (("--since", args.since), ("--sort updated", args.sort == "updated")) if given]
+    if used:
+        notes.append(f"{' and '.join(used)} went by those file times for those runs")
+    return notes
 
 
 # -- ls: filters and orders (what a triage asks for: the failed runs of the last hour, worst first) ----------------

@@ -36,6 +36,10 @@ class ListingRow(_Document):
         description="RFC 3339: a newest journal's last record's own time, else the file's modification time or the "
         "last message's time"
     )
+    updated_from: Literal["record", "file", "message"] | None = Field(
+        description="what updated is: the last record's own time, the file's modification time (a copied directory "
+        "moves it), or the last message's time"
+    )
     model: str | None
     prompt: str | None = Field(description="the run's prompt, whole")
     last_seq: int

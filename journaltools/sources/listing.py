@@ -103,12 +103,23 @@ class RunSummary:
     #: Why the run stopped or what it waits for, in one line (``ls`` shows it); None where the rule cannot say.
     why: str | None = None
 
+    @property
+    def updated_from(self) -> str | None:
+        """What ``updated`` is: a record's own time (``record``, the newest line dates each), else the store's: the
+        file's modification time (``file``: a copy of a directory moves it) or the last message's time (``message``)."""
+        if self.updated_text:
+            return "record"
+        if self.updated is None:
+            return None
+        return "file" if self.rule == "file" else "message"
+
     def to_json(self) -> dict[str, Any]:
         return {
             "run": self.run,
             "status": self.status,
             "created": self.created,
             "updated": self.updated_text or _iso(self.updated),
+            "updated_from": self.updated_from,
             "model": self.model,
             "prompt": self.prompt,
             "last_seq": self.last_seq,

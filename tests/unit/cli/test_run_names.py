@@ -43,3 +43,28 @@ def test_with_no_source_and_no_runtime_directory_it_says_where_it_looked(
     assert main(["ls"]) == 1
     err = capsys.readouterr().err
     assert "no SOURCE given, so the runtime's own directory was read" in err and str(tmp_path) in err
+
+
+def test_ls_says_when_updated_is_a_file_time_and_when_a_directory_looks_copied(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+    import os
+    import shutil
+
+    from tests.runstate_corpus import CORPUS
+
+    copied = tmp_path / "runs"
+    shutil.copytree(CORPUS / "file", copied)
+    for journal in copied.iterdir():
+        os.utime(journal, (1_800_000_000, 1_800_000_000))  # one copy time for every file
+    assert main(["ls", str(copied), "--since", "2h"]) == 0
+    err = capsys.readouterr().err
+    assert "'updated' is the file's modification time" in err
+    assert "the directory looks copied" in err and "--since went by those file times" in err
+    assert main(["ls", str(copied), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {row["updated_from"] for row in rows if row["generation"] == "august"} == {"file"}
+    assert main(["ls", FOLDER, "--json"]) == 0
+    newest = json.loads(capsys.readouterr().out)
+    assert "record" in {row["updated_from"] for row in newest}
