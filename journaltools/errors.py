@@ -149,7 +149,7 @@ class ReadOnlySource(SourceError):
 
 
 class StorageError(SourceError):
-    """An operating-system failure on a local path, made one line by ``backends.oserrors.storage_error``.
+    """An operating-system failure on a local path, made one line by ``_base.oserrors.storage_error``.
 
     ``errno`` is the OS error number (None where the failure has none), ``path`` the file or directory.
     """
@@ -367,7 +367,7 @@ class CASRetryLimit(TurnJournalError):
 
 class TurnNotResumable(JournalError):
     """Recovery may not resume this record's model or tool execution by itself. ``plan`` is the
-    ``turnjournal.recovery.ResumePlan`` that says why."""
+    ``stores.turns.recovery.ResumePlan`` that says why."""
 
     def __init__(self, plan: Any, task_id: str, workspace_id: str, revision: int, why: str) -> None:
         self.plan = plan

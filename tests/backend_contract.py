@@ -1,4 +1,5 @@
-"""One suite both backends must pass (tests/test_backend_contract.py runs it over files and a real nats-server).
+"""One suite both backends must pass (tests/integration/test_backend_contract.py runs it over files and a real
+nats-server).
 
 The contract of ``journaltools.sources.base``: create writes meta at seq 1 and refuses an existing run; resume
 continues from the last stored seq; CheckAppend skips a duplicate seq without writing and refuses a gap; bytes

@@ -1,4 +1,4 @@
-"""Test helpers over ``journaltools.testing.generate.JournalBuilder``: real-format journals in a line or two.
+"""Test helpers over ``journaltools.samples.builder.JournalBuilder``: real-format journals in a line or two.
 
 ``journal()`` starts a run with a meta record (fixed times, the samples' fingerprint); the builder's methods
 append the other nine kinds. The damage helpers turn a journal's bytes into what a crash, the Go backend's

@@ -23,7 +23,7 @@ _CANCEL_WAIT = 10.0
 
 _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
-_log = logging.getLogger("journaltools._base.aio")
+_log = logging.getLogger("journaltools.aio")
 
 
 def quiet_exception_handler(loop: asyncio.AbstractEventLoop, context: dict[str, object]) -> None:
@@ -31,7 +31,8 @@ def quiet_exception_handler(loop: asyncio.AbstractEventLoop, context: dict[str, 
     call that awaits it, as one line; what ends up here is what nats-py's background tasks leave behind when a
     link drops mid-message (a task's exception never retrieved, a transport's error), which asyncio's default
     handler prints as a traceback on stderr, after the command has given its answer. Kept at debug level on the
-    ``journaltools._base.aio`` logger, for whoever configures logging to see it."""
+    ``journaltools.aio`` logger (the name it had before this module moved into ``_base``, kept for the logging
+    configurations that name it), for whoever configures logging to see it."""
     exc = context.get("exception")
     _log.debug(
         "on the journaltools loop: %s", context.get("message"), exc_info=exc if isinstance(exc, BaseException) else None

@@ -1,6 +1,6 @@
 """The one place local file operations' ``OSError`` becomes a journaltools error (``StorageError``).
 
-The file backend, the readers of ``backends.scan``, the table loader's reads, the samples and the Parquet
+The file backend, the readers of ``sources.scan``, the table loader's reads, the samples and the Parquet
 audit all route an ``OSError`` through ``storage_error``, so a disk that is full, a read-only filesystem, a
 permission or a FIFO where a journal should be reads the same everywhere: one line naming the path, what
 was being done, what went wrong and what to do about it.

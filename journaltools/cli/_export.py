@@ -1,4 +1,5 @@
-"""``journaltools export``: runs as OpenTelemetry traces (OTLP JSON lines) and ATIF trajectories (``export.py``)."""
+"""``journaltools export``: runs as OpenTelemetry traces (OTLP JSON lines) and ATIF trajectories
+(``exports/interchange.py``)."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ from journaltools.cli._options import (
 )
 from journaltools.models import INPUT_NAMES, OUTPUT_NAMES
 
-#: ``search --status`` values, as the runtime's search takes them (``analysis`` checks them; a test holds both).
+#: ``search --status`` values, as the runtime's search takes them (``analyses.search`` checks them; a test holds both).
 SEARCH_STATUSES: Final = ("open", "completed", "suspended", "error", "budget", "max_iterations")
 
 #: ``ls --sort`` keys, in the order ``--help`` gives them (``_commands`` orders by them; a test holds the two equal).

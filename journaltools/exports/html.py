@@ -208,7 +208,7 @@ def markdown_text(
     label: str = "",
     budget: RenderBudget | None = None,
 ) -> str:
-    """``text`` rendered as Markdown in the proportional content font (safely: see ``_markdown``), clamped
+    """``text`` rendered as Markdown in the proportional content font (safely: see ``markdown``), clamped
     in place when long (prose gets twice the lines of a code value). Code blocks and inline code stay
     monospace. At most ``SENT_CHARS`` is rendered; once ``budget`` is spent the text is shown plain."""
     shown, note = sent_part(text, values, label)

@@ -32,7 +32,7 @@ SERVICE_NAME: Final = "fisk-ai"
 
 #: The instrumentation scope every exported trace names: the export module's first name, kept when it moved so
 #: that a viewer's filters on it stay true.
-SCOPE_NAME: Final = "journaltools.exports.interchange"
+SCOPE_NAME: Final = "journaltools.export"
 
 _SPAN_KIND_INTERNAL: Final = 1
 

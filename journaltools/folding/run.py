@@ -25,7 +25,7 @@ from journaltools.protocol.journal import HoldsRecord, typed_records
 
 
 class ReadLike(Protocol):
-    """A journal as a backend read it (``backends.base.RunRead`` and the tables' reads are such)."""
+    """A journal as a backend read it (``sources.base.RunRead`` and the tables' reads are such)."""
 
     @property
     def run(self) -> str: ...

@@ -1,6 +1,6 @@
 """Go's ``encoding/json``, written once for every reader and writer of Go-written JSON in journaltools: the fisk-ai
-run journal's exact reader (``protocol.goreader``), the task store (``tasks``) and the agent-harness-go turn
-checkpoints (``turnjournal``). Each rule lives here once; the callers keep only their record shapes.
+run journal's exact reader (``protocol.goreader``), the task store (``stores.tasks``) and the agent-harness-go turn
+checkpoints (``stores.turns``). Each rule lives here once; the callers keep only their record shapes.
 
 - syntax (``tokenize``): Go's scanner, checked over the whole input before anything is decoded; only space,
   tab, newline and carriage return between tokens, no control bytes in strings, at most 10,000 open
@@ -9,13 +9,13 @@ checkpoints (``turnjournal``). Each rule lives here once; the callers keep only 
   escape that is not half of a valid pair becomes U+FFFD;
 - numbers (``parse_go_integer``): ``strconv.ParseInt``/``ParseUint`` on a number token;
 - keys (``fold_key``): ``strings.EqualFold`` against lowercase ASCII field names;
-- a parse tree (``parse_value``, ``parse_single``) with every value's byte span and every key of an object in
-  order, duplicates included, and small combinators decoding it into Go structs (``go_struct``...);
-- writing: the HTML-safe escapes (``html_escape``), ``json.Compact`` (``compact``), ``Marshal`` of a string
-  (``go_string``) and of a ``json.RawMessage`` (``marshal_raw``), ``MarshalIndent`` (``indent``);
+- in ``json_values``: a parse tree (``parse_value``, ``parse_single``) with every value's byte span and every key
+  of an object in order, duplicates included, and small combinators decoding it into Go structs (``go_struct``...);
+- in ``json_values``, writing: the HTML-safe escapes (``html_escape``), ``json.Compact`` (``compact``), ``Marshal``
+  of a string (``go_string``) and of a ``json.RawMessage`` (``marshal_raw``), ``MarshalIndent`` (``indent``);
 - ``[]byte`` fields: ``base64.StdEncoding`` as Go decodes it (``go_base64``).
 
-Go's ``time.Time`` text is ``protocol.times``'.
+Go's ``time.Time`` text is ``goencoding.time``'.
 """
 
 from __future__ import annotations

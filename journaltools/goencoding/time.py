@@ -272,7 +272,7 @@ def parse_go_time(text: str) -> GoTime:
 
 
 def go_time_field(data: bytes, node: Node, current: Any) -> Any:
-    """A ``time.Time`` struct field (``protocol.gojson.go_struct``): ``null`` keeps the earlier value."""
+    """A ``time.Time`` struct field (``goencoding.json_values.go_struct``): ``null`` keeps the earlier value."""
     if node.kind == "null":
         return current
     if node.kind != "string":

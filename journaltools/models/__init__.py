@@ -6,9 +6,10 @@ options of a ``nats://`` source (``nats-source``) and a price table (``--prices`
 one is refused with the journaltools error of that input, in one line naming the field and the reason, the same line
 in Python and on the command line.
 
-Outputs (``journaltools.models.outputs``) describe the ``--json`` documents of ``ls``, ``show``, ``audit``,
-``compare``, ``gate``, ``migrate``, ``answer``, ``stats``, ``query`` and ``search``. The commands' own code stays
-the producer (their bytes keep the journal's spelling of raw JSON); the models only describe and check them.
+Outputs (``journaltools.models.outputs``, and ``analysis_documents`` for the analyses, registered by command in
+``documents``) describe the ``--json`` documents of ``ls``, ``show``, ``audit``, ``compare``, ``gate``, ``migrate``,
+``answer``, ``stats``, ``query`` and ``search``. The commands' own code stays the producer (their bytes keep the
+journal's spelling of raw JSON); the models only describe and check them.
 
 This module never imports pydantic: the names below are plain data, so the command line can offer them in its
 ``--help`` while ``import journaltools`` and ``load()`` never pay for pydantic. The schema functions import the

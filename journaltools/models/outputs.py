@@ -6,7 +6,7 @@ block) keeps its exact spelling there, so nothing is re-encoded through these mo
 every document the command line prints on the real corpora to them, with no key left undescribed.
 
 Every document may gain keys (docs/interfaces.md: "more may be added"), so none of the models refuses a key it
-does not know; ``OPEN_DOCUMENTS`` is the one switch for that.
+does not know; ``OPEN_DOCUMENTS`` (``document_base``) is the one switch for that.
 """
 
 from __future__ import annotations

@@ -3,11 +3,11 @@
 msgspec already writes what Go writes for these structs: fields in declaration order, omitted zero values,
 ``\\n \\r \\t \\b \\f`` short escapes, other control bytes as lowercase ``\\u00xx``, everything else raw
 UTF-8, bytes as padded standard base64, raw JSON fields verbatim. Go additionally escapes ``<``, ``>``,
-``&``, U+2028 and U+2029 everywhere, raw JSON included (``protocol.gojson.html_escape``). Map keys are
+``&``, U+2028 and U+2029 everywhere, raw JSON included (``goencoding.json_values.html_escape``). Map keys are
 written sorted, as Go sorts them (code point order equals UTF-8 byte order).
 
 A raw JSON field must already be compact: the Go encoder compacts ``json.RawMessage`` when it writes one,
-so a value built from outside (a tool input, a provider block) goes through ``protocol.gojson.marshal_raw``
+so a value built from outside (a tool input, a provider block) goes through ``goencoding.json_values.marshal_raw``
 first.
 """
 

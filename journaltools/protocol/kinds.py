@@ -13,7 +13,7 @@ required; one it omits when zero (omitempty) has a zero default. That one declar
 structs by the Go decoder's rules) and encoding (``protocol.encode`` gives the Go encoder's bytes).
 
 Times are kept as the text Go would write for them (RFC 3339 with up to nine fraction digits), since a
-Python datetime holds microseconds only; ``protocol.times`` parses them when a caller needs a datetime.
+Python datetime holds microseconds only; ``goencoding.time`` parses them when a caller needs a datetime.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The stories the bundled samples tell, for both generations: each a run the runtime could have written (a
 completed run with tools, a run waiting on a deferred call, a torn tail, a refused journal, ...), built record by
-record with ``testing.builder`` and, where the story needs it, damaged line by line afterwards."""
+record with ``samples.builder`` and, where the story needs it, damaged line by line afterwards."""
 
 from __future__ import annotations
 

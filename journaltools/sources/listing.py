@@ -49,7 +49,7 @@ TURN_KINDS = frozenset({"user", "assistant"})
 
 
 class StoredLike(Protocol):
-    """One stored record as a backend returns it (``backends.base.StoredRecord``)."""
+    """One stored record as a backend returns it (``sources.base.StoredRecord``)."""
 
     @property
     def record(self) -> Record: ...

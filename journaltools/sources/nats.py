@@ -1,6 +1,6 @@
 """Reaching a NATS server: ``nats://`` URLs, connection options, connecting, and what NATS errors mean.
 
-Everything that speaks to NATS goes through here: the journal backend (``backends.jetstream``), the task store
+Everything that speaks to NATS goes through here: the journal backend (``sources.jetstream``), the task store
 and the turn-checkpoint store on key-value buckets (``natskv``). A URL is parsed once into a
 ``JetStreamLocation``, credentials never reach a message (``JetStreamLocation.display_url``), and nats-py's
 exceptions are mapped in one place: ``classify_nats_error`` for requests (slot taken, transient, fatal) and

@@ -7,8 +7,8 @@ One loader for every source (the runtime's default directory when none is given,
     tables.runs, tables.findings                   # pyarrow.Table
     frames = tables.to_pandas()                    # pandas.DataFrame per table, Arrow-backed dtypes
 
-The package, by what each file holds: ``schema`` (the seven schemas, ``Tables``), ``reads`` (the shape of what
-the builder reads), ``build`` (the pure builder from reads and folds), ``records`` (the records table),
+The package, by what each file holds: ``schema`` (the seven schemas, ``Tables``), ``build`` (the pure builder
+from reads and folds; the shape of what it reads is ``folding.reads``), ``records`` (the records table),
 ``options`` (``LoadOptions``, shared with the audit), ``batch`` (one batch of runs), ``loader`` (``load``,
 ``iter_tables``), ``parallel`` and ``workers`` (how the work is spread), ``parquet`` (audits on disk).
 

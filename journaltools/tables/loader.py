@@ -149,7 +149,7 @@ def load(
     """The tables of a source: one run (``runs="r1"``), some, or all (``runs=None``).
 
     ``source``: a directory, a journal file or glob, ``file://`` URL, ``nats://host:port/STREAM``, ``embedded``,
-    an open backend, or None for the runtime's default directory (``backends.registry.default_source``).
+    an open backend, or None for the runtime's default directory (``sources.registry.default_source``).
     ``options`` (or its fields as keywords, ``load(source, strict=False)``): see ``LoadOptions``;
     ``prices=`` adds cost columns to ``runs`` and ``responses`` (``journaltools.tables.prices``).
     """

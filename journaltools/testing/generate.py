@@ -2,12 +2,12 @@
 
 Three layers, each usable alone:
 
-- ``JournalBuilder`` builds one run's ``Record`` values with consecutive seqs, in either generation's format
-  (the August build's version 3 by default, or the newest line's version 1: every record dated, the agent, each
-  result's provider kind and dispatch, a summary on each terminal), using ``make_record`` and the payload
-  structs; ``journal_bytes()`` is what the file backend's writer puts on disk (``encode_record`` + ``\\n``
-  per record, the Go encoder's bytes). Tool inputs and provider blocks go through ``raw_json``; times are
-  written as Go writes them (``protocol.times.format_go_time``). The samples and the test builders use it, so
+- ``JournalBuilder`` (``samples.builder``) builds one run's ``Record`` values with consecutive seqs, in either
+  generation's format (the August build's version 3 by default, or the newest line's version 1: every record
+  dated, the agent, each result's provider kind and dispatch, a summary on each terminal), using ``make_record``
+  and the payload structs; ``journal_bytes()`` is what the file backend's writer puts on disk (``encode_record``
+  + ``\\n`` per record, the Go encoder's bytes). Tool inputs and provider blocks go through ``raw_json``; times
+  are written as Go writes them (``goencoding.time.format_go_time``). The samples and the test builders use it, so
   the record shapes live in one place.
 - ``build_run(choices, ...)`` tells one run's life the way the runtime lives it: process lifetimes, each
   after the first opened by a claim; parallel calls answered in any order, tool errors, remote results,

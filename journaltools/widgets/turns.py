@@ -1,6 +1,6 @@
 """TurnCheckpoints: the records of a turn-checkpoint store, those needing an operator first, next to the runs.
 
-``TurnCheckpointsModel`` is pure: it takes a ``TurnAudit`` (``turnjournal.analysis.audit_turns``) and, optionally,
+``TurnCheckpointsModel`` is pure: it takes a ``TurnAudit`` (``audits.turns.audit_turns``) and, optionally,
 the ``runs`` table of ``journaltools.tables``, and pairs every record with the runs whose meta names its task.
 ``TurnCheckpoints`` is the ipywidgets view: a "needs attention only" switch, a code filter and the table.
 Everything shown comes from a store or a journal, so every value is escaped.

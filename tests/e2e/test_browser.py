@@ -126,7 +126,7 @@ def guarded_page(browser: Any, allowed_prefix: str, blocked: list[str], width: i
     return page
 
 
-#: Rows as ``compare`` gives them (the comparison rule is tested with compare.py; here only how rows look).
+#: Rows as ``compare`` gives them (the comparison rule is tested with audits/listings.py; here only how rows look).
 COMPARISON_ROWS = [
     {"run": "completed-parallel-tools", "status_a": "completed", "status_b": "completed", "verdict": "agree"},
     {
