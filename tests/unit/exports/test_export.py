@@ -317,3 +317,14 @@ def test_the_top_level_names_are_the_functions_even_once_the_module_is_imported(
     assert report.runs == ["deferred-waiting"] and not report.skipped
     with pytest.raises(jt.JournalError, match="nothing to export to"):
         journaltools.exports.interchange.export(SAMPLES)
+
+
+def test_the_names_others_filter_on_stay_as_they_were_published() -> None:
+    # A trace viewer's filters and a logging configuration name these; a module moving must not rename them.
+    import logging
+
+    import journaltools._base.aio  # noqa: F401 - creates its logger
+    from journaltools.exports.otlp import SCOPE_NAME
+
+    assert SCOPE_NAME == "journaltools.export"
+    assert "journaltools.aio" in logging.Logger.manager.loggerDict
