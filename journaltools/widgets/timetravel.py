@@ -106,8 +106,8 @@ class TimeTravelModel:
         counters = " · ".join(f"{esc(k.replace('_', ' '))} <b>{v:,}</b>" for k, v in snap.counters.items())
         return themed(
             f"<div class='jt-snapshot' data-seq='{snap.seq}'>{snap.banner.to_html()}<h4 style='margin:2px 0'>"
-            f"after seq {snap.seq} (<code>{esc(snap.kind)}</code>): {status_badge(snap.status)} waiting for "
-            f"<b>{esc(snap.waiting_for or 'nothing')}</b></h4><div class='jt-counters'>{counters}</div>"
+            f"after seq {snap.seq} (<code>{esc(snap.kind)}</code>): {status_badge(snap.status)} "
+            f"{position_html(snap.status, snap.waiting_for)}</h4><div class='jt-counters'>{counters}</div>"
             f"<div>record:</div>{long_text(snap.record_text, 300)}"
             f"<div>pending calls: {len(snap.pending)}</div><ul>{pending}</ul>"
             f"<div>last messages:</div>{messages or '<i>none yet</i>'}"
@@ -194,3 +194,16 @@ class TimeTravel:
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.widget._repr_mimebundle_(**kwargs)
+
+
+#: What a resume of a run would do first, by ``FoldResult.waiting_for``.
+_RESUME_STEP = {"model": "ask the model", "tools": "run its tools", "answer": "wait for an answer"}
+
+
+def position_html(status: str, waiting_for: str | None) -> str:
+    """Where the run stood: what an open run waits for, and for a run that ended, that it waits for nothing (a
+    resume's first step is said as such, not as something the run is waiting on)."""
+    if status in ("open", "invalid"):
+        return f"waiting for <b>{esc(waiting_for or 'nothing')}</b>"
+    step = _RESUME_STEP.get(waiting_for or "")
+    return "ended" + (f"; a resume would first {esc(step)}" if step else "")

@@ -83,3 +83,17 @@ def test_an_ended_run_left_its_calls_unanswered_and_waits_for_nothing() -> None:
                     continue
                 for text in (why_stopped(result), banner_for(result).detail):
                     assert "waiting for the results" not in text and "unanswered" in text, (run, text)
+
+
+def test_time_travel_says_an_ended_run_waits_for_nothing() -> None:
+    from journaltools.widgets.timetravel import TimeTravelModel
+
+    with open_source(CORPUS / "file") as source:
+        for run in source.list_runs():
+            read = source.read_run(run, strict=False)
+            model = TimeTravelModel(run, [stored.record for stored in read.records])
+            last = model.snapshot(len(model) - 1)
+            html = model.snapshot_html(len(model) - 1)
+            if last.status not in ("open", "invalid"):
+                assert "waiting for" not in html.split("</h4>")[0].split("after seq")[1], (run, last.status)
+                assert "ended" in html
