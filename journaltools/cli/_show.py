@@ -21,7 +21,7 @@ from journaltools.protocol.kinds import ZERO_TIME
 
 if TYPE_CHECKING:
     from journaltools.sources.base import RunRead
-from journaltools._base.readable import shown_part
+from journaltools._base.readable import readable_json, shown_part
 from journaltools.cli._output import UsageError, _emit_json, _say, finding_json, human_duration, print_table
 from journaltools.cli._sources import _open, _source_and_optional_run, read_named
 
@@ -292,7 +292,7 @@ def _print_run(
             where += f" [handle {deferred.handle}]"
         if call.call_approved:
             where += ", approved once"
-        shown = shown_part(call.input.decode("utf-8", "replace"))
+        shown = shown_part(readable_json(call.input.decode("utf-8", "replace")))
         _say(f"\npending: {call.name}({shown}) [{call.id}]: {where}")
     if document["approvals"]:
         _say("\nstanding approvals: " + ", ".join(document["approvals"]))
@@ -324,4 +324,4 @@ def _compact(value: Any) -> str:
 
 
 def _block_line(block: Block) -> str:
-    return "  " + shown_part(block_line(block))
+    return "  " + shown_part(block_line(block, readable=True))

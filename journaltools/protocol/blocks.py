@@ -18,6 +18,8 @@ from typing import Annotated, Any, ClassVar, Final
 
 import msgspec
 
+from journaltools._base.readable import readable_json
+
 #: Roles the Go writers use; the fold never looks at a role except to merge user messages.
 USER: Final = "user"
 ASSISTANT: Final = "assistant"
@@ -171,21 +173,27 @@ def _json_value(raw: bytes | msgspec.Raw) -> Any:
         return msgspec.Raw(marshal_raw(bytes(raw)).decode("utf-8", "replace").encode())
 
 
-def block_line(block: Block) -> str:
+def _as_is(text: str) -> str:
+    return text
+
+
+def block_line(block: Block, *, readable: bool = False) -> str:
     """One block as a line of plain text, the one way every face shows a block without markup: text verbatim, a
     call as ``-> name(input) [id]``, a result as ``<- id: content`` (``(error)`` marked), thinking by its length
-    (its signature never), a provider block by its kind. Raw JSON keeps its bytes (invalid UTF-8 as U+FFFD)."""
+    (its signature never), a provider block by its kind. Raw JSON keeps its bytes (invalid UTF-8 as U+FFFD);
+    ``readable`` shows Go's ``\\u003e``-style escapes in it as the characters they stand for, for a person."""
+    shown = readable_json if readable else _as_is
     if block.text is not None:
         return block.text.text
     if block.thinking is not None:
         return f"(thinking, {len(block.thinking.text):,} characters)"
     if block.tool_use is not None:
         call = block.tool_use
-        return f"-> {call.name}({bytes(call.input).decode('utf-8', 'replace')}) [{call.id}]"
+        return f"-> {call.name}({shown(bytes(call.input).decode('utf-8', 'replace'))}) [{call.id}]"
     if block.tool_result is not None:
         done = block.tool_result
         flag = " (error)" if done.is_error else ""
         return f"<- {done.tool_use_id}{flag}: {done.content}"
     if block.provider is not None:
-        return f"({block.provider.kind} block) {bytes(block.provider.raw).decode('utf-8', 'replace')}"
+        return f"({block.provider.kind} block) {shown(bytes(block.provider.raw).decode('utf-8', 'replace'))}"
     return "(empty block)"

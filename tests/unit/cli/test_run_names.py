@@ -68,3 +68,13 @@ def test_ls_says_when_updated_is_a_file_time_and_when_a_directory_looks_copied(
     assert main(["ls", FOLDER, "--json"]) == 0
     newest = json.loads(capsys.readouterr().out)
     assert "record" in {row["updated_from"] for row in newest}
+
+
+def test_show_decodes_gos_escapes_for_a_person_and_json_keeps_the_bytes(capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.paths import SAMPLES
+
+    assert main(["show", str(SAMPLES), "deferred-waiting"]) == 0
+    out = capsys.readouterr().out
+    assert "Raise ORDERS replicas 1 -> 3" in out and "\\u003e" not in out
+    assert main(["show", "--json", str(SAMPLES), "deferred-waiting"]) == 0
+    assert "\\u003e" in capsys.readouterr().out  # the document holds the input as the journal does
