@@ -89,6 +89,8 @@ class RunDiffModel:
         parts: list[str] = []
         if result.same_records:
             parts.append("the same records, byte for byte")
+        if result.ending_differs:
+            parts.append(f"ending: A {result.a.ending} · B {result.b.ending}")
         changes = result.fingerprint_changes
         parts.append(
             "fingerprint: the same"
@@ -101,8 +103,11 @@ class RunDiffModel:
         if not result.times_compared and result.times_note:
             parts.append(f"times: {result.times_note}")
         first = result.first_divergence
+        recorded = sorted({name for pair in result.calls for name in pair.differs if name not in DIVERGING})
         if first is None:
-            parts.append("no call diverges")
+            # kind and dispatched are flagged on the rows but make no divergence (only the newest line records them)
+            also = f" (recorded differently: {', '.join(recorded)})" if recorded else ""
+            parts.append(f"no call diverges{also}")
         else:
             what = ", ".join(name for name in first.differs if name in DIVERGING) or "a call only in one run"
             parts.append(f"first divergence: turn {first.turn} ({what})")

@@ -42,3 +42,17 @@ def test_two_process_runs_side_by_side_never_show_the_token() -> None:
     assert token and token not in page
     assert "process run 0" in page and "process run 2" in page
     assert "only in A" in page  # the first resume wrote memory, the third answered from it
+
+
+def test_the_banner_names_the_endings_and_what_only_the_newest_line_records() -> None:
+    from journaltools.widgets.rundiff import RunDiffModel
+    from tests.paths import SAMPLES
+    from tests.runstate_corpus import NEWEST_CORPUS
+
+    endings = RunDiffModel.from_sources(
+        NEWEST_CORPUS / "file", "3MtgeRMIkUXErFFpkcJexCl6W7H", "3MtgeRNFbeD9vpZi24hXbYqmwFz"
+    )
+    assert "ending: A budget" in endings.to_html() and "max_iterations" in endings.to_html()
+    twins = RunDiffModel.from_sources(SAMPLES, "completed-with-tools", "newest-completed-with-tools")
+    html = twins.to_html()
+    assert "no call diverges (recorded differently: dispatched, kind)" in html  # an August run and its newest twin
