@@ -21,7 +21,18 @@ $(STAMP): pyproject.toml setup.py journaltools/protocol/_canonical.c journaltool
 	$(BIN)/python -m pip install --quiet -e ".[test,dask,notebook]"
 	touch $(STAMP)
 
-demo: setup
+# The demo needs the package and its own dependencies only: the test, Dask and notebook extras (JupyterLab, a
+# browser driver, DuckDB, polars...) are most of a fresh clone's install, so `make demo` leaves them to `make test`
+# and `make lab` (after those, the full install serves the demo as it is).
+DEMO_STAMP := $(VENV)/.installed-demo
+
+$(DEMO_STAMP): pyproject.toml setup.py journaltools/protocol/_canonical.c journaltools/folding/_native.c
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	test -f $(STAMP) || $(BIN)/python -m pip install --quiet --upgrade pip
+	test -f $(STAMP) || $(BIN)/python -m pip install --quiet -e .
+	touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
 	$(BIN)/python -m journaltools.testing.demo
 
 # JupyterLab on working copies of notebooks/ in out/notebooks: saving a notebook there never touches the
