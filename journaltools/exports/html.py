@@ -414,10 +414,12 @@ a.jt-segment:hover { text-decoration: underline; }
 .jt-provider { border: 1px dotted var(--jt-border-strong); border-radius: 4px; padding: 2px 8px; margin: 4px 0; }
 .jt-findings { margin: 2px 0; padding-left: 1.4em; font-size: 12px; }
 .jt-row td { color: var(--jt-fg); }
-/* The explanation is the point of a comparison: it takes the room left and wraps, never pushed off screen. */
+/* The explanation is the point of a comparison: it takes the room left and wraps, never pushed out of the output
+   area; the verdict wraps between its words and the run id is shortened further, so both yield first. */
 .jt-comparison-table { width: 100%; }
-.jt-comparison-table td.jt-explanation { min-width: 20em; width: 100%; white-space: normal; }
-.jt-comparison-table td:not(.jt-explanation) { white-space: nowrap; }
+.jt-comparison-table td.jt-explanation { min-width: 14em; width: 100%; white-space: normal; }
+.jt-comparison-table td.jt-verdict-cell { white-space: normal; min-width: 7em; }
+.jt-comparison-table td:not(.jt-explanation):not(.jt-verdict-cell) { white-space: nowrap; }
 .jt-verdict-documented td { background: rgba(255, 152, 0, 0.12);
                             background: color-mix(in srgb, var(--jt-warn) 12%, transparent); }
 .jt-verdict-summary_rule td { background: rgba(33, 150, 243, 0.08);

@@ -48,6 +48,10 @@ SEVERITY: dict[str, int] = {
 #: Verdicts that are expected (explained by a rule), never an error.
 EXPECTED: frozenset[str] = frozenset({"agree", "documented", "summary_rule"})
 
+#: A run id longer than this is shortened in its middle here (its tooltip and copy button hold it whole): the
+#: explanation needs the room more.
+COMPARISON_ID_SHOWN = 20
+
 #: Shown on a documented row that arrives without an explanation of its own (e.g. hand-made rows).
 DOCUMENTED_EXPLANATION = (
     "Documented, not an error: both sides hold the same records and a new turn follows the last terminal "
@@ -166,8 +170,9 @@ class ListingComparisonModel:
             b = status_badge(row.status_b) if row.status_b else "<i>missing</i>"
             body.append(
                 f'<tr class="jt-row {row.css_class}" data-run="{esc(row.run)}" data-verdict="{esc(row.verdict)}">'
-                f'<td><span class="jt-flag jt-flag-{esc(row.verdict)}">{esc(row.flag)}</span></td>'
-                f"<td>{id_html(row.run)}</td><td>{a}</td><td>{b}</td>"
+                f'<td class="jt-verdict-cell"><span class="jt-flag jt-flag-{esc(row.verdict)}">'
+                f"{esc(row.flag)}</span></td>"
+                f"<td>{id_html(row.run, COMPARISON_ID_SHOWN)}</td><td>{a}</td><td>{b}</td>"
                 f'<td class="jt-explanation">{esc(row.explanation)}</td></tr>'
             )
         where = f"rows {start + 1 if shown else 0:,}-{start + len(shown):,} of {len(self.rows):,}"

@@ -412,6 +412,14 @@ LAB_NOTEBOOK = [
     "marked = dataclasses.replace(long_run, findings=[Finding('long-run', FINDING_SEQ, 'duplicate_result', "
     "'warning', 'a finding far down the page')])\n"
     "ConversationView(ConversationModel.from_fold(marked))",
+    # The listing comparison with a 64-hex run id and the documented explanation, the widest rows it shows.
+    "from journaltools.widgets import ListingComparison, ListingComparisonModel\n"
+    "from journaltools.widgets.comparison import DOCUMENTED_EXPLANATION\n"
+    "compared = [{'run': 'f' * 64, 'status_a': 'completed', 'status_b': 'open', 'verdict': 'documented',\n"
+    "             'explanation': DOCUMENTED_EXPLANATION},\n"
+    "            {'run': 'e' * 27, 'status_a': 'completed', 'status_b': None, 'verdict': 'missing_b',\n"
+    "             'explanation': 'file lists it (completed) but jetstream has no journal for it.'}]\n"
+    "ListingComparison(ListingComparisonModel.from_rows(compared, 'file', 'jetstream'))",
 ]
 
 
@@ -547,6 +555,32 @@ def test_in_jupyterlab_a_clicked_row_opens_its_conversation(lab: tuple[Any, list
         assert ratio >= MIN_CONTRAST, f"{name} has contrast {ratio:.2f}:1 in JupyterLab {theme}"
     ARTIFACTS.mkdir(exist_ok=True)
     page.locator(".jt-browser").first.screenshot(path=str(ARTIFACTS / f"jupyterlab-{theme}.png"))
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_in_jupyterlab_the_listing_comparison_fits_the_output_area_beside_the_file_browser(
+    lab: tuple[Any, list[str]], theme: str
+) -> None:
+    """The explanation, what the comparison exists for, lies inside the output area at 1280 px with the file
+    browser open: it wraps, and the run id column yields (its tooltip holds the whole id)."""
+    page, _ = lab
+    set_lab_theme(page, theme)
+    page.evaluate("window.jupyterapp.commands.execute('filebrowser:activate')")
+    page.wait_for_selector(".jp-FileBrowser", state="visible", timeout=30_000)
+    table = page.locator(".jt-comparison-table").first
+    table.scroll_into_view_if_needed()
+    area = page.locator(".jp-OutputArea-output", has=page.locator(".jt-comparison-table")).first
+    edge = right_edge(area)
+    explanations = table.locator(".jt-explanation")
+    assert explanations.count() == 2
+    for index in range(explanations.count()):
+        explanation = explanations.nth(index)
+        box = explanation.bounding_box()
+        assert box is not None and right_edge(explanation) <= edge + 1, (theme, index, box, edge)
+    assert right_edge(table) <= edge + 1
+    run = table.locator("code.jt-id").first
+    assert run.get_attribute("title") == "f" * 64
+    shot(page, ".jt-comparison", "jupyterlab-listing-comparison", theme)
 
 
 @pytest.mark.parametrize("theme", THEMES)
