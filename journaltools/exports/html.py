@@ -393,6 +393,11 @@ STYLE = """<style>
                margin: 4px 0; max-width: 48em; }
 .jt-marker { position: absolute; top: 0; width: 3px; height: 14px; background: var(--jt-brand); }
 .jt-marker-end { background: var(--jt-error); }
+/* Turns and calls are thin ticks under the process runs' and the ending's marks, which are drawn over them. */
+.jt-marker-turn { width: 1px; height: 7px; top: 0; background: var(--jt-brand); opacity: 0.7; }
+.jt-marker-call { width: 1px; height: 7px; top: 7px; background: var(--jt-fg-muted); opacity: 0.7; }
+/* A wide table scrolls inside its own box instead of pushing the page wider than the window. */
+.jt-scroll { max-width: 100%; overflow-x: auto; }
 .jt-segments { font-size: 12px; margin: 4px 0; color: var(--jt-fg); display: flex; flex-wrap: wrap; gap: 4px;
                 align-items: center; padding-bottom: 2px; }
 .jt-segments-label { flex: 0 0 auto; margin-right: 2px; }

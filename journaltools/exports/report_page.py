@@ -80,6 +80,8 @@ body {{ margin: 0; background: var(--jp-layout-color0); }}
 .jt-report .jt-msg {{ scroll-margin-top: 48px; }}
 .jt-report .jt-timeline {{ max-width: none; height: 16px; }}
 .jt-report .jt-marker {{ height: 16px; }}
+.jt-report .jt-marker-turn, .jt-report .jt-marker-call {{ height: 8px; }}
+.jt-report .jt-marker-call {{ top: 8px; }}
 .jt-marker-claim {{ background: var(--jt-warn); }}
 .jt-left-out {{ border: 1px dashed var(--jt-border-strong); border-radius: 4px; padding: 6px 10px; margin: 8px 0;
     font-style: normal; }}

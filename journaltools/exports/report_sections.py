@@ -73,28 +73,57 @@ def _times_html(facts: RecordFacts | None) -> str:
     )
 
 
+#: The most turn and call ticks the timeline draws (a long run's are sampled evenly): past this, ticks merge anyway.
+TIMELINE_TICKS = 400
+
+
+def _count(number: int, thing: str) -> str:
+    return f"{number:,} {thing}{'' if number == 1 else 's'}"
+
+
+def _evenly(seqs: list[int], most: int) -> list[int]:
+    if len(seqs) <= most:
+        return seqs
+    step = len(seqs) / most
+    return [seqs[int(index * step)] for index in range(most)]
+
+
 def _timeline_bar(model: ConversationModel) -> str:
-    """The journal from its first record to its last, with a mark where each process run starts and at the ending
-    (by seq: a journal's place, whether or not it is dated)."""
+    """The journal from its first record to its last, by seq (a journal's place, whether or not it is dated): a
+    tick for each model turn and each tool call, a mark where each process run starts and one at the ending; the
+    notes under it in journal order."""
     first = model.segments[0].first_seq if model.segments else 0
     last = int(model.header["last_seq"])
     width = max(1, last - first)
-    marks = []
+    facts = model.facts
+    ticks: list[tuple[int, str, str]] = []
+    if facts is not None:
+        for seq in _evenly(sorted(facts.turns), TIMELINE_TICKS // 2):
+            ticks.append((seq, "jt-marker jt-marker-turn", f"seq {seq}: a model turn"))
+        for seq in _evenly(sorted(set(facts.call_ended.values())), TIMELINE_TICKS // 2):
+            ticks.append((seq, "jt-marker jt-marker-call", f"seq {seq}: a tool call ended"))
+    marks: list[tuple[int, str, str]] = []
     for segment in model.segments[1:TABLE_ROWS]:
         who = segment.claimed_by or "a resume"
         marks.append((segment.first_seq, "jt-marker jt-marker-claim", f"seq {segment.first_seq}: claimed by {who}"))
     if model.why.terminal_reason is not None:
         ending = model.ending_seq()
         marks.append((ending, "jt-marker jt-marker-end", f"seq {ending}: ended ({model.why.terminal_reason})"))
+    marks.sort(key=lambda mark: mark[0])
     shown = "".join(
         f'<span class="{css}" style="left: min({100 * (seq - first) / width:.2f}%, calc(100% - 3px))" '
         f'title="{esc(title)}"></span>'
-        for seq, css, title in marks
+        for seq, css, title in [*ticks, *marks]
     )
     legend = clipped("; ".join(title for _seq, _css, title in marks) or "one process run, no ending recorded")
+    counts = (
+        f"{_count(len(facts.turns), 'model turn')}, {_count(len(facts.call_ended), 'tool call')}; "
+        if facts is not None
+        else ""
+    )
     return (
-        f'<div class="jt-timeline" role="img" aria-label="{esc(legend)}">{shown}</div>'
-        f'<p class="jt-muted">seq {first} to {last}: {esc(legend)}</p>'
+        f'<div class="jt-timeline" role="img" aria-label="{esc(counts + legend)}">{shown}</div>'
+        f'<p class="jt-muted">seq {first} to {last}: {esc(counts + legend)}</p>'
     )
 
 
@@ -204,9 +233,10 @@ def segments_html(model: ConversationModel, rows_shown: int = TABLE_ROWS) -> str
             f"<td>{esc(clipped(segment.terminal_message or '—'))}</td></tr>"
         )
     return (
-        '<table class="jt-table jt-segments-table"><tr><th>process run</th><th>records</th><th>claimed by</th>'
+        '<div class="jt-scroll"><table class="jt-table jt-segments-table"><tr><th>process run</th><th>records</th>'
+        "<th>claimed by</th>"
         "<th>claimed at</th><th>first → last record</th><th>ending</th><th>model calls</th><th>tool results</th>"
-        f"<th>tokens in / out</th><th>terminal message</th></tr>{''.join(rows)}</table>"
+        f"<th>tokens in / out</th><th>terminal message</th></tr>{''.join(rows)}</table></div>"
         f"{_more_rows(len(model.segments) - rows_shown, 'process runs')}"
     )
 

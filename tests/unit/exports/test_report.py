@@ -300,3 +300,18 @@ def test_jt_report_writes_or_returns_the_html(tmp_path: Path) -> None:
     assert written.summary().startswith(f"wrote {tmp_path / 'r.html'}: ")
     with pytest.raises(jt.RunNotFound):
         jt.report(str(SAMPLES), "no-such-run")
+
+
+def test_the_timeline_draws_every_turn_and_call_and_says_its_marks_in_journal_order() -> None:
+    from journaltools.exports.report import report_of_read
+    from journaltools.sources.registry import open_source
+    from tests.runstate_corpus import NEWEST_CORPUS
+
+    with open_source(NEWEST_CORPUS / "file") as source:
+        read = source.read_run("3MtgeRBxFqFRdJsUaqqP0IVU8fy", strict=False)
+    html = report_of_read(read).html
+    timeline = html[html.index('<div class="jt-timeline"') :]
+    timeline = timeline[: timeline.index("</p>")]
+    assert timeline.count("jt-marker-turn") == 2 and timeline.count("jt-marker-call") == 1
+    assert "2 model turns, 1 tool call; seq 6: claimed by worker-2; seq 8: ended (completed)" in timeline
+    assert '<div class="jt-scroll"><table class="jt-table jt-segments-table">' in html
