@@ -173,19 +173,22 @@ class AuditSummaryModel:
         return page_count(len(self.findings), page_size)
 
     def findings_html(self, page: int = 0, page_size: int = FINDINGS_PER_PAGE) -> str:
-        """One page of every finding (run, seq, code, message)."""
+        """One page of every finding (run, seq, severity, code, message), the worst first: errors before warnings
+        before the information a batch audit carries by the dozen (in the audit's order within each)."""
         page = min(max(0, page), self.findings_page_count(page_size) - 1)
         start = page * page_size
-        shown = self.findings[start : start + page_size]
+        ordered = sorted(self.findings, key=lambda finding: -SEVERITY_RANK.get(finding.severity, 0))
+        shown = ordered[start : start + page_size]
         details = "".join(
-            f"<tr><td>{id_html(f.run)}</td><td>{esc('—' if f.seq is None else f.seq)}</td><td>{esc(f.code)}</td>"
-            f"<td>{long_text(f.message, 200)}</td></tr>"
+            f"<tr><td>{id_html(f.run)}</td><td>{esc('—' if f.seq is None else f.seq)}</td>"
+            f"<td>{severity_badge(f.severity)}</td><td>{esc(f.code)}</td><td>{long_text(f.message, 200)}</td></tr>"
             for f in shown
         )
         end = start + len(shown)
         return (
             f"<p class='jt-muted'>findings {start + 1 if shown else 0:,}-{end:,} of {len(self.findings):,}</p>"
-            "<table class='jt-table jt-every-finding'><tr><th>run</th><th>seq</th><th>code</th><th>message</th></tr>"
+            "<table class='jt-table jt-every-finding'><tr><th>run</th><th>seq</th><th>severity</th><th>code</th>"
+            "<th>message</th></tr>"
             f"{details}</table>"
         )
 

@@ -948,3 +948,16 @@ def test_the_seq_box_follows_what_is_shown() -> None:
     assert view.seq_box.value == model.messages[80].seq and view.page_label.value.endswith("(page 3 of 8)")
     view.jump_to_seq(model.messages[123].seq)
     assert view.seq_box.value == model.messages[123].seq
+
+
+def test_every_finding_lists_the_worst_first() -> None:
+    from journaltools.widgets import AuditSummaryModel
+
+    rows = [
+        {"run": f"r{n}", "seq": n, "code": "degraded_analysis", "severity": "info", "message": "i"} for n in range(5)
+    ]
+    rows += [{"run": "bad", "seq": 1, "code": "version_mismatch", "severity": "error", "message": "e"}]
+    rows += [{"run": "odd", "seq": 2, "code": "duplicate_result", "severity": "warning", "message": "w"}]
+    html = AuditSummaryModel.from_rows(rows).findings_html(page_size=3)
+    assert html.index("version_mismatch") < html.index("duplicate_result") < html.index("degraded_analysis")
+    assert html.count("degraded_analysis") == 1  # the first page: the error, the warning, one info row
