@@ -45,7 +45,9 @@ from journaltools.exports.html import (
     status_badge,
     themed,
 )
-from journaltools.exports.messages import (
+from journaltools.exports.why import Why, finding_text
+from journaltools.folding import FoldResult, Segment
+from journaltools.folding.conversation import (
     CallView,
     MessageView,
     Part,
@@ -54,8 +56,6 @@ from journaltools.exports.messages import (
     message_views,
     pending_view,
 )
-from journaltools.exports.why import Why, finding_text
-from journaltools.folding import FoldResult, Segment
 from journaltools.folding.phrases import NO_ENDING, ending_text
 from journaltools.folding.run import fold_run
 from journaltools.folding.state import COUNTER_NAMES

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Final
 from journaltools.exports.conversation import ConversationModel
 from journaltools.exports.facts import RecordFacts, duration_text, time_text
 from journaltools.exports.html import Banner, esc, severity_badge, status_badge
-from journaltools.exports.messages import CallView
 from journaltools.exports.why import pending_text
+from journaltools.folding.conversation import CallView
 from journaltools.folding.phrases import ending_text
 
 if TYPE_CHECKING:

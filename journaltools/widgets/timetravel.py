@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from journaltools.exports.display import message_text, record_text
 from journaltools.exports.html import Banner, esc, long_text, role_class, status_badge, themed
 from journaltools.exports.why import banner_for, finding_text, pending_text
 from journaltools.folding import FoldResult, fold
+from journaltools.folding.texts import message_text, record_text
 from journaltools.protocol.kinds import Record
 
 

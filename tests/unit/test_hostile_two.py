@@ -21,7 +21,7 @@ import zstandard
 from journaltools import audit_sources, fold, load, open_source
 from journaltools.cli import main
 from journaltools.errors import CorruptJournal, JournalTooLarge
-from journaltools.exports.display import raw_json_text
+from journaltools.folding.texts import raw_json_text
 from journaltools.samples.builder import calls_of, provider, text, tool_use
 from journaltools.sources.file import FileBackend
 from journaltools.sources.nats import Failure, classify_nats_error, stream_limit

@@ -58,8 +58,6 @@ WIRE_READERS_TODAY: Final = {
     "journaltools.analyses.textgrep",
     "journaltools.cli._analysis",
     "journaltools.cli._show",
-    "journaltools.exports.messages",
-    "journaltools.exports.display",
     "journaltools.exports.facts",
     "journaltools.exports.otlp",
     "journaltools.exports.runview",

@@ -19,13 +19,13 @@ from hypothesis import strategies as st
 
 from journaltools._base.readable import readable_json, shorten_middle
 from journaltools.errors import MissingDependency
-from journaltools.exports.display import conversation_digest, record_text
 from journaltools.exports.facts import RecordFacts
 from journaltools.exports.html import esc, estimated_lines, id_html, long_text, markdown_text, status_badge
 from journaltools.exports.markdown import is_safe_link, render_markdown
 from journaltools.exports.why import banner_for
 from journaltools.folding import fold
 from journaltools.folding.phrases import ATTENTION, attention_rank
+from journaltools.folding.texts import conversation_digest, record_text
 from journaltools.protocol.blocks import Block, Message, TextBlock
 from journaltools.protocol.decode import decode_line
 from journaltools.protocol.findings import Finding

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from journaltools._base.readable import readable_json
-from journaltools.exports.display import conversation_digest, raw_json_text
 from journaltools.folding import FoldResult
+from journaltools.folding.texts import conversation_digest, raw_json_text
 from journaltools.protocol.blocks import Message, ToolResultBlock, ToolUseBlock
 
 CallState = Literal["answered", "deferred", "approved once", "waiting"]
