@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from journaltools.protocol.blocks import Block, Message, ThinkingBlock, block_line
 from journaltools.protocol.encode import encode_go_json
 from journaltools.protocol.kinds import Assistant, Meta, Payload, Record, User
+
+if TYPE_CHECKING:
+    from journaltools.folding.fold import FoldResult
 
 #: What stands where a hidden value was (the token's digest follows it).
 HIDDEN = "hidden"
@@ -82,3 +86,27 @@ def record_text(record: Record) -> str:
     if payload is None:
         return f"{head}\n(no payload this reader knows)"
     return f"{head}\n{raw_json_text(encode_go_json(shown_payload(payload)))}"
+
+
+def searchable_words(result: FoldResult) -> list[str]:
+    """What a search of a folded run looks through: prompt, caller, agent, generation, model, and in every message
+    (the pending one too) its text, thinking, tool names, tool inputs and results (the places ``grep`` reads; a
+    thinking block's signature never)."""
+    state = result.state
+    if state is None:
+        return []
+    messages: list[Message] = list(state.messages)
+    if state.pending is not None:
+        messages.append(state.pending.assistant)
+    words: list[str] = [state.prompt, state.caller, state.agent, state.generation.name, state.fingerprint.model]
+    for message in messages:
+        for block in message.content or ():
+            if block.text is not None:
+                words.append(block.text.text)
+            elif block.thinking is not None:
+                words.append(block.thinking.text)
+            elif block.tool_use is not None:
+                words.extend((block.tool_use.name, bytes(block.tool_use.input).decode("utf-8", "replace")))
+            elif block.tool_result is not None:
+                words.append(block.tool_result.content)
+    return words

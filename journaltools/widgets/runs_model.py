@@ -17,7 +17,7 @@ from journaltools.exports.html import esc, id_html, status_badge, themed
 from journaltools.exports.why import Why, reason_text
 from journaltools.folding import STATUSES, FoldResult
 from journaltools.folding.phrases import attention_rank
-from journaltools.protocol.blocks import Message
+from journaltools.folding.texts import searchable_words
 
 if TYPE_CHECKING:
     from journaltools.stores.tasks import TaskStore
@@ -131,26 +131,8 @@ def _search_text(*parts: object) -> str:
 
 
 def fold_search_text(result: FoldResult) -> str:
-    """What the search looks through in a fold: prompt, caller, agent, generation, model, and in every message
-    (the pending one too) its text, thinking, tool names, tool inputs and results: the places ``grep`` reads."""
-    state = result.state
-    if state is None:
-        return ""
-    messages: list[Message] = list(state.messages)
-    if state.pending is not None:
-        messages.append(state.pending.assistant)
-    words: list[str] = [state.prompt, state.caller, state.agent, state.generation.name, state.fingerprint.model]
-    for message in messages:
-        for block in message.content or ():
-            if block.text is not None:
-                words.append(block.text.text)
-            elif block.thinking is not None:
-                words.append(block.thinking.text)
-            elif block.tool_use is not None:
-                words.extend((block.tool_use.name, bytes(block.tool_use.input).decode("utf-8", "replace")))
-            elif block.tool_result is not None:
-                words.append(block.tool_result.content)
-    return _search_text(*words)
+    """What the search looks through in a fold (``folding.texts.searchable_words``: the places ``grep`` reads)."""
+    return _search_text(*searchable_words(result))
 
 
 def texts_by_run(table: Any, column: str) -> dict[str, list[str]]:

@@ -63,7 +63,6 @@ WIRE_READERS_TODAY: Final = {
     "journaltools.exports.runview",
     "journaltools.tables.build",
     "journaltools.tables.records",
-    "journaltools.widgets.runs_model",
     "journaltools.widgets.timetravel",
 }
 
