@@ -10,7 +10,7 @@ from datetime import datetime
 
 from journaltools.analyses.query import Call, CallFilter, compile_pattern, query_json, run_calls
 from journaltools.analyses.search import SearchFilter, SearchResult, search_listing, search_time
-from journaltools.analyses.stats import Statistics, StatisticsCost, statistics, statistics_cost
+from journaltools.analyses.stats import Statistics, StatisticsCost, ToolStats, statistics, statistics_cost
 from journaltools.cli._output import UsageError, _note, _say, human_duration, print_table
 from journaltools.cli._sources import _is_source, _only_run, _open, _source_and_rest, read_named
 from journaltools.errors import InvalidPattern, InvalidSearch
@@ -56,6 +56,11 @@ def _august_note(command: str, records: Sequence[Record]) -> None:
 
 
 # -- stats -------------------------------------------------------------------------------------------------------
+
+
+def _says_dispatch(tool: ToolStats) -> bool:
+    """Whether any answered call of ``tool`` says whether it reached its provider (a kind, or ``remote``)."""
+    return any(kind != "unknown" for kind in tool.kinds) or tool.dispatched > 0 or tool.undispatched > 0
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
@@ -157,8 +162,10 @@ def print_stats(run: str, stats: Statistics) -> None:
                 "tool": tool.tool,
                 "kind": ", ".join(tool.kinds) or "-",
                 "calls": tool.calls,
-                "dispatched": tool.dispatched,
-                "not_run": tool.undispatched,
+                # A result that names no provider kind and is not remote (every August one) says nothing of
+                # dispatch: unknown is shown as such, not as 0 (--json keeps the runtime's counts).
+                "dispatched": tool.dispatched if _says_dispatch(tool) else "-",
+                "not_run": tool.undispatched if _says_dispatch(tool) else "-",
                 "unanswered": tool.unanswered,
                 "errors": tool.errors,
                 "time": time,

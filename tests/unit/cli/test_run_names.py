@@ -78,3 +78,16 @@ def test_show_decodes_gos_escapes_for_a_person_and_json_keeps_the_bytes(capsys: 
     assert "Raise ORDERS replicas 1 -> 3" in out and "\\u003e" not in out
     assert main(["show", "--json", str(SAMPLES), "deferred-waiting"]) == 0
     assert "\\u003e" in capsys.readouterr().out  # the document holds the input as the journal does
+
+
+def test_stats_shows_unknown_dispatch_as_unknown_not_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from tests.paths import SAMPLES
+
+    assert main(["stats", str(SAMPLES), "completed-with-tools"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("consumer_ls"))
+    assert row.split()[3:5] == ["-", "-"]  # an August result says nothing of dispatch
+    assert main(["stats", "--json", str(SAMPLES), "completed-with-tools"]) == 0
+    tools = json.loads(capsys.readouterr().out)["tools"]
+    assert any(tool.get("tool") == "consumer_ls" for tool in tools)  # --json keeps the runtime's document
