@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+from collections.abc import Sequence
 
 from journaltools.cli._output import UsageError, _emit_json, _note, _say
 from journaltools.cli._sources import _default_source
@@ -14,15 +16,29 @@ from journaltools.errors import InvalidGrep
 REFUSED_NAMED = 5
 
 
+def _names_a_source(word: str) -> bool:
+    """Whether a word can only be a source: a URL, ``embedded``, or a path that exists (a pattern may hold ``/``)."""
+    return "://" in word or word == "embedded" or word.startswith("embedded:") or os.path.lexists(word)
+
+
+def _pattern_and_sources(first: str, rest: Sequence[str]) -> tuple[str, list[str]]:
+    """``grep SOURCE PATTERN [SOURCE...]``, as every other command puts its source first, or the older
+    ``grep PATTERN [SOURCE...]``: the source comes first when the first word can only be one and the second cannot."""
+    if rest and _names_a_source(first) and not _names_a_source(rest[0]):
+        return rest[0], [first, *rest[1:]]
+    return first, list(rest)
+
+
 def cmd_grep(args: argparse.Namespace) -> int:
     from journaltools._base.text import for_terminal
     from journaltools.analyses.textgrep import grep
 
+    pattern, sources = _pattern_and_sources(args.pattern, args.sources)
     where = [place.strip() for chosen in args.where or () for place in chosen.split(",") if place.strip()]
     try:
         found = grep(
-            args.pattern,
-            args.sources or [_default_source()],
+            pattern,
+            sources or [_default_source()],
             ignore_case=args.ignore_case,
             regex=args.regex,
             where=where or None,
@@ -41,7 +57,7 @@ def cmd_grep(args: argparse.Namespace) -> int:
     if args.json:
         _emit_json(found.to_json())
         return 0
-    several = len(args.sources) > 1
+    several = len(sources) > 1
     for row in found.table.to_pylist():
         snippet = for_terminal(row["snippet"], newlines=False)
         call = f" {row['call_id']}" if row["call_id"] else ""

@@ -384,9 +384,12 @@ def build_parser() -> argparse.ArgumentParser:
         "tool results; one line per matching text (run, seq, where, call, a snippet around the first match)",
     )
     grep.add_argument(
-        "pattern", type=text_value, metavar="PATTERN", help="the text to find (a regular expression with -E)"
+        "pattern",
+        type=text_value,
+        metavar="SOURCE|PATTERN",
+        help="the text to find (a regular expression with -E); a source may come first, as in every command",
     )
-    grep.add_argument("sources", nargs="*", metavar="SOURCE")
+    grep.add_argument("sources", nargs="*", metavar="SOURCE|PATTERN")
     grep.add_argument("-i", "--ignore-case", action="store_true", help="fold case as Unicode does (É matches é)")
     grep.add_argument("-E", "--regex", action="store_true", help="PATTERN is an RE2 regular expression")
     grep.add_argument(

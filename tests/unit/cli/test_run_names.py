@@ -91,3 +91,15 @@ def test_stats_shows_unknown_dispatch_as_unknown_not_zero(capsys: pytest.Capture
     assert main(["stats", "--json", str(SAMPLES), "completed-with-tools"]) == 0
     tools = json.loads(capsys.readouterr().out)["tools"]
     assert any(tool.get("tool") == "consumer_ls" for tool in tools)  # --json keeps the runtime's document
+
+
+def test_grep_takes_its_source_first_as_every_command_does_and_its_old_order_too(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from tests.paths import SAMPLES
+
+    assert main(["grep", str(SAMPLES), "ORDERS"]) == 0
+    source_first = capsys.readouterr().out
+    assert main(["grep", "ORDERS", str(SAMPLES)]) == 0
+    pattern_first = capsys.readouterr().out
+    assert source_first == pattern_first and "completed-with-tools" in source_first
