@@ -500,20 +500,26 @@ def lab(chromium: Any, lab_server: str) -> Iterator[tuple[Any, list[str]]]:
         page.goto(lab_server)
         page.wait_for_function("window.jupyterapp && window.jupyterapp.started", timeout=120_000)
         page.wait_for_selector(".jp-Notebook", timeout=120_000)
-        page.wait_for_function(
-            "() => document.querySelector('.jp-Notebook') && window.jupyterapp.shell.currentWidget"
-            " && window.jupyterapp.shell.currentWidget.sessionContext"
-            " && window.jupyterapp.shell.currentWidget.sessionContext.session"
-            " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel",
-            timeout=120_000,
-        )
-        page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        run_all_cells_once_ready(page)
         page.wait_for_selector(".jt-browser .jt-tr", timeout=120_000)
         page.wait_for_selector("[data-call='c1']", timeout=60_000)
         page.wait_for_selector(".jt-seq-link", state="attached", timeout=60_000)
         yield page, blocked
     finally:
         page.close()
+
+
+def run_all_cells_once_ready(page: Any) -> None:
+    """Run every cell of the notebook in front once its document is loaded and its kernel connected and idle: a
+    run asked of a notebook whose kernel is still starting can be dropped, and then no cell ever runs."""
+    page.wait_for_function(
+        "() => { const w = window.jupyterapp.shell.currentWidget;"
+        " const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;"
+        " return !!(document.querySelector('.jp-Notebook') && w.context && w.context.isReady && k"
+        " && k.connectionStatus === 'connected' && k.status === 'idle'); }",
+        timeout=120_000,
+    )
+    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
 
 
 def set_lab_theme(page: Any, theme: str) -> None:
@@ -1015,13 +1021,8 @@ def test_in_jupyterlab_notebook_01_opens_a_clicked_run_in_place(chromium: Any, l
         # A workspace of its own, so the other tests' notebook stays as it is.
         page.goto(f"{base}lab/workspaces/notebook-01-{theme}/tree/01-explore.ipynb?{query}")
         page.wait_for_function("window.jupyterapp && window.jupyterapp.started", timeout=120_000)
-        page.wait_for_function(
-            "() => { const w = window.jupyterapp.shell.currentWidget; return w && w.sessionContext"
-            " && w.sessionContext.session && w.sessionContext.session.kernel; }",
-            timeout=120_000,
-        )
         set_lab_theme(page, theme)
-        page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        run_all_cells_once_ready(page)
         page.wait_for_selector(".jt-browser .jt-tr", timeout=120_000)
         page.wait_for_function(  # every cell ran: the last one shows the resumed run's view
             "() => [...document.querySelectorAll('.jp-Cell .jp-InputPrompt')].every(p => !p.innerText.includes('*'))"
