@@ -129,6 +129,9 @@ class _Walk:
         self.saw_assistant = False
         self.counters = Counters()
         self.terminal_seq: int | None = None
+        #: The last terminal applied, and what followed it first (the fold's own view of a reopening).
+        self.last_terminal_seq: int | None = None
+        self.after_terminal: AfterTerminal | None = None
         self.message_seqs: list[int] = []
         self.claim_since_terminal = False
         self.by_kind: dict[int, int] = {}
@@ -180,6 +183,8 @@ class _Walk:
                 continue
             last_seq = record.seq
             if self.state.terminal is not None and record.kind != "terminal":
+                if not self.state.reopened and self.last_terminal_seq is not None:
+                    self.after_terminal = _after_terminal(self.last_terminal_seq, record)
                 self.state.reopened = True
             try:
                 self._apply(record)
@@ -283,6 +288,7 @@ class _Walk:
             state.ended = _time(record.time)
             state.call_approvals = None
             self.terminal_seq = seq
+            self.last_terminal_seq, self.after_terminal = seq, None
             self.claim_since_terminal = False
             if payload.reason not in TERMINAL_REASONS:
                 self._warn(
@@ -406,7 +412,7 @@ class _Walk:
             stale_terminal=_stale_terminal(self.records),
             pending_calls=pending_calls,
             message_seqs=self.message_seqs if state is not None else [],
-            after_terminal=_after_terminal(self.records),
+            after_terminal=self.after_terminal,
         )
 
 
@@ -437,16 +443,9 @@ def _pending_calls(state: RunState) -> list[PendingCall]:
     ]
 
 
-def _after_terminal(records: Sequence[Record]) -> AfterTerminal | None:
-    for index in range(len(records) - 1, -1, -1):
-        if records[index].kind == "terminal":
-            if index + 1 == len(records):
-                return None
-            following = records[index + 1]
-            claim = following.claim if following.kind == "claim" else None
-            kind = following.kind or "unknown"
-            return AfterTerminal(records[index].seq, following.seq, kind, claim.by if claim else None)
-    return None
+def _after_terminal(terminal_seq: int, following: Record) -> AfterTerminal:
+    claim = following.claim if following.kind == "claim" else None
+    return AfterTerminal(terminal_seq, following.seq, following.kind or "unknown", claim.by if claim else None)
 
 
 def _stale_terminal(records: Sequence[Record]) -> bool:
