@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Sequence
 
 from journaltools.cli._output import UsageError, _emit_json, _note, _say
@@ -16,15 +15,13 @@ from journaltools.errors import InvalidGrep
 REFUSED_NAMED = 5
 
 
-def _names_a_source(word: str) -> bool:
-    """Whether a word can only be a source: a URL, ``embedded``, or a path that exists (a pattern may hold ``/``)."""
-    return "://" in word or word == "embedded" or word.startswith("embedded:") or os.path.lexists(word)
-
-
 def _pattern_and_sources(first: str, rest: Sequence[str]) -> tuple[str, list[str]]:
     """``grep SOURCE PATTERN [SOURCE...]``, as every other command puts its source first, or the older
-    ``grep PATTERN [SOURCE...]``: the source comes first when the first word can only be one and the second cannot."""
-    if rest and _names_a_source(first) and not _names_a_source(rest[0]):
+    ``grep PATTERN [SOURCE...]``: the source comes first when the first word can only be one (a pattern may hold a
+    ``/``, so ``names_a_source``, not the looser test a run takes) and the second cannot."""
+    from journaltools.cli._sources import names_a_source
+
+    if rest and names_a_source(first) and not names_a_source(rest[0]):
         return rest[0], [first, *rest[1:]]
     return first, list(rest)
 

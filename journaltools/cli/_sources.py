@@ -41,16 +41,15 @@ def _open(url: str, command: str, *, create: bool = False) -> Backend:
         ) from error
 
 
+def names_a_source(text: str) -> bool:
+    """Whether a word can only be a source: a URL, ``embedded``, or a path that exists."""
+    return "://" in text or text == "embedded" or text.startswith("embedded:") or os.path.lexists(text)
+
+
 def _is_source(text: str) -> bool:
     """Whether a positional argument names a source rather than a run. A run id is one token of letters,
     digits, ``_`` and ``-``; anything with a scheme, a path that exists or a glob is a source."""
-    return (
-        "://" in text
-        or text == "embedded"
-        or text.startswith("embedded:")
-        or any(char in text for char in "/\\*?[")
-        or os.path.lexists(text)
-    )
+    return names_a_source(text) or any(char in text for char in "/\\*?[")
 
 
 def _source_and_rest(command: str, words: Sequence[str], names: Sequence[str]) -> tuple[str, list[str]]:

@@ -74,13 +74,12 @@ def pending_text(call: PendingCall) -> str:
     return words
 
 
-def waiting_text(waiting_for: str | None, pending: int = 0) -> str:
-    """What a run that has not ended (or will resume) waits for, in words."""
+def waiting_text(waiting_for: str | None) -> str:
+    """What a run that has not ended (or will resume) waits for, in words (a count of calls: ``unanswered_text``)."""
     if waiting_for == "answer":
         return "waiting for an answer to a deferred call"
     if waiting_for == "tools":
-        calls = f"{pending} tool call{'s' if pending != 1 else ''}" if pending else "its tool calls"
-        return f"waiting for the results of {calls}"
+        return "waiting for the results of its tool calls"
     if waiting_for == "model":
         return "waiting for the model (the conversation ends with a user message)"
     # No terminal and nothing in flight: the process may have died long ago, so the run is not "running".
