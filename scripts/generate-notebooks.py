@@ -17,23 +17,24 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
-FIND_SAMPLES = """from pathlib import Path
+FIND_SOURCE = """from journaltools.samples import notebook_source
 
-from journaltools.samples import samples_dir
-
-# The repository's data/samples; outside a checkout the samples are written into ./journaltools-samples.
-SAMPLES = str(samples_dir())
-SAMPLES"""
+# Your runs: set SOURCE to a state directory or a nats:// URL. Left as it is, SOURCE is $JOURNALTOOLS_SOURCE when set,
+# else the runtime's own directory (~/.local/state/fisk-ai/runs) when it holds journals, else the bundled samples.
+SOURCE = notebook_source()
+SOURCE"""
 
 TABLES = """from journaltools.tables import load
 
-# Arrow tables of every run (lenient: the samples hold broken journals on purpose; they land in findings).
-tables = load(SAMPLES, strict=False, progress=False)
+# Arrow tables of every run, read leniently: a journal the runtime would refuse is a row (`invalid`) and its
+# findings say why, instead of stopping the load.
+tables = load(SOURCE, strict=False, progress=False)
 runs = tables.runs.to_pandas()
 tables.findings.to_pandas()[['run', 'code', 'severity']]"""
 
-# The cells pick runs by what they show (a status, a resume, an open deferral), not by file name, so they tell
-# the same story whatever the samples are called.
+# The cells pick runs by what they show (a status, a resume, an open deferral), never by name, so every notebook runs
+# on any source: the samples, the runtime's own directory, a stream (`make test` runs them on the samples and on
+# journals both fisk-ai builds wrote).
 
 
 def notebook(cells: list[tuple[str, str]]) -> nbformat.NotebookNode:
@@ -47,20 +48,20 @@ def notebook(cells: list[tuple[str, str]]) -> nbformat.NotebookNode:
 EXPLORE = [
     (
         "md",
-        "# 01 — Explore runs\n\nLoad the sample journals and browse the runs: each story is there twice, as fisk-ai's "
-        "August build writes it (format version 3) and as its newest line does (format version 1, run ids "
-        "`newest-…`: every record dated, the agent, each tool call's provider). "
+        "# 01 — Explore runs\n\nBrowse the runs of a source: your own (set `SOURCE` below), or the bundled samples, "
+        "where each story is there twice, as fisk-ai's August build writes it (format version 3) and as its newest "
+        "line does (format version 1, run ids `newest-…`: every record dated, the agent, each tool call's provider). "
         "**Click a row** to open its conversation in a pane above the table (it scrolls into view; *close* or "
         "Escape closes it), **click a column header** to sort (again to reverse), type in the filter box or pick statuses to narrow the list. *why it stopped* says how each run "
         "ended: the terminal's message, the deferred calls it waits on, the calls of a turn in flight, or the "
         "first error of a journal the runtime would refuse (`invalid`).",
     ),
-    ("code", FIND_SAMPLES),
+    ("code", FIND_SOURCE),
     (
         "code",
         "from journaltools.widgets import ConversationView, RunBrowser, load_source\n\n"
         "# The runs table of the source, loaded leniently: every journal is a row, broken ones are `invalid`.\n"
-        "model, loader = load_source(SAMPLES)\n"
+        "model, loader = load_source(SOURCE)\n"
         "browser = RunBrowser(model, loader)\nbrowser",
     ),
     ("md", "The model behind the browser is plain Python: rows you can filter and sort without a browser."),
@@ -68,27 +69,31 @@ EXPLORE = [
         "code",
         "for row in model.with_filter(statuses={'open', 'suspended'}).sorted_by('pending_calls', True).visible():\n"
         "    print(f'{row.run:32} {row.status:10} pending={row.pending_calls} {row.reason[:80]}')\n"
-        "print(model.status_counts())\n"
-        "assert {'completed', 'suspended', 'invalid'} <= set(model.status_choices)",
+        "counts = model.status_counts()\nprint(counts)\n"
+        "assert sum(counts.values()) == len(model.rows)  # every run has one status, an unreadable one `invalid`",
     ),
     (
         "md",
         "Both generations side by side. A journal's meta record says which build wrote it, and journaltools reads "
-        "each by its own build's rules: the `generation` column. The same story can end differently: a newest run "
-        "that journaled anything after its last terminal (here memory revisions) is `open` again, as the newest "
-        "runtime lists it, where the August build names its last terminal. Only the newest line dates its records "
-        "(`ended`, `updated`), names the agent, and counts calls by provider.",
+        "each by its own build's rules: the `generation` column (empty for a journal too broken to say). The same "
+        "story can end differently: a newest run that journaled anything after its last terminal (memory "
+        "revisions, a claim) is `open` again (`reopened`), as the newest runtime lists it, where the August build "
+        "names its last terminal. Only the newest line dates its records (`ended`), names the agent, and counts "
+        "calls by provider.",
     ),
     (
         "code",
         "import journaltools as jt\n\n"
-        "runs = jt.load(SAMPLES, strict=False, workers=1, progress=False).to_pandas().runs\n"
+        "runs = jt.load(SOURCE, strict=False, workers=1, progress=False).to_pandas().runs\n"
         "print(runs.groupby('generation', dropna=False).size().to_string())\n"
-        "pairs = ['memory-after-terminal', 'newest-memory-after-terminal', 'deferred-waiting', 'newest-deferred-waiting']\n"
-        "side = runs[runs.run.isin(pairs)].set_index('run').loc[pairs]\n"
-        "print(side[['generation', 'status', 'reopened', 'agent', 'ended', 'turns', 'tool_calls']].to_string())\n"
-        "assert set(runs.generation.dropna()) == {'newest', 'august'}\n"
-        "assert side.loc['newest-memory-after-terminal', 'status'] == 'open' != side.loc['memory-after-terminal', 'status']",
+        "side = runs.dropna(subset=['generation']).sort_values('reopened', ascending=False).groupby('generation').head(2)\n"
+        "print(side.set_index('run')[['generation', 'status', 'reopened', 'agent', 'ended', 'turns', 'tool_calls']]"
+        ".to_string())\n"
+        "assert set(runs.generation.dropna()) <= {'newest', 'august'}\n"
+        "august = runs[runs.generation == 'august']\n"
+        "assert august.ended.isna().all() and august.agent.isna().all()  # the August build dates and names nothing\n"
+        "reopened = runs[(runs.generation == 'newest') & runs.reopened.fillna(False)]\n"
+        "assert (reopened.status == 'open').all()  # the newest line lists a reopened run as open again",
     ),
     (
         "md",
@@ -98,7 +103,8 @@ EXPLORE = [
     ),
     (
         "code",
-        "ended = next(row.run for row in model.rows if row.status in ('error', 'budget', 'max_iterations'))\n"
+        "ended_badly = [row.run for row in model.rows if row.status in ('error', 'budget', 'max_iterations')]\n"
+        "ended = (ended_badly or [row.run for row in model.rows])[0]\n"
         "browser.select(ended)  # the pane above the table now shows it\n"
         "print(browser.conversation.model.why.banner().text)",
     ),
@@ -113,10 +119,10 @@ EXPLORE = [
     ),
     (
         "code",
-        "resumed_run = max(model.rows, key=lambda row: row.segments or 0).run\n"
-        "resumed = ConversationView.from_source(SAMPLES, resumed_run)  # with every time the records keep\n"
+        "resumed_row = max(model.rows, key=lambda row: row.segments or 0)  # the run resumed most often\n"
+        "resumed = ConversationView.from_source(SOURCE, resumed_row.run)  # with every time the records keep\n"
         "print([(s.index, s.claimed_by, s.ending) for s in resumed.model.segments])\n"
-        "assert len(resumed.model.segments) > 1\nresumed",
+        "assert len(resumed.model.segments) == resumed_row.segments  # the header and the table count alike\nresumed",
     ),
     (
         "md",
@@ -132,46 +138,58 @@ POST_MORTEM = [
         "# 02 — Post-mortem: a run that ended badly and a run that waits\n\nStart with *why*: the `runs` table says "
         "how every run ended. Then step through a run's records with **TimeTravel** (the fold of every prefix).",
     ),
-    ("code", FIND_SAMPLES),
+    ("code", FIND_SOURCE),
     ("code", TABLES),
     (
         "code",
         "runs[['run', 'status', 'terminal_reason', 'terminal_message', 'last_stop_reason', 'pending_calls',\n"
         "      'open_deferrals', 'stale_terminal', 'segments']].sort_values('run')",
     ),
-    ("md", "## The run that ended in error\n\nWhich record ended it, and what did the run look like just before?"),
+    (
+        "md",
+        "## A run that ended badly\n\nThe first run that ended in an error, out of budget or out of iterations "
+        "(else the first readable run): which record ended it, and what did the run look like just before?",
+    ),
     (
         "code",
         "from journaltools.widgets import ConversationView, TimeTravel, load_source\n\n"
-        "failed_run = runs[runs['status'] == 'error'].iloc[0]\n"
+        "ended_badly = runs[runs['status'].isin(['error', 'budget', 'max_iterations'])]\n"
+        "failed_run = (ended_badly if len(ended_badly) else runs[runs['status'] != 'invalid']).iloc[0]\n"
         "print(failed_run['run'], '—', failed_run['terminal_message'])\n"
-        "_, loader = load_source(SAMPLES)\n"
-        "ConversationView.from_source(SAMPLES, failed_run['run'])  # the banner says why",
+        "_, loader = load_source(SOURCE)\n"
+        "ConversationView.from_source(SOURCE, failed_run['run'])  # the banner says why",
     ),
     (
         "code",
-        "failed = TimeTravel.from_source(SAMPLES, failed_run['run'])\n"
+        "failed = TimeTravel.from_source(SOURCE, failed_run['run'])\n"
         "changes = failed.model.status_changes()  # (seq, before, after)\nprint(changes)\n"
-        "assert any(after == 'error' for _, _, after in changes)",
+        "assert changes[-1][2] == failed_run['status']  # the last change is where the table says the run stands",
     ),
     (
         "code",
-        "seq = next(seq for seq, _, after in changes if after == 'error')\n"
+        "seq = changes[-1][0]\n"
         "index = failed.model.index_of_seq(seq)\n"
         "before, after = failed.model.snapshot(index - 1), failed.model.snapshot(index)\n"
         "print(before.status, '→', after.status, '—', after.banner.text)\n"
         "failed.show(index)\nfailed",
     ),
-    ("md", "## The run that waits\n\nA suspended run with an open deferral: what is it waiting for, and on whom?"),
+    (
+        "md",
+        "## A run that waits\n\nA run with an open deferral (else the one with most calls pending): what is it "
+        "waiting for, and on whom?",
+    ),
     (
         "code",
-        "waiting_run = runs[runs['open_deferrals'] > 0].iloc[0]['run']\n"
+        "deferred = runs[runs['open_deferrals'] > 0]\n"
+        "waiting = (deferred if len(deferred) else runs.sort_values('pending_calls', ascending=False)).iloc[0]\n"
+        "waiting_run = waiting['run']\n"
         "result = loader(waiting_run)\n"
         "for call in result.pending_calls:\n"
         "    print(call.name, call.id, 'deferred' if call.deferred else 'not deferred',\n"
         "          call.deferred.note if call.deferred else '', call.deferred.handle if call.deferred else '')\n"
-        "assert result.waiting_for == 'answer'\n"
-        "ConversationView.from_source(SAMPLES, waiting_run)",
+        "print('waiting for:', result.waiting_for)\n"
+        "assert len(result.pending_calls) == waiting['pending_calls']  # the fold and the table agree\n"
+        "ConversationView.from_source(SOURCE, waiting_run)",
     ),
     (
         "md",
@@ -184,13 +202,13 @@ COMPARE = [
     (
         "md",
         "# 03 — Compare the file and JetStream listings\n\nStart an embedded JetStream server (source "
-        "`embedded`), migrate the samples into it (bytes unchanged), and compare both listings run by run.",
+        "`embedded`), copy the source's journals into it (bytes unchanged), and compare both listings run by run.",
     ),
-    ("code", FIND_SAMPLES),
+    ("code", FIND_SOURCE),
     (
         "code",
         "from journaltools.sources.registry import open_source\nfrom journaltools.ops.migrate import migrate\n\n"
-        "files = open_source(SAMPLES)\njetstream = open_source('embedded', create=True)  # a throwaway local server\n"
+        "files = open_source(SOURCE)\njetstream = open_source('embedded', create=True)  # a throwaway local server\n"
         "report = migrate(files, jetstream)\nprint(report.to_json())\nfor refusal in report.refused:\n"
         "    print('not migrated:', refusal.run, '-', refusal.code, '-', refusal.message[:100])",
     ),
@@ -225,19 +243,19 @@ AUDIT = [
         "# 04 — Batch audit\n\nAudit every journal, write the tables as Parquet, query them (with DuckDB when "
         "installed), and open the affected runs from the summary.",
     ),
-    ("code", FIND_SAMPLES),
+    ("code", FIND_SOURCE),
     (
         "code",
-        "import tempfile\n\nfrom journaltools.audits.sources import audit_sources\nfrom journaltools.widgets import AuditSummary, "
+        "import tempfile\nfrom pathlib import Path\n\nfrom journaltools.audits.sources import audit_sources\nfrom journaltools.widgets import AuditSummary, "
         "AuditSummaryModel, load_source\n\nout = Path(tempfile.mkdtemp(prefix='journaltools-audit-'))\n"
         "# One call: every record checked, every run folded, the tables streamed to Parquet batch by batch.\n"
-        "result = audit_sources([SAMPLES], parquet=out, records=True, progress=False)\n"
+        "result = audit_sources([SOURCE], parquet=out, records=True, progress=False)\n"
         "print(result.runs, 'runs,', result.records, 'records,', len(result.findings), 'findings;',\n"
         "      'worst:', result.worst())\nsorted(p.name for p in out.iterdir())",
     ),
     (
         "code",
-        "_, loader = load_source(SAMPLES)\nsummary = AuditSummary(AuditSummaryModel(result.findings), loader)\nsummary",
+        "_, loader = load_source(SOURCE)\nsummary = AuditSummary(AuditSummaryModel(result.findings), loader)\nsummary",
     ),
     (
         "code",
@@ -247,7 +265,7 @@ AUDIT = [
     ),
     (
         "md",
-        "## Query the Parquet audit\n\nThe files carry the columns of INTERFACES.md with real types (timestamps in "
+        "## Query the Parquet audit\n\nThe files carry the columns of docs/interfaces.md with real types (timestamps in "
         "UTC, nullable integers); any Arrow tool reads them. Here DuckDB, then pandas with Arrow-backed dtypes. The "
         "conversation token never appears in them: `runs.conversation` is a 12-hex digest.",
     ),
@@ -280,7 +298,7 @@ AUDIT = [
         "from journaltools.testing.demo import write_demo_stores\nfrom journaltools.audits.tasks import audit_tasks\n"
         "from journaltools.widgets import TurnCheckpoints\n\ntasks, turns = write_demo_stores(Path(tempfile.mkdtemp("
         "prefix='journaltools-stores-')))\nprint(audit_tasks(str(tasks)).tasks.select(['id', 'state', 'outcome', "
-        "'error']).to_pandas())\nwith_stores = audit_sources([SAMPLES], task_store=tasks, turn_store=turns, "
+        "'error']).to_pandas())\nwith_stores = audit_sources([SOURCE], task_store=tasks, turn_store=turns, "
         "progress=False)\nprint(sorted({f.code for f in with_stores.findings if f.code.startswith('turn_')}))\n"
         "TurnCheckpoints.from_store(str(turns))",
     ),
@@ -296,37 +314,51 @@ COMPARE_AND_SHARE = [
         "generations of journals; where a journal carries no record times (every August one) the times are "
         "left out and the step says so, never invented.",
     ),
-    ("code", FIND_SAMPLES),
+    ("code", FIND_SOURCE),
     (
         "md",
-        "**Diff.** The same story as the August build and the newest line wrote it: the runs line up turn by turn "
-        "(by iteration) and call by call (by tool_use_id). The fingerprints agree, so the resume gate would let one "
-        "configuration resume the other; the newest side alone is dated, so no time is compared.",
+        "Two runs to compare: two that were asked the same thing (the samples tell each story as both builds "
+        "wrote it), else the first two readable runs.",
     ),
     (
         "code",
         "import journaltools as jt\n\n"
-        "compared = jt.diff(SAMPLES, 'deferred-waiting', 'newest-deferred-waiting')\n"
+        "runs = jt.load(SOURCE, strict=False, progress=False).to_pandas().runs\n"
+        "readable = runs[runs.status != 'invalid'].sort_values(['prompt', 'generation', 'run'], na_position='last')\n"
+        "prompted = readable[readable.prompt.fillna('').str.strip() != '']\n"
+        "twins = prompted[prompted.prompt.duplicated(keep=False)]\n"
+        "a, b = (twins if len(twins) >= 2 else readable).run.iloc[:2]\n"
+        "print(a, 'and', b)",
+    ),
+    (
+        "md",
+        "**Diff.** The runs line up turn by turn (by iteration) and call by call (by tool_use_id). Where the "
+        "fingerprints agree, the resume gate would let one configuration resume the other; times are compared "
+        "only where both journals are dated, and otherwise the diff says why not.",
+    ),
+    (
+        "code",
+        "compared = jt.diff(SOURCE, a, b)\n"
         "print('same records:', compared.same_records, '· calls compared:', len(compared.calls))\n"
         "print('fingerprint changes:', [change.field for change in compared.fingerprint_changes])\n"
         "print('gate:', 'resumable' if compared.gate is None or compared.gate.resumable else compared.gate.refusal)\n"
         "print(compared.times_note)\n"
-        "assert not compared.times_compared and compared.times_note",
+        "assert compared.times_compared or compared.times_note  # times compared, or a note says why not",
     ),
     ("md", "The same comparison side by side, the first divergence marked:"),
     (
         "code",
-        "from journaltools.widgets import RunDiff\n\n"
-        "RunDiff.from_sources(SAMPLES, 'deferred-waiting', 'newest-deferred-waiting')",
+        "from journaltools.widgets import RunDiff\n\nRunDiff.from_sources(SOURCE, a, b)",
     ),
     (
         "md",
         "A run against its own second process run: `segments=(0, 1)` compares what the first process did with what "
-        "the resume did, turn by turn.",
+        "the resume did, turn by turn (here the run resumed most often).",
     ),
     (
         "code",
-        "resumed = jt.diff(SAMPLES, 'newest-resumed-mid-batch', segments=(0, 1), strict=False)\n"
+        "resumed_run = runs.sort_values(['segments', 'run'], ascending=[False, True]).run.iloc[0]\n"
+        "resumed = jt.diff(SOURCE, resumed_run, segments=(0, 1), strict=False)\n"
         "for pair in resumed.turns:\n"
         "    print(f'turn {pair.turn}: calls {pair.calls.a} / {pair.calls.b}, '\n"
         '          f\'output tokens {pair.tokens["out_tokens"].a} / {pair.tokens["out_tokens"].b}\')\n'
@@ -336,15 +368,17 @@ COMPARE_AND_SHARE = [
     (
         "md",
         "**Grep.** Every run's prompts, messages, thinking, tool inputs and results, searched at once without "
-        "folding a journal; each match is a row with a snippet around it. `ignore_case` folds case as Unicode does.",
+        "folding a journal; each match is a row with a snippet around it. `ignore_case` folds case as Unicode does. "
+        "Here the longest word of a run's prompt, in capitals.",
     ),
     (
         "code",
-        "found = jt.grep('ORDERS', SAMPLES, ignore_case=True)\n"
+        "asked = prompted.iloc[0]\nword = max(asked.prompt.split(), key=len)\n"
+        "found = jt.grep(word.upper(), SOURCE, ignore_case=True)\n"
         "matches = found.table.to_pandas()\n"
         "print(found.runs, 'runs searched,', len(matches), 'texts match')\n"
         "print(matches.groupby('where').size().to_string())\n"
-        "assert len(matches) and set(matches['where']) <= {'prompt', 'user', 'assistant', 'thinking', 'tool_input', "
+        "assert asked.run in set(matches['run']) and set(matches['where']) <= {'prompt', 'user', 'assistant', 'thinking', 'tool_input', "
         "'tool_result'}\n"
         "matches.head(5)",
     ),
@@ -359,12 +393,12 @@ COMPARE_AND_SHARE = [
     ),
     (
         "code",
-        "import tempfile\nfrom pathlib import Path\n\n"
+        "import html\nimport tempfile\nfrom pathlib import Path\n\n"
         "shared = Path(tempfile.mkdtemp(prefix='journaltools-report-'))  # not the repository: a file to send on\n"
-        "made = jt.report(SAMPLES, 'newest-deferred-waiting', shared / 'newest-deferred-waiting.html')\n"
+        "made = jt.report(SOURCE, b, shared / 'report.html')\n"
         "print(made.summary())\n"
         "assert made.size <= made.max_bytes and made.messages_shown == made.messages\n"
-        "assert 'waiting for <b>answer</b>' in made.path.read_text(encoding='utf-8')",
+        "assert html.escape(b) in made.path.read_text(encoding='utf-8')",
     ),
     (
         "md",
@@ -377,7 +411,7 @@ COMPARE_AND_SHARE = [
         "code",
         "import json\nimport tempfile\nfrom pathlib import Path\n\n"
         "out = Path(tempfile.mkdtemp(prefix='journaltools-export-'))  # the file a collector or a viewer would take\n"
-        "report = jt.export_otlp(SAMPLES, ['newest-completed-with-tools', 'completed-with-tools'], "
+        "report = jt.export_otlp(SOURCE, [a, b], "
         "path=out / 'traces.ndjson')\n"
         "lines = (out / 'traces.ndjson').read_text().splitlines()\n"
         "print(report.runs, report.spans, 'spans')\n"

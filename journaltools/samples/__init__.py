@@ -36,7 +36,7 @@ from journaltools.errors import SourceError, StorageError
 from journaltools.protocol.encode import encode_record
 from journaltools.samples.builder import SYSTEM_PROMPT, TOOL_DEFINITIONS
 from journaltools.samples.stories import sample_fingerprint, sample_stories
-from journaltools.sources.registry import open_source
+from journaltools.sources.registry import default_source, open_source
 
 SAMPLE_SYSTEM_PROMPT: Final = SYSTEM_PROMPT
 SAMPLE_TOOLS: Final = TOOL_DEFINITIONS
@@ -164,10 +164,29 @@ def samples_dir(fallback: str | os.PathLike[str] | None = None, start: str | os.
     return target
 
 
+#: The environment variable that points the notebooks (and ``notebook_source``) at a source of one's own.
+SOURCE_VARIABLE: Final = "JOURNALTOOLS_SOURCE"
+
+
+def notebook_source() -> str:
+    """The source the notebooks open: ``$JOURNALTOOLS_SOURCE`` when set (a directory or a ``nats://`` URL, as
+    ``load`` takes it); else the runtime's own directory (``default_source()``) when it holds a journal; else the
+    sample journals (``samples_dir()``). A reader's own runs come first, so a notebook opens them unchanged."""
+    chosen = os.environ.get(SOURCE_VARIABLE, "")
+    if chosen:
+        return chosen
+    runtime = default_source()
+    if runtime.is_dir() and any(runtime.glob("*" + JOURNAL_SUFFIX)):
+        return str(runtime)
+    return str(samples_dir())
+
+
 __all__ = [
     "SAMPLE_STORIES",
     "SAMPLE_SYSTEM_PROMPT",
     "SAMPLE_TOOLS",
+    "SOURCE_VARIABLE",
+    "notebook_source",
     "sample_fingerprint",
     "samples_dir",
     "write_samples",

@@ -9,7 +9,7 @@ import pytest
 
 from journaltools.errors import VersionMismatch
 from journaltools.folding import fold
-from journaltools.samples import SAMPLE_STORIES, write_samples
+from journaltools.samples import SAMPLE_STORIES, SOURCE_VARIABLE, notebook_source, write_samples
 from journaltools.sources.registry import open_source
 from tests.paths import SAMPLES
 
@@ -160,3 +160,25 @@ def test_every_record_a_writer_wrote_is_canonical_and_every_decoded_line_is_a_v3
             assert all(stored.noncanonical is None for stored in read.records), run
             assert read.records[0].record.meta is not None and read.records[0].record.seq == 1
             assert [stored.record.seq for stored in read.records] == list(range(1, len(read.records) + 1))
+
+
+def test_the_notebooks_open_the_named_source_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runtime = tmp_path / "state" / "fisk-ai" / "runs"
+    runtime.mkdir(parents=True)
+    (runtime / "mine.json").write_bytes((SAMPLES / "completed-with-tools.json").read_bytes())
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv(SOURCE_VARIABLE, "nats://127.0.0.1:4222")
+    assert notebook_source() == "nats://127.0.0.1:4222"
+    monkeypatch.delenv(SOURCE_VARIABLE)
+    assert notebook_source() == str(runtime)  # the runtime's own directory holds a journal
+
+
+def test_the_notebooks_fall_back_to_the_samples_without_runs_of_ones_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(SOURCE_VARIABLE, raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    assert notebook_source() == str(SAMPLES)  # no runtime directory at all
+    (tmp_path / "fisk-ai" / "runs").mkdir(parents=True)
+    (tmp_path / "fisk-ai" / "runs" / "notes.txt").write_text("not a journal")
+    assert notebook_source() == str(SAMPLES)  # a runtime directory with no journal in it
