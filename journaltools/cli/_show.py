@@ -22,7 +22,15 @@ from journaltools.protocol.kinds import ZERO_TIME
 if TYPE_CHECKING:
     from journaltools.sources.base import RunRead
 from journaltools._base.readable import readable_json, shown_part
-from journaltools.cli._output import UsageError, _emit_json, _say, finding_json, human_duration, print_table
+from journaltools.cli._output import (
+    UsageError,
+    _emit_json,
+    _say,
+    finding_json,
+    human_duration,
+    print_table,
+    utc_milliseconds,
+)
 from journaltools.cli._sources import _open, _source_and_optional_run, read_named
 
 # -- show --------------------------------------------------------------------------------------------------------
@@ -172,26 +180,31 @@ def _first_shown(result: FoldResult, tail: int | None, from_seq: int | None) -> 
 
 def _times_line(read: RunRead, result: FoldResult) -> str | None:
     """``created ... · last activity ...``: the journal's own creation time and its latest time (the newest line's
-    last dated record; else the file's modification time, or the newest message time), so a post-mortem dates
-    what it reads."""
-    from journaltools.cli._output import _text
+    last dated record), so a post-mortem dates what it reads; an undated journal says what stands in for it (the
+    stream's last message time, else the file's modification time), never calling it activity. UTC, to the ms."""
     from journaltools.goencoding.time import go_time
 
     meta = read.records[0].record.meta if read.records and read.records[0].record.kind == "meta" else None
     created = meta.created if meta is not None else None
     dated = [go_time(record.time) for record in read.typed() if record.time]
     latest = max((time for time in dated if time is not None), default=None)
-    if latest is None:
-        times = [stored.time for stored in read.records if stored.time is not None]
-        latest = max(times) if times else None
-        if read.updated is not None and (latest is None or read.updated > latest):
-            latest = read.updated
-    parts = [f"created {created}"] if created else []
+    parts = [f"created {utc_milliseconds(created)}"] if created else []
     if latest is not None:
-        parts.append(f"last activity {_text(latest)}")
-    # The runtime's own wall clock (creation to the last dated record): only a dated journal has one.
+        parts.append(f"last activity {utc_milliseconds(latest)}")
+    else:
+        # An undated journal (every August one): the store's own times stand in, each called what it is.
+        stored = max((stored.time for stored in read.records if stored.time is not None), default=None)
+        if stored is not None:
+            parts.append(f"last stored {utc_milliseconds(stored)}")
+        elif read.updated is not None:
+            parts.append(f"file modified {utc_milliseconds(read.updated)}")
+    # The runtime's own wall clock (creation to the last dated record): only a dated journal has one, and only one
+    # whose record times run forwards measures anything (the runtime's number stays in --json and `stats --json`).
+    backwards = [finding.seq for finding in result.findings if finding.code == "times_out_of_order"]
     wall = wall_clock_ns(read.typed())
-    if wall is not None:
+    if backwards:
+        parts.append(f"wall clock unknown: record times run backwards at seq {', '.join(map(str, backwards))}")
+    elif wall is not None:
         parts.append(f"wall clock {human_duration(wall)}")
     return " · ".join(parts) or None
 
@@ -214,7 +227,7 @@ def _print_run(
     terminal = state.terminal if state is not None else None
     if terminal is not None:
         said = f": {shown_part(terminal.message)}" if terminal.message else ""
-        at = f" at {state.ended}" if state is not None and state.ended != ZERO_TIME else ""
+        at = f" at {utc_milliseconds(state.ended)}" if state is not None and state.ended != ZERO_TIME else ""
         _say(f"ended: {terminal.reason}{said}{at}")
         reopened = reopening_text(result)
         if reopened is not None:
@@ -241,9 +254,10 @@ def _print_run(
             {
                 **row,
                 "ending": "no ending recorded" if row["ending"] == "running" else row["ending"],
+                "claimed_at": utc_milliseconds(row["claimed_at"]),
                 # A process run's span: the own times of its first and last record (newest line only).
-                "started": dated.get(row["first_seq"]),
-                "ended": dated.get(row["last_seq"]),
+                "started": utc_milliseconds(dated.get(row["first_seq"])),
+                "ended": utc_milliseconds(dated.get(row["last_seq"])),
             }
             for row in document["segments"]
         ]
@@ -264,16 +278,18 @@ def _print_run(
         seq = seqs[index] if index < len(seqs) else "?"
         time = message_times[index] if index < len(message_times) else ZERO_TIME
         before = message_times[index - 1] if 0 < index <= len(message_times) else ZERO_TIME
-        _say(f"\n[seq {seq}] {message.role}" + (f"  {time}{_gap_text(before, time)}" if time != ZERO_TIME else ""))
+        shown = f"  {utc_milliseconds(time)}{_gap_text(before, time)}" if time != ZERO_TIME else ""
+        _say(f"\n[seq {seq}] {message.role}{shown}")
         for block in message.content or ():
             _say(_block_line(block))
     pending = result.state.pending if result.state is not None else None
     if pending is not None:
         # Nothing of a turn in flight is in the committed messages yet: show what the model said, thought and
         # asked for last (what a post-mortem of a stuck run opens it for), thinking in full.
+        at = f", at {utc_milliseconds(pending.time)}" if pending.time != ZERO_TIME else ""
         _say(
             f"\n[seq {pending.seq}] assistant, turn in flight (not committed): iteration {pending.iteration}, "
-            f"stop reason {pending.stop_reason or '-'}" + (f", at {pending.time}" if pending.time != ZERO_TIME else "")
+            f"stop reason {pending.stop_reason or '-'}{at}"
         )
         for block in pending.assistant.content or ():
             if block.thinking is not None and block.thinking.text:
@@ -308,12 +324,15 @@ LONG_WAIT_NS = 3_600_000_000_000
 
 
 def _gap_text(before: str, time: str) -> str:
-    """``  (+3.2s)`` after the previous message's time; nothing when either is undated or time runs backwards."""
+    """``  (+3.2s)`` after the previous message's time; nothing when either is undated. A message dated before the
+    one before it says so (the clocks that dated them disagree): a backwards span is no duration."""
     if before == ZERO_TIME or time == ZERO_TIME:
         return ""
     start, end = time_ns(before), time_ns(time)
-    if start is None or end is None or end < start:
+    if start is None or end is None:
         return ""
+    if end < start:
+        return f"  (dated {human_duration(start - end)} before the message above it: the clocks disagree)"
     gap = end - start
     wait = ", a long wait" if gap >= LONG_WAIT_NS else ""
     return f"  (+{human_duration(gap)}{wait})"

@@ -333,6 +333,12 @@ typedef struct {
     Py_ssize_t text_length;
 } moment;
 
+/* A record dated before the dated record before it: a times_out_of_order finding (the Python fold words it). */
+typedef struct {
+    uint64_t seq, before_seq;
+    moment time, before;
+} backstep;
+
 static int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
     y -= m <= 2;
     int64_t era = (y >= 0 ? y : y - 399) / 400;
@@ -544,6 +550,10 @@ typedef struct {
     /* for the runs row and the degraded_analysis finding */
     int64_t undated, results, kindless;
     moment last_time, last_dated;
+    uint64_t last_dated_seq;
+    /* each record dated before the dated record before it: the times_out_of_order findings */
+    backstep *backsteps;
+    Py_ssize_t backstep_count, backstep_capacity;
 } walk;
 
 static PyObject *arena_string(walk *w, text_ref ref) {
@@ -1304,6 +1314,39 @@ static PyObject *time_text(const moment *m) {
     return PyUnicode_DecodeUTF8((const char *)m->text, m->text_length, "strict");
 }
 
+static int dated_before(const moment *a, const moment *b) {
+    return a->seconds < b->seconds || (a->seconds == b->seconds && a->nanos < b->nanos);
+}
+
+static int add_backstep(walk *w, uint64_t seq, const moment *time) {
+    if (w->backstep_count == w->backstep_capacity) {
+        Py_ssize_t capacity = w->backstep_capacity ? w->backstep_capacity * 2 : 4;
+        backstep *items = PyMem_RawRealloc(w->backsteps, (size_t)capacity * sizeof(backstep));
+        if (items == NULL) return -1;
+        w->backsteps = items;
+        w->backstep_capacity = capacity;
+    }
+    w->backsteps[w->backstep_count++] = (backstep){seq, w->last_dated_seq, *time, w->last_dated};
+    return 0;
+}
+
+/* [(seq, its time, the seq of the dated record before, that record's time)] for each backstep, in journal order. */
+static PyObject *backstep_list(const walk *w) {
+    PyObject *made = PyList_New(w->backstep_count);
+    if (made == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < w->backstep_count; i++) {
+        const backstep *step = &w->backsteps[i];
+        PyObject *item = Py_BuildValue("(KNKN)", (unsigned long long)step->seq, time_text(&step->time),
+                                       (unsigned long long)step->before_seq, time_text(&step->before));
+        if (item == NULL) {
+            Py_DECREF(made);
+            return NULL;
+        }
+        PyList_SET_ITEM(made, i, item);
+    }
+    return made;
+}
+
 static PyObject *python_list(walk *w, const text_list *list) {
     PyObject *made = PyList_New(list->count);
     if (made == NULL) return NULL;
@@ -1371,6 +1414,7 @@ static PyObject *summary(walk *w, const journal_walk *journal) {
     PyObject *approvals = python_list(w, &w->approvals);
     PyObject *call_approvals = python_list(w, &w->call_approvals);
     PyObject *memory_keys = python_list(w, &w->memory_keys);
+    PyObject *backsteps = backstep_list(w);
     PyObject *terminal_reason = w->terminal_set ? arena_string(w, w->terminal_reason) : Py_NewRef(Py_None);
     PyObject *terminal_message = w->terminal_set ? arena_string_or_none(w, w->terminal_message) : Py_NewRef(Py_None);
     PyObject *last_stop = w->saw_assistant ? arena_string_or_none(w, w->last_stop) : Py_NewRef(Py_None);
@@ -1378,9 +1422,10 @@ static PyObject *summary(walk *w, const journal_walk *journal) {
     PyObject *ended =
         w->terminal_set && !w->reopened && !is_zero_time(&w->ended) ? micros_or_none(&w->ended) : Py_NewRef(Py_None);
     PyObject *result = NULL;
-    if (approvals && call_approvals && memory_keys && terminal_reason && terminal_message && last_stop && ended) {
+    if (approvals && call_approvals && memory_keys && backsteps && terminal_reason && terminal_message && last_stop &&
+        ended) {
         result = Py_BuildValue(
-            "(nnnnOOOOLL(LLLLLLLLL)OOLznnOOOKLONNnnnLL)", (Py_ssize_t)w->message_index, (Py_ssize_t)w->call_count,
+            "(nnnnOOOOLL(LLLLLLLLL)OOLznnOOOKLONNnnnLLO)", (Py_ssize_t)w->message_index, (Py_ssize_t)w->call_count,
             journal->count,
             (Py_ssize_t)w->segment_index, terminal_reason, terminal_message, w->reopened ? Py_True : Py_False, ended,
             (long long)(int64_t)w->turns, (long long)(int64_t)w->context_tokens, (long long)(int64_t)w->counters[0],
@@ -1392,12 +1437,13 @@ static PyObject *summary(walk *w, const journal_walk *journal) {
             pending_calls, open_deferrals, approvals, call_approvals, memory_keys, (unsigned long long)journal->last_seq,
             (long long)w->resumes, (w->any_terminal && w->turn_after_terminal) ? Py_True : Py_False,
             time_text(&w->last_time), time_text(&w->last_dated), (Py_ssize_t)w->undated, ended_calls, untimed,
-            (long long)w->results, (long long)w->kindless);
+            (long long)w->results, (long long)w->kindless, backsteps);
     }
     Py_DECREF(by_kind);
     Py_XDECREF(approvals);
     Py_XDECREF(call_approvals);
     Py_XDECREF(memory_keys);
+    Py_XDECREF(backsteps);
     Py_XDECREF(terminal_reason);
     Py_XDECREF(terminal_message);
     Py_XDECREF(last_stop);
@@ -1413,6 +1459,7 @@ static void walk_free(walk *w) {
     PyMem_RawFree(w->approvals.items);
     PyMem_RawFree(w->call_approvals.items);
     PyMem_RawFree(w->memory_keys.items);
+    PyMem_RawFree(w->backsteps);
     for (int i = 0; i < ALL_COLUMNS; i++) {
         PyMem_RawFree(w->columns[i].values.data);
         PyMem_RawFree(w->columns[i].valid.data);
@@ -1493,7 +1540,13 @@ static int walk_journal(walk *w, journal_walk *journal) {
         last_seq = seq;
         before = time;
         w->last_time = time;
-        if (time.dated && !is_zero_time(&time)) w->last_dated = time;
+        if (time.dated && !is_zero_time(&time)) {
+            if (w->last_dated.dated && dated_before(&time, &w->last_dated) &&
+                add_backstep(w, seq, &time) < 0)
+                return STOP_ERROR;
+            w->last_dated = time;
+            w->last_dated_seq = seq;
+        }
     }
     int pending = w->in_turn && turn_waits(w);
     if (w->in_turn && !pending && (status = commit_turn(w)) < 0) return status;

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from journaltools.errors import FoldError, VersionMismatch
+from journaltools.folding.facts import time_ns, times_out_of_order
 from journaltools.folding.schema import schema_problem
 from journaltools.folding.state import Counters, PendingCall, PendingTurn, RunState, wrap_int64
 from journaltools.folding.status import Segment, Status, segments_of, status_of, waiting_for_of
@@ -135,6 +136,8 @@ class _Walk:
         self.message_seqs: list[int] = []
         self.claim_since_terminal = False
         self.by_kind: dict[int, int] = {}
+        #: The last record dated with a time Go does not call zero: (seq, time as written, nanoseconds).
+        self.last_dated: tuple[int, str, int] | None = None
 
     # -- the frame -------------------------------------------------------------------------------------------------
 
@@ -175,6 +178,7 @@ class _Walk:
                 f"meta.run_id is {go_quoted(meta.run_id)}, not the journal's name: the runtime lists the run by it",
             )
         self._check_schema(first)
+        self._check_time_order(first)
         last_seq = first.seq
         for record in records[1:]:
             self._check_schema(record)
@@ -182,6 +186,8 @@ class _Walk:
                 self._refuse(record.seq, "seq_not_increasing", f"seq {record.seq} not increasing after {last_seq}")
                 continue
             last_seq = record.seq
+            if record.time:
+                self._check_time_order(record)
             if self.state.terminal is not None and record.kind != "terminal":
                 if not self.state.reopened and self.last_terminal_seq is not None:
                     self.after_terminal = _after_terminal(self.last_terminal_seq, record)
@@ -209,6 +215,19 @@ class _Walk:
         problem = schema_problem(record)
         if problem is not None:
             self._warn(record.seq, "schema_violation", f"the published record schemas refuse this record: {problem}")
+
+    def _check_time_order(self, record: Record) -> None:
+        """A record dated before the dated record before it: the runtime accepts it (a resume on a machine whose
+        clock is behind, an answer journaled by another host), but no interval across the two is a duration."""
+        if not record.time or record.time == ZERO_TIME:
+            return
+        moment = time_ns(record.time)
+        if moment is None:
+            return
+        before = self.last_dated
+        self.last_dated = (record.seq, record.time, moment)
+        if before is not None and moment < before[2]:
+            self.findings.append(times_out_of_order(self.run, record.seq, record.time, before[0], before[1]))
 
     def _warn(self, seq: int, code: str, message: str) -> None:
         self.findings.append(Finding.of(self.run, seq, code, message))

@@ -141,6 +141,8 @@ class NativeRun(NamedTuple):
     untimed_calls: int
     results: int
     kindless_results: int
+    #: ``(seq, time, before_seq, before_time)`` for each record dated before the dated record before it.
+    backsteps: list[tuple[int, str, int, str]]
 
     def gaps(self) -> JournalGaps:
         return JournalGaps(

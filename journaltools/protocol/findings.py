@@ -56,6 +56,9 @@ FINDING_SEVERITY: dict[str, Severity] = {
     # a load or audit given prices (--prices): a run whose model (or a tier it used) the price table does not price,
     # so its cost is null, never zero
     "no_price": "info",
+    # a record dated before the dated record before it (another host's clock, a resume on a clock behind): the
+    # runtime accepts it; no interval across the two is shown as a duration
+    "times_out_of_order": "warning",
 }
 
 

@@ -19,7 +19,14 @@ import pyarrow as pa
 
 from journaltools.folding import FoldResult
 from journaltools.folding import native as native_fold
-from journaltools.folding.facts import RunFacts, degraded_analysis, degraded_finding, wall_clock_ns, wall_clock_of
+from journaltools.folding.facts import (
+    RunFacts,
+    degraded_analysis,
+    degraded_finding,
+    times_out_of_order,
+    wall_clock_ns,
+    wall_clock_of,
+)
 from journaltools.folding.reads import RunReadLike
 from journaltools.folding.run import fold_run
 from journaltools.folding.state import COUNTER_NAMES
@@ -297,6 +304,7 @@ class TablesBuilder:
         assert meta is not None
         if self.want_records:
             self._reads.append(read)
+        self.findings.extend(with_source(times_out_of_order(run, *step), read.source) for step in native.backsteps)
         degraded = degraded_finding(run, meta, native.gaps())
         if degraded is not None:
             self.findings.append(with_source(degraded, read.source))
@@ -338,13 +346,13 @@ class TablesBuilder:
             "memory_keys": sorted(native.memory_keys),
             "task_state": self.task_states.get(run),
             "error_findings": 0,
-            "warning_findings": 0,
+            "warning_findings": len(native.backsteps),
             "source": read.source,
         }
         unfit = fit.finding()
         if unfit is not None:
             self.findings.append(with_source(unfit, read.source))
-            values["warning_findings"] = 1
+            values["warning_findings"] += 1
         values.update(zip(COUNTER_NAMES, native.counters, strict=True))
         self._put_run(values)
 

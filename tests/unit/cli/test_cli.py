@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import pytest
 
 from journaltools.cli import _show as cli_show
 from journaltools.cli import main
+from journaltools.cli._output import utc_milliseconds
 from journaltools.cli._parser import build_parser
 from tests.paths import ROOT
 
@@ -467,7 +469,23 @@ def test_show_dates_the_run_in_its_header(capsys: pytest.CaptureFixture[str]) ->
     code, out, _ = run_cli(capsys, "show", str(FILES), TERMINAL_ERROR)
     created = next(row["created"] for row in ls_json(capsys) if row["run"] == TERMINAL_ERROR)
     dated = next(line for line in out.splitlines() if line.startswith("created "))
-    assert code == 0 and dated.startswith(f"created {created} · last activity 20")
+    # One spelling on screen (UTC, to the millisecond), and an August journal's file time is called what it is.
+    modified = datetime.fromtimestamp((FILES / f"{TERMINAL_ERROR}.json").stat().st_mtime, UTC)
+    assert code == 0 and dated == f"created {utc_milliseconds(created)} · file modified {utc_milliseconds(modified)}"
+
+
+def test_show_says_when_record_times_run_backwards(capsys: pytest.CaptureFixture[str]) -> None:
+    # An answer journaled by a clock 4.6 s behind the one that dated the deferral before it.
+    code, out, _ = run_cli(capsys, "show", str(NEWEST_FILES), "3MtgeORUyjqNtTnpuv2wKMRNDfC")
+    lines = out.splitlines()
+    header = next(line for line in lines if line.startswith("created "))
+    answer = next(line for line in lines if line.startswith("[seq 5] "))
+    assert code == 0 and header.endswith("wall clock unknown: record times run backwards at seq 5")
+    assert answer.endswith("(dated 2.1s before the message above it: the clocks disagree)")
+    assert any(
+        line.startswith("warning: seq 5: times_out_of_order: seq 5 is dated 4.618 s before seq 4") for line in lines
+    )
+    assert re.search(r"\d{2}:\d{2}:\d{2}\.\d{4}", out.split("\nwarning:")[0]) is None  # milliseconds on screen
 
 
 def test_the_generator_is_named_in_the_help(capsys: pytest.CaptureFixture[str]) -> None:

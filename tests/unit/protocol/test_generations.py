@@ -263,8 +263,9 @@ def test_show_says_which_build_wrote_the_run_and_dates_each_message(capsys: pyte
     assert main(["show", str(samples), "memory-after-terminal"]) == 0
     august = capsys.readouterr().out
     assert "written by the August build (format version 3)" in august and "reopened" not in august
-    # An August record carries no time: only the prompt is dated, by meta.created (the newest fold's rule).
-    assert any(line.startswith("[seq 1] user  2026-11-29T09:30:00") for line in august.splitlines())
+    # An August record carries no time: only the prompt is dated, by meta.created (the newest fold's rule), shown in
+    # UTC to the millisecond as every time on screen (meta.created is 09:30:00.512331907+01:00).
+    assert "[seq 1] user  2026-11-29T08:30:00.512Z" in august.splitlines()
     assert any(line == "[seq 2] assistant" for line in august.splitlines())
 
 
