@@ -11,9 +11,10 @@ from datetime import datetime
 from journaltools.analyses.query import Call, CallFilter, compile_pattern, query_json, run_calls
 from journaltools.analyses.search import SearchFilter, SearchResult, search_listing, search_time
 from journaltools.analyses.stats import Statistics, StatisticsCost, ToolStats, statistics, statistics_cost
-from journaltools.cli._output import UsageError, _note, _say, human_duration, print_table
+from journaltools.cli._output import UsageError, _note, _say, human_duration, print_table, utc_milliseconds
 from journaltools.cli._sources import _is_source, _only_run, _open, _source_and_rest, read_named
 from journaltools.errors import InvalidPattern, InvalidSearch
+from journaltools.folding import fold
 from journaltools.goencoding.json import go_utf8
 from journaltools.protocol.kinds import Record
 from journaltools.tables.prices import TIERS, read_prices
@@ -72,7 +73,9 @@ def cmd_stats(args: argparse.Namespace) -> int:
     if args.json:
         _write(stats.to_json(cost))
     else:
-        print_stats(run, stats)
+        # The fold owns the rule for record times that run backwards; the runtime's stats do not know it.
+        findings = fold(records, run=run, strict=False).findings
+        print_stats(run, stats, backwards=[f.seq for f in findings if f.code == "times_out_of_order" and f.seq])
         if cost is not None:
             print_cost(cost)
     return 0
@@ -106,23 +109,26 @@ def _tokens_line(stats: Statistics) -> str:
     return f"{tokens.total} ({split})"
 
 
-def print_stats(run: str, stats: Statistics) -> None:
-    """What a run cost, for a person: the frame, a table of model responses, a table of tools."""
+def print_stats(run: str, stats: Statistics, *, backwards: Sequence[int] = ()) -> None:
+    """What a run cost, for a person: the frame, a table of model responses, a table of tools. ``backwards``: the
+    seqs dated before the dated record before them, across which no interval is a duration."""
     _say(f"run {run}")
     frame = [("agent", stats.agent), ("caller", stats.caller), ("model", stats.model)]
     _say(" · ".join(f"{key} {value}" for key, value in frame if value) or "no meta record")
     _say(f"status: {stats.terminal or 'open'}")
-    dates = [f"created {stats.created}"] if stats.created else []
+    dates = [f"created {utc_milliseconds(stats.created)}"] if stats.created else []
     if stats.ended:
-        dates.append(f"ended {stats.ended}")
+        dates.append(f"ended {utc_milliseconds(stats.ended)}")
     elif stats.updated:
-        dates.append(f"last record {stats.updated}")
+        dates.append(f"last record {utc_milliseconds(stats.updated)}")
     if dates:
         _say(" · ".join(dates))
     cap = f" (at most {stats.max_iterations} per turn)" if stats.max_iterations else ""
     _say(f"iterations: {stats.iterations}{cap}")
     wall = stats.wall_clock_ns
-    if wall is not None:
+    if backwards:
+        _say(f"wall clock: unknown: record times run backwards at seq {', '.join(map(str, backwards))}")
+    elif wall is not None:
         _say(f"wall clock: {human_duration(wall)} (creation to the last journal record)")
     else:
         _say("wall clock: not recorded in this journal" + ("" if stats.dated else " (no record carries a time)"))
@@ -134,7 +140,7 @@ def print_stats(run: str, stats: Statistics) -> None:
                 {
                     "seq": response.seq,
                     "iteration": response.iteration,
-                    "time": response.time or None,
+                    "time": utc_milliseconds(response.time),
                     "in": response.tokens.in_tokens,
                     "out": response.tokens.out_tokens,
                     "cache_read": response.tokens.cache_read_tokens,

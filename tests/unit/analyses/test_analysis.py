@@ -374,3 +374,15 @@ def test_since_and_until_read_durations_as_fisk_does(text: str, nanoseconds: int
     from journaltools.analyses.search import _go_duration
 
     assert _go_duration(text) == nanoseconds
+
+
+def test_readable_stats_call_a_wall_clock_across_backwards_times_unknown(capsys: pytest.CaptureFixture[str]) -> None:
+    # The answer at seq 5 was journaled by a clock 4.6 s behind the deferral before it: creation to the last record
+    # (2 ms) measures nothing. --json stays the runtime's: the two times as the journal holds them.
+    run = "3MtgeORUyjqNtTnpuv2wKMRNDfC"
+    assert main(["stats", str(FILES), run]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "wall clock: unknown: record times run backwards at seq 5" in lines
+    assert "created 2026-12-02T01:36:12.719Z · last record 2026-12-02T01:36:12.721Z" in lines
+    assert main(["stats", str(FILES), run, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["updated"] == "2026-12-02T01:36:12.721416103Z"
