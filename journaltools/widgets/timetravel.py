@@ -151,13 +151,19 @@ class TimeTravel:
             steps.append(button)
         jumps = []
         for seq, before, after in model.status_changes():
-            button = w.Button(description=f"seq {seq}: {before} → {after}", tooltip="step to this change")
+            label = f"seq {seq}: {before} → {after}"
+            # A button never shrinks below its label, or a run of many changes cut each one to "open → comple…",
+            # losing the status it changed to; the line wraps instead.
+            button = w.Button(description=label, tooltip=f"step to this change ({label})")
             button.layout.width = "auto"
+            button.layout.flex = "0 0 auto"
             button.on_click(lambda _button, seq=seq: self.show(self.model.index_of_seq(seq)))
             jumps.append(button)
         self.changes = w.HBox(
-            [w.HTML(themed("<span class='jt-muted'>status changes:</span>")), *(jumps or [w.Label("none")])]
+            [w.HTML(themed("<span class='jt-muted'>status changes:</span>")), *(jumps or [w.Label("none")])],
+            layout=w.Layout(flex_flow="row wrap", align_items="center"),
         )
+        self.changes.add_class("jt-status-changes")
         self.widget = w.VBox([*([note] if note else []), w.HBox([*steps, self.slider]), self.changes, self.output])
         self.widget.add_class("jt")
         self.show(len(model) - 1)
