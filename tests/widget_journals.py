@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 from functools import cache
+from pathlib import Path
 
 import msgspec
 
@@ -43,8 +44,14 @@ def scenario_ids() -> dict[str, str]:
 @cache
 def corpus_records(scenario: str) -> tuple[Record, ...]:
     """The records of one corpus journal, split and decoded here (a line Go refuses is left out)."""
+    return journal_records(f"file/{scenario_ids()[scenario]}.json")
+
+
+@cache
+def journal_records(path: str) -> tuple[Record, ...]:
+    """The records of the journal at ``path`` in tests/corpus/runstate (a line Go refuses is left out)."""
     records = []
-    for line in (CORPUS / "file" / f"{scenario_ids()[scenario]}.json").read_bytes().split(b"\n"):
+    for line in (CORPUS / path).read_bytes().split(b"\n"):
         if not line:
             continue
         try:
@@ -52,6 +59,22 @@ def corpus_records(scenario: str) -> tuple[Record, ...]:
         except UndecodableLine:
             continue
     return tuple(records)
+
+
+#: Real runs, one of each build, that a new turn follows after their ending: their status carries a detail
+#: ("open", then "next turn in flight").
+STALE_TERMINAL_RUNS = ("random/3FyljN8OvVnGwOo6qP5222mgnCv.json", "newest/random/3MtgeTxn44iWRpP2WHX0YyvdV62.json")
+
+#: A real run whose status changed thirteen times (what TimeTravel's buttons step to).
+MANY_CHANGES_RUN = "random/3GgYkEqrsYaI43i1d8Y9faXF9Hp.json"
+
+
+@cache
+def browser_folds() -> dict[str, FoldResult]:
+    """What the browser tests browse: every scenario, the two stale-terminal runs, and a run whose prompt is
+    markup."""
+    stale = {Path(path).stem: fold(journal_records(path), strict=False) for path in STALE_TERMINAL_RUNS}
+    return {**all_folds(), **stale, "hostile-prompt": fold(hostile_records(), strict=False, run="hostile-prompt")}
 
 
 def corpus_fold(scenario: str) -> FoldResult:

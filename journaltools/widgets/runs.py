@@ -5,13 +5,13 @@ is the ipywidgets view over it. The view renders one page of rows at a time from
 thousand runs page as fast as ten: sorting or paging only changes the cells' text. Each row says why its run stopped
 (the terminal's message, the deferrals it waits on, the pending calls, the first error of an ``invalid`` journal).
 
-It fits the notebook: columns have priorities and the least needed ones step aside as the notebook narrows
-(CSS container queries; "all columns" brings them back, scrolling sideways), the run id stays pinned on the
-left, and the reason wraps to two lines. A click opens the run in a pane **above** the table, and the pane's
-bar takes the keyboard focus, which makes the browser scroll it into view: the opened run's header is where
-the reader looks, whichever row they clicked. Newest runs come first. One search box looks through run id,
-prompt, caller, model, status, dates, tool names and inputs, message text and thinking (every word must
-match), and the status chips count what the search leaves. The pane's **report** button writes the opened
+It fits the notebook: columns have priorities and the least needed ones step aside as the notebook narrows (CSS
+container queries; "all columns" brings them back, scrolling sideways), the run id stays pinned on the left, and the
+prompt (what tells runs made together apart) and the reason wrap to two lines. A click opens the run in a pane
+**above** the table, and the pane's bar takes the keyboard focus, which makes the browser scroll it into view: the
+opened run's header is where the reader looks, whichever row they clicked. Newest runs come first. One search box
+looks through run id, prompt, caller, model, status, dates, tool names and inputs, message text and thinking (every
+word must match), and the status chips count what the search leaves. The pane's **report** button writes the opened
 run's report (``journaltools report``: one self-contained HTML file) next to the notebook with a download link;
 **compare with…** opens ``RunDiff`` of the opened run against another run of the list.
 """
@@ -63,15 +63,34 @@ def report_written_html(made: RunReport) -> str:
     return f'<div class="jt-report-note">{where}</div>'
 
 
-#: Escape closes the opened run when the keyboard focus is inside the browser: one fixed handler (no journal text
-#: in it), installed once per page by an image that cannot load (an HTML widget runs no <script>), which clicks
-#: the opened pane's close button.
-ESCAPE_CLOSES = (
-    '<img alt="" hidden src="data:," onerror="if (!window.__jtEscapeCloses) { window.__jtEscapeCloses = true; '
-    "document.addEventListener('keydown', function (event) { if (event.key !== 'Escape') return; "
-    "var inside = event.target &amp;&amp; event.target.closest ? event.target.closest('.jt-browser') : null; "
-    "var close = inside ? inside.querySelector('.jt-detail .jt-close') : null; "
-    'if (close &amp;&amp; close.offsetParent) { event.stopPropagation(); close.click(); } }, true); }">'
+#: The browser's keys, when the keyboard focus is inside it: Escape clicks the opened pane's close button; ArrowDown
+#: and ArrowUp move between rows (each row one focus target, its run id; Enter opens it as a click does), ArrowUp
+#: from the first row reaches the column headers, ArrowLeft and ArrowRight move between them (Enter sorts). The rows
+#: are one tab stop, so the first row is one Tab from the search box; the arrows do the rest.
+#:
+#: ipywidgets 8 offers no key events and no way to add a script to a widget, and a new dependency (anywidget) for
+#: these few lines would be a second front-end to install in JupyterLab, Notebook 7 and VS Code alike. So one fixed
+#: handler (no journal text in it) is installed once per page by an image that cannot load (an HTML widget runs no
+#: <script> but sets its HTML as given, in all three). It listens on the window, before anything else: JupyterLab's
+#: own shortcuts read the arrows too (they move between notebook cells) and leave a key whose default was prevented.
+KEYBOARD = (
+    '<img alt="" hidden src="data:," onerror="if (!window.__jtBrowserKeys) { window.__jtBrowserKeys = true; '
+    "window.addEventListener('keydown', function (event) { "
+    "var target = event.target, browser = target &amp;&amp; target.closest ? target.closest('.jt-browser') : null; "
+    "if (!browser || event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return; "
+    "if (event.key === 'Escape') { var close = browser.querySelector('.jt-detail .jt-close'); "
+    "if (close &amp;&amp; close.offsetParent) { event.stopPropagation(); close.click(); } return; } "
+    "var step = {ArrowDown: 1, ArrowUp: -1, ArrowRight: 1, ArrowLeft: -1}[event.key]; "
+    "var cell = step ? target.closest('.jt-td, .jt-th') : null, line = cell ? cell.parentElement : null; "
+    "var table = line ? line.parentElement : null; "
+    "if (!table || !table.classList.contains('jt-rows') || table.closest('.jt-browser') !== browser) return; "
+    "var shown = function (list) { return [].filter.call(list, function (el) { return el.offsetParent; }); }; "
+    "var heads = shown(table.querySelectorAll(':scope > .jt-thead > .jt-th')), next = null; "
+    "if (event.key === 'ArrowDown' || event.key === 'ArrowUp') { "
+    "var lines = shown(table.children), to = lines[lines.indexOf(line) + step]; "
+    "if (to) next = to.classList.contains('jt-thead') ? heads[0] : to.querySelector('.jt-col-run'); "
+    "} else if (line.classList.contains('jt-thead')) { next = heads[heads.indexOf(cell) + step]; } else return; "
+    'event.preventDefault(); event.stopPropagation(); if (next) next.focus(); }, true); }">'
 )
 
 #: The browser's own styles: buttons made to look and behave like the cells of a table. Column widths fit
@@ -109,13 +128,18 @@ BROWSER_STYLE = """<style>
 .jt-browser .jt-tr.jt-selected .jupyter-button.jt-col-run { background: rgba(33, 150, 243, 0.3);
     background: color-mix(in srgb, var(--jt-brand) 18%, var(--jt-surface));
     box-shadow: inset 3px 0 0 var(--jt-brand), 1px 0 0 var(--jt-border); }
-/* The reason wraps to two lines rather than being cut: its start is what differs between runs. */
-.jt-browser .jupyter-button.jt-td.jt-col-reason { white-space: normal; line-height: 15px; padding-top: 1px;
+/* The reason and the prompt wrap to two lines rather than being cut: their start is what differs between runs. */
+.jt-browser .jupyter-button.jt-td.jt-col-reason, .jt-browser .jupyter-button.jt-td.jt-col-prompt {
+    white-space: normal; line-height: 15px; padding-top: 1px;
     padding-bottom: 1px; display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 2;
     line-clamp: 2; overflow: hidden; text-overflow: ellipsis; overflow-wrap: anywhere; align-self: center;
     height: auto; max-height: 32px; }
+/* A status with a detail ("open", then "next turn in flight") takes two lines: the word never yields to it. */
+.jt-browser .jupyter-button.jt-td.jt-status-detail { white-space: pre-line; line-height: 15px; padding-top: 1px;
+    padding-bottom: 1px; text-overflow: clip; }
 .jt-browser .jt-col-run { flex: 0 0 18.5em; }
-.jt-browser .jt-col-status { flex: 0 0 10em; }
+.jt-browser .jt-col-status { flex: 0 0 11em; }
+.jt-browser .jt-col-prompt { flex: 1 1 14em; }
 .jt-browser .jt-col-reason { flex: 1 1 16em; }
 .jt-browser .jt-col-created { flex: 0 0 11em; }
 .jt-browser .jt-col-tokens { flex: 0 0 7.5em; }
@@ -127,10 +151,14 @@ BROWSER_STYLE = """<style>
 .jt-browser .jt-col-caller { flex: 0 0 9em; }
 .jt-browser .jt-col-updated { flex: 0 0 11em; }
 .jt-browser .jt-col-task_state { flex: 0 0 7em; }
-.jt-browser .jt-col-reason { min-width: 14em; }
-/* Beats the cells' min-width: 0 (more specific): with "all columns" the reason keeps a readable width instead of
-   being squeezed to a sliver, and every row (and the header) is as wide as the next, so they stay aligned. */
-.jt-browser .jupyter-button.jt-col-reason { min-width: 16em; }
+.jt-browser .jt-col-agent { flex: 0 0 9em; }
+.jt-browser .jt-col-generation { flex: 0 0 8.5em; }
+/* After the cells' min-width: 0: the prompt and the reason share what the fixed columns leave and keep a readable
+   width (with "all columns" the reason keeps more, instead of being squeezed to a sliver), and every row (and the
+   header) is as wide as the next, so they stay aligned. */
+.jt-browser .jupyter-button.jt-col-prompt { min-width: 9em; }
+.jt-browser .jupyter-button.jt-col-reason { min-width: 13em; }
+.jt-browser.jt-all-columns .jupyter-button.jt-col-reason { min-width: 16em; }
 .jt-browser .jupyter-button:focus-visible { outline: 2px solid var(--jt-brand); outline-offset: -2px;
     box-shadow: none; }
 .jt-browser .jt-tr:focus-within { box-shadow: inset 3px 0 0 var(--jt-brand); }
@@ -144,11 +172,15 @@ BROWSER_STYLE = """<style>
     overflow: visible; }
 .jt-browser .jt-detail-bar { align-items: center; gap: 6px; overflow: visible; flex-wrap: wrap; }
 .jt-browser .jt-detail-bar .jupyter-button { width: auto; height: 24px; line-height: 24px; font-size: 12px; }
-@container jt-browser (max-width: 1392px) { .jt-browser:not(.jt-all-columns) .jt-prio-6 { display: none; } }
-@container jt-browser (max-width: 1257px) { .jt-browser:not(.jt-all-columns) .jt-prio-5 { display: none; } }
-@container jt-browser (max-width: 1142px) { .jt-browser:not(.jt-all-columns) .jt-prio-4 { display: none; } }
-@container jt-browser (max-width: 1047px) { .jt-browser:not(.jt-all-columns) .jt-prio-3 { display: none; } }
-@container jt-browser (max-width: 952px) { .jt-browser:not(.jt-all-columns) .jt-prio-2 { display: none; } }
+/* Each width is the least at which the columns of that priority and above fit at their narrowest (12px cells:
+   run 222, status 132, prompt 108, reason 156, created 132, tokens 90 = 840 for the first; the status is as wide
+   as its second line, "next turn in flight", needs in a common sans-serif, with room to spare). */
+@container jt-browser (max-width: 1583px) { .jt-browser:not(.jt-all-columns) .jt-prio-7 { display: none; } }
+@container jt-browser (max-width: 1373px) { .jt-browser:not(.jt-all-columns) .jt-prio-6 { display: none; } }
+@container jt-browser (max-width: 1265px) { .jt-browser:not(.jt-all-columns) .jt-prio-5 { display: none; } }
+@container jt-browser (max-width: 1169px) { .jt-browser:not(.jt-all-columns) .jt-prio-4 { display: none; } }
+@container jt-browser (max-width: 1061px) { .jt-browser:not(.jt-all-columns) .jt-prio-3 { display: none; } }
+@container jt-browser (max-width: 929px) { .jt-browser:not(.jt-all-columns) .jt-prio-2 { display: none; } }
 </style>"""
 
 
@@ -196,13 +228,16 @@ class RunBrowser:
         self.all_columns = w.ToggleButton(value=False, description="all columns", tooltip="show every column")
         self.all_columns.add_class("jt-chip")
         self.all_columns.observe(self._on_all_columns, names="value")
+        self.filter_box.add_class("jt-search")
         self.summary = w.HTML()
-        toolbar = w.HBox([self.filter_box, *self.chips.values(), self.all_columns, self.summary])
+        toolbar = w.HBox([*self.chips.values(), self.all_columns, self.summary])
         toolbar.add_class("jt-toolbar")
 
         self.headers = [self._cell_button("jt-th", column) for column in self.columns]
         for column, button in zip(self.columns, self.headers, strict=True):
             button.on_click(lambda _button, key=column.key: self.sort_by_header(key))
+            # Off the Tab order, so the first row is one Tab from the search box; ArrowUp from it reaches them.
+            button.tabbable = False
         head = w.HBox(self.headers)
         head.add_class("jt-thead")
 
@@ -213,9 +248,10 @@ class RunBrowser:
             cells = [self._cell_button("jt-td", column) for column in self.columns]
             for cell in cells:
                 cell.on_click(lambda _button, i=index: self._on_row_click(i))
-                # One tab stop per row (its run id; Enter opens it): a row of seven stops made the pager 163
-                # presses away from the search box.
-                cell.tabbable = cell is cells[0]
+                # The rows are one tab stop (the first row's run id; Enter opens it), the arrows move between
+                # them (``KEYBOARD``): a row of seven stops made the pager 163 presses from the search box, and
+                # a stop per row put the first row 16 presses away.
+                cell.tabbable = cell is cells[0] and index == 0
             row = w.HBox(cells)
             row.add_class("jt-tr")
             self.row_widgets.append(row)
@@ -227,7 +263,9 @@ class RunBrowser:
         self.previous_page.on_click(lambda _button: self.go_to_page(self.model.page - 1))
         self.next_page.on_click(lambda _button: self.go_to_page(self.model.page + 1))
         self.page_label = w.Label()
-        pager = w.HBox([self.previous_page, self.page_label, self.next_page])
+        # The search box sits last on the pager's line, right above the table: the Tab after it is the first row,
+        # and the pager the Shift+Tab before it.
+        pager = w.HBox([self.previous_page, self.page_label, self.next_page, self.filter_box])
         pager.add_class("jt-pager")
 
         # The pane's bar is made once and kept: a focus message reaches a view that is already on the page
@@ -239,7 +277,7 @@ class RunBrowser:
         self.next_run.on_click(lambda _button: self._step(1))
         self.close_button.on_click(lambda _button: self.select(None))
         self.close_button.add_class("jt-close")
-        keys = w.HTML(ESCAPE_CLOSES)
+        keys = w.HTML(KEYBOARD)
         keys.layout.display = "none"
         self.detail_title = w.HTML()
         # The opened run's report (``journaltools report``), written next to the notebook unless ``report_dir`` says
@@ -284,9 +322,8 @@ class RunBrowser:
         style.layout.display = "none"  # a <style> applies wherever it sits in the page
         table = w.VBox([head, *self.row_widgets])
         table.add_class("jt-rows")  # header and rows scroll sideways together when the notebook is narrow
-        # The pager sits right under the toolbar, before the opened run and the rows, so the keyboard reaches it
-        # in a few presses from the search box (and it stays put above a long opened run).
-        self.widget = w.VBox([style, toolbar, pager, self.detail, table, keys])
+        # The opened run's pane sits above the pager and the search, which stay next to the rows they act on.
+        self.widget = w.VBox([style, toolbar, self.detail, pager, table, keys])
         self.widget.add_class("jt")
         self.widget.add_class("jt-browser")
         self._render()
@@ -384,14 +421,13 @@ class RunBrowser:
                 continue
             row_widget._dom_classes = ("jt-tr", "jt-selected") if row.run == self.selected else ("jt-tr",)
             for column, cell in zip(self.columns, cells, strict=True):
-                text = row.cell(column.key)
-                # A long run id keeps both ends (ids share prefixes); the whole id is in the tooltip.
-                cell.description = shorten_middle(text, RUN_SHOWN) if column.key == "run" else text
-                cell.tooltip = f"{row.run}: {text}" if column.key == "reason" else text
+                cell.description = row.shown(column.key)
+                cell.tooltip = row.tooltip(column.key)
                 if column.key == "status":
                     tone = STATUS_TONES.get(row.status, "muted")
+                    detail = ("jt-status-detail",) if row.status_detail else ()
                     cell._dom_classes = self._cell_classes(
-                        "jt-td", column, f"jt-tone-{tone}", f"jt-status-{status_class(row.status)}"
+                        "jt-td", column, f"jt-tone-{tone}", f"jt-status-{status_class(row.status)}", *detail
                     )
         self.page_label.value = f"{model.page_text()} · page {min(model.page, model.page_count - 1) + 1} of " + (
             f"{model.page_count:,}"

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from journaltools._base.readable import shorten_middle
 from journaltools._base.text import for_page
 from journaltools.exports.facts import Prices, Tokens, check_prices, cost_text
 from journaltools.exports.html import esc, id_html, status_badge, themed
@@ -18,6 +19,7 @@ from journaltools.exports.why import Why, reason_text
 from journaltools.folding import STATUSES, FoldResult
 from journaltools.folding.phrases import attention_rank
 from journaltools.folding.texts import searchable_words
+from journaltools.protocol.generations import generation_of_version
 
 if TYPE_CHECKING:
     from journaltools.stores.tasks import TaskStore
@@ -41,17 +43,25 @@ class Column:
 COLUMNS: tuple[Column, ...] = (
     Column("run", "run"),
     Column("status", "status"),
+    # Runs made in the same minute have ids that differ in a few middle characters; their prompts tell them apart
+    # (what ``ls`` shows), so the prompt stays at any width. The pending count steps aside first for it: the
+    # reason already says what a run waits for.
+    Column("prompt", "prompt", tooltip="meta.prompt, what the run was asked (whole in each cell's tooltip)"),
     Column("reason", "why it stopped"),
     Column("created", "created (UTC)", tooltip="meta.created, the journal's own time"),
     Column("tokens", "tokens", numeric=True, tooltip="input, output and both cache tiers"),
     Column("cost", "cost", numeric=True, tooltip="by the price table you passed"),
-    Column("pending_calls", "pending", numeric=True, tooltip="calls of the turn in flight without a result"),
-    Column("model", "model", priority=2),
-    Column("llm_calls", "model calls", numeric=True, priority=3),
-    Column("segments", "segments", numeric=True, priority=4, tooltip="process runs: the first and each resume"),
-    Column("caller", "caller", priority=5),
-    Column("updated", "updated (UTC)", priority=6, tooltip="the file's mtime, or the last message's time"),
-    Column("task_state", "task", priority=6),
+    Column(
+        "pending_calls", "pending", numeric=True, priority=2, tooltip="calls of the turn in flight without a result"
+    ),
+    Column("model", "model", priority=3),
+    Column("llm_calls", "model calls", numeric=True, priority=4),
+    Column("segments", "segments", numeric=True, priority=5, tooltip="process runs: the first and each resume"),
+    Column("caller", "caller", priority=6),
+    Column("agent", "agent", priority=7, tooltip="meta.agent (the newest line's journals name it)"),
+    Column("generation", "generation", priority=7, tooltip="the build that wrote the journal: newest or august"),
+    Column("updated", "updated (UTC)", priority=7, tooltip="the file's mtime, or the last message's time"),
+    Column("task_state", "task", priority=7),
 )
 
 SORT_KEYS: tuple[str, ...] = (*(column.key for column in COLUMNS), "last_seq")
@@ -61,6 +71,17 @@ RUN_SHOWN = 28
 
 #: Rows shown per page unless the caller says otherwise.
 DEFAULT_ROWS_PER_PAGE = 25
+
+#: A prompt cell holds at most this many characters: two wrapped lines show fewer, and every row's text travels in
+#: the widget's state.
+PROMPT_SHOWN = 200
+
+#: A tooltip holds at most this many characters of a prompt (a prompt can be a whole document, which no tooltip
+#: shows); the opened run shows it whole.
+TOOLTIP_CHARS = 2_000
+
+#: What a status says when a new turn follows the ending it names (``stale_terminal``).
+STALE_DETAIL = "next turn in flight"
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,9 +107,18 @@ class RunRow:
     token_parts: Tokens | None = None
     #: Everything the search box looks through, lower-cased: prompt, tool names, message text...
     search_text: str = ""
+    prompt: str | None = None
+    agent: str | None = None
+    #: ``newest`` or ``august`` (None when the journal names no version a build writes).
+    generation: str | None = None
+
+    @property
+    def status_detail(self) -> str:
+        """What qualifies the status (``next turn in flight``), or ``""``."""
+        return STALE_DETAIL if self.stale_terminal else ""
 
     def cell(self, key: str) -> str:
-        """The cell's text as shown (``—`` for unknown)."""
+        """The cell's text, whole and on one line (``—`` for unknown)."""
         value = getattr(self, key)
         if value is None or value == "":
             return "—"
@@ -98,9 +128,36 @@ class RunRow:
             return f"{value:,}"
         if key == "cost":
             return cost_text(value)
-        if key == "status" and self.stale_terminal:
-            return for_page(f"{value} (next turn in flight)")
+        if key == "status" and self.status_detail:
+            return for_page(f"{value} ({self.status_detail})")
+        if key == "prompt":
+            return for_page(" ".join(str(value).split()))
         return for_page(str(value))
+
+    def shown(self, key: str) -> str:
+        """What the browser's cell shows: a long run id shortened in its middle (ids share prefixes), a prompt's
+        start, and a status's detail on a second line, so the status word itself is never the part cut off."""
+        text = self.cell(key)
+        if key == "run":
+            return shorten_middle(text, RUN_SHOWN)
+        if key == "prompt" and len(text) > PROMPT_SHOWN:
+            return text[: PROMPT_SHOWN - 1] + "…"
+        if key == "status" and self.status_detail:
+            return f"{for_page(self.status)}\n{self.status_detail}"
+        return text
+
+    def tooltip(self, key: str) -> str:
+        """The cell's tooltip: its whole text (the run named before a reason; a prompt with its line breaks, cut
+        only past ``TOOLTIP_CHARS``)."""
+        if key == "reason":
+            return f"{for_page(self.run)}: {self.cell(key)}"
+        if key == "prompt" and self.prompt:
+            prompt = for_page(self.prompt)
+            if len(prompt) <= TOOLTIP_CHARS:
+                return prompt
+            more = len(prompt) - TOOLTIP_CHARS
+            return f"{prompt[:TOOLTIP_CHARS]} … ({more:,} more characters: open the run to read it whole)"
+        return self.cell(key)
 
 
 def _utc_text(value: Any) -> str | None:
@@ -187,7 +244,17 @@ def row_of_fold(run: str, result: FoldResult, status: str | None = None) -> RunR
         stale_terminal=result.stale_terminal,
         token_parts=_fold_tokens(result),
         search_text=_search_text(run, shown, fold_search_text(result)),
+        prompt=(state.prompt or None) if state is not None else None,
+        agent=(state.agent or None) if state is not None else None,
+        generation=_generation_name(state.version) if state is not None else None,
     )
+
+
+def _generation_name(version: int) -> str | None:
+    """The build that writes ``meta.version`` ``version``, by name, as the ``runs`` table's ``generation`` says it
+    (None for a version no build writes, though the fold read it by the newest line's rules)."""
+    generation = generation_of_version(version)
+    return generation.name if generation is not None else None
 
 
 def _fold_tokens(result: FoldResult) -> Tokens | None:
@@ -278,6 +345,9 @@ class RunBrowserModel:
                     task_state=item.get("task_state"),
                     updated=updated,
                     token_parts=_token_parts(item),
+                    prompt=item.get("prompt") or None,
+                    agent=item.get("agent") or None,
+                    generation=item.get("generation") or None,
                     search_text=_search_text(
                         run,
                         status,
@@ -428,7 +498,10 @@ class RunBrowserModel:
                 if column.key == "run":
                     cells.append(f"<td>{id_html(row.run)}</td>")
                 elif column.key == "status":
-                    cells.append(f"<td>{status_badge(row.status)}</td>")
+                    detail = f" {esc(row.status_detail)}" if row.status_detail else ""
+                    cells.append(f"<td>{status_badge(row.status)}{detail}</td>")
+                elif column.key == "prompt":
+                    cells.append(f'<td title="{esc(row.tooltip("prompt"))}">{esc(row.shown("prompt"))}</td>')
                 else:
                     cells.append(f"<td>{esc(row.cell(column.key))}</td>")
             marker = ' class="jt-selected"' if row.run == selected else ""

@@ -56,10 +56,14 @@ from tests.processes import stop
 from tests.widget_journals import (
     FINGERPRINT,
     LONG_TASK,
+    MANY_CHANGES_RUN,
+    STALE_TERMINAL_RUNS,
     all_folds,
     assistant_at,
+    browser_folds,
     corpus_fold,
     corpus_records,
+    journal_records,
     long_id_turns,
     result_at,
     six_process_runs,
@@ -396,13 +400,14 @@ def test_only_local_requests_and_screenshots(rendered: tuple[Any, list[str], str
 
 # -- a real JupyterLab with a kernel ---------------------------------------------------------------------
 
-#: Every corpus run on one page, so a sort is a reversal and any row can be clicked.
-LAB_ROWS = len(all_folds())
+#: Every corpus run on one page (with two whose status carries a detail and one whose prompt is markup), so a sort
+#: is a reversal and any row can be clicked.
+LAB_ROWS = len(browser_folds())
 LAB_NOTEBOOK = [
     "import sys\nsys.path.insert(0, ROOT)\n"
     "from journaltools.widgets import ConversationView, ConversationModel, RunBrowser, RunBrowserModel\n"
-    "from tests.widget_journals import all_folds\n"
-    "folds = all_folds()\n"
+    "from tests.widget_journals import browser_folds\n"
+    "folds = browser_folds()\n"
     "browser = RunBrowser(RunBrowserModel.from_folds(folds), folds.get, rows_per_page=LAB_ROWS)\nbrowser",
     "from journaltools.folding import fold\nfrom journaltools.protocol.decode import decode_line\n"
     "hostile = [decode_line(line.encode()).record for line in HOSTILE]\n"
@@ -754,7 +759,7 @@ def test_in_jupyterlab_the_search_reads_messages_and_the_counts_follow(lab: tupl
     """6: one search box over message text and tool names; the chips count what it leaves."""
     page, _ = lab
     set_lab_theme(page, theme)
-    box = page.locator(".jt-browser .jt-toolbar input[type='text']").first
+    box = page.locator(".jt-browser .jt-search input").first
     box.fill("security approval")
     page.wait_for_function(
         "() => [...document.querySelectorAll('.jt-browser .jt-tr')].filter(el => el.offsetParent).length >= 1"
@@ -798,8 +803,11 @@ def issue26_site(browser_assets: Path, tmp_path_factory: pytest.TempPathFactory)
                  "explanation": "file lists it (completed) but jetstream has no journal for it."})  # fmt: skip
     audit_rows = [{"run": "r" * 64, "seq": None, "code": "not_a_journal", "severity": "info",
                    "message": "the entry matched no journal name and was not read: " + "unmatched " * 12}]  # fmt: skip
+    many = TimeTravel.from_records(Path(MANY_CHANGES_RUN).stem, journal_records(MANY_CHANGES_RUN))
+    many.widget.add_class("jt-many-changes")
     views = [
         browser.widget,
+        many.widget,
         errored.widget,
         six.widget,
         long_run.widget,
@@ -941,27 +949,23 @@ def test_1280_all_columns_keeps_the_reason_readable_and_headers_aligned(at_1280:
 
 
 def test_1280_the_keyboard_reaches_the_pager_and_escape_closes_the_run(at_1280: tuple[Any, list[str], str]) -> None:
-    """8: from the search box, "next" is a few Tab presses away; a row is one stop; focus is outlined; Escape
-    inside the browser presses the opened run's close button (the kernel then closes it)."""
+    """8: the pager is the Shift+Tab before the search box (the rows the Tab after it), even with a run open; the
+    rows are one stop; focus is outlined; Escape inside the browser presses the opened run's close button (the
+    kernel then closes it)."""
     page, _, _ = at_1280
-    page.locator(".jt-browser .jt-toolbar input[type='text']").first.focus()
-    presses = 0
-    while presses < 40:
-        page.keyboard.press("Tab")
-        presses += 1
-        if page.evaluate("document.activeElement.closest('.jt-browser > .jt-pager') !== null"):
-            break
-    # The status chips and "all columns" come first (one press each), then the pager ("previous" here: this
-    # page is the last, so "next" is disabled and skipped).
-    chips = page.locator(".jt-browser .jt-toolbar .jt-chip").count()
-    assert presses <= chips + 2, f"{presses} Tab presses from the search box to the pager"
-    row_cell = page.locator(".jt-browser .jt-tr:visible .jt-td.jt-col-run").first
-    row_cell.focus()
+    search = page.locator(".jt-browser .jt-search input").first
+    search.focus()
+    page.keyboard.press("Shift+Tab")
+    # "previous" here: this page is the last, so "next" is disabled and skipped.
+    assert page.evaluate("document.activeElement.closest('.jt-browser > .jt-pager') !== null")
+    search.focus()
     page.keyboard.press("Tab")
-    assert page.evaluate("document.activeElement.closest('.jt-tr') !== null")  # the next row's run, not a cell
-    assert page.evaluate("!document.activeElement.classList.contains('jt-col-status')")
+    assert page.evaluate("document.activeElement.matches('.jt-tr .jt-col-run')")
     outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
     assert outline != "none"
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.closest('.jt-rows') === null")  # the rows are one stop
+    search.focus()
     page.evaluate(
         "() => { window.__closed = false; document.querySelector('.jt-browser .jt-detail .jt-close')"
         ".addEventListener('click', () => { window.__closed = true; }); }"
@@ -1046,3 +1050,99 @@ def test_in_jupyterlab_notebook_01_opens_a_clicked_run_in_place(chromium: Any, l
         page.screenshot(path=str(ARTIFACTS / f"jupyterlab-notebook-01-{theme}.png"))
     finally:
         page.close()
+
+
+# -- the prompt column, the whole status word and the keys (1280 px, both themes) ------------------------------
+
+
+def test_1280_time_travel_keeps_the_status_each_change_led_to(at_1280: tuple[Any, list[str], str]) -> None:
+    """Thirteen status changes wrap onto more lines instead of each button being cut to "open → comple…"."""
+    page, _, theme = at_1280
+    buttons = page.locator(".jt-many-changes .jt-status-changes button")
+    assert buttons.count() == 13
+    box = page.locator(".jt-many-changes .jt-status-changes").first
+    for button in buttons.all():
+        assert button.evaluate("el => el.scrollWidth <= el.clientWidth + 1"), button.inner_text()
+        assert right_edge(button) <= right_edge(box) + 1
+    assert buttons.last.inner_text().strip() == "seq 184: completed → max_iterations"
+    shot(page, ".jt-many-changes", "time-travel-many-changes", theme)
+
+
+def row_of(page: Any, run: str) -> Any:
+    """The row of ``run`` (its run id cell's tooltip holds the whole id)."""
+    return page.locator(f".jt-browser .jt-tr:has(.jt-col-run[title='{run}'])").first
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_in_jupyterlab_the_prompt_column_is_shown_beside_the_file_browser(
+    lab: tuple[Any, list[str]], theme: str
+) -> None:
+    """At 1280 px with the file browser open, each row shows the start of its prompt (runs made in the same minute
+    are told apart by it), whole in its tooltip, and the table still fits without scrolling sideways; a prompt
+    that is markup shows as text."""
+    page, _ = lab
+    set_lab_theme(page, theme)
+    page.evaluate("window.jupyterapp.commands.execute('filebrowser:activate')")
+    page.wait_for_selector(".jp-FileBrowser", state="visible", timeout=30_000)
+    browser = page.locator(".jt-browser").first
+    header = browser.locator(".jt-thead .jt-th.jt-col-prompt")
+    header.scroll_into_view_if_needed()
+    assert header.is_visible() and header.inner_text().startswith("prompt")
+    assert right_edge(header) <= right_edge(browser) + 1
+    rows = browser.locator(".jt-rows").first
+    assert rows.evaluate("el => el.scrollWidth <= el.clientWidth + 1")  # the default columns fit
+    prompt = browser_folds()["deferred-waiting"].state.prompt  # type: ignore[union-attr]
+    cell = row_of(page, "deferred-waiting").locator(".jt-col-prompt")
+    box = cell.bounding_box()
+    assert box is not None and box["width"] >= 100 and cell.is_visible()
+    assert cell.inner_text().strip()[:20] == " ".join(prompt.split())[:20]
+    assert cell.get_attribute("title") == prompt
+    hostile = row_of(page, "hostile-prompt").locator(".jt-col-prompt")
+    assert hostile.inner_text().strip() == "prompt <script>window.pwned = 1</script>"
+    assert page.evaluate("typeof window.pwned") == "undefined"
+    shot(page, ".jt-browser .jt-rows", "jupyterlab-prompt-column", theme)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_in_jupyterlab_a_status_with_a_detail_shows_its_whole_word(lab: tuple[Any, list[str]], theme: str) -> None:
+    """A run a new turn follows after its ending says its status, then "next turn in flight" below it: neither is
+    cut (it was "open (next t…")."""
+    page, _ = lab
+    set_lab_theme(page, theme)
+    for path, status in zip(STALE_TERMINAL_RUNS, ("completed", "open"), strict=True):
+        cell = row_of(page, Path(path).stem).locator(".jt-col-status")
+        cell.scroll_into_view_if_needed()
+        assert cell.is_visible()
+        assert [line.strip() for line in cell.inner_text().splitlines()] == [status, "next turn in flight"]
+        assert cell.evaluate("el => el.scrollWidth <= el.clientWidth + 1 && el.scrollHeight <= el.clientHeight + 1")
+        assert rendered_contrast(cell) >= MIN_CONTRAST
+    shot(page, ".jt-browser .jt-rows", "jupyterlab-status-detail", theme)
+
+
+def test_in_jupyterlab_the_first_row_is_one_tab_from_the_search_and_arrows_move_between_rows(
+    lab: tuple[Any, list[str]],
+) -> None:
+    """Tab from the search box lands on the first row; ArrowDown and ArrowUp move between rows (JupyterLab does not
+    take them to move between notebook cells); ArrowUp from the first row reaches the headers, ArrowRight the next
+    one; Tab leaves the table."""
+    page, _ = lab
+    page.locator(".jt-browser .jt-search input").first.focus()
+    page.keyboard.press("Tab")
+    first, second = browser_runs(page)[:2]
+    focused = "() => document.activeElement && document.activeElement.matches('.jt-browser .jt-tr .jt-col-run')"
+    title = "() => document.activeElement.title"
+    assert page.evaluate(focused) and page.evaluate(title) == first
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate(focused) and page.evaluate(title) == second
+    outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+    assert outline != "none"
+    page.keyboard.press("ArrowUp")
+    assert page.evaluate(title) == first
+    page.keyboard.press("ArrowUp")
+    assert page.evaluate("document.activeElement.matches('.jt-browser .jt-thead .jt-th.jt-col-run')")
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate("document.activeElement.matches('.jt-browser .jt-thead .jt-th.jt-col-status')")
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate(focused) and page.evaluate(title) == first
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.closest('.jt-browser .jt-rows') === null")

@@ -285,10 +285,13 @@ def test_run_browser_view_opens_a_conversation_sorts_and_keeps_a_fixed_pool() ->
     children = list(browser.widget.children)
     table = next(child for child in children if "jt-rows" in child._dom_classes)
     assert children.index(browser.detail) < children.index(table)  # the pane sits above the table
-    # The keyboard: the pager comes before the pane and the rows, and a row is one tab stop (its run id).
+    # The keyboard: the search box ends the pager's line, right before the rows, which are one tab stop (the first
+    # row's run id; the arrows move between rows).
     pager = next(child for child in children if "jt-pager" in child._dom_classes)
-    assert children.index(pager) < children.index(browser.detail)
-    assert all(cells[0].tabbable and not any(cell.tabbable for cell in cells[1:]) for cells in browser.row_cells)
+    assert children.index(browser.detail) < children.index(pager) == children.index(table) - 1
+    assert pager.children[-1] is browser.filter_box
+    tabbable = [cell for cells in browser.row_cells for cell in cells if cell.tabbable]
+    assert tabbable == [browser.row_cells[0][0]] and not any(header.tabbable for header in browser.headers)
     assert any("jt-selected" in row._dom_classes for row in browser.row_widgets)
     browser.sort_by_header("run")
     runs = [cells[0].description for cells in browser.row_cells if cells[0].description]
@@ -358,7 +361,9 @@ def test_the_columns_have_priorities_and_the_run_id_is_pinned() -> None:
     from journaltools.widgets.runs_model import COLUMNS
 
     priorities = {column.key: column.priority for column in COLUMNS}
-    assert {key for key, p in priorities.items() if p == 1} >= {"run", "status", "reason", "tokens", "pending_calls"}
+    assert {key for key, p in priorities.items() if p == 1} >= {"run", "status", "prompt", "reason", "tokens"}
+    # The reason says what a run waits for, so its pending count is the first to step aside for the prompt.
+    assert priorities["pending_calls"] == 2 == min(p for p in priorities.values() if p > 1)
     assert "position: sticky" in BROWSER_STYLE and "-webkit-line-clamp: 2" in BROWSER_STYLE
     browser = RunBrowser(RunBrowserModel.from_folds(all_folds()), rows_per_page=4)
     assert all(f"jt-prio-{c.priority}" in b._dom_classes for c, b in zip(browser.columns, browser.headers, strict=True))
@@ -820,7 +825,8 @@ def test_a_run_with_no_terminal_has_no_ending_recorded_not_running() -> None:
     facts = RecordFacts.of(records, updated=heard)
     quiet = ConversationModel.from_fold(fold(records, strict=False), facts=facts)
     header = quiet.header_html()
-    assert "no ending recorded" in header and "last activity 2026-08-22 00:40" in header
+    # The file's modification time is all the store says of this undated journal: called what it is.
+    assert "no ending recorded" in header and "· file modified 2026-08-22T00:40:00.000Z" in header
     row = RunBrowserModel.from_folds({"meta-only": fold(records, strict=False)}).rows[0]
     assert row.reason.startswith("no ending recorded") or "waiting for the model" in row.reason
 
