@@ -11,12 +11,14 @@ from datetime import datetime
 from journaltools.analyses.query import Call, CallFilter, compile_pattern, query_json, run_calls
 from journaltools.analyses.search import SearchFilter, SearchResult, search_listing, search_time
 from journaltools.analyses.stats import Statistics, StatisticsCost, ToolStats, statistics, statistics_cost
-from journaltools.cli._output import UsageError, _note, _say, human_duration, print_table, utc_milliseconds
+from journaltools.cli._output import UsageError, _note, _say, human_duration, print_table
 from journaltools.cli._sources import _is_source, _only_run, _open, _source_and_rest, read_named
 from journaltools.errors import InvalidPattern, InvalidSearch
-from journaltools.folding import fold
+from journaltools.folding.phrases import shown_time
+from journaltools.folding.run import fold_run
 from journaltools.goencoding.json import go_utf8
 from journaltools.protocol.kinds import Record
+from journaltools.sources.base import RunRead
 from journaltools.tables.prices import TIERS, read_prices
 
 
@@ -25,18 +27,15 @@ def _write(document: bytes) -> None:
     sys.stdout.flush()
 
 
-def _records(command: str, words: Sequence[str]) -> tuple[str, list[Record]]:
-    """The run named by ``[SOURCE] RUN`` (or the one run of a journal file given alone) and its records, read
-    as the runtime's ``Store.Records`` reads them: unfolded, and refused when a line does not decode."""
+def _read(command: str, words: Sequence[str]) -> RunRead:
+    """The run named by ``[SOURCE] RUN`` (or the one run of a journal file given alone), read as the runtime's
+    ``Store.Records`` reads it: unfolded, and refused when a line does not decode."""
     if len(words) == 1 and _is_source(words[0]):  # one journal file: its run, as show takes it
         with _open(words[0], command) as backend:
-            run = _only_run(backend)
-            read = backend.read_run(run, strict=True)
-        return run, read.typed()
+            return backend.read_run(_only_run(backend), strict=True)
     source, (run,) = _source_and_rest(command, words, ["RUN"])
     with _open(source, command) as backend:
-        read = read_named(backend, run, strict=True)
-    return read.run, read.typed()
+        return read_named(backend, run, strict=True)
 
 
 def _august_note(command: str, records: Sequence[Record]) -> None:
@@ -66,7 +65,8 @@ def _says_dispatch(tool: ToolStats) -> bool:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     prices = read_prices(args.prices) if args.prices else None  # a wrong price file: bad usage, before any read
-    run, records = _records("stats", args.targets)
+    read = _read("stats", args.targets)
+    run, records = read.run, read.typed()
     _august_note("stats", records)
     stats = statistics(records)
     cost = statistics_cost(stats, prices) if prices is not None else None
@@ -74,7 +74,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
         _write(stats.to_json(cost))
     else:
         # The fold owns the rule for record times that run backwards; the runtime's stats do not know it.
-        findings = fold(records, run=run, strict=False).findings
+        findings = fold_run(read).findings
         print_stats(run, stats, backwards=[f.seq for f in findings if f.code == "times_out_of_order" and f.seq])
         if cost is not None:
             print_cost(cost)
@@ -116,11 +116,11 @@ def print_stats(run: str, stats: Statistics, *, backwards: Sequence[int] = ()) -
     frame = [("agent", stats.agent), ("caller", stats.caller), ("model", stats.model)]
     _say(" · ".join(f"{key} {value}" for key, value in frame if value) or "no meta record")
     _say(f"status: {stats.terminal or 'open'}")
-    dates = [f"created {utc_milliseconds(stats.created)}"] if stats.created else []
+    dates = [f"created {shown_time(stats.created)}"] if stats.created else []
     if stats.ended:
-        dates.append(f"ended {utc_milliseconds(stats.ended)}")
+        dates.append(f"ended {shown_time(stats.ended)}")
     elif stats.updated:
-        dates.append(f"last record {utc_milliseconds(stats.updated)}")
+        dates.append(f"last record {shown_time(stats.updated)}")
     if dates:
         _say(" · ".join(dates))
     cap = f" (at most {stats.max_iterations} per turn)" if stats.max_iterations else ""
@@ -140,7 +140,7 @@ def print_stats(run: str, stats: Statistics, *, backwards: Sequence[int] = ()) -
                 {
                     "seq": response.seq,
                     "iteration": response.iteration,
-                    "time": utc_milliseconds(response.time),
+                    "time": shown_time(response.time),
                     "in": response.tokens.in_tokens,
                     "out": response.tokens.out_tokens,
                     "cache_read": response.tokens.cache_read_tokens,
@@ -216,7 +216,8 @@ def _call_filter(args: argparse.Namespace) -> CallFilter:
 
 def cmd_query(args: argparse.Namespace) -> int:
     call_filter = _call_filter(args)
-    run, records = _records("query", args.targets)
+    read = _read("query", args.targets)
+    run, records = read.run, read.typed()
     _august_note("query", records)
     selected = call_filter.select(run_calls(records))
     if args.json:

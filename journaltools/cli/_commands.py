@@ -13,7 +13,7 @@ import msgspec
 
 from journaltools._base.readable import shorten_middle
 from journaltools._base.text import for_terminal
-from journaltools.folding.phrases import attention_rank
+from journaltools.folding.phrases import attention_rank, shown_time
 from journaltools.protocol.findings import Finding
 
 if TYPE_CHECKING:
@@ -28,7 +28,6 @@ from journaltools.cli._output import (
     finding_json,
     fitted_columns,
     print_table,
-    utc_milliseconds,
 )
 from journaltools.cli._show import _compact, _fold_read
 from journaltools.cli._sources import _default_source, _open, _source_and_rest
@@ -106,8 +105,8 @@ def cmd_ls(args: argparse.Namespace) -> int:
         {
             **row,
             "run": row["run"] if args.wide else shorten_middle(row["run"], RUN_SHOWN),
-            "created": utc_milliseconds(row.get("created")),
-            "updated": utc_milliseconds(row.get("updated")),
+            "created": shown_time(row.get("created")),
+            "updated": shown_time(row.get("updated")),
             "why": _shortened(row.get("why")),
             "prompt": _shortened(row.get("prompt")),
         }

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from journaltools._base.text import for_terminal
+from journaltools.folding.phrases import shown_time
 
 if TYPE_CHECKING:
     from journaltools.protocol.findings import Finding
@@ -41,7 +42,7 @@ def _text(value: Any) -> str:
     if value is None:
         return "-"
     if isinstance(value, datetime):
-        return value.isoformat().replace("+00:00", "Z")
+        return shown_time(value) or "-"
     return str(value)
 
 
@@ -163,20 +164,6 @@ def human_duration(nanoseconds: int) -> str:
         return f"{hours}h{minute:02d}m"
     days, hour = divmod(hours, 24)
     return f"{days}d{hour:02d}h"
-
-
-def utc_milliseconds(value: Any) -> str | None:
-    """A time as a person reads it in a table: UTC, to the millisecond (``2026-08-21T07:14:03.512Z``), whatever
-    offset and precision the journal or the store wrote (``--json`` keeps those)."""
-    if value is None or value == "":
-        return None
-    from journaltools.goencoding.time import go_time
-
-    moment = value if isinstance(value, datetime) else go_time(str(value))
-    if moment is None:
-        return str(value)
-    aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-    return aware.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def fitted_columns(

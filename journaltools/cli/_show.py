@@ -11,7 +11,7 @@ import msgspec
 
 from journaltools.folding import FoldResult
 from journaltools.folding.facts import time_ns, wall_clock_ns
-from journaltools.folding.phrases import reopening_text
+from journaltools.folding.phrases import reopening_text, shown_time
 from journaltools.folding.run import fold_run
 from journaltools.folding.state import COUNTER_NAMES
 from journaltools.protocol.blocks import Block, block_line
@@ -29,7 +29,6 @@ from journaltools.cli._output import (
     finding_json,
     human_duration,
     print_table,
-    utc_milliseconds,
 )
 from journaltools.cli._sources import _open, _source_and_optional_run, read_named
 
@@ -188,16 +187,16 @@ def _times_line(read: RunRead, result: FoldResult) -> str | None:
     created = meta.created if meta is not None else None
     dated = [go_time(record.time) for record in read.typed() if record.time]
     latest = max((time for time in dated if time is not None), default=None)
-    parts = [f"created {utc_milliseconds(created)}"] if created else []
+    parts = [f"created {shown_time(created)}"] if created else []
     if latest is not None:
-        parts.append(f"last activity {utc_milliseconds(latest)}")
+        parts.append(f"last activity {shown_time(latest)}")
     else:
         # An undated journal (every August one): the store's own times stand in, each called what it is.
         stored = max((stored.time for stored in read.records if stored.time is not None), default=None)
         if stored is not None:
-            parts.append(f"last stored {utc_milliseconds(stored)}")
+            parts.append(f"last stored {shown_time(stored)}")
         elif read.updated is not None:
-            parts.append(f"file modified {utc_milliseconds(read.updated)}")
+            parts.append(f"file modified {shown_time(read.updated)}")
     # The runtime's own wall clock (creation to the last dated record): only a dated journal has one, and only one
     # whose record times run forwards measures anything (the runtime's number stays in --json and `stats --json`).
     backwards = [finding.seq for finding in result.findings if finding.code == "times_out_of_order"]
@@ -227,7 +226,7 @@ def _print_run(
     terminal = state.terminal if state is not None else None
     if terminal is not None:
         said = f": {shown_part(terminal.message)}" if terminal.message else ""
-        at = f" at {utc_milliseconds(state.ended)}" if state is not None and state.ended != ZERO_TIME else ""
+        at = f" at {shown_time(state.ended)}" if state is not None and state.ended != ZERO_TIME else ""
         _say(f"ended: {terminal.reason}{said}{at}")
         reopened = reopening_text(result)
         if reopened is not None:
@@ -254,10 +253,10 @@ def _print_run(
             {
                 **row,
                 "ending": "no ending recorded" if row["ending"] == "running" else row["ending"],
-                "claimed_at": utc_milliseconds(row["claimed_at"]),
+                "claimed_at": shown_time(row["claimed_at"]),
                 # A process run's span: the own times of its first and last record (newest line only).
-                "started": utc_milliseconds(dated.get(row["first_seq"])),
-                "ended": utc_milliseconds(dated.get(row["last_seq"])),
+                "started": shown_time(dated.get(row["first_seq"])),
+                "ended": shown_time(dated.get(row["last_seq"])),
             }
             for row in document["segments"]
         ]
@@ -278,7 +277,7 @@ def _print_run(
         seq = seqs[index] if index < len(seqs) else "?"
         time = message_times[index] if index < len(message_times) else ZERO_TIME
         before = message_times[index - 1] if 0 < index <= len(message_times) else ZERO_TIME
-        shown = f"  {utc_milliseconds(time)}{_gap_text(before, time)}" if time != ZERO_TIME else ""
+        shown = f"  {shown_time(time)}{_gap_text(before, time)}" if time != ZERO_TIME else ""
         _say(f"\n[seq {seq}] {message.role}{shown}")
         for block in message.content or ():
             _say(_block_line(block))
@@ -286,7 +285,7 @@ def _print_run(
     if pending is not None:
         # Nothing of a turn in flight is in the committed messages yet: show what the model said, thought and
         # asked for last (what a post-mortem of a stuck run opens it for), thinking in full.
-        at = f", at {utc_milliseconds(pending.time)}" if pending.time != ZERO_TIME else ""
+        at = f", at {shown_time(pending.time)}" if pending.time != ZERO_TIME else ""
         _say(
             f"\n[seq {pending.seq}] assistant, turn in flight (not committed): iteration {pending.iteration}, "
             f"stop reason {pending.stop_reason or '-'}{at}"

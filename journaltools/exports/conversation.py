@@ -56,7 +56,7 @@ from journaltools.folding.conversation import (
     message_views,
     pending_view,
 )
-from journaltools.folding.phrases import NO_ENDING, ending_text
+from journaltools.folding.phrases import NO_ENDING, ending_text, shown_time
 from journaltools.folding.run import fold_run
 from journaltools.folding.state import COUNTER_NAMES
 from journaltools.protocol.findings import Finding
@@ -195,10 +195,18 @@ class ConversationModel:
             return ended[-1].last_seq  # without the records: the process run that wrote the last terminal
         return int(self.header["last_seq"])
 
+    def backwards_seqs(self) -> list[int]:
+        """The seqs the fold found dated before the dated record before them (``times_out_of_order``)."""
+        return [f.seq for f in self.finding_values if f.code == "times_out_of_order" and f.seq is not None]
+
+    def backwards_text(self) -> str:
+        return f"record times run backwards at seq {', '.join(map(str, self.backwards_seqs()))}"
+
     def last_activity(self) -> str | None:
-        """When the run was last heard from, as text, where the store kept a time (None otherwise)."""
-        when = self.facts.last_activity() if self.facts is not None else None
-        return time_text(when) if when is not None else None
+        """When the run was last heard from, as ``last activity <time>`` (``file modified <time>`` where only a
+        file's modification time says), where the store kept a time (None otherwise)."""
+        heard = self.facts.last_heard() if self.facts is not None else None
+        return None if heard is None else f"{heard[0]} {time_text(heard[1])}"
 
     def targets(self) -> list[Target]:
         """Every place "jump to" reaches, in journal order after the ending and the turn in flight."""
@@ -257,13 +265,13 @@ class ConversationModel:
             when = s.claimed_at or (created if s.index == 0 else None)
             message = f"; {s.terminal_message}" if s.terminal_message else ""
             started = f", {'claimed' if s.claimed_at else 'created'} {when}" if when else ""
-            heard = f", last activity {last_activity}" if s.ending == "running" and last_activity else ""
+            heard = f", {last_activity}" if s.ending == "running" and last_activity else ""
             title = (
                 f"process run #{s.index}: {who}{started}; seq {s.first_seq}-{s.last_seq}, {s.llm_calls} model "
                 f"calls, {s.tool_calls} tool results, in {s.in_tokens:,} / out {s.out_tokens:,} tokens{message}"
                 f"{heard}"
             )
-            heard_html = f' <span class="jt-muted">· last activity {esc(last_activity)}</span>' if heard else ""
+            heard_html = f' <span class="jt-muted">· {esc(last_activity)}</span>' if heard else ""
             chips.append(
                 f'<a class="jt-segment jt-tone-{esc(_segment_tone(s.ending))}" data-segment="{s.index}" '
                 f'href="#{esc(self.anchor(s.first_seq))}" title="{esc(title)}">#{s.index} {esc(who)} → '
@@ -304,10 +312,12 @@ class ConversationModel:
             return ""
         parts = []
         if facts.created:
-            parts.append(f"created <b>{esc(facts.created)}</b>")
+            parts.append(f"created <b>{esc(shown_time(facts.created))}</b>")
         if facts.updated is not None:
-            parts.append(f"updated <b>{esc(time_text(facts.updated))}</b>")
-        if facts.has_times and facts.seqs:
+            parts.append(f"{facts.updated_label()} <b>{esc(time_text(facts.updated))}</b>")
+        if self.backwards_seqs():
+            parts.append(f"first to last record <b>unknown</b>: {esc(self.backwards_text())}")
+        elif facts.has_times and facts.seqs:
             span = facts.between(facts.seqs[0], facts.seqs[-1])
             parts.append(f"first to last record <b>{esc(duration_text(span))}</b>")
         parts.append(f'<span class="jt-muted">{esc(facts.times_note())}</span>')
@@ -355,7 +365,7 @@ class ConversationModel:
         banner = self.why.banner()
         last_activity = self.last_activity()
         if self.why.terminal_reason is None and self.status == "open" and last_activity:
-            heard = f"last activity {last_activity}"
+            heard = last_activity
             banner = Banner(
                 banner.tone, banner.title, banner.detail, f"{banner.note}; {heard}" if banner.note else heard
             )

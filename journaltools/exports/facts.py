@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from journaltools.folding.facts import RunFacts
+from journaltools.folding.phrases import shown_time
 from journaltools.goencoding.time import go_time
 from journaltools.protocol.kinds import Record
 from journaltools.tables.prices import PricesLike, PriceTable, TokenCounts, cost_of, prices_of
@@ -86,11 +87,8 @@ def duration_text(seconds: float | None) -> str:
 
 
 def time_text(value: datetime | None) -> str:
-    """A time as ``2026-08-21 23:36:20 UTC`` (``—`` for unknown)."""
-    if value is None:
-        return "—"
-    aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-    return aware.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    """A time in the one spelling every face shows (``folding.phrases.shown_time``), ``—`` for unknown."""
+    return shown_time(value) or "—"
 
 
 @dataclass(slots=True)
@@ -178,11 +176,20 @@ class RecordFacts:
     def has_times(self) -> bool:
         return bool(self.times)
 
-    def last_activity(self) -> datetime | None:
-        """When the run was last heard from: its newest record time, or the store's "updated" (a file's mtime),
-        whichever is later; None when the store gave no time at all."""
-        known = [*self.times.values(), *([self.updated] if self.updated is not None else [])]
-        return max(known) if known else None
+    def last_heard(self) -> tuple[str, datetime] | None:
+        """When the run was last heard from, and what says so: ``last activity`` for a record's time (its own, or
+        its JetStream message's), ``file modified`` where a file's modification time is later (it may be when the
+        journal was copied, not when the run ran); None when the store gave no time at all."""
+        latest = max(self.times.values(), default=None)
+        if self.updated is not None and (latest is None or self.updated > latest):
+            return ("file modified" if self.store in (None, "file") else "last activity"), self.updated
+        return None if latest is None else ("last activity", latest)
+
+    def updated_label(self) -> str:
+        """What ``updated`` is: the last record's own time, the stream's last message time, or a file's mtime."""
+        if self.updated is not None and self.updated == self.times.get(self.seqs[-1] if self.seqs else -1):
+            return "last record"
+        return "file modified" if self.store in (None, "file") else "last stored"
 
     def times_note(self) -> str:
         """One plain sentence on where the times shown come from (or that there are none per record)."""

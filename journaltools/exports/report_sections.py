@@ -55,9 +55,10 @@ def _more_rows(count: int, what: str) -> str:
     return f'<p class="jt-cut jt-muted">… {count:,} more {esc(what)} left out of this table</p>' if count > 0 else ""
 
 
-def _times_html(facts: RecordFacts | None) -> str:
+def _times_html(model: ConversationModel) -> str:
     """Where the times come from and the span they cover, or plainly that the journal is undated (the summary above
-    already says when it was created and last stored)."""
+    already says when it was created and last stored). A span across times that run backwards is no duration."""
+    facts = model.facts
     if facts is None:
         return '<p class="jt-undated">undated: made from a fold alone, without the records\' times</p>'
     if not facts.has_times:
@@ -66,10 +67,13 @@ def _times_html(facts: RecordFacts | None) -> str:
             "August build dates none), so the report shows no turn or call durations.</p>"
         )
     first, last = facts.times.get(facts.seqs[0]), facts.times.get(facts.seqs[-1])
-    span = facts.between(facts.seqs[0], facts.seqs[-1])
+    if model.backwards_seqs():
+        spanned = f"no span: {esc(model.backwards_text())}"
+    else:
+        spanned = f"<b>{esc(duration_text(facts.between(facts.seqs[0], facts.seqs[-1])))}</b> from first to last"
     return (
         f"<p>{esc(facts.times_note())}: first record <b>{esc(time_text(first))}</b>, last record "
-        f"<b>{esc(time_text(last))}</b>, <b>{esc(duration_text(span))}</b> from first to last</p>"
+        f"<b>{esc(time_text(last))}</b>, {spanned}</p>"
     )
 
 
@@ -151,7 +155,7 @@ def timeline_html(model: ConversationModel, rows_shown: int = TABLE_ROWS) -> str
     journal, then a row per model turn with its time, how long it took, its tokens and the calls it made, each with
     its state and duration."""
     facts = model.facts
-    head = _times_html(facts) + _timeline_bar(model)
+    head = _times_html(model) + _timeline_bar(model)
     if facts is None or not facts.turns:
         return head + '<p class="jt-muted">no model turn recorded</p>'
     calls = _call_views(model)

@@ -10,7 +10,10 @@ Nothing here is HTML or terminal-safe: the views escape what they show, the CLI 
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
+
+from journaltools.goencoding.time import go_time
 
 if TYPE_CHECKING:
     from journaltools.folding import FoldResult
@@ -101,3 +104,16 @@ def why_stopped(result: FoldResult) -> str:
         waits = "; waiting for the model" if result.waiting_for == "model" else ""
         return f"no ending recorded{waits}" + (f" (last stop reason: {stop})" if stop else "")
     return f"stop reason: {stop}" if stop else terminal.reason
+
+
+def shown_time(value: datetime | str | None) -> str | None:
+    """A time as every face shows it to a person: UTC, to the millisecond (``2026-08-21T07:14:03.512Z``), whatever
+    offset and precision the journal or the store wrote (``--json`` and the tables' values keep those). None for no
+    time; a text that is no time is shown as it is."""
+    if value is None or value == "":
+        return None
+    moment = value if isinstance(value, datetime) else go_time(value)
+    if moment is None:
+        return str(value)
+    aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    return aware.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -16,8 +16,8 @@ import pytest
 
 from journaltools.cli import _show as cli_show
 from journaltools.cli import main
-from journaltools.cli._output import utc_milliseconds
 from journaltools.cli._parser import build_parser
+from journaltools.folding.phrases import shown_time
 from tests.paths import ROOT
 
 CORPUS = ROOT / "tests" / "corpus" / "runstate"
@@ -471,7 +471,7 @@ def test_show_dates_the_run_in_its_header(capsys: pytest.CaptureFixture[str]) ->
     dated = next(line for line in out.splitlines() if line.startswith("created "))
     # One spelling on screen (UTC, to the millisecond), and an August journal's file time is called what it is.
     modified = datetime.fromtimestamp((FILES / f"{TERMINAL_ERROR}.json").stat().st_mtime, UTC)
-    assert code == 0 and dated == f"created {utc_milliseconds(created)} · file modified {utc_milliseconds(modified)}"
+    assert code == 0 and dated == f"created {shown_time(created)} · file modified {shown_time(modified)}"
 
 
 def test_show_says_when_record_times_run_backwards(capsys: pytest.CaptureFixture[str]) -> None:

@@ -64,3 +64,27 @@ def test_a_conversation_from_a_source_keeps_every_time_the_records_keep() -> Non
     assert model.facts.times and model.last_activity() is not None
     html = model.to_html()
     assert "took 3.0 s" in html and "own time, as the runtime dated it" in html
+
+
+@pytest.mark.parametrize("folder", FOLDERS[1:], ids=lambda folder: str(folder.relative_to(CORPUS)))
+def test_no_view_spans_record_times_that_run_backwards(folder: Path) -> None:
+    """Where the fold finds a record dated before the one before it, the report and the conversation header name
+    the seqs and show no first-to-last span; elsewhere they show one."""
+    from journaltools.exports.conversation import ConversationModel
+
+    spanned = backwards = 0
+    with open_source(folder) as source:
+        for run in source.list_runs()[:40]:
+            read = source.read_run(run, strict=False)
+            folded = fold_run(read)
+            seqs = [f.seq for f in folded.findings if f.code == "times_out_of_order"]
+            header = ConversationModel.from_source(folder, run).times_html()
+            report = report_of_read(read).html
+            if seqs:
+                said = f"record times run backwards at seq {', '.join(map(str, seqs))}"
+                assert f"first to last record <b>unknown</b>: {said}" in header and f"no span: {said}" in report
+                backwards += 1
+            else:
+                assert "run backwards" not in header + report
+                spanned += "first to last record <b>" in header
+    assert backwards and spanned
