@@ -114,12 +114,16 @@ class AuditSummaryModel:
 
     def chart_svg(self, width: int = 460) -> str:
         """A horizontal bar chart of counts by code as inline SVG, worst severity on top, whole-number axis;
-        the bars carry their counts and severities as text too."""
+        the bars carry their counts and severities as text too. ``width`` is the most it takes: it shrinks with
+        the output area (the drawing scales), and the label column is as wide as the longest code."""
         counts = self.by_code()
         if not counts:
             return ""
         ticks = integer_ticks(max(c.count for c in counts))
-        left, right, top, bar, gap = 180, 36, 8, 16, 6
+        # About 7 px a character at the chart's 12 px font: a code is never cut at the left edge.
+        left = min(width // 2, 12 + 7 * max(len(c.code) for c in counts))
+        right = 12 + 7 * len(str(max(c.count for c in counts)))
+        top, bar, gap = 8, 16, 6
         plot = width - left - right
         height = top + len(counts) * (bar + gap) + 34
 
@@ -127,7 +131,8 @@ class AuditSummaryModel:
             return left + plot * value / ticks[-1]
 
         parts = [
-            f'<svg class="jt-chart" role="img" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+            f'<svg class="jt-chart" role="img" width="100%" viewBox="0 0 {width} {height}" '
+            f'style="max-width: {width}px; height: auto" preserveAspectRatio="xMinYMin meet" '
             'xmlns="http://www.w3.org/2000/svg"><title>findings by code</title>'
         ]
         axis_y = top + len(counts) * (bar + gap)
@@ -243,7 +248,11 @@ class AuditSummary:
         self.runs_page = 0
         self.runs = model.affected_runs()
         self.table = w.HTML(themed(f"<div class='jt-audit'>{model.codes_html()}</div>"))
-        self.chart = w.HTML(themed(model.chart_svg() if model.findings else "<p>No findings.</p>"))
+        self.chart = w.HTML(
+            themed(model.chart_svg() if model.findings else "<p>No findings.</p>"),
+            # Grows to the drawing's own width, shrinks with a narrow output area (the SVG scales with it).
+            layout=w.Layout(flex="1 1 280px", max_width="476px", min_width="0", padding="0 0 0 16px"),
+        )
         self.findings = w.HTML()
         self.previous_findings = w.Button(description="← previous findings")
         self.next_findings = w.Button(description="next findings →")
@@ -264,7 +273,8 @@ class AuditSummary:
         self.detail = w.VBox()
         self.widget = w.VBox(
             [
-                w.HBox([self.table, self.chart]),
+                # Side by side where they fit, the chart below the counts where they do not.
+                w.HBox([self.table, self.chart], layout=w.Layout(flex_flow="row wrap")),
                 w.HTML(themed("<b>every finding</b>:")),
                 self.findings,
                 findings_bar,

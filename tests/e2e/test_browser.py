@@ -426,6 +426,12 @@ LAB_NOTEBOOK = [
     "            {'run': 'e' * 27, 'status_a': 'completed', 'status_b': None, 'verdict': 'missing_b',\n"
     "             'explanation': 'file lists it (completed) but jetstream has no journal for it.'}]\n"
     "ListingComparison(ListingComparisonModel.from_rows(compared, 'file', 'jetstream'))",
+    # An audit whose codes are the longest there are (a task store's) and whose counts run to thousands.
+    "from journaltools.protocol.findings import Finding\nfrom journaltools.widgets import AuditSummary, "
+    "AuditSummaryModel\n"
+    "audited = [Finding(f'run-{n}', n, code, 'warning', 'x') for n in range(1200) for code in ("
+    "'listing_summary_rule', 'task_result_before_submission') if n % 2 or code == 'listing_summary_rule']\n"
+    "AuditSummary(AuditSummaryModel(audited)).widget",
 ]
 
 
@@ -593,6 +599,46 @@ def test_in_jupyterlab_the_listing_comparison_fits_the_output_area_beside_the_fi
     run = table.locator("code.jt-id").first
     assert run.get_attribute("title") == "f" * 64
     shot(page, ".jt-comparison", "jupyterlab-listing-comparison", theme)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_in_jupyterlab_the_audit_chart_fits_the_output_area_beside_the_file_browser(
+    lab: tuple[Any, list[str]], theme: str
+) -> None:
+    """The findings chart lies inside the output area with the file browser open, at 1280 px and in a narrower
+    window, beside its counts table or below it but never over it (it was a fixed 460 px drawing that overlapped
+    the table), and no code label is cut at its left edge."""
+    page, _ = lab
+    set_lab_theme(page, theme)
+    page.evaluate("window.jupyterapp.commands.execute('filebrowser:activate')")
+    page.wait_for_selector(".jp-FileBrowser", state="visible", timeout=30_000)
+    try:
+        for width in (1280, 1000):
+            page.set_viewport_size({"width": width, "height": 800})
+            chart = page.locator(".jt-audit-summary .jt-chart").first
+            chart.scroll_into_view_if_needed()
+            area = page.locator(".jp-OutputArea-output", has=page.locator(".jt-audit-summary")).first
+            page.wait_for_function(
+                "([c, a]) => c.getBoundingClientRect().right <= a.getBoundingClientRect().right + 1",
+                arg=[chart.element_handle(), area.element_handle()],
+                timeout=10_000,
+            )
+            frame = chart.bounding_box()
+            assert frame is not None and frame["width"] > 200, (theme, width, frame)
+            # Beside the counts table or below it, never over it (a fixed drawing beside it overlapped it).
+            table = page.locator(".jt-audit-summary .jt-audit table").first.bounding_box()
+            assert table is not None
+            beside = frame["x"] >= table["x"] + table["width"] - 1
+            below = frame["y"] >= table["y"] + table["height"] - 1
+            assert beside or below, (theme, width, frame, table)
+            inside = area.bounding_box()
+            assert inside is not None and table["x"] >= inside["x"] - 1, (theme, width, table, inside)
+            for label in chart.locator("text[text-anchor='end']").all():
+                box = label.bounding_box()
+                assert box is not None and box["x"] >= frame["x"] - 0.5, (theme, width, label.text_content(), box)
+            shot(page, ".jt-audit-summary", f"jupyterlab-audit-summary-{width}", theme)
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 800})
 
 
 @pytest.mark.parametrize("theme", THEMES)

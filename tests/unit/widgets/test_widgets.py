@@ -967,3 +967,11 @@ def test_every_finding_lists_the_worst_first() -> None:
     html = AuditSummaryModel.from_rows(rows).findings_html(page_size=3)
     assert html.index("version_mismatch") < html.index("duplicate_result") < html.index("degraded_analysis")
     assert html.count("degraded_analysis") == 1  # the first page: the error, the warning, one info row
+
+
+def test_the_chart_scales_with_the_output_area_and_leaves_room_for_every_code() -> None:
+    findings = [Finding("r", n, "task_result_before_submission", "warning", "x") for n in range(1234)]
+    svg = AuditSummaryModel([*findings, Finding.of("r", 1, "torn_tail", "t")]).chart_svg(width=460)
+    assert 'width="100%"' in svg and "max-width: 460px" in svg and 'height="' not in svg.split(">")[0]
+    left = min(float(x) for x in re.findall(r'<rect class="jt-bar[^"]*" x="([0-9.]+)"', svg))
+    assert left >= 7 * len("task_result_before_submission")  # the longest label fits left of the bars
