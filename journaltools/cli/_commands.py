@@ -456,21 +456,36 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from journaltools.audits.listings import FAIL_ON, compare_listings, comparison_rows
 
     with _open(args.source_a, "compare") as a, _open(args.source_b, "compare") as b:
-        # Name the sides by backend kind; two sources of one kind go by their URLs.
+        # Name the sides by backend kind; two sources of one kind go by their URLs in --json, and on the terminal
+        # by A and B, each URL said once above the table rather than in every row.
         label_a, label_b = (a.kind, b.kind) if a.kind != b.kind else (a.url, b.url)
-        table = compare_listings(a.listing(), b.listing(), label_a=label_a, label_b=label_b)
+        name_a, name_b = (label_a, label_b) if a.kind != b.kind or args.json else ("A", "B")
+        table = compare_listings(a.listing(), b.listing(), label_a=name_a, label_b=name_b)
     rows = comparison_rows(table)
     if args.json:
         _emit_json(rows)
     else:
-        # On the terminal the sides go by their names (the JSON keeps the stable codes missing_a / missing_b).
-        missing = {"missing_a": f"missing in {label_a}", "missing_b": f"missing in {label_b}"}
-        named = [{**row, "verdict": missing.get(row["verdict"], row["verdict"])} for row in rows]
+        # On the terminal the sides go by their names (the JSON keeps the stable codes missing_a / missing_b); two
+        # sources of one kind are A and B, named once above the table rather than in every header and row.
+        if a.kind == b.kind:
+            _say(f"A: {label_a}\nB: {label_b}\n")
+        missing = {"missing_a": f"missing in {name_a}", "missing_b": f"missing in {name_b}"}
+        width = None if args.wide else shutil.get_terminal_size((TABLE_WIDTH, 24)).columns
+        named = [
+            {
+                **row,
+                "run": row["run"] if args.wide else shorten_middle(row["run"], RUN_SHOWN),
+                "verdict": missing.get(row["verdict"], row["verdict"]),
+            }
+            for row in rows
+        ]
         print_table(
             named,
             ["run", "status_a", "status_b", "verdict", "explanation"],
             wide=["explanation"],
-            labels={"status_a": label_a, "status_b": label_b},
+            labels={"status_a": name_a, "status_b": name_b},
+            wrap=None if args.wide else "explanation",
+            width=width,
         )
     failing = [row["run"] for row in rows if args.fail_on and row["verdict"] in FAIL_ON[args.fail_on]]
     if failing:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import textwrap
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -51,20 +52,39 @@ def print_table(
     columns: Sequence[str],
     wide: Sequence[str] = (),
     labels: dict[str, str] | None = None,
+    *,
+    wrap: str | None = None,
+    width: int | None = None,
 ) -> None:
     """A plain aligned table; cells are cut at 60 characters except in the ``wide`` columns (put those last).
-    A column is headed by its key in capitals, or by ``labels[key]`` when given."""
+    A column is headed by its key in capitals, or by ``labels[key]`` when given. ``wrap`` (the last column) is
+    wrapped at word boundaries so each line fits ``width`` characters, its further lines under its first."""
 
     def cell(value: Any, column: str) -> str:
         text = for_terminal(_text(value), newlines=False)
-        return text if len(text) <= 60 or column in wide else text[:57] + "..."
+        return text if len(text) <= 60 or column in wide or column == wrap else text[:57] + "..."
 
     cells = [[cell(row.get(column), column) for column in columns] for row in rows]
     heads = [(labels or {}).get(column, column).upper() for column in columns]
     widths = [max([len(head)] + [len(line[i]) for line in cells]) for i, head in enumerate(heads)]
+    room = None
+    if wrap is not None and width is not None and columns and columns[-1] == wrap:
+        indent = sum(widths[:-1]) + 2 * (len(widths) - 1)
+        room = max(WRAP_LEAST, width - indent)
+        widths[-1] = min(widths[-1], room)
     print("  ".join(head.ljust(width) for head, width in zip(heads, widths, strict=True)).rstrip())
     for line in cells:
-        print("  ".join(value.ljust(width) for value, width in zip(line, widths, strict=True)).rstrip())
+        if room is None:
+            print("  ".join(value.ljust(width) for value, width in zip(line, widths, strict=True)).rstrip())
+            continue
+        first, *more = textwrap.wrap(line[-1], room, break_on_hyphens=False) or [""]
+        print("  ".join(value.ljust(width) for value, width in zip([*line[:-1], first], widths, strict=True)).rstrip())
+        for rest in more:
+            print(" " * indent + rest)
+
+
+#: The least room a wrapped column keeps, however wide the columns before it.
+WRAP_LEAST = 30
 
 
 def _say(text: str = "") -> None:

@@ -335,6 +335,11 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["discrepancy", "missing"],
         help="exit 1 if a discrepancy exists ('missing': also a run listed on one side only)",
     )
+    compare.add_argument(
+        "--wide",
+        action="store_true",
+        help="whole run ids and each explanation on one line (the table fits the terminal, or 120 columns off one)",
+    )
     compare.set_defaults(handler=_command("cmd_compare"))
 
     migrate = command(

@@ -506,12 +506,28 @@ def test_compare_names_the_side_a_run_is_missing_from(capsys: pytest.CaptureFixt
     shutil.copy(FILES / f"{CHAT}.json", two / f"{CHAT}.json")
     code, out, _ = run_cli(capsys, "compare", str(one), str(two))
     assert code == 0
-    header, *lines = out.splitlines()
-    assert str(one).upper() in header and str(two).upper() in header and "STATUS_A" not in header
+    # Two directories are A and B, each URL said once above the table, not in every header and row.
+    legend_a, legend_b, _, header, *lines = out.splitlines()
+    assert legend_a == f"A: {one.as_uri()}" and legend_b == f"B: {two.as_uri()}"
+    assert header.split()[:3] == ["RUN", "A", "B"] and "STATUS_A" not in header
     missing = next(line for line in lines if line.startswith(TERMINAL_ERROR))
-    assert "missing in file:///" in missing and "missing_b" not in out
+    assert "missing in B" in missing and "missing_b" not in out and "file:///" not in "".join(lines)
     code, out, _ = run_cli(capsys, "compare", "--json", str(one), str(two))
-    assert {row["verdict"] for row in json.loads(out)} == {"agree", "missing_b"}
+    rows = json.loads(out)
+    assert {row["verdict"] for row in rows} == {"agree", "missing_b"}
+    assert any(two.as_uri() in row["explanation"] for row in rows)  # --json names each side by its URL
+
+
+def test_compare_fits_the_terminal_and_wraps_its_explanations(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "120")
+    code, out, _ = run_cli(capsys, "compare", str(FILES), str(NEWEST_FILES))
+    lines = out.splitlines()
+    assert code == 0 and len(lines) > 60
+    assert max(map(len, lines)) <= 120, max(lines, key=len)
+    code, wide, _ = run_cli(capsys, "compare", "--wide", str(FILES), str(NEWEST_FILES))
+    assert code == 0 and max(map(len, wide.splitlines())) > 120 and len(wide.splitlines()) < len(lines)
 
 
 def test_show_says_no_ending_recorded_not_running(capsys: pytest.CaptureFixture[str]) -> None:
