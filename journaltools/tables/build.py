@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from journaltools.folding import FoldResult
@@ -42,6 +43,7 @@ from journaltools.tables.columns import (
     digest12,
     findings_table,
     go_time,
+    rows_in_order,
     strings_repeated,
     with_source,
 )
@@ -178,8 +180,6 @@ class TablesBuilder:
         self.bad_runs: list[tuple[str, Finding]] = []
         #: Whether journals may fold natively (asked once: the environment is read each time).
         self._native = native_fold.active()
-        #: Whether the Python path added rows since the buffers were last flushed (``ColumnBuffer``).
-        self._python_rows = False
         #: The buffers the native fold appends to (``folding.native``), in its order.
         self._native_columns = (
             *self._messages.native(native_fold.MESSAGE_COLUMNS),
@@ -194,10 +194,6 @@ class TablesBuilder:
         if self.folded and self._native:
             first = native_fold.usable_first(read)
             if first is not None and first.meta is not None:
-                if self._python_rows:  # the rows the Python path added go first
-                    for table in (self._messages, self._calls, self._responses, self._segments):
-                        table.flush()
-                    self._python_rows = False
                 native = native_fold.fold_rows(read, first.meta, self._native_columns)
                 if native is not None:
                     self._add_native(read, first, native)
@@ -222,7 +218,6 @@ class TablesBuilder:
             records = typed_records(read.records)
             fit = ValueFit(read.run)
             if result is not None:
-                self._python_rows = True
                 facts = RunFacts.of(records)
                 # What the journal cannot tell, said beside what it tells (info: never a problem of the run's).
                 degraded = degraded_analysis(read.run, records, facts)
@@ -308,10 +303,10 @@ class TablesBuilder:
         degraded = degraded_finding(run, meta, native.gaps())
         if degraded is not None:
             self.findings.append(with_source(degraded, read.source))
-        self._segments.rows_of(run, native.segments)
-        self._messages.rows_of(run, native.messages)
-        self._calls.rows_of(run, native.calls)
-        self._responses.rows_of(run, native.counters[0])  # a response per assistant record: llm_calls
+        self._segments.rows_of(run, native.segments, natively=True)
+        self._messages.rows_of(run, native.messages, natively=True)
+        self._calls.rows_of(run, native.calls, natively=True)
+        self._responses.rows_of(run, native.counters[0], natively=True)  # a response per assistant record: llm_calls
         generation = rules_for_version(meta.version)
         # status_of: the August build reads the last terminal, the newest line its Ending (none once reopened).
         ending = native.terminal_reason if not (generation.reopens_after_terminal and native.reopened) else None
@@ -428,29 +423,51 @@ class TablesBuilder:
 
 class _PerRunTable:
     """A table with rows per run (segments, messages, tool_calls, responses) being built: a buffer per column but
-    ``run``, which is made once at the end from each run and its row count (``strings_repeated``)."""
+    ``run``, which is made once at the end from each run and its row count (``strings_repeated``).
+
+    The native fold appends to one set of buffers (``native``), the Python path to another (``columns``), so
+    neither waits for the other; ``table`` puts each journal's rows back in journal order with one gather."""
 
     def __init__(self, schema: pa.Schema) -> None:
         self.schema = schema
         self.columns = {field.name: ColumnBuffer(field.type) for field in schema if field.name != "run"}
+        self._native_columns = {field.name: ColumnBuffer(field.type) for field in schema if field.name != "run"}
         self._runs: list[str] = []
         self._counts: list[int] = []
+        #: Per run, whether its rows are in the native buffers (else in ``columns``).
+        self._natively: list[bool] = []
 
-    def rows_of(self, run: str, count: int) -> None:
-        """Say that the last ``count`` rows added are ``run``'s."""
+    def rows_of(self, run: str, count: int, *, natively: bool = False) -> None:
+        """Say that the last ``count`` rows added (to the native buffers when ``natively``) are ``run``'s."""
         self._runs.append(run)
         self._counts.append(count)
+        self._natively.append(natively)
 
     def native(self, names: Sequence[str]) -> tuple[tuple[bytearray, bytearray, bytearray | None], ...]:
-        return tuple(self.columns[name].native() for name in names)
+        return tuple(self._native_columns[name].native() for name in names)
 
-    def flush(self) -> None:
-        for column in self.columns.values():
-            column.flush()
+    def _order(self) -> np.ndarray | None:
+        """Each row's index in the native rows followed by the Python path's; None when that is already the order
+        of the journals (all rows of one kind, or every native journal before every Python one)."""
+        natively = np.asarray(self._natively, np.bool_)
+        counts = np.asarray(self._counts, np.int64)
+        if natively.all() or not natively.any() or not natively[np.argmin(natively) :].any():
+            return None
+        native_counts = np.where(natively, counts, 0)
+        python_counts = counts - native_counts
+        # Where each journal's rows start in the joined rows: among its kind, the Python rows after the native.
+        native_starts = np.cumsum(native_counts) - native_counts
+        python_starts = np.cumsum(python_counts) - python_counts + int(native_counts.sum())
+        starts = np.where(natively, native_starts, python_starts)
+        ends_before = np.cumsum(counts) - counts  # where each journal's rows start in the table
+        return np.repeat(starts - ends_before, counts) + np.arange(int(counts.sum()), dtype=np.int64)
 
     def table(self) -> pa.Table:
+        order = self._order()
         arrays = [
-            strings_repeated(self._runs, self._counts) if field.name == "run" else self.columns[field.name].to_arrow()
+            strings_repeated(self._runs, self._counts)
+            if field.name == "run"
+            else rows_in_order(self._native_columns[field.name], self.columns[field.name], order)
             for field in self.schema
         ]
         return pa.Table.from_arrays(arrays, schema=self.schema)

@@ -117,8 +117,8 @@ class ColumnBuffer:
 
     The native fold (``folding.native``) appends a journal's rows to the three bytearrays in C, with no Python object
     per value. The Python path's values (``extend``) wait in a list until ``flush`` converts them all at once with
-    Arrow; the builder flushes before a native fold appends, so rows stay in order. ``to_arrow`` wraps the bytes
-    as the column's Arrow array."""
+    Arrow. ``to_arrow`` wraps the bytes as the column's Arrow array; ``rows_in_order`` joins the rows of two buffers
+    (the native fold's and the Python path's) in the order their journals came."""
 
     __slots__ = ("_pending", "arrow_type", "data", "valid", "values")
 
@@ -168,6 +168,19 @@ class ColumnBuffer:
 
     def to_arrow(self) -> pa.Array:
         """The column as an Arrow array of its type (the buffers are shared, not copied: build nothing after)."""
+        return self.typed(self.stored())
+
+    def typed(self, stored: pa.Array) -> pa.Array:
+        """An array laid out as ``stored`` gives it, as an array of the column's type."""
+        arrow_type = self.arrow_type
+        if self.data is None or pa.types.is_large_string(arrow_type):
+            return stored
+        if pa.types.is_dictionary(arrow_type):
+            return stored.dictionary_encode().cast(arrow_type)
+        return stored.cast(arrow_type)
+
+    def stored(self) -> pa.Array:
+        """The rows as they lie in the buffers: text as ``large_string``, anything else of the column's type."""
         self.flush()
         rows = len(self.valid)
         valid = np.frombuffer(self.valid, np.bool_)
@@ -177,16 +190,25 @@ class ColumnBuffer:
         if self.data is not None:
             offsets = np.zeros(rows + 1, np.int64)
             offsets[1:] = np.frombuffer(self.values, np.int64)
-            text = pa.Array.from_buffers(
+            return pa.Array.from_buffers(
                 pa.large_string(), rows, [bitmap, pa.py_buffer(offsets), pa.py_buffer(self.data)], nulls
             )
-            if pa.types.is_dictionary(arrow_type):
-                return text.dictionary_encode().cast(arrow_type)
-            return text if pa.types.is_large_string(arrow_type) else text.cast(arrow_type)
         if pa.types.is_boolean(arrow_type):
             flags = pa.py_buffer(np.packbits(np.frombuffer(self.values, np.bool_), bitorder="little"))
             return pa.Array.from_buffers(arrow_type, rows, [bitmap, flags], nulls)
         return pa.Array.from_buffers(arrow_type, rows, [bitmap, pa.py_buffer(self.values)], nulls)
+
+
+def rows_in_order(first: ColumnBuffer, second: ColumnBuffer, order: np.ndarray | None) -> pa.Array:
+    """The rows of ``first`` and then of ``second`` (of one type), taken in ``order`` (indices into the two
+    joined; None: as they are), as an array of their type: one gather per column, instead of converting the
+    Python path's values at every switch between it and the native fold."""
+    if not len(second):
+        return first.to_arrow()
+    if not len(first):
+        return second.to_arrow()
+    joined = pa.concat_arrays([first.stored(), second.stored()])
+    return first.typed(joined if order is None else joined.take(pa.array(order, pa.int64())))
 
 
 def strings_repeated(values: Sequence[str], counts: Sequence[int] | np.ndarray) -> pa.Array:

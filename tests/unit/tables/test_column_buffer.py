@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from journaltools.tables.columns import ColumnBuffer
+from journaltools.tables.columns import ColumnBuffer, rows_in_order
 from journaltools.tables.schema import MESSAGES_SCHEMA, RESPONSES_SCHEMA, SEGMENTS_SCHEMA, TOOL_CALLS_SCHEMA
 
 #: Every type a buffered column has, with values of it (None for a null).
@@ -82,3 +83,33 @@ def test_times_keep_their_microseconds(moment: datetime) -> None:
     buffer = ColumnBuffer(pa.timestamp("us", tz="UTC"))
     buffer.extend([moment, None, moment + timedelta(microseconds=1)])
     assert buffer.to_arrow().to_pylist() == [moment, None, moment + timedelta(microseconds=1)]
+
+
+@st.composite
+def journals_of_two_kinds(draw: st.DrawFn) -> tuple[pa.DataType, list[tuple[list[object], bool]]]:
+    """A type and the rows of journals in order, each tabled by one path or the other."""
+    arrow_type = draw(st.sampled_from(list(VALUES)))
+    values = st.one_of(st.none(), VALUES[arrow_type])
+    return arrow_type, draw(st.lists(st.tuples(st.lists(values, max_size=5), st.booleans()), max_size=8))
+
+
+@settings(max_examples=150, deadline=None)
+@given(journals_of_two_kinds())
+def test_rows_of_two_buffers_come_back_in_journal_order(drawn: tuple[pa.DataType, list]) -> None:
+    """The builder's two buffers per column (the native fold's, the Python path's), joined in journal order, are
+    the array Arrow makes of every journal's rows in turn."""
+    arrow_type, journals = drawn
+    first, second = ColumnBuffer(arrow_type), ColumnBuffer(arrow_type)
+    every: list[object] = []
+    places: list[int] = []
+    firsts = sum(len(rows) for rows, in_first in journals if in_first)
+    seen = [0, 0]
+    for rows, in_first in journals:
+        (first if in_first else second).extend(rows)
+        every.extend(rows)
+        start = seen[0] if in_first else firsts + seen[1]
+        places.extend(range(start, start + len(rows)))
+        seen[0 if in_first else 1] += len(rows)
+    built = rows_in_order(first, second, np.asarray(places, np.int64))
+    assert built.type == arrow_type
+    assert built.equals(pa.array(every, arrow_type)), (built, every)
