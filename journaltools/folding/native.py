@@ -25,6 +25,8 @@ import msgspec
 
 from journaltools.folding.facts import JournalGaps
 from journaltools.folding.schema import schema_problem
+from journaltools.goencoding.json import go_quoted
+from journaltools.protocol.findings import Finding
 from journaltools.protocol.generations import generation_of_version
 from journaltools.protocol.journal import ProvenRecords
 from journaltools.protocol.kinds import KINDS, PROTOCOLS, Meta, Record
@@ -194,8 +196,8 @@ def extension_kinds() -> tuple[str, ...]:
 def usable_first(read: RunReadLike) -> Record | None:
     """The first record of a journal the native walk may take: a complete read with no finding, every line of it
     canonical (proven by the scanner, or each stored record found so: a JetStream body, a file read record by record),
-    whose first line is a meta record the reference folds without a word (a version a build writes, the journal's
-    own run id, seq 1, a creation time, one payload). None for any other journal."""
+    whose first line is a meta record the reference folds without a word but ``run_id_mismatch`` (a version a build
+    writes, seq 1, a creation time, one payload). None for any other journal."""
     records = read.records
     if not records or not read.complete or read.findings:
         return None
@@ -207,7 +209,7 @@ def usable_first(read: RunReadLike) -> Record | None:
     else:
         return None
     meta = first.meta if first is not None else None
-    if first is None or meta is None or first.seq != 1 or meta.run_id != read.run or schema_problem(first):
+    if first is None or meta is None or first.seq != 1 or schema_problem(first):
         return None
     return first if generation_of_version(meta.version) is not None else None
 
@@ -227,6 +229,20 @@ def _proven_first(records: ProvenRecords) -> Record | None:
     if first.meta is None or (generation is not None and not generation.extended_records and scan.newest):
         return None
     return first
+
+
+def run_id_mismatch(run: str, meta: Meta) -> Finding | None:
+    """The warning a journal whose meta record names another run gets (a copied or renamed journal), worded as the
+    reference's fold words it (``fold.Fold.result``; the differential tests hold the two to one text); None when
+    the meta record names ``run``."""
+    if meta.run_id == run:
+        return None
+    return Finding.of(
+        run,
+        1,  # usable_first: the meta record is seq 1
+        "run_id_mismatch",
+        f"meta.run_id is {go_quoted(meta.run_id)}, not the journal's name: the runtime lists the run by it",
+    )
 
 
 def fold_rows(
@@ -267,5 +283,6 @@ __all__ = [
     "disabled",
     "extension_kinds",
     "fold_rows",
+    "run_id_mismatch",
     "usable_first",
 ]

@@ -299,6 +299,10 @@ class TablesBuilder:
         assert meta is not None
         if self.want_records:
             self._reads.append(read)
+        # In the reference's order: the meta record's warning, then each backwards step as the fold met it.
+        renamed = native_fold.run_id_mismatch(run, meta)
+        if renamed is not None:
+            self.findings.append(with_source(renamed, read.source))
         self.findings.extend(with_source(times_out_of_order(run, *step), read.source) for step in native.backsteps)
         degraded = degraded_finding(run, meta, native.gaps())
         if degraded is not None:
@@ -341,7 +345,7 @@ class TablesBuilder:
             "memory_keys": sorted(native.memory_keys),
             "task_state": self.task_states.get(run),
             "error_findings": 0,
-            "warning_findings": len(native.backsteps),
+            "warning_findings": len(native.backsteps) + (renamed is not None),
             "source": read.source,
         }
         unfit = fit.finding()

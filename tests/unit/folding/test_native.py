@@ -133,6 +133,22 @@ def test_every_runtime_journal_the_reference_folds_without_a_finding_is_taken_na
 
 
 @pytest.mark.parametrize(
+    "folder", corpus_folders()[:2] + corpus_folders()[3:5], ids=lambda f: f"{f.parent.name}-{f.name}"
+)
+def test_renamed_journals_are_taken_natively_with_the_reference_run_id_mismatch(folder: Path) -> None:
+    """A journal under another name than its meta record's run id (a copy, a renamed file) keeps the native walk:
+    the walk reports ``run_id_mismatch`` itself, where and as the reference does, and nothing else changes."""
+    reads = [journal_read(f"copy-{run}", data) for run, data in journals_of(folder)]
+    ours, reference, taken = tables_both_ways(reads)
+    assert_same_tables(ours, reference, str(folder))
+    codes = reference.findings.column("code").to_pylist()
+    assert codes.count("run_id_mismatch") == len(reads)
+    clean = [read for read in reads if [f.code for f in fold_read(read).findings] == ["run_id_mismatch"]]  # type: ignore[arg-type, union-attr]
+    assert clean and all(taken_natively(read) for read in clean)
+    assert taken >= len(clean)
+
+
+@pytest.mark.parametrize(
     "source", [SAMPLES, CORPUS / "file", NEWEST_CORPUS / "file"], ids=["samples", "august", "newest"]
 )
 @pytest.mark.parametrize("strict", [False, True], ids=["lenient", "strict"])
