@@ -20,7 +20,7 @@ Provider kinds follow the fold's rule (``kind`` when the result has one, else ``
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from functools import lru_cache
@@ -180,9 +180,26 @@ class RunFacts:
 
     @classmethod
     def of(cls, records: Sequence[Record]) -> RunFacts:
-        facts = cls()
-        open_calls: dict[str, list[CallFact]] = {}
-        for index, record in enumerate(records):
+        walk = FactsWalk()
+        walk.add(records)
+        return walk.facts
+
+
+class FactsWalk:
+    """``RunFacts.of`` a few records at a time: ``facts`` is kept current as records are added (in stored order),
+    each costing only itself, so a run followed as it is written never walks its journal again."""
+
+    __slots__ = ("_before", "_open_calls", "facts")
+
+    def __init__(self) -> None:
+        self.facts = RunFacts()
+        self._open_calls: dict[str, list[CallFact]] = {}
+        #: The record before the next one added: a call's duration runs from it.
+        self._before: Record | None = None
+
+    def add(self, records: Iterable[Record]) -> None:
+        facts, open_calls, before = self.facts, self._open_calls, self._before
+        for record in records:
             seq = record.seq
             facts.seqs.append(seq)
             if record.time:
@@ -216,7 +233,7 @@ class RunFacts:
                 if waiting and waiting[-1].deferral is None:
                     call = waiting[-1]
                     call.deferral, call.deferred_seq = deferral, seq
-                    call.duration_ns = _gap(records, index)
+                    call.duration_ns = _gap(before, record)
             elif kind == "tool_result" and record.tool_result is not None:
                 result = record.tool_result
                 facts.kinds_recorded |= bool(result.kind)
@@ -225,7 +242,7 @@ class RunFacts:
                     call = waiting[-1]
                     call.answer, call.answered_seq, call.answered_time = result, seq, record.time
                     if call.deferral is None:
-                        call.duration_ns = _gap(records, index)
+                        call.duration_ns = _gap(before, record)
             elif kind == "call_approval" and record.call_approval is not None:
                 approved = open_calls.get(record.call_approval.tool_use_id)
                 if approved:
@@ -234,7 +251,8 @@ class RunFacts:
                 facts.terminal_seq = seq
             elif kind == "claim":
                 facts.claim_seqs.append(seq)
-        return facts
+            before = record
+        self._before = before
 
 
 def wall_clock_ns(records: Sequence[Record]) -> int | None:
@@ -344,11 +362,11 @@ def times_out_of_order(run: str, seq: int, time: str, before_seq: int, before_ti
     )
 
 
-def _gap(records: Sequence[Record], index: int) -> int | None:
-    """The time from the record before ``index`` to it, when both are dated and it does not run backwards."""
-    if index == 0:
+def _gap(before: Record | None, record: Record) -> int | None:
+    """The time from the record ``before`` to ``record``, when both are dated and it does not run backwards."""
+    if before is None:
         return None
-    end, start = _recent_time_ns(records[index].time), _recent_time_ns(records[index - 1].time)
+    end, start = _recent_time_ns(record.time), _recent_time_ns(before.time)
     if end is None or start is None or end < start:
         return None
     return end - start
@@ -356,6 +374,7 @@ def _gap(records: Sequence[Record], index: int) -> int | None:
 
 __all__ = [
     "CallFact",
+    "FactsWalk",
     "JournalGaps",
     "ResponseFact",
     "RunFacts",

@@ -23,7 +23,7 @@ from journaltools.errors import FoldError, VersionMismatch
 from journaltools.folding.facts import time_ns, times_out_of_order
 from journaltools.folding.schema import schema_problem
 from journaltools.folding.state import Counters, PendingCall, PendingTurn, RunState, wrap_int64
-from journaltools.folding.status import Segment, Status, segments_of, status_of, waiting_for_of
+from journaltools.folding.status import Segment, SegmentWalk, Status, status_of, waiting_for_of
 from journaltools.goencoding.json import go_quoted
 from journaltools.protocol.blocks import ASSISTANT, USER, Block, Message, ToolResultBlock, tool_uses, user_text
 from journaltools.protocol.findings import Finding
@@ -110,19 +110,26 @@ class _Turn:
 def fold(records: Sequence[Record] | Iterable[Record], *, run: str | None = None, strict: bool = True) -> FoldResult:
     """Fold one journal's records (in stored order). ``run`` names the journal where the store knows it (a
     file name, a subject); otherwise ``meta.run_id`` does."""
-    records = records if isinstance(records, Sequence) else list(records)
-    walk = _Walk(records, run, strict)
+    walk = Walk(run, strict)
+    walk.feed(records)
     return walk.result()
 
 
-class _Walk:
-    def __init__(self, records: Sequence[Record], run: str | None, strict: bool) -> None:
-        self.records = records
+class Walk:
+    """The fold as it goes: ``feed`` takes records in stored order, as many times as they come, and ``result``
+    says what the records fed so far fold to, without spending what the walk needs to go on (a turn whose
+    calls are all answered is committed to the result's messages only until the next ``feed``).
+
+    Strict, the first refusal raises ``FoldError`` from ``feed``; the walk then keeps raising it, since no
+    record appended later changes what the runtime refuses. ``result`` raises ``FoldError`` (``empty_journal``)
+    while nothing was fed. The result's ``state`` and ``message_seqs`` are the walk's own, kept current by every
+    later ``feed``; its other fields are as they were."""
+
+    def __init__(self, run: str | None, strict: bool) -> None:
         self.strict = strict
         self.findings: list[Finding] = []
-        first = records[0] if records else None
-        meta = first.meta if first is not None else None
-        self.run = run or (meta.run_id if meta is not None else "") or "?"
+        self.named_run = run
+        self.run = run or "?"
         self.state: RunState | None = None
         self.turn: _Turn | None = None
         self.last_iteration = 0
@@ -138,19 +145,76 @@ class _Walk:
         self.by_kind: dict[int, int] = {}
         #: The last record dated with a time Go does not call zero: (seq, time as written, nanoseconds).
         self.last_dated: tuple[int, str, int] | None = None
+        #: Records fed, the seq of the last one applied (increasing) and the highest seq of any.
+        self.records = 0
+        self.last_seq = 0
+        self.max_seq = 0
+        #: The first record is not a meta record: nothing more is folded.
+        self.headless = False
+        self.segments = SegmentWalk()
+        #: A terminal was fed, and a user or assistant record follows the last one (``stale_terminal``).
+        self.saw_terminal = False
+        self.turn_after_terminal = False
+        #: Messages ``result`` committed for a turn still open to more records; withdrawn by the next ``feed``.
+        self.provisional = 0
+        self.failure: FoldError | None = None
 
     # -- the frame -------------------------------------------------------------------------------------------------
 
-    def result(self) -> FoldResult:
-        records = self.records
-        if not records:
-            self._refuse_journal(None, "empty_journal", "no records")
-            return self._finish(0)
-        first = records[0]
-        if first.kind != "meta" or first.meta is None:
+    def feed(self, records: Iterable[Record]) -> None:
+        """Apply ``records``, the ones stored after those fed before."""
+        if self.failure is not None:
+            raise self.failure
+        self._withdraw()
+        try:
+            self._feed(records)
+        except FoldError as error:
+            self.failure = error
+            raise
+
+    def _feed(self, records: Iterable[Record]) -> None:
+        segments = self.segments
+        for record in records:
+            self.records += 1
+            segments.add(record)
+            kind = record.kind
+            if kind == "terminal":
+                self.saw_terminal, self.turn_after_terminal = True, False
+            elif kind == "user" or kind == "assistant":
+                self.turn_after_terminal = True
+            if record.seq > self.max_seq:
+                self.max_seq = record.seq
+            state = self.state
+            if state is None:
+                if not self.headless:
+                    self._start(record)
+                continue
+            self._check_schema(record)
+            if record.seq <= self.last_seq:
+                self._refuse(record.seq, "seq_not_increasing", f"seq {record.seq} not increasing after {self.last_seq}")
+                continue
+            self.last_seq = record.seq
+            if record.time:
+                self._check_time_order(record)
+            if state.terminal is not None and kind != "terminal":
+                if not state.reopened and self.last_terminal_seq is not None:
+                    self.after_terminal = _after_terminal(self.last_terminal_seq, record)
+                state.reopened = True
+            try:
+                self._apply(record)
+            except _Refusal as refusal:
+                if self.strict:
+                    raise FoldError(self.run, refusal.seq, refusal.code, refusal.rule) from None
+                self.findings.append(Finding.of(self.run, refusal.seq, refusal.code, refusal.rule))
+
+    def _start(self, first: Record) -> None:
+        """The first record: the run's meta, or a journal the fold refuses whole."""
+        meta = first.meta if first.kind == "meta" else None
+        self.run = self.named_run or (meta.run_id if meta is not None else "") or "?"
+        if meta is None:
+            self.headless = True
             self._refuse_journal(first.seq, "not_meta_first", "first record is not meta")
-            return self._finish(max(r.seq for r in records))
-        meta = first.meta
+            return
         if generation_of_version(meta.version) is None:
             rule = unsupported_version(meta.version)
             if self.strict:
@@ -179,27 +243,21 @@ class _Walk:
             )
         self._check_schema(first)
         self._check_time_order(first)
-        last_seq = first.seq
-        for record in records[1:]:
-            self._check_schema(record)
-            if record.seq <= last_seq:
-                self._refuse(record.seq, "seq_not_increasing", f"seq {record.seq} not increasing after {last_seq}")
-                continue
-            last_seq = record.seq
-            if record.time:
-                self._check_time_order(record)
-            if self.state.terminal is not None and record.kind != "terminal":
-                if not self.state.reopened and self.last_terminal_seq is not None:
-                    self.after_terminal = _after_terminal(self.last_terminal_seq, record)
-                self.state.reopened = True
-            try:
-                self._apply(record)
-            except _Refusal as refusal:
-                if self.strict:
-                    raise FoldError(self.run, refusal.seq, refusal.code, refusal.rule) from None
-                self.findings.append(Finding.of(self.run, refusal.seq, refusal.code, refusal.rule))
-        self._end()
-        return self._finish(last_seq)
+        self.last_seq = first.seq
+
+    def result(self) -> FoldResult:
+        """What the records fed so far fold to (see the class doc for what later feeds change)."""
+        if self.failure is not None:
+            raise self.failure
+        if self.records == 0:
+            if self.strict:
+                raise FoldError(self.run, None, "empty_journal", "no records")
+            return self._finish([Finding.of(self.run, None, "empty_journal", "no records")])
+        if self.state is not None:
+            self._withdraw()
+            self._end()
+            return self._finish(list(self.findings))
+        return self._finish(list(self.findings))
 
     def _refuse(self, seq: int, code: str, rule: str) -> None:
         if self.strict:
@@ -392,7 +450,9 @@ class _Walk:
         turn = self.turn
         if turn is not None:
             if all(call.id in turn.answered for call in tool_uses(turn.assistant.message)):
+                before = len(state.messages)
                 self._commit(turn, committed_by=None)
+                self.provisional = len(state.messages) - before
             else:
                 state.pending = PendingTurn(
                     assistant=turn.assistant.message,
@@ -415,21 +475,31 @@ class _Walk:
         if state.reopened:
             state.ended = ZERO_TIME
 
-    def _finish(self, last_seq: int) -> FoldResult:
+    def _withdraw(self) -> None:
+        """Undo what ``_end`` made of the turn still open, so that the next records apply to the walk itself."""
         state = self.state
-        invalid = any(finding.severity == "error" for finding in self.findings)
-        segments = segments_of(self.records) if state is not None else []
-        pending_calls = _pending_calls(state) if state is not None else []
+        if state is None:
+            return
+        state.pending = None
+        for _ in range(self.provisional):
+            state.messages.pop()
+            state.times.pop()
+            self.message_seqs.pop()
+        self.provisional = 0
+
+    def _finish(self, findings: list[Finding]) -> FoldResult:
+        state = self.state
+        invalid = any(finding.severity == "error" for finding in findings)
         return FoldResult(
             run=self.run,
             state=state,
             status=status_of(state, invalid=invalid),
-            findings=self.findings,
-            segments=segments,
-            last_seq=last_seq,
-            records=len(self.records),
-            stale_terminal=_stale_terminal(self.records),
-            pending_calls=pending_calls,
+            findings=findings,
+            segments=self.segments.segments() if state is not None else [],
+            last_seq=self.last_seq if state is not None else self.max_seq,
+            records=self.records,
+            stale_terminal=self.saw_terminal and self.turn_after_terminal,
+            pending_calls=_pending_calls(state) if state is not None else [],
             message_seqs=self.message_seqs if state is not None else [],
             after_terminal=self.after_terminal,
         )
@@ -467,15 +537,4 @@ def _after_terminal(terminal_seq: int, following: Record) -> AfterTerminal:
     return AfterTerminal(terminal_seq, following.seq, following.kind or "unknown", claim.by if claim else None)
 
 
-def _stale_terminal(records: Sequence[Record]) -> bool:
-    """Whether a user or assistant record follows the last terminal."""
-    for record in reversed(records):
-        kind = record.kind
-        if kind == "terminal":
-            return False
-        if kind in ("user", "assistant"):
-            return any(r.kind == "terminal" for r in records)
-    return False
-
-
-__all__ = ["ASSISTANT", "AfterTerminal", "FoldResult", "PendingCall", "fold"]
+__all__ = ["ASSISTANT", "AfterTerminal", "FoldResult", "PendingCall", "Walk", "fold"]

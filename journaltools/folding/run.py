@@ -43,12 +43,15 @@ class FoldedRun:
 
     __slots__ = ("_facts", "findings", "read", "result", "status")
 
-    def __init__(self, read: ReadLike, result: FoldResult, status: str, findings: list[Finding]) -> None:
+    def __init__(
+        self, read: ReadLike, result: FoldResult, status: str, findings: list[Finding], facts: RunFacts | None = None
+    ) -> None:
         self.read = read
         self.result = result
         self.status = status
         self.findings = findings
-        self._facts: RunFacts | None = None
+        #: Made when first asked for, unless the caller already walked the records (``folding.incremental``).
+        self._facts = facts
 
     def __repr__(self) -> str:
         return f"FoldedRun({self.run!r}, {self.status!r}, {len(self.findings)} findings)"
@@ -96,14 +99,25 @@ def fold_run(read: ReadLike, *, strict: bool = False) -> FoldedRun:
     try:
         result = fold(records, run=read.run, strict=strict)
     except FoldError as error:
-        # "No records" alone hides why when the reader dropped the journal's only line as a torn tail.
-        dropped = next((finding for finding in read.findings if finding.code == "torn_tail"), None)
-        if error.code != "empty_journal" or dropped is None:
-            raise
-        raise FoldError(error.run, error.seq, error.code, f"{error.rule}: {dropped.message}") from None
+        raise explained(error, read) from None
+    return folded_run(read, result)
+
+
+def folded_run(read: ReadLike, result: FoldResult, facts: RunFacts | None = None) -> FoldedRun:
+    """``read`` and the fold of its records as one run: the reader's findings first, ``invalid`` when the reader
+    refused the journal or reported an error. The one place a read and its fold are put together."""
     reader = list(read.findings)
     refused = not read.complete or any(finding.severity == "error" for finding in reader)
-    return FoldedRun(read, result, "invalid" if refused else result.status, [*reader, *result.findings])
+    return FoldedRun(read, result, "invalid" if refused else result.status, [*reader, *result.findings], facts)
 
 
-__all__ = ["FoldedRun", "ReadLike", "fold_run"]
+def explained(error: FoldError, read: ReadLike) -> FoldError:
+    """The fold's refusal, saying why a journal holds no record when the reader dropped its only line as a torn
+    tail ("no records" alone hides it)."""
+    dropped = next((finding for finding in read.findings if finding.code == "torn_tail"), None)
+    if error.code != "empty_journal" or dropped is None:
+        return error
+    return FoldError(error.run, error.seq, error.code, f"{error.rule}: {dropped.message}")
+
+
+__all__ = ["FoldedRun", "ReadLike", "explained", "fold_run", "folded_run"]

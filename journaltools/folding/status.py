@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from journaltools.folding.state import wrap_int64
-from journaltools.protocol.kinds import Record
+from journaltools.protocol.kinds import Claim, Record, Terminal
 
 if TYPE_CHECKING:
     from journaltools.folding.state import PendingCall, RunState
@@ -57,47 +57,82 @@ class Segment:
 
 def segments_of(records: Sequence[Record]) -> list[Segment]:
     """Split a journal at its claims. Records are taken as stored; refused ones count where they stand."""
-    bounds: list[int] = [0] + [i for i, record in enumerate(records) if i > 0 and record.kind == "claim"]
-    segments: list[Segment] = []
-    for number, start in enumerate(bounds):
-        end = bounds[number + 1] if number + 1 < len(bounds) else len(records)
-        part = records[start:end]
-        claim = part[0].claim if part[0].kind == "claim" else None
-        terminal = None
-        llm_calls = tool_calls = in_tokens = out_tokens = 0
-        for record in part:
-            kind = record.kind
-            if kind == "terminal" and record.terminal is not None:
-                terminal = record.terminal
-            elif kind == "assistant" and record.assistant is not None:
-                llm_calls += 1
-                in_tokens += record.assistant.in_tokens
-                out_tokens += record.assistant.out_tokens
-            elif kind == "tool_result" and record.tool_result is not None:
-                tool_calls += 1
-        if terminal is not None:
-            ending = terminal.reason
-        elif end == len(records):
-            ending = "running"
-        else:
-            ending = "crashed"
-        segments.append(
-            Segment(
-                index=number,
-                first_seq=part[0].seq,
-                last_seq=part[-1].seq,
-                claimed_by=claim.by if claim is not None else None,
-                claimed_at=claim.claimed if claim is not None else None,
-                ending=ending,
-                terminal_message=(terminal.message or None) if terminal is not None else None,
-                llm_calls=llm_calls,
-                tool_calls=tool_calls,
-                # int64 as the runtime's counters (addendum rule 10): a table column holds them, never a bigger int.
-                in_tokens=wrap_int64(in_tokens),
-                out_tokens=wrap_int64(out_tokens),
-            )
+    walk = SegmentWalk()
+    for record in records:
+        walk.add(record)
+    return walk.segments()
+
+
+class SegmentWalk:
+    """``segments_of`` one record at a time: what a fold that goes on as records are appended keeps, so that its
+    segments cost the new records, not the journal. ``segments()`` may be asked between records."""
+
+    __slots__ = (
+        "_claim",
+        "_closed",
+        "_first_seq",
+        "_in",
+        "_last_seq",
+        "_llm",
+        "_out",
+        "_records",
+        "_terminal",
+        "_tools",
+    )
+
+    def __init__(self) -> None:
+        self._closed: list[Segment] = []
+        self._records = 0
+        self._start(None, 0)
+
+    def _start(self, claim: Claim | None, seq: int) -> None:
+        self._claim = claim
+        self._first_seq = self._last_seq = seq
+        self._terminal: Terminal | None = None
+        self._llm = self._tools = self._in = self._out = 0
+
+    def add(self, record: Record) -> None:
+        kind = record.kind
+        if kind == "claim" and self._records > 0:
+            # A claim starts the next process run; the one before it ends in its terminal, or crashed.
+            self._closed.append(self._segment("crashed"))
+            self._start(record.claim, record.seq)
+        elif self._records == 0:
+            self._start(record.claim if kind == "claim" else None, record.seq)
+        self._records += 1
+        self._last_seq = record.seq
+        if kind == "terminal" and record.terminal is not None:
+            self._terminal = record.terminal
+        elif kind == "assistant" and record.assistant is not None:
+            self._llm += 1
+            self._in += record.assistant.in_tokens
+            self._out += record.assistant.out_tokens
+        elif kind == "tool_result" and record.tool_result is not None:
+            self._tools += 1
+
+    def segments(self) -> list[Segment]:
+        """The segments of the records added so far (none before the first); the last one is ``running`` unless
+        it has a terminal."""
+        if self._records == 0:
+            return []
+        return [*self._closed, self._segment("running")]
+
+    def _segment(self, unended: str) -> Segment:
+        claim, terminal = self._claim, self._terminal
+        return Segment(
+            index=len(self._closed),
+            first_seq=self._first_seq,
+            last_seq=self._last_seq,
+            claimed_by=claim.by if claim is not None else None,
+            claimed_at=claim.claimed if claim is not None else None,
+            ending=terminal.reason if terminal is not None else unended,
+            terminal_message=(terminal.message or None) if terminal is not None else None,
+            llm_calls=self._llm,
+            tool_calls=self._tools,
+            # int64 as the runtime's counters (addendum rule 10): a table column holds them, never a bigger int.
+            in_tokens=wrap_int64(self._in),
+            out_tokens=wrap_int64(self._out),
         )
-    return segments
 
 
 def waiting_for_of(state: RunState | None, pending_calls: Sequence[PendingCall]) -> WaitingFor:
