@@ -15,7 +15,7 @@ from collections.abc import Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Self, TypeVar
 
 from journaltools.errors import RecordRefused, SequenceGap
 from journaltools.goencoding.time import now_go_time
@@ -66,6 +66,14 @@ class RunRead:
     def typed(self) -> list[Record]:
         """The records alone, in order: what ``fold`` takes."""
         return typed_records(self.records)
+
+
+class LocalJournal(NamedTuple):
+    """A run's journal as a plain local file: its path and its size when it was listed."""
+
+    run: str
+    path: str
+    size: int
 
 
 class AppendOutcome(Enum):
@@ -185,10 +193,15 @@ class Backend(ABC):
     async def aclose(self) -> None:  # noqa: B027 - backends without connections have nothing to close
         pass
 
-    def local_journals(self, runs: Sequence[str]) -> list[tuple[str, str]] | None:
-        """``(run, path)`` of each run's journal when the journals are plain local files a loader may read
+    def local_journals(self, runs: Sequence[str]) -> list[LocalJournal] | None:
+        """Each run's journal, where it is and its size, when the journals are plain local files a loader may read
         itself; None otherwise (the loader then reads through the backend)."""
         return None
+
+    def read_local_runs(self, runs: Sequence[str], paths: Sequence[str], *, strict: bool = True) -> list[RunRead]:
+        """The reads of ``runs`` whose journals ``local_journals`` found at ``paths``, as ``read_runs`` reads them
+        (a backend of local files reads those paths without looking each run up again)."""
+        return self.read_runs(runs, strict=strict)
 
     def source_findings(self) -> list[Finding]:
         """Findings about the source rather than one run (a file that is not a journal, a stream setting)."""

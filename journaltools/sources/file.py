@@ -53,6 +53,7 @@ from journaltools.sources.base import (
     AppendResult,
     Backend,
     JournalWriter,
+    LocalJournal,
     RunRead,
     is_vanished,
     meta_record,
@@ -68,13 +69,14 @@ from journaltools.sources.scan import (
     MAX_JOURNAL_BYTES_VARIABLE,
     MAX_JOURNAL_RECORDS_VARIABLE,
     DamagedCompression,
+    JournalBounds,
     JournalTooLarge,
     damaged_read,
     journal_name_parts,
     max_journal_bytes,
     max_journal_records,
     needs_newline,
-    read_journal_bytes,
+    read_journal,
     run_read,
     too_large_read,
     torn_tail_offset,
@@ -87,6 +89,15 @@ DIRECTORY_MODE = 0o700
 
 def _mtime(info: os.stat_result) -> datetime:
     return datetime.fromtimestamp(info.st_mtime_ns / 1e9, UTC)
+
+
+def _mtime_at(path: str) -> datetime | None:
+    """The modification time of ``path`` itself (a link's own, as the runtime's listing reports it); None when it
+    cannot be looked at."""
+    try:
+        return _mtime(os.lstat(path))
+    except OSError:
+        return None
 
 
 def _is_temporary(name: str) -> bool:
@@ -311,15 +322,20 @@ class _LocalJournals(Backend):
     def read_run_now(self, run: str, *, strict: bool = True) -> RunRead:
         """Strict: a journal that cannot be read raises; lenient: it comes back incomplete with an
         ``unreadable_journal`` finding, so one bad file never hides the others."""
-        path = where = self.journal_file(run)
+        return self._read_at(run, self.journal_file(run), strict, JournalBounds.in_force())
+
+    def _read_at(self, run: str, path: str, strict: bool, bounds: JournalBounds) -> RunRead:
+        """``read_run_now`` of the journal at ``path``, within ``bounds``."""
+        where = path
         try:
-            updated = _mtime(os.lstat(path))  # lstat: a link's own time, as the runtime's listing reports it
-            data = read_journal_bytes(path)
+            data, info = read_journal(path, bounds)
         except FileNotFoundError:
             raise RunNotFound(run, self._where()) from None
         except DamagedCompression as exc:
+            updated = _mtime_at(path)
             return damaged_read(run, exc, source=self.url, where=where, strict=strict, updated=updated)
         except JournalTooLarge as exc:
+            updated = _mtime_at(path)
             return too_large_read(run, exc, source=self.url, where=where, strict=strict, updated=updated)
         except StorageError as exc:
             if exc.errno == errno.ENOENT:
@@ -330,13 +346,20 @@ class _LocalJournals(Backend):
             return RunRead(run, [], [finding], self.url, complete=False)
         except OSError as exc:
             raise storage_error(exc, path, "read the journal") from None
-        return run_read(run, read_file_journal(data), source=self.url, where=where, strict=strict, updated=updated)
+        # The descriptor's stat is the path's lstat: the journal opened is a regular file, never a link.
+        journal = read_file_journal(data)
+        return run_read(run, journal, source=self.url, where=where, strict=strict, updated=_mtime(info))
 
-    def _read_listed(self, run: str, strict: bool) -> RunRead:
-        """A run the listing named: leniently, one whose journal is gone by now is a ``vanished`` read (the
-        listing and the reading are two moments, and a retention job may delete a run between them)."""
+    def _read_listed(
+        self, run: str, strict: bool, path: str | None = None, bounds: JournalBounds | None = None
+    ) -> RunRead:
+        """A run the listing named (at ``path`` when the listing said where): leniently, one whose journal is gone
+        by now is a ``vanished`` read (the listing and the reading are two moments, and a retention job may delete
+        a run between them)."""
         try:
-            return self.read_run_now(run, strict=strict)
+            if path is None:
+                return self.read_run_now(run, strict=strict)
+            return self._read_at(run, path, strict, bounds or JournalBounds.in_force())
         except RunNotFound:
             if strict:
                 raise
@@ -354,14 +377,15 @@ class _LocalJournals(Backend):
             self._vanished_runs = []
         return self._vanished_runs
 
-    def local_journals(self, runs: Sequence[str]) -> list[tuple[str, str]] | None:
-        """The paths when every journal is a plain regular file this process may read; None otherwise, so the
-        loader reads through ``read_run`` (which decompresses and turns an unreadable journal into a finding)."""
+    def local_journals(self, runs: Sequence[str]) -> list[LocalJournal] | None:
+        """The paths and sizes when every journal is a plain regular file this process may read (one ``lstat``
+        each); None otherwise, so the loader reads through ``read_run`` (which decompresses and turns an
+        unreadable journal into a finding)."""
         check_access = os.geteuid() != 0
-        paths = []
+        journals = []
         for run in runs:
             try:
-                path = self.journal_file(run)
+                path = self.plain_journal_file(run)
                 info = os.lstat(path)
             except (OSError, RunNotFound):
                 return None
@@ -369,8 +393,17 @@ class _LocalJournals(Backend):
                 return None
             if check_access and not os.access(path, os.R_OK):
                 return None
-            paths.append((run, path))
-        return paths
+            journals.append(LocalJournal(run, path, info.st_size))
+        return journals
+
+    def plain_journal_file(self, run: str) -> str:
+        """Where ``run``'s journal is when it is a plain one (whether it is there is the caller's ``lstat``): a
+        compressed one is found by ``journal_file``."""
+        return self.journal_file(run)
+
+    def read_local_runs(self, runs: Sequence[str], paths: Sequence[str], *, strict: bool = True) -> list[RunRead]:
+        bounds = JournalBounds.in_force()  # asked once for the journals, not once per journal
+        return [self._read_listed(run, strict, path, bounds) for run, path in zip(runs, paths, strict=True)]
 
     async def list_runs_async(self) -> list[str]:
         return self.list_runs_now()
@@ -463,6 +496,10 @@ class FileBackend(_LocalJournals):
 
     def path_of(self, run: str) -> Path:
         return self.root / f"{validate_run_id(run)}{JOURNAL_SUFFIX}"
+
+    def plain_journal_file(self, run: str) -> str:
+        # The plain name wins when a run has both (``journal_file``): a missing one is the caller's lstat's error.
+        return os.path.join(self.root, validate_run_id(run) + JOURNAL_SUFFIX)
 
     def journal_file(self, run: str) -> str:
         stem = os.path.join(self.root, validate_run_id(run))

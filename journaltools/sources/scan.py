@@ -16,7 +16,7 @@ import mmap
 import os
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, BinaryIO, Final
+from typing import TYPE_CHECKING, BinaryIO, Final, NamedTuple
 
 from journaltools._base.oserrors import mapped, open_regular
 from journaltools.errors import CorruptJournal, JournalError
@@ -131,9 +131,20 @@ def records_past_bound(data: bytes | np.ndarray, limit: int) -> int | None:
     return records if records > limit else None
 
 
-def check_record_bound(data: bytes) -> None:
-    """Raise ``JournalTooLarge`` when ``data`` holds more records than ``max_journal_records()``."""
-    limit = max_journal_records()
+class JournalBounds(NamedTuple):
+    """The bounds per journal in force, asked of the environment once for many journals (``in_force``)."""
+
+    bytes: int
+    records: int
+
+    @classmethod
+    def in_force(cls) -> JournalBounds:
+        return cls(max_journal_bytes(), max_journal_records())
+
+
+def check_record_bound(data: bytes, limit: int | None = None) -> None:
+    """Raise ``JournalTooLarge`` when ``data`` holds more records than ``limit`` (``max_journal_records()``)."""
+    limit = max_journal_records() if limit is None else limit
     records = records_past_bound(data, limit)
     if records is not None:
         raise JournalTooLarge(limit, compressed=False, records=records)
@@ -174,35 +185,41 @@ def read_journal_bytes(path: str | os.PathLike[str]) -> bytes:
     bytes nor ``max_journal_records()`` records (``JournalTooLarge``). Compressed data that breaks off or is damaged
     raises ``DamagedCompression`` carrying what decompressed before the break. Operating-system failures raise
     ``StorageError``."""
-    data = _read_journal_bytes(path)
-    check_record_bound(data)
-    return data
+    return read_journal(path, JournalBounds.in_force())[0]
 
 
-def _read_journal_bytes(path: str | os.PathLike[str]) -> bytes:
+def read_journal(path: str | os.PathLike[str], bounds: JournalBounds) -> tuple[bytes, os.stat_result]:
+    """``read_journal_bytes`` within ``bounds``, with the ``fstat`` of the file it read (a regular file, never a
+    link: what an ``lstat`` of the path says), so a reader of many journals asks the system once per journal."""
+    data, info = _read_journal_bytes(path, bounds.bytes)
+    check_record_bound(data, bounds.records)
+    return data, info
+
+
+def _read_journal_bytes(path: str | os.PathLike[str], limit: int) -> tuple[bytes, os.stat_result]:
     where = os.fsdecode(path)
-    limit = max_journal_bytes()
     with open_journal_file(path) as handle, mapped(path, "read the journal"):
+        info = os.fstat(handle.fileno())
         if not where.endswith(COMPRESSED_SUFFIXES):
-            size = os.fstat(handle.fileno()).st_size
+            size = info.st_size
             if size > limit:
                 raise JournalTooLarge(limit, compressed=False)
             # Ask for the size the stat gave, plus one byte to see growth: a read of ``limit`` bytes would
             # allocate the whole bound (256 MiB) for every journal, however small.
             data = handle.read(size + 1) or b""
             if len(data) <= size:
-                return data
+                return data, info
             chunks, total = [data], len(data)  # it grew since the stat: read on in steps, up to the bound
             while more := handle.read(_GROWTH_STEP):
                 total += len(more)
                 if total > limit:
                     raise JournalTooLarge(limit, compressed=False)
                 chunks.append(more)
-            return b"".join(chunks)
+            return b"".join(chunks), info
         source = io.BufferedReader(handle, _COMPRESSED_READ)
         if where.endswith(".gz"):
-            return _gunzip(source, limit)
-        return _unzstd(source, limit)
+            return _gunzip(source, limit), info
+        return _unzstd(source, limit), info
 
 
 def read_journals_into(paths: Sequence[str], capacity: int) -> tuple[np.ndarray, list[int | None]]:

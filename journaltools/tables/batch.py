@@ -8,7 +8,6 @@ journals never travel through a pipe.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -52,8 +51,8 @@ class BatchResult:
 
 
 def batches_of(backend: Backend, runs: Sequence[str], options: LoadOptions) -> Iterator[RunBatch]:
-    """``runs`` in batches of about ``batch_bytes`` of journal files where the journals are local files (a
-    ``stat`` each, nothing read), else of ``runs_per_batch`` runs."""
+    """``runs`` in batches of about ``batch_bytes`` of journal files where the journals are local files (their
+    sizes as the backend listed them, nothing read), else of ``runs_per_batch`` runs."""
     paths = backend.local_journals(runs)
     if paths is None:
         step = max(1, options.runs_per_batch)
@@ -63,11 +62,7 @@ def batches_of(backend: Backend, runs: Sequence[str], options: LoadOptions) -> I
     current: list[str] = []
     current_paths: list[str] = []
     size = 0
-    for run, path in paths:
-        try:
-            length = os.stat(path).st_size
-        except OSError:
-            length = 0  # the read reports it, with the backend's own wording
+    for run, path, length in paths:
         if current and (size + length > options.batch_bytes or len(current) >= BATCH_RUNS):
             yield RunBatch(backend.url, tuple(current), size, tuple(current_paths))
             current, current_paths, size = [], [], 0
@@ -97,7 +92,10 @@ def tables_of_batch(backend: Backend, batch: RunBatch, options: LoadOptions) -> 
     builder = TablesBuilder(records=options.wants_records(default=True), folded=options.fold)
     # One pause for the batch: a collection between journals would walk every record held so far.
     with paused_gc():
-        reads = backend.read_runs(list(batch.runs), strict=False)
+        if batch.paths is None:
+            reads = backend.read_runs(list(batch.runs), strict=False)
+        else:  # where the backend said the journals are: no run looked up again
+            reads = backend.read_local_runs(batch.runs, batch.paths, strict=False)
         for read in reads:
             builder.add_folding(read)
         done = BatchResult(builder.finish(), len(reads), builder.bad_runs)
