@@ -9,7 +9,8 @@
  * the builder's column lists, returning what the runs row needs.
  *
  * "Clean" is the whole contract: the moment a record would give the reference fold any finding (a refusal, a
- * warning, a schema violation), or holds anything this walk does not model (a block with two kinds set, the same
+ * warning, a schema violation) but the warnings it reports itself (a record dated before the one before it, a turn
+ * closed with calls unanswered: ``backsteps``, ``unanswered``), or holds anything this walk does not model (a block with two kinds set, the same
  * call id twice in a turn, a second deferral, a year 0), the walk stops, takes back every row it appended and
  * answers None. The caller then folds the journal in Python, which reports what it finds. So a journal is either
  * tabled here exactly as the reference tables it, or not here at all; a differential test holds that.
@@ -489,6 +490,7 @@ typedef struct {
     int approved;
     int timed;
     int64_t duration;
+    uint64_t closed_by; /* the seq of the record that closed its turn before it was answered (0: none) */
 } call;
 
 typedef struct {
@@ -814,7 +816,6 @@ static int commit_turn(walk *w) {
     return 0;
 }
 
-/* A turn closed by a later record: every call answered, or the reference warns (unanswered_call). */
 /* Whether a call of the turn in flight has no result yet. */
 static int turn_waits(const walk *w) {
     for (Py_ssize_t i = w->turn_first_call; i < w->call_count; i++) {
@@ -823,9 +824,12 @@ static int turn_waits(const walk *w) {
     return 0;
 }
 
-static int close_turn(walk *w) {
+/* A turn closed by the record ``seq``: each call it left unanswered is an unanswered_call warning (``summary``). */
+static int close_turn(walk *w, uint64_t seq) {
     if (!w->in_turn) return 0;
-    if (turn_waits(w)) return STOP_OTHER;
+    for (Py_ssize_t i = w->turn_first_call; i < w->call_count; i++) {
+        if (!w->calls[i].answered) w->calls[i].closed_by = seq;
+    }
     return commit_turn(w);
 }
 
@@ -852,7 +856,7 @@ static int gap(const moment *before, const moment *after, int *timed, int64_t *d
 static int read_assistant(walk *w, cursor *c, uint64_t seq, const moment *time) {
     int status;
     if ((status = new_turn_after_terminal(w)) < 0) return status;
-    if ((status = close_turn(w)) < 0) return status;
+    if ((status = close_turn(w, seq)) < 0) return status;
     w->turn_first_call = w->call_count;
     w->turn_text.length = 0;
     w->turn_text_blocks = 0;
@@ -911,7 +915,7 @@ static int read_assistant(walk *w, cursor *c, uint64_t seq, const moment *time) 
 static int read_user(walk *w, cursor *c, uint64_t seq) {
     int status;
     if ((status = new_turn_after_terminal(w)) < 0) return status;
-    if ((status = close_turn(w)) < 0) return status;
+    if ((status = close_turn(w, seq)) < 0) return status;
     w->turns++;
     if (!w->last.open) {
         open_user_message(w, seq);
@@ -1347,6 +1351,26 @@ static PyObject *backstep_list(const walk *w) {
     return made;
 }
 
+/* [(the seq of its turn, its id, its name, the seq that closed the turn)] for each call a turn was closed without
+ * answering, in journal order: the reference's unanswered_call warnings. */
+static PyObject *unanswered_list(walk *w) {
+    PyObject *made = PyList_New(0);
+    if (made == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < w->call_count; i++) {
+        const call *k = &w->calls[i];
+        if (!k->closed_by) continue;
+        PyObject *item = Py_BuildValue("(KNNK)", (unsigned long long)k->made_seq, arena_string(w, k->id),
+                                       arena_string(w, k->name), (unsigned long long)k->closed_by);
+        if (item == NULL || PyList_Append(made, item) < 0) {
+            Py_XDECREF(item);
+            Py_DECREF(made);
+            return NULL;
+        }
+        Py_DECREF(item);
+    }
+    return made;
+}
+
 static PyObject *python_list(walk *w, const text_list *list) {
     PyObject *made = PyList_New(list->count);
     if (made == NULL) return NULL;
@@ -1415,6 +1439,7 @@ static PyObject *summary(walk *w, const journal_walk *journal) {
     PyObject *call_approvals = python_list(w, &w->call_approvals);
     PyObject *memory_keys = python_list(w, &w->memory_keys);
     PyObject *backsteps = backstep_list(w);
+    PyObject *unanswered = unanswered_list(w);
     PyObject *terminal_reason = w->terminal_set ? arena_string(w, w->terminal_reason) : Py_NewRef(Py_None);
     PyObject *terminal_message = w->terminal_set ? arena_string_or_none(w, w->terminal_message) : Py_NewRef(Py_None);
     PyObject *last_stop = w->saw_assistant ? arena_string_or_none(w, w->last_stop) : Py_NewRef(Py_None);
@@ -1422,10 +1447,10 @@ static PyObject *summary(walk *w, const journal_walk *journal) {
     PyObject *ended =
         w->terminal_set && !w->reopened && !is_zero_time(&w->ended) ? micros_or_none(&w->ended) : Py_NewRef(Py_None);
     PyObject *result = NULL;
-    if (approvals && call_approvals && memory_keys && backsteps && terminal_reason && terminal_message && last_stop &&
-        ended) {
+    if (approvals && call_approvals && memory_keys && backsteps && unanswered && terminal_reason && terminal_message &&
+        last_stop && ended) {
         result = Py_BuildValue(
-            "(nnnnOOOOLL(LLLLLLLLL)OOLznnOOOKLONNnnnLLO)", (Py_ssize_t)w->message_index, (Py_ssize_t)w->call_count,
+            "(nnnnOOOOLL(LLLLLLLLL)OOLznnOOOKLONNnnnLLOO)", (Py_ssize_t)w->message_index, (Py_ssize_t)w->call_count,
             journal->count,
             (Py_ssize_t)w->segment_index, terminal_reason, terminal_message, w->reopened ? Py_True : Py_False, ended,
             (long long)(int64_t)w->turns, (long long)(int64_t)w->context_tokens, (long long)(int64_t)w->counters[0],
@@ -1437,13 +1462,14 @@ static PyObject *summary(walk *w, const journal_walk *journal) {
             pending_calls, open_deferrals, approvals, call_approvals, memory_keys, (unsigned long long)journal->last_seq,
             (long long)w->resumes, (w->any_terminal && w->turn_after_terminal) ? Py_True : Py_False,
             time_text(&w->last_time), time_text(&w->last_dated), (Py_ssize_t)w->undated, ended_calls, untimed,
-            (long long)w->results, (long long)w->kindless, backsteps);
+            (long long)w->results, (long long)w->kindless, backsteps, unanswered);
     }
     Py_DECREF(by_kind);
     Py_XDECREF(approvals);
     Py_XDECREF(call_approvals);
     Py_XDECREF(memory_keys);
     Py_XDECREF(backsteps);
+    Py_XDECREF(unanswered);
     Py_XDECREF(terminal_reason);
     Py_XDECREF(terminal_message);
     Py_XDECREF(last_stop);

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 
 import msgspec
 
-from journaltools.folding.facts import JournalGaps
+from journaltools.folding.facts import JournalGaps, times_out_of_order
 from journaltools.folding.schema import schema_problem
 from journaltools.goencoding.json import go_quoted
 from journaltools.protocol.findings import Finding
@@ -145,6 +145,8 @@ class NativeRun(NamedTuple):
     kindless_results: int
     #: ``(seq, time, before_seq, before_time)`` for each record dated before the dated record before it.
     backsteps: list[tuple[int, str, int, str]]
+    #: ``(turn_seq, call_id, tool, closed_by)`` for each call whose turn a later record closed unanswered.
+    unanswered: list[tuple[int, str, str, int]]
 
     def gaps(self) -> JournalGaps:
         return JournalGaps(
@@ -245,6 +247,33 @@ def run_id_mismatch(run: str, meta: Meta) -> Finding | None:
     )
 
 
+def warnings_of(run: str, meta: Meta, native: NativeRun) -> list[Finding]:
+    """The warnings the native walk reports of a journal (``usable_first`` gave its ``meta``), worded, and in the
+    order, of the reference's fold: the meta record's, then per record its time's, then the turn it closes."""
+    found = [] if (renamed := run_id_mismatch(run, meta)) is None else [renamed]
+    steps = [(step[0], 0, times_out_of_order(run, *step)) for step in native.backsteps]
+    closes = [
+        (closed_by, 1, unanswered_call(run, seq, call_id, tool, closed_by))
+        for seq, call_id, tool, closed_by in native.unanswered
+    ]
+    if closes:  # both come in journal order: one merge, each record's time before the turn it closes
+        found.extend(finding for _, _, finding in sorted([*steps, *closes], key=lambda item: item[:2]))
+    else:
+        found.extend(finding for _, _, finding in steps)
+    return found
+
+
+def unanswered_call(run: str, seq: int, call_id: str, tool: str, closed_by: int) -> Finding:
+    """The warning of a call the turn at ``seq`` made and the record ``closed_by`` closed unanswered, worded as the
+    reference's fold words it (``fold.Fold._commit``; the differential tests hold the two to one text)."""
+    return Finding.of(
+        run,
+        seq,
+        "unanswered_call",
+        f"call {call_id!r} ({tool}) has no result; the turn was closed at seq {closed_by}",
+    )
+
+
 def fold_rows(
     read: RunReadLike, meta: Meta, columns: Sequence[tuple[bytearray, bytearray, bytearray | None]]
 ) -> NativeRun | None:
@@ -284,5 +313,7 @@ __all__ = [
     "extension_kinds",
     "fold_rows",
     "run_id_mismatch",
+    "unanswered_call",
     "usable_first",
+    "warnings_of",
 ]

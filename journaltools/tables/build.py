@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from operator import itemgetter
+from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa
@@ -24,7 +25,6 @@ from journaltools.folding.facts import (
     RunFacts,
     degraded_analysis,
     degraded_finding,
-    times_out_of_order,
     wall_clock_ns,
     wall_clock_of,
 )
@@ -57,10 +57,6 @@ from journaltools.tables.schema import (
     Tables,
     empty_table,
 )
-
-
-def _columns(schema: pa.Schema) -> dict[str, list[Any]]:
-    return {f.name: [] for f in schema}
 
 
 def _generation_name(meta: Meta | None) -> str | None:
@@ -170,7 +166,8 @@ class TablesBuilder:
         self.folded = folded
         self.task_states = task_states or {}
         self._reads: list[RunReadLike] = []
-        self._runs = _columns(RUNS_SCHEMA)
+        #: The runs rows, each a tuple in ``RUNS_SCHEMA``'s order (one C call), made columns at ``finish``.
+        self._run_rows: list[tuple[Any, ...]] = []
         self._segments = _PerRunTable(SEGMENTS_SCHEMA)
         self._messages = _PerRunTable(MESSAGES_SCHEMA)
         self._responses = _PerRunTable(RESPONSES_SCHEMA)
@@ -288,8 +285,7 @@ class TablesBuilder:
         self._put_run(values)
 
     def _put_run(self, values: dict[str, Any]) -> None:
-        for name, column in self._runs.items():
-            column.append(values[name])
+        self._run_rows.append(_RUN_ROW(values))
 
     def _add_native(self, read: RunReadLike, first: Record, native: native_fold.NativeRun) -> None:
         """A journal the native fold tabled (its other rows are in place): its runs row and what counts its rows;
@@ -299,11 +295,8 @@ class TablesBuilder:
         assert meta is not None
         if self.want_records:
             self._reads.append(read)
-        # In the reference's order: the meta record's warning, then each backwards step as the fold met it.
-        renamed = native_fold.run_id_mismatch(run, meta)
-        if renamed is not None:
-            self.findings.append(with_source(renamed, read.source))
-        self.findings.extend(with_source(times_out_of_order(run, *step), read.source) for step in native.backsteps)
+        warnings = native_fold.warnings_of(run, meta, native)
+        self.findings.extend(with_source(warning, read.source) for warning in warnings)
         degraded = degraded_finding(run, meta, native.gaps())
         if degraded is not None:
             self.findings.append(with_source(degraded, read.source))
@@ -345,7 +338,7 @@ class TablesBuilder:
             "memory_keys": sorted(native.memory_keys),
             "task_state": self.task_states.get(run),
             "error_findings": 0,
-            "warning_findings": len(native.backsteps) + (renamed is not None),
+            "warning_findings": len(warnings),
             "source": read.source,
         }
         unfit = fit.finding()
@@ -416,7 +409,7 @@ class TablesBuilder:
             return Tables.of(records=records, findings=findings)
         return Tables(
             records=records,
-            runs=_table(self._runs, RUNS_SCHEMA),
+            runs=_table(_transposed(self._run_rows, len(RUNS_SCHEMA)), RUNS_SCHEMA),
             segments=self._segments.table(),
             messages=self._messages.table(),
             tool_calls=self._calls.table(),
@@ -477,11 +470,20 @@ class _PerRunTable:
         return pa.Table.from_arrays(arrays, schema=self.schema)
 
 
-def _table(columns: dict[str, Any], schema: pa.Schema) -> pa.Table:
+#: A runs row's values (a dict by column name) as a tuple in the schema's order.
+_RUN_ROW: Final = itemgetter(*RUNS_SCHEMA.names)
+
+
+def _transposed(rows: list[tuple[Any, ...]], width: int) -> list[Sequence[Any]]:
+    """Rows of ``width`` values as that many columns."""
+    return list(zip(*rows, strict=True)) if rows else [()] * width
+
+
+def _table(columns: Sequence[Sequence[Any]], schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(
         [
             column if isinstance(column, pa.Array) else pa.array(column, field.type, memory_pool=TABLE_MEMORY_POOL)
-            for field, column in zip(schema, columns.values(), strict=True)
+            for field, column in zip(schema, columns, strict=True)
         ],
         schema=schema,
     )

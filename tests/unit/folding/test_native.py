@@ -148,6 +148,34 @@ def test_renamed_journals_are_taken_natively_with_the_reference_run_id_mismatch(
     assert taken >= len(clean)
 
 
+#: The warnings the native walk reports itself instead of giving the journal back.
+NATIVE_WARNINGS = {"run_id_mismatch", "times_out_of_order", "unanswered_call"}
+
+
+@pytest.mark.parametrize("root", [CORPUS, NEWEST_CORPUS], ids=["august", "newest"])
+def test_journals_whose_only_findings_the_walk_reports_are_taken_natively(root: Path) -> None:
+    """Turns closed with calls unanswered (lines dropped from real journals), records dated backwards, renamed
+    journals: the walk reports each warning where and as the reference does, and keeps the journal."""
+    chooser = random.Random(20261206)
+    reads = [
+        journal_read(f"{prefix}{run}", mutated)
+        for folder in ("file", "random")
+        for run, data in journals_of(root / folder)
+        for prefix, mutated in [("", data), *(("", m) for m in line_mutations(data, chooser, 3)), ("copy-", data)]
+    ]
+    ours, reference, _ = tables_both_ways(reads)
+    assert_same_tables(ours, reference, str(root))
+    warned: dict[str, int] = {}
+    for read in reads:
+        result = fold_read(read)  # type: ignore[arg-type]
+        codes = {finding.code for finding in result.findings} if result is not None else {"refused"}
+        if isinstance(read.records, ProvenRecords) and codes and codes <= NATIVE_WARNINGS:  # type: ignore[attr-defined]
+            assert taken_natively(read), (read.run, codes)  # type: ignore[attr-defined]
+            for code in codes:
+                warned[code] = warned.get(code, 0) + 1
+    assert {"run_id_mismatch", "unanswered_call"} <= set(warned), warned
+
+
 @pytest.mark.parametrize(
     "source", [SAMPLES, CORPUS / "file", NEWEST_CORPUS / "file"], ids=["samples", "august", "newest"]
 )
