@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 BENCHMARKS = (
     "benchmarks.bench_tables",
+    "benchmarks.bench_small_runs",
     "benchmarks.bench_cold_start",
     "benchmarks.bench_jetstream",
     "benchmarks.bench_audit",
