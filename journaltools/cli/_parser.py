@@ -167,7 +167,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="whole run ids, reasons and prompts, whatever the width (the table fits the terminal, or 120 columns "
         "off a terminal)",
     )
-    ls.set_defaults(handler=_command("cmd_ls"))
+    ls.add_argument(
+        "--watch",
+        action="store_true",
+        help="list again whenever a run changes (a journal written, a stream's messages), until Ctrl-C",
+    )
+    ls.set_defaults(handler=_handler("journaltools.cli._follow", "cmd_ls"))
 
     show = command(
         "show",
@@ -191,6 +196,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=non_negative_int,
         metavar="SEQ",
         help="show the conversation from the message of record SEQ on (the seq findings and endings name)",
+    )
+    show.add_argument(
+        "--follow",
+        action="store_true",
+        help="show the run, then each record as it is journaled (a message, a call and its answer, a deferral, a "
+        "claim, a terminal) until the run ends or Ctrl-C",
     )
     show.set_defaults(handler=_handler("journaltools.cli._show", "cmd_show"))
 

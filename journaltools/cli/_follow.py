@@ -1,0 +1,177 @@
+"""``show --follow`` and ``ls --watch``: a run, and a listing, as they change.
+
+``show --follow`` prints the run as ``show`` does, then one line (or a few) per record as it is journaled: a message,
+a call and its answer with its duration, a deferral, a claim, a terminal, each with the time from its append to its
+display where that can be known (the record's own time; on JetStream the server's time of an undated record). The
+run is folded incrementally (``folding.incremental``), so the thousandth record costs what the first did. The follow
+ends with exit 0 when the run ends (a terminal is journaled) or at Ctrl-C, and with exit 1 and a line saying why
+when the journal is deleted, replaced or cut short. Journal content is escaped for the terminal as ``show``
+escapes it; the conversation token is never shown.
+
+``ls --watch`` prints the listing again whenever a run changes (a file journal is written, a stream gains
+messages), until Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from journaltools._base.readable import shown_part
+from journaltools.cli._output import UsageError, _say, human_duration
+from journaltools.cli._show import _first_shown, _print_run, _times_line, show_document
+from journaltools.cli._sources import _only_run, _open, _source_and_optional_run, read_named, run_named
+from journaltools.folding.effects import record_effects
+from journaltools.folding.phrases import shown_time
+
+if TYPE_CHECKING:
+    from journaltools.folding.incremental import IncrementalRun
+    from journaltools.folding.run import FoldedRun
+    from journaltools.sources.base import Backend
+    from journaltools.sources.follow import Follower
+
+#: The longest a follower waits before looking again (Ctrl-C is seen at once whatever it is).
+WAIT_SECONDS = 0.5
+
+
+def cmd_show_follow(args: argparse.Namespace) -> int:
+    from journaltools.errors import RunNotFound
+    from journaltools.folding.incremental import IncrementalRun
+    from journaltools.sources.follow import open_follower
+
+    if args.json or args.anthropic:
+        raise UsageError("--follow prints the run as it is written; --json and --anthropic show it once")
+    source, name = _source_and_optional_run(args.targets)
+    strict = not args.lenient
+    with _open(source, "show") as backend:
+        run = _run_named(backend, name)
+        follower = open_follower(backend, run)
+        try:
+            read = follower.start()
+        except RunNotFound:
+            follower.close()
+            raise
+        try:
+            if strict and not read.complete:
+                read_named(backend, run, strict=True)  # raises what show raises for this journal
+            incremental = IncrementalRun.of(read, strict=strict)
+            folded = incremental.folded
+            result = folded.result
+            document = show_document(result, read.findings, refused=not read.complete)
+            _print_run(
+                document,
+                result,
+                first=_first_shown(result, args.tail, args.from_seq),
+                times=_times_line(read, result),
+                record_times={record.seq: record.time for record in read.typed() if record.time},
+            )
+            return _follow(follower, incremental, folded)
+        except KeyboardInterrupt:
+            _say("\n(stopped following)")
+            return 0
+        finally:
+            follower.close()
+            sys.stdout.flush()
+
+
+def _run_named(backend: Backend, name: str | None) -> str:
+    from journaltools.errors import InvalidRunId
+
+    if name is None:
+        return _only_run(backend)
+    try:
+        if name in backend.list_runs():
+            return name
+    except InvalidRunId:
+        pass
+    return run_named(backend, name)
+
+
+def _follow(follower: Follower, incremental: IncrementalRun, folded: FoldedRun) -> int:
+    status = folded.status
+    _say(f"\n--- following {follower.run} as it is written (status {status}; Ctrl-C to stop) ---")
+    sys.stdout.flush()
+    fold_findings = len(folded.result.findings)
+    while True:
+        change = follower.wait(WAIT_SECONDS)
+        for notice in change.notices:
+            _say(f"! {shown_part(notice)}")
+        if change.records or change.findings is not None or change.complete is not None:
+            folded = incremental.append(change.records, findings=change.findings, complete=change.complete)
+        ended = False
+        for effect in record_effects(change.records, incremental.facts):
+            head, *rest = effect.lines
+            _say(shown_part(head) + _lag_text(effect.journaled_ns))
+            for line in rest:
+                _say(line)
+            ended = ended or effect.ends
+        findings = folded.result.findings
+        for finding in findings[fold_findings:]:
+            seq = "-" if finding.seq is None else finding.seq
+            _say(f"{finding.severity}: seq {seq}: {finding.code}: {shown_part(finding.message)}")
+        fold_findings = len(findings)
+        if folded.status != status:
+            _say(f"status: {status} -> {folded.status}")
+            status = folded.status
+        if change.gone is not None:
+            _say(f"! {shown_part(change.gone)}: stopped following")
+            sys.stdout.flush()
+            return 1
+        sys.stdout.flush()
+        if ended and folded.status != "open":
+            _say(f"run ended: {folded.status}")
+            return 0
+
+
+def _lag_text(journaled_ns: int | None, now: Callable[[], int] = time.time_ns) -> str:
+    """``  (shown 40ms after it was journaled)``; nothing when the append time is not known (an undated file
+    record)."""
+    if journaled_ns is None:
+        return ""
+    lag = now() - journaled_ns
+    if lag < 0:
+        return "  (journaled by a clock ahead of this one)"
+    return f"  (shown {human_duration(lag)} after it was journaled)"
+
+
+# -- ls --watch --------------------------------------------------------------------------------------------------
+
+
+def cmd_ls(args: argparse.Namespace) -> int:
+    """``ls``, and with ``--watch`` the listing again each time a run changes."""
+    from journaltools.cli._commands import cmd_ls as list_once
+
+    if not getattr(args, "watch", False):
+        return list_once(args)
+    if args.json:
+        raise UsageError("--watch redraws a table; --json lists once")
+    from journaltools.sources.follow import SourceWatch
+
+    watches = [SourceWatch.of(source) for source in (args.sources or [None])]
+    drawn = False
+    try:
+        while True:
+            if sys.stdout.isatty():
+                sys.stdout.write("\x1b[H\x1b[2J")  # the listing redrawn in place
+            elif drawn:
+                _say("\n=== the runs changed ===")
+            list_once(args)
+            drawn = True
+            _say(f"\n(watching since {shown_time(_now_text())}: redrawn when a run changes; Ctrl-C to stop)")
+            sys.stdout.flush()
+            while not any(watch.changed(WAIT_SECONDS) for watch in watches):
+                pass
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        for watch in watches:
+            watch.close()
+
+
+def _now_text() -> str:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).isoformat()
