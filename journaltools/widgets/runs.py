@@ -21,6 +21,8 @@ from __future__ import annotations
 import base64
 import os
 import re
+import threading
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,7 +30,9 @@ from typing import TYPE_CHECKING, Any
 from journaltools._base.readable import shorten_middle
 from journaltools.exports.facts import Prices, check_prices
 from journaltools.exports.html import STATUS_TONES, STYLE, esc, id_html, status_class, themed
-from journaltools.widgets.runs_model import RUN_SHOWN, Column, RunBrowserModel, RunLoader, load_source, with_costs
+from journaltools.widgets.runs_model import RUN_SHOWN, Column, RunBrowserModel, RunLoader, RunRow, with_costs
+from journaltools.widgets.runs_page import BROWSER_STYLE, KEYBOARD
+from journaltools.widgets.runs_parts import load_in_parts
 
 if TYPE_CHECKING:
     from journaltools.exports.report import RunReport
@@ -63,127 +67,6 @@ def report_written_html(made: RunReport) -> str:
     return f'<div class="jt-report-note">{where}</div>'
 
 
-#: The browser's keys, when the keyboard focus is inside it: Escape clicks the opened pane's close button; ArrowDown
-#: and ArrowUp move between rows (each row one focus target, its run id; Enter opens it as a click does), ArrowUp
-#: from the first row reaches the column headers, ArrowLeft and ArrowRight move between them (Enter sorts). The rows
-#: are one tab stop, so the first row is one Tab from the search box; the arrows do the rest.
-#:
-#: ipywidgets 8 offers no key events and no way to add a script to a widget, and a new dependency (anywidget) for
-#: these few lines would be a second front-end to install in JupyterLab, Notebook 7 and VS Code alike. So one fixed
-#: handler (no journal text in it) is installed once per page by an image that cannot load (an HTML widget runs no
-#: <script> but sets its HTML as given, in all three). It listens on the window, before anything else: JupyterLab's
-#: own shortcuts read the arrows too (they move between notebook cells) and leave a key whose default was prevented.
-KEYBOARD = (
-    '<img alt="" hidden src="data:," onerror="if (!window.__jtBrowserKeys) { window.__jtBrowserKeys = true; '
-    "window.addEventListener('keydown', function (event) { "
-    "var target = event.target, browser = target &amp;&amp; target.closest ? target.closest('.jt-browser') : null; "
-    "if (!browser || event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return; "
-    "if (event.key === 'Escape') { var close = browser.querySelector('.jt-detail .jt-close'); "
-    "if (close &amp;&amp; close.offsetParent) { event.stopPropagation(); close.click(); } return; } "
-    "var step = {ArrowDown: 1, ArrowUp: -1, ArrowRight: 1, ArrowLeft: -1}[event.key]; "
-    "var cell = step ? target.closest('.jt-td, .jt-th') : null, line = cell ? cell.parentElement : null; "
-    "var table = line ? line.parentElement : null; "
-    "if (!table || !table.classList.contains('jt-rows') || table.closest('.jt-browser') !== browser) return; "
-    "var shown = function (list) { return [].filter.call(list, function (el) { return el.offsetParent; }); }; "
-    "var heads = shown(table.querySelectorAll(':scope > .jt-thead > .jt-th')), next = null; "
-    "if (event.key === 'ArrowDown' || event.key === 'ArrowUp') { "
-    "var lines = shown(table.children), to = lines[lines.indexOf(line) + step]; "
-    "if (to) next = to.classList.contains('jt-thead') ? heads[0] : to.querySelector('.jt-col-run'); "
-    "} else if (line.classList.contains('jt-thead')) { next = heads[heads.indexOf(cell) + step]; } else return; "
-    'event.preventDefault(); event.stopPropagation(); if (next) next.focus(); }, true); }">'
-)
-
-#: The browser's own styles: buttons made to look and behave like the cells of a table. Column widths fit
-#: their label plus the sort arrow; the container queries hide columns by priority as the notebook narrows.
-BROWSER_STYLE = """<style>
-.jt-browser { max-width: 100%; container-type: inline-size; container-name: jt-browser; }
-.jt-browser .jt-toolbar { align-items: center; gap: 6px; flex-wrap: wrap; overflow: visible; }
-.jt-browser .jt-chip.jupyter-button { height: 24px; line-height: 22px; border-radius: 12px; padding: 0 10px;
-    font-size: 12px; color: var(--jt-fg); background: transparent; border: 1px solid var(--jt-border-strong);
-    width: auto; margin: 0 2px; }
-.jt-browser .jt-chip.jupyter-button.mod-active { background: var(--jt-surface-2); border-color: var(--jt-brand);
-    box-shadow: inset 0 0 0 1px var(--jt-brand); }
-.jt-browser .jt-rows { overflow-x: auto; overflow-y: visible; }
-.jt-browser .jt-thead, .jt-browser .jt-tr { min-width: min-content; width: 100%; overflow: visible;
-    border-bottom: 1px solid var(--jt-border); align-items: stretch; }
-.jt-browser .jt-thead { background: var(--jt-surface-2); border-bottom: 1px solid var(--jt-border-strong); }
-.jt-browser .jt-tr { cursor: pointer; }
-.jt-browser .jt-tr:hover { background: rgba(33, 150, 243, 0.08);
-    background: color-mix(in srgb, var(--jt-brand) 9%, transparent); }
-.jt-browser .jt-tr.jt-selected { background: rgba(33, 150, 243, 0.16);
-    background: color-mix(in srgb, var(--jt-brand) 18%, transparent); box-shadow: inset 3px 0 0 var(--jt-brand); }
-.jt-browser .jupyter-button.jt-td, .jt-browser .jupyter-button.jt-th { background: transparent; color: var(--jt-fg);
-    text-align: left; padding: 0 8px; margin: 0; height: 32px; line-height: 32px; border-radius: 0;
-    box-shadow: none; font-size: 12px; min-width: 0; width: auto; outline-offset: -2px; }
-.jt-browser .jupyter-button.jt-td:focus:not(:focus-visible),
-.jt-browser .jupyter-button.jt-th:focus:not(:focus-visible) { outline: none; box-shadow: none; }
-.jt-browser .jupyter-button.jt-th { font-weight: 700; text-overflow: clip; }
-.jt-browser .jupyter-button.jt-th:hover { text-decoration: underline; }
-.jt-browser .jupyter-button.jt-td.jt-col-run { font-family: var(--jt-mono); }
-.jt-browser .jupyter-button.jt-num { text-align: right; font-variant-numeric: tabular-nums; }
-/* The run id stays on screen when the table scrolls sideways (after sorting by a far column, say). */
-.jt-browser .jupyter-button.jt-col-run { position: sticky; left: 0; z-index: 2; background: var(--jt-surface);
-    box-shadow: 1px 0 0 var(--jt-border); }
-.jt-browser .jt-thead .jupyter-button.jt-col-run { background: var(--jt-surface-2); }
-.jt-browser .jt-tr.jt-selected .jupyter-button.jt-col-run { background: rgba(33, 150, 243, 0.3);
-    background: color-mix(in srgb, var(--jt-brand) 18%, var(--jt-surface));
-    box-shadow: inset 3px 0 0 var(--jt-brand), 1px 0 0 var(--jt-border); }
-/* The reason and the prompt wrap to two lines rather than being cut: their start is what differs between runs. */
-.jt-browser .jupyter-button.jt-td.jt-col-reason, .jt-browser .jupyter-button.jt-td.jt-col-prompt {
-    white-space: normal; line-height: 15px; padding-top: 1px;
-    padding-bottom: 1px; display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 2;
-    line-clamp: 2; overflow: hidden; text-overflow: ellipsis; overflow-wrap: anywhere; align-self: center;
-    height: auto; max-height: 32px; }
-/* A status with a detail ("open", then "next turn in flight") takes two lines: the word never yields to it. */
-.jt-browser .jupyter-button.jt-td.jt-status-detail { white-space: pre-line; line-height: 15px; padding-top: 1px;
-    padding-bottom: 1px; text-overflow: clip; }
-.jt-browser .jt-col-run { flex: 0 0 18.5em; }
-.jt-browser .jt-col-status { flex: 0 0 11em; }
-.jt-browser .jt-col-prompt { flex: 1 1 14em; }
-.jt-browser .jt-col-reason { flex: 1 1 16em; }
-.jt-browser .jt-col-created { flex: 0 0 11em; }
-.jt-browser .jt-col-tokens { flex: 0 0 7.5em; }
-.jt-browser .jt-col-cost { flex: 0 0 6.5em; }
-.jt-browser .jt-col-pending_calls { flex: 0 0 7.5em; }
-.jt-browser .jt-col-model { flex: 0 0 11em; }
-.jt-browser .jt-col-llm_calls { flex: 0 0 9em; }
-.jt-browser .jt-col-segments { flex: 0 0 8em; }
-.jt-browser .jt-col-caller { flex: 0 0 9em; }
-.jt-browser .jt-col-updated { flex: 0 0 11em; }
-.jt-browser .jt-col-task_state { flex: 0 0 7em; }
-.jt-browser .jt-col-agent { flex: 0 0 9em; }
-.jt-browser .jt-col-generation { flex: 0 0 8.5em; }
-/* After the cells' min-width: 0: the prompt and the reason share what the fixed columns leave and keep a readable
-   width (with "all columns" the reason keeps more, instead of being squeezed to a sliver), and every row (and the
-   header) is as wide as the next, so they stay aligned. */
-.jt-browser .jupyter-button.jt-col-prompt { min-width: 9em; }
-.jt-browser .jupyter-button.jt-col-reason { min-width: 13em; }
-.jt-browser.jt-all-columns .jupyter-button.jt-col-reason { min-width: 16em; }
-.jt-browser .jupyter-button:focus-visible { outline: 2px solid var(--jt-brand); outline-offset: -2px;
-    box-shadow: none; }
-.jt-browser .jt-tr:focus-within { box-shadow: inset 3px 0 0 var(--jt-brand); }
-.jt-browser .jupyter-button.jt-td.jt-col-status::before { content: ""; display: inline-block; width: 8px;
-    height: 8px; border-radius: 50%; margin-right: 6px; background: var(--jt-tone); }
-.jt-browser .jt-report-note { font-size: 12px; margin: 2px 0 4px; overflow-wrap: anywhere; }
-.jt-browser .jt-report-note a { color: var(--jt-link); }
-.jt-browser .jt-pager { align-items: center; gap: 6px; overflow: visible; flex-wrap: wrap; }
-.jt-browser .jt-pager .jupyter-button { width: auto; height: 24px; line-height: 24px; font-size: 12px; }
-.jt-browser .jt-detail { border: 2px solid var(--jt-brand); border-radius: 4px; margin: 6px 0; padding: 4px 8px;
-    overflow: visible; }
-.jt-browser .jt-detail-bar { align-items: center; gap: 6px; overflow: visible; flex-wrap: wrap; }
-.jt-browser .jt-detail-bar .jupyter-button { width: auto; height: 24px; line-height: 24px; font-size: 12px; }
-/* Each width is the least at which the columns of that priority and above fit at their narrowest (12px cells:
-   run 222, status 132, prompt 108, reason 156, created 132, tokens 90 = 840 for the first; the status is as wide
-   as its second line, "next turn in flight", needs in a common sans-serif, with room to spare). */
-@container jt-browser (max-width: 1583px) { .jt-browser:not(.jt-all-columns) .jt-prio-7 { display: none; } }
-@container jt-browser (max-width: 1373px) { .jt-browser:not(.jt-all-columns) .jt-prio-6 { display: none; } }
-@container jt-browser (max-width: 1265px) { .jt-browser:not(.jt-all-columns) .jt-prio-5 { display: none; } }
-@container jt-browser (max-width: 1169px) { .jt-browser:not(.jt-all-columns) .jt-prio-4 { display: none; } }
-@container jt-browser (max-width: 1061px) { .jt-browser:not(.jt-all-columns) .jt-prio-3 { display: none; } }
-@container jt-browser (max-width: 929px) { .jt-browser:not(.jt-all-columns) .jt-prio-2 { display: none; } }
-</style>"""
-
-
 class RunBrowser:
     """The view: a search box, status chips, the opened run's pane, the table (click a header to sort, a row to
     open) and a pager. The pane sits above the table with previous/next to step through the runs in table
@@ -213,6 +96,13 @@ class RunBrowser:
         self.conversation: Any = None
         self._conversation_view: Any = None
         self._shown_once = False
+        # Rows may arrive on a loading thread (``from_source``) while a click changes the order: one at a time.
+        self._lock = threading.RLock()
+        #: Set once every run of the source is in the model (at once, unless ``from_source`` loads in parts).
+        self.loaded = threading.Event()
+        self.loaded.set()
+        self._total: int | None = None
+        self._stopped = ""
 
         self.filter_box = w.Text(
             placeholder="search runs, prompts, tools, messages, dates…",
@@ -222,17 +112,18 @@ class RunBrowser:
         self.filter_box.observe(self._on_filter, names="value")
         self.chips = {status: w.ToggleButton(value=False) for status in model.status_choices}
         for status, chip in self.chips.items():
-            chip.add_class("jt-chip")
-            chip.tooltip = f"show only {status} runs (several may be chosen)"
-            chip.observe(self._on_filter, names="value")
+            self._dress_chip(status, chip)
         self.all_columns = w.ToggleButton(value=False, description="all columns", tooltip="show every column")
         self.all_columns.add_class("jt-chip")
         self.all_columns.observe(self._on_all_columns, names="value")
         self.filter_box.add_class("jt-search")
         self.summary = w.HTML()
-        toolbar = w.HBox([*self.chips.values(), self.all_columns, self.summary])
+        toolbar = self.toolbar = w.HBox([*self.chips.values(), self.all_columns, self.summary])
         toolbar.add_class("jt-toolbar")
 
+        # Every cell shares one layout and one style (the stylesheet sizes them by class): a widget's own layout and
+        # style are two more models each, and the models a page of rows opens are what its first render waits on.
+        self._cell_layout, self._cell_style = w.Layout(), w.ButtonStyle()
         self.headers = [self._cell_button("jt-th", column) for column in self.columns]
         for column, button in zip(self.columns, self.headers, strict=True):
             button.on_click(lambda _button, key=column.key: self.sort_by_header(key))
@@ -328,11 +219,54 @@ class RunBrowser:
         self.widget.add_class("jt-browser")
         self._render()
 
-    @staticmethod
-    def _cell_button(kind: str, column: Column) -> Any:
+    def _dress_chip(self, status: str, chip: Any) -> None:
+        chip.add_class("jt-chip")
+        chip.tooltip = f"show only {status} runs (several may be chosen)"
+        chip.observe(self._on_filter, names="value")
+
+    def add_rows(self, rows: list[RunRow]) -> None:
+        """Add runs that arrived after the browser first showed (a chip for each new status); the filter, the
+        order, the page and the opened run stay as they are."""
         import ipywidgets as w
 
-        button = w.Button()
+        with self._lock:
+            if self.model.prices is not None:
+                rows = with_costs(rows, self.model.prices)
+            self.model = replace(self.model, rows=[*self.model.rows, *rows])
+            new = [status for status in self.model.status_choices if status not in self.chips]
+            for status in new:
+                self.chips[status] = w.ToggleButton(value=False)
+                self._dress_chip(status, self.chips[status])
+            if new:  # in the model's order, as the chips a whole load makes
+                self.chips = {status: self.chips[status] for status in self.model.status_choices}
+                self.toolbar.children = [*self.chips.values(), self.all_columns, self.summary]
+            self._render()
+
+    def take_rows(self, parts: Iterator[list[RunRow]], total: int) -> None:
+        """Add each batch of ``parts`` as it is folded, on a thread, saying how many of ``total`` runs are in;
+        ``loaded`` is set when the last is (or when loading stops on an error, which the summary then says)."""
+        with self._lock:
+            self.loaded.clear()
+            self._total = total
+            self._render()
+
+        def take() -> None:
+            try:
+                for rows in parts:
+                    self.add_rows(rows)
+            except Exception as error:  # a source gone mid-load: the rows so far stay, and say what stopped them
+                self._stopped = str(error)
+            finally:
+                self.loaded.set()
+                with self._lock:
+                    self._render()
+
+        threading.Thread(target=take, name="journaltools-run-browser-rows", daemon=True).start()
+
+    def _cell_button(self, kind: str, column: Column) -> Any:
+        import ipywidgets as w
+
+        button = w.Button(layout=self._cell_layout, style=self._cell_style)
         button._dom_classes = RunBrowser._cell_classes(kind, column)
         return button
 
@@ -355,13 +289,19 @@ class RunBrowser:
         own directory, as ``journaltools ls`` does (``journaltools.default_source()``); ``task_store`` as for
         ``load_source``; ``prices`` (model → price per million tokens of ``input``, ``output``, ``cache_read``,
         ``cache_create``: your own table, none is bundled) adds a cost column; ``report_dir`` is where the opened
-        run's **report** button writes its file (default: the notebook's own directory)."""
+        run's **report** button writes its file (default: the notebook's own directory).
+
+        The newest runs show at once; the rest are folded on a thread and join the table batch by batch (the summary
+        says how many are in; ``loaded`` is set when all are). ``progress`` is kept for callers of old: the summary
+        is the progress now."""
         if url is None:
             from journaltools.sources.registry import default_source
 
             url = str(default_source())
-        model, loader = load_source(url, progress=progress, task_store=task_store)
-        return cls(model, loader, rows_per_page=rows_per_page, prices=prices, report_dir=report_dir)
+        parts = load_in_parts(url, task_store=task_store)
+        browser = cls(parts.first, parts.loader, rows_per_page=rows_per_page, prices=prices, report_dir=report_dir)
+        browser.take_rows(parts.rest, parts.total)
+        return browser
 
     @classmethod
     def from_tables(cls, tables: Any, loader: RunLoader | None = None, **options: Any) -> RunBrowser:
@@ -370,9 +310,10 @@ class RunBrowser:
     # -- events ------------------------------------------------------------------------------------
 
     def _on_filter(self, _change: object) -> None:
-        chosen = [status for status, chip in self.chips.items() if chip.value]
-        self.model = self.model.with_filter(self.filter_box.value, chosen)
-        self._render()
+        with self._lock:
+            chosen = [status for status, chip in self.chips.items() if chip.value]
+            self.model = self.model.with_filter(self.filter_box.value, chosen)
+            self._render()
 
     def _on_all_columns(self, change: dict[str, Any]) -> None:
         if change["new"]:
@@ -393,14 +334,16 @@ class RunBrowser:
 
     def sort_by_header(self, key: str) -> None:
         """What a click on a column header does: sort by it, or flip the direction."""
-        self.model = self.model.toggle_sort(key)
-        if self.selected is not None:
-            self.model = self.model.with_page(self.model.page_of(self.selected) or 0)
-        self._render()
+        with self._lock:
+            self.model = self.model.toggle_sort(key)
+            if self.selected is not None:
+                self.model = self.model.with_page(self.model.page_of(self.selected) or 0)
+            self._render()
 
     def go_to_page(self, page: int) -> None:
-        self.model = self.model.with_page(page)
-        self._render()
+        with self._lock:
+            self.model = self.model.with_page(page)
+            self._render()
 
     # -- rendering ---------------------------------------------------------------------------------
 
@@ -435,7 +378,12 @@ class RunBrowser:
         self.previous_page.disabled = model.page <= 0
         self.next_page.disabled = model.page >= model.page_count - 1
         order = "newest first" if (model.sort_key, model.descending) == ("created", True) else ""
-        self.summary.value = f'<span class="jt-muted">{len(model.rows):,} runs{", " + order if order else ""}</span>'
+        loading = f" of {self._total:,} loaded so far" if not self.loaded.is_set() and self._total else ""
+        stopped = f"; loading stopped: {self._stopped}" if self._stopped else ""
+        self.summary.value = (
+            f'<span class="jt-muted">{len(model.rows):,} runs{loading}{", " + order if order else ""}'
+            f"{esc(stopped)}</span>"
+        )
 
     def select(self, run: str | None) -> None:
         """Open ``run`` in the pane above the table (``None`` closes it); its row is marked and its page shown,

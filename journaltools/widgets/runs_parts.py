@@ -1,0 +1,69 @@
+"""A source's runs for the run browser in parts: the newest runs first, the rest batch by batch after.
+
+A person opening a directory of ten thousand runs wants its newest rows on screen at once, not after every journal
+is folded. ``load_in_parts`` folds a first page's worth of runs (the newest, where run ids sort by time as the
+runtime's do), gives the browser that model, and leaves the rest as an iterator of row batches that the view
+(``RunBrowser.from_source``) takes on a thread and adds as they come: counts, chips and pages grow while the first
+rows are already there to read and open. Every row is the one ``load_source`` would give: the same tables, loaded
+in two calls instead of one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from journaltools.widgets.runs_model import RunBrowserModel, RunRow
+
+if TYPE_CHECKING:
+    from journaltools.stores.tasks import TaskStore
+    from journaltools.widgets._source import RunFolds
+
+#: How many runs the browser folds before it first shows: a few pages' worth.
+FIRST_RUNS = 100
+
+
+@dataclass(slots=True)
+class SourceParts:
+    """The first model, the loader that opens a run, how many runs the source lists, and the rest of the rows."""
+
+    first: RunBrowserModel
+    loader: RunFolds
+    total: int
+    rest: Iterator[list[RunRow]]
+
+
+def load_in_parts(
+    url: str,
+    *,
+    first: int = FIRST_RUNS,
+    task_store: str | os.PathLike[str] | TaskStore | None = None,
+) -> SourceParts:
+    """Open ``url`` and fold its ``first`` newest runs now (the last ``first`` of the source's sorted listing: a
+    runtime's run ids sort by creation time); the rest are folded as ``rest`` is iterated, a batch at a time."""
+    from journaltools.sources.registry import open_source
+    from journaltools.tables import iter_tables, load
+    from journaltools.widgets._source import RunFolds
+
+    backend = open_source(url)
+    try:
+        runs = backend.list_runs()
+        cut = max(0, len(runs) - max(1, first))
+        early, later = runs[cut:], runs[:cut]
+        tables = load(backend, early, strict=False, records=False, progress=False, task_store=task_store)
+        model = RunBrowserModel.from_tables(tables)
+    except BaseException:
+        backend.close()
+        raise
+
+    def rest() -> Iterator[list[RunRow]]:
+        if not later:
+            return
+        for part in iter_tables(backend, later, strict=False, records=False, progress=False, task_store=task_store):
+            rows = RunBrowserModel.from_tables(part).rows
+            if rows:
+                yield list(rows)
+
+    return SourceParts(model, RunFolds(backend, owned=True), len(runs), rest())

@@ -1,0 +1,78 @@
+"""The run browser shows a source's newest runs first and takes the rest on a thread: the rows it ends with are the
+rows of one whole load, whatever arrived when, and a status first seen late still gets its chip."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import asdict
+from typing import Any
+
+import pytest
+
+from journaltools.widgets import RunBrowser, load_source
+from journaltools.widgets.runs_model import RunRow
+from journaltools.widgets.runs_parts import load_in_parts
+from tests.runstate_corpus import CORPUS, NEWEST_CORPUS
+
+SOURCES = [CORPUS / "file", NEWEST_CORPUS / "random"]
+
+
+def _rows(rows: list[RunRow]) -> dict[str, dict[str, Any]]:
+    return {row.run: asdict(row) for row in rows}
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=["august", "newest-random"])
+def test_a_source_in_parts_ends_with_the_rows_of_one_whole_load(source: Any) -> None:
+    whole, whole_loader = load_source(str(source), progress=False)
+    whole_loader.close()
+    parts = load_in_parts(str(source), first=7)
+    try:
+        # The newest first: a runtime's run ids sort by creation time, and the last seven are folded at once.
+        assert sorted(row.run for row in parts.first.rows) == sorted(row.run for row in whole.rows)[-7:]
+        browser = RunBrowser(parts.first, parts.loader)
+        browser.take_rows(parts.rest, parts.total)
+        assert browser.loaded.wait(60)
+        assert _rows(browser.model.rows) == _rows(whole.rows)
+        assert list(browser.chips) == whole.status_choices  # chips for the statuses only later rows brought
+        assert browser.summary.value.count(f"{len(whole.rows):,} runs") == 1 and "so far" not in browser.summary.value
+    finally:
+        parts.loader.close()
+
+
+def test_the_summary_says_how_many_runs_are_in_while_the_rest_load() -> None:
+    parts = load_in_parts(str(CORPUS / "file"), first=4)
+    release = threading.Event()
+    rest = list(parts.rest)
+
+    def held() -> Iterator[list[RunRow]]:
+        release.wait(30)
+        yield from rest
+
+    try:
+        browser = RunBrowser(parts.first, parts.loader)
+        browser.take_rows(held(), parts.total)
+        assert not browser.loaded.is_set()
+        assert f"4 runs of {parts.total:,} loaded so far" in browser.summary.value
+        assert [row.run for row in browser.model.page_rows()]  # the first rows are there to read and open
+        release.set()
+        assert browser.loaded.wait(30) and len(browser.model.rows) == parts.total
+    finally:
+        release.set()
+        parts.loader.close()
+
+
+def test_a_load_that_stops_keeps_its_rows_and_says_why() -> None:
+    parts = load_in_parts(str(CORPUS / "file"), first=3)
+
+    def failing() -> Iterator[list[RunRow]]:
+        raise OSError("the directory went away")
+        yield []  # a generator
+
+    try:
+        browser = RunBrowser(parts.first, parts.loader)
+        browser.take_rows(failing(), parts.total)
+        assert browser.loaded.wait(30)
+        assert len(browser.model.rows) == 3 and "loading stopped: the directory went away" in browser.summary.value
+    finally:
+        parts.loader.close()
