@@ -22,6 +22,7 @@ BENCHMARKS = (
     "benchmarks.bench_audit",
     "benchmarks.bench_hostile",
     "benchmarks.bench_grep",
+    "benchmarks.bench_first_render",
 )
 
 
