@@ -17,7 +17,7 @@ from journaltools.exports.facts import Prices, Tokens, check_prices, cost_text
 from journaltools.exports.html import esc, id_html, status_badge, themed
 from journaltools.exports.why import Why, reason_text
 from journaltools.folding import STATUSES, FoldResult
-from journaltools.folding.phrases import attention_rank
+from journaltools.folding.phrases import attention_rank, shown_time
 from journaltools.folding.texts import searchable_words
 from journaltools.protocol.generations import generation_of_version
 
@@ -157,6 +157,13 @@ class RunRow:
                 return prompt
             more = len(prompt) - TOOLTIP_CHARS
             return f"{prompt[:TOOLTIP_CHARS]} … ({more:,} more characters: open the run to read it whole)"
+        if key in ("created", "updated") and getattr(self, key):
+            # The cell keeps the minute; the tooltip has the time in every face's spelling, and says when
+            # "updated" is the store's time because the journal dates no record (the August build's).
+            when = shown_time(getattr(self, key)) or ""
+            if key == "updated" and self.generation == "august":
+                return f"{when}: the file's modification time (or the stream's last message time), not the run's"
+            return when
         return self.cell(key)
 
 

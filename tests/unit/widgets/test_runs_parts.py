@@ -76,3 +76,17 @@ def test_a_load_that_stops_keeps_its_rows_and_says_why() -> None:
         assert len(browser.model.rows) == 3 and "loading stopped: the directory went away" in browser.summary.value
     finally:
         parts.loader.close()
+
+
+def test_an_august_runs_updated_time_says_it_is_the_stores_not_the_runs() -> None:
+    model, loader = load_source(str(CORPUS / "file"), progress=False)
+    loader.close()
+    august = next(row for row in model.rows if row.generation == "august" and row.updated)
+    assert august.tooltip("updated").endswith(
+        "the file's modification time (or the stream's last message time), not the run's"
+    )
+    assert august.tooltip("created").endswith("Z") and "." in august.tooltip("created")  # UTC, to the millisecond
+    newest, newest_loader = load_source(str(NEWEST_CORPUS / "file"), progress=False)
+    newest_loader.close()
+    dated = next(row for row in newest.rows if row.updated)
+    assert "modification" not in dated.tooltip("updated") and dated.tooltip("updated").endswith("Z")
