@@ -23,6 +23,7 @@ BENCHMARKS = (
     "benchmarks.bench_hostile",
     "benchmarks.bench_grep",
     "benchmarks.bench_first_render",
+    "benchmarks.bench_follow",
 )
 
 

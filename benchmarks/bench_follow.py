@@ -1,0 +1,95 @@
+"""The incremental fold's cost per appended record on a 100,000-record journal against a 100-record one.
+
+A followed run (``show --follow``) folds each record as it arrives (``folding.incremental.IncrementalRun``); the goal
+is that a record costs what it costs whatever the journal's length (within 2x from 100 to 100,000 records), where
+folding the whole journal again for each record grows linearly. Both journals are the newest line's, built record by
+record (a model turn with one call, then its result); each round starts a fresh run from all but the last
+``APPENDED`` records and times appending those one at a time, each append giving the folded run (so the small
+journal grows from 50 records to 100, the big one from 99,950 to 100,000).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+
+from benchmarks.measure import load_average, note
+from journaltools.folding.fold import fold
+from journaltools.folding.incremental import IncrementalRun
+from journaltools.protocol.encode import encode_record
+from journaltools.protocol.findings import Finding
+from journaltools.protocol.generations import NEWEST
+from journaltools.protocol.journal import StoredRecord
+from journaltools.samples.builder import JournalBuilder, calls_of, text, tool_use
+from journaltools.samples.stories import sample_fingerprint
+
+#: Records appended one at a time in each round (the per-record cost is their mean): the last ones of each journal.
+APPENDED = 50
+
+
+def journal(records: int) -> list[StoredRecord]:
+    built = JournalBuilder(
+        "bench-follow",
+        prompt="follow me",
+        created="2026-11-29T10:00:00.123456789Z",
+        fingerprint=sample_fingerprint(),
+        generation=NEWEST,
+        time="2026-11-29T10:00:01.5Z",
+    )
+    while len(built.records) < records:
+        turn = built.assistant(text("next"), tool_use(f"toolu_{len(built.records)}", "lookup", {"n": 1}))
+        built.result(calls_of(turn)[0], "done")
+    return [StoredRecord(record, encode_record(record), n) for n, record in enumerate(built.records[:records], 1)]
+
+
+class _Read:
+    def __init__(self, records: Sequence[StoredRecord]) -> None:
+        self.run, self.records, self.complete = "bench-follow", records, True
+        self.findings: list[Finding] = []
+
+
+def per_record_seconds(records: list[StoredRecord], rounds: int) -> list[float]:
+    """Seconds per appended record, one figure per round."""
+    head, tail = records[:-APPENDED], records[-APPENDED:]
+    figures = []
+    for _ in range(rounds):
+        run = IncrementalRun.of(_Read(head))
+        start = time.perf_counter()
+        for stored in tail:
+            run.append([stored])
+        figures.append((time.perf_counter() - start) / len(tail))
+    return figures
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_follow", description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="10,000 records instead of 100,000, one round")
+    args = parser.parse_args(argv)
+    big_size = 10_000 if args.quick else 100_000
+    rounds = 1 if args.quick else 5
+    print(f"# bench_follow: {load_average()}", flush=True)
+    small, big = journal(100), journal(big_size)
+    small_times, big_times = [], []
+    for _ in range(rounds):  # interleaved, so a noisy moment weighs on both
+        small_times += per_record_seconds(small, 1)
+        big_times += per_record_seconds(big, 1)
+    ratio = statistics.median(big_times) / statistics.median(small_times)
+    whole = time.perf_counter()
+    fold([stored.record for stored in big], run="bench-follow")
+    whole = time.perf_counter() - whole
+    note(f"per record: 100-record journal {small_times}, {big_size:,}-record journal {big_times}")
+    print(
+        f"follow_append_per_record_{big_size}_vs_100 {ratio:.2f}x (median {statistics.median(big_times) * 1e6:.0f}us "
+        f"vs {statistics.median(small_times) * 1e6:.0f}us)  goal: within 2x  [a whole refold of {big_size:,} "
+        f"records: {whole * 1e3:.0f}ms]",
+        flush=True,
+    )
+    print(f"# bench_follow done: {load_average()}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
