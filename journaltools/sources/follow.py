@@ -22,6 +22,7 @@ import ctypes.util
 import os
 import select
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -109,7 +110,7 @@ class FileFollower(Follower):
             self._watch.wait(min(timeout, 1.0))
         else:
             _sleep_on_nothing(min(timeout, POLL_SECONDS))
-        return self._look()
+        return self.look()
 
     def close(self) -> None:
         if self._file is not None:
@@ -121,7 +122,8 @@ class FileFollower(Follower):
 
     # -- one look ----------------------------------------------------------------------------------------------
 
-    def _look(self) -> Change:
+    def look(self) -> Change:
+        """What was appended since the last look, without waiting."""
         try:
             info = os.lstat(self.path)
         except FileNotFoundError:
@@ -157,7 +159,9 @@ class FileFollower(Follower):
         # The final line is read again next time when it does not decode (it may be torn, or be completed).
         cut = len(data) if torn is None else data.rfind(b"\n", 0, len(data) - 1 if data.endswith(b"\n") else None) + 1
         kept_lines = data.count(b"\n", 0, cut)
-        records = [_moved(stored, shift) for stored in journal.records if stored.position >= base]
+        records: Sequence[StoredRecord] = journal.records
+        if shift or base > 1:
+            records = [_moved(stored, shift) for stored in journal.records if stored.position >= base]
         resumed = [_moved_resume(resume, shift) for resume in journal.resumed_after_torn_tail if resume.line >= base]
         where = self.path
         held = FileJournal(
@@ -196,7 +200,7 @@ class FileFollower(Follower):
                 self._anchor = records_after_head[-1].raw
         findings_changed = bool(kept.findings) or bool(notices) or newly_refused
         return Change(
-            records,
+            list(records),
             [*self._lasting, *self._tail] if findings_changed else None,
             self._complete if newly_refused else None,
             notices,
