@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from journaltools.folding.incremental import IncrementalRun
     from journaltools.folding.run import FoldedRun
     from journaltools.sources.base import Backend
-    from journaltools.sources.follow import Follower
+    from journaltools.sources.follow import Change, Follower
 
 #: The longest a follower waits before looking again (Ctrl-C is seen at once whatever it is).
 WAIT_SECONDS = 0.5
@@ -90,40 +90,60 @@ def _run_named(backend: Backend, name: str | None) -> str:
     return run_named(backend, name)
 
 
+#: How long a follow stays after a terminal for what the runtime writes right after it (its memory revisions).
+LINGER_SECONDS = 0.5
+
+
 def _follow(follower: Follower, incremental: IncrementalRun, folded: FoldedRun) -> int:
-    status = folded.status
-    _say(f"\n--- following {follower.run} as it is written (status {status}; Ctrl-C to stop) ---")
+    printer = _ChangePrinter(incremental, folded)
+    _say(f"\n--- following {follower.run} as it is written (status {folded.status}; Ctrl-C to stop) ---")
     sys.stdout.flush()
-    fold_findings = len(folded.result.findings)
     while True:
         change = follower.wait(WAIT_SECONDS)
+        ended = printer.show(change)
+        if change.gone is not None:
+            _say(f"! {shown_part(change.gone)}: stopped following")
+            return 1
+        if ended is not None:
+            # The runtime journals its memory revisions just after the terminal: shown too, then the follow ends.
+            printer.show(follower.wait(LINGER_SECONDS))
+            _say(f"run ended: {ended}" + (f" (status {printer.status})" if printer.status != ended else ""))
+            return 0
+
+
+class _ChangePrinter:
+    """Prints what each change did: notices, one entry per record, new fold findings, a changed status."""
+
+    def __init__(self, incremental: IncrementalRun, folded: FoldedRun) -> None:
+        self.incremental = incremental
+        self.status = folded.status
+        self.fold_findings = len(folded.result.findings)
+
+    def show(self, change: Change) -> str | None:
+        """Print ``change``; the reason of a terminal it holds, else None."""
         for notice in change.notices:
             _say(f"! {shown_part(notice)}")
-        if change.records or change.findings is not None or change.complete is not None:
-            folded = incremental.append(change.records, findings=change.findings, complete=change.complete)
-        ended = False
+        if not (change.records or change.findings is not None or change.complete is not None):
+            return None
+        incremental = self.incremental
+        folded = incremental.append(change.records, findings=change.findings, complete=change.complete)
+        ended = None
         for effect in record_effects(change.records, incremental.facts):
             head, *rest = effect.lines
             _say(shown_part(head) + _lag_text(effect.journaled_ns))
             for line in rest:
                 _say(line)
-            ended = ended or effect.ends
+            ended = effect.ending if effect.ending is not None else ended
         findings = folded.result.findings
-        for finding in findings[fold_findings:]:
+        for finding in findings[self.fold_findings :]:
             seq = "-" if finding.seq is None else finding.seq
             _say(f"{finding.severity}: seq {seq}: {finding.code}: {shown_part(finding.message)}")
-        fold_findings = len(findings)
-        if folded.status != status:
-            _say(f"status: {status} -> {folded.status}")
-            status = folded.status
-        if change.gone is not None:
-            _say(f"! {shown_part(change.gone)}: stopped following")
-            sys.stdout.flush()
-            return 1
+        self.fold_findings = len(findings)
+        if folded.status != self.status:
+            _say(f"status: {self.status} -> {folded.status}")
+            self.status = folded.status
         sys.stdout.flush()
-        if ended and folded.status != "open":
-            _say(f"run ended: {folded.status}")
-            return 0
+        return ended
 
 
 def _lag_text(journaled_ns: int | None, now: Callable[[], int] = time.time_ns) -> str:

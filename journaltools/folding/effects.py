@@ -38,8 +38,8 @@ class RecordEffect:
     kind: str
     lines: list[str]
     journaled_ns: int | None
-    #: The record is a terminal: the process run it belongs to ended.
-    ends: bool = False
+    #: A terminal's reason: the process run the record belongs to ended; None for any other record.
+    ending: str | None = None
 
 
 def record_effects(stored: Sequence[StoredLike], facts: RunFacts) -> list[RecordEffect]:
@@ -52,7 +52,8 @@ def _effect(record: Record, stored_time: datetime | None, facts: RunFacts) -> Re
     if journaled is None and stored_time is not None:
         journaled = int(stored_time.timestamp() * 1_000_000) * 1000
     kind = record.kind or "unknown"
-    return RecordEffect(record.seq, kind, _lines(record, facts), journaled, ends=kind == "terminal")
+    ending = record.terminal.reason if kind == "terminal" and record.terminal is not None else None
+    return RecordEffect(record.seq, kind, _lines(record, facts), journaled, ending)
 
 
 def _blocks(message: Message) -> list[str]:
