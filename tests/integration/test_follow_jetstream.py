@@ -17,7 +17,7 @@ from journaltools.sources.follow_stream import StreamFollower
 from journaltools.sources.jetstream import open_jetstream_source
 from tests.backend_records import meta, user
 from tests.follow_process import Watched, count_holding
-from tests.nats_fixtures import TEST_OPTIONS, unique_stream
+from tests.nats_fixtures import TEST_OPTIONS, NatsAdmin, unique_stream
 
 RUN = "run-1"
 
@@ -129,3 +129,31 @@ def test_ls_watch_redraws_when_a_stream_run_changes(restartable: EmbeddedServer,
     assert any("the runs changed" in line for line in redrawn)
     assert any(RUN in line for line in redrawn)
     assert listing.interrupt() == 0
+
+
+def test_a_body_that_does_not_decode_mid_follow_makes_the_run_invalid_with_a_finding(
+    restartable: EmbeddedServer,
+) -> None:
+    stream, prefix = unique_stream()
+    url = restartable.source_url(stream, prefix=prefix)
+    admin = NatsAdmin(restartable.url)
+    try:
+        with (
+            open_jetstream_source(f"{url}&create=1", create=True, options=TEST_OPTIONS) as backend,
+            backend.create_journal(RUN, meta(RUN)) as writer,
+        ):
+            writer.append(user(2))
+            follower = StreamFollower(backend, RUN)
+            assert follower.start().complete
+            assert "error" not in admin.publish(f"{prefix}.{RUN}.3", b'{"seq":3,"protocol":')
+            change = follower.wait(5)
+            for _ in range(10):
+                if change.complete is not None:
+                    break
+                change = follower.wait(5)
+            follower.close()
+    finally:
+        admin.close()
+    assert change.complete is False
+    assert change.findings is not None and [finding.code for finding in change.findings] == ["corrupt_line"]
+    assert any("refused from here on" in notice for notice in change.notices)
