@@ -1,4 +1,5 @@
-"""The incremental fold's cost per appended record on a 100,000-record journal against a 100-record one.
+"""The incremental fold's cost per appended record on a 100,000-record journal against a 100-record one, and the
+time from a record's append to its display in ``show --follow`` on a file journal and on a real nats-server.
 
 A followed run (``show --follow``) folds each record as it arrives (``folding.incremental.IncrementalRun``); the goal
 is that a record costs what it costs whatever the journal's length (within 2x from 100 to 100,000 records), where
@@ -6,15 +7,26 @@ folding the whole journal again for each record grows linearly. Both journals ar
 record (a model turn with one call, then its result); each round starts a fresh run from all but the last
 ``APPENDED`` records and times appending those one at a time, each append giving the folded run (so the small
 journal grows from 50 records to 100, the big one from 99,950 to 100,000).
+
+The display latency: a writer in another process (the project's own) appends 20 records a second for a minute
+(``--quick``: five seconds) to a newest-line journal, whose records are dated when written; ``show --follow`` runs as
+a process too, and each record's ``(shown ... after it was journaled)`` is read off its output (goal: 200 ms at the
+50th percentile, 1 s at the 99th).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import statistics
+import subprocess
 import sys
+import tempfile
+import textwrap
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from benchmarks.measure import load_average, note
 from journaltools.folding.fold import fold
@@ -64,6 +76,69 @@ def per_record_seconds(records: list[StoredRecord], rounds: int) -> list[float]:
     return figures
 
 
+#: The writer process: a newest-line run whose records are dated as they are written, ``RATE`` a second.
+WRITER = textwrap.dedent(
+    """
+    import sys, time
+    from journaltools.goencoding.time import now_go_time
+    from journaltools.protocol.generations import NEWEST
+    from journaltools.samples.builder import JournalBuilder
+    from journaltools.samples.stories import sample_fingerprint
+    from journaltools.sources.registry import open_source
+
+    url, run, seconds, rate = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+    built = JournalBuilder(run, prompt="latency", created=now_go_time(), fingerprint=sample_fingerprint(),
+                           generation=NEWEST, clock=now_go_time)
+    with open_source(url, create=True) as source, source.create_journal(run, built.meta) as writer:
+        print("created", flush=True)
+        sys.stdin.readline()  # the follower is following
+        start = time.monotonic()
+        count = 0
+        while time.monotonic() - start < seconds:
+            count += 1
+            writer.append(built.user(f"record {count}"))
+            time.sleep(max(0.0, start + count / rate - time.monotonic()))
+        writer.append(built.terminal("completed"))
+    """
+)
+_SHOWN = re.compile(r"\(shown ([0-9.]+)(µs|ms|s) after it was journaled\)")
+_UNIT = {"µs": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def display_latencies(url: str, seconds: float, rate: float = 20.0) -> list[float]:
+    """Seconds from append to display of every record a writer process appended (see the module doc)."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    run = "latency-run"
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITER, url, run, str(seconds), str(rate)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    assert writer.stdout is not None and writer.stdin is not None
+    writer.stdout.readline()
+    follow = subprocess.Popen(
+        [sys.executable, "-m", "journaltools", "show", "--follow", url, run], stdout=subprocess.PIPE, text=True, env=env
+    )
+    assert follow.stdout is not None
+    latencies = []
+    for line in follow.stdout:
+        if line.startswith("--- following"):
+            writer.stdin.write("go\n")
+            writer.stdin.flush()
+        found = _SHOWN.search(line)
+        if found is not None and "[seq 1]" not in line:
+            latencies.append(float(found.group(1)) * _UNIT[found.group(2)])
+    follow.wait()
+    writer.wait()
+    return latencies
+
+
+def _percentiles(latencies: list[float]) -> str:
+    ordered = sorted(latencies)
+    p50 = ordered[len(ordered) // 2]
+    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    return f"p50 {p50 * 1e3:.0f}ms p99 {p99 * 1e3:.0f}ms over {len(ordered)} records"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_follow", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="10,000 records instead of 100,000, one round")
@@ -87,6 +162,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"records: {whole * 1e3:.0f}ms]",
         flush=True,
     )
+    seconds = 5.0 if args.quick else 60.0
+    with tempfile.TemporaryDirectory() as directory:
+        print(f"follow_display_latency_file {_percentiles(display_latencies(directory, seconds))}  goal: p50 200ms, "
+              "p99 1s", flush=True)  # fmt: skip
+    from journaltools.sources.embedded import EmbeddedServer
+
+    with EmbeddedServer() as server:
+        url = server.source_url("FOLLOW_BENCH", prefix="follow.bench") + "&create=1"
+        print(f"follow_display_latency_jetstream {_percentiles(display_latencies(url, seconds))}  goal: p50 200ms, "
+              "p99 1s", flush=True)  # fmt: skip
     print(f"# bench_follow done: {load_average()}", flush=True)
     return 0
 
