@@ -38,56 +38,44 @@ WAIT_SECONDS = 0.5
 
 
 def cmd_show_follow(args: argparse.Namespace) -> int:
-    from journaltools.errors import RunNotFound
-    from journaltools.folding.incremental import IncrementalRun
-    from journaltools.sources.follow import open_follower
-
     if args.json or args.anthropic:
         raise UsageError("--follow prints the run as it is written; --json and --anthropic show it once")
     source, name = _source_and_optional_run(args.targets)
-    strict = not args.lenient
-    with _open(source, "show") as backend:
-        run = _run_named(backend, name)
-        follower = open_follower(backend, run)
-        try:
-            read = follower.start()
-        except RunNotFound:
-            follower.close()
-            raise
-        try:
-            if strict and not read.complete:
-                read_named(backend, run, strict=True)  # raises what show raises for this journal
-            incremental = IncrementalRun.of(read, strict=strict)
-            folded = incremental.folded
-            result = folded.result
-            document = show_document(result, read.findings, refused=not read.complete)
-            _print_run(
-                document,
-                result,
-                first=_first_shown(result, args.tail, args.from_seq),
-                times=_times_line(read, result),
-                record_times={record.seq: record.time for record in read.typed() if record.time},
-            )
-            return _follow(follower, incremental, folded)
-        except KeyboardInterrupt:
-            _say("\n(stopped following)")
-            return 0
-        finally:
-            follower.close()
-            sys.stdout.flush()
-
-
-def _run_named(backend: Backend, name: str | None) -> str:
-    from journaltools.errors import InvalidRunId
-
-    if name is None:
-        return _only_run(backend)
     try:
-        if name in backend.list_runs():
-            return name
-    except InvalidRunId:
-        pass
-    return run_named(backend, name)
+        with _open(source, "show") as backend:
+            return _show_and_follow(backend, name, args)
+    except KeyboardInterrupt:
+        _say("\n(stopped following)")
+        return 0
+    finally:
+        sys.stdout.flush()
+
+
+def _show_and_follow(backend: Backend, name: str | None, args: argparse.Namespace) -> int:
+    from journaltools.folding.incremental import IncrementalRun
+    from journaltools.sources.follow import open_follower
+
+    strict = not args.lenient
+    run = _only_run(backend) if name is None else run_named(backend, name)
+    follower = open_follower(backend, run)
+    try:
+        read = follower.start()
+        if strict and not read.complete:
+            read_named(backend, run, strict=True)  # raises what show raises for this journal
+        incremental = IncrementalRun.of(read, strict=strict)
+        folded = incremental.folded
+        result = folded.result
+        document = show_document(result, read.findings, refused=not read.complete)
+        _print_run(
+            document,
+            result,
+            first=_first_shown(result, args.tail, args.from_seq),
+            times=_times_line(read, result),
+            record_times={record.seq: record.time for record in read.typed() if record.time},
+        )
+        return _follow(follower, incremental, folded)
+    finally:
+        follower.close()
 
 
 #: How long a follow stays after a terminal for what the runtime writes right after it (its memory revisions).
