@@ -169,39 +169,6 @@ def banner_for(result: FoldResult, status: str | None = None) -> Banner:
     return Why.of(result, status).banner()
 
 
-def reason_text(
-    status: str,
-    *,
-    terminal_message: str | None = None,
-    last_stop_reason: str | None = None,
-    pending_calls: int = 0,
-    open_deferrals: int = 0,
-    stale_terminal: bool = False,
-    problem: str | None = None,
-    reopened_from: str | None = None,
-) -> str:
-    """The one-line reason of a RunBrowser row, from the ``runs`` table's columns (no fold at hand);
-    ``reopened_from`` is the terminal reason of a run the newest line reopened."""
-    if status == "invalid":
-        return problem or "the journal breaks the protocol (see its findings)"
-    parts: list[str] = []
-    if reopened_from is not None and status == "open":
-        parts.append(f"{reopened_from}, then reopened: the runtime lists it open")
-    elif terminal_message:
-        parts.append(terminal_message)
-    if open_deferrals:
-        parts.append(f"waiting for an answer to {open_deferrals} deferred call{'s' if open_deferrals != 1 else ''}")
-    if pending_calls > open_deferrals:
-        parts.append(unanswered_text(pending_calls - open_deferrals, ended=status != "open"))
-    if stale_terminal:
-        parts.append("next turn in flight")
-    if not parts and status == "open":
-        parts.append(NO_ENDING + (f" (last stop reason: {last_stop_reason})" if last_stop_reason else ""))
-    if not parts:
-        parts.append(f"stop reason: {last_stop_reason}" if last_stop_reason else status)
-    return "; ".join(parts)
-
-
 def first_error(findings: Sequence[Finding]) -> str | None:
     errors = [finding for finding in findings if finding.severity == "error"]
     return finding_text(errors[0]) if errors else None

@@ -10,6 +10,7 @@ Nothing here is HTML or terminal-safe: the views escape what they show, the CLI 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
 
@@ -68,42 +69,81 @@ def unanswered_text(count: int, *, ended: bool) -> str:
     return f"left {calls} unanswered" if ended else f"waiting for the results of {calls}"
 
 
-def why_stopped(result: FoldResult) -> str:
-    """Why a folded run stopped, or what it waits for, in one line beside its status (so the status's word is
-    not said again): the first error of an invalid journal, the last terminal's message (or, for a run the
-    newest line reopened, that ending and who reopened it), the deferred calls it waits on, the calls of a turn
-    in flight, else the last stop reason. A run with no terminal and nothing in flight says "no ending recorded":
-    its process may have died long ago, so it is not called running."""
-    if result.status == "invalid":
-        error = next((finding for finding in result.findings if finding.severity == "error"), None)
-        if error is None:
-            return "the journal breaks the protocol"
-        where = f"seq {error.seq}: " if error.seq is not None else ""
-        return f"{where}{error.code}: {error.message}"
+@dataclass(frozen=True, slots=True)
+class Ending:
+    """What the one line on why a run stopped is made of, whoever holds it: a fold (``ending_of``) or a ``runs``
+    table row (the widgets), so both say it in the same words (``why_of``)."""
+
+    status: str
+    #: ``seq N: code: message`` of an invalid journal's first error.
+    problem: str | None = None
+    #: ``completed at seq 3, then reopened by worker-9 at seq 4`` (``reopening_text``), for a reopened run.
+    reopening: str | None = None
+    terminal_reason: str | None = None
+    terminal_message: str | None = None
+    stale_terminal: bool = False
+    #: Calls of the turn in flight with no result: those a deferral answers later, and the others.
+    deferred: int = 0
+    unanswered: int = 0
+    waiting_for: str | None = None
+    last_stop_reason: str | None = None
+
+
+def problem_text(seq: int | None, code: str, message: str) -> str:
+    """An invalid journal's first error, as its why."""
+    return f"{f'seq {seq}: ' if seq is not None else ''}{code}: {message}"
+
+
+def ending_of(result: FoldResult) -> Ending:
     state = result.state
-    parts: list[str] = []
     terminal = state.terminal if state is not None else None
-    reopened = reopening_text(result)
-    if reopened is not None:
-        parts.append(f"{reopened}: the runtime lists it open")
-    elif terminal is not None and terminal.message and not result.stale_terminal:
-        parts.append(terminal.message)
-    ended = result.status != "open"
+    error = next((finding for finding in result.findings if finding.severity == "error"), None)
     deferred = sum(1 for call in result.pending_calls if call.deferred is not None)
-    waiting = len(result.pending_calls) - deferred
-    if deferred:
-        parts.append(f"waiting for an answer to {deferred} deferred call{'s' if deferred != 1 else ''}")
-    if waiting:
-        parts.append(unanswered_text(waiting, ended=ended))
-    if result.stale_terminal:
+    return Ending(
+        status=result.status,
+        problem=problem_text(error.seq, error.code, error.message) if error is not None else None,
+        reopening=reopening_text(result),
+        terminal_reason=terminal.reason if terminal is not None else None,
+        terminal_message=(terminal.message or None) if terminal is not None else None,
+        stale_terminal=result.stale_terminal,
+        deferred=deferred,
+        unanswered=len(result.pending_calls) - deferred,
+        waiting_for=result.waiting_for,
+        last_stop_reason=(state.last_stop_reason or None) if state is not None else None,
+    )
+
+
+def why_stopped(result: FoldResult) -> str:
+    """Why a folded run stopped, or what it waits for, in one line beside its status (``why_of``)."""
+    return why_of(ending_of(result))
+
+
+def why_of(ending: Ending) -> str:
+    """Why a run stopped, or what it waits for, in one line beside its status (so the status's word is not said
+    again): the first error of an invalid journal, the last terminal's message (or, for a run the newest line
+    reopened, that ending and who reopened it), the deferred calls it waits on, the calls of a turn in flight, else
+    the last stop reason. A run with no terminal and nothing in flight says "no ending recorded": its process may
+    have died long ago, so it is not called running."""
+    if ending.status == "invalid":
+        return ending.problem or "the journal breaks the protocol"
+    parts: list[str] = []
+    if ending.reopening is not None:
+        parts.append(f"{ending.reopening}: the runtime lists it open")
+    elif ending.terminal_message and not ending.stale_terminal:
+        parts.append(ending.terminal_message)
+    if ending.deferred:
+        parts.append(f"waiting for an answer to {ending.deferred} deferred call{'s' if ending.deferred != 1 else ''}")
+    if ending.unanswered:
+        parts.append(unanswered_text(ending.unanswered, ended=ending.status != "open"))
+    if ending.stale_terminal:
         parts.append("a new turn follows the last terminal")
     if parts:
         return "; ".join(parts)
-    stop = state.last_stop_reason if state is not None else ""
-    if terminal is None:
-        waits = "; waiting for the model" if result.waiting_for == "model" else ""
-        return f"no ending recorded{waits}" + (f" (last stop reason: {stop})" if stop else "")
-    return f"stop reason: {stop}" if stop else terminal.reason
+    stop = ending.last_stop_reason
+    if ending.terminal_reason is None:
+        waits = "; waiting for the model" if ending.waiting_for == "model" else ""
+        return f"{NO_ENDING}{waits}" + (f" (last stop reason: {stop})" if stop else "")
+    return f"stop reason: {stop}" if stop else ending.terminal_reason
 
 
 def shown_time(value: datetime | str | None) -> str | None:

@@ -91,7 +91,7 @@ def record_text(record: Record) -> str:
 def searchable_words(result: FoldResult) -> list[str]:
     """What a search of a folded run looks through: prompt, caller, agent, generation, model, and in every message
     (the pending one too) its text, thinking, tool names, tool inputs and results (the places ``grep`` reads; a
-    thinking block's signature never)."""
+    thinking block's signature never), and the note and handle of each deferral it waits on."""
     state = result.state
     if state is None:
         return []
@@ -109,4 +109,8 @@ def searchable_words(result: FoldResult) -> list[str]:
                 words.extend((block.tool_use.name, bytes(block.tool_use.input).decode("utf-8", "replace")))
             elif block.tool_result is not None:
                 words.append(block.tool_result.content)
+    # What the run waits on, as its deferrals say it (a person searches for "security approval", not a call id).
+    for call in result.pending_calls:
+        if call.deferred is not None:
+            words.extend((call.deferred.note, call.deferred.handle))
     return words

@@ -15,9 +15,8 @@ from journaltools._base.readable import shorten_middle
 from journaltools._base.text import for_page
 from journaltools.exports.facts import Prices, Tokens, check_prices, cost_text
 from journaltools.exports.html import esc, id_html, status_badge, themed
-from journaltools.exports.why import Why, reason_text
 from journaltools.folding import STATUSES, FoldResult
-from journaltools.folding.phrases import attention_rank, shown_time
+from journaltools.folding.phrases import Ending, attention_rank, ending_of, problem_text, shown_time, why_of
 from journaltools.folding.texts import searchable_words
 from journaltools.protocol.generations import generation_of_version
 
@@ -226,16 +225,33 @@ def first_errors(findings_table: Any) -> dict[str, str]:
         run = row.get("run")
         if run is None or run in first or row.get("severity") != "error":
             continue
-        where = f"seq {row['seq']}: " if row.get("seq") is not None else ""
-        first[str(run)] = f"{where}{row['code']} — {row.get('message') or ''}"
+        first[str(run)] = problem_text(row.get("seq"), str(row["code"]), row.get("message") or "")
     return first
+
+
+def _ending_of_row(item: Mapping[str, Any], status: str, problem: str | None) -> Ending:
+    """What ``why_of`` needs, from a ``runs`` table row (the fold's own ``ending_of`` where a fold is at hand)."""
+    pending, deferred = int(item.get("pending_calls") or 0), int(item.get("open_deferrals") or 0)
+    terminal_reason = item.get("terminal_reason")
+    reopened = bool(item.get("reopened")) and status == "open" and terminal_reason is not None
+    return Ending(
+        status=status,
+        problem=problem,
+        reopening=f"{terminal_reason}, then reopened" if reopened else None,
+        terminal_reason=terminal_reason,
+        terminal_message=item.get("terminal_message"),
+        stale_terminal=bool(item.get("stale_terminal")),
+        deferred=deferred,
+        unanswered=max(0, pending - deferred),
+        waiting_for=item.get("waiting_for"),
+        last_stop_reason=item.get("last_stop_reason"),
+    )
 
 
 def row_of_fold(run: str, result: FoldResult, status: str | None = None) -> RunRow:
     """A row from a run's fold (``status`` overrides the fold's, e.g. with a listing's own)."""
     state = result.state
     shown = status or result.status
-    why = Why.of(result, shown)
     return RunRow(
         run=run,
         status=shown,
@@ -245,7 +261,7 @@ def row_of_fold(run: str, result: FoldResult, status: str | None = None) -> RunR
         tokens=state.counters.total_tokens if state is not None else None,
         pending_calls=len(result.pending_calls) if state is not None else None,
         last_seq=result.last_seq,
-        reason=why.detail() or why.note() or shown,
+        reason=why_of(replace(ending_of(result), status=shown)),
         caller=(state.caller or None) if state is not None else None,
         segments=len(result.segments) if state is not None else None,
         stale_terminal=result.stale_terminal,
@@ -320,6 +336,9 @@ class RunBrowserModel:
         texts = texts_by_run(messages, "text")
         tools = texts_by_run(tool_calls, "name")
         inputs = texts_by_run(tool_calls, "input")
+        # What a deferral says its run waits on (the fold path's search reads the open ones; a table keeps each).
+        notes = texts_by_run(tool_calls, "deferred_note")
+        handles = texts_by_run(tool_calls, "deferred_handle")
         rows = []
         for item in table.to_pylist():
             status = str(item["status"])
@@ -336,16 +355,7 @@ class RunBrowserModel:
                     tokens=_total_tokens(item),
                     pending_calls=pending,
                     last_seq=int(item.get("last_seq") or 0),
-                    reason=reason_text(
-                        status,
-                        terminal_message=item.get("terminal_message"),
-                        last_stop_reason=item.get("last_stop_reason"),
-                        pending_calls=pending or 0,
-                        open_deferrals=int(item.get("open_deferrals") or 0),
-                        stale_terminal=bool(item.get("stale_terminal")),
-                        problem=problems.get(str(item["run"])),
-                        reopened_from=item.get("terminal_reason") if item.get("reopened") else None,
-                    ),
+                    reason=why_of(_ending_of_row(item, status, problems.get(run))),
                     caller=item.get("caller") or None,
                     segments=_int_or_none(item.get("segments")),
                     stale_terminal=bool(item.get("stale_terminal")),
@@ -369,6 +379,8 @@ class RunBrowserModel:
                         *tools.get(run, ()),
                         *inputs.get(run, ()),
                         *texts.get(run, ()),
+                        *notes.get(run, ()),
+                        *handles.get(run, ()),
                     ),
                 )
             )

@@ -97,3 +97,42 @@ def test_time_travel_says_an_ended_run_waits_for_nothing() -> None:
             if last.status not in ("open", "invalid"):
                 assert "waiting for" not in html.split("</h4>")[0].split("after seq")[1], (run, last.status)
                 assert "ended" in html
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=lambda folder: str(folder.relative_to(CORPUS)))
+def test_every_face_states_the_status_and_why_the_fold_decided(folder: Path) -> None:
+    """For every run: ls, the run browser (tables and folds), the conversation, TimeTravel's last step, the report,
+    show and diff say the status the fold decided, and the one-line faces its why, word for word."""
+    from journaltools.exports.conversation import ConversationModel
+    from journaltools.widgets.timetravel import TimeTravelModel
+
+    table_rows = {row.run: row for row in RunBrowserModel.from_tables(jt.load(folder, strict=False)).rows}
+    with open_source(folder) as source:
+        ls_status = {summary.run: summary.status for summary in source.listing()}  # what ls prints
+        for run in source.list_runs():
+            read = source.read_run(run, strict=False)
+            result = fold_run(read).as_fold_result()
+            status, why = result.status, why_stopped(result)
+            shown = io.StringIO()
+            with contextlib.redirect_stdout(shown):
+                main(["show", "--lenient", str(folder), run])
+            travel = TimeTravelModel(run, [stored.record for stored in read.records])
+            said = {
+                "ls": ls_status[run],
+                "browser (tables)": table_rows[run].status,
+                "browser (folds)": row_of_fold(run, result).status,
+                "conversation": ConversationModel.from_fold(result).status,
+                "time travel": travel.snapshot(len(travel) - 1).status if result.status != "invalid" else "invalid",
+                "show": shown.getvalue().splitlines()[0].rsplit(": ", 1)[1],
+                "diff": jt.diff(str(folder), run, strict=False).a.ending.split(": ", 1)[0],
+            }
+            assert set(said.values()) == {status}, (run, said)
+            assert f">{status}</span>" in report_of_read(read).html, run
+            assert row_of_fold(run, result).reason == why, (run, why)
+            reopening = reopening_text(result)
+            if reopening is None:
+                assert table_rows[run].reason == why, (run, table_rows[run].reason, why)
+            else:  # the runs table holds the ending it reopened, not at which seq or by whom (yet)
+                ending = reopening.split(" at seq ")[0]
+                said = why.replace(reopening, f"{ending}, then reopened")
+                assert table_rows[run].reason == said, (run, table_rows[run].reason, said)

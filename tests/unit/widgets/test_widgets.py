@@ -157,10 +157,11 @@ def test_run_browser_rows_from_folds_have_the_new_statuses_and_say_why() -> None
     rows = {row.run: row for row in model.rows}
     waiting = rows["deferred-waiting"]
     assert waiting.status == "suspended" and waiting.pending_calls == 1
-    assert "waiting on security approval" in waiting.reason and "handle" in waiting.reason
+    # The row's why is the one line every face says (``why_stopped``); the deferral's note is in the opened pane.
+    assert waiting.reason == "waiting for an answer to 1 deferred call"
     assert "529 Overloaded" in rows["terminal-error"].reason
     assert "token budget" in rows["terminal-budget"].reason
-    assert rows["call-approval-live"].reason.endswith("approved once")
+    assert rows["call-approval-live"].reason.endswith("left 1 tool call unanswered")  # it ended: it waits for none
     assert rows["turn-in-flight"].status == "open" and "waiting" in rows["turn-in-flight"].reason
     assert rows["edge-version-2"].reason.startswith("seq 1: version_mismatch")
     assert rows["served-memory-revisions"].segments == 3
@@ -225,8 +226,10 @@ def test_run_browser_from_the_runs_table() -> None:
     assert rows["r1"].tokens == 126 and rows["r1"].created == "2026-08-21T21:36:20+00:00"
     assert rows["r1"].reason == "stop reason: end_turn"
     assert rows["r2"].reason == "waits; waiting for an answer to 1 deferred call"
-    assert rows["r3"].cell("status") == "completed (next turn in flight)" and "next turn in flight" in rows["r3"].reason
-    assert rows["r4"].reason == "seq 3: unknown_protocol — bad" and rows["r4"].cell("tokens") == "—"
+    assert rows["r3"].cell("status") == "completed (next turn in flight)" and rows["r3"].reason.endswith(
+        "a new turn follows the last terminal"
+    )
+    assert rows["r4"].reason == "seq 3: unknown_protocol: bad" and rows["r4"].cell("tokens") == "—"
     assert [c.key for c in model.columns][-1] == "task_state"  # shown: a row has a task state
     html = model.to_html()
     assert SCRIPT not in html and esc(SCRIPT) in html  # the caller column, escaped
