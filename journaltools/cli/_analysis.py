@@ -14,10 +14,10 @@ from journaltools.analyses.stats import Statistics, StatisticsCost, ToolStats, s
 from journaltools.cli._output import UsageError, _note, _say, human_duration, print_table
 from journaltools.cli._sources import _is_source, _only_run, _open, _source_and_rest, read_named
 from journaltools.errors import InvalidPattern, InvalidSearch
+from journaltools.folding.facts import degraded_analysis
 from journaltools.folding.phrases import shown_time
-from journaltools.folding.run import fold_run
+from journaltools.folding.run import FoldedRun, fold_run
 from journaltools.goencoding.json import go_utf8
-from journaltools.protocol.kinds import Record
 from journaltools.sources.base import RunRead
 from journaltools.tables.prices import TIERS, read_prices
 
@@ -38,21 +38,14 @@ def _read(command: str, words: Sequence[str]) -> RunRead:
         return read_named(backend, run, strict=True)
 
 
-def _august_note(command: str, records: Sequence[Record]) -> None:
-    """Say, once, what the journal cannot tell (on stderr, so ``--json`` stays the runtime's bytes): no record
-    times (every August journal), or results naming no provider kind."""
-    meta = records[0].meta if records and records[0].kind == "meta" else None
-    if meta is None:
-        return
-    results = [record.tool_result for record in records if record.kind == "tool_result" and record.tool_result]
-    missing = []
-    if not any(record.time for record in records):
-        missing.append("no times: every call is untimed, not instant")
-    if results and not any(result.kind for result in results):
-        missing.append("no provider kinds: kinds come from 'remote'")
-    if missing:
-        who = " (written by the August build, format version 3)" if meta.version == 3 else ""
-        _note(command, f"info: the journal{who} records " + "; and ".join(missing))
+def _degraded_note(command: str, read: RunRead) -> FoldedRun:
+    """Say, once, what the journal cannot tell (its ``degraded_analysis`` finding, as ``load`` reports it; on
+    stderr, so ``--json`` stays the runtime's bytes), and give the run folded."""
+    folded = fold_run(read)
+    degraded = degraded_analysis(read.run, read.typed(), folded.facts())
+    if degraded is not None:
+        _note(command, f"info: {degraded.message}")
+    return folded
 
 
 # -- stats -------------------------------------------------------------------------------------------------------
@@ -67,14 +60,14 @@ def cmd_stats(args: argparse.Namespace) -> int:
     prices = read_prices(args.prices) if args.prices else None  # a wrong price file: bad usage, before any read
     read = _read("stats", args.targets)
     run, records = read.run, read.typed()
-    _august_note("stats", records)
+    folded = _degraded_note("stats", read)
     stats = statistics(records)
     cost = statistics_cost(stats, prices) if prices is not None else None
     if args.json:
         _write(stats.to_json(cost))
     else:
         # The fold owns the rule for record times that run backwards; the runtime's stats do not know it.
-        findings = fold_run(read).findings
+        findings = folded.findings
         print_stats(run, stats, backwards=[f.seq for f in findings if f.code == "times_out_of_order" and f.seq])
         if cost is not None:
             print_cost(cost)
@@ -218,7 +211,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     call_filter = _call_filter(args)
     read = _read("query", args.targets)
     run, records = read.run, read.typed()
-    _august_note("query", records)
+    _degraded_note("query", read)
     selected = call_filter.select(run_calls(records))
     if args.json:
         _write(query_json(run, selected, calls_only=args.calls_only, results_only=args.results_only))

@@ -386,3 +386,20 @@ def test_readable_stats_call_a_wall_clock_across_backwards_times_unknown(capsys:
     assert "created 2026-12-02T01:36:12.719Z · last record 2026-12-02T01:36:12.721Z" in lines
     assert main(["stats", str(FILES), run, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["updated"] == "2026-12-02T01:36:12.721416103Z"
+
+
+def test_stats_and_query_say_what_the_journal_cannot_tell_as_load_reports_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # One rule for what an August journal lacks: the note on stderr is load's degraded_analysis finding, word for word.
+    import journaltools as jt
+
+    degraded = {
+        row["run"]: row["message"]
+        for row in jt.load(VERSION3, strict=False).findings.to_pylist()
+        if row["code"] == "degraded_analysis"
+    }
+    run = sorted(degraded)[0]
+    for command in ("stats", "query"):
+        assert main([command, str(VERSION3), run, "--json"]) == 0
+        assert capsys.readouterr().err == f"journaltools {command}: info: {degraded[run]}\n"
