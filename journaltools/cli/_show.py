@@ -10,14 +10,13 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from journaltools.folding import FoldResult
-from journaltools.folding.facts import time_ns, wall_clock_ns
+from journaltools.folding.facts import time_ns, undated, wall_clock_ns
 from journaltools.folding.phrases import reopening_text, shown_time
 from journaltools.folding.run import fold_run
 from journaltools.folding.state import COUNTER_NAMES
-from journaltools.protocol.blocks import Block, block_line
+from journaltools.folding.texts import message_lines
 from journaltools.protocol.encode import encode_go_json
 from journaltools.protocol.findings import Finding
-from journaltools.protocol.kinds import ZERO_TIME
 
 if TYPE_CHECKING:
     from journaltools.sources.base import RunRead
@@ -125,7 +124,7 @@ def show_document(
 
 def _time_or_null(time: str) -> str | None:
     """A time as Go marshals it, or null for Go's zero time (an undated record)."""
-    return None if time == ZERO_TIME else time
+    return None if undated(time) else time
 
 
 def _raw_json(raw: bytes) -> msgspec.Raw:
@@ -149,9 +148,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     result = _fold_read(read, strict=strict)
     document = show_document(result, read.findings, refused=not read.complete)
     if args.anthropic:
-        from journaltools.protocol.blocks import to_anthropic
+        from journaltools.folding.conversation import anthropic_input
 
-        document["messages"] = to_anthropic(result.messages)
+        document["messages"] = anthropic_input(result)
     if args.json:
         if args.tail is not None or args.from_seq is not None:
             raise UsageError("--tail and --from-seq shape the readable output; --json always holds the whole run")
@@ -230,7 +229,7 @@ def _print_run(
     terminal = state.terminal if state is not None else None
     if terminal is not None:
         said = f": {shown_part(terminal.message)}" if terminal.message else ""
-        at = f" at {shown_time(state.ended)}" if state is not None and state.ended != ZERO_TIME else ""
+        at = f" at {shown_time(state.ended)}" if state is not None and not undated(state.ended) else ""
         _say(f"ended: {terminal.reason}{said}{at}")
         reopened = reopening_text(result)
         if reopened is not None:
@@ -279,26 +278,23 @@ def _print_run(
         # Labelled by the record's seq, the number every finding and ending names, when it was journaled, and how
         # long after the message before it (a long wait, such as a suspension, stands out).
         seq = seqs[index] if index < len(seqs) else "?"
-        time = message_times[index] if index < len(message_times) else ZERO_TIME
-        before = message_times[index - 1] if 0 < index <= len(message_times) else ZERO_TIME
-        shown = f"  {shown_time(time)}{_gap_text(before, time)}" if time != ZERO_TIME else ""
+        time = message_times[index] if index < len(message_times) else ""
+        before = message_times[index - 1] if 0 < index <= len(message_times) else ""
+        shown = f"  {shown_time(time)}{_gap_text(before, time)}" if not undated(time) else ""
         _say(f"\n[seq {seq}] {message.role}{shown}")
-        for block in message.content or ():
-            _say(_block_line(block))
+        for line in message_lines(message):
+            _say(line)
     pending = result.state.pending if result.state is not None else None
     if pending is not None:
         # Nothing of a turn in flight is in the committed messages yet: show what the model said, thought and
         # asked for last (what a post-mortem of a stuck run opens it for), thinking in full.
-        at = f", at {shown_time(pending.time)}" if pending.time != ZERO_TIME else ""
+        at = f", at {shown_time(pending.time)}" if not undated(pending.time) else ""
         _say(
             f"\n[seq {pending.seq}] assistant, turn in flight (not committed): iteration {pending.iteration}, "
             f"stop reason {pending.stop_reason or '-'}{at}"
         )
-        for block in pending.assistant.content or ():
-            if block.thinking is not None and block.thinking.text:
-                _say("  thinking: " + shown_part(block.thinking.text).replace("\n", "\n    "))
-            else:
-                _say(_block_line(block))
+        for line in message_lines(pending.assistant, whole_thinking=True):
+            _say(line)
         for done in pending.results:
             flag = " (error)" if done.is_error else ""
             _say(f"  <- {done.tool_use_id}{flag}: {shown_part(done.content)}")
@@ -329,7 +325,7 @@ LONG_WAIT_NS = 3_600_000_000_000
 def _gap_text(before: str, time: str) -> str:
     """``  (+3.2s)`` after the previous message's time; nothing when either is undated. A message dated before the
     one before it says so (the clocks that dated them disagree): a backwards span is no duration."""
-    if before == ZERO_TIME or time == ZERO_TIME:
+    if undated(before) or undated(time):
         return ""
     start, end = time_ns(before), time_ns(time)
     if start is None or end is None:
@@ -343,7 +339,3 @@ def _gap_text(before: str, time: str) -> str:
 
 def _compact(value: Any) -> str:
     return msgspec.json.encode(value).decode()
-
-
-def _block_line(block: Block) -> str:
-    return "  " + shown_part(block_line(block, readable=True))

@@ -9,7 +9,7 @@ from typing import Any, Literal
 from journaltools._base.readable import readable_json
 from journaltools.folding import FoldResult
 from journaltools.folding.texts import conversation_digest, raw_json_text
-from journaltools.protocol.blocks import Message, ToolResultBlock, ToolUseBlock
+from journaltools.protocol.blocks import Message, ToolResultBlock, ToolUseBlock, to_anthropic
 
 CallState = Literal["answered", "deferred", "approved once", "waiting"]
 
@@ -221,3 +221,9 @@ def header_of(result: FoldResult, status: str) -> dict[str, Any]:
         total_tokens=state.counters.total_tokens,
     )
     return header
+
+
+def anthropic_input(result: FoldResult) -> list[dict[str, Any]]:
+    """The folded conversation as Anthropic Messages API input (``protocol.blocks.to_anthropic``: roles alternate,
+    no empty block), what ``show --anthropic`` prints to replay a run."""
+    return to_anthropic(result.messages)

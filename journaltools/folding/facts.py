@@ -50,6 +50,11 @@ def _day_ns(day: str) -> int:
     return (date.fromisoformat(day).toordinal() - _EPOCH_DAY) * 86_400_000_000_000
 
 
+def undated(time: str) -> bool:
+    """Whether a record's time says nothing: absent, or Go's zero time (what an undated record marshals)."""
+    return not time or time == ZERO_TIME
+
+
 def time_ns(text: str) -> int | None:
     """A record's time as nanoseconds since 1970 (years 0 to 9999, as Go reads them), or None for an undated
     record."""
@@ -382,6 +387,7 @@ __all__ = [
     "degraded_finding",
     "time_ns",
     "times_out_of_order",
+    "undated",
     "wall_clock_ns",
     "wall_clock_of",
 ]

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from journaltools._base.readable import shown_part
 from journaltools.protocol.blocks import Block, Message, ThinkingBlock, block_line
 from journaltools.protocol.encode import encode_go_json
 from journaltools.protocol.kinds import Assistant, Meta, Payload, Record, User
@@ -51,6 +52,20 @@ def block_text(block: Block) -> str:
 def message_text(message: Message) -> str:
     """A message's blocks as text, one per line."""
     return "\n".join(block_text(block) for block in message.content or ())
+
+
+def message_lines(message: Message, *, whole_thinking: bool = False) -> list[str]:
+    """A message's blocks for a person reading a terminal: a line each, indented two spaces, Go's escapes in raw
+    JSON shown as the characters they stand for, each cut to what a face shows of one value (``show``, the
+    followed run). ``whole_thinking`` shows a thinking block's text (a turn in flight's, what a post-mortem of a
+    stuck run opens it for) instead of its length."""
+    lines = []
+    for block in message.content or ():
+        if whole_thinking and block.thinking is not None and block.thinking.text:
+            lines.append("  thinking: " + shown_part(block.thinking.text).replace("\n", "\n    "))
+        else:
+            lines.append("  " + shown_part(block_line(block, readable=True)))
+    return lines
 
 
 def _unsigned(message: Message) -> Message:
