@@ -27,7 +27,6 @@ import os
 import stat
 import warnings
 from collections.abc import Iterator, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 
 from journaltools._base.durable import fsync_directory, write_all
@@ -40,7 +39,6 @@ from journaltools.errors import (
     RunExists,
     RunNotFound,
     SourceError,
-    StorageError,
 )
 from journaltools.protocol.encode import encode_record
 from journaltools.protocol.findings import Finding
@@ -68,36 +66,19 @@ from journaltools.sources.scan import (
     LOCK_SUFFIX,
     MAX_JOURNAL_BYTES_VARIABLE,
     MAX_JOURNAL_RECORDS_VARIABLE,
-    DamagedCompression,
     JournalBounds,
-    JournalTooLarge,
-    damaged_read,
     journal_name_parts,
     max_journal_bytes,
     max_journal_records,
     needs_newline,
-    read_journal,
+    read_journal_run,
     run_read,
-    too_large_read,
     torn_tail_offset,
 )
 
 #: Journals and locks hold conversations and tool input: only their owner reads them (``file.go:93-100``).
 FILE_MODE = 0o600
 DIRECTORY_MODE = 0o700
-
-
-def _mtime(info: os.stat_result) -> datetime:
-    return datetime.fromtimestamp(info.st_mtime_ns / 1e9, UTC)
-
-
-def _mtime_at(path: str) -> datetime | None:
-    """The modification time of ``path`` itself (a link's own, as the runtime's listing reports it); None when it
-    cannot be looked at."""
-    try:
-        return _mtime(os.lstat(path))
-    except OSError:
-        return None
 
 
 def _is_temporary(name: str) -> bool:
@@ -326,29 +307,7 @@ class _LocalJournals(Backend):
 
     def _read_at(self, run: str, path: str, strict: bool, bounds: JournalBounds) -> RunRead:
         """``read_run_now`` of the journal at ``path``, within ``bounds``."""
-        where = path
-        try:
-            data, info = read_journal(path, bounds)
-        except FileNotFoundError:
-            raise RunNotFound(run, self._where()) from None
-        except DamagedCompression as exc:
-            updated = _mtime_at(path)
-            return damaged_read(run, exc, source=self.url, where=where, strict=strict, updated=updated)
-        except JournalTooLarge as exc:
-            updated = _mtime_at(path)
-            return too_large_read(run, exc, source=self.url, where=where, strict=strict, updated=updated)
-        except StorageError as exc:
-            if exc.errno == errno.ENOENT:
-                raise RunNotFound(run, self._where()) from None
-            if strict:
-                raise
-            finding = Finding.of(run, None, "unreadable_journal", str(exc), self.url)
-            return RunRead(run, [], [finding], self.url, complete=False)
-        except OSError as exc:
-            raise storage_error(exc, path, "read the journal") from None
-        # The descriptor's stat is the path's lstat: the journal opened is a regular file, never a link.
-        journal = read_file_journal(data)
-        return run_read(run, journal, source=self.url, where=where, strict=strict, updated=_mtime(info))
+        return read_journal_run(run, path, source=self.url, listed_in=self._where(), strict=strict, bounds=bounds)
 
     def _read_listed(
         self, run: str, strict: bool, path: str | None = None, bounds: JournalBounds | None = None

@@ -11,15 +11,16 @@ needs to repair a torn tail before it appends.
 
 from __future__ import annotations
 
+import errno
 import io
 import mmap
 import os
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, BinaryIO, Final, NamedTuple
 
-from journaltools._base.oserrors import mapped, open_regular
-from journaltools.errors import CorruptJournal, JournalError
+from journaltools._base.oserrors import mapped, open_regular, storage_error
+from journaltools.errors import CorruptJournal, JournalError, RunNotFound, StorageError
 from journaltools.errors import JournalTooLarge as JournalTooLargeError
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.journal import FileJournal, read_file_journal
@@ -220,6 +221,46 @@ def _read_journal_bytes(path: str | os.PathLike[str], limit: int) -> tuple[bytes
         if where.endswith(".gz"):
             return _gunzip(source, limit), info
         return _unzstd(source, limit), info
+
+
+def read_journal_run(
+    run: str, path: str, *, source: str, listed_in: str, strict: bool, bounds: JournalBounds
+) -> RunRead:
+    """The ``RunRead`` of the journal file at ``path`` (``listed_in``: the source's place, for ``RunNotFound``).
+    Strict: a journal that cannot be read raises; lenient: it comes back incomplete with an ``unreadable_journal``
+    finding, so one bad file never hides the others."""
+    try:
+        data, info = read_journal(path, bounds)
+    except FileNotFoundError:
+        raise RunNotFound(run, listed_in) from None
+    except DamagedCompression as exc:
+        return damaged_read(run, exc, source=source, where=path, strict=strict, updated=_mtime_at(path))
+    except JournalTooLarge as exc:
+        return too_large_read(run, exc, source=source, where=path, strict=strict, updated=_mtime_at(path))
+    except StorageError as exc:
+        if exc.errno == errno.ENOENT:
+            raise RunNotFound(run, listed_in) from None
+        if strict:
+            raise
+        finding = Finding.of(run, None, "unreadable_journal", str(exc), source)
+        return RunRead(run, [], [finding], source, complete=False)
+    except OSError as exc:
+        raise storage_error(exc, path, "read the journal") from None
+    # The descriptor's stat is the path's lstat: the journal opened is a regular file, never a link.
+    return run_read(run, read_file_journal(data), source=source, where=path, strict=strict, updated=_mtime(info))
+
+
+def _mtime(info: os.stat_result) -> datetime:
+    return datetime.fromtimestamp(info.st_mtime_ns / 1e9, UTC)
+
+
+def _mtime_at(path: str) -> datetime | None:
+    """The modification time of ``path`` itself (a link's own, as the runtime's listing reports it); None when it
+    cannot be looked at."""
+    try:
+        return _mtime(os.lstat(path))
+    except OSError:
+        return None
 
 
 def read_journals_into(paths: Sequence[str], capacity: int) -> tuple[np.ndarray, list[int | None]]:
