@@ -82,6 +82,24 @@ class DiffSide:
         return any(record.time for record in self.records)
 
     @property
+    def problems(self) -> dict[str, int]:
+        """Warning and error findings in scope, by code (a segment's: those at its seqs): what went wrong on this
+        side, which a diff of two runs lists when the sides differ in it."""
+        counts: dict[str, int] = {}
+        for finding in self.folded.findings:
+            in_scope = self.segment is None or (
+                finding.seq is not None and self.first_seq <= finding.seq <= self.last_seq
+            )
+            if finding.severity != "info" and in_scope:
+                counts[finding.code] = counts.get(finding.code, 0) + 1
+        return dict(sorted(counts.items()))
+
+    @property
+    def tool_errors(self) -> int:
+        """Calls in scope whose result says it failed."""
+        return sum(1 for call in self.calls if call.answer is not None and call.answer.result.is_error)
+
+    @property
     def fingerprint(self) -> Fingerprint | None:
         state = self.folded.state
         return state.fingerprint if state is not None else None
@@ -220,10 +238,20 @@ class RunDiff:
         return self.a.ending != self.b.ending
 
     @property
+    def problems_differ(self) -> bool:
+        return self.a.problems != self.b.problems
+
+    @property
+    def tool_errors_differ(self) -> bool:
+        return self.a.tool_errors != self.b.tool_errors
+
+    @property
     def identical(self) -> bool:
         """Nothing the diff compares differs (the records may still differ in what it does not compare)."""
         return (
             not self.ending_differs
+            and not self.problems_differ
+            and not self.tool_errors_differ
             and not self.fingerprint_changes
             and self.first_divergence is None
             and not any(pair.differs for pair in self.calls)
@@ -238,6 +266,8 @@ class RunDiff:
             "same_records": self.same_records,
             "identical": self.identical,
             "ending": {"a": self.a.ending, "b": self.b.ending, "changed": self.ending_differs},
+            "findings": {"a": self.a.problems, "b": self.b.problems, "changed": self.problems_differ},
+            "tool_errors": {"a": self.a.tool_errors, "b": self.b.tool_errors, "changed": self.tool_errors_differ},
             "fingerprint": {
                 "changed": [change.field for change in self.fingerprint_changes],
                 "fields": [change.to_json() for change in self.fingerprint],
@@ -321,6 +351,10 @@ def _call_words(call: CallFact | None) -> str:
     return f"{call.tool_use_id} {call.tool} {raw} -> {outcome}{error}: {shown}"
 
 
+def _problems(counts: dict[str, int]) -> str:
+    return ", ".join(f"{code} x{count}" if count > 1 else code for code, count in counts.items()) or "none"
+
+
 def _text_lines(result: RunDiff) -> list[str]:
     lines = [_side_line("A", result.a), _side_line("B", result.b)]
     if result.same_records:
@@ -332,6 +366,11 @@ def _text_lines(result: RunDiff) -> list[str]:
         lines.append(f"        B {result.b.ending}")
     else:
         lines.append(f"ending: the same ({result.a.ending})")
+    if result.problems_differ:
+        lines.append(f"findings: A {_problems(result.a.problems)}")
+        lines.append(f"          B {_problems(result.b.problems)}")
+    if result.tool_errors_differ:
+        lines.append(f"tool errors: A {result.a.tool_errors}, B {result.b.tool_errors}")
     changes = result.fingerprint_changes
     if not changes:
         lines.append("fingerprint: the same")

@@ -253,6 +253,22 @@ class DiffEnding(_Document):
     changed: bool = Field(description="the two endings differ")
 
 
+class DiffFindings(_Document):
+    """The warning and error findings of each side by code (a process run's: those at its seqs)."""
+
+    a: dict[str, int] = Field(description="side A's findings: code -> how many")
+    b: dict[str, int] = Field(description="side B's findings")
+    changed: bool = Field(description="the two sides' findings differ")
+
+
+class DiffToolErrors(_Document):
+    """How many calls of each side a failed result answered."""
+
+    a: int
+    b: int
+    changed: bool
+
+
 class DiffDocument(_Document):
     """``diff --json``: two runs, or two process runs of one, aligned by iteration and tool_use_id."""
 
@@ -263,6 +279,8 @@ class DiffDocument(_Document):
     same_records: bool = Field(description="both scopes hold the same records, byte for byte")
     identical: bool = Field(description="nothing compared differs")
     ending: DiffEnding
+    findings: DiffFindings
+    tool_errors: DiffToolErrors
     fingerprint: DiffFingerprint
     first_divergence: DiffCallPair | None
     turns: list[DiffTurn]

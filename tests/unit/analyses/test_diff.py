@@ -188,3 +188,30 @@ def test_two_runs_that_ended_differently_differ_in_their_ending() -> None:
     assert "ending: A " in text and "nothing compared differs" not in text
     same = jt.diff(NEWEST_CORPUS / "file", "3MtgeRMIkUXErFFpkcJexCl6W7H", "3MtgeRMIkUXErFFpkcJexCl6W7H")
     assert not same.ending_differs and "ending: the same (budget" in "\n".join(same.text_lines())
+
+
+def test_the_findings_and_tool_errors_of_each_side_are_among_the_differences(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    newest = RUNSTATE / "newest" / "file"
+    # A run whose answer another clock dated (times_out_of_order) against one with three failed calls.
+    backwards, failing = "3MtgeORUyjqNtTnpuv2wKMRNDfC", "3MtgeTrRxJo6h6ZYHdtiutXyqYm"
+    compared = jt.diff(str(newest), backwards, failing, strict=False)
+    with open_source(newest) as source:
+        folded = {run: jt.diff(str(newest), run, strict=False).a for run in (backwards, failing)}
+        errors = {
+            run: sum(1 for call in side.calls if call.answer is not None and call.answer.result.is_error)
+            for run, side in folded.items()
+        }
+        assert source.read_run(failing, strict=False).complete
+    assert compared.a.problems == {"times_out_of_order": 1} and compared.b.problems == {}
+    assert (compared.a.tool_errors, compared.b.tool_errors) == (errors[backwards], errors[failing]) == (0, 3)
+    assert not compared.identical and compared.problems_differ and compared.tool_errors_differ
+    document = compared.to_json()
+    assert document["findings"]["changed"] and document["tool_errors"] == {"a": 0, "b": 3, "changed": True}
+    assert main(["diff", "--lenient", str(newest), backwards, failing]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "findings: A times_out_of_order" in out and "          B none" in out and "tool errors: A 0, B 3" in out
+    # A run against itself: nothing of either differs.
+    same = jt.diff(str(newest), failing, strict=False)
+    assert not same.problems_differ and not same.tool_errors_differ
