@@ -7,6 +7,7 @@ import shutil
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -15,6 +16,7 @@ from journaltools._base.readable import shorten_middle
 from journaltools._base.text import for_terminal
 from journaltools.folding.phrases import attention_rank, shown_time
 from journaltools.protocol.findings import Finding
+from journaltools.sources.liveness import HeldLocks, lock_path, silent_for
 
 if TYPE_CHECKING:
     pass
@@ -27,6 +29,7 @@ from journaltools.cli._output import (
     _text,
     finding_json,
     fitted_columns,
+    human_duration,
     print_table,
 )
 from journaltools.cli._show import _compact, _fold_read
@@ -49,9 +52,18 @@ def _listing_rows(sources: Sequence[str]) -> Iterator[dict[str, Any]]:
     for url in sources:
         with _open(url, "ls") as backend:
             _note_findings("ls", backend.source_findings())
+            # Whether a process writes each run now: the kernel's lock table, read once per source (never the lock).
+            locks = HeldLocks.now() if backend.kind == "file" else HeldLocks(None)
+            root = Path(getattr(backend, "root", "."))
+            now = datetime.now(UTC)
             for summary in backend.iter_listing():
                 _note_findings("ls", summary.findings)
-                row = {**summary.to_json(), "why": summary.why}
+                row = {
+                    **summary.to_json(),
+                    "why": summary.why,
+                    "writer": locks.writer(lock_path(root, summary.run)),
+                    "silent_for": silent_for(summary.updated, now),
+                }
                 yield {**row, "source": backend.url} if several else row
             _note_findings("ls", backend.vanished_findings())
 
@@ -99,7 +111,8 @@ def cmd_ls(args: argparse.Namespace) -> int:
         _emit_json_array(rows)
         return 0
     listed = list(rows)  # the table's column widths need every row
-    columns = ["run", "status", "why", "created", "updated", "last_seq", "records", "model", "prompt"]
+    columns = ["run", "status", "writer", "why", "created", "updated", "silent", "last_seq", "records", "model"]
+    columns += ["prompt"]
     columns += ["source"] if several else []
     shown = [
         {
@@ -107,6 +120,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
             "run": row["run"] if args.wide else shorten_middle(row["run"], RUN_SHOWN),
             "created": shown_time(row.get("created")),
             "updated": shown_time(row.get("updated")),
+            "silent": _silent_text(row.get("silent_for")),
             "why": _shortened(row.get("why")),
             "prompt": _shortened(row.get("prompt")),
         }
@@ -153,7 +167,12 @@ TABLE_WIDTH = 120
 #: The columns that give way first when the table is wider than the terminal, each down to this many characters.
 LS_FLEXIBLE = {"prompt": 24, "why": 40, "source": 30}
 #: Then the columns left out, in this order, until the table fits.
-LS_DROPPABLE = ("records", "last_seq", "updated", "model", "prompt", "source")
+LS_DROPPABLE = ("records", "last_seq", "silent", "updated", "model", "prompt", "source")
+
+
+def _silent_text(seconds: float | None) -> str | None:
+    """How long a run has been silent, for a person (``--json`` keeps the seconds)."""
+    return None if seconds is None else human_duration(int(seconds * 1e9))
 
 
 def _activity(row: dict[str, Any]) -> datetime | None:

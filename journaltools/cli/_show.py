@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from dataclasses import asdict
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -17,6 +18,7 @@ from journaltools.folding.state import COUNTER_NAMES
 from journaltools.folding.texts import message_lines
 from journaltools.protocol.encode import encode_go_json
 from journaltools.protocol.findings import Finding
+from journaltools.sources.liveness import HeldLocks, Writer, lock_path, silent_for
 
 if TYPE_CHECKING:
     from journaltools.sources.base import RunRead
@@ -145,6 +147,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     strict = not args.lenient
     with _open(source, "show") as backend:
         read = read_named(backend, run, strict=strict)
+        # Whether a process writes the run now: the kernel's lock table, never the runtime's lock itself.
+        locks = HeldLocks.now() if backend.kind == "file" else HeldLocks(None)
+        writer = locks.writer(lock_path(Path(getattr(backend, "root", ".")), read.run))
     result = _fold_read(read, strict=strict)
     document = show_document(result, read.findings, refused=not read.complete)
     if args.anthropic:
@@ -160,7 +165,7 @@ def cmd_show(args: argparse.Namespace) -> int:
             document,
             result,
             first=_first_shown(result, args.tail, args.from_seq),
-            times=_times_line(read, result),
+            times=_times_line(read, result, writer),
             record_times={record.seq: record.time for record in read.typed() if record.time},
         )
     return 0
@@ -180,7 +185,7 @@ def _first_shown(result: FoldResult, tail: int | None, from_seq: int | None) -> 
     return first
 
 
-def _times_line(read: RunRead, result: FoldResult) -> str | None:
+def _times_line(read: RunRead, result: FoldResult, writer: Writer = "unknown") -> str | None:
     """``created ... · last activity ...``: the journal's own creation time and its latest time (the newest line's
     last dated record), so a post-mortem dates what it reads; an undated journal says what stands in for it (the
     stream's last message time, else the file's modification time), never calling it activity. UTC, to the ms."""
@@ -191,6 +196,7 @@ def _times_line(read: RunRead, result: FoldResult) -> str | None:
     dated = [go_time(record.time) for record in read.typed() if record.time]
     latest = max((time for time in dated if time is not None), default=None)
     parts = [f"created {shown_time(created)}"] if created else []
+    heard = latest
     if latest is not None:
         parts.append(f"last activity {shown_time(latest)}")
     else:
@@ -200,6 +206,7 @@ def _times_line(read: RunRead, result: FoldResult) -> str | None:
             parts.append(f"last stored {shown_time(stored)}")
         elif read.updated is not None:
             parts.append(f"file modified {shown_time(read.updated)}")
+        heard = stored or read.updated
     # The runtime's own wall clock (creation to the last dated record): only a dated journal has one, and only one
     # whose record times run forwards measures anything (the runtime's number stays in --json and `stats --json`).
     backwards = [finding.seq for finding in result.findings if finding.code == "times_out_of_order"]
@@ -208,7 +215,19 @@ def _times_line(read: RunRead, result: FoldResult) -> str | None:
         parts.append(f"wall clock unknown: record times run backwards at seq {', '.join(map(str, backwards))}")
     elif wall is not None:
         parts.append(f"wall clock {human_duration(wall)}")
-    return " · ".join(parts) or None
+    quiet = silent_for(heard)
+    liveness = f"writer: {WRITER_WORDS[writer]}" + (
+        f" · silent for {human_duration(int(quiet * 1e9))}" if quiet else ""
+    )
+    return "\n".join(line for line in (" · ".join(parts), liveness) if line)
+
+
+#: What the writer's state says, on show's header.
+WRITER_WORDS: dict[str, str] = {
+    "held": "held (a process holds the run's lock now)",
+    "free": "free (no process holds the run's lock)",
+    "unknown": "unknown (whether a process holds the run's lock cannot be told here)",
+}
 
 
 def _print_run(

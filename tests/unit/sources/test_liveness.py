@@ -1,0 +1,121 @@
+"""Whether a process writes a run now: read from the kernel's lock table while another process holds the lock and
+after it lets go, and never by opening the lock file (taking, testing or waiting on it could stall a writer)."""
+
+from __future__ import annotations
+
+import builtins
+import fcntl
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from journaltools.cli import main
+from journaltools.sources.liveness import PROC_LOCKS, HeldLocks, lock_path, silent_for
+from tests.paths import SAMPLES
+
+HOLDER = """
+import fcntl, sys
+with open(sys.argv[1], "a") as lock:
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    print("held", flush=True)
+    sys.stdin.readline()
+    fcntl.flock(lock, fcntl.LOCK_UN)
+    print("released", flush=True)
+    sys.stdin.readline()
+"""
+
+needs_proc_locks = pytest.mark.skipif(not PROC_LOCKS.exists(), reason="the kernel's lock table is Linux's /proc/locks")
+
+
+def _never_locking(monkeypatch: pytest.MonkeyPatch, lock: Path) -> list[str]:
+    """Refuse any lock call, and record every path opened: the lock file must never be among them."""
+    opened: list[str] = []
+    real_open, real_os_open = builtins.open, os.open
+
+    def refuse(*_args: Any, **_kwargs: Any) -> None:
+        raise AssertionError("journaltools took, tested or waited on a lock")
+
+    def watched_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+        opened.append(os.fspath(file) if isinstance(file, (str, os.PathLike)) else str(file))
+        return real_open(file, *args, **kwargs)
+
+    def watched_os_open(path: Any, *args: Any, **kwargs: Any) -> int:
+        opened.append(os.fspath(path))
+        return real_os_open(path, *args, **kwargs)
+
+    for name in ("flock", "lockf"):
+        monkeypatch.setattr(fcntl, name, refuse)
+    monkeypatch.setattr(builtins, "open", watched_open)
+    monkeypatch.setattr(os, "open", watched_os_open)
+    return opened
+
+
+@needs_proc_locks
+def test_a_held_lock_reads_held_and_a_released_one_free_without_opening_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = "newest-next-turn-in-flight"
+    (tmp_path / f"{run}.json").write_bytes((SAMPLES / f"{run}.json").read_bytes())
+    lock = lock_path(tmp_path, run)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(lock)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdin is not None
+        assert holder.stdout.readline().strip() == "held"
+        opened = _never_locking(monkeypatch, lock)
+        assert HeldLocks.now().writer(lock) == "held"
+        assert main(["ls", "--json", str(tmp_path)]) == 0
+        (row,) = json.loads(capsys.readouterr().out)
+        assert row["writer"] == "held" and row["silent_for"] >= 0
+        assert main(["show", str(tmp_path), run]) == 0
+        assert "writer: held (a process holds the run's lock now)" in capsys.readouterr().out
+        monkeypatch.undo()
+        holder.stdin.write("\n")
+        holder.stdin.flush()
+        assert holder.stdout.readline().strip() == "released"
+        opened = _never_locking(monkeypatch, lock)
+        assert HeldLocks.now().writer(lock) == "free"
+        assert str(lock) not in opened
+    finally:
+        monkeypatch.undo()
+        holder.kill()
+        holder.communicate(timeout=30)  # waits, and closes both pipes
+
+
+def test_no_lock_file_is_free_and_an_unreadable_table_is_unknown(tmp_path: Path) -> None:
+    assert HeldLocks(frozenset()).writer(tmp_path / "absent.lock") == "free"
+    assert HeldLocks.now(tmp_path / "no-such-table").writer(tmp_path / "absent.lock") == "unknown"
+    table = tmp_path / "locks"
+    lock = tmp_path / "run.lock"
+    lock.touch()
+    info = lock.stat()
+    where = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
+    # A waiter's line ("->") holds nothing; a holder's does.
+    table.write_text(f"1: -> FLOCK  ADVISORY  WRITE 7 {where} 0 EOF\n")
+    assert HeldLocks.now(table).writer(lock) == "free"
+    table.write_text(f"1: FLOCK  ADVISORY  WRITE 7 {where} 0 EOF\n2: POSIX  ADVISORY  READ 9 garbage 0 EOF\n")
+    assert HeldLocks.now(table).writer(lock) == "held"
+
+
+def test_silence_is_counted_from_the_last_time_heard_and_never_negative() -> None:
+    now = datetime(2026, 12, 6, tzinfo=UTC)
+    assert silent_for(now - timedelta(minutes=3), now) == 180.0
+    assert silent_for(now + timedelta(seconds=5), now) == 0.0
+    assert silent_for(None, now) is None
+
+
+def test_a_stream_says_only_what_it_can(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # A JetStream run has no lock file: its writer is unknown (covered with a real server in the integration tests);
+    # a file source whose journals have no lock file beside them says free.
+    (tmp_path / "completed-with-tools.json").write_bytes((SAMPLES / "completed-with-tools.json").read_bytes())
+    assert main(["ls", "--json", str(tmp_path)]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    expected = "free" if PROC_LOCKS.exists() else "unknown"
+    assert row["writer"] == expected
