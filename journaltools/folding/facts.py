@@ -355,18 +355,6 @@ def degraded_finding(run: str, meta: Meta, gaps: JournalGaps) -> Finding | None:
     return Finding.of(run, None, "degraded_analysis", f"the journal{august} lacks " + "; ".join(lacks))
 
 
-def times_out_of_order(run: str, seq: int, time: str, before_seq: int, before_time: str) -> Finding:
-    """Record ``seq`` dated before ``before_seq``, the dated record before it (both fold paths word it here)."""
-    behind = (time_ns(before_time) or 0) - (time_ns(time) or 0)
-    return Finding.of(
-        run,
-        seq,
-        "times_out_of_order",
-        f"seq {seq} is dated {behind / 1e9:.3f} s before seq {before_seq} ({time} after {before_time}): the "
-        "records' clocks disagree, so no interval across them is a duration",
-    )
-
-
 def _gap(before: Record | None, record: Record) -> int | None:
     """The time from the record ``before`` to ``record``, when both are dated and it does not run backwards."""
     if before is None:
@@ -386,7 +374,6 @@ __all__ = [
     "degraded_analysis",
     "degraded_finding",
     "time_ns",
-    "times_out_of_order",
     "undated",
     "wall_clock_ns",
     "wall_clock_of",

@@ -20,10 +20,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from journaltools.errors import FoldError, VersionMismatch
-from journaltools.folding.facts import time_ns, times_out_of_order
+from journaltools.folding.facts import time_ns
 from journaltools.folding.schema import schema_problem
 from journaltools.folding.state import Counters, PendingCall, PendingTurn, RunState, wrap_int64
 from journaltools.folding.status import Segment, SegmentWalk, Status, status_of, waiting_for_of
+from journaltools.folding.warnings import run_id_mismatch, times_out_of_order, unanswered_call
 from journaltools.goencoding.json import go_quoted
 from journaltools.protocol.blocks import ASSISTANT, USER, Block, Message, ToolResultBlock, tool_uses, user_text
 from journaltools.protocol.findings import Finding
@@ -235,12 +236,9 @@ class Walk:
             times=[first.time or meta.created],
         )
         self.message_seqs = [first.seq]
-        if meta.run_id != self.run:
-            self._warn(
-                first.seq,
-                "run_id_mismatch",
-                f"meta.run_id is {go_quoted(meta.run_id)}, not the journal's name: the runtime lists the run by it",
-            )
+        renamed = run_id_mismatch(self.run, meta, first.seq)
+        if renamed is not None:
+            self.findings.append(renamed)
         self._check_schema(first)
         self._check_time_order(first)
         self.last_seq = first.seq
@@ -429,11 +427,7 @@ class Walk:
         if committed_by is not None:
             for call in tool_uses(turn.assistant.message):
                 if call.id not in turn.answered:
-                    self._warn(
-                        turn.seq,
-                        "unanswered_call",
-                        f"call {call.id!r} ({call.name}) has no result; the turn was closed at seq {committed_by}",
-                    )
+                    self.findings.append(unanswered_call(self.run, turn.seq, call.id, call.name, committed_by))
         state.messages.append(turn.assistant.message)
         self.message_seqs.append(turn.seq)
         state.times.append(turn.time)

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 
 import msgspec
 
-from journaltools.folding.facts import JournalGaps, times_out_of_order
+from journaltools.folding.facts import JournalGaps
 from journaltools.folding.schema import schema_problem
-from journaltools.goencoding.json import go_quoted
+from journaltools.folding.warnings import run_id_mismatch, times_out_of_order, unanswered_call
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.generations import generation_of_version
 from journaltools.protocol.journal import ProvenRecords
@@ -233,24 +233,10 @@ def _proven_first(records: ProvenRecords) -> Record | None:
     return first
 
 
-def run_id_mismatch(run: str, meta: Meta) -> Finding | None:
-    """The warning a journal whose meta record names another run gets (a copied or renamed journal), worded as the
-    reference's fold words it (``fold.Fold.result``; the differential tests hold the two to one text); None when
-    the meta record names ``run``."""
-    if meta.run_id == run:
-        return None
-    return Finding.of(
-        run,
-        1,  # usable_first: the meta record is seq 1
-        "run_id_mismatch",
-        f"meta.run_id is {go_quoted(meta.run_id)}, not the journal's name: the runtime lists the run by it",
-    )
-
-
 def warnings_of(run: str, meta: Meta, native: NativeRun) -> list[Finding]:
     """The warnings the native walk reports of a journal (``usable_first`` gave its ``meta``), worded, and in the
     order, of the reference's fold: the meta record's, then per record its time's, then the turn it closes."""
-    found = [] if (renamed := run_id_mismatch(run, meta)) is None else [renamed]
+    found = [] if (renamed := run_id_mismatch(run, meta, 1)) is None else [renamed]  # usable_first: seq 1
     steps = [(step[0], 0, times_out_of_order(run, *step)) for step in native.backsteps]
     closes = [
         (closed_by, 1, unanswered_call(run, seq, call_id, tool, closed_by))
@@ -261,17 +247,6 @@ def warnings_of(run: str, meta: Meta, native: NativeRun) -> list[Finding]:
     else:
         found.extend(finding for _, _, finding in steps)
     return found
-
-
-def unanswered_call(run: str, seq: int, call_id: str, tool: str, closed_by: int) -> Finding:
-    """The warning of a call the turn at ``seq`` made and the record ``closed_by`` closed unanswered, worded as the
-    reference's fold words it (``fold.Fold._commit``; the differential tests hold the two to one text)."""
-    return Finding.of(
-        run,
-        seq,
-        "unanswered_call",
-        f"call {call_id!r} ({tool}) has no result; the turn was closed at seq {closed_by}",
-    )
 
 
 def fold_rows(
@@ -312,8 +287,6 @@ __all__ = [
     "disabled",
     "extension_kinds",
     "fold_rows",
-    "run_id_mismatch",
-    "unanswered_call",
     "usable_first",
     "warnings_of",
 ]
