@@ -536,6 +536,11 @@ typedef struct {
     int reopened;
     int terminal_waits_claim; /* a terminal with no claim since (a new turn then is a finding) */
     int any_terminal, turn_after_terminal;
+    /* The last terminal's seq, and the first record after it (what reopened the run): its seq, kind and, for a
+     * claim, who claimed it (the fold's AfterTerminal, which the phrase "reopened by ... at seq N" reads). */
+    uint64_t last_terminal_seq, after_seq;
+    int after_set, after_kind, after_claimed;
+    text_ref after_by;
     text_list approvals, call_approvals, memory_keys;
     int64_t resumes;
     /* segments */
@@ -1440,6 +1445,16 @@ static PyObject *summary(walk *w, const journal_walk *journal) {
     PyObject *memory_keys = python_list(w, &w->memory_keys);
     PyObject *backsteps = backstep_list(w);
     PyObject *unanswered = unanswered_list(w);
+    /* (terminal seq, seq, kind, claimed by or None) of the first record after the last terminal, else None. */
+    PyObject *after = Py_NewRef(Py_None);
+    if (w->terminal_set && w->after_set) {
+        PyObject *by = w->after_claimed ? arena_string(w, w->after_by) : Py_NewRef(Py_None);
+        const char *kind = w->after_kind >= 0 && w->after_kind < K_COUNT ? KIND_NAMES[w->after_kind] : "unknown";
+        Py_DECREF(after);
+        after = by == NULL ? NULL
+                           : Py_BuildValue("(KKsN)", (unsigned long long)w->last_terminal_seq,
+                                           (unsigned long long)w->after_seq, kind, by);
+    }
     PyObject *terminal_reason = w->terminal_set ? arena_string(w, w->terminal_reason) : Py_NewRef(Py_None);
     PyObject *terminal_message = w->terminal_set ? arena_string_or_none(w, w->terminal_message) : Py_NewRef(Py_None);
     PyObject *last_stop = w->saw_assistant ? arena_string_or_none(w, w->last_stop) : Py_NewRef(Py_None);
@@ -1447,10 +1462,10 @@ static PyObject *summary(walk *w, const journal_walk *journal) {
     PyObject *ended =
         w->terminal_set && !w->reopened && !is_zero_time(&w->ended) ? micros_or_none(&w->ended) : Py_NewRef(Py_None);
     PyObject *result = NULL;
-    if (approvals && call_approvals && memory_keys && backsteps && unanswered && terminal_reason && terminal_message &&
-        last_stop && ended) {
+    if (approvals && call_approvals && memory_keys && backsteps && unanswered && after && terminal_reason &&
+        terminal_message && last_stop && ended) {
         result = Py_BuildValue(
-            "(nnnnOOOOLL(LLLLLLLLL)OOLznnOOOKLONNnnnLLOO)", (Py_ssize_t)w->message_index, (Py_ssize_t)w->call_count,
+            "(nnnnOOOOLL(LLLLLLLLL)OOLznnOOOKLONNnnnLLOOO)", (Py_ssize_t)w->message_index, (Py_ssize_t)w->call_count,
             journal->count,
             (Py_ssize_t)w->segment_index, terminal_reason, terminal_message, w->reopened ? Py_True : Py_False, ended,
             (long long)(int64_t)w->turns, (long long)(int64_t)w->context_tokens, (long long)(int64_t)w->counters[0],
@@ -1462,7 +1477,7 @@ static PyObject *summary(walk *w, const journal_walk *journal) {
             pending_calls, open_deferrals, approvals, call_approvals, memory_keys, (unsigned long long)journal->last_seq,
             (long long)w->resumes, (w->any_terminal && w->turn_after_terminal) ? Py_True : Py_False,
             time_text(&w->last_time), time_text(&w->last_dated), (Py_ssize_t)w->undated, ended_calls, untimed,
-            (long long)w->results, (long long)w->kindless, backsteps, unanswered);
+            (long long)w->results, (long long)w->kindless, backsteps, unanswered, after);
     }
     Py_DECREF(by_kind);
     Py_XDECREF(approvals);
@@ -1470,6 +1485,7 @@ static PyObject *summary(walk *w, const journal_walk *journal) {
     Py_XDECREF(memory_keys);
     Py_XDECREF(backsteps);
     Py_XDECREF(unanswered);
+    Py_XDECREF(after);
     Py_XDECREF(terminal_reason);
     Py_XDECREF(terminal_message);
     Py_XDECREF(last_stop);
@@ -1556,6 +1572,16 @@ static int walk_journal(walk *w, journal_walk *journal) {
         uint64_t seq = 0;
         status = read_record(w, &c, journal->kinds[i], (int)(i > 0), &seq, &time, last_seq, &before);
         if (status < 0) return status;
+        if (journal->kinds[i] == K_TERMINAL) {
+            w->last_terminal_seq = seq;
+            w->after_set = 0;
+        } else if (w->terminal_set && !w->after_set) {
+            w->after_set = 1;
+            w->after_seq = seq;
+            w->after_kind = journal->kinds[i];
+            w->after_claimed = journal->kinds[i] == K_CLAIM;
+            w->after_by = w->segment_claimed_by;
+        }
         if (i == 0) {
             /* The prompt message, dated by the meta record, and the first segment. */
             open_user_message(w, seq);

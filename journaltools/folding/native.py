@@ -147,6 +147,8 @@ class NativeRun(NamedTuple):
     backsteps: list[tuple[int, str, int, str]]
     #: ``(turn_seq, call_id, tool, closed_by)`` for each call whose turn a later record closed unanswered.
     unanswered: list[tuple[int, str, str, int]]
+    #: ``(terminal_seq, seq, kind, claimed_by)`` of the first record after the last terminal (``fold.AfterTerminal``).
+    after_terminal: tuple[int, int, str, str | None] | None
 
     def gaps(self) -> JournalGaps:
         return JournalGaps(

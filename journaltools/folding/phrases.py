@@ -19,6 +19,7 @@ from journaltools.protocol.kinds import ZERO_TIME
 
 if TYPE_CHECKING:
     from journaltools.folding import FoldResult
+    from journaltools.folding.fold import AfterTerminal
 
 #: Statuses by how urgently a person should look: a journal the runtime refuses, a run that failed, runs that
 #: have not ended or wait for someone, runs cut short by a limit, and last the ones that completed.
@@ -54,7 +55,13 @@ def reopening_text(result: FoldResult) -> str | None:
         return None
     if not (state.reopened and state.generation.reopens_after_terminal):
         return None
-    ending = f"{state.terminal.reason} at seq {after.terminal_seq}"
+    return reopening_phrase(state.terminal.reason, after)
+
+
+def reopening_phrase(terminal_reason: str, after: AfterTerminal) -> str:
+    """``reopening_text`` of a run whose last terminal gave ``terminal_reason`` and ``after`` followed it (from a
+    fold, or from the native walk's row)."""
+    ending = f"{terminal_reason} at seq {after.terminal_seq}"
     if after.kind == "tool_result":  # the answer to a deferred call: what a suspended run waited for
         return f"{ending}, then answered at seq {after.seq}: ready to resume"
     if after.claimed_by is not None:

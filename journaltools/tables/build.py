@@ -11,6 +11,7 @@ typed records (``RunFacts``), made once per journal.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -28,6 +29,8 @@ from journaltools.folding.facts import (
     wall_clock_ns,
     wall_clock_of,
 )
+from journaltools.folding.fold import AfterTerminal
+from journaltools.folding.phrases import Ending, ending_of, problem_text, reopening_phrase, why_of
 from journaltools.folding.reads import RunReadLike
 from journaltools.folding.run import fold_run
 from journaltools.folding.state import COUNTER_NAMES
@@ -265,6 +268,7 @@ class TablesBuilder:
             "last_stop_reason": (state.last_stop_reason or None) if state is not None else None,
             "next_iteration": state.next_iteration if state is not None else None,
             "waiting_for": result.waiting_for if result is not None else None,
+            "why": why_of(_ending(status, result, findings)),
             "pending_calls": len(result.pending_calls) if result is not None and state is not None else None,
             "open_deferrals": len(pending.open_deferrals()) if pending is not None else (0 if state else None),
             "approvals": list(state.approvals or ()) if state is not None else None,
@@ -331,6 +335,7 @@ class TablesBuilder:
             "last_stop_reason": native.last_stop_reason,
             "next_iteration": native.next_iteration,
             "waiting_for": native.waiting_for,
+            "why": why_of(_native_ending(ending or "open", native, generation.reopens_after_terminal)),
             "pending_calls": native.pending_calls,
             "open_deferrals": native.open_deferrals,
             "approvals": native.approvals,
@@ -518,3 +523,32 @@ def tables_of_reads(reads: Sequence[RunReadLike], *, records: bool = True, fold:
     for read in reads:
         builder.add_folding(read)
     return builder.finish()
+
+
+def _ending(status: str, result: FoldResult | None, findings: Sequence[Finding]) -> Ending:
+    """What the ``why`` column says of a run the Python path tabled: the fold's ending, under the row's status, with
+    the first error of the reader's and the fold's findings (what makes an ``invalid`` row so)."""
+    error = next((finding for finding in findings if finding.severity == "error"), None)
+    problem = problem_text(error.seq, error.code, error.message) if error is not None else None
+    if result is None:
+        return Ending(status, problem=problem)
+    return dataclasses.replace(ending_of(result), status=status, problem=problem)
+
+
+def _native_ending(status: str, native: native_fold.NativeRun, reopens: bool) -> Ending:
+    """The ``why`` column's ending from the native walk's row: the same parts ``ending_of`` takes from a fold."""
+    after = native.after_terminal
+    reopening = None
+    if reopens and native.reopened and native.terminal_reason is not None and after is not None:
+        reopening = reopening_phrase(native.terminal_reason, AfterTerminal(*after))
+    return Ending(
+        status=status,
+        reopening=reopening,
+        terminal_reason=native.terminal_reason,
+        terminal_message=native.terminal_message,
+        stale_terminal=native.stale_terminal,
+        deferred=native.open_deferrals,
+        unanswered=native.pending_calls - native.open_deferrals,
+        waiting_for=native.waiting_for,
+        last_stop_reason=native.last_stop_reason,
+    )

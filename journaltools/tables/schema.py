@@ -114,6 +114,7 @@ RUNS_SCHEMA: Final = _schema(
         pa.field("last_stop_reason", pa.string()),
         pa.field("next_iteration", pa.int64()),
         pa.field("waiting_for", pa.string()),
+        pa.field("why", pa.large_string()),
         pa.field("llm_calls", pa.int64()),
         pa.field("tool_calls", pa.int64()),
         pa.field("remote_tool_calls", pa.int64()),

@@ -355,7 +355,8 @@ class RunBrowserModel:
                     tokens=_total_tokens(item),
                     pending_calls=pending,
                     last_seq=int(item.get("last_seq") or 0),
-                    reason=why_of(_ending_of_row(item, status, problems.get(run))),
+                    # The table's own ``why`` (the fold's words); a narrower table's row is worded from its columns.
+                    reason=item.get("why") or why_of(_ending_of_row(item, status, problems.get(run))),
                     caller=item.get("caller") or None,
                     segments=_int_or_none(item.get("segments")),
                     stale_terminal=bool(item.get("stale_terminal")),
