@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import bisect
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from journaltools.exports.facts import (
     Prices,
@@ -57,9 +59,10 @@ from journaltools.folding.conversation import (
     pending_view,
 )
 from journaltools.folding.phrases import NO_ENDING, ending_text, shown_time
-from journaltools.folding.run import fold_run
+from journaltools.folding.run import FoldedRun, fold_run
 from journaltools.folding.state import COUNTER_NAMES
 from journaltools.protocol.findings import Finding
+from journaltools.sources.base import RunRead, StoredRecord
 
 #: Findings listed open in the header; more than this are collapsed behind their count.
 OPEN_FINDINGS = 3
@@ -137,9 +140,28 @@ class ConversationModel:
 
         with open_source(source) as backend:
             read = backend.read_run(run, strict=False)
-        folded = fold_run(read)
+        return cls.from_folded(fold_run(read), page_size=page_size, limit=limit, prices=prices, updated=read.updated)
+
+    @classmethod
+    def from_folded(
+        cls,
+        folded: FoldedRun,
+        page_size: int = 50,
+        limit: int = DEFAULT_LIMIT,
+        prices: Prices | None = None,
+        updated: datetime | None = None,
+        uid: str | None = None,
+    ) -> ConversationModel:
+        """A folded run with every time its records keep (``updated``: the store's last time, a file's mtime or
+        the last message's); ``uid`` keeps the anchors of a view already on the page (a run followed as it is
+        written is arranged again, record by record, under the same anchors)."""
+        # A source's read, or a followed run's growing one: stored records either way, with the store's times.
+        read = RunRead(folded.run, cast("Sequence[StoredRecord]", folded.read.records), updated=updated)
         facts = facts_of_read(read, folded.facts())
-        return cls.from_fold(folded.as_fold_result(), page_size=page_size, limit=limit, facts=facts, prices=prices)
+        model = cls.from_fold(folded.as_fold_result(), page_size=page_size, limit=limit, facts=facts, prices=prices)
+        if uid is not None:
+            model.uid = uid
+        return model
 
     @property
     def findings(self) -> list[str]:
@@ -519,17 +541,28 @@ class ConversationModel:
         )
 
     def window_html(
-        self, start: int, values: Values | None = None, target: int | None = None, budget: RenderBudget | None = None
+        self,
+        start: int,
+        values: Values | None = None,
+        target: int | None = None,
+        budget: RenderBudget | None = None,
+        pending: bool = True,
     ) -> str:
-        """``page_size`` messages from ``start``; the window that reaches the end ends with the turn in flight.
+        """``page_size`` messages from ``start``; the window that reaches the end ends with the turn in flight
+        (unless ``pending`` is False: a followed view draws it apart, as it changes with every record).
         ``target`` (a seq) is marked; ``values`` collects what was cut; ``budget`` bounds Markdown time."""
-        body = "".join(html for _seq, html in self.window_items(start, values, target, budget))
+        body = "".join(html for _seq, html in self.window_items(start, values, target, budget, pending))
         if not body:
             body = "<p class='jt-muted'>no messages</p>"
         return themed(f'<div class="jt-scroll">{body}</div>')
 
     def window_items(
-        self, start: int, values: Values | None = None, target: int | None = None, budget: RenderBudget | None = None
+        self,
+        start: int,
+        values: Values | None = None,
+        target: int | None = None,
+        budget: RenderBudget | None = None,
+        pending: bool = True,
     ) -> list[tuple[int, str]]:
         """The window of ``window_html`` as ``(seq, html)`` pairs, one per message and one for the turn in flight
         when the window reaches the end: a page that must keep to a size (the report) adds them one at a time."""
@@ -549,7 +582,7 @@ class ConversationModel:
             )
             for message in shown
         ]
-        if start + self.page_size >= len(self.messages) and self.pending is not None:
+        if pending and start + self.page_size >= len(self.messages) and self.pending is not None:
             items.append((self.pending.seq, self.pending_html(values, budget, target)))
         return items
 

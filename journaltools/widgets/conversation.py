@@ -3,17 +3,26 @@
 The view draws ``exports.conversation.ConversationModel`` (the same model the offline report draws): the header,
 a navigation bar whose "jump to" reaches any process run, finding, the ending and the turn in flight on any page,
 one window of messages rendered at a time, and the rest of any value cut short, on demand.
+
+A run still being written can be followed (``from_source(..., follow=)``, on by default for an open run; see
+``widgets.live``): a "live" badge, each new message added below those shown (the window already drawn is not drawn
+again, so its scroll position stays), the turn in flight and the header's banner redrawn as they change, until the
+run ends or the view is closed.
 """
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from journaltools.exports.conversation import ConversationModel, Target
 from journaltools.exports.facts import Prices, RecordFacts
-from journaltools.exports.html import Values, esc, themed
+from journaltools.exports.html import RenderBudget, Values, esc, themed
 from journaltools.folding import FoldResult
+from journaltools.widgets.live import LiveUpdate, RunFollow, badge_html, is_open
 
 
 class ConversationView:
@@ -28,6 +37,14 @@ class ConversationView:
         self.model = model
         self.start = 0
         self.values = Values()
+        # The model changes on a follow's thread while a click pages through it: one at a time.
+        self._lock = threading.RLock()
+        self._changed = threading.Condition()
+        #: The follow of the run shown, while there is one (``follow``).
+        self.live: RunFollow | None = None
+        self._on_update: Callable[[LiveUpdate], None] | None = None
+        self.badge = w.HTML()
+        self.badge.layout.display = "none"
         self.header = w.HTML()
         self.previous = w.Button(description="← earlier", tooltip="the messages before these")
         self.following = w.Button(description="later →", tooltip="the messages after these")
@@ -53,7 +70,7 @@ class ConversationView:
         # The seq box and its "go" wrap together: a button alone on a line says nothing.
         seq_group = w.HBox([self.seq_box, self.seq_button])
         seq_group.add_class("jt-seq-group")
-        nav = w.HBox([self.previous, self.page_label, self.following, self.jump, seq_group])
+        nav = w.HBox([self.badge, self.previous, self.page_label, self.following, self.jump, seq_group])
         nav.add_class("jt-pager")
         nav.add_class("jt-conversation-nav")
         self.body = w.HTML()
@@ -64,19 +81,33 @@ class ConversationView:
         self._rest_at: dict[str, int] = {}
         rest_label = w.HTML(themed("<b>the rest of a value</b> (cut to keep the page small):"))
         self.rest_bar = w.VBox([w.HBox([rest_label, self.rest_choice, self.rest_button]), self.rest])
-        self.widget = w.VBox([self.header, nav, self.body, self.rest_bar])
+        # A followed view draws messages added below the window ``tail`` and the turn in flight in ``in_flight``.
+        self.tail = w.VBox()
+        self.in_flight = w.HTML()
+        self.widget = w.VBox([self.header, nav, self.body, self.tail, self.in_flight, self.rest_bar])
         self.widget.add_class("jt-conversation")
+        # Closing the widget (``close()``, or the kernel's ``Widget.close_all()``) ends the follow with it.
+        self.widget.observe(self._on_comm, names="comm")
         self.show_model(model)
 
     def show_model(self, model: ConversationModel) -> None:
-        """Show another run in the same widgets (a view already on the page can take the focus at once)."""
-        self.model = model
+        """Show another run in the same widgets (a view already on the page can take the focus at once); a
+        follow of the run shown before stops."""
+        self.stop_following()
+        with self._lock:
+            self.model = model
+            self._show_header()
+            self.show_window(0)
+
+    def _show_header(self) -> None:
+        model = self.model
         self.header.value = themed(model.header_html())
         self._targets = model.targets()
-        self.jump.options = [("jump to…", -1), *((t.label, i) for i, t in enumerate(self._targets))]
-        self.jump.value = -1
+        options = [("jump to…", -1), *((t.label, i) for i, t in enumerate(self._targets))]
+        if list(self.jump.options) != options:
+            self.jump.options = options
+            self.jump.value = -1
         self.seq_box.max = max(1, int(model.header["last_seq"]))
-        self.show_window(0)
 
     def focus(self) -> None:
         """Give the keyboard focus to the navigation bar under the header: the browser scrolls it into view,
@@ -96,11 +127,35 @@ class ConversationView:
 
     @classmethod
     def from_source(
-        cls, source: str | Path, run: str, page_size: int = 50, prices: Prices | None = None
+        cls,
+        source: str | Path,
+        run: str,
+        page_size: int = 50,
+        prices: Prices | None = None,
+        follow: bool | None = None,
     ) -> ConversationView:
         """``run`` of ``source``, read and folded, with every time its records keep (see
-        ``ConversationModel.from_source``)."""
-        return cls(ConversationModel.from_source(source, run, page_size=page_size, prices=prices))
+        ``ConversationModel.from_source``). ``follow``: update the view in place as the run is written, on a
+        thread, until it ends or the view is closed; None (the default) follows a run that is still open (not
+        ended, not refused) whose journal can be followed (a plain file, a stream)."""
+        from journaltools.errors import JournalError
+
+        if follow is False:
+            return cls(ConversationModel.from_source(source, run, page_size=page_size, prices=prices))
+        try:
+            live = RunFollow.open(source, run)
+        except JournalError:
+            if follow:
+                raise
+            # A journal that cannot be followed (a compressed file): shown as read.
+            return cls(ConversationModel.from_source(source, run, page_size=page_size, prices=prices))
+        model = ConversationModel.from_folded(live.folded, page_size=page_size, prices=prices, updated=live.updated)
+        view = cls(model)
+        if follow or is_open(live.folded):
+            view.follow(live)
+        else:
+            live.close()
+        return view
 
     @property
     def pager_text(self) -> str:
@@ -111,27 +166,165 @@ class ConversationView:
 
     def show_window(self, start: int, target: int | None = None) -> None:
         """Show ``page_size`` messages from ``start`` (kept in range); mark ``target`` (a seq)."""
-        model = self.model
+        with self._lock:
+            model = self.model
+            start = min(max(0, start), max(0, len(model.messages) - 1))
+            self.start = start
+            self.values = Values()
+            followed = self.live is not None
+            self.body.value = model.window_html(start, self.values, target, pending=not followed)
+            self._clear_tail()
+            self.in_flight.value = self._in_flight_html() if followed else ""
+            total = len(model.messages)
+            # The box reads the seq of the first message shown (what "go" would show again), not a stale 0.
+            self.seq_box.value = min(int(self.seq_box.max), model.messages[start].seq) if total else 0
+            self.rest_choice.options = []
+            self._rest_at = {}
+            self.rest.value = ""
+            self._show_place()
+
+    def _show_place(self) -> None:
+        """The pager's label and buttons, the seq box and the chooser of values cut short, for the window shown."""
+        model, start = self.model, self.start
         total = len(model.messages)
-        start = min(max(0, start), max(0, total - 1))
-        self.start = start
-        self.values = Values()
-        self.body.value = model.window_html(start, self.values, target)
         last = min(total, start + model.page_size)
         aligned = start % model.page_size == 0
         page = f"page {start // model.page_size + 1} of {model.page_count}" if aligned else "from a jump"
         shown = f"messages {start + 1:,}-{last:,} of {total:,}" if total else "no messages"
         in_flight = " + the turn in flight" if model.pending is not None and last >= total else ""
         self.page_label.value = f"{shown}{in_flight} ({page})"
-        # The box reads the seq of the first message shown (what "go" would show again), not a stale 0.
-        self.seq_box.value = min(int(self.seq_box.max), model.messages[start].seq) if total else 0
         self.previous.disabled = start <= 0
         self.following.disabled = start + model.page_size >= total
-        self.rest_choice.options = [(label, key) for key, label in self.values.labels.items()]
-        self.rest_choice.value = next(iter(self.values.labels), None)
-        self._rest_at = {}
-        self.rest.value = ""
+        choices = [(label, key) for key, label in self.values.labels.items()]
+        if list(self.rest_choice.options) != choices:  # a followed view's new messages may add values cut short
+            chosen = self.rest_choice.value
+            self.rest_choice.options = choices
+            self.rest_choice.value = chosen if chosen in self.values.labels else next(iter(self.values.labels), None)
         self.rest_bar.layout.display = "" if self.values.texts else "none"
+
+    def _clear_tail(self) -> None:
+        added, self.tail.children = self.tail.children, ()
+        for piece in added:
+            piece.close()
+
+    def _in_flight_html(self) -> str:
+        model = self.model
+        if model.pending is None or self.start + model.page_size < len(model.messages):
+            return ""
+        return themed(model.pending_html())
+
+    # -- following the run as it is written ----------------------------------------------------------------------
+
+    @property
+    def is_following(self) -> bool:
+        """Whether the view is following its run (a thread adds what is journaled)."""
+        live = self.live
+        return live is not None and not live.stopped.is_set()
+
+    def follow(self, live: RunFollow, on_update: Callable[[LiveUpdate], None] | None = None) -> None:
+        """Follow ``live``'s run in this view (it stops following whatever it followed before): the window is
+        drawn again with the run as ``live`` read it, then each change is added in place on ``live``'s thread.
+        ``on_update`` is told of each change too (the run browser updates the run's row)."""
+        self.stop_following()
+        with self._lock:
+            self.live, self._on_update = live, on_update
+            self.model = ConversationModel.from_folded(
+                live.folded,
+                page_size=self.model.page_size,
+                limit=self.model.limit,
+                prices=self.model.prices,
+                updated=live.updated,
+                uid=self.model.uid,
+            )
+            self._show_header()
+            self.show_window(self.start)
+            self.badge.value = themed(badge_html(True))
+            self.badge.layout.display = ""
+        live.start(lambda update: self._take(live, update), lambda reason: self._stopped(live, reason))
+
+    def stop_following(self, timeout: float = 5.0) -> bool:
+        """Stop following (the thread is joined, up to ``timeout`` seconds); True when no thread is left."""
+        live = self.live
+        if live is None:
+            return True
+        done = live.close(timeout)
+        with self._lock:
+            if self.live is live:
+                self.live = None
+                self.badge.value, self.badge.layout.display = "", "none"
+        return done
+
+    def _take(self, live: RunFollow, update: LiveUpdate) -> None:
+        """A change of the followed run (on its thread): arranged, then shown in place."""
+        model = ConversationModel.from_folded(
+            update.folded,
+            page_size=self.model.page_size,
+            limit=self.model.limit,
+            prices=self.model.prices,
+            updated=update.updated,
+            uid=self.model.uid,
+        )
+        with self._lock:
+            if self.live is not live:
+                return  # a follow stopped while this change was arranged
+            self._grow(model)
+            on_update = self._on_update
+        if on_update is not None:
+            on_update(update)
+        with self._changed:
+            self._changed.notify_all()
+
+    def _grow(self, model: ConversationModel) -> None:
+        """Show ``model``, the run with more records: the messages new in the window are added below it; the
+        window is drawn again only if a message already shown changed."""
+        old, start = self.model, self.start
+        self.model = model
+        self._show_header()
+        size = model.page_size
+        shown = old.messages[start : start + size]
+        if model.messages[start : start + len(shown)] != shown:
+            self.show_window(start)
+            return
+        added = model.messages[start + len(shown) : start + size]
+        if added:
+            budget = RenderBudget()
+            html = "".join(
+                model.message_html(m, self.values, budget, calls_shown=m.paired_from is None or m.paired_from >= start)
+                for m in added
+            )
+            piece = _html(f'<div class="jt jt-added">{html}</div>')
+            self.tail.children = (*self.tail.children, piece)
+        self.in_flight.value = self._in_flight_html()
+        self._show_place()
+
+    def _stopped(self, live: RunFollow, reason: str) -> None:
+        with self._lock:
+            if self.live is live:
+                self.badge.value = themed(badge_html(False, reason))
+        with self._changed:
+            self._changed.notify_all()
+
+    def wait_for(self, condition: Callable[[], bool], timeout: float = 10.0) -> bool:
+        """Wait until ``condition()`` holds (asked after each change the follow brings and when it stops), up to
+        ``timeout`` seconds; whether it holds."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while not condition():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._changed.wait(left)
+        return True
+
+    def close(self) -> None:
+        """Stop following and close the widget."""
+        self.stop_following()
+        self.widget.close()
+
+    def _on_comm(self, change: dict[str, Any]) -> None:
+        if change["new"] is None and self.live is not None:
+            # Not joined here: this may run on the follow's own thread, or inside a kernel message handler.
+            self.live.close(timeout=0)
 
     def jump_to_seq(self, seq: int) -> None:
         """Show the window that starts at the message of record ``seq`` (the turn in flight for its seqs)."""
@@ -167,3 +360,9 @@ class ConversationView:
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.widget._repr_mimebundle_(**kwargs)
+
+
+def _html(value: str) -> Any:
+    import ipywidgets as w
+
+    return w.HTML(value)

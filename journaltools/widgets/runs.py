@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from journaltools._base.readable import shorten_middle
 from journaltools.exports.facts import Prices, check_prices
 from journaltools.exports.html import STATUS_TONES, STYLE, esc, id_html, status_class, themed
+from journaltools.widgets.live import BrowserLive
 from journaltools.widgets.runs_model import RUN_SHOWN, Column, RunBrowserModel, RunLoader, RunRow, with_costs
 from journaltools.widgets.runs_page import BROWSER_STYLE, KEYBOARD
 from journaltools.widgets.runs_parts import load_in_parts
@@ -80,6 +81,7 @@ class RunBrowser:
         conversation_page_size: int = 50,
         prices: Prices | None = None,
         report_dir: str | os.PathLike[str] | None = None,
+        follow: bool = True,
     ) -> None:
         import ipywidgets as w
 
@@ -103,6 +105,8 @@ class RunBrowser:
         self.loaded.set()
         self._total: int | None = None
         self._stopped = ""
+        #: The opened run's pane and the rows of open runs, followed as they are written (``widgets.live``).
+        self.live = BrowserLive(self, getattr(loader, "backend", None), follow=follow)
 
         self.filter_box = w.Text(
             placeholder="search runs, prompts, tools, messages, dates…",
@@ -227,20 +231,42 @@ class RunBrowser:
     def add_rows(self, rows: list[RunRow]) -> None:
         """Add runs that arrived after the browser first showed (a chip for each new status); the filter, the
         order, the page and the opened run stay as they are."""
-        import ipywidgets as w
-
         with self._lock:
             if self.model.prices is not None:
                 rows = with_costs(rows, self.model.prices)
             self.model = replace(self.model, rows=[*self.model.rows, *rows])
-            new = [status for status in self.model.status_choices if status not in self.chips]
-            for status in new:
-                self.chips[status] = w.ToggleButton(value=False)
-                self._dress_chip(status, self.chips[status])
-            if new:  # in the model's order, as the chips a whole load makes
-                self.chips = {status: self.chips[status] for status in self.model.status_choices}
-                self.toolbar.children = [*self.chips.values(), self.all_columns, self.summary]
+            self._chips_for_new_statuses()
             self._render()
+
+    def update_rows(self, rows: list[RunRow]) -> None:
+        """Put ``rows`` in place of the rows of the same runs (runs followed as they are written: ``widgets.live``);
+        the filter, the order, the page and the opened run stay as they are."""
+        with self._lock:
+            fresh = {row.run: row for row in with_costs(rows, self.model.prices)}
+            self.model = replace(self.model, rows=[fresh.get(row.run, row) for row in self.model.rows])
+            self._chips_for_new_statuses()
+            self._render()
+
+    def row_of(self, run: str) -> RunRow | None:
+        with self._lock:
+            return next((row for row in self.model.rows if row.run == run), None)
+
+    def open_rows(self, most: int) -> list[RunRow]:
+        """The rows of open runs, the newest first, at most ``most``."""
+        with self._lock:
+            rows = sorted((row for row in self.model.rows if row.status == "open"), key=lambda r: r.run, reverse=True)
+        return rows[:most]
+
+    def _chips_for_new_statuses(self) -> None:
+        import ipywidgets as w
+
+        new = [status for status in self.model.status_choices if status not in self.chips]
+        for status in new:
+            self.chips[status] = w.ToggleButton(value=False)
+            self._dress_chip(status, self.chips[status])
+        if new:  # in the model's order, as the chips a whole load makes
+            self.chips = {status: self.chips[status] for status in self.model.status_choices}
+            self.toolbar.children = [*self.chips.values(), self.all_columns, self.summary]
 
     def take_rows(self, parts: Iterator[list[RunRow]], total: int) -> None:
         """Add each batch of ``parts`` as it is folded, on a thread, saying how many of ``total`` runs are in;
@@ -284,6 +310,7 @@ class RunBrowser:
         task_store: str | os.PathLike[str] | TaskStore | None = None,
         prices: Prices | None = None,
         report_dir: str | os.PathLike[str] | None = None,
+        follow: bool = True,
     ) -> RunBrowser:
         """Load a source's runs (a progress bar in a notebook) and browse them; no ``url`` reads the runtime's
         own directory, as ``journaltools ls`` does (``journaltools.default_source()``); ``task_store`` as for
@@ -293,14 +320,18 @@ class RunBrowser:
 
         The newest runs show at once; the rest are folded on a thread and join the table batch by batch (the summary
         says how many are in; ``loaded`` is set when all are). ``progress`` is kept for callers of old: the summary
-        is the progress now."""
+        is the progress now. ``follow``: the opened run's pane follows an open run as it is written, and the rows
+        of open runs change as their journals do (``widgets.live``)."""
         if url is None:
             from journaltools.sources.registry import default_source
 
             url = str(default_source())
         parts = load_in_parts(url, task_store=task_store)
-        browser = cls(parts.first, parts.loader, rows_per_page=rows_per_page, prices=prices, report_dir=report_dir)
+        browser = cls(
+            parts.first, parts.loader, rows_per_page=rows_per_page, prices=prices, report_dir=report_dir, follow=follow
+        )
         browser.take_rows(parts.rest, parts.total)
+        browser.live.start_rows()
         return browser
 
     @classmethod
@@ -396,6 +427,7 @@ class RunBrowser:
         self._close_comparison()
         self.compare_bar.layout.display = "none"
         if run is None:
+            self.live.opened(None, None)
             self.detail_body.children = ()
             self.detail.layout.display = "none"
             self.conversation = None
@@ -433,6 +465,7 @@ class RunBrowser:
                 self._conversation_view.show_model(model)
             body = self._conversation_view.widget
         self.conversation = self._conversation_view if result is not None else None
+        self.live.opened(run, self.conversation)
         previous_run, next_run = self.model.neighbour(run, -1), self.model.neighbour(run, 1)
         self.previous_run.disabled, self.previous_run.tooltip = previous_run is None, previous_run or ""
         self.next_run.disabled, self.next_run.tooltip = next_run is None, next_run or ""
@@ -524,7 +557,8 @@ class RunBrowser:
         self.comparison_box.children = ()
 
     def close(self) -> None:
-        """Close the source the loader reads from, when the browser opened it."""
+        """Stop following, and close the source the loader reads from when the browser opened it."""
+        self.live.close()
         closer = getattr(self.loader, "close", None)
         if callable(closer):
             closer()

@@ -1,0 +1,328 @@
+"""Following a run in the notebook: its journal watched on a thread, the views that show it updated in place.
+
+``RunFollow`` reads a run once through a follower (``sources.follow``: a watched file; ``sources.follow_stream``: an
+ordered consumer on a stream), folds it as it grows (``folding.incremental``: each record costs what the first did)
+and, on a daemon thread, hands every change to whoever listens (``ConversationView``, the run browser's pane and its
+row) until the run ends (a terminal, and what the runtime journals right after it), its journal goes (deleted,
+replaced, cut short), or the view closes. It never writes and never takes the runtime's lock.
+
+``BrowserLive`` is the run browser's part: the opened run's pane follows as a conversation view does, and a second
+thread looks at the journals of the other open runs once every ``ROWS_SECONDS`` (a file's size and time, a stream's
+last sequence) and folds again only those that changed, so their rows' status, reason and counts stay current.
+Widgets' traits changed on these threads are sent by the kernel; each view guards its own state with a lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from journaltools.errors import JournalError
+from journaltools.exports.html import esc
+from journaltools.folding.effects import record_effects
+from journaltools.folding.incremental import IncrementalRun
+from journaltools.folding.run import FoldedRun, fold_run
+from journaltools.sources.base import Backend
+from journaltools.sources.follow import Change, Follower, open_follower
+from journaltools.widgets.runs_model import RunRow, row_of_fold
+
+if TYPE_CHECKING:
+    from journaltools.widgets.conversation import ConversationView
+    from journaltools.widgets.runs import RunBrowser
+
+#: The longest a follower waits before looking again, and so the longest closing a followed view waits for it.
+WAIT_SECONDS = 0.25
+#: How long a follow stays after a terminal for what the runtime journals right after it (its memory revisions).
+LINGER_SECONDS = 0.5
+#: How often the run browser looks at the journals of its open runs, and how many of them it follows at most.
+ROWS_SECONDS = 1.0
+ROWS_FOLLOWED = 200
+
+
+def is_open(folded: FoldedRun) -> bool:
+    """Whether the run may still be written: a journal the reader kept whole whose last process run has not ended
+    (what ``follow=None`` follows)."""
+    if folded.status == "invalid":
+        return False
+    segments = folded.result.segments
+    return not segments or segments[-1].ending == "running"
+
+
+@dataclass(frozen=True, slots=True)
+class LiveUpdate:
+    """What one look at a followed journal brought: the run as it now stands, when the store last wrote it (a
+    record's own time, a stream message's, or when a file was seen to grow), lines for a person, and a terminal's
+    reason when one was journaled."""
+
+    folded: FoldedRun
+    updated: datetime | None
+    notices: list[str] = field(default_factory=list)
+    ended: str | None = None
+
+
+class RunFollow:
+    """One run, read whole now and followed on a daemon thread once ``start``ed (see the module doc). ``folded``
+    is the run as last read; ``stopped`` is set when the thread has ended, and ``reason`` then says why."""
+
+    def __init__(self, backend: Backend, run: str, *, owns_backend: bool = False) -> None:
+        self.backend = backend
+        self.run = run
+        self.owns_backend = owns_backend
+        self.follower: Follower = open_follower(backend, run)
+        try:
+            read = self.follower.start()
+        except BaseException:
+            self.follower.close()
+            raise
+        self.incremental = IncrementalRun.of(read)
+        self.updated = read.updated
+        self.reason: str | None = None
+        self.stopped = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    @classmethod
+    def open(cls, source: str | Path, run: str) -> RunFollow:
+        """``run`` of the source at ``source`` (a URL or a directory), the source closed with the follow."""
+        from journaltools.sources.registry import open_source
+
+        backend = open_source(source)
+        try:
+            return cls(backend, run, owns_backend=True)
+        except BaseException:
+            backend.close()
+            raise
+
+    @property
+    def folded(self) -> FoldedRun:
+        return self.incremental.folded
+
+    @property
+    def following(self) -> bool:
+        return self._thread is not None and not self.stopped.is_set()
+
+    def start(self, on_update: Callable[[LiveUpdate], None], on_stop: Callable[[str], None]) -> None:
+        """Follow on a daemon thread: ``on_update`` for each change, ``on_stop`` once with why it stopped."""
+        self._thread = threading.Thread(
+            target=self._follow, args=(on_update, on_stop), name=f"journaltools-follow-{self.run}", daemon=True
+        )
+        self._thread.start()
+
+    def close(self, timeout: float = 5.0) -> bool:
+        """Stop following and wait up to ``timeout`` seconds for the thread to end (it ends within about
+        ``WAIT_SECONDS``); True when it has. A follow never started closes its follower and source here."""
+        self._stop.set()
+        thread = self._thread
+        if thread is None:
+            self._release()
+            return True
+        if thread is not threading.current_thread():
+            thread.join(timeout)
+        return not thread.is_alive()
+
+    def _follow(self, on_update: Callable[[LiveUpdate], None], on_stop: Callable[[str], None]) -> None:
+        reason = "closed"
+        try:
+            while not self._stop.is_set():
+                change = self.follower.wait(WAIT_SECONDS)
+                if self._stop.is_set():
+                    break
+                update = self._take(change)
+                if update is not None:
+                    on_update(update)
+                if change.gone is not None:
+                    reason = f"stopped following: {change.gone}"
+                    break
+                if update is not None and update.ended is not None:
+                    if not self._stop.wait(0):
+                        after = self._take(self.follower.wait(LINGER_SECONDS))
+                        if after is not None:
+                            on_update(after)
+                    reason = f"the run ended ({update.ended}): no longer following"
+                    break
+        except (JournalError, OSError) as error:
+            reason = f"following stopped: {error}"
+        finally:
+            self._release()
+            self.reason = reason
+            self.stopped.set()
+            on_stop(reason)
+
+    def _take(self, change: Change) -> LiveUpdate | None:
+        if not (change.records or change.findings is not None or change.complete is not None or change.notices):
+            return None
+        incremental = self.incremental
+        folded = incremental.append(change.records, findings=change.findings, complete=change.complete)
+        ended = None
+        for effect in record_effects(change.records, incremental.facts):
+            ended = effect.ending if effect.ending is not None else ended
+        times = [stored.time for stored in change.records if stored.time is not None]
+        if times:
+            self.updated = times[-1]
+        elif change.records and self.backend.kind != "jetstream":
+            self.updated = datetime.now(UTC)  # the file was seen to grow just now: its modification time, near enough
+        return LiveUpdate(folded, self.updated, list(change.notices), ended)
+
+    def _release(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.follower.close()
+        if self.owns_backend:
+            self.backend.close()
+
+
+def badge_html(following: bool, note: str = "") -> str:
+    """The badge above a followed view: ``live`` while its run is followed, else why it no longer is."""
+    if following:
+        return (
+            '<span class="jt-status jt-tone-ok jt-live" title="following the run as it is written: new messages are '
+            'added below, the banner changes when it ends">live</span>'
+        )
+    if not note:
+        return ""
+    return f'<span class="jt-status jt-tone-muted jt-live-stopped">{esc(note)}</span>'
+
+
+def live_row(row: RunRow, folded: FoldedRun) -> RunRow:
+    """``row`` with what changes as a run is written (status, why, counts, last seq) read off ``folded``; the
+    times and the task's state the runs table gave stay."""
+    fresh = row_of_fold(row.run, folded.as_fold_result(), status=folded.status)
+    return replace(
+        row,
+        status=fresh.status,
+        reason=fresh.reason,
+        llm_calls=fresh.llm_calls,
+        tokens=fresh.tokens,
+        pending_calls=fresh.pending_calls,
+        last_seq=fresh.last_seq,
+        segments=fresh.segments,
+        stale_terminal=fresh.stale_terminal,
+        token_parts=fresh.token_parts,
+        search_text=fresh.search_text,
+    )
+
+
+class BrowserLive:
+    """The run browser's live part: the opened run's pane and the rows of the open runs (see the module doc)."""
+
+    def __init__(self, browser: RunBrowser, backend: Backend | None, *, follow: bool = True) -> None:
+        self.browser = browser
+        self.backend = backend
+        self.follow = follow and backend is not None
+        self.pane: RunFollow | None = None
+        self._stop = threading.Event()
+        self._rows: threading.Thread | None = None
+        self._seen: dict[str, object] = {}
+        self._looked = threading.Condition()
+
+    def opened(self, run: str | None, view: ConversationView | None) -> None:
+        """The browser opened ``run`` in ``view`` (None: closed the pane): follow it while its run is open."""
+        self._stop_pane()
+        if run is None or view is None or not self.follow or self.backend is None:
+            return
+        segments = view.model.segments
+        if view.model.status == "invalid" or (segments and segments[-1].ending != "running"):
+            return  # an ended run (as the browser read it) is not read again to be followed
+        try:
+            follow = RunFollow(self.backend, run)
+        except JournalError:
+            return  # a journal that cannot be followed (a compressed file) is shown as read
+        if not is_open(follow.folded):
+            follow.close()
+            return
+        self.pane = follow
+        view.follow(follow, on_update=lambda update: self._row_changed(run, update.folded))
+
+    def _row_changed(self, run: str, folded: FoldedRun) -> None:
+        row = self.browser.row_of(run)
+        if row is not None:
+            self.browser.update_rows([live_row(row, folded)])
+        self._tell()
+
+    def _stop_pane(self) -> None:
+        pane, self.pane = self.pane, None
+        if pane is not None:
+            pane.close()
+
+    def start_rows(self) -> None:
+        """Keep the rows of open runs current on a daemon thread (nothing when the browser does not follow)."""
+        if not self.follow or self._rows is not None:
+            return
+        self._rows = threading.Thread(target=self._watch_rows, name="journaltools-browser-rows-live", daemon=True)
+        self._rows.start()
+
+    def _watch_rows(self) -> None:
+        while not self._stop.wait(ROWS_SECONDS):
+            # A source that failed one look is looked at again the next time.
+            with contextlib.suppress(JournalError, OSError):
+                self.look_at_rows()
+            self._tell()
+
+    def _tell(self) -> None:
+        with self._looked:
+            self._looked.notify_all()
+
+    def wait_for(self, condition: Callable[[], bool], timeout: float = 10.0) -> bool:
+        """Wait until ``condition()`` holds (asked after each look at the rows and each change of the pane's run),
+        up to ``timeout`` seconds; whether it holds."""
+        deadline = time.monotonic() + timeout
+        with self._looked:
+            while not condition():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._looked.wait(left)
+        return True
+
+    def look_at_rows(self) -> list[str]:
+        """Fold again the open runs whose journals changed since the last look and update their rows; the runs
+        updated. A run seen for the first time is only noted: its row was just loaded."""
+        backend = self.backend
+        if backend is None:
+            return []
+        followed = self.pane.run if self.pane is not None and self.pane.following else None
+        rows = {row.run: row for row in self.browser.open_rows(ROWS_FOLLOWED) if row.run != followed}
+        signatures = self._signatures(backend, list(rows))
+        changed = [run for run, seen in signatures.items() if self._seen.setdefault(run, seen) != seen]
+        fresh = []
+        for run in changed:
+            self._seen[run] = signatures[run]
+            fresh.append(live_row(rows[run], fold_run(backend.read_run(run, strict=False))))
+        if fresh:
+            self.browser.update_rows(fresh)
+        return [row.run for row in fresh]
+
+    def _signatures(self, backend: Backend, runs: list[str]) -> dict[str, object]:
+        if backend.kind == "jetstream":
+            from journaltools.sources.follow_stream import stream_position
+
+            position = stream_position(backend)
+            return dict.fromkeys(runs, position)
+        found: dict[str, object] = {}
+        for journal in backend.local_journals(runs) or []:
+            try:
+                info = os.stat(journal.path)
+            except OSError:
+                continue
+            found[journal.run] = (info.st_ino, info.st_size, info.st_mtime_ns)
+        return found
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop following the pane and the rows; wait up to ``timeout`` seconds for each thread."""
+        self._stop.set()
+        self._stop_pane()
+        rows = self._rows
+        if rows is not None and rows is not threading.current_thread():
+            rows.join(timeout)
+
+
+__all__ = ["BrowserLive", "LiveUpdate", "RunFollow", "badge_html", "is_open", "live_row"]
