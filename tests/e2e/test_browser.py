@@ -1192,3 +1192,80 @@ def test_in_jupyterlab_the_first_row_is_one_tab_from_the_search_and_arrows_move_
     assert page.evaluate(focused) and page.evaluate(title) == first
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.closest('.jt-browser .jt-rows') === null")
+
+
+def _put_notebook(lab_server: str, name: str, cells: list[str]) -> None:
+    """A notebook of ``cells`` written into the lab's root through JupyterLab's own contents API."""
+    import urllib.request
+
+    base, query = lab_server.split("lab/tree/")[0], lab_server.split("?")[1]
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells]
+    body = json.dumps({"type": "notebook", "format": "json", "content": json.loads(nbformat.writes(notebook))})
+    request = urllib.request.Request(
+        f"{base}api/contents/{name}?{query}",
+        data=body.encode(),
+        method="PUT",
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        assert answer.status in (200, 201)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_in_jupyterlab_a_followed_run_shows_each_appended_message_and_a_live_badge(
+    chromium: Any, lab_server: str, tmp_path: Path, theme: str
+) -> None:
+    """A conversation view of a run still being written (``follow=`` on by default for an open run): a message the
+    project's own writer appends appears in the rendered view, under a "live" badge that says why it stopped once
+    the run ends."""
+    from journaltools.goencoding.time import now_go_time
+    from journaltools.samples.builder import JournalBuilder, text
+    from journaltools.samples.stories import sample_fingerprint
+    from journaltools.sources.file import FileBackend
+
+    built = JournalBuilder(
+        "live-run",
+        prompt="follow me in the notebook",
+        created="2026-11-29T10:00:00.123456789+01:00",
+        fingerprint=sample_fingerprint(),
+        clock=now_go_time,
+    )
+    writer = FileBackend(tmp_path, create=True).create_journal("live-run", built.meta)
+    name = f"live-{theme}.ipynb"
+    _put_notebook(
+        lab_server,
+        name,
+        [
+            f"import sys\nsys.path.insert(0, {str(ROOT)!r})\nfrom journaltools.widgets import ConversationView",
+            f"view = ConversationView.from_source({str(tmp_path)!r}, 'live-run')\nview.widget",
+        ],
+    )
+    base, query = lab_server.split("lab/tree/")[0], lab_server.split("?")[1]
+    blocked: list[str] = []
+    page = guarded_page(chromium, base, blocked, width=1280, height=800)
+    try:
+        page.goto(f"{base}lab/workspaces/live-{theme}/tree/{name}?{query}")
+        page.wait_for_function("window.jupyterapp && window.jupyterapp.started", timeout=120_000)
+        set_lab_theme(page, theme)
+        run_all_cells_once_ready(page)
+        badge = page.locator(".jt-conversation .jt-live")
+        badge.wait_for(timeout=120_000)
+        assert badge.inner_text().strip() == "live"
+        writer.append(built.assistant(text("appended while you watched")))
+        added = page.locator(".jt-conversation .jt-added .jt-msg", has_text="appended while you watched")
+        added.wait_for(timeout=30_000)
+        assert added.count() == 1
+        ratio = rendered_contrast(badge)
+        record_contrast("jupyterlab", theme, "live badge", ratio)
+        assert ratio >= MIN_CONTRAST, ratio  # the badge's word is drawn in the theme's colours
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.locator(".jt-conversation").first.screenshot(path=str(ARTIFACTS / f"jupyterlab-live-{theme}.png"))
+        writer.append(built.terminal("completed", "all done"))
+        page.locator(".jt-conversation .jt-live-stopped", has_text="the run ended (completed)").wait_for(timeout=30_000)
+        assert page.locator(".jt-conversation .jt-live").count() == 0
+        assert blocked == [], blocked
+    finally:
+        writer.close()
+        page.close()
