@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,6 @@ from journaltools.samples.builder import JournalBuilder, calls_of, text, tool_us
 from journaltools.samples.stories import sample_fingerprint
 from journaltools.sources.file import FileBackend, FileJournalWriter
 from journaltools.widgets import ConversationView, RunBrowser
-from journaltools.widgets.live import WAIT_SECONDS
 
 RUN = "run-1"
 TIMEOUT = 10.0
@@ -117,10 +115,8 @@ def test_closing_the_view_stops_its_thread(tmp_path: Path) -> None:
     view = ConversationView.from_source(tmp_path, RUN)
     live = view.live
     assert live is not None and live.following
-    started = time.monotonic()
-    view.close()
+    view.close()  # joins the thread: it looks again every quarter second, so it ends well within the join's 5 s
     assert live.stopped.is_set() and not live.following
-    assert time.monotonic() - started < WAIT_SECONDS + 2.0
     assert not any(thread.name == f"journaltools-follow-{RUN}" for thread in threading.enumerate())
     assert view.live is None and view.badge.value == ""
     writer.append(built.user("after the close"))  # nobody reads it, nothing fails
