@@ -6,20 +6,15 @@ import argparse
 import shutil
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
 from journaltools._base.readable import shorten_middle
 from journaltools._base.text import for_terminal
-from journaltools.folding.phrases import attention_rank, shown_time
-from journaltools.protocol.findings import Finding
-from journaltools.sources.liveness import HeldLocks, lock_path, silent_for
-
-if TYPE_CHECKING:
-    pass
 from journaltools.cli._output import (
     UsageError,
     _emit_json,
@@ -34,6 +29,11 @@ from journaltools.cli._output import (
 )
 from journaltools.cli._show import _compact, _fold_read
 from journaltools.cli._sources import _default_source, _open, _source_and_rest
+from journaltools.folding.phrases import attention_rank, shown_time
+from journaltools.protocol.findings import Finding
+from journaltools.sources.base import Backend
+from journaltools.sources.listing import RunSummary
+from journaltools.sources.liveness import HeldLocks, lock_path, silent_for
 
 # -- ls ----------------------------------------------------------------------------------------------------------
 
@@ -52,18 +52,10 @@ def _listing_rows(sources: Sequence[str]) -> Iterator[dict[str, Any]]:
     for url in sources:
         with _open(url, "ls") as backend:
             _note_findings("ls", backend.source_findings())
-            # Whether a process writes each run now: the kernel's lock table, read once per source (never the lock).
-            locks = HeldLocks.now() if backend.kind == "file" else HeldLocks(None)
-            root = Path(getattr(backend, "root", "."))
-            now = datetime.now(UTC)
+            alive = _Liveness.of(backend)
             for summary in backend.iter_listing():
                 _note_findings("ls", summary.findings)
-                row = {
-                    **summary.to_json(),
-                    "why": summary.why,
-                    "writer": locks.writer(lock_path(root, summary.run)),
-                    "silent_for": silent_for(summary.updated, now),
-                }
+                row = alive.row(summary)
                 yield {**row, "source": backend.url} if several else row
             _note_findings("ls", backend.vanished_findings())
 
@@ -91,8 +83,9 @@ def _paged_rows(source: str, args: argparse.Namespace) -> Iterator[dict[str, Any
     page, cursor = list_page(
         summaries, limit=args.limit, cursor=args.cursor or "", agent=args.agent or "", prefix=args.prefix or ""
     )
+    alive = _Liveness.of(backend)
     for summary in page:
-        yield {**summary.to_json(), "why": summary.why}
+        yield alive.row(summary)
     _note("ls", f"next page: --cursor {cursor}" if cursor else "no further page")
 
 
@@ -168,6 +161,30 @@ TABLE_WIDTH = 120
 LS_FLEXIBLE = {"prompt": 24, "why": 40, "source": 30}
 #: Then the columns left out, in this order, until the table fits.
 LS_DROPPABLE = ("records", "last_seq", "silent", "updated", "model", "prompt", "source")
+
+
+@dataclass(frozen=True, slots=True)
+class _Liveness:
+    """Whether a process writes each run of a source now: the kernel's lock table, read once per listing (never the
+    runtime's lock), and the moment silences are counted to."""
+
+    locks: HeldLocks
+    root: Path
+    now: datetime
+
+    @classmethod
+    def of(cls, backend: Backend) -> _Liveness:
+        locks = HeldLocks.now() if backend.kind == "file" else HeldLocks(None)
+        return cls(locks, Path(getattr(backend, "root", ".")), datetime.now(UTC))
+
+    def row(self, summary: RunSummary) -> dict[str, Any]:
+        """A listing row as ``ls --json`` prints it."""
+        return {
+            **summary.to_json(),
+            "why": summary.why,
+            "writer": self.locks.writer(lock_path(self.root, summary.run)),
+            "silent_for": silent_for(summary.updated, self.now),
+        }
 
 
 def _silent_text(seconds: float | None) -> str | None:

@@ -51,6 +51,11 @@ class ListingRow(_Document):
     generation: Generation | None = Field(description="whose format the journal is in: newest or august")
     run_id: str | None = Field(description="meta.run_id: the name the runtime's listings give the run")
     why: str | None = Field(description="why the run stopped or what it waits for, in one line (null: not known)")
+    writer: Literal["held", "free", "unknown"] = Field(
+        description="whether a process holds the run's lock now (read from the kernel's lock table; the lock is never "
+        "taken or tested): held, free (none does, or no lock file), or unknown (a stream, or no lock table)"
+    )
+    silent_for: float | None = Field(description="seconds since the run was last heard from (updated), or null")
 
 
 # -- show --------------------------------------------------------------------------------------------------------

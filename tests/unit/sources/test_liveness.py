@@ -119,3 +119,9 @@ def test_a_stream_says_only_what_it_can(capsys: pytest.CaptureFixture[str], tmp_
     (row,) = json.loads(capsys.readouterr().out)
     expected = "free" if PROC_LOCKS.exists() else "unknown"
     assert row["writer"] == expected
+
+
+def test_a_paged_listing_says_the_writer_of_each_run_too(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ls", "--json", "--limit", "3", str(SAMPLES)]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert len(rows) == 3 and all(row["writer"] in ("free", "unknown") and row["silent_for"] >= 0 for row in rows)
