@@ -1,10 +1,13 @@
 """Shared pytest fixtures."""
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
+
+from tests.follow_process import Watched
 
 # A real nats-server -js for the JetStream tests (see tests/nats_fixtures.py).
 from tests.nats_fixtures import bucket_url, jetstream, jetstream_url, nats_admin, nats_server  # noqa: F401
@@ -38,3 +41,12 @@ def samples_dir(tmp_path: Path) -> Path:
     root = tmp_path / "samples"
     shutil.copytree(SAMPLES, root)
     return root
+
+
+@pytest.fixture
+def watched() -> Iterator[list[Watched]]:
+    """The ``show --follow`` / ``ls --watch`` processes a test started (it appends them), stopped when it ends."""
+    started: list[Watched] = []
+    yield started
+    for process in started:
+        process.stop()

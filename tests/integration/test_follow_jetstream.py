@@ -29,14 +29,6 @@ def restartable() -> Iterator[EmbeddedServer]:
         yield server
 
 
-@pytest.fixture
-def watched() -> Iterator[list[Watched]]:
-    started: list[Watched] = []
-    yield started
-    for process in started:
-        process.stop()
-
-
 def _builder() -> JournalBuilder:
     return JournalBuilder(
         RUN,

@@ -4,7 +4,6 @@ corrupt, is deleted or replaced says so; Ctrl-C ends with exit 0 and no tracebac
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,14 +31,6 @@ def _builder(generation: Generation) -> JournalBuilder:
         generation=generation,
         clock=now_go_time,
     )
-
-
-@pytest.fixture
-def watched() -> Iterator[list[Watched]]:
-    started: list[Watched] = []
-    yield started
-    for process in started:
-        process.stop()
 
 
 def _follow(watched: list[Watched], *argv: str) -> Watched:
