@@ -33,7 +33,7 @@ from journaltools.exports.html import STATUS_TONES, STYLE, esc, id_html, status_
 from journaltools.widgets.live import BrowserLive
 from journaltools.widgets.runs_model import RUN_SHOWN, Column, RunBrowserModel, RunLoader, RunRow, with_costs
 from journaltools.widgets.runs_page import BROWSER_STYLE, KEYBOARD
-from journaltools.widgets.runs_parts import load_in_parts
+from journaltools.widgets.runs_parts import after_this_cell, load_in_parts
 
 if TYPE_CHECKING:
     from journaltools.exports.report import RunReport
@@ -105,6 +105,8 @@ class RunBrowser:
         self.loaded.set()
         self._total: int | None = None
         self._stopped = ""
+        #: The thread that folds the rest of a source, until it starts (after the cell that made the browser).
+        self._taker: threading.Thread | None = None
         #: The opened run's pane and the rows of open runs, followed as they are written (``widgets.live``).
         self.live = BrowserLive(self, getattr(loader, "backend", None), follow=follow)
 
@@ -287,7 +289,20 @@ class RunBrowser:
                 with self._lock:
                     self._render()
 
-        threading.Thread(target=take, name="journaltools-run-browser-rows", daemon=True).start()
+        self._taker = threading.Thread(target=take, name="journaltools-run-browser-rows", daemon=True)
+        after_this_cell(self._start_taking)
+
+    def _start_taking(self) -> None:
+        with self._lock:
+            taker, self._taker = self._taker, None
+        if taker is not None:
+            taker.start()
+
+    def wait_loaded(self, timeout: float | None = None) -> bool:
+        """Wait until every run of the source is in (the rest start folding now if they were to wait for the end
+        of the cell); False when ``timeout`` passed first."""
+        self._start_taking()
+        return self.loaded.wait(timeout)
 
     def _cell_button(self, kind: str, column: Column) -> Any:
         import ipywidgets as w

@@ -32,7 +32,7 @@ def test_a_source_in_parts_ends_with_the_rows_of_one_whole_load(source: Any) -> 
         assert sorted(row.run for row in parts.first.rows) == sorted(row.run for row in whole.rows)[-7:]
         browser = RunBrowser(parts.first, parts.loader)
         browser.take_rows(parts.rest, parts.total)
-        assert browser.loaded.wait(60)
+        assert browser.wait_loaded(60)
         assert _rows(browser.model.rows) == _rows(whole.rows)
         assert list(browser.chips) == whole.status_choices  # chips for the statuses only later rows brought
         assert browser.summary.value.count(f"{len(whole.rows):,} runs") == 1 and "so far" not in browser.summary.value
@@ -56,7 +56,7 @@ def test_the_summary_says_how_many_runs_are_in_while_the_rest_load() -> None:
         assert f"4 runs of {parts.total:,} loaded so far" in browser.summary.value
         assert [row.run for row in browser.model.page_rows()]  # the first rows are there to read and open
         release.set()
-        assert browser.loaded.wait(30) and len(browser.model.rows) == parts.total
+        assert browser.wait_loaded(30) and len(browser.model.rows) == parts.total
     finally:
         release.set()
         parts.loader.close()
@@ -72,7 +72,7 @@ def test_a_load_that_stops_keeps_its_rows_and_says_why() -> None:
     try:
         browser = RunBrowser(parts.first, parts.loader)
         browser.take_rows(failing(), parts.total)
-        assert browser.loaded.wait(30)
+        assert browser.wait_loaded(30)
         assert len(browser.model.rows) == 3 and "loading stopped: the directory went away" in browser.summary.value
     finally:
         parts.loader.close()
@@ -90,3 +90,46 @@ def test_an_august_runs_updated_time_says_it_is_the_stores_not_the_runs() -> Non
     newest_loader.close()
     dated = next(row for row in newest.rows if row.updated)
     assert "modification" not in dated.tooltip("updated") and dated.tooltip("updated").endswith("Z")
+
+
+class _Shell:
+    """What ``after_this_cell`` asks of IPython: its events (a kernel runs a cell, then ``post_run_cell``)."""
+
+    def __init__(self) -> None:
+        from IPython.core.events import EventManager, available_events
+
+        self.events = EventManager(self, available_events)
+
+
+def test_in_a_notebook_the_rest_fold_once_the_cell_has_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    import IPython
+
+    shell = _Shell()
+    monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
+    parts = load_in_parts(str(CORPUS / "file"), first=4)
+    try:
+        browser = RunBrowser(parts.first, parts.loader)
+        browser.take_rows(parts.rest, parts.total)
+        # The cell has not finished: no thread folds the rest yet (so nothing can have arrived).
+        assert not browser.loaded.is_set() and len(browser.model.rows) == 4
+        shell.events.trigger("post_run_cell", None)
+        assert browser.loaded.wait(30) and len(browser.model.rows) == parts.total
+        assert shell.events.callbacks["post_run_cell"] == []  # once
+    finally:
+        parts.loader.close()
+
+
+def test_waiting_in_the_same_cell_starts_the_rest_instead_of_waiting_forever(monkeypatch: pytest.MonkeyPatch) -> None:
+    import IPython
+
+    shell = _Shell()
+    monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
+    parts = load_in_parts(str(CORPUS / "file"), first=4)
+    try:
+        browser = RunBrowser(parts.first, parts.loader)
+        browser.take_rows(parts.rest, parts.total)
+        assert browser.wait_loaded(30) and len(browser.model.rows) == parts.total
+        shell.events.trigger("post_run_cell", None)  # the cell ends after: nothing is started twice
+        assert len(browser.model.rows) == parts.total
+    finally:
+        parts.loader.close()
