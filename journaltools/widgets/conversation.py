@@ -309,12 +309,18 @@ class ConversationView:
         ``timeout`` seconds; whether it holds."""
         deadline = time.monotonic() + timeout
         with self._changed:
-            while not condition():
+            while not self._holds(condition):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
                 self._changed.wait(left)
         return True
+
+    def _holds(self, condition: Callable[[], bool]) -> bool:
+        # Asked under the view's lock: a change is shown whole (model, header, messages, the turn in flight) before
+        # anything reads it, so a condition on one part never sees the others still as they were.
+        with self._lock:
+            return condition()
 
     def close(self) -> None:
         """Stop following and close the widget."""
