@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from journaltools._base.readable import shown_part
 from journaltools.cli._output import UsageError, _say, human_duration
 from journaltools.cli._show import _first_shown, _print_run, _times_line, show_document
+from journaltools.cli._show import cmd_show as show_once
 from journaltools.cli._sources import _only_run, _open, _source_and_optional_run, read_named, run_named
 from journaltools.folding.effects import record_effects
 from journaltools.folding.phrases import shown_time
@@ -35,6 +36,13 @@ if TYPE_CHECKING:
 
 #: The longest a follower waits before looking again (Ctrl-C is seen at once whatever it is).
 WAIT_SECONDS = 0.5
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """``show``, and with ``--follow`` each record after it as it is journaled."""
+    if not args.follow:
+        return show_once(args)
+    return cmd_show_follow(args)
 
 
 def cmd_show_follow(args: argparse.Namespace) -> int:

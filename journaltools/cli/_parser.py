@@ -203,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="show the run, then each record as it is journaled (a message, a call and its answer, a deferral, a "
         "claim, a terminal) until the run ends or Ctrl-C",
     )
-    show.set_defaults(handler=_handler("journaltools.cli._show", "cmd_show"))
+    show.set_defaults(handler=_handler("journaltools.cli._follow", "cmd_show"))
 
     stats = command(
         "stats",

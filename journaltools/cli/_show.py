@@ -139,10 +139,6 @@ def _fold_read(read: RunRead, *, strict: bool) -> FoldResult:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    if args.follow:
-        from journaltools.cli._follow import cmd_show_follow
-
-        return cmd_show_follow(args)
     source, run = _source_and_optional_run(args.targets)
     strict = not args.lenient
     with _open(source, "show") as backend:

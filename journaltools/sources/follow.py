@@ -21,9 +21,7 @@ import ctypes
 import ctypes.util
 import os
 import select
-from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -31,43 +29,11 @@ from journaltools.errors import SourceError
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.journal import BadLine, FileJournal, ResumedAfterTornTail, StoredRecord, read_file_journal
 from journaltools.sources.base import Backend, RunRead
+from journaltools.sources.follower import Change, Follower
 from journaltools.sources.scan import JournalBounds, open_journal_file, read_journal, run_read
 
 #: How often a journal is looked at when nothing wakes the follower sooner (inotify, where there is one).
 POLL_SECONDS = 0.1
-
-
-@dataclass(slots=True)
-class Change:
-    """What a followed journal gained. ``findings`` and ``complete``: the reader's verdict on the whole journal
-    now (None when it did not change); ``notices``: lines for a person; ``gone``: why the journal can no longer be
-    followed (deleted, replaced, cut short, the stream's messages removed), None while it can."""
-
-    records: list[StoredRecord] = field(default_factory=list)
-    findings: list[Finding] | None = None
-    complete: bool | None = None
-    notices: list[str] = field(default_factory=list)
-    gone: str | None = None
-
-    def __bool__(self) -> bool:
-        return bool(self.records or self.findings is not None or self.notices or self.gone)
-
-
-class Follower(ABC):
-    """One run's journal, read once whole and then as it grows."""
-
-    run: str
-
-    @abstractmethod
-    def start(self) -> RunRead:
-        """The journal as it is now (lenient: a refused journal comes back incomplete, with its findings)."""
-
-    @abstractmethod
-    def wait(self, timeout: float) -> Change:
-        """What was appended since the last look, waiting up to ``timeout`` seconds for something to be."""
-
-    def close(self) -> None:  # noqa: B027 - a follower without a connection has nothing to close
-        pass
 
 
 class FileFollower(Follower):

@@ -24,7 +24,7 @@ from journaltools._base.aio import run_sync
 from journaltools.errors import JournalError
 from journaltools.protocol.findings import Finding
 from journaltools.sources.base import Backend, RunRead
-from journaltools.sources.follow import Change, Follower
+from journaltools.sources.follower import Change, Follower
 from journaltools.sources.jetstream_messages import StoredMessage, ack_time
 
 if TYPE_CHECKING:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from journaltools._base.readable import shorten_middle
 from journaltools.exports.facts import Prices, check_prices
 from journaltools.exports.html import STATUS_TONES, STYLE, esc, id_html, status_class, themed
-from journaltools.widgets.live import BrowserLive
+from journaltools.widgets.runs_live import BrowserLive
 from journaltools.widgets.runs_model import RUN_SHOWN, Column, RunBrowserModel, RunLoader, RunRow, with_costs
 from journaltools.widgets.runs_page import BROWSER_STYLE, KEYBOARD
 from journaltools.widgets.runs_parts import after_this_cell, load_in_parts
@@ -107,7 +107,7 @@ class RunBrowser:
         self._stopped = ""
         #: The thread that folds the rest of a source, until it starts (after the cell that made the browser).
         self._taker: threading.Thread | None = None
-        #: The opened run's pane and the rows of open runs, followed as they are written (``widgets.live``).
+        #: The opened run's pane and the rows of open runs, followed as they are written (``widgets.runs_live``).
         self.live = BrowserLive(self, getattr(loader, "backend", None), follow=follow)
 
         self.filter_box = w.Text(
@@ -336,7 +336,7 @@ class RunBrowser:
         The newest runs show at once; the rest are folded on a thread and join the table batch by batch (the summary
         says how many are in; ``loaded`` is set when all are). ``progress`` is kept for callers of old: the summary
         is the progress now. ``follow``: the opened run's pane follows an open run as it is written, and the rows
-        of open runs change as their journals do (``widgets.live``)."""
+        of open runs change as their journals do (``widgets.runs_live``)."""
         if url is None:
             from journaltools.sources.registry import default_source
 
