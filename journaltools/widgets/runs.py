@@ -33,7 +33,7 @@ from journaltools.exports.html import STATUS_TONES, STYLE, esc, id_html, status_
 from journaltools.widgets.runs_live import BrowserLive
 from journaltools.widgets.runs_model import RUN_SHOWN, Column, RunBrowserModel, RunLoader, RunRow, with_costs
 from journaltools.widgets.runs_page import BROWSER_STYLE, KEYBOARD
-from journaltools.widgets.runs_parts import after_this_cell, load_in_parts
+from journaltools.widgets.runs_parts import Handover, after_this_cell, load_in_parts
 
 if TYPE_CHECKING:
     from journaltools.exports.report import RunReport
@@ -107,6 +107,7 @@ class RunBrowser:
         self._stopped = ""
         #: The thread that folds the rest of a source, until it starts (after the cell that made the browser).
         self._taker: threading.Thread | None = None
+        self._handover: Handover | None = None
         #: The opened run's pane and the rows of open runs, followed as they are written (``widgets.runs_live``).
         self.live = BrowserLive(self, getattr(loader, "backend", None), follow=follow)
 
@@ -271,26 +272,32 @@ class RunBrowser:
             self.toolbar.children = [*self.chips.values(), self.all_columns, self.summary]
 
     def take_rows(self, parts: Iterator[list[RunRow]], total: int) -> None:
-        """Add each batch of ``parts`` as it is folded, on a thread, saying how many of ``total`` runs are in;
-        ``loaded`` is set when the last is (or when loading stops on an error, which the summary then says)."""
+        """Add each batch of ``parts`` as it is folded (on a thread; shown on the kernel's, ``runs_parts.Handover``),
+        saying how many of ``total`` runs are in; ``loaded`` is set when the last is (or when loading stops on an
+        error, which the summary then says)."""
         with self._lock:
             self.loaded.clear()
             self._total = total
             self._render()
+        self._handover = handover = Handover(self.add_rows, self._finish_loading)
 
         def take() -> None:
             try:
                 for rows in parts:
-                    self.add_rows(rows)
+                    handover.put(rows)
             except Exception as error:  # a source gone mid-load: the rows so far stay, and say what stopped them
-                self._stopped = str(error)
-            finally:
-                self.loaded.set()
-                with self._lock:
-                    self._render()
+                handover.end(str(error) or type(error).__name__)
+            else:
+                handover.end()
 
         self._taker = threading.Thread(target=take, name="journaltools-run-browser-rows", daemon=True)
         after_this_cell(self._start_taking)
+
+    def _finish_loading(self, stopped: str) -> None:
+        with self._lock:
+            self._stopped = stopped
+            self.loaded.set()
+            self._render()
 
     def _start_taking(self) -> None:
         with self._lock:
@@ -302,6 +309,9 @@ class RunBrowser:
         """Wait until every run of the source is in (the rest start folding now if they were to wait for the end
         of the cell); False when ``timeout`` passed first."""
         self._start_taking()
+        handover = self._handover
+        if handover is not None and handover.on_loop_thread():  # no callback runs while this thread waits
+            return handover.take(until_finished=timeout if timeout is not None else 1e9)
         return self.loaded.wait(timeout)
 
     def _cell_button(self, kind: str, column: Column) -> Any:

@@ -11,9 +11,12 @@ in two calls instead of one.
 from __future__ import annotations
 
 import os
+import queue
+import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from journaltools.widgets.runs_model import RunBrowserModel, RunRow
 
@@ -33,6 +36,63 @@ class SourceParts:
     loader: RunFolds
     total: int
     rest: Iterator[list[RunRow]]
+
+
+class Handover:
+    """Rows folded on a thread, shown on the kernel's own thread: a widget changed from another thread races the
+    kernel sending the cell's widgets to the page (JupyterLab then draws "model not found" in place of the browser),
+    so each batch is queued and the kernel's event loop, which takes callbacks from any thread, shows it between
+    cells. Outside a kernel (a script, the tests) each batch is shown as it comes. ``finish`` is told once, after the
+    last batch, with what stopped the load early ("" when nothing did)."""
+
+    def __init__(self, show: Callable[[list[RunRow]], None], finish: Callable[[str], None]) -> None:
+        self._show, self._finish = show, finish
+        self._queue: queue.SimpleQueue[list[RunRow] | str] = queue.SimpleQueue()
+        self._loop = _kernel_loop()
+        self.finished = threading.Event()
+
+    def put(self, rows: list[RunRow]) -> None:
+        self._hand(rows)
+
+    def end(self, stopped: str = "") -> None:
+        self._hand(stopped)
+
+    def _hand(self, item: list[RunRow] | str) -> None:
+        self._queue.put(item)
+        if self._loop is None:
+            self.take()
+        else:
+            self._loop.add_callback(self.take)
+
+    def take(self, *, until_finished: float | None = None) -> bool:
+        """Show what is queued (on the caller's thread); with ``until_finished`` (seconds), wait for the rest up to
+        then: what a wait on the kernel's own thread must do, since no callback runs while it waits."""
+        deadline = None if until_finished is None else time.monotonic() + until_finished
+        while not self.finished.is_set():
+            left = None if deadline is None else deadline - time.monotonic()
+            try:
+                item = self._queue.get(block=left is not None and left > 0, timeout=left if left and left > 0 else None)
+            except queue.Empty:
+                break
+            if isinstance(item, str):
+                self.finished.set()
+                self._finish(item)
+            else:
+                self._show(item)
+        return self.finished.is_set()
+
+    def on_loop_thread(self) -> bool:
+        return self._loop is not None and threading.current_thread() is threading.main_thread()
+
+
+def _kernel_loop() -> Any:
+    """The running kernel's event loop (``add_callback`` from any thread), or None outside a kernel."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    kernel = getattr(get_ipython(), "kernel", None)
+    return getattr(kernel, "io_loop", None)
 
 
 def after_this_cell(start: Callable[[], None]) -> None:

@@ -133,3 +133,71 @@ def test_waiting_in_the_same_cell_starts_the_rest_instead_of_waiting_forever(mon
         assert len(browser.model.rows) == parts.total
     finally:
         parts.loader.close()
+
+
+class _Loop:
+    """A kernel's event loop as the handover uses it: callbacks from any thread, run on the kernel's thread later."""
+
+    def __init__(self) -> None:
+        self.callbacks: list[Any] = []
+        self.lock = threading.Lock()
+
+    def add_callback(self, callback: Any) -> None:
+        with self.lock:
+            self.callbacks.append(callback)
+
+    def run_pending(self) -> None:
+        with self.lock:
+            pending, self.callbacks = self.callbacks, []
+        for callback in pending:
+            callback()
+
+
+def test_in_a_kernel_the_rows_are_shown_on_the_kernels_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A widget changed from another thread races the kernel sending the cell's widgets: the folding thread only
+    queues, and the kernel's loop shows each batch between cells."""
+    import IPython
+
+    shell, loop = _Shell(), _Loop()
+    shell.kernel = type("Kernel", (), {"io_loop": loop})()  # type: ignore[attr-defined]
+    monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
+    parts = load_in_parts(str(CORPUS / "file"), first=4)
+    shown_on: set[str] = set()
+    try:
+        browser = RunBrowser(parts.first, parts.loader)
+        real_add = browser.add_rows
+
+        def add_rows(rows: list[RunRow]) -> None:
+            shown_on.add(threading.current_thread().name)
+            real_add(rows)
+
+        monkeypatch.setattr(browser, "add_rows", add_rows)
+        browser.take_rows(parts.rest, parts.total)
+        shell.events.trigger("post_run_cell", None)  # the cell ended: the rest fold on their thread
+        assert browser._taker is None  # started
+        # Nothing is shown until the kernel's loop runs what was handed over.
+        deadline = 30.0
+        while not browser.loaded.is_set() and deadline > 0:
+            loop.run_pending()
+            deadline -= 0.01
+            browser.loaded.wait(0.01)
+        assert browser.loaded.is_set() and len(browser.model.rows) == parts.total
+        assert shown_on == {threading.main_thread().name}
+    finally:
+        parts.loader.close()
+
+
+def test_in_a_kernel_waiting_on_its_own_thread_shows_the_rest_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    import IPython
+
+    shell, loop = _Shell(), _Loop()
+    shell.kernel = type("Kernel", (), {"io_loop": loop})()  # type: ignore[attr-defined]
+    monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
+    parts = load_in_parts(str(CORPUS / "file"), first=4)
+    try:
+        browser = RunBrowser(parts.first, parts.loader)
+        browser.take_rows(parts.rest, parts.total)
+        # In the same cell, on the kernel's thread: no loop callback can run while it waits, so it takes them itself.
+        assert browser.wait_loaded(30) and len(browser.model.rows) == parts.total
+    finally:
+        parts.loader.close()
