@@ -4,6 +4,7 @@ rows of one whole load, whatever arrived when, and a status first seen late stil
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import asdict
 from typing import Any
@@ -12,7 +13,7 @@ import pytest
 
 from journaltools.widgets import RunBrowser, load_source
 from journaltools.widgets.runs_model import RunRow
-from journaltools.widgets.runs_parts import load_in_parts
+from journaltools.widgets.runs_parts import SourceParts, load_in_parts
 from tests.runstate_corpus import CORPUS, NEWEST_CORPUS
 
 SOURCES = [CORPUS / "file", NEWEST_CORPUS / "random"]
@@ -93,46 +94,15 @@ def test_an_august_runs_updated_time_says_it_is_the_stores_not_the_runs() -> Non
 
 
 class _Shell:
-    """What ``after_this_cell`` asks of IPython: its events (a kernel runs a cell, then ``post_run_cell``)."""
+    """What ``after_this_cell`` asks of IPython: its events (a kernel runs a cell, then ``post_run_cell``), and the
+    kernel's event loop where there is one."""
 
-    def __init__(self) -> None:
+    def __init__(self, loop: _Loop | None = None) -> None:
         from IPython.core.events import EventManager, available_events
 
         self.events = EventManager(self, available_events)
-
-
-def test_in_a_notebook_the_rest_fold_once_the_cell_has_run(monkeypatch: pytest.MonkeyPatch) -> None:
-    import IPython
-
-    shell = _Shell()
-    monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
-    parts = load_in_parts(str(CORPUS / "file"), first=4)
-    try:
-        browser = RunBrowser(parts.first, parts.loader)
-        browser.take_rows(parts.rest, parts.total)
-        # The cell has not finished: no thread folds the rest yet (so nothing can have arrived).
-        assert not browser.loaded.is_set() and len(browser.model.rows) == 4
-        shell.events.trigger("post_run_cell", None)
-        assert browser.loaded.wait(30) and len(browser.model.rows) == parts.total
-        assert shell.events.callbacks["post_run_cell"] == []  # once
-    finally:
-        parts.loader.close()
-
-
-def test_waiting_in_the_same_cell_starts_the_rest_instead_of_waiting_forever(monkeypatch: pytest.MonkeyPatch) -> None:
-    import IPython
-
-    shell = _Shell()
-    monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
-    parts = load_in_parts(str(CORPUS / "file"), first=4)
-    try:
-        browser = RunBrowser(parts.first, parts.loader)
-        browser.take_rows(parts.rest, parts.total)
-        assert browser.wait_loaded(30) and len(browser.model.rows) == parts.total
-        shell.events.trigger("post_run_cell", None)  # the cell ends after: nothing is started twice
-        assert len(browser.model.rows) == parts.total
-    finally:
-        parts.loader.close()
+        if loop is not None:
+            self.kernel = type("Kernel", (), {"io_loop": loop})()
 
 
 class _Loop:
@@ -153,51 +123,77 @@ class _Loop:
             callback()
 
 
-def test_in_a_kernel_the_rows_are_shown_on_the_kernels_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+def _in_a_notebook(monkeypatch: pytest.MonkeyPatch, loop: _Loop | None = None) -> _Shell:
+    import IPython
+
+    shell = _Shell(loop)
+    monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
+    return shell
+
+
+@pytest.fixture
+def august() -> Iterator[SourceParts]:
+    """The real August corpus, its four newest runs folded first."""
+    parts = load_in_parts(str(CORPUS / "file"), first=4)
+    yield parts
+    parts.loader.close()
+
+
+def test_in_a_notebook_the_rest_fold_once_the_cell_has_run(
+    monkeypatch: pytest.MonkeyPatch, august: SourceParts
+) -> None:
+    shell = _in_a_notebook(monkeypatch)
+    browser = RunBrowser(august.first, august.loader)
+    browser.take_rows(august.rest, august.total)
+    # The cell has not finished: no thread folds the rest yet (so nothing can have arrived).
+    assert not browser.loaded.is_set() and len(browser.model.rows) == 4
+    shell.events.trigger("post_run_cell", None)
+    assert browser.loaded.wait(30) and len(browser.model.rows) == august.total
+    assert shell.events.callbacks["post_run_cell"] == []  # once
+
+
+def test_waiting_in_the_same_cell_starts_the_rest_instead_of_waiting_forever(
+    monkeypatch: pytest.MonkeyPatch, august: SourceParts
+) -> None:
+    shell = _in_a_notebook(monkeypatch)
+    browser = RunBrowser(august.first, august.loader)
+    browser.take_rows(august.rest, august.total)
+    assert browser.wait_loaded(30) and len(browser.model.rows) == august.total
+    shell.events.trigger("post_run_cell", None)  # the cell ends after: nothing is started twice
+    assert len(browser.model.rows) == august.total
+
+
+def test_in_a_kernel_the_rows_are_shown_on_the_kernels_thread(
+    monkeypatch: pytest.MonkeyPatch, august: SourceParts
+) -> None:
     """A widget changed from another thread races the kernel sending the cell's widgets: the folding thread only
     queues, and the kernel's loop shows each batch between cells."""
-    import IPython
-
-    shell, loop = _Shell(), _Loop()
-    shell.kernel = type("Kernel", (), {"io_loop": loop})()  # type: ignore[attr-defined]
-    monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
-    parts = load_in_parts(str(CORPUS / "file"), first=4)
+    loop = _Loop()
+    shell = _in_a_notebook(monkeypatch, loop)
     shown_on: set[str] = set()
-    try:
-        browser = RunBrowser(parts.first, parts.loader)
-        real_add = browser.add_rows
+    browser = RunBrowser(august.first, august.loader)
+    real_add = browser.add_rows
 
-        def add_rows(rows: list[RunRow]) -> None:
-            shown_on.add(threading.current_thread().name)
-            real_add(rows)
+    def add_rows(rows: list[RunRow]) -> None:
+        shown_on.add(threading.current_thread().name)
+        real_add(rows)
 
-        monkeypatch.setattr(browser, "add_rows", add_rows)
-        browser.take_rows(parts.rest, parts.total)
-        shell.events.trigger("post_run_cell", None)  # the cell ended: the rest fold on their thread
-        assert browser._taker is None  # started
-        # Nothing is shown until the kernel's loop runs what was handed over.
-        deadline = 30.0
-        while not browser.loaded.is_set() and deadline > 0:
-            loop.run_pending()
-            deadline -= 0.01
-            browser.loaded.wait(0.01)
-        assert browser.loaded.is_set() and len(browser.model.rows) == parts.total
-        assert shown_on == {threading.main_thread().name}
-    finally:
-        parts.loader.close()
+    monkeypatch.setattr(browser, "add_rows", add_rows)
+    browser.take_rows(august.rest, august.total)
+    shell.events.trigger("post_run_cell", None)  # the cell ended: the rest fold on their thread
+    deadline = time.monotonic() + 30
+    while not browser.loaded.is_set() and time.monotonic() < deadline:
+        loop.run_pending()  # what the kernel's loop does between cells
+        browser.loaded.wait(0.01)
+    assert browser.loaded.is_set() and len(browser.model.rows) == august.total
+    assert shown_on == {threading.main_thread().name}
 
 
-def test_in_a_kernel_waiting_on_its_own_thread_shows_the_rest_itself(monkeypatch: pytest.MonkeyPatch) -> None:
-    import IPython
-
-    shell, loop = _Shell(), _Loop()
-    shell.kernel = type("Kernel", (), {"io_loop": loop})()  # type: ignore[attr-defined]
-    monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
-    parts = load_in_parts(str(CORPUS / "file"), first=4)
-    try:
-        browser = RunBrowser(parts.first, parts.loader)
-        browser.take_rows(parts.rest, parts.total)
-        # In the same cell, on the kernel's thread: no loop callback can run while it waits, so it takes them itself.
-        assert browser.wait_loaded(30) and len(browser.model.rows) == parts.total
-    finally:
-        parts.loader.close()
+def test_in_a_kernel_waiting_on_its_own_thread_shows_the_rest_itself(
+    monkeypatch: pytest.MonkeyPatch, august: SourceParts
+) -> None:
+    _in_a_notebook(monkeypatch, _Loop())
+    browser = RunBrowser(august.first, august.loader)
+    browser.take_rows(august.rest, august.total)
+    # In the same cell, on the kernel's thread: no loop callback can run while it waits, so it takes them itself.
+    assert browser.wait_loaded(30) and len(browser.model.rows) == august.total
