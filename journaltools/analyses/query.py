@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 from journaltools.analyses.runtime_bytes import (
     go_time_text,
-    is_zero_time,
     json_document,
     json_int,
     json_object,
@@ -17,7 +16,7 @@ from journaltools.analyses.runtime_bytes import (
     read_records,
 )
 from journaltools.errors import InvalidPattern
-from journaltools.folding.facts import CallFact, RunFacts
+from journaltools.folding.facts import CallFact, RunFacts, undated
 from journaltools.goencoding.json import go_utf8
 from journaltools.goencoding.json_values import compact
 from journaltools.goencoding.regexp import GoRegexp, GoRegexpError, compile_go
@@ -149,13 +148,13 @@ def _call_json(call: Call, *, calls_only: bool, results_only: bool) -> bytes:
     if call.input and not results_only:
         # A json.RawMessage: compacted, and not HTML-escaped by this encoder (escapes the journal holds stay).
         pairs.append(("input", compact(call.input)))
-    if not is_zero_time(call.time):
+    if not undated(call.time):
         pairs.append(("time", json_string(go_time_text(call.time))))
     if call.deferred is not None:
         pairs.append(("deferred", _deferred_json(call.deferred)))
     if call.answer is not None and not calls_only:
         pairs.append(("answer", _answer_json(call.answer)))
-        if not is_zero_time(call.answer_time):
+        if not undated(call.answer_time):
             pairs.append(("answer_time", json_string(go_time_text(call.answer_time))))
     return json_object(pairs)
 

@@ -8,18 +8,15 @@ import json
 import os
 from collections.abc import Iterable
 
+from journaltools.folding.facts import undated
 from journaltools.goencoding.json_values import go_string, indent
 from journaltools.goencoding.time import GoTime, canonical_go_time, parse_go_time
-from journaltools.protocol.kinds import ZERO_TIME, Record
-
-
-def is_zero_time(time: str) -> bool:
-    return not time or time == ZERO_TIME
+from journaltools.protocol.kinds import Record
 
 
 def go_time_text(time: str) -> str:
     """A time as Go marshals it; ``""`` for none or Go's zero time."""
-    if is_zero_time(time):
+    if undated(time):
         return ""
     try:
         return canonical_go_time(time)
@@ -29,7 +26,7 @@ def go_time_text(time: str) -> str:
 
 def instant_ns(time: str) -> int:
     """A time's instant in nanoseconds (Go's zero time for none, which sorts before every other)."""
-    return GoTime.zero().unix_ns if is_zero_time(time) else parse_go_time(time).unix_ns
+    return GoTime.zero().unix_ns if undated(time) else parse_go_time(time).unix_ns
 
 
 def json_document(compact_json: bytes) -> bytes:

@@ -10,7 +10,6 @@ from datetime import timedelta
 
 from journaltools.analyses.runtime_bytes import (
     go_time_text,
-    is_zero_time,
     json_document,
     json_int,
     json_number,
@@ -18,7 +17,7 @@ from journaltools.analyses.runtime_bytes import (
     json_string,
     read_records,
 )
-from journaltools.folding.facts import CallFact, RunFacts
+from journaltools.folding.facts import CallFact, RunFacts, undated
 from journaltools.folding.state import wrap_int64
 from journaltools.goencoding.time import parse_go_time
 from journaltools.protocol.kinds import Record
@@ -164,7 +163,7 @@ def statistics(records: Sequence[Record], facts: RunFacts | None = None) -> Stat
         created = go_time_text(meta.created) or go_time_text(first.time)
         max_iterations, max_tokens = meta.fingerprint.max_iterations, meta.fingerprint.max_tokens
     # The last record carrying a time Go does not call zero.
-    updated = next((go_time_text(record.time) for record in reversed(records) if not is_zero_time(record.time)), "")
+    updated = next((go_time_text(record.time) for record in reversed(records) if not undated(record.time)), "")
     last = records[-1] if records else None
     # Reported only when nothing follows the last terminal (the runtime's Ending()).
     if last is not None and last.kind == "terminal" and last.terminal is not None:

@@ -267,13 +267,13 @@ def wall_clock_ns(records: Sequence[Record]) -> int | None:
     meta = records[0].meta if records and records[0].kind == "meta" else None
     if meta is None:
         return None
-    updated = next((record.time for record in reversed(records) if record.time and record.time != ZERO_TIME), "")
+    updated = next((record.time for record in reversed(records) if not undated(record.time)), "")
     return wall_clock_of(meta, records[0].time, updated)
 
 
 def wall_clock_of(meta: Meta, meta_time: str, last_dated: str) -> int | None:
     """``wall_clock_ns`` from the meta record (and its own time) and the last time Go does not call zero."""
-    created = next((time for time in (meta.created, meta_time) if time and time != ZERO_TIME), None)
+    created = next((time for time in (meta.created, meta_time) if not undated(time)), None)
     # time_ns answers None for a time Python cannot hold (year 0): no wall clock rather than a wrong one.
     start, end = time_ns(created or ""), time_ns(last_dated)
     if start is None or end is None:

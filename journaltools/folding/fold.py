@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from journaltools.errors import FoldError, VersionMismatch
-from journaltools.folding.facts import time_ns
+from journaltools.folding.facts import time_ns, undated
 from journaltools.folding.schema import schema_problem
 from journaltools.folding.state import Counters, PendingCall, PendingTurn, RunState, wrap_int64
 from journaltools.folding.status import Segment, SegmentWalk, Status, status_of, waiting_for_of
@@ -275,7 +275,7 @@ class Walk:
     def _check_time_order(self, record: Record) -> None:
         """A record dated before the dated record before it: the runtime accepts it (a resume on a machine whose
         clock is behind, an answer journaled by another host), but no interval across the two is a duration."""
-        if not record.time or record.time == ZERO_TIME:
+        if undated(record.time):
             return
         moment = time_ns(record.time)
         if moment is None:

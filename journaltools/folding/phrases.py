@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
 
+from journaltools.folding.facts import undated
 from journaltools.goencoding.time import go_time
-from journaltools.protocol.kinds import ZERO_TIME
 
 if TYPE_CHECKING:
     from journaltools.folding import FoldResult
@@ -158,7 +158,7 @@ def shown_time(value: datetime | str | None) -> str | None:
     """A time as every face shows it to a person: UTC, to the millisecond (``2026-08-21T07:14:03.512Z``), whatever
     offset and precision the journal or the store wrote (``--json`` and the tables' values keep those). None for no
     time (Go's zero time included); a text that is no time is shown as it is."""
-    if value is None or value == "" or value == ZERO_TIME:  # Go's zero time: an undated record
+    if value is None or (isinstance(value, str) and undated(value)):  # Go's zero time: an undated record
         return None
     moment = value if isinstance(value, datetime) else go_time(value)
     if moment is None:
