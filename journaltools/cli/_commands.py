@@ -8,7 +8,6 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -33,7 +32,7 @@ from journaltools.folding.phrases import attention_rank, shown_time
 from journaltools.protocol.findings import Finding
 from journaltools.sources.base import Backend
 from journaltools.sources.listing import RunSummary
-from journaltools.sources.liveness import HeldLocks, lock_path, silent_for
+from journaltools.sources.liveness import SourceLocks, silent_for
 
 # -- ls ----------------------------------------------------------------------------------------------------------
 
@@ -165,24 +164,22 @@ LS_DROPPABLE = ("records", "last_seq", "silent", "updated", "model", "prompt", "
 
 @dataclass(frozen=True, slots=True)
 class _Liveness:
-    """Whether a process writes each run of a source now: the kernel's lock table, read once per listing (never the
-    runtime's lock), and the moment silences are counted to."""
+    """Whether a process writes each run of a source now (its lock table read once per listing, never the runtime's
+    lock), and the moment silences are counted to."""
 
-    locks: HeldLocks
-    root: Path
+    locks: SourceLocks
     now: datetime
 
     @classmethod
     def of(cls, backend: Backend) -> _Liveness:
-        locks = HeldLocks.now() if backend.kind == "file" else HeldLocks(None)
-        return cls(locks, Path(getattr(backend, "root", ".")), datetime.now(UTC))
+        return cls(SourceLocks.of(backend), datetime.now(UTC))
 
     def row(self, summary: RunSummary) -> dict[str, Any]:
         """A listing row as ``ls --json`` prints it."""
         return {
             **summary.to_json(),
             "why": summary.why,
-            "writer": self.locks.writer(lock_path(self.root, summary.run)),
+            "writer": self.locks.writer(summary.run),
             "silent_for": silent_for(summary.updated, self.now),
         }
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from dataclasses import asdict
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -18,7 +17,7 @@ from journaltools.folding.state import COUNTER_NAMES
 from journaltools.folding.texts import message_lines
 from journaltools.protocol.encode import encode_go_json
 from journaltools.protocol.findings import Finding
-from journaltools.sources.liveness import HeldLocks, Writer, lock_path, silent_for
+from journaltools.sources.liveness import SourceLocks, Writer, silent_for
 
 if TYPE_CHECKING:
     from journaltools.sources.base import RunRead
@@ -144,8 +143,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     with _open(source, "show") as backend:
         read = read_named(backend, run, strict=strict)
         # Whether a process writes the run now: the kernel's lock table, never the runtime's lock itself.
-        locks = HeldLocks.now() if backend.kind == "file" else HeldLocks(None)
-        writer = locks.writer(lock_path(Path(getattr(backend, "root", ".")), read.run))
+        writer = SourceLocks.of(backend).writer(read.run)
     result = _fold_read(read, strict=strict)
     document = show_document(result, read.findings, refused=not read.complete)
     if args.anthropic:

@@ -18,6 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final, Literal
 
+from journaltools.sources.base import Backend
+
 #: ``held``: a process holds the run's lock now; ``free``: none does (or there is no lock file); ``unknown``: it
 #: cannot be told here.
 Writer = Literal["held", "free", "unknown"]
@@ -54,6 +56,26 @@ class HeldLocks:
         return "held" if key in self.held else "free"
 
 
+@dataclass(frozen=True, slots=True)
+class SourceLocks:
+    """Whether a process writes each run of one source now: the lock table read once for the whole source (a
+    directory's runs lock ``<id>.lock`` beside their journals); every run of a stream is ``unknown``."""
+
+    locks: HeldLocks
+    #: The directory of the runs' lock files; None for a source without lock files.
+    root: Path | None
+
+    @classmethod
+    def of(cls, backend: Backend) -> SourceLocks:
+        root = getattr(backend, "root", None) if backend.kind == "file" else None
+        if root is None:
+            return cls(HeldLocks(None), None)
+        return cls(HeldLocks.now(), Path(root))
+
+    def writer(self, run: str) -> Writer:
+        return "unknown" if self.root is None else self.locks.writer(lock_path(self.root, run))
+
+
 def _held(lines: Iterable[str]) -> Iterable[tuple[int, int, int]]:
     """``1: FLOCK  ADVISORY  WRITE 22964 fe:00:2146455 0 EOF``: a held lock's device (major and minor in hex) and
     inode; a waiter's line (``->``) holds nothing."""
@@ -84,4 +106,4 @@ def silent_for(last_heard: datetime | None, now: datetime | None = None) -> floa
     return max(0.0, ((now or datetime.now(UTC)) - moment).total_seconds())
 
 
-__all__ = ["PROC_LOCKS", "HeldLocks", "Writer", "lock_path", "silent_for"]
+__all__ = ["PROC_LOCKS", "HeldLocks", "SourceLocks", "Writer", "lock_path", "silent_for"]
