@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from journaltools.exports.conversation import ConversationModel, Target
 from journaltools.exports.facts import Prices, RecordFacts
 from journaltools.exports.html import RenderBudget, Values, esc, themed
 from journaltools.folding import FoldResult
+from journaltools.folding.run import FoldedRun
 from journaltools.widgets.live import LiveUpdate, RunFollow, badge_html, is_open
 
 
@@ -152,7 +154,7 @@ class ConversationView:
         model = ConversationModel.from_folded(live.folded, page_size=page_size, prices=prices, updated=live.updated)
         view = cls(model)
         if follow or is_open(live.folded):
-            view.follow(live)
+            view.follow(live, arranged=model)  # arranged once, not again
         else:
             live.close()
         return view
@@ -221,26 +223,32 @@ class ConversationView:
         live = self.live
         return live is not None and not live.stopped.is_set()
 
-    def follow(self, live: RunFollow, on_update: Callable[[LiveUpdate], None] | None = None) -> None:
+    def follow(
+        self,
+        live: RunFollow,
+        on_update: Callable[[LiveUpdate], None] | None = None,
+        arranged: ConversationModel | None = None,
+    ) -> None:
         """Follow ``live``'s run in this view (it stops following whatever it followed before): the window is
-        drawn again with the run as ``live`` read it, then each change is added in place on ``live``'s thread.
-        ``on_update`` is told of each change too (the run browser updates the run's row)."""
+        drawn again with the run as ``live`` read it (``arranged``, when the caller arranged it already), then each
+        change is added in place on ``live``'s thread. ``on_update`` is told of each change too (the run browser
+        updates the run's row)."""
         self.stop_following()
         with self._lock:
             self.live, self._on_update = live, on_update
-            self.model = ConversationModel.from_folded(
-                live.folded,
-                page_size=self.model.page_size,
-                limit=self.model.limit,
-                prices=self.model.prices,
-                updated=live.updated,
-                uid=self.model.uid,
-            )
+            self.model = arranged if arranged is not None else self._arranged(live.folded, live.updated)
             self._show_header()
             self.show_window(self.start)
             self.badge.value = themed(badge_html(True))
             self.badge.layout.display = ""
         live.start(lambda update: self._take(live, update), lambda reason: self._stopped(live, reason))
+
+    def _arranged(self, folded: FoldedRun, updated: datetime | None) -> ConversationModel:
+        """``folded`` as this view shows a run: its page size, value limit, prices and anchors."""
+        model = self.model
+        return ConversationModel.from_folded(
+            folded, page_size=model.page_size, limit=model.limit, prices=model.prices, updated=updated, uid=model.uid
+        )
 
     def stop_following(self, timeout: float = 5.0) -> bool:
         """Stop following (the thread is joined, up to ``timeout`` seconds); True when no thread is left."""
@@ -256,14 +264,7 @@ class ConversationView:
 
     def _take(self, live: RunFollow, update: LiveUpdate) -> None:
         """A change of the followed run (on its thread): arranged, then shown in place."""
-        model = ConversationModel.from_folded(
-            update.folded,
-            page_size=self.model.page_size,
-            limit=self.model.limit,
-            prices=self.model.prices,
-            updated=update.updated,
-            uid=self.model.uid,
-        )
+        model = self._arranged(update.folded, update.updated)
         with self._lock:
             if self.live is not live:
                 return  # a follow stopped while this change was arranged
