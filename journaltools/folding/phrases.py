@@ -10,9 +10,10 @@ Nothing here is HTML or terminal-safe: the views escape what they show, the CLI 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from journaltools.folding.facts import undated
 from journaltools.goencoding.time import go_time
@@ -118,6 +119,25 @@ def ending_of(result: FoldResult) -> Ending:
         unanswered=len(result.pending_calls) - deferred,
         waiting_for=result.waiting_for,
         last_stop_reason=(state.last_stop_reason or None) if state is not None else None,
+    )
+
+
+def ending_of_row(row: Mapping[str, Any], *, problem: str | None = None, reopening: str | None = None) -> Ending:
+    """What ``why_of`` needs, from the columns of a ``runs`` table row (its status, terminal, calls in flight, stop
+    reason): the native walk's row as it is tabled, or a row read back from a table. ``problem`` and ``reopening``
+    are what a row's columns do not hold (an invalid journal's first error; who reopened it, and where)."""
+    pending, deferred = int(row.get("pending_calls") or 0), int(row.get("open_deferrals") or 0)
+    return Ending(
+        status=str(row["status"]),
+        problem=problem,
+        reopening=reopening,
+        terminal_reason=row.get("terminal_reason"),
+        terminal_message=row.get("terminal_message"),
+        stale_terminal=bool(row.get("stale_terminal")),
+        deferred=deferred,
+        unanswered=max(0, pending - deferred),
+        waiting_for=row.get("waiting_for"),
+        last_stop_reason=row.get("last_stop_reason"),
     )
 
 

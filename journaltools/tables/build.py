@@ -30,7 +30,7 @@ from journaltools.folding.facts import (
     wall_clock_of,
 )
 from journaltools.folding.fold import AfterTerminal
-from journaltools.folding.phrases import Ending, ending_of, problem_text, reopening_phrase, why_of
+from journaltools.folding.phrases import Ending, ending_of, ending_of_row, problem_text, reopening_phrase, why_of
 from journaltools.folding.reads import RunReadLike
 from journaltools.folding.run import fold_run
 from journaltools.folding.state import COUNTER_NAMES
@@ -335,7 +335,6 @@ class TablesBuilder:
             "last_stop_reason": native.last_stop_reason,
             "next_iteration": native.next_iteration,
             "waiting_for": native.waiting_for,
-            "why": why_of(_native_ending(ending or "open", native, generation.reopens_after_terminal)),
             "pending_calls": native.pending_calls,
             "open_deferrals": native.open_deferrals,
             "approvals": native.approvals,
@@ -346,6 +345,7 @@ class TablesBuilder:
             "warning_findings": len(warnings),
             "source": read.source,
         }
+        values["why"] = why_of(ending_of_row(values, reopening=_reopening(native, generation.reopens_after_terminal)))
         unfit = fit.finding()
         if unfit is not None:
             self.findings.append(with_source(unfit, read.source))
@@ -535,20 +535,9 @@ def _ending(status: str, result: FoldResult | None, findings: Sequence[Finding])
     return dataclasses.replace(ending_of(result), status=status, problem=problem)
 
 
-def _native_ending(status: str, native: native_fold.NativeRun, reopens: bool) -> Ending:
-    """The ``why`` column's ending from the native walk's row: the same parts ``ending_of`` takes from a fold."""
+def _reopening(native: native_fold.NativeRun, reopens: bool) -> str | None:
+    """Who reopened a run the native walk tabled, and where (``phrases.reopening_text`` of its fold)."""
     after = native.after_terminal
-    reopening = None
-    if reopens and native.reopened and native.terminal_reason is not None and after is not None:
-        reopening = reopening_phrase(native.terminal_reason, AfterTerminal(*after))
-    return Ending(
-        status=status,
-        reopening=reopening,
-        terminal_reason=native.terminal_reason,
-        terminal_message=native.terminal_message,
-        stale_terminal=native.stale_terminal,
-        deferred=native.open_deferrals,
-        unanswered=native.pending_calls - native.open_deferrals,
-        waiting_for=native.waiting_for,
-        last_stop_reason=native.last_stop_reason,
-    )
+    if not (reopens and native.reopened and native.terminal_reason is not None and after is not None):
+        return None
+    return reopening_phrase(native.terminal_reason, AfterTerminal(*after))

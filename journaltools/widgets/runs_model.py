@@ -16,7 +16,15 @@ from journaltools._base.text import for_page
 from journaltools.exports.facts import Prices, Tokens, check_prices, cost_text
 from journaltools.exports.html import esc, id_html, status_badge, themed
 from journaltools.folding import STATUSES, FoldResult
-from journaltools.folding.phrases import Ending, attention_rank, ending_of, problem_text, shown_time, why_of
+from journaltools.folding.phrases import (
+    Ending,
+    attention_rank,
+    ending_of,
+    ending_of_row,
+    problem_text,
+    shown_time,
+    why_of,
+)
 from journaltools.folding.texts import searchable_words
 from journaltools.protocol.generations import generation_of_version
 
@@ -229,23 +237,12 @@ def first_errors(findings_table: Any) -> dict[str, str]:
     return first
 
 
-def _ending_of_row(item: Mapping[str, Any], status: str, problem: str | None) -> Ending:
-    """What ``why_of`` needs, from a ``runs`` table row (the fold's own ``ending_of`` where a fold is at hand)."""
-    pending, deferred = int(item.get("pending_calls") or 0), int(item.get("open_deferrals") or 0)
+def _ending_of_row(item: Mapping[str, Any], problem: str | None) -> Ending:
+    """A table row's ending when the table has no ``why`` of its own (an older audit's): a reopened run is said to
+    be reopened, though not by whom (the row does not hold it)."""
     terminal_reason = item.get("terminal_reason")
-    reopened = bool(item.get("reopened")) and status == "open" and terminal_reason is not None
-    return Ending(
-        status=status,
-        problem=problem,
-        reopening=f"{terminal_reason}, then reopened" if reopened else None,
-        terminal_reason=terminal_reason,
-        terminal_message=item.get("terminal_message"),
-        stale_terminal=bool(item.get("stale_terminal")),
-        deferred=deferred,
-        unanswered=max(0, pending - deferred),
-        waiting_for=item.get("waiting_for"),
-        last_stop_reason=item.get("last_stop_reason"),
-    )
+    reopened = bool(item.get("reopened")) and item["status"] == "open" and terminal_reason is not None
+    return ending_of_row(item, problem=problem, reopening=f"{terminal_reason}, then reopened" if reopened else None)
 
 
 def row_of_fold(run: str, result: FoldResult, status: str | None = None) -> RunRow:
@@ -356,7 +353,7 @@ class RunBrowserModel:
                     pending_calls=pending,
                     last_seq=int(item.get("last_seq") or 0),
                     # The table's own ``why`` (the fold's words); a narrower table's row is worded from its columns.
-                    reason=item.get("why") or why_of(_ending_of_row(item, status, problems.get(run))),
+                    reason=item.get("why") or why_of(_ending_of_row(item, problems.get(run))),
                     caller=item.get("caller") or None,
                     segments=_int_or_none(item.get("segments")),
                     stale_terminal=bool(item.get("stale_terminal")),
