@@ -9,7 +9,7 @@ from typing import Any, Literal
 from journaltools._base.readable import readable_json
 from journaltools.folding import FoldResult
 from journaltools.folding.texts import conversation_digest, raw_json_text
-from journaltools.protocol.blocks import Message, ToolResultBlock, ToolUseBlock, to_anthropic
+from journaltools.protocol.blocks import Message, ProviderBlock, ToolResultBlock, ToolUseBlock, to_anthropic
 
 CallState = Literal["answered", "deferred", "approved once", "waiting"]
 
@@ -106,6 +106,11 @@ def _call(
     )
 
 
+def _provider_part(block: ProviderBlock) -> Part:
+    """A provider's own block: its kind, and its raw JSON as the journal holds it (reindented, never re-encoded)."""
+    return Part("provider", readable_json(raw_json_text(block.raw, indent=False)), label=block.kind)
+
+
 def message_views(messages: list[Message], seqs: list[int] | None = None) -> list[MessageView]:
     """Every message as parts, with its record's seq; a tool_result that answers a call shown is drawn with
     that call, not again."""
@@ -138,13 +143,7 @@ def message_views(messages: list[Message], seqs: list[int] | None = None) -> lis
                     paired_from = at if paired_from is None else min(paired_from, at)
                     paired_parts.append(Part("result", block.tool_result.content, label=block.tool_result.tool_use_id))
             elif block.provider is not None:
-                parts.append(
-                    Part(
-                        "provider",
-                        readable_json(raw_json_text(block.provider.raw, indent=False)),
-                        label=block.provider.kind,
-                    )
-                )
+                parts.append(_provider_part(block.provider))
             else:
                 parts.append(Part("empty"))
         seq = seqs[index] if seqs is not None and index < len(seqs) else 0
@@ -169,13 +168,7 @@ def pending_view(result: FoldResult) -> PendingView | None:
         elif block.thinking is not None:
             thinking.append(block.thinking.text)
         elif block.provider is not None:
-            providers.append(
-                Part(
-                    "provider",
-                    readable_json(raw_json_text(block.provider.raw, indent=False)),
-                    label=block.provider.kind,
-                )
-            )
+            providers.append(_provider_part(block.provider))
         if block.tool_use is None:
             continue
         use = block.tool_use
