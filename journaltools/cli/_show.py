@@ -187,7 +187,8 @@ def _times_line(read: RunRead, result: FoldResult, writer: Writer = "unknown") -
 
     meta = read.records[0].record.meta if read.records and read.records[0].record.kind == "meta" else None
     created = meta.created if meta is not None else None
-    dated = [go_time(record.time) for record in read.typed() if record.time]
+    records = read.typed()
+    dated = [go_time(record.time) for record in records if record.time]
     latest = max((time for time in dated if time is not None), default=None)
     parts = [f"created {shown_time(created)}"] if created else []
     heard = latest
@@ -204,7 +205,7 @@ def _times_line(read: RunRead, result: FoldResult, writer: Writer = "unknown") -
     # The runtime's own wall clock (creation to the last dated record): only a dated journal has one, and only one
     # whose record times run forwards measures anything (the runtime's number stays in --json and `stats --json`).
     backwards = [finding.seq for finding in result.findings if finding.code == "times_out_of_order"]
-    wall = wall_clock_ns(read.typed())
+    wall = wall_clock_ns(records)
     if backwards:
         parts.append(f"wall clock unknown: record times run backwards at seq {', '.join(map(str, backwards))}")
     elif wall is not None:
