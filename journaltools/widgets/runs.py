@@ -1,9 +1,10 @@
 """RunBrowser: a table of runs you sort by clicking a column header and open by clicking a row.
 
 ``RunBrowserModel`` (``runs_model``) is pure (rows, filter, sort, paging, HTML) and opens no source. ``RunBrowser``
-is the ipywidgets view over it. The view renders one page of rows at a time from a fixed pool of row widgets, so ten
-thousand runs page as fast as ten: sorting or paging only changes the cells' text. Each row says why its run stopped
-(the terminal's message, the deferrals it waits on, the pending calls, the first error of an ``invalid`` journal).
+is the ipywidgets view over it. The view draws one page of rows at a time as one piece of HTML (``runs_page``), so
+ten thousand runs page as fast as ten, and a page is one widget model however many cells it has. Each row says why
+its run stopped (the terminal's message, the deferrals it waits on, the pending calls, the first error of an
+``invalid`` journal).
 
 It fits the notebook: columns have priorities and the least needed ones step aside as the notebook narrows (CSS
 container queries; "all columns" brings them back, scrolling sideways), the run id stays pinned on the left, and the
@@ -29,10 +30,10 @@ from typing import TYPE_CHECKING, Any
 
 from journaltools._base.readable import shorten_middle
 from journaltools.exports.facts import Prices, check_prices
-from journaltools.exports.html import STATUS_TONES, STYLE, esc, id_html, status_class, themed
+from journaltools.exports.html import STYLE, esc, id_html, themed
 from journaltools.widgets.runs_live import BrowserLive
-from journaltools.widgets.runs_model import RUN_SHOWN, Column, RunBrowserModel, RunLoader, RunRow, with_costs
-from journaltools.widgets.runs_page import BROWSER_STYLE, KEYBOARD
+from journaltools.widgets.runs_model import RUN_SHOWN, RunBrowserModel, RunLoader, RunRow, with_costs
+from journaltools.widgets.runs_page import ACTIONS, BROWSER_STYLE, SCRIPT, table_html
 from journaltools.widgets.runs_parts import Handover, after_this_cell, load_in_parts
 
 if TYPE_CHECKING:
@@ -128,33 +129,15 @@ class RunBrowser:
         toolbar = self.toolbar = w.HBox([*self.chips.values(), self.all_columns, self.summary])
         toolbar.add_class("jt-toolbar")
 
-        # Every cell shares one layout and one style (the stylesheet sizes them by class): a widget's own layout and
-        # style are two more models each, and the models a page of rows opens are what its first render waits on.
-        self._cell_layout, self._cell_style = w.Layout(), w.ButtonStyle()
-        self.headers = [self._cell_button("jt-th", column) for column in self.columns]
-        for column, button in zip(self.columns, self.headers, strict=True):
-            button.on_click(lambda _button, key=column.key: self.sort_by_header(key))
-            # Off the Tab order, so the first row is one Tab from the search box; ArrowUp from it reaches them.
-            button.tabbable = False
-        head = w.HBox(self.headers)
-        head.add_class("jt-thead")
-
-        self.row_widgets: list[Any] = []
-        self.row_cells: list[list[Any]] = []
-        self._row_runs: list[str | None] = []
-        for index in range(model.page_size):
-            cells = [self._cell_button("jt-td", column) for column in self.columns]
-            for cell in cells:
-                cell.on_click(lambda _button, i=index: self._on_row_click(i))
-                # The rows are one tab stop (the first row's run id; Enter opens it), the arrows move between
-                # them (``KEYBOARD``): a row of seven stops made the pager 163 presses from the search box, and
-                # a stop per row put the first row 16 presses away.
-                cell.tabbable = cell is cells[0] and index == 0
-            row = w.HBox(cells)
-            row.add_class("jt-tr")
-            self.row_widgets.append(row)
-            self.row_cells.append(cells)
-            self._row_runs.append(None)
+        # The table is one HTML widget (``runs_page.table_html``); a click on a cell comes back through ``actions``.
+        self.table = w.HTML(layout=w.Layout(width="100%"))
+        self.table.add_class("jt-table-view")
+        self.actions = w.Text(continuous_update=True)
+        self.actions.add_class(ACTIONS)
+        self.actions.layout.display = "none"
+        self.actions.observe(self._on_action, names="value")
+        #: The cell the keyboard goes to once the table is drawn next (the row of a run just closed), or "".
+        self._focus = ""
 
         self.previous_page = w.Button(description="← previous", tooltip="previous page")
         self.next_page = w.Button(description="next →", tooltip="next page")
@@ -175,7 +158,7 @@ class RunBrowser:
         self.next_run.on_click(lambda _button: self._step(1))
         self.close_button.on_click(lambda _button: self.select(None))
         self.close_button.add_class("jt-close")
-        keys = w.HTML(KEYBOARD)
+        keys = w.HTML(SCRIPT)
         keys.layout.display = "none"
         self.detail_title = w.HTML()
         # The opened run's report (``journaltools report``), written next to the notebook unless ``report_dir`` says
@@ -218,10 +201,8 @@ class RunBrowser:
         self.detail.layout.display = "none"
         style = w.HTML(STYLE + BROWSER_STYLE)
         style.layout.display = "none"  # a <style> applies wherever it sits in the page
-        table = w.VBox([head, *self.row_widgets])
-        table.add_class("jt-rows")  # header and rows scroll sideways together when the notebook is narrow
         # The opened run's pane sits above the pager and the search, which stay next to the rows they act on.
-        self.widget = w.VBox([style, toolbar, self.detail, pager, table, keys])
+        self.widget = w.VBox([style, toolbar, self.detail, pager, self.table, self.actions, keys])
         self.widget.add_class("jt")
         self.widget.add_class("jt-browser")
         self._render()
@@ -314,18 +295,6 @@ class RunBrowser:
             return handover.take(until_finished=timeout if timeout is not None else 1e9)
         return self.loaded.wait(timeout)
 
-    def _cell_button(self, kind: str, column: Column) -> Any:
-        import ipywidgets as w
-
-        button = w.Button(layout=self._cell_layout, style=self._cell_style)
-        button._dom_classes = RunBrowser._cell_classes(kind, column)
-        return button
-
-    @staticmethod
-    def _cell_classes(kind: str, column: Column, *extra: str) -> tuple[str, ...]:
-        numeric = ("jt-num",) if column.numeric else ()
-        return (kind, f"jt-col-{column.key}", f"jt-prio-{column.priority}", *numeric, *extra)
-
     @classmethod
     def from_source(
         cls,
@@ -377,10 +346,19 @@ class RunBrowser:
         else:
             self.widget.remove_class("jt-all-columns")
 
-    def _on_row_click(self, index: int) -> None:
-        run = self._row_runs[index]
-        if run is not None:
-            self.select(run)
+    def _on_action(self, change: dict[str, Any]) -> None:
+        """A click on the table (``runs_page.SCRIPT``): ``<nonce> <action> <argument>``, the nonce so that the same
+        click twice is two changes. Anything else, or a run no longer listed, is let go."""
+        _nonce, _, rest = str(change["new"]).partition(" ")
+        action, _, argument = rest.partition(" ")
+        self.act(action, argument)
+
+    def act(self, action: str, argument: str) -> None:
+        """What a click on the table asks: ``sort`` by a column key, or ``open`` a run."""
+        if action == "sort" and any(column.key == argument for column in self.columns):
+            self.sort_by_header(argument)
+        elif action == "open" and self.row_of(argument) is not None:
+            self.select(argument)
 
     def _step(self, step: int) -> None:
         if self.selected is not None:
@@ -405,29 +383,11 @@ class RunBrowser:
 
     def _render(self) -> None:
         model = self.model
-        for column, button in zip(self.columns, self.headers, strict=True):
-            button.description = model.header_label(column)
-            button.tooltip = f"sort by {column.label}" + (f" ({column.tooltip})" if column.tooltip else "")
         counts = model.status_counts()
         for status, chip in self.chips.items():
             chip.description = f"{status} {counts.get(status, 0):,}"
-        rows = model.page_rows()
-        for index, (row_widget, cells) in enumerate(zip(self.row_widgets, self.row_cells, strict=True)):
-            row = rows[index] if index < len(rows) else None
-            self._row_runs[index] = row.run if row is not None else None
-            row_widget.layout.display = "" if row is not None else "none"
-            if row is None:
-                continue
-            row_widget._dom_classes = ("jt-tr", "jt-selected") if row.run == self.selected else ("jt-tr",)
-            for column, cell in zip(self.columns, cells, strict=True):
-                cell.description = row.shown(column.key)
-                cell.tooltip = row.tooltip(column.key)
-                if column.key == "status":
-                    tone = STATUS_TONES.get(row.status, "muted")
-                    detail = ("jt-status-detail",) if row.status_detail else ()
-                    cell._dom_classes = self._cell_classes(
-                        "jt-td", column, f"jt-tone-{tone}", f"jt-status-{status_class(row.status)}", *detail
-                    )
+        focus, self._focus = self._focus, ""
+        self.table.value = table_html(model, self.selected, focus)
         self.page_label.value = f"{model.page_text()} · page {min(model.page, model.page_count - 1) + 1} of " + (
             f"{model.page_count:,}"
         )
@@ -456,12 +416,12 @@ class RunBrowser:
             self.detail_body.children = ()
             self.detail.layout.display = "none"
             self.conversation = None
-            self._render()
             # The keyboard goes back to the row of the run just closed (or the search box), not to the page top.
-            if closed in self._row_runs:
-                self.row_cells[self._row_runs.index(closed)][0].focus()
+            if closed is not None and any(row.run == closed for row in self.model.page_rows()):
+                self._focus = f"run:{closed}"
             else:
                 self.filter_box.focus()
+            self._render()
             return
         page = self.model.page_of(run)
         if page is not None and page != self.model.page:

@@ -46,6 +46,7 @@ from journaltools.sources.scan import (
     records_past_bound,
 )
 from journaltools.widgets import ConversationModel, RunBrowser, RunBrowserModel, TimeTravelModel
+from tests.browser_table import rows as table_rows
 from tests.builders import CLAIMANT, CREATED, journal
 from tests.paths import ROOT
 
@@ -471,13 +472,13 @@ def test_row9_a_terminal_reason_never_styles_the_page_and_controls_show_escaped(
     travel = TimeTravelModel("styled", records)
     _assert_safe(travel.snapshot_html(len(travel) - 1))
     browser = RunBrowser(model, {"styled": result}.get, rows_per_page=4)
-    for cells in browser.row_cells:
+    for cells in table_rows(browser):
         for cell in cells:
-            assert "lm-mod-hidden" not in cell._dom_classes and "jt-tone-ok" not in cell._dom_classes
+            assert "lm-mod-hidden" not in cell.classes and "jt-tone-ok" not in cell.classes
             for char in RAW_CONTROLS:
-                assert char not in cell.description and char not in (cell.tooltip or "")
-    status_cell = browser.row_cells[0][[column.key for column in browser.columns].index("status")]
-    assert "jt-status-unknown" in status_cell._dom_classes
+                assert char not in cell.text and char not in cell.title
+    status_cell = table_rows(browser)[0][[column.key for column in browser.columns].index("status")]
+    assert "jt-status-unknown" in status_cell.classes
     browser.select("styled")
     for value in _html_values(browser.widget):
         _assert_safe(value)

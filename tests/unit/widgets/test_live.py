@@ -21,6 +21,7 @@ from journaltools.samples.builder import JournalBuilder, calls_of, text, tool_us
 from journaltools.samples.stories import sample_fingerprint
 from journaltools.sources.file import FileBackend, FileJournalWriter
 from journaltools.widgets import ConversationView, RunBrowser
+from tests.browser_table import rows as table_rows
 
 RUN = "run-1"
 TIMEOUT = 10.0
@@ -208,7 +209,7 @@ def test_the_browser_pane_and_its_row_follow_the_opened_run(tmp_path: Path) -> N
         assert view.wait_for(lambda: not view.is_following, TIMEOUT)
         row = browser.row_of(RUN)
         assert row is not None and row.status == "completed" and row.last_seq == 4, row
-        assert any("completed" in cell.description for cell in browser.row_cells[0])
+        assert any("completed" in cell.text for cell in table_rows(browser)[0])
         browser.select(None)
         assert browser.live.pane is None
     finally:

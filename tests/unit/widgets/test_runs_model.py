@@ -11,8 +11,12 @@ from journaltools.folding import fold
 from journaltools.tables import load
 from journaltools.widgets import RunBrowser, RunBrowserModel, TimeTravel
 from journaltools.widgets._source import RunFolds
-from journaltools.widgets.runs import BROWSER_STYLE, KEYBOARD
+from journaltools.widgets.runs import BROWSER_STYLE
 from journaltools.widgets.runs_model import COLUMNS, PROMPT_SHOWN, TOOLTIP_CHARS, RunRow
+from journaltools.widgets.runs_page import SCRIPT as BROWSER_SCRIPT
+from tests.browser_table import headers as table_headers
+from tests.browser_table import rows as table_rows
+from tests.browser_table import shown_runs, table_lines
 from tests.runstate_corpus import CORPUS, NEWEST_CORPUS
 from tests.widget_journals import (
     MANY_CHANGES_RUN,
@@ -91,39 +95,69 @@ def test_a_prompt_is_escaped_on_one_line_and_whole_in_its_tooltip() -> None:
 def test_a_hostile_prompt_reaches_the_view_as_text() -> None:
     browser = RunBrowser(RunBrowserModel.from_folds({"hostile": fold(hostile_records(), strict=False)}))
     column = [column.key for column in browser.columns].index("prompt")
-    cell = browser.row_cells[0][column]
-    # A button's description is set as text, never as HTML; the cell shows the markup as the journal wrote it.
-    assert cell.description == f"prompt {SCRIPT}" and cell.tooltip == f"prompt {SCRIPT}"
+    cell = table_rows(browser)[0][column]
+    # The cell's text is escaped, never markup; the cell shows the markup as the journal wrote it.
+    assert cell.text == f"prompt {SCRIPT}" and cell.title == f"prompt {SCRIPT}"
+    assert SCRIPT not in browser.table.value
 
 
 def test_a_status_with_a_detail_keeps_its_word_on_the_first_line() -> None:
     folds = {path: fold(journal_records(path), strict=False) for path in STALE_TERMINAL_RUNS}
     browser = RunBrowser(RunBrowserModel.from_folds(folds))
     column = [column.key for column in browser.columns].index("status")
-    cells = {browser._row_runs[index]: cells[column] for index, cells in enumerate(browser.row_cells)}
+    cells = {line[column].argument: line[column] for line in table_rows(browser)}
     for path, status in zip(STALE_TERMINAL_RUNS, ("completed", "open"), strict=True):
-        assert cells[path].description == f"{status}\nnext turn in flight"
-        assert cells[path].tooltip == f"{status} (next turn in flight)"
-        assert "jt-status-detail" in cells[path]._dom_classes
+        assert cells[path].text == f"{status}\nnext turn in flight"
+        assert cells[path].title == f"{status} (next turn in flight)"
+        assert "jt-status-detail" in cells[path].classes
     plain = RunBrowser(RunBrowserModel.from_folds({"done": all_folds()["completed-parallel-tools"]}))
-    status_cell = plain.row_cells[0][column]
-    assert status_cell.description == "completed" and "jt-status-detail" not in status_cell._dom_classes
+    status_cell = table_rows(plain)[0][column]
+    assert status_cell.text == "completed" and "jt-status-detail" not in status_cell.classes
     assert "white-space: pre-line" in BROWSER_STYLE
 
 
 def test_the_rows_are_one_tab_stop_right_after_the_search_and_the_arrows_move_between_them() -> None:
     browser = RunBrowser(RunBrowserModel.from_folds(browser_folds()), rows_per_page=10)
-    stops = [cell for cells in browser.row_cells for cell in cells if cell.tabbable]
-    assert stops == [browser.row_cells[0][0]] and not any(header.tabbable for header in browser.headers)
+    stops = [cell for cells in table_rows(browser) for cell in cells if cell.tabbable]
+    assert stops == [table_rows(browser)[0][0]] and not any(header.tabbable for header in table_headers(browser))
     children = list(browser.widget.children)
     pager = next(child for child in children if "jt-pager" in child._dom_classes)
-    table = next(child for child in children if "jt-rows" in child._dom_classes)
-    assert pager.children[-1] is browser.filter_box and children.index(pager) + 1 == children.index(table)
-    keys = next(child for child in children if getattr(child, "value", None) == KEYBOARD)
+    assert pager.children[-1] is browser.filter_box and children.index(pager) + 1 == children.index(browser.table)
+    keys = next(child for child in children if getattr(child, "value", None) == BROWSER_SCRIPT)
     assert keys.layout.display == "none"
     for key in ("ArrowDown", "ArrowUp", "ArrowLeft", "ArrowRight", "Escape"):
-        assert key in KEYBOARD
-    assert "<script" not in KEYBOARD and '"' not in KEYBOARD.split('onerror="', 1)[1][:-2]
+        assert key in BROWSER_SCRIPT
+    for script in (BROWSER_SCRIPT, browser.table.value.split("<img", 1)[1]):
+        assert "<script" not in script and '"' not in script.split('onerror="', 1)[1][:-2]
+
+
+def test_a_click_on_the_table_comes_back_as_an_action_and_a_page_is_one_widget() -> None:
+    # Every widget model made and not closed (``Widget.widgets`` is the deprecated spelling of this registry).
+    from ipywidgets.widgets.widget import _instances
+
+    folds = browser_folds()
+    before = len(_instances)
+    RunBrowser(RunBrowserModel.from_folds(folds), folds.get, rows_per_page=2)
+    small_models = len(_instances) - before
+    before = len(_instances)
+    browser = RunBrowser(RunBrowserModel.from_folds(folds), folds.get, rows_per_page=50)
+    assert len(_instances) - before == small_models  # rows add no models: a page is one HTML widget
+    first = shown_runs(browser)[0]
+    browser.actions.value = f"1 open {first}"
+    assert browser.selected == first and "jt-selected" in table_lines(browser)[1].classes
+    browser.actions.value = "2 open no-such-run"  # a run the table no longer lists is let go
+    browser.actions.value = "3 frobnicate x"
+    assert browser.selected == first
+    browser.actions.value = "4 sort run"
+    assert (browser.model.sort_key, browser.model.descending) == ("run", False)
+    browser.actions.value = "5 sort run"  # the same click again is a new value: the nonce differs
+    assert browser.model.descending
+    browser.actions.value = "6 sort no-such-column"
+    assert browser.model.sort_key == "run"
+    browser.select(None)
+    assert f'data-jt-focus="run:{first}"' in browser.table.value  # the keyboard goes back to the closed run's row
+    browser.go_to_page(0)
+    assert "data-jt-focus=" not in browser.table.value.split("<img", 1)[0]  # once
 
 
 def test_time_travel_buttons_never_shrink_below_their_label() -> None:

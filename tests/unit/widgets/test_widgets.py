@@ -55,6 +55,9 @@ from journaltools.widgets.audit import integer_ticks
 from journaltools.widgets.comparison import DOCUMENTED_EXPLANATION, SEVERITY, SUMMARY_RULE_EXPLANATION
 from journaltools.widgets.runs_model import RunRow
 from journaltools.widgets.turns import TurnCheckpointsModel, TurnRow
+from tests.browser_table import headers as table_headers
+from tests.browser_table import rows as table_rows
+from tests.browser_table import shown_runs, table_lines
 from tests.builders import journal
 from tests.paths import TESTS
 from tests.widget_journals import (
@@ -278,33 +281,33 @@ def test_run_browser_from_a_source_with_a_task_store_shows_task_states(tmp_path:
     loader.close()  # type: ignore[attr-defined]
 
 
-def test_run_browser_view_opens_a_conversation_sorts_and_keeps_a_fixed_pool() -> None:
+def test_run_browser_view_opens_a_conversation_sorts_and_draws_a_page_as_one_widget() -> None:
     folds = all_folds()
     browser = RunBrowser(RunBrowserModel.from_folds(folds), folds.get, rows_per_page=8)
-    assert len(browser.row_widgets) == 8
+    assert len(table_rows(browser)) == 8
     browser.select("terminal-error")
     body = browser.detail_body.children[0].children[0].value  # the conversation's header
     assert "Ended in error" in body and "529 Overloaded" in body
     children = list(browser.widget.children)
-    table = next(child for child in children if "jt-rows" in child._dom_classes)
+    table = browser.table
     assert children.index(browser.detail) < children.index(table)  # the pane sits above the table
     # The keyboard: the search box ends the pager's line, right before the rows, which are one tab stop (the first
     # row's run id; the arrows move between rows).
     pager = next(child for child in children if "jt-pager" in child._dom_classes)
     assert children.index(browser.detail) < children.index(pager) == children.index(table) - 1
     assert pager.children[-1] is browser.filter_box
-    tabbable = [cell for cells in browser.row_cells for cell in cells if cell.tabbable]
-    assert tabbable == [browser.row_cells[0][0]] and not any(header.tabbable for header in browser.headers)
-    assert any("jt-selected" in row._dom_classes for row in browser.row_widgets)
+    tabbable = [cell for cells in table_rows(browser) for cell in cells if cell.tabbable]
+    assert tabbable == [table_rows(browser)[0][0]] and not any(header.tabbable for header in table_headers(browser))
+    assert any("jt-selected" in line.classes for line in table_lines(browser)[1:])
     browser.sort_by_header("run")
-    runs = [cells[0].description for cells in browser.row_cells if cells[0].description]
+    runs = shown_runs(browser)
     assert runs == sorted(runs)
     browser.sort_by_header("run")
     assert browser.model.descending
     chips = {status: chip.description for status, chip in browser.chips.items()}
     assert chips["invalid"] == "invalid 3"
     browser.chips["invalid"].value = True
-    shown = [b._row_runs[i] for i in range(8) if (b := browser)._row_runs[i] is not None]
+    shown = shown_runs(browser)
     assert set(shown) == {"edge-version-2", "edge-unknown-required-protocol", "edge-result-before-assistant"}
     browser.select(None)
     assert browser.detail_body.children == () and browser.detail.layout.display == "none"
@@ -369,14 +372,15 @@ def test_the_columns_have_priorities_and_the_run_id_is_pinned() -> None:
     assert priorities["pending_calls"] == 2 == min(p for p in priorities.values() if p > 1)
     assert "position: sticky" in BROWSER_STYLE and "-webkit-line-clamp: 2" in BROWSER_STYLE
     browser = RunBrowser(RunBrowserModel.from_folds(all_folds()), rows_per_page=4)
-    assert all(f"jt-prio-{c.priority}" in b._dom_classes for c, b in zip(browser.columns, browser.headers, strict=True))
+    headers = table_headers(browser)
+    assert all(f"jt-prio-{c.priority}" in h.classes for c, h in zip(browser.columns, headers, strict=True))
 
 
 def test_ten_thousand_runs_page_without_rendering_them_all() -> None:
     rows = [RunRow(f"run-{i:05}", "completed", None, "m", i % 7, i, 0, 3) for i in range(10_000)]
     browser = RunBrowser(RunBrowserModel(rows), rows_per_page=25)
     browser.go_to_page(399)
-    assert browser.row_cells[0][0].description == "run-09975" and len(browser.row_widgets) == 25
+    assert table_rows(browser)[0][0].text == "run-09975" and len(table_rows(browser)) == 25
 
 
 # -- ConversationView -----------------------------------------------------------------------------
@@ -914,8 +918,8 @@ def test_long_ids_are_shortened_in_the_middle_with_a_tooltip_and_a_copy_button()
     assert comparison.rows[0].flag == "✖ MISSING in jetstream"
     assert f"<code>{served}</code>" not in comparison.to_html() and f'data-copy="{served}"' in comparison.to_html()
     browser = RunBrowser(RunBrowserModel.from_folds({served: all_folds()["completed-parallel-tools"]}))
-    cell = browser.row_cells[0][0]
-    assert cell.description == shorten_middle(served, 28) and cell.tooltip == served
+    cell = table_rows(browser)[0][0]
+    assert cell.text == shorten_middle(served, 28) and cell.title == served
     assert f'data-copy="{served}"' in browser.model.to_html()  # the static table too
 
 
