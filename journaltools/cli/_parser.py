@@ -32,6 +32,13 @@ SEARCH_STATUSES: Final = ("open", "completed", "suspended", "error", "budget", "
 #: ``ls --sort`` keys, in the order ``--help`` gives them (``_commands`` orders by them; a test holds the two equal).
 LS_SORT_KEYS: Final = ("status", "created", "updated", "last_seq", "records", "run")
 
+#: ``--where``: the same option for ``ls``, ``audit`` and ``search`` (docs/filter.md).
+WHERE_HELP: Final = (
+    "only the runs this filter expression keeps, over the runs table's columns (docs/filter.md): "
+    "'status == \"error\" and model ~ \"sonnet\" and created > \"2026-12-01\"'; and, or, not, == != < <= > >=, "
+    "in [...], ~ (contains, any case). It folds every journal of the source (the runs table) to judge them"
+)
+
 
 def _version() -> str:
     """The installed distribution's version (the package's own when it runs from a source tree)."""
@@ -139,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
         "August run) is kept whatever NAME is",
     )
     ls.add_argument("--prefix", type=text_value, metavar="TEXT", help="only runs whose id starts with TEXT")
+    ls.add_argument("--where", type=text_value, metavar="EXPR", help=WHERE_HELP)
     ls.add_argument(
         "--limit",
         type=positive_int,
@@ -287,6 +295,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATTERN",
         help="only the runs whose prompt matches this regular expression (Go's syntax, as the runtime's)",
     )
+    search.add_argument("--where", type=text_value, metavar="EXPR", help=WHERE_HELP)
     search.set_defaults(handler=_handler("journaltools.cli._analysis", "cmd_search"))
 
     audit = command(
@@ -304,6 +313,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     audit.add_argument("--records", action="store_true", help="with --parquet: write the records table too")
     audit.add_argument("--quiet", action="store_true", help="no progress bar")
+    audit.add_argument(
+        "--where",
+        type=text_value,
+        metavar="EXPR",
+        help="audit only the runs this filter expression keeps: their findings and, with --parquet, their rows of "
+        "every table (docs/filter.md; as for ls --where)",
+    )
     audit.add_argument("--task-store", metavar="URL", help="fill runs.task_state from this task store")
     audit.add_argument("--turn-store", metavar="URL", help="add this turn-checkpoint store's findings (see 'turns')")
     add_stuck_after(audit, "with --turn-store: see 'turns'")
@@ -450,7 +466,10 @@ def build_parser() -> argparse.ArgumentParser:
         "Nothing in it reaches the network, journal text is escaped, the conversation token is never in it. The "
         f"file stays under --max-size (default {REPORT_MAX_SIZE_TEXT}): a value over 20,000 characters is cut "
         "with a note saying how many more it had, and messages past the bound are left out with a note naming the "
-        "seq to read on from (show --from-seq). RUN may be left out when SOURCE is one journal file",
+        "seq to read on from (show --from-seq). RUN may be left out when SOURCE is one journal file. With --all, "
+        "every run of SOURCE as one offline site: -o DIR gets index.html (every run with its status, why it "
+        "stopped, prompt, tokens and times, status chips and a search box) and each run's report in DIR/runs/, "
+        "linked both ways, with deep links to a message (runs/RUN.html#seq-12); --zip makes it one .zip",
         json_flag=False,
     )
     report.add_argument("targets", nargs="*", metavar="[SOURCE] [RUN]")
@@ -460,8 +479,11 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         type=output_path,
         metavar="FILE",
-        help="the HTML file to write (replaced; - for standard output)",
+        help="the HTML file to write (replaced; - for standard output); with --all the site's folder, or with "
+        "--zip the .zip file",
     )
+    report.add_argument("--all", action="store_true", help="every run of SOURCE as one offline site (see above)")
+    report.add_argument("--zip", action="store_true", help="with --all: write the site as one .zip file")
     report.add_argument(
         "--max-size",
         type=byte_size,

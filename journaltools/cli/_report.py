@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import os
+from typing import TYPE_CHECKING
 
-from journaltools.cli._output import _note, _say
+from journaltools._base.oserrors import STDOUT
+from journaltools.cli._output import UsageError, _note, _say
 from journaltools.cli._sources import _open, _source_and_optional_run, read_named
+from journaltools.sources.registry import default_source
+
+if TYPE_CHECKING:
+    from journaltools.exports.facts import Prices
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -13,6 +20,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     from journaltools.tables.prices import read_prices
 
     prices = read_prices(args.prices) if args.prices else None  # a wrong price file: bad usage, before any read
+    if args.all or args.zip:
+        return _report_site(args, prices)
     source, run = _source_and_optional_run(args.targets)
     with _open(source, "report") as backend:
         read = read_named(backend, run, strict=args.strict)
@@ -23,4 +32,22 @@ def cmd_report(args: argparse.Namespace) -> int:
         _note("report", written.summary())
     else:
         _say(written.summary())
+    return 0
+
+
+def _report_site(args: argparse.Namespace, prices: Prices | None) -> int:
+    """``report SOURCE --all -o DIR [--zip]``: every run of SOURCE as one offline site."""
+    from journaltools.exports.site import report_site
+
+    if not args.all:
+        raise UsageError("--zip writes the site of every run: give --all too")
+    if len(args.targets) > 1:
+        raise UsageError("--all reports every run of SOURCE: give SOURCE alone, no RUN")
+    if os.fspath(args.output) == STDOUT:
+        raise UsageError("--all writes a folder (or with --zip a .zip file): give -o a path, not -")
+    source = args.targets[0] if args.targets else str(default_source())
+    if args.strict:
+        raise UsageError("--all reports every run as far as it reads: --strict is for one run")
+    site = report_site(source, args.output, as_zip=args.zip, max_bytes=args.max_size, prices=prices)
+    _say(site.summary())
     return 0

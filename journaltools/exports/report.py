@@ -139,11 +139,13 @@ def render_report(
     page_size: int = PAGE_SIZE,
     prices: Prices | None = None,
     generated_at: datetime | None = None,
+    index_href: str = "",
 ) -> RunReport:
     """The report of one folded run (I/O free: what ``report`` does once the journal is read). ``result`` is the
     fold a view shows (``FoldedRun.as_fold_result()``: the run's status, the reader's findings first); ``facts``
     what the records say beyond it (``widgets._source.facts_of_read``): times, tokens per turn, call durations.
-    ``source`` is named in the page (credentials masked)."""
+    ``source`` is named in the page (credentials masked); ``index_href`` links back to the site the page is part of
+    (``exports.site``)."""
     if max_bytes < MIN_MAX_BYTES:
         raise ValueError(f"a report's size bound must be at least {MIN_MAX_BYTES:,} bytes, not {max_bytes:,}")
     from journaltools._base.version import __version__
@@ -165,7 +167,9 @@ def render_report(
         f"<h1>Run <code>{esc(model.run)}</code> {status_badge(model.status)}</h1>"
         f'<p class="jt-report-meta jt-muted">{esc(source or "a fold")} · written by {esc(generation)} · '
         f"report made {esc(made)} by journaltools {esc(__version__)} · at most {max_bytes:,} bytes</p>"
-        '<nav class="jt-report-nav"><a href="#summary">summary</a><a href="#waiting">waiting for</a>'
+        '<nav class="jt-report-nav">'
+        + (f'<a href="{esc(index_href)}" class="jt-report-home">← all runs</a>' if index_href else "")
+        + '<a href="#summary">summary</a><a href="#waiting">waiting for</a>'
         '<a href="#timeline">timeline</a><a href="#segments">process runs</a><a href="#findings">findings</a>'
         '<a href="#conversation">conversation</a>'
         '<button type="button" id="jt-theme" class="jt-script-only" hidden>theme: auto</button></nav></header>'
@@ -291,6 +295,7 @@ def report_of_read(
     max_bytes: int = DEFAULT_MAX_BYTES,
     page_size: int = PAGE_SIZE,
     prices: Prices | None = None,
+    index_href: str = "",
 ) -> RunReport:
     """The report of one journal as a backend read it: folded (``folding.run``), with its records' facts."""
     folded = fold_run(read, strict=strict)
@@ -301,6 +306,7 @@ def report_of_read(
         max_bytes=max_bytes,
         page_size=page_size,
         prices=prices,
+        index_href=index_href,
     )
 
 

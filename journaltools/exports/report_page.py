@@ -91,7 +91,7 @@ body {{ margin: 0; background: var(--jp-layout-color0); }}
 #: The file's one script: the theme switch, "open / close every page", and opening the page a link points into
 #: (a message on a closed page). Fixed code: no journal text is ever in it. The buttons it drives are hidden until it
 #: runs, so a reader whose viewer runs no script sees no dead buttons (every page still opens by its summary).
-REPORT_SCRIPT: Final = """(function () {
+REPORT_SCRIPT: Final = r"""(function () {
   var root = document.documentElement;
   var themes = ["auto", "light", "dark"];
   var themeButton = document.getElementById("jt-theme");
@@ -109,9 +109,22 @@ REPORT_SCRIPT: Final = """(function () {
   }
   document.getElementById("jt-open-all").addEventListener("click", function () { pages(true); });
   document.getElementById("jt-close-all").addEventListener("click", function () { pages(false); });
-  function reveal(id) {
+  function byId(id) {
     var target = document.getElementById(id);
+    var seq = /^seq-(\d+)$/.exec(id);
+    if (target || !seq) return target;
+    // A deep link from the site's index (run.html#seq-12): the message at or before that seq.
+    var messages = document.querySelectorAll(".jt-msg[id]"), best = null;
+    for (var i = 0; i < messages.length; i++) {
+      var found = /-seq-(\d+)$/.exec(messages[i].id);
+      if (found && Number(found[1]) <= Number(seq[1])) best = messages[i];
+    }
+    return best;
+  }
+  function reveal(id) {
+    var target = byId(id);
     for (var node = target; node; node = node.parentElement) if (node.tagName === "DETAILS") node.open = true;
+    if (target && target.id !== id) target.scrollIntoView();
   }
   document.addEventListener("click", function (event) {
     var link = event.target.closest ? event.target.closest("a[href^='#']") : null;
@@ -123,13 +136,14 @@ REPORT_SCRIPT: Final = """(function () {
 })();"""
 
 
-def _script_hash(script: str) -> str:
+def script_hash(script: str) -> str:
+    """The content security policy's name for ``script``: its SHA-256, the one inline script a page may run."""
     return "sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
 
 
 #: No request of any kind (``default-src 'none'``), inline styles, and only the script above: were journal text ever
 #: to become markup, a browser would still neither run it nor fetch anything it names.
 CONTENT_SECURITY_POLICY: Final = (
-    f"default-src 'none'; style-src 'unsafe-inline'; script-src '{_script_hash(REPORT_SCRIPT)}'; img-src data:; "
+    f"default-src 'none'; style-src 'unsafe-inline'; script-src '{script_hash(REPORT_SCRIPT)}'; img-src data:; "
     "base-uri 'none'; form-action 'none'"
 )
