@@ -55,7 +55,6 @@ if TYPE_CHECKING:
     )
     from journaltools.exports.interchange import export_atif, export_otlp
     from journaltools.exports.report import report
-    from journaltools.exports.site import report_site
     from journaltools.folding import FoldResult, RunState, fold
     from journaltools.protocol.blocks import Message
     from journaltools.protocol.decode import decode_line
@@ -87,7 +86,6 @@ _LAZY = {
     "grep": "journaltools.analyses.textgrep",
     "diff": "journaltools.analyses.rundiff",
     "report": "journaltools.exports.report",
-    "report_site": "journaltools.exports.site",
     "export_otlp": "journaltools.exports.interchange",
     "export_atif": "journaltools.exports.interchange",
     "open_task_store": "journaltools.stores",
@@ -119,7 +117,6 @@ __all__ = [  # noqa: RUF022 - in reading order, not alphabetical
     "grep",
     "diff",
     "report",
-    "report_site",
     "FoldResult",
     "RunState",
     "stats",

@@ -1,4 +1,4 @@
-"""A whole source as one offline site (``journaltools report SOURCE --all -o DIR``, ``jt.report_site``).
+"""A whole source as one offline site (``journaltools report SOURCE --all -o DIR``, ``report_site``).
 
 ``DIR/index.html`` lists every run of the source: its status, why it stopped or what it waits for, its prompt, model,
 tokens, times and findings, with status chips and a search box; each run's report (the page ``journaltools report``
