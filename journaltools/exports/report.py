@@ -65,6 +65,9 @@ PAGE_SIZE: Final = 50
 #: The Markdown time of a whole report (seconds); the messages after it are shown as plain text, as a notebook page
 #: does past its own budget.
 MARKDOWN_SECONDS: Final = 10.0
+#: The places one key reaches, after the last place reached (``report_page.REPORT_SCRIPT`` finds them by the classes
+#: the conversation's HTML gives them): its key, and its name on the button.
+JUMPS: Final = (("e", "error"), ("p", "pending call"), ("d", "deferral"), ("a", "approval"), ("r", "process run"))
 #: What the document's id attributes start with (``jt-r-seq-12``: the conversation's anchors).
 ANCHOR_UID: Final = "r"
 
@@ -172,6 +175,17 @@ def render_report(
         + '<a href="#summary">summary</a><a href="#waiting">waiting for</a>'
         '<a href="#timeline">timeline</a><a href="#segments">process runs</a><a href="#findings">findings</a>'
         '<a href="#conversation">conversation</a>'
+        '<span class="jt-report-find jt-script-only" hidden>'
+        '<input id="jt-find" type="search" placeholder="find in this run (/)" aria-label="find in this run">'
+        '<span id="jt-find-count" class="jt-muted" aria-live="polite"></span>'
+        '<button type="button" id="jt-find-previous" title="previous match (Shift+Enter, N)">↑</button>'
+        '<button type="button" id="jt-find-next" title="next match (Enter, n)">↓</button>'
+        + "".join(
+            f'<button type="button" data-jump="{key}" title="the next {label} (key {key})">{label} '
+            '<span class="jt-jump-count"></span></button>'
+            for key, label in JUMPS
+        )
+        + "</span>"
         '<button type="button" id="jt-theme" class="jt-script-only" hidden>theme: auto</button></nav></header>'
     )
     bottom = f"</div><script>{REPORT_SCRIPT}</script></body></html>\n"

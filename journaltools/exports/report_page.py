@@ -86,6 +86,11 @@ body {{ margin: 0; background: var(--jp-layout-color0); }}
 .jt-left-out {{ border: 1px dashed var(--jt-border-strong); border-radius: 4px; padding: 6px 10px; margin: 8px 0;
     font-style: normal; }}
 .jt-undated {{ font-weight: 600; }}
+.jt-report-find {{ display: flex; flex-wrap: wrap; align-items: center; gap: 4px 6px; }}
+.jt-report-find input {{ font: inherit; font-size: 12px; width: 16em; padding: 1px 6px; color: var(--jt-fg);
+    background: var(--jt-surface); border: 1px solid var(--jt-border-strong); border-radius: 3px; }}
+.jt-report .jt-found {{ box-shadow: inset 0 0 0 1px var(--jt-brand); }}
+.jt-report .jt-found-current, .jt-report .jt-jumped {{ outline: 2px solid var(--jt-brand); outline-offset: 2px; }}
 </style>"""
 
 #: The file's one script: the theme switch, "open / close every page", and opening the page a link points into
@@ -131,6 +136,86 @@ REPORT_SCRIPT: Final = r"""(function () {
     if (link) reveal(decodeURIComponent(link.getAttribute("href").slice(1)));
   });
   if (location.hash) reveal(decodeURIComponent(location.hash.slice(1)));
+  // Find in the whole run, every page (what the file holds: a value past the size bound is cut in it too).
+  var findBox = document.getElementById("jt-find"), findCount = document.getElementById("jt-find-count");
+  var messages = [].slice.call(document.querySelectorAll("#conversation .jt-msg"));
+  var found = [], at = -1;
+  function show(target) {
+    for (var node = target; node; node = node.parentElement) if (node.tagName === "DETAILS") node.open = true;
+    target.scrollIntoView({block: "center"});
+  }
+  function find() {
+    var words = findBox.value.toLowerCase().split(/\s+/).filter(function (word) { return word; });
+    for (var i = 0; i < found.length; i++) found[i].classList.remove("jt-found", "jt-found-current");
+    found = !words.length ? [] : messages.filter(function (message) {
+      var text = message.textContent.toLowerCase();
+      return words.every(function (word) { return text.indexOf(word) >= 0; });
+    });
+    for (var j = 0; j < found.length; j++) found[j].classList.add("jt-found");
+    at = -1;
+    findCount.textContent = words.length ? (found.length ? "0 of " + found.length : "no match") : "";
+  }
+  function step(by) {
+    if (!found.length) return;
+    if (at >= 0) found[at].classList.remove("jt-found-current");
+    at = (at + by + found.length) % found.length;
+    found[at].classList.add("jt-found-current");
+    findCount.textContent = (at + 1) + " of " + found.length;
+    show(found[at]);
+  }
+  findBox.addEventListener("input", find);
+  findBox.addEventListener("keydown", function (event) {
+    if (event.key === "Enter") { event.preventDefault(); step(event.shiftKey ? -1 : 1); }
+    if (event.key === "Escape") { findBox.value = ""; find(); }
+  });
+  document.getElementById("jt-find-next").addEventListener("click", function () { step(1); });
+  document.getElementById("jt-find-previous").addEventListener("click", function () { step(-1); });
+  // One key to the next place of a kind, after the last place reached (the kinds are the classes the calls carry).
+  var kinds = {
+    e: "#conversation .jt-call-error",
+    p: "#conversation .jt-call[data-state='waiting'], #conversation .jt-pending",
+    d: "#conversation .jt-call[data-state='deferred']",
+    a: "#conversation .jt-call[data-state='approved once']",
+    r: ".jt-segment[href]"
+  };
+  function placesOf(key) {
+    var places = [].slice.call(document.querySelectorAll(kinds[key]));
+    if (key !== "r") return places;
+    // A process run is reached at the message where it starts, which its chip links to.
+    var starts = [];
+    places.forEach(function (chip) {
+      var start = byId(decodeURIComponent(chip.getAttribute("href").slice(1)));
+      if (start && starts.indexOf(start) < 0) starts.push(start);
+    });
+    return starts;
+  }
+  var here = null;
+  function jump(key) {
+    var places = placesOf(key);
+    if (!places.length) return;
+    var next = places.filter(function (place) {
+      return here && (here.compareDocumentPosition(place) & Node.DOCUMENT_POSITION_FOLLOWING)
+        && !here.contains(place);
+    })[0] || places[0];
+    if (here) here.classList.remove("jt-jumped");
+    here = next;
+    here.classList.add("jt-jumped");
+    show(here);
+  }
+  var jumpButtons = document.querySelectorAll("button[data-jump]");
+  for (var b = 0; b < jumpButtons.length; b++) {
+    var key = jumpButtons[b].getAttribute("data-jump"), count = placesOf(key).length;
+    jumpButtons[b].querySelector(".jt-jump-count").textContent = count;
+    jumpButtons[b].disabled = !count;
+    jumpButtons[b].addEventListener("click", function (event) { jump(event.currentTarget.getAttribute("data-jump")); });
+  }
+  document.addEventListener("keydown", function (event) {
+    var typing = event.target.closest && event.target.closest("input, textarea, select");
+    if (typing || event.altKey || event.ctrlKey || event.metaKey) return;
+    if (event.key === "/") { event.preventDefault(); findBox.focus(); }
+    else if (event.key === "n" || event.key === "N") step(event.key === "n" ? 1 : -1);
+    else if (kinds[event.key]) jump(event.key);
+  });
   var controls = document.querySelectorAll(".jt-script-only");
   for (var i = 0; i < controls.length; i++) controls[i].hidden = false;
 })();"""

@@ -167,6 +167,52 @@ def test_pages_open_close_and_a_link_opens_the_page_it_points_into(chromium: Any
         page.context.close()
 
 
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_find_reads_every_page_and_one_key_jumps_to_the_next_place(
+    chromium: Any, reports: dict[str, Path], scheme: str
+) -> None:
+    """Find looks through every page, closed ones too, says "n of m" and steps with Enter; a key reaches the next
+    deferral, and the buttons count each kind."""
+    opened = open_report(chromium, reports["long"], scheme)
+    page = opened.page
+    try:
+        hidden = page.locator("#page-4 .jt-msg").nth(2)
+        assert not hidden.is_visible()
+        words = " ".join((hidden.text_content() or "").split()[-3:])  # as the message ends: rarely found elsewhere
+        expected = page.evaluate(
+            "words => [...document.querySelectorAll('#conversation .jt-msg')].filter(m => words.toLowerCase()"
+            ".split(/\\s+/).every(w => m.textContent.toLowerCase().includes(w))).length",
+            words,
+        )
+        page.locator("#jt-find").fill(words)
+        assert page.locator("#jt-find-count").inner_text() == f"0 of {expected}"
+        for step in range(1, expected + 1):
+            page.locator("#jt-find").press("Enter")
+            assert page.locator("#jt-find-count").inner_text() == f"{step} of {expected}"
+            current = page.locator(".jt-found-current")
+            assert current.count() == 1 and current.is_visible()
+        assert page.locator("#page-4").evaluate("el => el.open") and hidden.evaluate(
+            "el => el.classList.contains('jt-found')"
+        )
+        page.locator("#jt-find").fill("no such words anywhere zzqx")
+        assert page.locator("#jt-find-count").inner_text() == "no match"
+    finally:
+        page.context.close()
+    opened = open_report(chromium, reports["stuck"], scheme)
+    page = opened.page
+    try:
+        deferral = page.locator("button[data-jump='d']")
+        assert deferral.inner_text() == "deferral 1" and page.locator("button[data-jump='e']").is_disabled()
+        page.locator("body").press("d")
+        jumped = page.locator("#conversation .jt-jumped")
+        assert jumped.count() == 1 and jumped.get_attribute("data-state") == "deferred" and jumped.is_visible()
+        assert opened.errors == [] and len(opened.requests) == 1
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"report-jump-{scheme}.png"))
+    finally:
+        page.context.close()
+
+
 def test_journal_markup_never_runs(chromium: Any, reports: dict[str, Path]) -> None:
     opened = open_report(chromium, reports["hostile"], "light")
     page = opened.page
