@@ -189,12 +189,7 @@ class ConversationView:
         """The pager's label and buttons, the seq box and the chooser of values cut short, for the window shown."""
         model, start = self.model, self.start
         total = len(model.messages)
-        last = min(total, start + model.page_size)
-        aligned = start % model.page_size == 0
-        page = f"page {start // model.page_size + 1} of {model.page_count}" if aligned else "from a jump"
-        shown = f"messages {start + 1:,}-{last:,} of {total:,}" if total else "no messages"
-        in_flight = " + the turn in flight" if model.pending is not None and last >= total else ""
-        self.page_label.value = f"{shown}{in_flight} ({page})"
+        self.page_label.value = window_label(model, start)
         self.previous.disabled = start <= 0
         self.following.disabled = start + model.page_size >= total
         choices = [(label, key) for key, label in self.values.labels.items()]
@@ -367,6 +362,18 @@ class ConversationView:
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.widget._repr_mimebundle_(**kwargs)
+
+
+def window_label(model: ConversationModel, start: int) -> str:
+    """Which messages a window from ``start`` shows, and which page that is (every view of a conversation says it
+    alike): "messages 51-100 of 230 (page 2 of 5)"."""
+    total = len(model.messages)
+    last = min(total, start + model.page_size)
+    aligned = start % model.page_size == 0
+    page = f"page {start // model.page_size + 1} of {model.page_count}" if aligned else "from a jump"
+    shown = f"messages {start + 1:,}-{last:,} of {total:,}" if total else "no messages"
+    in_flight = " + the turn in flight" if model.pending is not None and last >= total else ""
+    return f"{shown}{in_flight} ({page})"
 
 
 def _html(value: str) -> Any:
