@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 from journaltools.folding.facts import RunFacts
 from journaltools.folding.phrases import shown_time
 from journaltools.goencoding.time import go_time
-from journaltools.protocol.kinds import Record
 from journaltools.tables.prices import PricesLike, PriceTable, TokenCounts, cost_of, prices_of
 
 if TYPE_CHECKING:
@@ -127,30 +126,27 @@ class RecordFacts:
     @classmethod
     def of(
         cls,
-        records: Sequence[Record],
+        run: RunFacts,
         times: Sequence[datetime | None] | None = None,
         updated: datetime | None = None,
         store: str | None = None,
-        run: RunFacts | None = None,
     ) -> RecordFacts:
-        """The facts of ``records``; ``run`` is their walk when the caller has it already (a folded run's)."""
-        walk = run if run is not None else RunFacts.of(records)
-        facts = cls(run=walk, updated=updated, store=store, seqs=list(walk.seqs), terminal_seq=walk.terminal_seq)
+        """The facts of a run's walk (``RunFacts``, a folded run's); ``times`` the store's time of each record in
+        stored order (a JetStream message's), ``updated`` the store's time of the run (a file's mtime)."""
+        facts = cls(run=run, updated=updated, store=store, seqs=list(run.seqs), terminal_seq=run.terminal_seq)
         for position, seq in enumerate(facts.seqs):
             facts.positions.setdefault(seq, position)
-        for index, record in enumerate(records):
             # The record's own time is what the runtime dated; a store's time stands in where the record has none.
-            own = walk.times.get(record.seq)
+            own = run.times.get(seq)
             when = go_time(own) if own else None
             if when is not None:
                 facts.dated_by_records = True
-            elif times is not None and index < len(times):
-                when = times[index]
+            elif times is not None and position < len(times):
+                when = times[position]
             if when is not None:
-                facts.times[record.seq] = when
-        if records and records[0].kind == "meta" and records[0].meta is not None:
-            facts.created = str(records[0].meta.created) or None
-        for response in walk.responses:
+                facts.times[seq] = when
+        facts.created = run.created
+        for response in run.responses:
             facts.turns[response.seq] = Tokens(
                 response.in_tokens,
                 response.out_tokens,
@@ -160,16 +156,16 @@ class RecordFacts:
             )
             facts.iterations[response.seq] = response.iteration
             facts.stop_reasons[response.seq] = response.stop_reason
-        for call in walk.calls:
+        for call in run.calls:
             facts.call_made.setdefault(call.tool_use_id, call.made_seq)
             ended = call.deferred_seq if call.deferred_seq is not None else call.answered_seq
             if ended is not None:
                 facts.call_ended.setdefault(call.tool_use_id, ended)
         # The newest line's listing dates a run by its last record's own time; only an undated last record (and
         # every August journal) is dated by the store.
-        last_own = facts.times.get(records[-1].seq) if records and records[-1].time else None
-        if last_own is not None:
-            facts.updated = last_own
+        last_own = run.times.get(run.seqs[-1]) if run.seqs else None
+        if last_own:
+            facts.updated = facts.times.get(run.seqs[-1], facts.updated)
         return facts
 
     @property
@@ -239,5 +235,5 @@ def facts_of_read(read: RunRead, run: RunFacts | None = None) -> RecordFacts:
     ``run`` is its walk when a folded run has it already."""
     times = [stored.time for stored in read.records]
     store = "jetstream" if any(time is not None for time in times) else "file"
-    records = [stored.record for stored in read.records]
-    return RecordFacts.of(records, times, updated=read.updated, store=store, run=run)
+    walk = run if run is not None else RunFacts.of([stored.record for stored in read.records])
+    return RecordFacts.of(walk, times, updated=read.updated, store=store)

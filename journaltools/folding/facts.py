@@ -170,6 +170,8 @@ class RunFacts:
     claim_seqs: list[int] = field(default_factory=list)
     #: Whether any record names a provider kind (a newest result or deferral does).
     kinds_recorded: bool = False
+    #: ``meta.created`` as the journal wrote it, when its first record is the meta record (None otherwise).
+    created: str | None = None
 
     @property
     def dated(self) -> bool:
@@ -256,6 +258,8 @@ class FactsWalk:
                 facts.terminal_seq = seq
             elif kind == "claim":
                 facts.claim_seqs.append(seq)
+            elif kind == "meta" and record.meta is not None and len(facts.seqs) == 1:
+                facts.created = str(record.meta.created) or None
             before = record
         self._before = before
 

@@ -56,7 +56,6 @@ WIRE_READERS_TODAY: Final = {
     "journaltools.analyses.runtime_bytes",
     "journaltools.analyses.stats",
     "journaltools.analyses.textgrep",
-    "journaltools.exports.facts",
     "journaltools.exports.otlp",
     "journaltools.exports.runview",
     "journaltools.tables.build",

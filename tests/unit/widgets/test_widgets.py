@@ -24,6 +24,7 @@ from journaltools.exports.html import esc, estimated_lines, id_html, long_text, 
 from journaltools.exports.markdown import is_safe_link, render_markdown
 from journaltools.exports.why import banner_for
 from journaltools.folding import fold
+from journaltools.folding.facts import RunFacts
 from journaltools.folding.phrases import ATTENTION, attention_rank
 from journaltools.folding.texts import conversation_digest, record_text
 from journaltools.protocol.blocks import Block, Message, TextBlock
@@ -590,7 +591,7 @@ def test_times_tokens_and_costs_come_from_the_records_and_a_price_table() -> Non
     records = hostile_records()
     base = datetime(2026, 8, 22, 8, 0, tzinfo=UTC)
     times = [base + timedelta(seconds=index * 2.5) for index in range(len(records))]
-    facts = RecordFacts.of(records, times, store="jetstream")
+    facts = RecordFacts.of(RunFacts.of(records), times, store="jetstream")
     assert facts.turn_seconds(2) == 2.5 and facts.call_seconds("c1") == 2.5
     # c2 deferred: its wait ended at the deferral (seq 5), timed from the record before it (the claim, seq 4), as
     # the tables' duration and the runtime's stats time it; never from the call to an answer on another clock.
@@ -600,7 +601,9 @@ def test_times_tokens_and_costs_come_from_the_records_and_a_price_table() -> Non
     html = model.to_html()
     assert "took 2.5 s" in html and "JetStream message time" in html
     assert model.run_cost() == pytest.approx((10 * 3.0 + 5 * 15.0) / 1e6) and "your price table" in html
-    files = ConversationModel.from_fold(fold(records, strict=False), facts=RecordFacts.of(records, store="file"))
+    files = ConversationModel.from_fold(
+        fold(records, strict=False), facts=RecordFacts.of(RunFacts.of(records), store="file")
+    )
     assert "keeps no time per record" in files.to_html() and "took" not in files.to_html()
     assert "cost" not in files.to_html()  # no price table: no cost, never a bundled one
     with pytest.raises(ValueError, match="the kinds are"):
@@ -829,7 +832,7 @@ def test_a_run_with_no_terminal_has_no_ending_recorded_not_running() -> None:
     assert model.targets()[0].label.startswith("the last record")
     records = corpus_records("meta-only")
     heard = datetime(2026, 8, 22, 0, 40, tzinfo=UTC)
-    facts = RecordFacts.of(records, updated=heard)
+    facts = RecordFacts.of(RunFacts.of(records), updated=heard)
     quiet = ConversationModel.from_fold(fold(records, strict=False), facts=facts)
     header = quiet.header_html()
     # The file's modification time is all the store says of this undated journal: called what it is.
@@ -843,19 +846,21 @@ def test_a_newest_run_is_updated_when_its_last_record_is_dated_not_when_its_file
     records = [decode_line(line).record for line in newest[0].read_bytes().splitlines()]
     assert records[-1].time, "the newest line dates every record"
     touched = datetime(2030, 1, 1, tzinfo=UTC)
-    facts = RecordFacts.of(records, updated=touched)
+    facts = RecordFacts.of(RunFacts.of(records), updated=touched)
     assert facts.updated == facts.times[records[-1].seq] < touched
     header = ConversationModel.from_fold(fold(records, strict=False), facts=facts).header_html()
     assert "2030-01-01" not in header
     august = corpus_records("meta-only")
-    assert RecordFacts.of(august, updated=touched).updated == touched, "an undated journal keeps the store's time"
+    assert RecordFacts.of(RunFacts.of(august), updated=touched).updated == touched, (
+        "an undated journal keeps the store's time"
+    )
 
 
 def test_the_ending_names_the_terminal_not_the_claim_after_it() -> None:
     records = corpus_records("ends-on-claim")
     terminal = max(record.seq for record in records if record.kind == "terminal")
     assert records[-1].kind == "claim" and records[-1].seq > terminal
-    for facts in (RecordFacts.of(records), None):
+    for facts in (RecordFacts.of(RunFacts.of(records)), None):
         model = ConversationModel.from_fold(fold(records, strict=False), facts=facts)
         ending = model.targets()[0]
         assert ending.seq == terminal and ending.label.endswith(f"(seq {terminal})"), ending
