@@ -19,14 +19,11 @@ from __future__ import annotations
 import functools
 import http.server
 import json
-import os
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -51,8 +48,17 @@ from journaltools.widgets import (
     TimeTravel,
 )
 from tests.browser_fixtures import ARTIFACTS, CHROMIUM, MIN_CONTRAST, luminance, parse_colour, rendered_contrast
+from tests.notebook_servers import (
+    JUPYTER_OPTIONS,
+    JUPYTER_THEMES,
+    free_port,
+    guarded_page,
+    jupyter_home,
+    run_all_cells_once_ready,
+    serving,
+    set_jupyter_theme,
+)
 from tests.paths import ROOT
-from tests.processes import stop
 from tests.widget_journals import (
     FINGERPRINT,
     LONG_TASK,
@@ -75,7 +81,6 @@ THEMES_DIR = Path(sys.prefix) / "share" / "jupyter" / "lab" / "themes" / "@jupyt
 THEMES = ("light", "dark")
 #: Every page here is drawn with the widgets' page assets (embed.js, JupyterLab's themes).
 pytestmark = pytest.mark.usefixtures("browser_assets")
-LAB_THEME_NAMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
 INJECTED = "<script>window.__journal_pwned = true</script>"
 INJECTED_IMG = '<img src="nope.png" onerror="window.__journal_pwned_img = true">'
 INJECTED_LINK = "[click me](javascript:window.__journal_pwned_link=true)"
@@ -114,20 +119,6 @@ def browser_assets() -> Path:
     assert (DIST / "embed.js").exists(), "npm install of @jupyter-widgets/html-manager failed"
     assert (THEMES_DIR / "theme-dark-extension" / "index.css").exists(), "JupyterLab (the notebook extra) is needed"
     return DIST
-
-
-def guarded_page(browser: Any, allowed_prefix: str, blocked: list[str], width: int = 1400, height: int = 1000) -> Any:
-    page = browser.new_page(viewport={"width": width, "height": height})
-
-    def guard(route: Any) -> None:
-        if route.request.url.startswith(allowed_prefix):
-            route.continue_()
-        else:
-            blocked.append(route.request.url)
-            route.abort()
-
-    page.route("**/*", guard)
-    return page
 
 
 #: Rows as ``compare`` gives them (the comparison rule is tested with audits/listings.py; here only how rows look).
@@ -205,7 +196,7 @@ def served_pages(site: Path, views: list[Any]) -> Iterator[str]:
     snippet = embed_snippet(views, requirejs=False, embed_url="embed.js")
     for theme in THEMES:
         light = str(theme == "light").lower()
-        page = PAGE.format(theme=theme, light=light, name=LAB_THEME_NAMES[theme], snippet=snippet)
+        page = PAGE.format(theme=theme, light=light, name=JUPYTER_THEMES[theme], snippet=snippet)
         (site / f"{theme}.html").write_text(page, encoding="utf-8")
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(site)))
@@ -435,12 +426,6 @@ LAB_NOTEBOOK = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def lab_server(browser_assets: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``jupyter lab`` from this venv on a scratch root holding one notebook; nothing it writes leaves tmp."""
@@ -452,53 +437,22 @@ def lab_server(browser_assets: Path, tmp_path_factory: pytest.TempPathFactory) -
     notebook.cells = [nbformat.v4.new_code_cell(source) for source in (setup, *LAB_NOTEBOOK)]
     nbformat.write(notebook, root / "browse.ipynb")
     shutil.copy(ROOT / "notebooks" / "01-explore.ipynb", root / "01-explore.ipynb")  # the shipped notebook, as is
-    port, token = _free_port(), secrets.token_hex(16)
+    port, token = free_port(), secrets.token_hex(16)
     home = tmp_path_factory.mktemp("lab-home")
-    env = {
-        **os.environ,
-        "HOME": str(home),
-        "JUPYTER_CONFIG_DIR": str(home / "config"),
-        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
-        "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
-        "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
-        "IPYTHONDIR": str(home / "ipython"),
-    }
     command = [
         sys.executable,
         "-m",
         "jupyterlab",
-        "--no-browser",
-        "--expose-app-in-browser",
+        *JUPYTER_OPTIONS,
         f"--ServerApp.port={port}",
-        "--ServerApp.port_retries=0",
-        "--ServerApp.ip=127.0.0.1",
         f"--IdentityProvider.token={token}",
         f"--ServerApp.root_dir={root}",
         "--LabApp.news_url=None",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         "--LabApp.extension_manager=readonly",
-        *(["--allow-root"] if os.geteuid() == 0 else []),  # CI and these machines run as root
     ]
-    news = home / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
-    news.parent.mkdir(parents=True)
-    news.write_text('{"fetchNews": "false"}')  # no "would you like news?" toast over the screenshots
-    log = (home / "lab.log").open("wb")
-    server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root)
-    url = f"http://127.0.0.1:{port}/"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            assert server.poll() is None, (home / "lab.log").read_text()
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    break
-            except OSError:
-                assert time.monotonic() < deadline, "jupyter lab did not start in 90 s"
-                time.sleep(0.2)  # polling the port with a deadline: the server has no readiness signal
-        yield f"{url}lab/tree/browse.ipynb?token={token}"
-    finally:
-        stop(server)
-        log.close()
+    with serving(command, port, jupyter_home(home), root, home / "lab.log", "jupyter lab"):
+        yield f"http://127.0.0.1:{port}/lab/tree/browse.ipynb?token={token}"
 
 
 @pytest.fixture(scope="module")
@@ -520,28 +474,6 @@ def lab(chromium: Any, lab_server: str) -> Iterator[tuple[Any, list[str]]]:
         page.close()
 
 
-def run_all_cells_once_ready(page: Any) -> None:
-    """Run every cell of the notebook in front once its document is loaded and its kernel connected and idle: a
-    run asked of a notebook whose kernel is still starting can be dropped, and then no cell ever runs."""
-    page.wait_for_function(
-        "() => { const w = window.jupyterapp.shell.currentWidget;"
-        " const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;"
-        " return !!(document.querySelector('.jp-Notebook') && w.context && w.context.isReady && k"
-        " && k.connectionStatus === 'connected' && k.status === 'idle'); }",
-        timeout=120_000,
-    )
-    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
-
-
-def set_lab_theme(page: Any, theme: str) -> None:
-    page.evaluate(f"window.jupyterapp.commands.execute('apputils:change-theme', {{theme: '{LAB_THEME_NAMES[theme]}'}})")
-    page.wait_for_function(
-        f"document.body.dataset.jpThemeLight === '{str(theme == 'light').lower()}'"
-        f" && document.body.dataset.jpThemeName === '{LAB_THEME_NAMES[theme]}'",
-        timeout=30_000,
-    )
-
-
 def browser_runs(page: Any) -> list[str]:
     """The run ids of the rows shown, whole (a long one is shortened in its cell; its tooltip holds it all)."""
     cells = page.locator(".jt-browser .jt-tr:visible .jt-col-run")
@@ -553,7 +485,7 @@ def browser_runs(page: Any) -> list[str]:
 @pytest.mark.parametrize("theme", THEMES)
 def test_in_jupyterlab_a_clicked_row_opens_its_conversation(lab: tuple[Any, list[str]], theme: str) -> None:
     page, _ = lab
-    set_lab_theme(page, theme)
+    set_jupyter_theme(page, theme)
     target = "terminal-error" if theme == "light" else "terminal-budget"
     reason = "529 Overloaded" if theme == "light" else "token budget"
     page.locator(".jt-browser .jt-tr", has_text=target).locator(".jt-col-status").click()
@@ -582,7 +514,7 @@ def test_in_jupyterlab_the_listing_comparison_fits_the_output_area_beside_the_fi
     """The explanation, what the comparison exists for, lies inside the output area at 1280 px with the file
     browser open: it wraps, and the run id column yields (its tooltip holds the whole id)."""
     page, _ = lab
-    set_lab_theme(page, theme)
+    set_jupyter_theme(page, theme)
     page.evaluate("window.jupyterapp.commands.execute('filebrowser:activate')")
     page.wait_for_selector(".jp-FileBrowser", state="visible", timeout=30_000)
     table = page.locator(".jt-comparison-table").first
@@ -609,7 +541,7 @@ def test_in_jupyterlab_the_audit_chart_fits_the_output_area_beside_the_file_brow
     window, beside its counts table or below it but never over it (it was a fixed 460 px drawing that overlapped
     the table), and no code label is cut at its left edge."""
     page, _ = lab
-    set_lab_theme(page, theme)
+    set_jupyter_theme(page, theme)
     page.evaluate("window.jupyterapp.commands.execute('filebrowser:activate')")
     page.wait_for_selector(".jp-FileBrowser", state="visible", timeout=30_000)
     try:
@@ -644,7 +576,7 @@ def test_in_jupyterlab_the_audit_chart_fits_the_output_area_beside_the_file_brow
 @pytest.mark.parametrize("theme", THEMES)
 def test_in_jupyterlab_a_header_click_sorts(lab: tuple[Any, list[str]], theme: str) -> None:
     page, _ = lab
-    set_lab_theme(page, theme)
+    set_jupyter_theme(page, theme)
     header = page.locator(".jt-browser .jt-th.jt-col-run")
     # The page is shared by both themes: start from whatever order the last test left, and wait for each
     # click to show before looking at the header again (reading it first raced the click).
@@ -717,7 +649,7 @@ def test_in_jupyterlab_an_opened_run_shows_its_header_and_its_turn_in_flight(
     """1 and 3: the header of the run just clicked is in the window, whichever row was clicked (the last
     one here, far down the table), and a stuck run's last words are on screen."""
     page, _ = lab
-    set_lab_theme(page, theme)
+    set_jupyter_theme(page, theme)
     runs = browser_runs(page)
     click_run(page, runs[-1])  # the bottom row: the pane must come to the reader, not open below the table
     header = page.locator(".jt-browser .jt-detail .jt-header").first
@@ -747,7 +679,7 @@ def test_in_jupyterlab_the_run_id_stays_visible_after_sorting_by_the_last_column
 ) -> None:
     """2: the table fits (or scrolls with the run id pinned): sort by the last column shown, the ids stay."""
     page, _ = lab
-    set_lab_theme(page, theme)
+    set_jupyter_theme(page, theme)
     headers = page.locator(".jt-browser .jt-thead .jt-th:visible")
     last = headers.nth(headers.count() - 1)
     last.scroll_into_view_if_needed()
@@ -777,7 +709,7 @@ def test_in_jupyterlab_the_run_id_stays_visible_after_sorting_by_the_last_column
 def test_in_jupyterlab_a_findings_seq_link_scrolls_to_its_message(lab: tuple[Any, list[str]], theme: str) -> None:
     """4 and 5: messages are labelled with their record seq, and a finding's seq link brings it into view."""
     page, _ = lab
-    set_lab_theme(page, theme)
+    set_jupyter_theme(page, theme)
     # The finding the notebook marks far down the long run's first page (other conversations have findings too).
     far = all_folds()["long-run"].message_seqs[45]
     link = page.locator(f".jt-seq-link[data-seq='{far}']").first
@@ -804,7 +736,7 @@ def test_in_jupyterlab_a_findings_seq_link_scrolls_to_its_message(lab: tuple[Any
 def test_in_jupyterlab_the_search_reads_messages_and_the_counts_follow(lab: tuple[Any, list[str]], theme: str) -> None:
     """6: one search box over message text and tool names; the chips count what it leaves."""
     page, _ = lab
-    set_lab_theme(page, theme)
+    set_jupyter_theme(page, theme)
     box = page.locator(".jt-browser .jt-search input").first
     box.fill("security approval")
     page.wait_for_function(
@@ -1036,7 +968,7 @@ def test_in_jupyterlab_enter_opens_a_row_and_escape_closes_it(lab: tuple[Any, li
     """8, with the kernel: a row's run id takes the focus, Enter opens the run, Escape closes it and the focus
     goes back to that row."""
     page, _ = lab
-    set_lab_theme(page, theme)
+    set_jupyter_theme(page, theme)
     run = "terminal-budget" if theme == "light" else "terminal-error"
     cell = page.locator(f".jt-browser .jt-tr .jt-col-run[title='{run}']").first
     cell.scroll_into_view_if_needed()
@@ -1071,7 +1003,7 @@ def test_in_jupyterlab_notebook_01_opens_a_clicked_run_in_place(chromium: Any, l
         # A workspace of its own, so the other tests' notebook stays as it is.
         page.goto(f"{base}lab/workspaces/notebook-01-{theme}/tree/01-explore.ipynb?{query}")
         page.wait_for_function("window.jupyterapp && window.jupyterapp.started", timeout=120_000)
-        set_lab_theme(page, theme)
+        set_jupyter_theme(page, theme)
         run_all_cells_once_ready(page)
         page.wait_for_selector(".jt-browser .jt-tr", timeout=120_000)
         page.wait_for_function(  # every cell ran: the last one shows the resumed run's view
@@ -1127,7 +1059,7 @@ def test_in_jupyterlab_the_prompt_column_is_shown_beside_the_file_browser(
     are told apart by it), whole in its tooltip, and the table still fits without scrolling sideways; a prompt
     that is markup shows as text."""
     page, _ = lab
-    set_lab_theme(page, theme)
+    set_jupyter_theme(page, theme)
     page.evaluate("window.jupyterapp.commands.execute('filebrowser:activate')")
     page.wait_for_selector(".jp-FileBrowser", state="visible", timeout=30_000)
     browser = page.locator(".jt-browser").first
@@ -1154,7 +1086,7 @@ def test_in_jupyterlab_a_status_with_a_detail_shows_its_whole_word(lab: tuple[An
     """A run a new turn follows after its ending says its status, then "next turn in flight" below it: neither is
     cut (it was "open (next t…")."""
     page, _ = lab
-    set_lab_theme(page, theme)
+    set_jupyter_theme(page, theme)
     for path, status in zip(STALE_TERMINAL_RUNS, ("completed", "open"), strict=True):
         cell = row_of(page, Path(path).stem).locator(".jt-col-status")
         cell.scroll_into_view_if_needed()
@@ -1248,7 +1180,7 @@ def test_in_jupyterlab_a_followed_run_shows_each_appended_message_and_a_live_bad
     try:
         page.goto(f"{base}lab/workspaces/live-{theme}/tree/{name}?{query}")
         page.wait_for_function("window.jupyterapp && window.jupyterapp.started", timeout=120_000)
-        set_lab_theme(page, theme)
+        set_jupyter_theme(page, theme)
         run_all_cells_once_ready(page)
         badge = page.locator(".jt-conversation .jt-live")
         badge.wait_for(timeout=120_000)
