@@ -56,6 +56,7 @@ files in ``_base/oserrors.py`` (``storage_error``), NATS client errors in ``sour
     ├── TurnNotResumable          recovery may not resume a turn by itself (``plan`` says why and which calls)
     ├── InvalidPattern            a regular expression Go's ``regexp`` would refuse (names the flag and why): bad usage
     ├── InvalidSearch             a search criterion the runtime would refuse (a status, a time): bad usage
+    ├── InvalidFilter             a filter expression (``--where``, ``where=``) that cannot be one: names the field
     ├── ExportError               a run that cannot be exported (no meta record), or an export with no file to write
     └── MissingDependency         an optional package a feature needs is not installed (names what to install)
 """
@@ -403,6 +404,20 @@ class InvalidPattern(JournalError, ValueError):
 
 class InvalidSearch(JournalError, ValueError):
     """A search criterion the runtime's ``session search`` would refuse (an unknown status, an unreadable time)."""
+
+
+class InvalidFilter(JournalError, ValueError):
+    """A filter expression over the runs table (``ls --where``, ``load(where=)``, the run browser's search box) that
+    cannot be one: a syntax it does not take, a field the runs table has no column for, or a value of the wrong type
+    for its column. ``field`` names the column at fault (None for a syntax error); ``reason`` is the message without
+    the list of columns, short enough for a status line."""
+
+    def __init__(self, reason: str, field: str | None = None, columns: tuple[str, ...] = ()) -> None:
+        self.reason = reason
+        self.field = field
+        self.columns = columns
+        listed = f"; the runs table's columns are: {', '.join(columns)}" if columns else ""
+        super().__init__(f"invalid filter: {reason}{listed}")
 
 
 class ExportError(JournalError, ValueError):

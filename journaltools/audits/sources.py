@@ -18,7 +18,8 @@ How it runs:
 Given one file source and one JetStream source, the audit also compares their listings, taken while each
 source is open: ``listing_documented``, ``listing_summary_rule`` and ``listing_discrepancy`` findings, after the
 others and in the Parquet ``findings`` table too. ``task_store=`` fills ``runs.task_state``; ``turn_store=`` adds
-the turn-checkpoint findings after the journals'.
+the turn-checkpoint findings after the journals'. ``where=`` (``audit --where``, docs/filter.md) audits only the runs
+a filter expression keeps: their findings, their rows of every table, and the counts.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from journaltools.tables.parquet import (
 )
 from journaltools.tables.prices import prices_of
 from journaltools.tables.schema import is_priced, schema_of
+from journaltools.tables.where import filtered_tables, where_filter
 
 if TYPE_CHECKING:
     from journaltools.sources.base import Backend
@@ -202,6 +204,8 @@ def audit_sources(
     opts = resolve(options, changes)
     # A wrong price file is refused before any work; the checked table then travels to every batch.
     opts = dataclasses.replace(opts, strict=False, prices=prices_of(opts.prices))
+    # And a wrong filter: parsed once, here, and handed to every batch as parsed.
+    opts = dataclasses.replace(opts, where=where_filter(opts.where, priced=opts.prices is not None))
     urls = source_list(sources)
     if opts.dask is not None and opts.dask is not False:
         if opts.parquet is None:
@@ -285,14 +289,17 @@ def audit_partition(
 
         with open_task_store(task_store) as store:
             tables = with_task_states(tables, store)
-    tables = with_costs(tables, prices_of(options.prices))
+    prices = prices_of(options.prices)
+    run_filter = where_filter(options.where, priced=prices is not None)
+    tables = filtered_tables(with_costs(tables, prices), run_filter)
+    runs = output.runs if run_filter is None else tables.runs.num_rows
     rows = {}
     for name in names:
         table = tables[name]
         _write_partition(Path(directory), name, number, table)
         rows[name] = table.num_rows
     costs = tables.runs.select(["cost"]) if is_priced(tables.runs.schema) else None
-    return _PartitionDone(tables.findings, output.runs, _count_records(tables.runs), rows, costs)
+    return _PartitionDone(tables.findings, runs, _count_records(tables.runs), rows, costs)
 
 
 def _write_partition(directory: Path, name: str, number: int, table: pa.Table) -> None:

@@ -2,9 +2,10 @@
 ``JournalError`` into exit status 1 with one line on stderr (docs/interfaces.md).
 
 Exit status: 0 success; 1 the request was refused or failed; 2 bad usage (``InvalidSource`` too: a source
-that cannot be one as written, such as a port out of range). Whatever happens, stderr gets one line per
-problem and never a traceback; ``--debug`` adds the traceback of an unexpected error. Human-readable output
-shows journal content's control characters escaped (``for_terminal``); ``--json`` output is exact JSON.
+that cannot be one as written, such as a port out of range; ``InvalidFilter``, a ``--where`` that cannot be one).
+Whatever happens, stderr gets one line per problem and never a traceback; ``--debug`` adds the traceback of an
+unexpected error. Human-readable output shows journal content's control characters escaped (``for_terminal``);
+``--json`` output is exact JSON.
 
 The parser is ``_parser`` (every value typed is read by ``_options``); each command's code is imported when
 that command runs. ``meta.conversation_token`` is a credential: nothing here ever reads it, so no output can hold it.
@@ -45,13 +46,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Imported past parsing: ``--help``, ``--version`` and bad usage end above without them.
     from journaltools._base.oserrors import storage_error
     from journaltools.cli._output import install_warning_format
-    from journaltools.errors import InvalidPrices, InvalidSource, JournalError
+    from journaltools.errors import InvalidFilter, InvalidPrices, InvalidSource, JournalError
 
     install_warning_format(f"journaltools {args.command}")  # a journaltools warning is one line
     _quiet_streams()
     try:
         return int(args.handler(args))
-    except (UsageError, InvalidSource, InvalidPrices) as exc:
+    except (UsageError, InvalidSource, InvalidPrices, InvalidFilter) as exc:
         return _fail(args, str(exc), 2)
     except JournalError as exc:
         return _fail(args, str(exc), 1)

@@ -11,6 +11,7 @@ from datetime import datetime
 from journaltools.analyses.query import Call, CallFilter, compile_pattern, query_json, run_calls
 from journaltools.analyses.search import SearchFilter, SearchResult, search_listing, search_time
 from journaltools.analyses.stats import Statistics, StatisticsCost, ToolStats, statistics, statistics_cost
+from journaltools.cli._options import where_of
 from journaltools.cli._output import UsageError, _note, _say, human_duration, print_table
 from journaltools.cli._sources import _is_source, _only_run, _open, _source_and_rest, read_named
 from journaltools.errors import InvalidPattern, InvalidSearch
@@ -285,8 +286,15 @@ def cmd_search(args: argparse.Namespace) -> int:
         from journaltools.cli._sources import _default_source
 
         source = _default_source()
+    where = where_of(args)
     with _open(source, "search") as backend:
-        result = search_listing(backend.iter_listing(), search_filter)
+        listing = backend.iter_listing()
+        if where is not None:
+            from journaltools.tables.loader import kept_runs
+
+            kept = kept_runs(backend, where)  # judged on the runs table; the search then reads its listing rows
+            listing = (summary for summary in listing if summary.run in kept)
+        result = search_listing(listing, search_filter)
     skipped = result.skipped
     if skipped:
         _note(

@@ -8,12 +8,13 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from journaltools._base.readable import shorten_middle
 from journaltools._base.text import for_terminal
+from journaltools.cli._options import where_of
 from journaltools.cli._output import (
     UsageError,
     _emit_json,
@@ -34,6 +35,9 @@ from journaltools.sources.base import Backend
 from journaltools.sources.listing import RunSummary
 from journaltools.sources.liveness import SourceLocks, silent_for
 
+if TYPE_CHECKING:
+    from journaltools.tables.where import RunFilter
+
 # -- ls ----------------------------------------------------------------------------------------------------------
 
 
@@ -45,14 +49,18 @@ def _shortened(text: str | None, limit: int | None = None) -> str | None:
     return flat if limit is None or len(flat) <= limit else flat[: limit - 3] + "..."
 
 
-def _listing_rows(sources: Sequence[str]) -> Iterator[dict[str, Any]]:
-    """Every source's listing, one row at a time (with ``source`` when there are several)."""
+def _listing_rows(sources: Sequence[str], where: RunFilter | None = None) -> Iterator[dict[str, Any]]:
+    """Every source's listing, one row at a time (with ``source`` when there are several); with ``where``, only
+    the runs the filter keeps."""
     several = len(sources) > 1
     for url in sources:
         with _open(url, "ls") as backend:
             _note_findings("ls", backend.source_findings())
+            kept = _kept_by(backend, where)
             alive = _Liveness.of(backend)
             for summary in backend.iter_listing():
+                if kept is not None and summary.run not in kept:
+                    continue
                 _note_findings("ls", summary.findings)
                 row = alive.row(summary)
                 yield {**row, "source": backend.url} if several else row
@@ -72,13 +80,14 @@ def _emit_json_array(rows: Iterable[Any]) -> None:
     out.flush()
 
 
-def _paged_rows(source: str, args: argparse.Namespace) -> Iterator[dict[str, Any]]:
+def _paged_rows(source: str, args: argparse.Namespace, where: RunFilter | None = None) -> Iterator[dict[str, Any]]:
     """One page of a source's listing, as the newest runtime's ``ListPage`` pages it; the cursor of the next page
-    is said on standard error (``--cursor`` asks for it)."""
+    is said on standard error (``--cursor`` asks for it). With ``where``, the pages are of the runs it keeps."""
     from journaltools.sources.listing import list_page
 
     with _open(source, "ls") as backend:
-        summaries = backend.listing()
+        kept = _kept_by(backend, where)
+        summaries = [summary for summary in backend.listing() if kept is None or summary.run in kept]
     page, cursor = list_page(
         summaries, limit=args.limit, cursor=args.cursor or "", agent=args.agent or "", prefix=args.prefix or ""
     )
@@ -88,6 +97,15 @@ def _paged_rows(source: str, args: argparse.Namespace) -> Iterator[dict[str, Any
     _note("ls", f"next page: --cursor {cursor}" if cursor else "no further page")
 
 
+def _kept_by(backend: Backend, where: RunFilter | None) -> set[str] | None:
+    """The runs of ``backend`` the filter keeps, judged on its runs table (None: no filter, every run)."""
+    if where is None:
+        return None
+    from journaltools.tables.loader import kept_runs
+
+    return kept_runs(backend, where)
+
+
 def cmd_ls(args: argparse.Namespace) -> int:
     sources = args.sources or [_default_source()]
     several = len(sources) > 1
@@ -95,7 +113,8 @@ def cmd_ls(args: argparse.Namespace) -> int:
         raise UsageError("--cursor continues a paged listing: give --limit too")
     if args.limit is not None and several:
         raise UsageError("--limit pages one source's listing: name one source")
-    listing = _paged_rows(sources[0], args) if args.limit is not None else _listing_rows(sources)
+    where = where_of(args)
+    listing = _paged_rows(sources[0], args, where) if args.limit is not None else _listing_rows(sources, where)
     rows = _kept_rows(listing, args)
     if args.sort:
         rows = iter(sorted(rows, key=_LS_SORTS[args.sort]))
@@ -302,6 +321,7 @@ class _StreamedFindings:
 def cmd_audit(args: argparse.Namespace) -> int:
     from journaltools.audits.sources import audit_sources
 
+    where = where_of(args)
     printer = _StreamedFindings(args.json)
     result = audit_sources(
         args.sources or [_default_source()],
@@ -314,6 +334,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         turn_store=args.turn_store,
         stuck_after=args.stuck_after,
         prices=args.prices,
+        where=where,
     )
     printer.finish()
     if not args.json:

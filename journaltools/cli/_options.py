@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import argparse
 from datetime import UTC, datetime, timedelta
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from journaltools.tables.where import RunFilter
 
 
 def segment_number(text: str) -> int:
@@ -140,3 +143,13 @@ def add_run_targets(parser: argparse.ArgumentParser) -> None:
 def add_fail_on(parser: argparse.ArgumentParser) -> None:
     """``--fail-on``: the exit status of a command whose findings are data, not failures."""
     parser.add_argument("--fail-on", choices=["error", "warning"], help="exit 1 if a finding this severe exists")
+
+
+def where_of(args: argparse.Namespace) -> RunFilter | None:
+    """``--where`` parsed before any source is opened (``ls``, ``audit``, ``search``): a filter that cannot be one is
+    bad usage (``InvalidFilter``, exit 2) and costs no read. pyarrow is imported only when the option is given."""
+    if not getattr(args, "where", None):
+        return None
+    from journaltools.tables.where import parse_filter
+
+    return parse_filter(args.where)

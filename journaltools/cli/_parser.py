@@ -34,8 +34,8 @@ LS_SORT_KEYS: Final = ("status", "created", "updated", "last_seq", "records", "r
 
 #: ``--where``: the same option for ``ls``, ``audit`` and ``search`` (docs/filter.md).
 WHERE_HELP: Final = (
-    "only the runs this filter expression keeps, over the runs table's columns (docs/filter.md): "
-    "'status == \"error\" and model ~ \"sonnet\" and created > \"2026-12-01\"'; and, or, not, == != < <= > >=, "
+    "only the runs this filter expression keeps, over the runs table's columns (docs/filter.md), such as "
+    '\'status == "error" and model ~ "sonnet" and created > "2026-12-01"\': and, or, not, == != < <= > >=, '
     "in [...], ~ (contains, any case). It folds every journal of the source (the runs table) to judge them"
 )
 

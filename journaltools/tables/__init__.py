@@ -10,7 +10,8 @@ One loader for every source (the runtime's default directory when none is given,
 The package, by what each file holds: ``schema`` (the seven schemas, ``Tables``), ``build`` (the pure builder
 from reads and folds; the shape of what it reads is ``folding.reads``), ``records`` (the records table),
 ``options`` (``LoadOptions``, shared with the audit), ``batch`` (one batch of runs), ``loader`` (``load``,
-``iter_tables``), ``parallel`` and ``workers`` (how the work is spread), ``parquet`` (audits on disk).
+``iter_tables``), ``parallel`` and ``workers`` (how the work is spread), ``parquet`` (audits on disk), ``where`` (the
+one filter expression over the runs table: ``load(where=)``, ``--where``, the run browser's search box).
 
 Each name is imported on first use: ``journaltools.tables.prices`` and the other light modules of the package are
 read by commands that must not pay for pyarrow and pandas (``show`` prices a run without building a table).
@@ -25,7 +26,7 @@ from journaltools._base.lazy import lazy_names
 if TYPE_CHECKING:
     from journaltools.tables.build import Folded, TablesBuilder, fold_read, tables_of, tables_of_reads
     from journaltools.tables.columns import findings_of, findings_table
-    from journaltools.tables.loader import iter_tables, load
+    from journaltools.tables.loader import iter_tables, kept_runs, load
     from journaltools.tables.options import LoadOptions
     from journaltools.tables.parquet import read_audit
     from journaltools.tables.schema import (
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
         empty_table,
         to_pandas,
     )
+    from journaltools.tables.where import RunFilter, filtered_tables, parse_filter
 
 _LAZY = {
     "Folded": "journaltools.tables.build",
@@ -54,6 +56,7 @@ _LAZY = {
     "findings_table": "journaltools.tables.columns",
     "iter_tables": "journaltools.tables.loader",
     "load": "journaltools.tables.loader",
+    "kept_runs": "journaltools.tables.loader",
     "LoadOptions": "journaltools.tables.options",
     "read_audit": "journaltools.tables.parquet",
     "FINDINGS_SCHEMA": "journaltools.tables.schema",
@@ -69,6 +72,9 @@ _LAZY = {
     "Tables": "journaltools.tables.schema",
     "empty_table": "journaltools.tables.schema",
     "to_pandas": "journaltools.tables.schema",
+    "RunFilter": "journaltools.tables.where",
+    "filtered_tables": "journaltools.tables.where",
+    "parse_filter": "journaltools.tables.where",
 }
 
 
@@ -85,14 +91,18 @@ __all__ = [
     "Folded",
     "LoadOptions",
     "PandasTables",
+    "RunFilter",
     "Tables",
     "TablesBuilder",
     "empty_table",
+    "filtered_tables",
     "findings_of",
     "findings_table",
     "fold_read",
     "iter_tables",
+    "kept_runs",
     "load",
+    "parse_filter",
     "read_audit",
     "tables_of",
     "tables_of_reads",

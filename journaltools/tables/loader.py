@@ -44,13 +44,14 @@ from journaltools.tables.parallel import (
 )
 from journaltools.tables.prices import prices_of
 from journaltools.tables.schema import Tables
+from journaltools.tables.where import RunFilter, filtered_tables, where_filter
 
 if TYPE_CHECKING:
     from journaltools.stores.tasks import TaskStore
 
 Source = str | Path | Backend
 
-__all__ = ["iter_tables", "load"]
+__all__ = ["iter_tables", "kept_runs", "load"]
 
 
 def _runs_wanted(backend: Backend, runs: Sequence[str] | str | None) -> list[str]:
@@ -113,6 +114,7 @@ def iter_tables(
     """
     opts = resolve(options, changes)
     prices = prices_of(opts.prices)  # a wrong price file is refused before any journal is read
+    run_filter = where_filter(opts.where, priced=prices is not None)  # and so is a wrong filter
     backend, owned = (source, False) if isinstance(source, Backend) else (open_source(source), True)
     try:
         wanted = _runs_wanted(backend, runs)
@@ -121,7 +123,8 @@ def iter_tables(
             problem = next((f for f in early if f.severity == "error"), None)
             if opts.strict and problem is not None:
                 raise SourceError(problem.message)
-            yield with_costs(Tables.of(findings=findings_table([with_source(f, backend.url) for f in early])), prices)
+            source_only = Tables.of(findings=findings_table([with_source(f, backend.url) for f in early]))
+            yield filtered_tables(with_costs(source_only, prices), run_filter)
         bar = Progress(len(wanted), progress_enabled(opts.progress), "journaltools load")
         tasks, close_tasks = open_task_store_of(opts.task_store)
         try:
@@ -130,7 +133,8 @@ def iter_tables(
                     _raise_for(backend, *part.bad[0], opts)
                 bar.update(part.runs)
                 tables = with_task_states(part.tables, tasks) if tasks is not None else part.tables
-                yield with_costs(tables, prices)
+                # Filtered last: a filter may ask for the task's state or the cost.
+                yield filtered_tables(with_costs(tables, prices), run_filter)
         finally:
             bar.close()
             if tasks is not None and close_tasks:
@@ -151,12 +155,23 @@ def load(
     ``source``: a directory, a journal file or glob, ``file://`` URL, ``nats://host:port/STREAM``, ``embedded``,
     an open backend, or None for the runtime's default directory (``sources.registry.default_source``).
     ``options`` (or its fields as keywords, ``load(source, strict=False)``): see ``LoadOptions``;
-    ``prices=`` adds cost columns to ``runs`` and ``responses`` (``journaltools.tables.prices``).
+    ``prices=`` adds cost columns to ``runs`` and ``responses`` (``journaltools.tables.prices``); ``where=`` keeps
+    the runs a filter expression keeps (``status == "error" and model ~ "sonnet"``, docs/filter.md) and, in every
+    other table, the rows of those runs.
     """
     parts = list(iter_tables(source, runs, options, **changes))
     if not parts:
         return Tables.empty(priced=resolve(options, changes).prices is not None)
     return Tables.concat(parts)
+
+
+def kept_runs(source: Source | None, where: str | RunFilter) -> set[str]:
+    """The ids of the runs of ``source`` that the filter expression keeps: a lenient load whose tables are let go
+    batch by batch, so memory stays flat (what ``ls --where`` and ``search --where`` restrict their listings to)."""
+    kept: set[str] = set()
+    for part in iter_tables(source, strict=False, records=False, progress=False, where=where):
+        kept.update(str(run) for run in part.runs.column("run").to_pylist())
+    return kept
 
 
 # -- the task store: the one place the tables call it -----------------------------------------------------------

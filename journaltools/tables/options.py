@@ -21,6 +21,7 @@ from journaltools.tables.prices import PricesLike
 if TYPE_CHECKING:
     from journaltools.stores.tasks import TaskStore
     from journaltools.stores.turns.contract import TurnStore
+    from journaltools.tables.where import RunFilter
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +54,10 @@ class LoadOptions:
     """The user's prices (a price file's path, its document, ``{model: {tier: price}}`` or a ``PriceTable``; see
     ``journaltools.tables.prices``): adds the cost columns to ``runs`` and ``responses``, and a ``no_price`` finding for
     each run whose cost cannot be known. None: no cost columns (journaltools ships no prices)."""
+    where: str | RunFilter | None = None
+    """A filter expression over the ``runs`` table (docs/filter.md): ``runs`` keeps the runs it keeps, and every other
+    table the rows of those runs only (the source's own findings, which name no run, stay). Parsed before any
+    journal is read, so a wrong one (``InvalidFilter``) costs nothing."""
     # -- audits ---------------------------------------------------------------------------------------------
     parquet: str | os.PathLike[str] | None = None
     """``audit_sources``: a directory to write the tables into as Parquet."""
@@ -91,6 +96,7 @@ class LoadChanges(TypedDict, total=False):
     progress: bool | None
     task_store: str | os.PathLike[str] | TaskStore | None
     prices: PricesLike | None
+    where: str | RunFilter | None
     parquet: str | os.PathLike[str] | None
     dask: Any
     row_group_bytes: int
