@@ -1,13 +1,17 @@
-"""``grep`` and ``diff``: the command line over ``journaltools.analyses.textgrep`` and ``.rundiff``."""
+"""``grep`` and ``diff``: the command line over ``journaltools.analyses.textgrep``, ``.rundiff`` and ``.cohorts``."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from journaltools.cli._output import UsageError, _emit_json, _note, _say
 from journaltools.cli._sources import _default_source
 from journaltools.errors import InvalidGrep
+
+if TYPE_CHECKING:
+    from journaltools.analyses.cohorts import CohortDiff
 
 # -- grep --------------------------------------------------------------------------------------------------------
 
@@ -84,6 +88,8 @@ def _sides(args: argparse.Namespace) -> tuple[str, str, str, str]:
 def cmd_diff(args: argparse.Namespace) -> int:
     from journaltools.analyses.rundiff import diff
 
+    if args.cohort is not None:
+        return _diff_cohorts(args)
     source_a, run_a, source_b, run_b = _sides(args)
     result = diff(
         source_a,
@@ -99,3 +105,102 @@ def cmd_diff(args: argparse.Namespace) -> int:
         for line in result.text_lines():
             _say(line)
     return 0
+
+
+# -- diff --cohort -------------------------------------------------------------------------------------------------
+
+
+def _diff_cohorts(args: argparse.Namespace) -> int:
+    """``diff [SOURCE] --cohort A --cohort B``: two sets of runs of one source side by side."""
+    from journaltools.analyses.cohorts import diff_cohorts
+    from journaltools.cli._sources import _open
+    from journaltools.tables import load
+
+    if len(args.cohort) != 2:
+        raise UsageError(f"--cohort takes two cohorts, A and B: give it twice, not {len(args.cohort)} time(s)")
+    if len(args.targets) > 1 or args.segments is not None:
+        raise UsageError("with --cohort, diff compares the runs of one SOURCE: give no RUN and no --segments")
+    source = args.targets[0] if args.targets else _default_source()
+    with _open(source, "diff") as backend:
+        tables = load(backend, strict=False, records=False, progress=False)
+    result = diff_cohorts(tables, args.cohort[0], args.cohort[1])
+    if args.json:
+        _emit_json(result.to_dict())
+        return 0
+    print_cohorts(result)
+    return 0
+
+
+def _share(part: float) -> str:
+    return f"{100 * part:.0f}%"
+
+
+def _figure(value: float | None, seconds: bool = False) -> str:
+    if value is None:
+        return "—"
+    if seconds:
+        from journaltools.cli._output import human_duration
+
+        return human_duration(round(value * 1e9))
+    return f"{value:,.0f}"
+
+
+def print_cohorts(result: CohortDiff) -> None:
+    """The cohort diff as a person reads it: who is in each cohort, then a table for each measure."""
+    from journaltools.cli._output import print_table
+
+    def section(title: str, rows: list[dict[str, str]], columns: list[str]) -> None:
+        if rows:
+            _say()
+            _say(title)
+            print_table(rows, columns)
+
+    a, b = result.a, result.b
+    _say(f"A: {a.expression}  ({len(a.runs):,} runs)")
+    _say(f"B: {b.expression}  ({len(b.runs):,} runs)")
+    endings = [
+        {
+            "ending": name,
+            "a": f"{a.endings.get(name, 0):,} ({_share(a.share(name))})",
+            "b": f"{b.endings.get(name, 0):,} ({_share(b.share(name))})",
+            "change": f"{100 * (b.share(name) - a.share(name)):+.0f} points",
+        }
+        for name in result.endings()
+    ]
+    section("endings", endings, ["ending", "a", "b", "change"])
+    spreads = [
+        {"per run": label, "a": f"{_figure(sa.median, sec)} / {_figure(sa.p90, sec)}",
+         "b": f"{_figure(sb.median, sec)} / {_figure(sb.p90, sec)}", "runs with it": f"{sa.runs:,} / {sb.runs:,}"}
+        for label, sa, sb, sec in (("tokens", a.tokens, b.tokens, False), ("wall clock", a.seconds, b.seconds, True))
+    ]  # fmt: skip
+    section("median / p90", spreads, ["per run", "a", "b", "runs with it"])
+    tools: list[dict[str, str]] = []
+    for name in result.tools():
+        use_a, use_b = a.tools.get(name), b.tools.get(name)
+        tools.append(
+            {
+                "tool": name,
+                "a calls": f"{use_a.calls:,}" if use_a else "0",
+                "a errors": f"{use_a.errors:,} ({_share(use_a.error_share)})" if use_a else "—",
+                "b calls": f"{use_b.calls:,}" if use_b else "0",
+                "b errors": f"{use_b.errors:,} ({_share(use_b.error_share)})" if use_b else "—",
+            }
+        )
+    section("tool calls", tools, ["tool", "a calls", "a errors", "b calls", "b errors"])
+    findings = [
+        {"finding": code, "a": f"{a.findings.get(code, 0):,}", "b": f"{b.findings.get(code, 0):,}"}
+        for code in result.finding_codes()
+    ]
+    section("findings", findings, ["finding", "a", "b"])
+    moved = [
+        {
+            "cohort": standout.cohort,
+            "run": standout.run,
+            "measure": standout.measure,
+            "value": _figure(standout.value, standout.measure == "seconds"),
+            "other's median": _figure(standout.other_median, standout.measure == "seconds"),
+        }
+        for standout in result.standouts
+    ]
+    section("moved most (each cohort's runs farthest from the other's median)", moved,
+            ["cohort", "run", "measure", "value", "other's median"])  # fmt: skip

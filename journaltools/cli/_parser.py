@@ -447,7 +447,15 @@ def build_parser() -> argparse.ArgumentParser:
         "and what the resume gate says of B's for A, the first call where they diverge, tokens and times per "
         "turn, calls only in one",
     )
-    diff.add_argument("targets", nargs="+", metavar="[SOURCE] RUN_A RUN_B")
+    diff.add_argument("targets", nargs="*", metavar="[SOURCE] RUN_A RUN_B")
+    diff.add_argument(
+        "--cohort",
+        action="append",
+        metavar="EXPR",
+        help="compare two sets of runs of SOURCE instead (give it twice: A, then B; each a filter expression as "
+        "ls --where takes it): endings and their shares, tool calls and errors by tool, tokens and wall clock per "
+        "run (median and p90), findings by code, and the runs that moved most",
+    )
     diff.add_argument(
         "--segments",
         nargs=2,

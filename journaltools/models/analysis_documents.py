@@ -289,3 +289,52 @@ class DiffDocument(_Document):
     only_in_b: list[DiffCall]
     totals: dict[str, DiffDelta]
     times: DiffTimes
+
+
+# -- diff --cohort ------------------------------------------------------------------------------------------------
+
+
+class CohortEnding(_Document):
+    runs: int
+    share: float = Field(description="of the cohort's runs, 0 to 1")
+
+
+class CohortTool(_Document):
+    calls: int
+    errors: int = Field(description="calls whose result is an error")
+    runs: int = Field(description="runs that called the tool")
+    error_share: float = Field(description="errors / calls")
+
+
+class CohortSpread(_Document):
+    runs: int = Field(description="runs that have the figure (a wall clock only where records are dated)")
+    median: float | None = Field(description="nearest rank: a run's value; null when no run has the figure")
+    p90: float | None
+
+
+class CohortSide(_Document):
+    where: str = Field(description="the filter expression that keeps the cohort's runs")
+    runs: int
+    endings: dict[str, CohortEnding]
+    tools: dict[str, CohortTool]
+    tokens_per_run: CohortSpread = Field(description="input, output and both cache tiers, as the runtime totals")
+    seconds_per_run: CohortSpread = Field(description="the run's wall clock")
+    findings: dict[str, int] = Field(description="findings by code")
+
+
+class CohortStandout(_Document):
+    run: str
+    cohort: Literal["A", "B"]
+    measure: Literal["tokens", "seconds"]
+    value: float
+    other_median: float = Field(description="the other cohort's median of the same measure")
+
+
+class CohortDiffDocument(_Document):
+    """``diff SOURCE --cohort A --cohort B --json``: two sets of runs side by side."""
+
+    model_config = ConfigDict(title="journaltools diff --cohort --json")
+
+    a: CohortSide
+    b: CohortSide
+    moved_most: list[CohortStandout] = Field(description="each cohort's runs farthest from the other's median")

@@ -8,6 +8,7 @@ from typing import Any, Final
 from pydantic import TypeAdapter
 
 from journaltools.models.analysis_documents import (
+    CohortDiffDocument,
     DiffDocument,
     GrepDocument,
     QueryDocument,
@@ -36,7 +37,7 @@ OUTPUT_DOCUMENTS: Final[dict[str, Any]] = {
     "query": QueryDocument,
     "search": SearchDocument,
     "grep": GrepDocument,
-    "diff": DiffDocument,
+    "diff": DiffDocument | CohortDiffDocument,
 }
 
 

@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 
 import journaltools as jt
 from journaltools.analyses.cohorts import STANDOUTS, Spread, cohort_of, diff_cohorts
+from journaltools.cli import main
 from journaltools.errors import InvalidFilter
+from journaltools.models.documents import output_adapter
 from tests.paths import ROOT
 
 RANDOM = ROOT / "tests" / "corpus" / "runstate" / "newest" / "random"
@@ -84,3 +86,27 @@ def test_a_spread_is_nearest_rank(values: list[float]) -> None:
     assert sum(value <= spread.p90 for value in values) >= 0.9 * len(values)
     assert sum(value < spread.median for value in values) < len(values) / 2
     assert Spread.of([]) == Spread(0, None, None)
+
+
+def test_the_command_prints_both_cohorts_and_its_json_is_the_documented_shape(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    cohorts = ["--cohort", 'status == "completed"', "--cohort", 'status != "completed"']
+    assert main(["diff", str(RANDOM), *cohorts, "--json"]) == 0
+    document = output_adapter("diff").validate_json(capsys.readouterr().out)
+    diff = diff_cohorts(str(RANDOM), 'status == "completed"', 'status != "completed"')
+    assert document.a.runs == len(diff.a.runs) and document.b.runs == len(diff.b.runs)
+    assert main(["diff", str(RANDOM), *cohorts]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f'A: status == "completed"  ({len(diff.a.runs):,} runs)\n')
+    for title in ("endings", "median / p90", "tool calls", "findings", "moved most"):
+        assert f"\n{title}" in out
+    for wrong, said in (
+        (["--cohort", 'status == "error"'], "give it twice"),
+        ([*cohorts, "--cohort", "records > 3"], "give it twice"),
+        (["some-run", *cohorts], "give no RUN"),
+        (["--cohort", "bogus > 3", "--cohort", 'status == "error"'], "unknown field 'bogus'"),
+    ):
+        assert main(["diff", str(RANDOM), *wrong]) == 2
+        err = capsys.readouterr().err
+        assert said in err and "Traceback" not in err
