@@ -46,7 +46,7 @@ def marimo_environment(home: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def marimo_server(chromium: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def marimo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``marimo run`` of a copy of the quick start (marimo may write beside a notebook) on a free local port."""
     root = tmp_path_factory.mktemp("marimo")
     shutil.copy(NOTEBOOK, root / NOTEBOOK.name)
@@ -167,6 +167,25 @@ def test_in_marimo_the_search_and_a_chip_narrow_the_list_and_the_pager_pages(
     chip.click()
     search.fill("")
     page.locator(".jt-browser .jt-chip[aria-pressed='false']", has_text="invalid").wait_for(timeout=30_000)
+    header = page.locator(".jt-browser .jt-th.jt-col-run")
+    header.click()
+    page.locator(".jt-browser .jt-th.jt-col-run", has_text="▲").wait_for(timeout=30_000)
+    shown = rows.evaluate_all("els => els.map(el => el.getAttribute('data-jt-arg'))")
+    assert shown == sorted(shown)  # a header click sorts by its column
+    page.locator(".jt-browser .jt-th.jt-col-created").click()
+    page.locator(".jt-browser .jt-th.jt-col-created", has_text="▼").wait_for(timeout=30_000)  # newest first again
+
+
+def test_in_marimo_the_conversation_jumps_to_a_place_chosen(quickstart: tuple[Any, list[str], str]) -> None:
+    """The quick start's own conversation view: "jump to" marks the message of the place chosen."""
+    page, _, _ = quickstart
+    alone = page.locator(".jt-surface > .jt-conversation")
+    chooser = alone.locator("select[data-jt-key='jump']")
+    place = chooser.locator("option").nth(1)
+    seq = place.get_attribute("value")
+    chooser.select_option(seq)
+    alone.locator(".jt-target").first.wait_for(timeout=30_000)
+    assert alone.locator(".jt-page-label").inner_text().startswith("messages ")
 
 
 def test_the_quick_start_runs_as_a_script() -> None:

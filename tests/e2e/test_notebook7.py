@@ -36,7 +36,7 @@ SURFACE_CELL = (
 
 
 @pytest.fixture(scope="module")
-def notebook_server(chromium: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def notebook_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``jupyter notebook`` on a scratch root holding the shipped notebook 01 (as is) and the surface's notebook;
     its kernels open the samples. The base URL, its query holding the token."""
     root = tmp_path_factory.mktemp("notebook7")
