@@ -15,10 +15,11 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from journaltools.tables.costs import total_tokens
 from journaltools.tables.schema import Tables
 from journaltools.tables.where import filtered_tables, where_filter
 
@@ -145,11 +146,8 @@ def _spread_dict(spread: Spread) -> dict[str, Any]:
     return {"runs": spread.runs, "median": spread.median, "p90": spread.p90}
 
 
-def _total_tokens(row: Mapping[str, Any]) -> float | None:
-    parts = [row.get(name) for name in ("in_tokens", "out_tokens", "cache_read_tokens", "cache_create_tokens")]
-    if all(part is None for part in parts):
-        return None
-    return float(sum(int(part or 0) for part in parts))
+def _as_float(value: int | None) -> float | None:
+    return None if value is None else float(value)
 
 
 def _seconds(value: Any) -> float | None:
@@ -175,7 +173,7 @@ def cohort_of(tables: Tables, expression: str) -> Cohort:
         counts[1] += 1 if call["is_error"] else 0
         callers.setdefault(name, set()).add(str(call["run"]))
     tools = {name: ToolUse(count[0], count[1], len(callers[name])) for name, count in calls.items()}
-    measures = {str(row["run"]): (_total_tokens(row), _seconds(row.get("wall_clock"))) for row in rows}
+    measures = {str(row["run"]): (_as_float(total_tokens(row)), _seconds(row.get("wall_clock"))) for row in rows}
     tokens = [value for value, _ in measures.values() if value is not None]
     seconds = [value for _, value in measures.values() if value is not None]
     findings = Counter(str(code) for code in kept.findings.column("code").to_pylist())

@@ -31,6 +31,7 @@ from journaltools.exports.html import STYLE, esc, status_badge
 from journaltools.exports.report import DEFAULT_MAX_BYTES, report_of_read
 from journaltools.exports.report_page import REPORT_STYLE, script_hash
 from journaltools.folding.phrases import shown_time
+from journaltools.tables.costs import total_tokens
 
 #: The index's name, and the folder beside it that holds the runs' pages.
 INDEX: Final = "index.html"
@@ -146,14 +147,6 @@ def page_file(run: str) -> str:
     return f"{RUNS}/{safe}.html"
 
 
-def _total_tokens(row: Mapping[str, Any]) -> int | None:
-    """The runtime CLI's total, as the browser's tokens column: input, output and both cache tiers."""
-    parts = [row.get(name) for name in ("in_tokens", "out_tokens", "cache_read_tokens", "cache_create_tokens")]
-    if all(part is None for part in parts):
-        return None
-    return sum(int(part or 0) for part in parts)
-
-
 def _cut(text: str, limit: int) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
@@ -168,7 +161,7 @@ def _row_html(row: Mapping[str, Any], page: SitePage) -> str:
     run = str(row["run"])
     status = str(row.get("status") or "invalid")
     prompt = str(row.get("prompt") or "")
-    tokens = _total_tokens(row)
+    tokens = total_tokens(row)
     created = shown_time(row.get("created")) or "—"
     updated = shown_time(row.get("updated")) or "—"
     updated_title = (

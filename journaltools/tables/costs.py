@@ -13,6 +13,8 @@ It works on one batch of whole runs (what ``iter_tables`` yields), so a response
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
+from typing import Any
 
 import pyarrow as pa
 
@@ -23,6 +25,15 @@ from journaltools.tables.schema import COST_COLUMNS, PRICED_TABLES, Tables, sche
 
 #: The token columns priced, tier by tier (``journaltools.tables.prices.TIERS``).
 TOKEN_COLUMNS = ("in_tokens", "out_tokens", "cache_read_tokens", "cache_create_tokens")
+
+
+def total_tokens(row: Mapping[str, Any]) -> int | None:
+    """A run's tokens as the runtime CLI totals them (input, output and both cache tiers; thinking is already part
+    of output), from a ``runs`` row; None when the run was not folded (its counters are all null)."""
+    parts = [row.get(name) for name in TOKEN_COLUMNS]
+    if all(part is None for part in parts):
+        return None
+    return sum(int(part or 0) for part in parts)
 
 
 def _counts(table: pa.Table) -> list[TokenCounts | None]:
