@@ -12,7 +12,8 @@ sends ``{"act": <its data-jt-act>, "arg": <its data-jt-arg, or the field's value
 its ``act(action, argument)``. ``data-jt-key`` names an element the keyboard can be given back after a redraw (the
 focused element keeps the focus, and a field its text and caret, across a redraw), and a ``data-jt-focus`` anywhere
 in the HTML sends the keyboard to the element of that key once drawn. Escape on the surface sends ``close`` when a
-``.jt-detail .jt-close`` is shown; ArrowUp and ArrowDown move between the rows of a ``.jt-rows`` table.
+``.jt-detail .jt-close`` is shown; ArrowUp and ArrowDown move between the rows of a ``.jt-rows`` table; a finding's
+seq link (``a.jt-seq-link``) scrolls to its message, or sends ``jump`` with its seq when the window does not hold it.
 
 The theme is the host's: the surface reads the text colour its host gives it, and a light text on a dark page
 switches its colours to the dark set (``DARK_STYLE``), again whenever the page's theme changes. JupyterLab's own
@@ -107,6 +108,17 @@ function render({ model, el }) {
   };
 
   root.addEventListener("click", (event) => {
+    // A finding's seq link: its message when the window shows it (a host may draw the surface in a shadow root,
+    // where the page's own #anchor navigation cannot reach it), else the window that holds it.
+    const link = event.target.closest ? event.target.closest("a.jt-seq-link[data-seq]") : null;
+    if (link && root.contains(link)) {
+      event.preventDefault();
+      const id = decodeURIComponent((link.getAttribute("href") || "#").slice(1));
+      const there = id ? root.querySelector('[id="' + CSS.escape(id) + '"]') : null;
+      if (there) there.scrollIntoView({ block: "start" });
+      else send("jump", link.getAttribute("data-seq"));
+      return;
+    }
     const acting = event.target.closest ? event.target.closest("[data-jt-act]") : null;
     if (!acting || !root.contains(acting) || acting.tagName === "INPUT" || acting.tagName === "SELECT") return;
     event.preventDefault();

@@ -195,3 +195,27 @@ def test_the_quick_start_runs_as_a_script() -> None:
         [sys.executable, str(NOTEBOOK)], capture_output=True, text=True, timeout=120, env=environment, check=False
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_in_marimo_a_findings_seq_link_shows_its_message(quickstart: tuple[Any, list[str], str]) -> None:
+    """A finding's seq link in an opened run's header brings its message into view, inside marimo's shadow root,
+    without sending marimo's page to an anchor it does not have."""
+    page, _, _ = quickstart
+    address = page.url
+    page.locator(".jt-browser input.jt-search").fill("corrupt-interior")
+    row = page.locator(".jt-browser .jt-tr:has(.jt-col-run[data-jt-arg='corrupt-interior'])")
+    row.locator(".jt-col-status").click()
+    link = page.locator(".jt-browser .jt-detail .jt-seq-link").first
+    link.wait_for(timeout=30_000)
+    message = page.locator(f".jt-browser .jt-detail [id='{link.get_attribute('href')[1:]}']")
+    page.locator(".jt-browser .jt-tr").last.scroll_into_view_if_needed()
+    link.click()
+    page.wait_for_function(
+        "(el) => { const r = el.getBoundingClientRect(); return r.top >= 0 && r.top < window.innerHeight; }",
+        arg=message.element_handle(),
+        timeout=30_000,
+    )
+    assert page.url == address
+    page.keyboard.press("Escape")
+    page.locator(".jt-browser .jt-detail").wait_for(state="detached", timeout=30_000)
+    page.locator(".jt-browser input.jt-search").fill("")
