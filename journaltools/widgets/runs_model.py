@@ -1,6 +1,10 @@
 """The run browser's model, pure: one ``RunRow`` per run (from a ``Tables`` or from folds), the columns and their
 priorities, the search text each row answers to, the filter, the sort and the pages. It opens no source;
-``load_source`` reads one into a model for the view (``widgets.runs.RunBrowser``)."""
+``load_source`` reads one into a model for the view (``widgets.runs.RunBrowser``).
+
+The search box takes plain words or a filter expression over the runs table's columns (``status == "error" and
+model ~ "sonnet"``): the one filter of ``ls --where`` and ``load(where=)`` (``tables.where``), evaluated by the same
+compiled expression over the rows' runs-table values (``runs_search``: ``SearchQuery``, docs/filter.md)."""
 
 from __future__ import annotations
 
@@ -27,10 +31,12 @@ from journaltools.folding.phrases import (
 )
 from journaltools.folding.texts import searchable_words
 from journaltools.protocol.generations import generation_of_version
+from journaltools.widgets.runs_search import SearchQuery, filter_values
 
 if TYPE_CHECKING:
     from journaltools.stores.tasks import TaskStore
     from journaltools.tables import Tables
+    from journaltools.tables.where import RunFilter
 
 
 #: run id → its lenient fold (None when the source has no such run), used to open a conversation.
@@ -118,6 +124,9 @@ class RunRow:
     agent: str | None = None
     #: ``newest`` or ``august`` (None when the journal names no version a build writes).
     generation: str | None = None
+    #: The run's row of the ``runs`` table, column by column as ``Table.to_pylist`` gives it ({} for a row made from
+    #: a fold): what a filter expression in the search box reads (``filter_values``).
+    table_values: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def status_detail(self) -> str:
@@ -308,6 +317,11 @@ class RunBrowserModel:
     page: int = 0
     page_size: int = DEFAULT_ROWS_PER_PAGE
     prices: Prices | None = None
+    #: The search box read (``SearchQuery``), for ``text_filter``; worked out when first asked for.
+    _query: SearchQuery | None = field(default=None, init=False, repr=False, compare=False)
+    #: A filter expression's verdict on each row, for the rows list it was worked out for (rows arriving later
+    #: or followed make a new list, and so a new verdict).
+    _verdicts: tuple[list[RunRow], dict[int, bool]] | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def from_folds(cls, folds: Mapping[str, FoldResult], prices: Prices | None = None) -> RunBrowserModel:
@@ -363,6 +377,7 @@ class RunBrowserModel:
                     prompt=item.get("prompt") or None,
                     agent=item.get("agent") or None,
                     generation=item.get("generation") or None,
+                    table_values=item,
                     search_text=_search_text(
                         run,
                         status,
@@ -409,14 +424,40 @@ class RunBrowserModel:
         present = {row.status for row in self.rows}
         return [s for s in STATUSES if s in present] + sorted(present - set(STATUSES))
 
+    @property
+    def query(self) -> SearchQuery:
+        """The search box read: words, a filter expression, or an expression's error (``SearchQuery``)."""
+        if self._query is None or self._query.text != self.text_filter:
+            self._query = SearchQuery.of(self.text_filter, priced=self.prices is not None)
+        return self._query
+
+    @property
+    def search_summary(self) -> str:
+        """Which search applied (``filter: status == "error"``, ``text search``, ``not a filter: ...``), or ``""``."""
+        return self.query.summary
+
     def matches(self, row: RunRow) -> bool:
-        """Whether ``row`` passes the search: every word of it appears in the run id, status, reason, dates,
-        model, caller, prompt, tool names or message text."""
-        words = self.text_filter.lower().split()
+        """Whether ``row`` passes the search: a filter expression's verdict on its runs-table values (the one filter
+        of ``load(where=)``; none for an expression that cannot be one), else every word of the text appears in the
+        run id, status, reason, dates, model, caller, prompt, tool names or message text."""
+        query = self.query
+        if query.error is not None:
+            return False
+        if query.run_filter is not None:
+            return self._verdict_of(row, query.run_filter)
+        words = query.words
         if not words:
             return True
         haystack = row.search_text or _search_text(row.run, row.status, row.model, row.caller)
         return all(word in haystack or word in row.reason.lower() for word in words)
+
+    def _verdict_of(self, row: RunRow, run_filter: RunFilter) -> bool:
+        """The filter's verdict on ``row``: worked out for every row at once (one Arrow evaluation), then looked up."""
+        if self._verdicts is None or self._verdicts[0] is not self.rows or len(self._verdicts[1]) != len(self.rows):
+            verdicts = run_filter.kept([filter_values(each) for each in self.rows])
+            self._verdicts = (self.rows, {id(each): kept for each, kept in zip(self.rows, verdicts, strict=True)})
+        known = self._verdicts[1].get(id(row))
+        return known if known is not None else run_filter.kept([filter_values(row)])[0]
 
     def status_counts(self) -> dict[str, int]:
         """Runs per status among those the search leaves (the chips' counts follow the search box)."""
@@ -447,15 +488,17 @@ class RunBrowserModel:
         return visible[start : start + self.page_size]
 
     def page_text(self) -> str:
-        """``runs 26-50 of 10,000`` (``of 14 (10,000 in all)`` when a filter hides some)."""
+        """``runs 26-50 of 10,000`` (``of 14 (10,000 in all)`` when a filter hides some), then which search applied
+        when the box holds one (`` · filter: status == "error"``, `` · text search``, `` · not a filter: ...``)."""
+        searched = f" · {self.search_summary}" if self.search_summary else ""
         total = len(self.visible())
         if total == 0:
-            return f"no runs match (of {len(self.rows):,})"
+            return f"no runs match (of {len(self.rows):,}){searched}"
         page = min(max(0, self.page), self.page_count - 1)
         first = page * self.page_size + 1
         last = min(total, first + self.page_size - 1)
         hidden = f" ({len(self.rows):,} in all)" if total != len(self.rows) else ""
-        return f"runs {first:,}-{last:,} of {total:,}{hidden}"
+        return f"runs {first:,}-{last:,} of {total:,}{hidden}{searched}"
 
     # -- changes (each returns a new model) --------------------------------------------------------
 
