@@ -146,8 +146,12 @@ def parse_filter(text: str, schema: pa.Schema | None = None) -> RunFilter:
     if not text.strip():
         raise InvalidFilter("the filter is empty")
     compiler = _Compiler(runs_schema)
-    tree = _parse(text)
-    expression = compiler.predicate(tree.body)
+    try:
+        tree = _parse(text)
+        expression = compiler.predicate(tree.body)
+    except (RecursionError, MemoryError):
+        # Python's parser, or the compiler's walk, past its depth: thousands of nots or minus signs in a row.
+        raise InvalidFilter(f"the filter is nested too deeply ({len(text):,} characters)") from None
     return RunFilter(text, expression, tuple(dict.fromkeys(compiler.named)), runs_schema)
 
 
@@ -190,7 +194,7 @@ def _parse(text: str) -> ast.Expression:
         tree = ast.parse(rewritten, mode="eval")
     except SyntaxError as exc:
         where = f" at column {exc.offset}" if exc.offset else ""
-        raise InvalidFilter(f"{exc.msg}{where} of {text!r} (docs/filter.md has the grammar)") from None
+        raise InvalidFilter(f"{exc.msg}{where} of {_quoted(text)} (docs/filter.md has the grammar)") from None
     return tree
 
 
@@ -200,7 +204,7 @@ def _with_contains_operator(text: str) -> str:
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
     except (tokenize.TokenError, SyntaxError) as exc:
-        raise InvalidFilter(f"{_token_error(exc)} in {text!r}") from None
+        raise InvalidFilter(f"{_token_error(exc)} in {_quoted(text)}") from None
     line_starts = [0]
     for line in text.splitlines(keepends=True):
         line_starts.append(line_starts[-1] + len(line))
@@ -217,6 +221,14 @@ def _with_contains_operator(text: str) -> str:
         if token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT):
             previous = token
     return "".join(characters)
+
+
+def _quoted(text: str) -> str:
+    """The filter as an error message quotes it: whole when short, else its start (a message stays one short line)."""
+    return repr(text) if len(text) <= _QUOTED_CHARS else repr(text[:_QUOTED_CHARS]) + "..."
+
+
+_QUOTED_CHARS: Final = 120
 
 
 def _token_error(exc: Exception) -> str:

@@ -151,6 +151,7 @@ def refusal(text: str) -> InvalidFilter:
         parse_filter(text)
     message = str(caught.value)
     assert "\n" not in message and message.startswith("invalid filter: ")
+    assert len(caught.value.reason) < 400, "one short line, however long the filter"
     return caught.value
 
 
@@ -205,6 +206,10 @@ def test_a_type_mismatch_names_the_field(text: str, field: str, words: str) -> N
         ("llm_calls < None", "cannot be ordered against None"),
         ("llm_calls is 3", "'is' only asks"),
         ("llm_calls > 99999999999999999999999", "cannot be a value of llm_calls"),
+        ("not " * 3000 + "interactive", "nested too deeply"),
+        ("-" * 5000 + "1 < llm_calls", "nested too deeply"),
+        ("(" * 500 + "interactive" + ")" * 500, "too many nested parentheses"),
+        ("status == " + "x" * 5000 + " ==", "invalid syntax of 'status == xxx"),
     ],
 )
 def test_what_is_not_in_the_grammar_is_refused_in_one_line(text: str, words: str) -> None:
