@@ -254,8 +254,10 @@ class _Compiler:
         self.columns: tuple[str, ...] = tuple(field.name for field in schema if _kind_of(field.type) is not None)
         self.named: list[str] = []
 
-    def refuse(self, reason: str, field: str | None = None, *, list_columns: bool = False) -> InvalidFilter:
-        return InvalidFilter(reason, field, self.columns if list_columns else ())
+    def refuse(self, reason: str, field: str | None = None) -> InvalidFilter:
+        """The error of ``reason``; one about a field (unknown, or a value of the wrong type for it) lists the
+        columns a filter can name, so the one line says what would do."""
+        return InvalidFilter(reason, field, self.columns if field is not None else ())
 
     # -- conditions (what and, or and not combine) --
 
@@ -362,9 +364,7 @@ class _Compiler:
             if node.id in self.schema.names:
                 kind = _kind_of(self.schema.field(node.id).type)
                 if kind is None:
-                    raise self.refuse(
-                        f"{node.id} is a list or a map, which a filter cannot compare", node.id, list_columns=True
-                    )
+                    raise self.refuse(f"{node.id} is a list or a map, which a filter cannot compare", node.id)
                 self.named.append(node.id)
                 return _Field(node.id, kind)
             if node.id.lower() in _WORD_CONSTANTS:
@@ -390,7 +390,7 @@ class _Compiler:
             near = difflib.get_close_matches(name, self.columns, n=1)
             hint = f"did you mean {near[0]}? " if near else ""
             reason = f'unknown field {name!r} ({hint}a text value is written in quotes: "{name}")'
-        return self.refuse(reason, name, list_columns=True)
+        return self.refuse(reason, name)
 
     def scalar(self, field: _Field, value: object) -> pa.Scalar:
         """``value`` as a scalar of ``field``'s column, or ``InvalidFilter`` naming the field and what it takes."""

@@ -186,6 +186,8 @@ def test_an_unknown_field_is_named_with_the_columns_that_exist() -> None:
 def test_a_type_mismatch_names_the_field(text: str, field: str, words: str) -> None:
     error = refusal(text)
     assert error.field == field and words in str(error), str(error)
+    assert "; the runs table's columns are: run, status, " in str(error)  # what would do, on the same line
+    assert "columns are" not in error.reason  # the short form the run browser shows
 
 
 @pytest.mark.parametrize(
