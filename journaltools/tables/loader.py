@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Unpack
 
 import pyarrow as pa
 
-from journaltools.errors import FoldError, SourceError, VersionMismatch
+from journaltools.errors import FoldError, InvalidFilter, SourceError, VersionMismatch
 from journaltools.folding.run import fold_run
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.runid import validate_run_id
@@ -115,6 +115,8 @@ def iter_tables(
     opts = resolve(options, changes)
     prices = prices_of(opts.prices)  # a wrong price file is refused before any journal is read
     run_filter = where_filter(opts.where, priced=prices is not None)  # and so is a wrong filter
+    if run_filter is not None and not opts.fold:
+        raise InvalidFilter("where= judges runs by the runs table, which a load with fold=False does not build")
     backend, owned = (source, False) if isinstance(source, Backend) else (open_source(source), True)
     try:
         wanted = _runs_wanted(backend, runs)

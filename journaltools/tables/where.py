@@ -126,12 +126,20 @@ class RunFilter:
         made an Arrow table of the columns the filter names, and filtered by the same expression as ``apply``."""
         if not rows:
             return []
-        columns = {
-            name: pa.array([row.get(name) for row in rows], self.schema.field(name).type) for name in self.fields
-        }
+        columns = {name: self._column(name, [row.get(name) for row in rows]) for name in self.fields}
         columns[_POSITION] = pa.array(range(len(rows)), pa.int64())
         passed = set(pa.table(columns).filter(self.expression).column(_POSITION).to_pylist())
         return [position in passed for position in range(len(rows))]
+
+    def _column(self, name: str, values: list[Any]) -> pa.Array:
+        """The rows' values of one column as its Arrow type, or ``InvalidFilter`` when they cannot be (a narrower
+        table's text where the runs table has times, say)."""
+        data_type = self.schema.field(name).type
+        try:
+            return pa.array(values, data_type)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
+            reason = f"these rows' {name} values are not of the runs table's type ({data_type})"
+            raise InvalidFilter(reason, name) from None
 
 
 #: The column ``kept`` numbers rows by (not a runs column: a filter cannot name it, it starts with two underscores).

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from journaltools._base.readable import shorten_middle
 from journaltools._base.text import for_page
+from journaltools.errors import InvalidFilter
 from journaltools.exports.facts import Prices, Tokens, check_prices, cost_text
 from journaltools.exports.html import esc, id_html, status_badge, themed
 from journaltools.folding import STATUSES, FoldResult
@@ -31,7 +32,7 @@ from journaltools.folding.phrases import (
 )
 from journaltools.folding.texts import searchable_words
 from journaltools.protocol.generations import generation_of_version
-from journaltools.widgets.runs_search import SearchQuery, filter_values
+from journaltools.widgets.runs_search import SearchQuery, verdicts_by_row
 
 if TYPE_CHECKING:
     from journaltools.stores.tasks import TaskStore
@@ -452,12 +453,16 @@ class RunBrowserModel:
         return all(word in haystack or word in row.reason.lower() for word in words)
 
     def _verdict_of(self, row: RunRow, run_filter: RunFilter) -> bool:
-        """The filter's verdict on ``row``: worked out for every row at once (one Arrow evaluation), then looked up."""
-        if self._verdicts is None or self._verdicts[0] is not self.rows or len(self._verdicts[1]) != len(self.rows):
-            verdicts = run_filter.kept([filter_values(each) for each in self.rows])
-            self._verdicts = (self.rows, {id(each): kept for each, kept in zip(self.rows, verdicts, strict=True)})
+        """The filter's verdict on ``row``: worked out for every row at once (one Arrow evaluation), kept until the
+        rows list is replaced (the view replaces it as rows arrive or change, never changing it in place)."""
+        if self._verdicts is None or self._verdicts[0] is not self.rows:
+            try:
+                self._verdicts = (self.rows, verdicts_by_row(self.rows, run_filter))
+            except InvalidFilter as exc:  # rows whose values the column's type cannot hold (a narrower table's)
+                self._query = replace(self.query, run_filter=None, error=exc)
+                return False
         known = self._verdicts[1].get(id(row))
-        return known if known is not None else run_filter.kept([filter_values(row)])[0]
+        return known if known is not None else verdicts_by_row([row], run_filter)[id(row)]
 
     def status_counts(self) -> dict[str, int]:
         """Runs per status among those the search leaves (the chips' counts follow the search box)."""

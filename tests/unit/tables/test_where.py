@@ -290,6 +290,13 @@ def test_a_wrong_filter_is_refused_before_any_journal_is_read(tmp_path: Path) ->
         load(tmp_path / "no such directory", where="nothing > 1")
 
 
+def test_a_load_that_builds_no_runs_table_refuses_a_filter() -> None:
+    """``fold=False`` builds ``records`` and ``findings`` only: nothing to judge a run by, so the filter is refused
+    rather than every record kept."""
+    with pytest.raises(InvalidFilter, match="fold=False"):
+        load(FILES, strict=False, fold=False, where='status == "error"')
+
+
 def test_cost_is_a_column_once_prices_are_given() -> None:
     prices = {"claude-sonnet-4-6": {"input": 3.0, "output": 15.0, "cache_read": 0.3, "cache_create": 3.75}}
     priced = load(FILES, strict=False, prices=prices)

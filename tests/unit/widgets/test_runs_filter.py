@@ -196,3 +196,11 @@ def test_the_filter_needs_no_more_than_the_columns_it_names() -> None:
     model = RunBrowserModel.from_runs_table(narrow)
     assert browsed(model, 'status == "error"') == {"b"}
     assert browsed(model, "llm_calls > 0") == set()
+
+
+def test_rows_whose_values_the_column_cannot_hold_say_so_instead_of_failing() -> None:
+    """A table whose ``created`` is text (not the runs table's time) browses, and a filter on it says why it keeps
+    nothing."""
+    odd = pa.table({"run": ["a"], "status": ["open"], "created": ["last tuesday"], "last_seq": [1]})
+    model = RunBrowserModel.from_runs_table(odd).with_filter('created > "2026-01-01"')
+    assert model.visible() == [] and "created values are not of the runs table's type" in model.page_text()
