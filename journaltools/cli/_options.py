@@ -150,6 +150,8 @@ def where_of(args: argparse.Namespace) -> RunFilter | None:
     bad usage (``InvalidFilter``, exit 2) and costs no read. pyarrow is imported only when the option is given."""
     if not getattr(args, "where", None):
         return None
+    from journaltools.tables.schema import schema_of
     from journaltools.tables.where import parse_filter
 
-    return parse_filter(args.where)
+    # With --prices (audit), the runs table has its cost columns, and a filter may name them.
+    return parse_filter(args.where, schema_of("runs", priced=getattr(args, "prices", None) is not None))

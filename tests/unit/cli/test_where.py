@@ -89,3 +89,31 @@ def test_search_where_searches_the_runs_kept(capsys: pytest.CaptureFixture[str])
     everything = {run["run_id"] for run in json.loads(out)["runs"]}
     assert found and found < everything
     assert found == everything & kept(SAMPLES, text)
+
+
+def test_audit_where_may_name_the_cost_when_prices_are_given(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"models": {"claude-sonnet-4-6": {"input": 3.0, "output": 15.0}}}), encoding="utf-8")
+    out_dir = tmp_path / "a"
+    code, _, err = run_cli(
+        capsys,
+        "audit",
+        str(SAMPLES),
+        "--quiet",
+        "--prices",
+        str(prices),
+        "--where",
+        "cost > 0.01",
+        "--parquet",
+        str(out_dir),
+    )
+    assert code == 0, err
+    import pyarrow.parquet as pq
+
+    costs = pq.read_table(out_dir / "runs.parquet").column("cost").to_pylist()
+    assert costs and all(cost > 0.01 for cost in costs)
+    # Without prices there is no cost column to name: bad usage, said before any journal is read.
+    code, _, err = run_cli(capsys, "audit", str(SAMPLES), "--quiet", "--where", "cost > 0.01")
+    assert code == 2 and "the cost columns are there only with prices" in err
