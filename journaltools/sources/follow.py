@@ -10,8 +10,11 @@ the last whole line are read, by the file reader's own rules (``protocol.journal
 ``scan.run_read``, given the meta line and the last record before them, so the generation, the line numbers and the
 torn-tail resume rule are the whole read's): a final line that does not decode is a torn tail for now and read
 again with what follows it, so a tail completed later is read once, and a tail something was appended after is the
-interior corruption the runtime refuses. A journal deleted, replaced by another file, or cut short below what was
-already read ends the follow with a line saying so: what was shown is not silently read again.
+interior corruption the runtime refuses. A final line that decodes but has no newline yet is held too, until its
+newline comes or a look finds the file unchanged: a writer may still be adding to it (a ``\r``, or the next record
+glued on by a resume), and a record is shown once, as the whole read will have it. A journal deleted, replaced by
+another file, or cut short below what was already read ends the follow with a line saying so: what was shown is
+not silently read again.
 """
 
 from __future__ import annotations
@@ -56,6 +59,8 @@ class FileFollower(Follower):
         self._complete = True
         self._watch = _Inotify.of(Path(self.path).parent)
         self._seen: tuple[int, int] | None = None
+        #: Whether bytes after ``offset`` end in a line that decodes but has no newline yet (held until quiet).
+        self._unterminated = False
 
     def start(self) -> RunRead:
         data, info = read_journal(self.path, JournalBounds.in_force())
@@ -64,6 +69,8 @@ class FileFollower(Follower):
         self._seen = (info.st_size, info.st_mtime_ns)
         journal = read_file_journal(data)
         self._take(data, journal, base=1)
+        if self._unterminated:  # the line still being written is shown by a later look, once
+            journal = read_file_journal(data[: self.offset])
         # The whole read's own findings, in its order (what show prints), with the tail's kept apart.
         updated = datetime.fromtimestamp(info.st_mtime_ns / 1e9, UTC)
         read = run_read(self.run, journal, source=self.source, where=self.path, strict=False, updated=updated)
@@ -102,32 +109,41 @@ class FileFollower(Follower):
                 "read: records already shown are gone"
             )
         seen = (info.st_size, info.st_mtime_ns)
-        if seen == self._seen:
+        quiet = seen == self._seen
+        if quiet and not self._unterminated:
             return Change()
         self._seen = seen
         assert self._file is not None
         data = os.pread(self._file, max(0, info.st_size - self.offset), self.offset)
         if not data and not self._tail:
             return Change()
-        return self._read_on(data)
+        return self._read_on(data, quiet=quiet)
 
-    def _read_on(self, data: bytes) -> Change:
+    def _read_on(self, data: bytes, *, quiet: bool = False) -> Change:
         context = [line for line in (self._head, self._anchor) if line is not None]
         base = len(context) + 1
         journal = read_file_journal(b"".join(line + b"\n" for line in context) + data)
-        return self._take(data, journal, base=base)
+        return self._take(data, journal, base=base, quiet=quiet)
 
-    def _take(self, data: bytes, journal: FileJournal, *, base: int) -> Change:
+    def _take(self, data: bytes, journal: FileJournal, *, base: int, quiet: bool = False) -> Change:
         """Keep what ``journal`` (``data`` read after ``base - 1`` lines of context) holds for good, and word the
-        reader's findings on it, numbered as the file numbers its lines."""
+        reader's findings on it, numbered as the file numbers its lines. ``quiet``: nothing was written since the
+        last look, so a final line with no newline is taken as it stands."""
         shift = self._lines + 1 - base
         torn = journal.torn_tail
-        # The final line is read again next time when it does not decode (it may be torn, or be completed).
-        cut = len(data) if torn is None else data.rfind(b"\n", 0, len(data) - 1 if data.endswith(b"\n") else None) + 1
+        # The final line is read again next time when it does not decode (it may be torn, or be completed), or when
+        # it decodes but may still grow (no newline yet, and the writer was not quiet).
+        self._unterminated = bool(data) and not data.endswith(b"\n") and torn is None and not quiet
+        if torn is None and not self._unterminated:
+            cut = len(data)
+        else:
+            cut = data.rfind(b"\n", 0, len(data) - 1 if data.endswith(b"\n") else None) + 1
         kept_lines = data.count(b"\n", 0, cut)
         records: Sequence[StoredRecord] = journal.records
+        if self._unterminated:  # the held line's record, the last, is taken with its line
+            records = [stored for stored in records if stored.position < base + kept_lines]
         if shift or base > 1:
-            records = [_moved(stored, shift) for stored in journal.records if stored.position >= base]
+            records = [_moved(stored, shift) for stored in records if stored.position >= base]
         resumed = [_moved_resume(resume, shift) for resume in journal.resumed_after_torn_tail if resume.line >= base]
         where = self.path
         held = FileJournal(

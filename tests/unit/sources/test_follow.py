@@ -39,6 +39,11 @@ def _followed(path: Path, data: bytes, cuts: list[int]) -> tuple[list[tuple[int,
         taken += [(stored.record.seq, stored.raw, stored.position) for stored in change.records]
         if change.complete is not None:
             complete = change.complete
+    # A look with nothing new, as the follower's own poll makes: a last line with no newline is taken once quiet.
+    quiet = follower.look()
+    taken += [(stored.record.seq, stored.raw, stored.position) for stored in quiet.records]
+    if quiet.complete is not None:
+        complete = quiet.complete
     return taken, follower, complete
 
 
@@ -77,3 +82,18 @@ def test_a_journal_cut_below_what_was_read_ends_the_follow(tmp_path: Path) -> No
     gone = follower.look().gone
     follower.close()
     assert gone is not None and "records already shown are gone" in gone
+
+
+@pytest.mark.parametrize("rest", [b"\r\n", b'{"seq":99}\n'], ids=["a CR before the newline", "a record glued on"])
+def test_a_last_line_that_decodes_before_its_newline_is_held_until_its_line_ends(tmp_path: Path, rest: bytes) -> None:
+    """A writer cut right after a record's closing brace: the line decodes, but its bytes are not all there yet (a
+    ``\\r``, or a resumed writer's record glued to it). Shown once, as the whole read has it once complete."""
+    lines = (CORPUS / "newest" / "file").glob("*.json").__next__().read_bytes().split(b"\n")
+    data = b"\n".join(lines[:3]) + rest
+    whole = read_file_journal(data)
+    expected = [(stored.record.seq, stored.raw, stored.position) for stored in whole.records]
+    taken, follower, complete = _followed(tmp_path / "run-1.json", data, [len(data) - len(rest)])
+    follower.close()
+    assert taken == expected
+    verdict = run_read("run-1", whole, source="", where="", strict=False, updated=None)
+    assert complete == verdict.complete
