@@ -32,6 +32,7 @@ from journaltools.folding.phrases import (
 )
 from journaltools.folding.texts import searchable_words
 from journaltools.protocol.generations import generation_of_version
+from journaltools.tables.costs import total_tokens
 from journaltools.widgets.runs_search import SearchQuery, verdicts_by_row
 
 if TYPE_CHECKING:
@@ -227,14 +228,6 @@ def texts_by_run(table: Any, column: str) -> dict[str, list[str]]:
     return found
 
 
-def _total_tokens(item: Mapping[str, Any]) -> int | None:
-    """The runtime CLI's total: input, output and both cache tiers (thinking is already inside output)."""
-    parts = [item.get(name) for name in ("in_tokens", "out_tokens", "cache_read_tokens", "cache_create_tokens")]
-    if all(part is None for part in parts):
-        return None
-    return sum(int(part or 0) for part in parts)
-
-
 def first_errors(findings_table: Any) -> dict[str, str]:
     """run → its first error finding as text, from a ``findings`` table (or rows of that shape)."""
     rows = findings_table.to_pylist() if hasattr(findings_table, "to_pylist") else list(findings_table)
@@ -364,7 +357,7 @@ class RunBrowserModel:
                     created=created,
                     model=item.get("model"),
                     llm_calls=_int_or_none(item.get("llm_calls")),
-                    tokens=_total_tokens(item),
+                    tokens=total_tokens(item),
                     pending_calls=pending,
                     last_seq=int(item.get("last_seq") or 0),
                     # The table's own ``why`` (the fold's words); a narrower table's row is worded from its columns.
