@@ -412,12 +412,15 @@ class TablesBuilder:
         records = records_table(self._reads) if self.want_records else empty_table("records")
         if not self.folded:
             return Tables.of(records=records, findings=findings)
+        tool_calls = self._calls.table()
+        columns = _transposed(self._run_rows, len(_RUN_COLUMNS))
+        columns.insert(_TOOL_ERRORS_AT, self._calls.tool_errors(tool_calls, columns[0], columns[_TOOL_CALLS_AT]))
         return Tables(
             records=records,
-            runs=_table(_transposed(self._run_rows, len(RUNS_SCHEMA)), RUNS_SCHEMA),
+            runs=_table(columns, RUNS_SCHEMA),
             segments=self._segments.table(),
             messages=self._messages.table(),
-            tool_calls=self._calls.table(),
+            tool_calls=tool_calls,
             responses=self._responses.table(),
             findings=findings,
         )
@@ -444,6 +447,29 @@ class _PerRunTable:
         self._runs.append(run)
         self._counts.append(count)
         self._natively.append(natively)
+
+    def tool_errors(self, table: pa.Table, runs: Sequence[Any], tool_calls: Sequence[Any]) -> list[int | None]:
+        """Each run row's calls whose result is an error, from the finished ``tool_calls`` ``table`` (rows in
+        journal order, ``_counts`` per journal): one count for either fold. None where the run was not folded
+        (``tool_calls`` null), which is also where no rows were said for it."""
+        errors = np.asarray(table.column("is_error").fill_null(False).to_numpy(zero_copy_only=False), np.int64)
+        ends = np.cumsum(np.asarray(self._counts, np.int64))
+        totals = np.concatenate(([0], np.cumsum(errors)))
+        per_journal = totals[ends] - totals[ends - np.asarray(self._counts, np.int64)] if len(ends) else ends
+        counted: list[int | None] = []
+        journal = 0
+        for run, calls in zip(runs, tool_calls, strict=True):
+            if calls is None:
+                counted.append(None)
+                if journal < len(self._runs) and self._runs[journal] == run:
+                    journal += 1  # folded without a state: its rows were said all the same
+                continue
+            if journal < len(self._runs) and self._runs[journal] == run:
+                counted.append(int(per_journal[journal]))
+                journal += 1
+            else:
+                counted.append(0)
+        return counted
 
     def native(self, names: Sequence[str]) -> tuple[tuple[bytearray, bytearray, bytearray | None], ...]:
         return tuple(self._native_columns[name].native() for name in names)
@@ -476,7 +502,11 @@ class _PerRunTable:
 
 
 #: A runs row's values (a dict by column name) as a tuple in the schema's order.
-_RUN_ROW: Final = itemgetter(*RUNS_SCHEMA.names)
+#: A run row's values but ``tool_errors``, which ``finish`` counts from the tool_calls table for either fold.
+_RUN_COLUMNS: Final = tuple(name for name in RUNS_SCHEMA.names if name != "tool_errors")
+_RUN_ROW: Final = itemgetter(*_RUN_COLUMNS)
+_TOOL_ERRORS_AT: Final = RUNS_SCHEMA.names.index("tool_errors")
+_TOOL_CALLS_AT: Final = _RUN_COLUMNS.index("tool_calls")
 
 
 def _transposed(rows: list[tuple[Any, ...]], width: int) -> list[Sequence[Any]]:

@@ -119,6 +119,7 @@ RUNS_SCHEMA: Final = _schema(
         pa.field("tool_calls", pa.int64()),
         pa.field("remote_tool_calls", pa.int64()),
         pa.field("mcp_tool_calls", pa.int64()),
+        pa.field("tool_errors", pa.int64()),
         pa.field("in_tokens", pa.int64()),
         pa.field("out_tokens", pa.int64()),
         pa.field("cache_read_tokens", pa.int64()),
@@ -147,6 +148,7 @@ RUNS_SCHEMA: Final = _schema(
     "its read was refused); conversation = 12 hex of SHA-256 of meta.conversation_token (null without one); "
     "resumes = claims; approvals = standing approvals (tool names, journal order); call_approvals = the tool "
     "use ids of the live one-shot approvals; memory_keys = the keys of the last memory_revisions, sorted; "
+    "tool_errors = the calls whose result is an error (null when not folded); "
     "pending_calls / open_deferrals = of the turn in flight; task_state = the task store's state of the task "
     "with the run's id, when a task store was given",
 )

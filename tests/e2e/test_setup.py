@@ -75,10 +75,10 @@ def test_the_licence_is_the_one_pyproject_declares() -> None:
     assert project["license"] == "Apache-2.0"
 
 
-def test_the_notebook_extra_brings_jupyterlab_matplotlib_and_duckdb() -> None:
+def test_the_notebook_extra_brings_the_three_hosts_matplotlib_and_duckdb() -> None:
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
     names = {re.split(r"[<>=\[ ]", requirement)[0] for requirement in extras["notebook"]}
-    assert names == {"jupyterlab", "matplotlib", "duckdb"}
+    assert names == {"jupyterlab", "notebook", "marimo", "matplotlib", "duckdb"}
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert ".[test,dask,notebook]" in makefile  # make setup installs JupyterLab into .venv
     assert re.search(r"^lab: setup\n(\t.*\n)*\t\$\(BIN\)/jupyter lab ", makefile, flags=re.MULTILINE)

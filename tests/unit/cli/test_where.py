@@ -57,10 +57,10 @@ def test_ls_where_over_several_sources(capsys: pytest.CaptureFixture[str]) -> No
 
 @pytest.mark.parametrize("command", ["ls", "audit", "search"])
 def test_a_filter_that_cannot_be_one_is_bad_usage_in_one_line(capsys: pytest.CaptureFixture[str], command: str) -> None:
-    code, out, err = run_cli(capsys, command, str(SAMPLES), "--where", 'status == "error" and tool_errors > 0')
+    code, out, err = run_cli(capsys, command, str(SAMPLES), "--where", 'status == "error" and tool_failures > 0')
     assert code == 2 and out == ""
     [line] = err.splitlines()
-    assert line.startswith(f"journaltools {command}: invalid filter: unknown field 'tool_errors'")
+    assert line.startswith(f"journaltools {command}: invalid filter: unknown field 'tool_failures'")
     assert "columns are: run, status," in line and "Traceback" not in err
     code, _, err = run_cli(capsys, command, str(SAMPLES), "--where", 'in_tokens > "abc"')
     assert code == 2 and "in_tokens is a number column" in err and len(err.splitlines()) == 1

@@ -156,9 +156,9 @@ def refusal(text: str) -> InvalidFilter:
 
 
 def test_an_unknown_field_is_named_with_the_columns_that_exist() -> None:
-    error = refusal('status == "error" and tool_errors > 0')
-    assert error.field == "tool_errors"
-    assert "unknown field 'tool_errors'" in str(error)
+    error = refusal('status == "error" and tool_failures > 0')
+    assert error.field == "tool_failures"
+    assert "unknown field 'tool_failures'" in str(error)
     listed = str(error).split("columns are: ", 1)[1].split(", ")
     assert {"status", "model", "created", "error_findings", "llm_calls"} <= set(listed)
     assert "approvals" not in listed  # a list column cannot be compared, so it is not offered

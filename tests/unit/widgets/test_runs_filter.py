@@ -106,7 +106,7 @@ def test_plain_words_still_search_the_text_and_the_summary_says_which_applied() 
         ('llm_calls > "many"', "llm_calls is a number column"),
         ("status == ", "invalid syntax"),
         ("model ~ ", "invalid syntax"),
-        ('model ~ "a" and tool_errors > 0', "unknown field 'tool_errors'"),
+        ('model ~ "a" and tool_failures > 0', "unknown field 'tool_failures'"),
     ],
 )
 def test_an_expression_that_cannot_be_one_is_shown_and_matches_nothing(text: str, words: str) -> None:
