@@ -44,16 +44,17 @@ lab: setup
 	$(BIN)/python scripts/generate-notebooks.py --working-copies out/notebooks
 	$(BIN)/jupyter lab --ServerApp.root_dir=out/notebooks $(if $(filter 0,$(shell id -u)),--allow-root,) $(LAB_ARGS)
 
-# Everything, in three passes: the unit tests on both cores (they share nothing but read-only corpora); the
-# notebooks on both cores (each runs in a fresh kernel of its own, on its own scratch directory); then the tests that
-# start servers, browsers, Jupyter or writers one at a time, as their timeouts assume a machine to themselves. The
-# last pass takes the unit folder's cases that need a server too (marked integration).
-NOTEBOOK_TESTS := tests/e2e/test_notebooks.py
+# Everything, in three passes: the unit tests on both cores (they share nothing but read-only corpora); the tests
+# that run whole programs, a file to a core (the installed wheel's, which waits mostly on pip, beside the notebooks,
+# each in a fresh kernel on its own scratch directory: 45 s for both, against 65 s one after the other); then the
+# tests that start servers, browsers, Jupyter or writers one at a time, as their timeouts assume a machine to
+# themselves. The last pass takes the unit folder's cases that need a server too (marked integration).
+PROGRAM_TESTS := tests/e2e/test_wheel.py tests/e2e/test_notebooks.py
 test: setup lint typecheck
 	sh scripts/setup-browser-tests.sh
 	$(BIN)/python -m pytest -q -n 2 -m "not integration" tests/unit
-	$(BIN)/python -m pytest -q -n 2 $(NOTEBOOK_TESTS)
-	$(BIN)/python -m pytest -q -m "integration or e2e" --ignore=$(NOTEBOOK_TESTS) tests/unit tests/integration tests/e2e
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile $(PROGRAM_TESTS)
+	$(BIN)/python -m pytest -q -m "integration or e2e" $(addprefix --ignore=,$(PROGRAM_TESTS)) tests/unit tests/integration tests/e2e
 
 # The export's end-to-end test loads traces into a real trace viewer, Arize Phoenix with its embedded database: an
 # install of about 150 packages (850 MB) that would double a clean clone's setup, so it is its own target. Without
