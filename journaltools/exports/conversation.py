@@ -58,7 +58,7 @@ from journaltools.folding.conversation import (
     message_views,
     pending_view,
 )
-from journaltools.folding.phrases import NO_ENDING, ending_text, shown_time
+from journaltools.folding.phrases import ending_text, shown_time
 from journaltools.folding.run import FoldedRun, fold_run
 from journaltools.folding.state import COUNTER_NAMES
 from journaltools.protocol.findings import Finding
@@ -231,23 +231,10 @@ class ConversationModel:
         return None if heard is None else f"{heard[0]} {time_text(heard[1])}"
 
     def targets(self) -> list[Target]:
-        """Every place "jump to" reaches, in journal order after the ending and the turn in flight."""
-        ending = self.ending_seq()
-        if self.why.terminal_reason is None and self.status != "invalid":
-            found = [Target(f"the last record (seq {ending}): {NO_ENDING}", ending)]
-        else:
-            found = [Target(f"the ending: {self.why.banner().title.lower()} (seq {ending})", ending)]
-        if self.pending is not None:
-            found.append(Target(f"the turn in flight (seq {self.pending.seq})", self.pending.seq))
-        for segment in self.segments:
-            who = segment.claimed_by or "first run"
-            found.append(
-                Target(f"process run #{segment.index}: {who} → {ending_text(segment.ending)}", segment.first_seq)
-            )
-        for finding in self.finding_values:
-            if finding.seq is not None:
-                found.append(Target(f"finding at seq {finding.seq}: {finding.code}", finding.seq))
-        return found
+        """Every place "jump to" reaches (``conversation_places``)."""
+        from journaltools.exports.conversation_places import targets_of
+
+        return targets_of(self)
 
     # -- plain text ----------------------------------------------------------------------------
 

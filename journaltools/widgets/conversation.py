@@ -75,6 +75,22 @@ class ConversationView:
         nav = w.HBox([self.badge, self.previous, self.page_label, self.following, self.jump, seq_group])
         nav.add_class("jt-pager")
         nav.add_class("jt-conversation-nav")
+        # Find looks through every message of the run, on any page (``conversation_places.find_seqs``); Enter (or
+        # leaving the box) finds, the arrows step through what it found.
+        self.find_box = w.Text(placeholder="find in this run", continuous_update=False, layout=w.Layout(width="16em"))
+        self.find_box.observe(lambda _change: self.find(self.find_box.value), names="value")
+        self.find_label = w.Label(layout=w.Layout(width="auto", flex="0 0 auto"))
+        self.find_previous = w.Button(description="↑", tooltip="the previous message found")
+        self.find_next = w.Button(description="↓", tooltip="the next message found")
+        for button in (self.find_previous, self.find_next):
+            button.layout.width = "3em"
+        self.find_previous.on_click(lambda _b: self.step_found(-1))
+        self.find_next.on_click(lambda _b: self.step_found(1))
+        self._found: list[int] = []
+        self._found_at = -1
+        find_bar = w.HBox([self.find_box, self.find_previous, self.find_next, self.find_label])
+        find_bar.add_class("jt-pager")
+        find_bar.add_class("jt-find-bar")
         self.body = w.HTML()
         self.rest_choice = w.Dropdown(options=[], description="", layout=w.Layout(width="28em"))
         self.rest_button = w.Button(description="show the rest", tooltip="the next part of the value chosen")
@@ -86,7 +102,7 @@ class ConversationView:
         # A followed view draws messages added below the window ``tail`` and the turn in flight in ``in_flight``.
         self.tail = w.VBox()
         self.in_flight = w.HTML()
-        self.widget = w.VBox([self.header, nav, self.body, self.tail, self.in_flight, self.rest_bar])
+        self.widget = w.VBox([self.header, nav, find_bar, self.body, self.tail, self.in_flight, self.rest_bar])
         self.widget.add_class("jt-conversation")
         # Closing the widget (``close()``, or the kernel's ``Widget.close_all()``) ends the follow with it.
         self.widget.observe(self._on_comm, names="comm")
@@ -100,6 +116,7 @@ class ConversationView:
             self.model = model
             self._show_header()
             self.show_window(0)
+            self.find(self.find_box.value)  # what was found was the other run's
 
     def _show_header(self) -> None:
         model = self.model
@@ -332,6 +349,29 @@ class ConversationView:
         """Show the window that starts at the message of record ``seq`` (the turn in flight for its seqs)."""
         self.show_window(self.model.window_start(seq), target=self.model.anchor_seq(seq))
         self.seq_box.value = min(max(0, seq), int(self.seq_box.max))  # the seq asked for, not the window's first
+
+    def find(self, query: str) -> list[int]:
+        """Find the messages holding every word of ``query`` (any case, any page) and say how many; the first is
+        shown by ``step_found``. The seqs found, in journal order."""
+        from journaltools.exports.conversation_places import find_seqs
+
+        with self._lock:
+            self._found, self._found_at = find_seqs(self.model, query), -1
+            words = bool(query.split())
+            self.find_label.value = (f"0 of {len(self._found):,}" if self._found else "no match") if words else ""
+            self.find_previous.disabled = self.find_next.disabled = not self._found
+        return self._found
+
+    def step_found(self, step: int) -> int | None:
+        """Show the next (``step`` 1) or previous (-1) message found, marked, and say which it is ("3 of 12")."""
+        with self._lock:
+            if not self._found:
+                return None
+            self._found_at = (self._found_at + step) % len(self._found)
+            seq = self._found[self._found_at]
+            self.jump_to_seq(seq)
+            self.find_label.value = f"{self._found_at + 1:,} of {len(self._found):,}"
+            return seq
 
     def _on_jump(self, change: dict[str, Any]) -> None:
         index = int(change["new"])
