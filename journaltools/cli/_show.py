@@ -17,7 +17,7 @@ from journaltools.folding.state import COUNTER_NAMES
 from journaltools.folding.texts import message_lines
 from journaltools.protocol.encode import encode_go_json
 from journaltools.protocol.findings import Finding
-from journaltools.sources.liveness import SourceLocks, Writer, silent_for
+from journaltools.sources.liveness import WRITER_WORDS, SourceLocks, Writer, silent_for
 
 if TYPE_CHECKING:
     from journaltools.sources.base import RunRead
@@ -215,14 +215,6 @@ def _times_line(read: RunRead, result: FoldResult, writer: Writer = "unknown") -
         f" · silent for {human_duration(int(quiet * 1e9))}" if quiet else ""
     )
     return "\n".join(line for line in (" · ".join(parts), liveness) if line)
-
-
-#: What the writer's state says, on show's header.
-WRITER_WORDS: dict[str, str] = {
-    "held": "held (a process holds the run's lock now)",
-    "free": "free (no process holds the run's lock)",
-    "unknown": "unknown (whether a process holds the run's lock cannot be told here)",
-}
 
 
 def _print_run(

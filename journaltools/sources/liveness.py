@@ -24,6 +24,13 @@ from journaltools.sources.base import Backend
 #: cannot be told here.
 Writer = Literal["held", "free", "unknown"]
 
+#: What each state says to a person (``show``'s header, the run browser's pane and its column's tooltip).
+WRITER_WORDS: Final[dict[str, str]] = {
+    "held": "held (a process holds the run's lock now)",
+    "free": "free (no process holds the run's lock)",
+    "unknown": "unknown (whether a process holds the run's lock cannot be told here)",
+}
+
 #: The kernel's table of every held file lock (Linux).
 PROC_LOCKS: Final = Path("/proc/locks")
 
@@ -106,4 +113,4 @@ def silent_for(last_heard: datetime | None, now: datetime | None = None) -> floa
     return max(0.0, ((now or datetime.now(UTC)) - moment).total_seconds())
 
 
-__all__ = ["PROC_LOCKS", "HeldLocks", "SourceLocks", "Writer", "lock_path", "silent_for"]
+__all__ = ["PROC_LOCKS", "WRITER_WORDS", "HeldLocks", "SourceLocks", "Writer", "lock_path", "silent_for"]

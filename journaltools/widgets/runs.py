@@ -455,7 +455,7 @@ class RunBrowser:
         self.previous_run.disabled, self.previous_run.tooltip = previous_run is None, previous_run or ""
         self.next_run.disabled, self.next_run.tooltip = next_run is None, next_run or ""
         # A long id is shortened here too, with its copy button (the header below shows it whole).
-        self.detail_title.value = themed(f"<b>opened</b> {id_html(run, 40)}")
+        self.detail_title.value = themed(f"<b>opened</b> {id_html(run, 40)}{self._liveness_html(run, facts)}")
         self.detail_body.children = (body,)
         self.detail.layout.display = ""
         if self.conversation is not None and self._shown_once:
@@ -463,6 +463,25 @@ class RunBrowser:
         else:
             self.close_button.focus()
         self._shown_once = self.conversation is not None
+
+    def _liveness_html(self, run: str, facts: Any) -> str:
+        """Whether a process holds the run's lock now (asked as it opens, never by touching the lock) and how long
+        the run has been silent, as ``show`` says them; nothing for a source without lock files (a stream)."""
+        from journaltools.exports.facts import duration_text
+        from journaltools.sources.liveness import WRITER_WORDS, SourceLocks, silent_for
+
+        backend = getattr(self.loader, "backend", None)
+        if backend is None:
+            return ""
+        locks = SourceLocks.of(backend)
+        if locks.root is None:
+            return ""
+        heard = facts.last_heard() if facts is not None else None
+        quiet = silent_for(heard[1]) if heard is not None else None
+        silent = f" · silent for {esc(duration_text(quiet))}" if quiet else ""
+        writer = locks.writer(run)
+        words = esc(WRITER_WORDS[writer])
+        return f' <span class="jt-muted jt-writer" data-writer="{esc(writer)}">· writer: {words}{silent}</span>'
 
     # -- the opened run's report and comparison ------------------------------------------------------------------
 

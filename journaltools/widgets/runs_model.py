@@ -32,6 +32,7 @@ from journaltools.folding.phrases import (
 )
 from journaltools.folding.texts import searchable_words
 from journaltools.protocol.generations import generation_of_version
+from journaltools.sources.liveness import WRITER_WORDS
 from journaltools.tables.costs import total_tokens
 from journaltools.widgets.runs_search import SearchQuery, verdicts_by_row
 
@@ -77,6 +78,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("generation", "generation", priority=7, tooltip="the build that wrote the journal: newest or august"),
     Column("updated", "updated (UTC)", priority=7, tooltip="the file's mtime, or the last message's time"),
     Column("task_state", "task", priority=7),
+    Column(
+        "writer", "writer", priority=7, tooltip="whether a process holds the run's lock now (the kernel's lock table)"
+    ),
 )
 
 SORT_KEYS: tuple[str, ...] = (*(column.key for column in COLUMNS), "last_seq")
@@ -124,8 +128,8 @@ class RunRow:
     search_text: str = ""
     prompt: str | None = None
     agent: str | None = None
-    #: ``newest`` or ``august`` (None when the journal names no version a build writes).
-    generation: str | None = None
+    generation: str | None = None  # newest or august (None when the journal names no version a build writes)
+    writer: str | None = None  # held, free or unknown (sources.liveness); None where the source has no locks
     #: The run's row of the ``runs`` table, column by column as ``Table.to_pylist`` gives it ({} for a row made from
     #: a fold): what a filter expression in the search box reads (``filter_values``).
     table_values: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -175,6 +179,8 @@ class RunRow:
                 return prompt
             more = len(prompt) - TOOLTIP_CHARS
             return f"{prompt[:TOOLTIP_CHARS]} … ({more:,} more characters: open the run to read it whole)"
+        if key == "writer" and self.writer:
+            return WRITER_WORDS.get(self.writer, self.writer)
         if key in ("created", "updated") and getattr(self, key):
             # The cell keeps the minute; the tooltip has the time in every face's spelling, and says when
             # "updated" is the store's time because the journal dates no record (the August build's).
@@ -409,6 +415,7 @@ class RunBrowserModel:
             "task_state": any(row.task_state is not None for row in self.rows),
             "cost": self.prices is not None,
             "updated": any(row.updated is not None for row in self.rows),
+            "writer": any(row.writer is not None for row in self.rows),
         }
         return [column for column in COLUMNS if has.get(column.key, True)]
 
@@ -581,6 +588,7 @@ def load_source(
     from journaltools.sources.registry import open_source
     from journaltools.tables import load
     from journaltools.widgets._source import RunFolds
+    from journaltools.widgets.runs_parts import with_writers
 
     backend = open_source(url)
     try:
@@ -588,4 +596,5 @@ def load_source(
     except BaseException:
         backend.close()
         raise
-    return RunBrowserModel.from_tables(tables), RunFolds(backend, owned=True)
+    model = RunBrowserModel.from_tables(tables)
+    return replace(model, rows=with_writers(model.rows, backend)), RunFolds(backend, owned=True)

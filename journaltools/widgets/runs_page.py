@@ -186,6 +186,7 @@ BROWSER_STYLE = """<style>
 .jt-browser .jt-col-caller { flex: 0 0 9em; }
 .jt-browser .jt-col-updated { flex: 0 0 11em; }
 .jt-browser .jt-col-task_state { flex: 0 0 7em; }
+.jt-browser .jt-col-writer { flex: 0 0 6em; }
 .jt-browser .jt-col-agent { flex: 0 0 9em; }
 .jt-browser .jt-col-generation { flex: 0 0 8.5em; }
 /* After the cells' min-width: 0: the prompt and the reason share what the fixed columns leave and keep a readable

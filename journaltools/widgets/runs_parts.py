@@ -10,6 +10,7 @@ in two calls instead of one.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import queue
 import threading
@@ -119,6 +120,19 @@ def after_this_cell(start: Callable[[], None]) -> None:
     shell.events.register("post_run_cell", once)
 
 
+def with_writers(rows: list[RunRow], backend: Any) -> list[RunRow]:
+    """``rows`` with whether a process holds each run's lock now (``sources.liveness``: the kernel's lock table,
+    read once, never the lock itself). A source without lock files (a stream) leaves them as they are."""
+    from dataclasses import replace
+
+    from journaltools.sources.liveness import SourceLocks
+
+    locks = SourceLocks.of(backend)
+    if locks.root is None:
+        return rows
+    return [replace(row, writer=locks.writer(row.run)) for row in rows]
+
+
 def load_in_parts(
     url: str,
     *,
@@ -137,7 +151,8 @@ def load_in_parts(
         cut = max(0, len(runs) - max(1, first))
         early, later = runs[cut:], runs[:cut]
         tables = load(backend, early, strict=False, records=False, progress=False, task_store=task_store)
-        model = RunBrowserModel.from_tables(tables)
+        first_model = RunBrowserModel.from_tables(tables)
+        model = dataclasses.replace(first_model, rows=with_writers(first_model.rows, backend))
     except BaseException:
         backend.close()
         raise
@@ -146,8 +161,8 @@ def load_in_parts(
         if not later:
             return
         for part in iter_tables(backend, later, strict=False, records=False, progress=False, task_store=task_store):
-            rows = RunBrowserModel.from_tables(part).rows
+            rows = with_writers(list(RunBrowserModel.from_tables(part).rows), backend)
             if rows:
-                yield list(rows)
+                yield rows
 
     return SourceParts(model, RunFolds(backend, owned=True), len(runs), rest())

@@ -3,57 +3,19 @@ after it lets go, and never by opening the lock file (taking, testing or waiting
 
 from __future__ import annotations
 
-import builtins
-import fcntl
 import json
 import os
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from journaltools.cli import main
 from journaltools.sources.liveness import PROC_LOCKS, HeldLocks, lock_path, silent_for
+from tests.lock_holder import HOLDER, needs_proc_locks, never_locking
 from tests.paths import SAMPLES
-
-HOLDER = """
-import fcntl, sys
-with open(sys.argv[1], "a") as lock:
-    fcntl.flock(lock, fcntl.LOCK_EX)
-    print("held", flush=True)
-    sys.stdin.readline()
-    fcntl.flock(lock, fcntl.LOCK_UN)
-    print("released", flush=True)
-    sys.stdin.readline()
-"""
-
-needs_proc_locks = pytest.mark.skipif(not PROC_LOCKS.exists(), reason="the kernel's lock table is Linux's /proc/locks")
-
-
-def _never_locking(monkeypatch: pytest.MonkeyPatch, lock: Path) -> list[str]:
-    """Refuse any lock call, and record every path opened: the lock file must never be among them."""
-    opened: list[str] = []
-    real_open, real_os_open = builtins.open, os.open
-
-    def refuse(*_args: Any, **_kwargs: Any) -> None:
-        raise AssertionError("journaltools took, tested or waited on a lock")
-
-    def watched_open(file: Any, *args: Any, **kwargs: Any) -> Any:
-        opened.append(os.fspath(file) if isinstance(file, (str, os.PathLike)) else str(file))
-        return real_open(file, *args, **kwargs)
-
-    def watched_os_open(path: Any, *args: Any, **kwargs: Any) -> int:
-        opened.append(os.fspath(path))
-        return real_os_open(path, *args, **kwargs)
-
-    for name in ("flock", "lockf"):
-        monkeypatch.setattr(fcntl, name, refuse)
-    monkeypatch.setattr(builtins, "open", watched_open)
-    monkeypatch.setattr(os, "open", watched_os_open)
-    return opened
 
 
 @needs_proc_locks
@@ -69,7 +31,7 @@ def test_a_held_lock_reads_held_and_a_released_one_free_without_opening_it(
     try:
         assert holder.stdout is not None and holder.stdin is not None
         assert holder.stdout.readline().strip() == "held"
-        opened = _never_locking(monkeypatch, lock)
+        opened = never_locking(monkeypatch, lock)
         assert HeldLocks.now().writer(lock) == "held"
         assert main(["ls", "--json", str(tmp_path)]) == 0
         (row,) = json.loads(capsys.readouterr().out)
@@ -80,7 +42,7 @@ def test_a_held_lock_reads_held_and_a_released_one_free_without_opening_it(
         holder.stdin.write("\n")
         holder.stdin.flush()
         assert holder.stdout.readline().strip() == "released"
-        opened = _never_locking(monkeypatch, lock)
+        opened = never_locking(monkeypatch, lock)
         assert HeldLocks.now().writer(lock) == "free"
         assert str(lock) not in opened
     finally:
