@@ -29,11 +29,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from journaltools._base.readable import shorten_middle
-from journaltools.exports.facts import Prices, check_prices
+from journaltools.exports.facts import Prices
 from journaltools.exports.html import STYLE, esc, id_html, themed
 from journaltools.widgets.runs_live import BrowserLive
 from journaltools.widgets.runs_model import RUN_SHOWN, RunBrowserModel, RunLoader, RunRow, with_costs
-from journaltools.widgets.runs_page import ACTIONS, BROWSER_STYLE, SCRIPT, table_html
+from journaltools.widgets.runs_page import ACTIONS, BROWSER_STYLE, SCRIPT, arranged_model, table_html
 from journaltools.widgets.runs_parts import Handover, after_this_cell, load_in_parts
 
 if TYPE_CHECKING:
@@ -86,11 +86,7 @@ class RunBrowser:
     ) -> None:
         import ipywidgets as w
 
-        if rows_per_page is not None:
-            model = replace(model, page_size=max(1, rows_per_page), page=0)
-        if prices is not None:
-            prices = check_prices(prices)
-            model = replace(model, rows=with_costs(model.rows, prices), prices=prices)
+        model = arranged_model(model, rows_per_page, prices)
         self.model = model
         self.loader = loader
         self.conversation_page_size = conversation_page_size

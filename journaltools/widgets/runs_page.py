@@ -11,14 +11,28 @@ embedded widgets render it alike.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from journaltools.exports.facts import Prices, check_prices
 from journaltools.exports.html import STATUS_TONES, esc, status_class
-from journaltools.widgets.runs_model import Column, RunBrowserModel
+from journaltools.widgets.runs_model import Column, RunBrowserModel, with_costs
 
 #: The class of the hidden text box a click's action travels through (``RunBrowser.actions``).
 ACTIONS = "jt-actions"
 
 #: What a cell's button does when clicked or given Enter, and what it acts on (a column key, a run id).
 ACT, ARG, KEY = "data-jt-act", "data-jt-arg", "data-jt-key"
+
+
+def arranged_model(model: RunBrowserModel, rows_per_page: int | None, prices: Prices | None) -> RunBrowserModel:
+    """``model`` as a view of it starts: ``rows_per_page`` a page (its first shown), and with ``prices`` checked and
+    a cost on each row. Both front ends (``runs.RunBrowser``, ``runs_surface.RunBrowserSurface``) start here."""
+    if rows_per_page is not None:
+        model = replace(model, page_size=max(1, rows_per_page), page=0)
+    if prices is not None:
+        prices = check_prices(prices)
+        model = replace(model, rows=with_costs(model.rows, prices), prices=prices)
+    return model
 
 
 def cell_classes(kind: str, column: Column, *extra: str) -> str:

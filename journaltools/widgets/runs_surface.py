@@ -17,15 +17,14 @@ loading a big source in parts (``from_source`` loads the source whole).
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from typing import Any
 
 from journaltools.exports.conversation import ConversationModel
-from journaltools.exports.facts import Prices, check_prices
+from journaltools.exports.facts import Prices
 from journaltools.exports.html import STYLE, esc, id_html
 from journaltools.widgets.conversation_surface import ConversationPlace
-from journaltools.widgets.runs_model import RunBrowserModel, RunLoader, load_source, with_costs
-from journaltools.widgets.runs_page import BROWSER_STYLE, table_html
+from journaltools.widgets.runs_model import RunBrowserModel, RunLoader, load_source
+from journaltools.widgets.runs_page import BROWSER_STYLE, arranged_model, table_html
 from journaltools.widgets.surface import Surface, button
 
 
@@ -42,11 +41,7 @@ class RunBrowserSurface:
         conversation_page_size: int = 50,
         prices: Prices | None = None,
     ) -> None:
-        if rows_per_page is not None:
-            model = replace(model, page_size=max(1, rows_per_page), page=0)
-        if prices is not None:
-            prices = check_prices(prices)
-            model = replace(model, rows=with_costs(model.rows, prices), prices=prices)
+        model = arranged_model(model, rows_per_page, prices)
         self.model = model
         self.loader = loader
         self.conversation_page_size = conversation_page_size
