@@ -24,6 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
 
+from journaltools.exports.conversation_places import Target, targets_of
 from journaltools.exports.facts import (
     Prices,
     RecordFacts,
@@ -66,14 +67,6 @@ from journaltools.sources.base import RunRead, StoredRecord
 
 #: Findings listed open in the header; more than this are collapsed behind their count.
 OPEN_FINDINGS = 3
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    """A place "jump to" reaches: a label and the seq it names."""
-
-    label: str
-    seq: int
 
 
 @dataclass(slots=True)
@@ -232,8 +225,6 @@ class ConversationModel:
 
     def targets(self) -> list[Target]:
         """Every place "jump to" reaches (``conversation_places``)."""
-        from journaltools.exports.conversation_places import targets_of
-
         return targets_of(self)
 
     # -- plain text ----------------------------------------------------------------------------

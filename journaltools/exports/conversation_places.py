@@ -11,13 +11,36 @@ by the same kinds of place in its own page (``report_page``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Final
+from dataclasses import dataclass
+from typing import Final, Protocol
 
+from journaltools.exports.why import Why
+from journaltools.folding import Segment
 from journaltools.folding.conversation import CallView, MessageView, Part, PendingView
 from journaltools.folding.phrases import NO_ENDING, ending_text
+from journaltools.protocol.findings import Finding
 
-if TYPE_CHECKING:
-    from journaltools.exports.conversation import ConversationModel, Target
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A place "jump to" reaches: a label and the seq it names."""
+
+    label: str
+    seq: int
+
+
+class Arranged(Protocol):
+    """What the places are read from: a conversation arranged for display (``conversation.ConversationModel``)."""
+
+    status: str
+    messages: list[MessageView]
+    pending: PendingView | None
+    why: Why
+    segments: list[Segment]
+    finding_values: list[Finding]
+
+    def ending_seq(self) -> int: ...
+
 
 #: How each call that went wrong or waits is named in "jump to", by its state (an error first, whatever its state).
 CALL_PLACES: Final = {
@@ -28,10 +51,8 @@ CALL_PLACES: Final = {
 }
 
 
-def targets_of(model: ConversationModel) -> list[Target]:
+def targets_of(model: Arranged) -> list[Target]:
     """Every place "jump to" reaches, in journal order after the ending and the turn in flight."""
-    from journaltools.exports.conversation import Target
-
     ending = model.ending_seq()
     if model.why.terminal_reason is None and model.status != "invalid":
         found = [Target(f"the last record (seq {ending}): {NO_ENDING}", ending)]
@@ -82,7 +103,7 @@ def pending_haystack(pending: PendingView) -> str:
     return "\n".join(words).lower()
 
 
-def find_seqs(model: ConversationModel, query: str) -> list[int]:
+def find_seqs(model: Arranged, query: str) -> list[int]:
     """The seqs of the messages (and of the turn in flight) holding every word of ``query``, in journal order;
     none for a query of no words."""
     words = query.lower().split()
@@ -98,4 +119,4 @@ def _holds(text: str, words: Sequence[str]) -> bool:
     return all(word in text for word in words)
 
 
-__all__: Sequence[str] = ["CALL_PLACES", "find_seqs", "haystack", "targets_of"]
+__all__: Sequence[str] = ["CALL_PLACES", "Arranged", "Target", "find_seqs", "haystack", "targets_of"]

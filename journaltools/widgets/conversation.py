@@ -19,7 +19,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from journaltools.exports.conversation import ConversationModel, Target
+from journaltools.exports.conversation import ConversationModel
+from journaltools.exports.conversation_places import Target
 from journaltools.exports.facts import Prices, RecordFacts
 from journaltools.exports.html import RenderBudget, Values, esc, themed
 from journaltools.folding import FoldResult

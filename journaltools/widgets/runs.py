@@ -32,9 +32,10 @@ from journaltools._base.readable import shorten_middle
 from journaltools.exports.facts import Prices
 from journaltools.exports.html import STYLE, esc, id_html, themed
 from journaltools.widgets.runs_live import BrowserLive
-from journaltools.widgets.runs_model import RUN_SHOWN, RunBrowserModel, RunLoader, RunRow, with_costs
+from journaltools.widgets.runs_model import RunBrowserModel, RunLoader, with_costs
 from journaltools.widgets.runs_page import ACTIONS, BROWSER_STYLE, SCRIPT, arranged_model, table_html
 from journaltools.widgets.runs_parts import Handover, after_this_cell, load_in_parts
+from journaltools.widgets.runs_row import RUN_SHOWN, RunRow
 
 if TYPE_CHECKING:
     from journaltools.exports.report import RunReport

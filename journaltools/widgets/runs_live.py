@@ -20,7 +20,8 @@ from journaltools.errors import JournalError
 from journaltools.folding.run import FoldedRun, fold_run
 from journaltools.sources.base import Backend
 from journaltools.widgets.live import LiveUpdate, RunFollow, is_open
-from journaltools.widgets.runs_model import RunRow, row_of_fold
+from journaltools.widgets.runs_model import row_of_fold
+from journaltools.widgets.runs_row import RunRow
 
 #: How often the run browser looks at the journals of its open runs, and how many of them it follows at most.
 ROWS_SECONDS = 1.0

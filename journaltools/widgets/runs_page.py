@@ -15,7 +15,8 @@ from dataclasses import replace
 
 from journaltools.exports.facts import Prices, check_prices
 from journaltools.exports.html import STATUS_TONES, esc, status_class
-from journaltools.widgets.runs_model import Column, RunBrowserModel, with_costs
+from journaltools.widgets.runs_model import RunBrowserModel, with_costs
+from journaltools.widgets.runs_row import Column
 
 #: The class of the hidden text box a click's action travels through (``RunBrowser.actions``).
 ACTIONS = "jt-actions"

@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from journaltools.widgets.runs_model import RunBrowserModel, RunRow
+from journaltools.widgets.runs_model import RunBrowserModel
+from journaltools.widgets.runs_row import RunRow, with_writers
 
 if TYPE_CHECKING:
     from journaltools.stores.tasks import TaskStore
@@ -118,19 +119,6 @@ def after_this_cell(start: Callable[[], None]) -> None:
         start()
 
     shell.events.register("post_run_cell", once)
-
-
-def with_writers(rows: list[RunRow], backend: Any) -> list[RunRow]:
-    """``rows`` with whether a process holds each run's lock now (``sources.liveness``: the kernel's lock table,
-    read once, never the lock itself). A source without lock files (a stream) leaves them as they are."""
-    from dataclasses import replace
-
-    from journaltools.sources.liveness import SourceLocks
-
-    locks = SourceLocks.of(backend)
-    if locks.root is None:
-        return rows
-    return [replace(row, writer=locks.writer(row.run)) for row in rows]
 
 
 def load_in_parts(

@@ -17,7 +17,7 @@ from journaltools.errors import InvalidFilter
 
 if TYPE_CHECKING:
     from journaltools.tables.where import RunFilter
-    from journaltools.widgets.runs_model import RunRow
+    from journaltools.widgets.runs_row import RunRow
 
 
 def filter_values(row: RunRow) -> dict[str, Any]:

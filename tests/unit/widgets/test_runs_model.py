@@ -12,8 +12,8 @@ from journaltools.tables import load
 from journaltools.widgets import RunBrowser, RunBrowserModel, TimeTravel
 from journaltools.widgets._source import RunFolds
 from journaltools.widgets.runs import BROWSER_STYLE
-from journaltools.widgets.runs_model import COLUMNS, PROMPT_SHOWN, TOOLTIP_CHARS, RunRow
 from journaltools.widgets.runs_page import SCRIPT as BROWSER_SCRIPT
+from journaltools.widgets.runs_row import COLUMNS, PROMPT_SHOWN, TOOLTIP_CHARS, RunRow
 from tests.browser_table import headers as table_headers
 from tests.browser_table import rows as table_rows
 from tests.browser_table import shown_runs, table_lines

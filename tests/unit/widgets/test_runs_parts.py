@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from journaltools.widgets import RunBrowser, load_source
-from journaltools.widgets.runs_model import RunRow
 from journaltools.widgets.runs_parts import SourceParts, load_in_parts
+from journaltools.widgets.runs_row import RunRow
 from tests.runstate_corpus import CORPUS, NEWEST_CORPUS
 
 SOURCES = [CORPUS / "file", NEWEST_CORPUS / "random"]

@@ -54,7 +54,7 @@ from journaltools.widgets import (
 from journaltools.widgets._source import fold_read
 from journaltools.widgets.audit import integer_ticks
 from journaltools.widgets.comparison import DOCUMENTED_EXPLANATION, SEVERITY, SUMMARY_RULE_EXPLANATION
-from journaltools.widgets.runs_model import RunRow
+from journaltools.widgets.runs_row import RunRow
 from journaltools.widgets.turns import TurnCheckpointsModel, TurnRow
 from tests.browser_table import headers as table_headers
 from tests.browser_table import rows as table_rows
@@ -365,7 +365,7 @@ def test_a_price_table_adds_a_cost_column_and_nothing_is_bundled() -> None:
 
 def test_the_columns_have_priorities_and_the_run_id_is_pinned() -> None:
     from journaltools.widgets.runs import BROWSER_STYLE
-    from journaltools.widgets.runs_model import COLUMNS
+    from journaltools.widgets.runs_row import COLUMNS
 
     priorities = {column.key: column.priority for column in COLUMNS}
     assert {key for key, p in priorities.items() if p == 1} >= {"run", "status", "prompt", "reason", "tokens"}
