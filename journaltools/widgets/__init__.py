@@ -7,6 +7,7 @@ Journal content is untrusted: everything shown is HTML-escaped, and long values 
 
 from journaltools.exports.conversation import ConversationModel
 from journaltools.widgets.audit import AuditSummary, AuditSummaryModel
+from journaltools.widgets.cohorts import CohortDiffView
 from journaltools.widgets.comparison import ListingComparison, ListingComparisonModel
 from journaltools.widgets.conversation import ConversationView
 from journaltools.widgets.conversation_surface import ConversationSurface
@@ -20,6 +21,7 @@ from journaltools.widgets.turns import TurnCheckpoints, TurnCheckpointsModel
 __all__ = [
     "AuditSummary",
     "AuditSummaryModel",
+    "CohortDiffView",
     "ConversationModel",
     "ConversationSurface",
     "ConversationView",

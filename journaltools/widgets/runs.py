@@ -199,7 +199,10 @@ class RunBrowser:
         style = w.HTML(STYLE + BROWSER_STYLE)
         style.layout.display = "none"  # a <style> applies wherever it sits in the page
         # The opened run's pane sits above the pager and the search, which stay next to the rows they act on.
-        self.widget = w.VBox([style, toolbar, self.detail, pager, self.table, self.actions, keys])
+        #: Two cohorts of this source compared (``compare_cohorts``), under the toolbar until closed.
+        self.cohorts_box = w.VBox()
+        self.cohorts: Any = None
+        self.widget = w.VBox([style, toolbar, self.cohorts_box, self.detail, pager, self.table, self.actions, keys])
         self.widget.add_class("jt")
         self.widget.add_class("jt-browser")
         self._render()
@@ -552,6 +555,20 @@ class RunBrowser:
         title = w.HTML(themed(f"<b>A</b> {id_html(run)} compared with <b>B</b> {id_html(other)}"))
         self.comparison_box.children = (w.HBox([title, self.compare_close]), self.comparison.widget)
         return self.comparison
+
+    def compare_cohorts(self, a: str, b: str) -> Any:
+        """Compare the runs of this browser's source that filter ``a`` keeps with those ``b`` keeps (expressions as
+        the search box and ``ls --where`` take them), shown under the toolbar (``widgets.cohorts``); None when there
+        is no source to load or an expression is refused (said there, in one line)."""
+        from journaltools.widgets.cohorts import cohorts_shown
+
+        self.cohorts, children = cohorts_shown(getattr(self.loader, "backend", None), a, b, self.close_cohorts)
+        self.cohorts_box.children = children
+        return self.cohorts
+
+    def close_cohorts(self) -> None:
+        self.cohorts = None
+        self.cohorts_box.children = ()
 
     def _close_comparison(self) -> None:
         self.comparison = None
