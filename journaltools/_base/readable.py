@@ -29,6 +29,12 @@ def shorten_middle(text: str, limit: int = 28) -> str:
     return text[:head] + ELLIPSIS + text[len(text) - (keep - head) :]
 
 
+def shorten_end(text: str, limit: int) -> str:
+    """``text`` whole when it has at most ``limit`` characters, else its start and ``…``: a prompt, whose start is
+    what tells runs apart."""
+    return text if len(text) <= limit else text[: max(0, limit - 1)] + ELLIPSIS
+
+
 #: At most this many characters of one value are shown by any face (show, the report, the widgets' pages): a
 #: journal value can be megabytes, which no reader reads on a screen; each face says how much it cut.
 SHOWN_CHARS: Final = 20_000

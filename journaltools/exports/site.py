@@ -25,12 +25,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
+from journaltools._base.readable import shorten_end
 from journaltools._base.urls import masked
 from journaltools.exports.facts import Prices
 from journaltools.exports.html import STYLE, esc, status_badge
 from journaltools.exports.report import DEFAULT_MAX_BYTES, report_of_read
 from journaltools.exports.report_page import REPORT_STYLE, script_hash
-from journaltools.folding.phrases import shown_time
+from journaltools.folding.phrases import STORE_UPDATED, shown_time
 from journaltools.tables.costs import total_tokens
 
 #: The index's name, and the folder beside it that holds the runs' pages.
@@ -147,11 +148,6 @@ def page_file(run: str) -> str:
     return f"{RUNS}/{safe}.html"
 
 
-def _cut(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 def _findings_text(errors: int, warnings: int) -> str:
     parts = [f"{count} {word}{'s' if count != 1 else ''}" for count, word in ((errors, "error"), (warnings, "warning"))]
     return ", ".join(part for part, count in zip(parts, (errors, warnings), strict=True) if count)
@@ -164,11 +160,7 @@ def _row_html(row: Mapping[str, Any], page: SitePage) -> str:
     tokens = total_tokens(row)
     created = shown_time(row.get("created")) or "—"
     updated = shown_time(row.get("updated")) or "—"
-    updated_title = (
-        "the file's modification time (or the stream's last message time): this build dates no record"
-        if row.get("generation") == "august"
-        else ""
-    )
+    updated_title = STORE_UPDATED if row.get("generation") == "august" else ""
     findings = _findings_text(int(row.get("error_findings") or 0), int(row.get("warning_findings") or 0))
     cut = (
         f'<br><span class="jt-muted">page holds {page.messages_shown:,} of {page.messages:,} messages</span>'
@@ -182,7 +174,7 @@ def _row_html(row: Mapping[str, Any], page: SitePage) -> str:
         f"<td>{status_badge(status)}</td>"
         f'<td class="jt-site-why">{esc(row.get("why") or "—")}</td>'
         f'<td class="jt-site-prompt" title="{esc(prompt[:PROMPT_TOOLTIP])}">'
-        f"{esc(_cut(prompt, PROMPT_SHOWN) or '—')}</td>"
+        f"{esc(shorten_end(' '.join(prompt.split()), PROMPT_SHOWN) or '—')}</td>"
         f'<td class="jt-site-model">{esc(row.get("model") or "—")}</td>'
         f'<td class="jt-num">{esc(f"{tokens:,}" if tokens is not None else "—")}</td>'
         f'<td class="jt-nowrap">{esc(created)}</td>'

@@ -31,6 +31,9 @@ ATTENTION: Final = ("invalid", "error", "open", "suspended", "budget", "max_iter
 #: (the process may have died months ago; only a time can say when it was last heard from).
 NO_ENDING = "no ending recorded"
 
+#: What a run's "updated" is when no record of it is dated (every August journal): the store's time, not the run's.
+STORE_UPDATED = "the file's modification time (or the stream's last message time), not the run's"
+
 
 def ending_text(ending: str) -> str:
     """A process run's ending in words: a terminal reason, ``crashed``, or ``no ending recorded`` for the last

@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from journaltools._base.readable import shorten_middle
+from journaltools._base.readable import shorten_end, shorten_middle
 from journaltools._base.text import for_page
 from journaltools.exports.facts import Tokens, cost_text
-from journaltools.folding.phrases import shown_time
+from journaltools.folding.phrases import STORE_UPDATED, shown_time
 from journaltools.sources.liveness import WRITER_WORDS
 
 
@@ -130,8 +130,8 @@ class RunRow:
         text = self.cell(key)
         if key == "run":
             return shorten_middle(text, RUN_SHOWN)
-        if key == "prompt" and len(text) > PROMPT_SHOWN:
-            return text[: PROMPT_SHOWN - 1] + "…"
+        if key == "prompt":
+            return shorten_end(text, PROMPT_SHOWN)
         if key == "status" and self.status_detail:
             return f"{for_page(self.status)}\n{self.status_detail}"
         return text
@@ -154,7 +154,7 @@ class RunRow:
             # "updated" is the store's time because the journal dates no record (the August build's).
             when = shown_time(getattr(self, key)) or ""
             if key == "updated" and self.generation == "august":
-                return f"{when}: the file's modification time (or the stream's last message time), not the run's"
+                return f"{when}: {STORE_UPDATED}"
             return when
         return self.cell(key)
 
