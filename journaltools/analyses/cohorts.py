@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -91,6 +91,19 @@ class Cohort:
 
 
 @dataclass(frozen=True, slots=True)
+class Section:
+    """One table of a cohort diff as a person reads it: its title, its columns, a row of texts per line."""
+
+    title: str
+    columns: tuple[str, ...]
+    rows: list[dict[str, str]]
+
+
+def _share(part: float) -> str:
+    return f"{100 * part:.0f}%"
+
+
+@dataclass(frozen=True, slots=True)
 class CohortDiff:
     """Two cohorts and the runs of each that stand out most against the other."""
 
@@ -106,6 +119,59 @@ class CohortDiff:
 
     def finding_codes(self) -> list[str]:
         return sorted(set(self.a.findings) | set(self.b.findings))
+
+    def sections(self, duration: Callable[[float], str]) -> list[Section]:
+        """The comparison's tables for a person, each figure worded once for every face (the command line, the
+        notebook): endings, the spreads per run (``duration`` spells a time in seconds as the face does), tool
+        calls, findings and the runs that moved most. A table with no row is left out."""
+        a, b = self.a, self.b
+
+        def figure(value: float | None, seconds: bool) -> str:
+            if value is None:
+                return "—"
+            return duration(value) if seconds else f"{value:,.0f}"
+
+        def spread(label: str, first: Spread, second: Spread, seconds: bool) -> dict[str, str]:
+            return {
+                "per run": label,
+                "a": f"{figure(first.median, seconds)} / {figure(first.p90, seconds)}",
+                "b": f"{figure(second.median, seconds)} / {figure(second.p90, seconds)}",
+                "runs with it": f"{first.runs:,} / {second.runs:,}",
+            }
+
+        def tool(use: ToolUse | None) -> tuple[str, str]:
+            return (f"{use.calls:,}", f"{use.errors:,} ({_share(use.error_share)})") if use else ("0", "—")
+
+        tools = []
+        for name in self.tools():
+            (a_calls, a_errors), (b_calls, b_errors) = tool(a.tools.get(name)), tool(b.tools.get(name))
+            tools.append(
+                {"tool": name, "a calls": a_calls, "a errors": a_errors, "b calls": b_calls, "b errors": b_errors}
+            )
+        found = [
+            Section("endings", ("ending", "a", "b", "change"), [
+                {"ending": name, "a": f"{a.endings.get(name, 0):,} ({_share(a.share(name))})",
+                 "b": f"{b.endings.get(name, 0):,} ({_share(b.share(name))})",
+                 "change": f"{100 * (b.share(name) - a.share(name)):+.0f} points"}
+                for name in self.endings()
+            ]),
+            Section("median / p90", ("per run", "a", "b", "runs with it"), [
+                spread("tokens", a.tokens, b.tokens, False), spread("wall clock", a.seconds, b.seconds, True)
+            ]),
+            Section("tool calls", ("tool", "a calls", "a errors", "b calls", "b errors"), tools),
+            Section("findings", ("finding", "a", "b"), [
+                {"finding": code, "a": f"{a.findings.get(code, 0):,}", "b": f"{b.findings.get(code, 0):,}"}
+                for code in self.finding_codes()
+            ]),
+            Section("moved most (each cohort's runs farthest from the other's median)",
+                    ("cohort", "run", "measure", "value", "other's median"), [
+                {"cohort": s.cohort, "run": s.run, "measure": s.measure,
+                 "value": figure(s.value, s.measure == "seconds"),
+                 "other's median": figure(s.other_median, s.measure == "seconds")}
+                for s in self.standouts
+            ]),
+        ]  # fmt: skip
+        return [section for section in found if section.rows]
 
     def to_dict(self) -> dict[str, Any]:
         """Every figure, as ``--json`` gives it."""
@@ -219,4 +285,13 @@ def diff_cohorts(source: Tables | str | os.PathLike[str], a: str, b: str) -> Coh
     return CohortDiff(first, second, _standouts(first, second, "A", "B"))
 
 
-__all__: Sequence[str] = ["Cohort", "CohortDiff", "Spread", "Standout", "ToolUse", "cohort_of", "diff_cohorts"]
+__all__: Sequence[str] = [
+    "Cohort",
+    "CohortDiff",
+    "Section",
+    "Spread",
+    "Standout",
+    "ToolUse",
+    "cohort_of",
+    "diff_cohorts",
+]

@@ -131,76 +131,13 @@ def _diff_cohorts(args: argparse.Namespace) -> int:
     return 0
 
 
-def _share(part: float) -> str:
-    return f"{100 * part:.0f}%"
-
-
-def _figure(value: float | None, seconds: bool = False) -> str:
-    if value is None:
-        return "—"
-    if seconds:
-        from journaltools.cli._output import human_duration
-
-        return human_duration(round(value * 1e9))
-    return f"{value:,.0f}"
-
-
 def print_cohorts(result: CohortDiff) -> None:
     """The cohort diff as a person reads it: who is in each cohort, then a table for each measure."""
-    from journaltools.cli._output import print_table
+    from journaltools.cli._output import human_duration, print_table
 
-    def section(title: str, rows: list[dict[str, str]], columns: list[str]) -> None:
-        if rows:
-            _say()
-            _say(title)
-            print_table(rows, columns)
-
-    a, b = result.a, result.b
-    _say(f"A: {a.expression}  ({len(a.runs):,} runs)")
-    _say(f"B: {b.expression}  ({len(b.runs):,} runs)")
-    endings = [
-        {
-            "ending": name,
-            "a": f"{a.endings.get(name, 0):,} ({_share(a.share(name))})",
-            "b": f"{b.endings.get(name, 0):,} ({_share(b.share(name))})",
-            "change": f"{100 * (b.share(name) - a.share(name)):+.0f} points",
-        }
-        for name in result.endings()
-    ]
-    section("endings", endings, ["ending", "a", "b", "change"])
-    spreads = [
-        {"per run": label, "a": f"{_figure(sa.median, sec)} / {_figure(sa.p90, sec)}",
-         "b": f"{_figure(sb.median, sec)} / {_figure(sb.p90, sec)}", "runs with it": f"{sa.runs:,} / {sb.runs:,}"}
-        for label, sa, sb, sec in (("tokens", a.tokens, b.tokens, False), ("wall clock", a.seconds, b.seconds, True))
-    ]  # fmt: skip
-    section("median / p90", spreads, ["per run", "a", "b", "runs with it"])
-    tools: list[dict[str, str]] = []
-    for name in result.tools():
-        use_a, use_b = a.tools.get(name), b.tools.get(name)
-        tools.append(
-            {
-                "tool": name,
-                "a calls": f"{use_a.calls:,}" if use_a else "0",
-                "a errors": f"{use_a.errors:,} ({_share(use_a.error_share)})" if use_a else "—",
-                "b calls": f"{use_b.calls:,}" if use_b else "0",
-                "b errors": f"{use_b.errors:,} ({_share(use_b.error_share)})" if use_b else "—",
-            }
-        )
-    section("tool calls", tools, ["tool", "a calls", "a errors", "b calls", "b errors"])
-    findings = [
-        {"finding": code, "a": f"{a.findings.get(code, 0):,}", "b": f"{b.findings.get(code, 0):,}"}
-        for code in result.finding_codes()
-    ]
-    section("findings", findings, ["finding", "a", "b"])
-    moved = [
-        {
-            "cohort": standout.cohort,
-            "run": standout.run,
-            "measure": standout.measure,
-            "value": _figure(standout.value, standout.measure == "seconds"),
-            "other's median": _figure(standout.other_median, standout.measure == "seconds"),
-        }
-        for standout in result.standouts
-    ]
-    section("moved most (each cohort's runs farthest from the other's median)", moved,
-            ["cohort", "run", "measure", "value", "other's median"])  # fmt: skip
+    _say(f"A: {result.a.expression}  ({len(result.a.runs):,} runs)")
+    _say(f"B: {result.b.expression}  ({len(result.b.runs):,} runs)")
+    for section in result.sections(lambda seconds: human_duration(round(seconds * 1e9))):
+        _say()
+        _say(section.title)
+        print_table(section.rows, section.columns)

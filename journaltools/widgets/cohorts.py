@@ -13,84 +13,32 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from journaltools.analyses.cohorts import CohortDiff, Spread, diff_cohorts
+from journaltools.analyses.cohorts import CohortDiff, diff_cohorts
 from journaltools.exports.facts import duration_text
 from journaltools.exports.html import esc, id_html, themed
 from journaltools.tables.schema import Tables
 
 
-def _share(part: float) -> str:
-    return f"{100 * part:.0f}%"
-
-
-def _figure(value: float | None, seconds: bool) -> str:
-    if value is None:
-        return "—"
-    return duration_text(value) if seconds else f"{value:,.0f}"
-
-
-def _spread(spread: Spread, seconds: bool) -> str:
-    return f"{_figure(spread.median, seconds)} / {_figure(spread.p90, seconds)} ({spread.runs:,} runs)"
-
-
-def _table(caption: str, heads: list[str], rows: list[list[str]]) -> str:
-    """A table whose cells are HTML already escaped."""
-    if not rows:
-        return ""
-    head = "".join(f"<th>{esc(text)}</th>" for text in heads)
-    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
-    return f'<h4>{esc(caption)}</h4><table class="jt-table jt-cohorts"><tr>{head}</tr>{body}</table>'
-
-
 def cohort_diff_html(diff: CohortDiff) -> str:
-    """The comparison as the notebook shows it (escaped; themed as every widget is)."""
+    """The comparison as the notebook shows it: the tables ``diff --cohort`` prints (``CohortDiff.sections``),
+    escaped, each run id shortened with its copy button; themed as every widget is."""
     a, b = diff.a, diff.b
     parts = [
         f'<p class="jt-cohort-sides"><b>A</b> <code>{esc(a.expression)}</code> ({len(a.runs):,} runs) · '
         f"<b>B</b> <code>{esc(b.expression)}</code> ({len(b.runs):,} runs)</p>"
     ]
-    endings = [
-        [
-            esc(name),
-            f"{a.endings.get(name, 0):,} ({_share(a.share(name))})",
-            f"{b.endings.get(name, 0):,} ({_share(b.share(name))})",
-            f"{100 * (b.share(name) - a.share(name)):+.0f} points",
-        ]
-        for name in diff.endings()
-    ]
-    parts.append(_table("endings", ["ending", "A", "B", "change"], endings))
-    spreads = [
-        ["tokens", _spread(a.tokens, False), _spread(b.tokens, False)],
-        ["wall clock", _spread(a.seconds, True), _spread(b.seconds, True)],
-    ]
-    parts.append(_table("per run: median / p90", ["", "A", "B"], spreads))
-    tools = []
-    for name in diff.tools():
-        use_a, use_b = a.tools.get(name), b.tools.get(name)
-        tools.append(
-            [
-                esc(name),
-                f"{use_a.calls:,} ({use_a.errors:,} errors, {_share(use_a.error_share)})" if use_a else "—",
-                f"{use_b.calls:,} ({use_b.errors:,} errors, {_share(use_b.error_share)})" if use_b else "—",
-            ]
+    for section in diff.sections(duration_text):
+        head = "".join(f"<th>{esc(column)}</th>" for column in section.columns)
+        body = "".join(
+            "<tr>"
+            + "".join(
+                f"<td>{id_html(row[column]) if column == 'run' else esc(row[column])}</td>"
+                for column in section.columns
+            )
+            + "</tr>"
+            for row in section.rows
         )
-    parts.append(_table("tool calls", ["tool", "A", "B"], tools))
-    findings = [
-        [esc(code), f"{a.findings.get(code, 0):,}", f"{b.findings.get(code, 0):,}"] for code in diff.finding_codes()
-    ]
-    parts.append(_table("findings", ["finding", "A", "B"], findings))
-    moved = [
-        [
-            esc(standout.cohort),
-            id_html(standout.run),
-            esc(standout.measure),
-            _figure(standout.value, standout.measure == "seconds"),
-            _figure(standout.other_median, standout.measure == "seconds"),
-        ]
-        for standout in diff.standouts
-    ]
-    parts.append(_table("moved most: each cohort's runs farthest from the other's median", [
-        "cohort", "run", "measure", "value", "other's median"], moved))  # fmt: skip
+        parts.append(f'<h4>{esc(section.title)}</h4><table class="jt-table jt-cohorts"><tr>{head}</tr>{body}</table>')
     return themed(f'<div class="jt-cohort-diff">{"".join(parts)}</div>')
 
 
