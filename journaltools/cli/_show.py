@@ -17,7 +17,7 @@ from journaltools.folding.state import COUNTER_NAMES
 from journaltools.folding.texts import message_lines
 from journaltools.protocol.encode import encode_go_json
 from journaltools.protocol.findings import Finding
-from journaltools.sources.liveness import WRITER_WORDS, SourceLocks, Writer, silent_for
+from journaltools.sources.liveness import SourceLocks, Writer, liveness_text, silent_for
 
 if TYPE_CHECKING:
     from journaltools.sources.base import RunRead
@@ -210,10 +210,7 @@ def _times_line(read: RunRead, result: FoldResult, writer: Writer = "unknown") -
         parts.append(f"wall clock unknown: record times run backwards at seq {', '.join(map(str, backwards))}")
     elif wall is not None:
         parts.append(f"wall clock {human_duration(wall)}")
-    quiet = silent_for(heard)
-    liveness = f"writer: {WRITER_WORDS[writer]}" + (
-        f" · silent for {human_duration(int(quiet * 1e9))}" if quiet else ""
-    )
+    liveness = liveness_text(writer, silent_for(heard), lambda seconds: human_duration(int(seconds * 1e9)))
     return "\n".join(line for line in (" · ".join(parts), liveness) if line)
 
 

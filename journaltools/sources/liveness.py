@@ -12,7 +12,7 @@ time can be told (``silent_for``).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -113,4 +113,20 @@ def silent_for(last_heard: datetime | None, now: datetime | None = None) -> floa
     return max(0.0, ((now or datetime.now(UTC)) - moment).total_seconds())
 
 
-__all__ = ["PROC_LOCKS", "WRITER_WORDS", "HeldLocks", "SourceLocks", "Writer", "lock_path", "silent_for"]
+def liveness_text(writer: Writer, silent_seconds: float | None, duration: Callable[[float], str]) -> str:
+    """``writer: held (a process holds the run's lock now) · silent for 4d01h``: what ``show`` and the run browser
+    say of a run, ``duration`` spelling the seconds as the face does (no silence said when there is none)."""
+    silent = f" · silent for {duration(silent_seconds)}" if silent_seconds else ""
+    return f"writer: {WRITER_WORDS[writer]}{silent}"
+
+
+__all__ = [
+    "PROC_LOCKS",
+    "WRITER_WORDS",
+    "HeldLocks",
+    "SourceLocks",
+    "Writer",
+    "liveness_text",
+    "lock_path",
+    "silent_for",
+]

@@ -468,7 +468,7 @@ class RunBrowser:
         """Whether a process holds the run's lock now (asked as it opens, never by touching the lock) and how long
         the run has been silent, as ``show`` says them; nothing for a source without lock files (a stream)."""
         from journaltools.exports.facts import duration_text
-        from journaltools.sources.liveness import WRITER_WORDS, SourceLocks, silent_for
+        from journaltools.sources.liveness import SourceLocks, liveness_text, silent_for
 
         backend = getattr(self.loader, "backend", None)
         if backend is None:
@@ -477,11 +477,9 @@ class RunBrowser:
         if locks.root is None:
             return ""
         heard = facts.last_heard() if facts is not None else None
-        quiet = silent_for(heard[1]) if heard is not None else None
-        silent = f" · silent for {esc(duration_text(quiet))}" if quiet else ""
         writer = locks.writer(run)
-        words = esc(WRITER_WORDS[writer])
-        return f' <span class="jt-muted jt-writer" data-writer="{esc(writer)}">· writer: {words}{silent}</span>'
+        said = liveness_text(writer, silent_for(heard[1]) if heard is not None else None, duration_text)
+        return f' <span class="jt-muted jt-writer" data-writer="{esc(writer)}">· {esc(said)}</span>'
 
     # -- the opened run's report and comparison ------------------------------------------------------------------
 
