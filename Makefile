@@ -46,11 +46,12 @@ lab: setup
 
 # Everything, in three passes. The unit tests on both cores (they share nothing but read-only corpora) and, at the
 # same time, the tests that run whole programs (the installed wheel's, which waits mostly on pip, then the notebooks,
-# each in a fresh kernel on its own scratch directory): 106 s for both where they took 131 s one after the other; the
+# each in a fresh kernel on its own scratch directory, then the README's examples, on a server of their own): 106 s
+# for the first two where they took 131 s one after the other, and the README's 15 s fit in the unit tests' time; the
 # programs' output is kept aside and shown after the unit tests'. Then the tests that start servers, browsers,
 # Jupyter or writers one at a time, as their timeouts assume a machine to themselves; that pass takes the unit
 # folder's cases that need a server too (marked integration).
-PROGRAM_TESTS := tests/e2e/test_wheel.py tests/e2e/test_notebooks.py
+PROGRAM_TESTS := tests/e2e/test_wheel.py tests/e2e/test_notebooks.py tests/e2e/test_readme.py
 PROGRAM_LOG := build/program-tests.log
 test: setup lint typecheck
 	sh scripts/setup-browser-tests.sh
