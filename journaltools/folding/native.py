@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 
 import msgspec
 
-from journaltools.folding.facts import JournalGaps
+from journaltools.folding.facts import JournalGaps, degraded_finding
 from journaltools.folding.schema import schema_problem
 from journaltools.folding.warnings import run_id_mismatch, times_out_of_order, unanswered_call
 from journaltools.protocol.findings import Finding
@@ -206,38 +206,47 @@ def usable_first(read: RunReadLike) -> Record | None:
     if not records or not read.complete or read.findings:
         return None
     if isinstance(records, ProvenRecords):
-        first = _proven_first(records)
-    elif all(stored.noncanonical is None for stored in records):
+        scan = records.scan
+        end = int.from_bytes(scan.starts[8:16], sys.byteorder) if scan.count > 1 else len(records.data)
+        return proven_first(records.data[:end], scan.protocols[0], holds_newest=bool(scan.newest))
+    if any(stored.noncanonical is not None for stored in records):
         # Canonical for the journal's own build: an August line holding a newest field is noncanonical.
-        first = records[0].record
-    else:
         return None
-    meta = first.meta if first is not None else None
-    if first is None or meta is None or first.seq != 1 or schema_problem(first):
-        return None
-    return first if generation_of_version(meta.version) is not None else None
+    return _taken_first(records[0].record)
 
 
-def _proven_first(records: ProvenRecords) -> Record | None:
-    """The meta record of a proven journal, decoded alone; None when its first line is not one, or when the journal
-    holds fields only the newest line writes beside an August meta record (not what that build writes)."""
-    scan = records.scan
-    if scan.protocols[0] == OTHER_PROTOCOL or PROTOCOLS[PROTOCOL_IDS[scan.protocols[0]]] != "meta":
+def proven_first(line: bytes | memoryview, protocol: int, *, holds_newest: bool) -> Record | None:
+    """``usable_first`` of a journal the scanner proved: ``line`` its first line, ``protocol`` that line's protocol
+    index in the scan, ``holds_newest`` whether the journal holds a field only the newest line writes (never what
+    the August build writes beside its meta record). The meta record is the only one decoded."""
+    if protocol == OTHER_PROTOCOL or PROTOCOLS[PROTOCOL_IDS[protocol]] != "meta":
         return None
-    end = int.from_bytes(scan.starts[8:16], sys.byteorder) if scan.count > 1 else len(records.data)
     try:
-        first = _RECORD.decode(records.data[:end])
+        first = _RECORD.decode(line)
     except msgspec.DecodeError:
         return None
-    generation = generation_of_version(first.meta.version) if first.meta is not None else None
-    if first.meta is None or (generation is not None and not generation.extended_records and scan.newest):
+    meta = first.meta
+    if meta is None:
         return None
-    return first
+    generation = generation_of_version(meta.version)
+    if generation is not None and not generation.extended_records and holds_newest:
+        return None
+    return _taken_first(first)
+
+
+def _taken_first(first: Record) -> Record | None:
+    """``first`` when it is a meta record the reference folds without a word but ``run_id_mismatch``."""
+    meta = first.meta
+    if meta is None or first.seq != 1 or schema_problem(first):
+        return None
+    return first if generation_of_version(meta.version) is not None else None
 
 
 def warnings_of(run: str, meta: Meta, native: NativeRun) -> list[Finding]:
     """The warnings the native walk reports of a journal (``usable_first`` gave its ``meta``), worded, and in the
     order, of the reference's fold: the meta record's, then per record its time's, then the turn it closes."""
+    if not native.backsteps and not native.unanswered and meta.run_id == run:
+        return []  # most journals: nothing to word (run_id_mismatch says nothing of a journal under its own name)
     found = [] if (renamed := run_id_mismatch(run, meta, 1)) is None else [renamed]  # usable_first: seq 1
     steps = [(step[0], 0, times_out_of_order(run, *step)) for step in native.backsteps]
     closes = [
@@ -251,6 +260,14 @@ def warnings_of(run: str, meta: Meta, native: NativeRun) -> list[Finding]:
     return found
 
 
+def degraded_of(run: str, meta: Meta, native: NativeRun) -> Finding | None:
+    """``facts.degraded_finding`` of a journal the walk took, without making its ``JournalGaps`` when it lacks none
+    of what that finding names (a time on every record, ``meta.agent``, a provider kind on every result)."""
+    if not native.undated and not native.kindless_results and meta.agent:
+        return None
+    return degraded_finding(run, meta, native.gaps())
+
+
 def fold_rows(
     read: RunReadLike, meta: Meta, columns: Sequence[tuple[bytearray, bytearray, bytearray | None]]
 ) -> NativeRun | None:
@@ -258,14 +275,32 @@ def fold_rows(
     (``ColumnBuffer.native``) of the columns named by ``MESSAGE_COLUMNS``, ``CALL_COLUMNS``, ``RESPONSE_COLUMNS``
     and ``SEGMENT_COLUMNS``, in that order. None, with the buffers as they were, when the journal is not one the
     native walk takes."""
-    assert _native is not None
     records = read.records
     if isinstance(records, ProvenRecords):
-        data, starts, kinds = records.data, records.scan.starts, records.scan.protocols.translate(_KIND_OF_PROTOCOL)
+        data, starts, kinds = records.data, records.scan.starts, kinds_of_protocols(records.scan.protocols)
     else:
         data, starts, kinds = _joined(records)
+    return fold_lines(data, starts, kinds, meta, columns)
+
+
+def fold_lines(
+    data: bytes | memoryview,
+    starts: bytes,
+    kinds: bytes,
+    meta: Meta,
+    columns: Sequence[tuple[bytearray, bytearray, bytearray | None]],
+) -> NativeRun | None:
+    """``fold_rows`` of a journal's lines as the walk reads them: each line from its start in ``starts`` (int64,
+    native order, offsets into ``data``) to the next one's, the last to the end of ``data``; ``kinds`` each one's
+    payload kind (``kinds_of_protocols``). ``data`` may begin with other bytes, which no start points into."""
+    assert _native is not None
     found = _native.fold_rows(data, starts, kinds, meta.prompt, tuple(columns))
     return None if found is None else NativeRun(*found)
+
+
+def kinds_of_protocols(protocols: bytes) -> bytes:
+    """A scan's protocol indexes as the payload kinds the walk reads."""
+    return protocols.translate(_KIND_OF_PROTOCOL)
 
 
 def _joined(records: Sequence[StoredRecordLike]) -> tuple[bytes, bytes, bytes]:
@@ -286,9 +321,13 @@ __all__ = [
     "SEGMENT_COLUMNS",
     "NativeRun",
     "active",
+    "degraded_of",
     "disabled",
     "extension_kinds",
+    "fold_lines",
     "fold_rows",
+    "kinds_of_protocols",
+    "proven_first",
     "usable_first",
     "warnings_of",
 ]

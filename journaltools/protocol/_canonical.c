@@ -977,16 +977,18 @@ static PyObject *join_lines(PyObject *Py_UNUSED(module), PyObject *arg) {
 
 
 PyDoc_STRVAR(read_files_into_doc,
-             "read_files_into(paths, buffer, byte_limit, record_limit) -> bytes\n\n"
+             "read_files_into(paths, buffer, byte_limit, record_limit, times=None) -> bytes\n\n"
              "Plain journal files (a tuple of bytes paths) read one after another into ``buffer`` with the GIL "
              "released; per path its length (int64, native order), or -1 for one to read the usual way: not a "
              "regular file (looked at before opening, and never through a link), not openable or readable, past "
              "``byte_limit``, holding more lines than ``record_limit`` (counted by newlines: conservative), grown "
-             "or shrunk while read, or not fitting in what is left of the buffer.");
+             "or shrunk while read, or not fitting in what is left of the buffer. ``times``, when given, is a "
+             "writable buffer of an int64 per path that gets each file read's modification time (nanoseconds "
+             "since 1970, from the descriptor it read).");
 
 /* One journal into ``into`` (at most ``room`` bytes): its length, or -1 (see read_files_into). */
 static Py_ssize_t read_one_file(const char *path, char *into, Py_ssize_t room, Py_ssize_t byte_limit,
-                                Py_ssize_t record_limit) {
+                                Py_ssize_t record_limit, int64_t *modified) {
     struct stat info;
     /* Looked at first: opening a device can act on it. */
     if (lstat(path, &info) != 0 || !S_ISREG(info.st_mode)) return -1;
@@ -1007,6 +1009,7 @@ static Py_ssize_t read_one_file(const char *path, char *into, Py_ssize_t room, P
             more = read(fd, &extra, 1);
         } while (more < 0 && errno == EINTR);
         if (got == want && more == 0) size = want;
+        *modified = (int64_t)info.st_mtim.tv_sec * 1000000000 + (int64_t)info.st_mtim.tv_nsec;
     }
     close(fd);
     if (size > 0 && size / 2 + 1 > record_limit) {
@@ -1021,22 +1024,24 @@ static Py_ssize_t read_one_file(const char *path, char *into, Py_ssize_t room, P
 
 static PyObject *read_files_into(PyObject *Py_UNUSED(module), PyObject *args) {
     PyObject *paths;
-    Py_buffer buffer;
+    Py_buffer buffer, times = {0};
     Py_ssize_t byte_limit, record_limit;
-    if (!PyArg_ParseTuple(args, "O!w*nn", &PyTuple_Type, &paths, &buffer, &byte_limit, &record_limit)) return NULL;
+    if (!PyArg_ParseTuple(args, "O!w*nn|w*", &PyTuple_Type, &paths, &buffer, &byte_limit, &record_limit, &times))
+        return NULL;
     Py_ssize_t count = PyTuple_GET_SIZE(paths);
-    for (Py_ssize_t i = 0; i < count; i++) {
-        if (!PyBytes_Check(PyTuple_GET_ITEM(paths, i))) {
-            PyBuffer_Release(&buffer);
-            PyErr_SetString(PyExc_TypeError, "read_files_into takes a tuple of bytes paths");
-            return NULL;
-        }
-    }
-    PyObject *lengths = PyBytes_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(int64_t));
+    const char *refused = NULL;
+    for (Py_ssize_t i = 0; i < count; i++)
+        if (!PyBytes_Check(PyTuple_GET_ITEM(paths, i))) refused = "read_files_into takes a tuple of bytes paths";
+    if (times.buf != NULL && times.len != count * (Py_ssize_t)sizeof(int64_t))
+        refused = "read_files_into: times holds an int64 per path";
+    PyObject *lengths = refused ? NULL : PyBytes_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(int64_t));
     if (lengths == NULL) {
+        if (refused) PyErr_SetString(PyExc_TypeError, refused);
         PyBuffer_Release(&buffer);
+        if (times.buf != NULL) PyBuffer_Release(&times);
         return NULL;
     }
+    int64_t unused_time, *modified = times.buf;
     int64_t *out = (int64_t *)PyBytes_AS_STRING(lengths);
     char *into = buffer.buf;
     Py_ssize_t position = 0;
@@ -1044,12 +1049,14 @@ static PyObject *read_files_into(PyObject *Py_UNUSED(module), PyObject *args) {
     Py_BEGIN_ALLOW_THREADS;
     for (Py_ssize_t i = 0; i < count; i++) {
         Py_ssize_t size = read_one_file(PyBytes_AS_STRING(PyTuple_GET_ITEM(paths, i)), into + position,
-                                        buffer.len - position, byte_limit, record_limit);
+                                        buffer.len - position, byte_limit, record_limit,
+                                        modified != NULL ? modified + i : &unused_time);
         out[i] = size;
         if (size > 0) position += size;
     }
     Py_END_ALLOW_THREADS;
     PyBuffer_Release(&buffer);
+    if (times.buf != NULL) PyBuffer_Release(&times);
     return lengths;
 }
 

@@ -223,15 +223,20 @@ def scan_batch(buffer: bytearray | memoryview | np.ndarray, lengths: Sequence[in
 
 
 def read_files_into(
-    paths: Sequence[str], buffer: np.ndarray, byte_limit: int, record_limit: int
+    paths: Sequence[str], buffer: np.ndarray, byte_limit: int, record_limit: int, times: np.ndarray | None = None
 ) -> list[int | None] | None:
     """Plain journal files read one after another into ``buffer`` in C, without the GIL: each one's length, or None
     for one to read the usual way (not a regular file, looked at before opening and never through a link; not
-    readable; past either bound, lines counted by newlines; changed while read; not fitting). None when this build
-    has no scanner."""
+    readable; past either bound, lines counted by newlines; changed while read; not fitting). ``times`` (``int64``,
+    one per path) gets each file's modification time in nanoseconds, from the descriptor read. None when this
+    build has no scanner."""
     if _canonical is None:
         return None
-    found = _canonical.read_files_into(tuple(os.fsencode(path) for path in paths), buffer, byte_limit, record_limit)
+    encoded = tuple(os.fsencode(path) for path in paths)
+    if times is None:
+        found = _canonical.read_files_into(encoded, buffer, byte_limit, record_limit)
+    else:
+        found = _canonical.read_files_into(encoded, buffer, byte_limit, record_limit, times)
     return [None if length < 0 else length for length in array("q", found)]
 
 

@@ -251,7 +251,12 @@ def read_journal_run(
 
 
 def _mtime(info: os.stat_result) -> datetime:
-    return datetime.fromtimestamp(info.st_mtime_ns / 1e9, UTC)
+    return updated_at(info.st_mtime_ns)
+
+
+def updated_at(modified_ns: int) -> datetime:
+    """A journal file's modification time (nanoseconds since 1970) as a read's ``updated``."""
+    return datetime.fromtimestamp(modified_ns / 1e9, UTC)
 
 
 def _mtime_at(path: str) -> datetime | None:
@@ -263,11 +268,14 @@ def _mtime_at(path: str) -> datetime | None:
         return None
 
 
-def read_journals_into(paths: Sequence[str], capacity: int) -> tuple[np.ndarray, list[int | None]]:
+def read_journals_into(
+    paths: Sequence[str], capacity: int, times: np.ndarray | None = None
+) -> tuple[np.ndarray, list[int | None]]:
     """Plain journals read one after another into one buffer of ``capacity`` bytes (what their listing said they
     hold), with each one's length; None for a journal to be read the usual way (``read_journal_bytes``, whose
     errors and findings it then meets): one that does not open as a regular file, passes the bound, grew or
-    shrank since its size was taken, or does not fit."""
+    shrank since its size was taken, or does not fit. ``times`` (``int64``, one per path), when given, gets the
+    modification time in nanoseconds of each journal read."""
     import numpy as np
 
     from journaltools.protocol import native
@@ -280,16 +288,19 @@ def read_journals_into(paths: Sequence[str], capacity: int) -> tuple[np.ndarray,
     limit = max_journal_bytes()
     records_limit = max_journal_records()
     # The same rules in C, without the GIL and without a Python object per file, where the scanner is built.
-    read = native.read_files_into(paths, buffer, limit, records_limit)
+    read = native.read_files_into(paths, buffer, limit, records_limit, times)
     if read is not None:
         return buffer, read
     lengths: list[int | None] = []
     position = 0
     with buffer.data as view:
-        for path in paths:
+        for index, path in enumerate(paths):
             try:
                 with open_journal_file(path) as handle:
-                    size = os.fstat(handle.fileno()).st_size
+                    info = os.fstat(handle.fileno())
+                    size = info.st_size
+                    if times is not None:
+                        times[index] = info.st_mtime_ns
                     if size > limit or position + size > capacity:
                         lengths.append(None)
                         continue

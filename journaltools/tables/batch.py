@@ -8,6 +8,7 @@ journals never travel through a pipe.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -17,15 +18,16 @@ import pyarrow as pa
 
 from journaltools._base.perf import paused_gc
 from journaltools.folding import native as native_fold
+from journaltools.folding.reads import RunReadLike
 from journaltools.protocol import native
 from journaltools.protocol.findings import Finding
-from journaltools.protocol.journal import journal_generation
+from journaltools.protocol.journal import journal_generation, read_file_journal
 from journaltools.sources.base import Backend
 from journaltools.sources.registry import open_source
-from journaltools.sources.scan import max_journal_bytes, read_journals_into
+from journaltools.sources.scan import max_journal_bytes, read_journals_into, run_read, updated_at
 from journaltools.tables.build import TablesBuilder
 from journaltools.tables.options import LoadOptions
-from journaltools.tables.records import scanned_batch_rows
+from journaltools.tables.records import records_table, scanned_batch_rows
 from journaltools.tables.schema import Tables
 
 #: Journals per batch at most: what a batch holds per run (its fold, its rows) is bounded too, not only bytes.
@@ -89,6 +91,8 @@ def tables_of_batch(backend: Backend, batch: RunBatch, options: LoadOptions) -> 
     """The tables of one batch, read leniently through ``backend`` and folded leniently here."""
     if reads_in_place(batch, options) and batch.paths is not None:
         return _records_read_in_place(backend, batch, list(zip(batch.runs, batch.paths, strict=True)))
+    if folds_natively(batch, options) and batch.paths is not None:
+        return _folded_in_place(backend, batch, options, list(zip(batch.runs, batch.paths, strict=True)))
     builder = TablesBuilder(records=options.wants_records(default=True), folded=options.fold)
     # One pause for the batch: a collection between journals would walk every record held so far.
     with paused_gc():
@@ -118,34 +122,124 @@ def _records_read_in_place(backend: Backend, batch: RunBatch, paths: list[tuple[
     assert scan is not None  # the caller checked the scanner is active
     # A journal left to the usual read was given length 0, which the scan never proves: its count is -1 too.
     counts: list[int] = np.frombuffer(scan.proven, np.int64).tolist()
-    proven = [(run, count) for (run, _), count in zip(paths, counts, strict=True) if count >= 0]
-    scanned = scanned_batch_rows([run for run, _ in proven], [count for _, count in proven], backend.url, scan, buffer)
     august = _august_with_newest_fields(scan, counts, buffer)
-    if len(proven) == len(paths) and not august:
+    scanned = _scanned_rows(paths, counts, backend.url, scan, buffer)
+    if all(count >= 0 for count in counts) and not august:
         return BatchResult(Tables.of(records=scanned), len(paths), [])
-    parts: list[pa.Table] = []
+    usual: dict[int, pa.Table] = {}
     findings: list[pa.Table] = []
     bad: list[tuple[str, Finding]] = []
-    row = start = 0
     for index, ((run, _), count) in enumerate(zip(paths, counts, strict=True)):
         if count >= 0 and index not in august:
-            row += count
             continue
-        parts.append(scanned.slice(start, row - start))
-        # An August journal proven with newest fields is not canonical for its build: its rows are left out.
-        row += max(count, 0)
-        start = row
         builder = TablesBuilder(records=True, folded=False)
         with paused_gc():
             for read in backend.read_runs([run], strict=False):
                 builder.add(read, None)
         alone = builder.finish()
-        parts.append(alone.records)
+        usual[index] = alone.records
         findings.append(alone.findings)
         bad.extend(builder.bad_runs)
-    parts.append(scanned.slice(start))
-    tables = Tables.of(records=pa.concat_tables(parts), findings=pa.concat_tables(findings))
+    tables = Tables.of(records=_records_in_order(scanned, counts, usual), findings=pa.concat_tables(findings))
     return BatchResult(tables, len(paths), bad)
+
+
+def _scanned_rows(
+    paths: list[tuple[str, str]], counts: list[int], source: str, scan: native.BatchScan, body: np.ndarray
+) -> pa.Table:
+    """The records rows of every journal ``scan_batch`` proved, in order (an August one with newest fields
+    included: ``_records_in_order`` leaves its rows out)."""
+    proven = [(run, count) for (run, _), count in zip(paths, counts, strict=True) if count >= 0]
+    return scanned_batch_rows([run for run, _ in proven], [count for _, count in proven], source, scan, body)
+
+
+def _records_in_order(scanned: pa.Table, counts: list[int], usual: dict[int, pa.Table]) -> pa.Table:
+    """The batch's records table: the ``scanned`` rows of the journals the scan proved (``counts``: per journal
+    its line count, -1 where not proven), with the rows of each journal read the usual way (``usual``, by its
+    index: an unproven one, or a proven August one with newest fields, whose scanned rows are left out) in its
+    place."""
+    if not usual:
+        return scanned
+    parts: list[pa.Table] = []
+    row = start = 0
+    for index, count in enumerate(counts):
+        rows = usual.get(index)
+        if rows is None:
+            row += count
+            continue
+        parts.append(scanned.slice(start, row - start))
+        row += max(count, 0)
+        start = row
+        parts.append(rows)
+    parts.append(scanned.slice(start))
+    return pa.concat_tables(parts)
+
+
+def _folded_in_place(
+    backend: Backend, batch: RunBatch, options: LoadOptions, paths: list[tuple[str, str]]
+) -> BatchResult:
+    """``tables_of_batch`` of local plain journals read into one buffer and proven there as
+    ``_records_read_in_place`` reads them, each proven journal then folded natively from its lines where the walk
+    takes it (``native_fold.proven_first``, ``TablesBuilder.add_lines``): no journal becomes a read or a record
+    object. A proven journal the walk gives back is folded in Python from the same bytes; any other journal is
+    read again and taken the usual way (``add_folding``). Rows stay in run order."""
+    capacity = min(batch.size, max_journal_bytes() * len(paths))
+    modified = np.zeros(len(paths), np.int64)
+    buffer, lengths = read_journals_into([path for _, path in paths], capacity, modified)
+    scan = native.scan_batch(buffer, [length or 0 for length in lengths])
+    assert scan is not None  # the caller checked the scanner is active
+    counts: list[int] = np.frombuffer(scan.proven, np.int64).tolist()
+    august = _august_with_newest_fields(scan, counts, buffer)
+    builder = TablesBuilder(records=False, folded=True)
+    body = memoryview(buffer)  # type: ignore[arg-type]  # numpy arrays export the buffer protocol
+    offsets = memoryview(scan.offsets).cast("q")
+    kinds = native_fold.kinds_of_protocols(scan.protocols)
+    protocols, newest, times = scan.protocols, scan.newest, modified.tolist()
+    usual: dict[int, pa.Table] = {}
+    first_line = 0
+    with paused_gc():
+        for index, ((run, path), count) in enumerate(zip(paths, counts, strict=True)):
+            if count >= 0 and index not in august:
+                lines = first_line
+                first_line += count
+                first = native_fold.proven_first(
+                    body[offsets[lines] : offsets[lines + 1]], protocols[lines], holds_newest=bool(newest[index])
+                )
+                taken = first is not None and builder.add_lines(
+                    run,
+                    backend.url,
+                    times[index],
+                    first,
+                    body[: offsets[first_line]],
+                    scan.offsets[lines * 8 : first_line * 8],
+                    kinds[lines:first_line],
+                )
+                if not taken:
+                    builder.add_folding(
+                        _read_of_lines(run, backend.url, path, body, offsets[lines : first_line + 1], times[index])
+                    )
+                continue
+            first_line += max(count, 0)
+            read = backend.read_local_runs([run], [path], strict=False)[0]
+            builder.add_folding(read)
+            if options.wants_records(default=True):
+                usual[index] = records_table([read])
+        tables = builder.finish()
+    if options.wants_records(default=True):
+        records = _records_in_order(_scanned_rows(paths, counts, backend.url, scan, buffer), counts, usual)
+        tables = dataclasses.replace(tables, records=records)
+    return BatchResult(tables, len(paths), builder.bad_runs)
+
+
+def _read_of_lines(
+    run: str, source: str, where: str, body: memoryview, offsets: memoryview, modified_ns: int
+) -> RunReadLike:
+    """The read of a journal the scanner proved, from its lines in ``body`` (``offsets``: each one's start, then
+    the end of the last): the journal's bytes again, one line each, as its file held them when read."""
+    data = b"".join(bytes(body[offsets[line] : offsets[line + 1]]) + b"\n" for line in range(len(offsets) - 1))
+    return run_read(
+        run, read_file_journal(data), source=source, where=where, strict=False, updated=updated_at(modified_ns)
+    )
 
 
 def _august_with_newest_fields(scan: native.BatchScan, counts: list[int], body: np.ndarray) -> set[int]:

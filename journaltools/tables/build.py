@@ -14,10 +14,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
+from functools import lru_cache
 from operator import itemgetter
 from typing import Any, Final
 
-import numpy as np
 import pyarrow as pa
 
 from journaltools.folding import FoldResult
@@ -25,7 +26,6 @@ from journaltools.folding import native as native_fold
 from journaltools.folding.facts import (
     RunFacts,
     degraded_analysis,
-    degraded_finding,
     wall_clock_ns,
     wall_clock_of,
 )
@@ -39,17 +39,16 @@ from journaltools.protocol.findings import Finding
 from journaltools.protocol.generations import generation_of_version, rules_for_version
 from journaltools.protocol.journal import typed_records
 from journaltools.protocol.kinds import ZERO_TIME, Meta, Record
+from journaltools.sources.scan import updated_at
 from journaltools.tables.columns import (
     TABLE_MEMORY_POOL,
-    ColumnBuffer,
     ValueFit,
     digest12,
     findings_table,
     go_time,
-    rows_in_order,
-    strings_repeated,
     with_source,
 )
+from journaltools.tables.per_run import PerRunTable
 from journaltools.tables.records import records_table
 from journaltools.tables.schema import (
     MESSAGES_SCHEMA,
@@ -171,10 +170,10 @@ class TablesBuilder:
         self._reads: list[RunReadLike] = []
         #: The runs rows, each a tuple in ``RUNS_SCHEMA``'s order (one C call), made columns at ``finish``.
         self._run_rows: list[tuple[Any, ...]] = []
-        self._segments = _PerRunTable(SEGMENTS_SCHEMA)
-        self._messages = _PerRunTable(MESSAGES_SCHEMA)
-        self._responses = _PerRunTable(RESPONSES_SCHEMA)
-        self._calls = _PerRunTable(TOOL_CALLS_SCHEMA)
+        self._segments = PerRunTable(SEGMENTS_SCHEMA)
+        self._messages = PerRunTable(MESSAGES_SCHEMA)
+        self._responses = PerRunTable(RESPONSES_SCHEMA)
+        self._calls = PerRunTable(TOOL_CALLS_SCHEMA)
         self.findings: list[Finding] = []
         #: (run, its first error finding), in order: what a strict load raises for.
         self.bad_runs: list[tuple[str, Finding]] = []
@@ -196,9 +195,25 @@ class TablesBuilder:
             if first is not None and first.meta is not None:
                 native = native_fold.fold_rows(read, first.meta, self._native_columns)
                 if native is not None:
-                    self._add_native(read, first, native)
+                    if self.want_records:
+                        self._reads.append(read)
+                    self._add_native(read.run, read.source, read.updated, first, native)
                     return None
         return self.add(read, fold_read(read) if self.folded else None)
+
+    def add_lines(
+        self, run: str, source: str, modified_ns: int, first: Record, data: memoryview, starts: bytes, kinds: bytes
+    ) -> bool:
+        """Add one journal the scanner proved, natively, from its lines (``native_fold.fold_lines``) and its file's
+        modification time; ``first`` is its meta record (``native_fold.proven_first``). False, with nothing added,
+        when the walk gives it back (it then takes the usual way, ``add_folding`` of its read). Its records rows
+        are the caller's, made from the scan."""
+        assert first.meta is not None and not self.want_records
+        native = native_fold.fold_lines(data, starts, kinds, first.meta, self._native_columns)
+        if native is None:
+            return False
+        self._add_native(run, source, modified_ns, first, native)
+        return True
 
     def add(self, read: RunReadLike, result: FoldResult | None) -> Finding | None:
         """Add one journal; ``result`` is its lenient fold, None when it was not folded. Returns its first
@@ -291,19 +306,19 @@ class TablesBuilder:
     def _put_run(self, values: dict[str, Any]) -> None:
         self._run_rows.append(_RUN_ROW(values))
 
-    def _add_native(self, read: RunReadLike, first: Record, native: native_fold.NativeRun) -> None:
+    def _add_native(
+        self, run: str, source: str, updated: datetime | int | None, first: Record, native: native_fold.NativeRun
+    ) -> None:
         """A journal the native fold tabled (its other rows are in place): its runs row and what counts its rows;
-        ``first`` is its meta record."""
-        run = read.run
+        ``first`` is its meta record, ``updated`` when its store last changed it (a file's modification time in
+        nanoseconds, made a time only when the row needs it)."""
         meta = first.meta
         assert meta is not None
-        if self.want_records:
-            self._reads.append(read)
         warnings = native_fold.warnings_of(run, meta, native)
-        self.findings.extend(with_source(warning, read.source) for warning in warnings)
-        degraded = degraded_finding(run, meta, native.gaps())
+        self.findings.extend(with_source(warning, source) for warning in warnings)
+        degraded = native_fold.degraded_of(run, meta, native)
         if degraded is not None:
-            self.findings.append(with_source(degraded, read.source))
+            self.findings.append(with_source(degraded, source))
         self._segments.rows_of(run, native.segments, natively=True)
         self._messages.rows_of(run, native.messages, natively=True)
         self._calls.rows_of(run, native.calls, natively=True)
@@ -318,7 +333,9 @@ class TablesBuilder:
             "run": run,
             "status": ending or "open",
             **_meta_values(meta, fit),
-            "updated": go_time(native.last_time) if native.last_time and generation.dates_records else read.updated,
+            "updated": go_time(native.last_time)
+            if native.last_time and generation.dates_records
+            else (updated_at(updated) if isinstance(updated, int) else updated),
             "ended": native.ended,
             "wall_clock": fit.duration("runs.wall_clock", wall_clock_of(meta, first.time, native.last_dated_time)),
             "reopened": native.reopened,
@@ -343,12 +360,22 @@ class TablesBuilder:
             "task_state": self.task_states.get(run),
             "error_findings": 0,
             "warning_findings": len(warnings),
-            "source": read.source,
+            "source": source,
         }
-        values["why"] = why_of(ending_of_row(values, reopening=_reopening(native, generation.reopens_after_terminal)))
+        values["why"] = _why_of_row(
+            values["status"],
+            _reopening(native, generation.reopens_after_terminal),
+            native.terminal_reason,
+            native.terminal_message,
+            native.stale_terminal,
+            native.pending_calls,
+            native.open_deferrals,
+            native.waiting_for,
+            native.last_stop_reason,
+        )
         unfit = fit.finding()
         if unfit is not None:
-            self.findings.append(with_source(unfit, read.source))
+            self.findings.append(with_source(unfit, source))
             values["warning_findings"] += 1
         values.update(zip(COUNTER_NAMES, native.counters, strict=True))
         self._put_run(values)
@@ -426,81 +453,6 @@ class TablesBuilder:
         )
 
 
-class _PerRunTable:
-    """A table with rows per run (segments, messages, tool_calls, responses) being built: a buffer per column but
-    ``run``, which is made once at the end from each run and its row count (``strings_repeated``).
-
-    The native fold appends to one set of buffers (``native``), the Python path to another (``columns``), so
-    neither waits for the other; ``table`` puts each journal's rows back in journal order with one gather."""
-
-    def __init__(self, schema: pa.Schema) -> None:
-        self.schema = schema
-        self.columns = {field.name: ColumnBuffer(field.type) for field in schema if field.name != "run"}
-        self._native_columns = {field.name: ColumnBuffer(field.type) for field in schema if field.name != "run"}
-        self._runs: list[str] = []
-        self._counts: list[int] = []
-        #: Per run, whether its rows are in the native buffers (else in ``columns``).
-        self._natively: list[bool] = []
-
-    def rows_of(self, run: str, count: int, *, natively: bool = False) -> None:
-        """Say that the last ``count`` rows added (to the native buffers when ``natively``) are ``run``'s."""
-        self._runs.append(run)
-        self._counts.append(count)
-        self._natively.append(natively)
-
-    def tool_errors(self, table: pa.Table, runs: Sequence[Any], tool_calls: Sequence[Any]) -> list[int | None]:
-        """Each run row's calls whose result is an error, from the finished ``tool_calls`` ``table`` (rows in
-        journal order, ``_counts`` per journal): one count for either fold. None where the run was not folded
-        (``tool_calls`` null), which is also where no rows were said for it."""
-        errors = np.asarray(table.column("is_error").fill_null(False).to_numpy(zero_copy_only=False), np.int64)
-        ends = np.cumsum(np.asarray(self._counts, np.int64))
-        totals = np.concatenate(([0], np.cumsum(errors)))
-        per_journal = totals[ends] - totals[ends - np.asarray(self._counts, np.int64)] if len(ends) else ends
-        counted: list[int | None] = []
-        journal = 0
-        for run, calls in zip(runs, tool_calls, strict=True):
-            if calls is None:
-                counted.append(None)
-                if journal < len(self._runs) and self._runs[journal] == run:
-                    journal += 1  # folded without a state: its rows were said all the same
-                continue
-            if journal < len(self._runs) and self._runs[journal] == run:
-                counted.append(int(per_journal[journal]))
-                journal += 1
-            else:
-                counted.append(0)
-        return counted
-
-    def native(self, names: Sequence[str]) -> tuple[tuple[bytearray, bytearray, bytearray | None], ...]:
-        return tuple(self._native_columns[name].native() for name in names)
-
-    def _order(self) -> np.ndarray | None:
-        """Each row's index in the native rows followed by the Python path's; None when that is already the order
-        of the journals (all rows of one kind, or every native journal before every Python one)."""
-        natively = np.asarray(self._natively, np.bool_)
-        counts = np.asarray(self._counts, np.int64)
-        if natively.all() or not natively.any() or not natively[np.argmin(natively) :].any():
-            return None
-        native_counts = np.where(natively, counts, 0)
-        python_counts = counts - native_counts
-        # Where each journal's rows start in the joined rows: among its kind, the Python rows after the native.
-        native_starts = np.cumsum(native_counts) - native_counts
-        python_starts = np.cumsum(python_counts) - python_counts + int(native_counts.sum())
-        starts = np.where(natively, native_starts, python_starts)
-        ends_before = np.cumsum(counts) - counts  # where each journal's rows start in the table
-        return np.repeat(starts - ends_before, counts) + np.arange(int(counts.sum()), dtype=np.int64)
-
-    def table(self) -> pa.Table:
-        order = self._order()
-        arrays = [
-            strings_repeated(self._runs, self._counts)
-            if field.name == "run"
-            else rows_in_order(self._native_columns[field.name], self.columns[field.name], order)
-            for field in self.schema
-        ]
-        return pa.Table.from_arrays(arrays, schema=self.schema)
-
-
 #: A runs row's values (a dict by column name) as a tuple in the schema's order.
 #: A run row's values but ``tool_errors``, which ``finish`` counts from the tool_calls table for either fold.
 _RUN_COLUMNS: Final = tuple(name for name in RUNS_SCHEMA.names if name != "tool_errors")
@@ -563,6 +515,32 @@ def _ending(status: str, result: FoldResult | None, findings: Sequence[Finding])
     if result is None:
         return Ending(status, problem=problem)
     return dataclasses.replace(ending_of(result), status=status, problem=problem)
+
+
+@lru_cache(maxsize=4096)
+def _why_of_row(
+    status: str,
+    reopening: str | None,
+    terminal_reason: str | None,
+    terminal_message: str | None,
+    stale_terminal: bool,
+    pending_calls: int,
+    open_deferrals: int,
+    waiting_for: str | None,
+    last_stop_reason: str | None,
+) -> str:
+    """``why_of`` a natively tabled run's row: runs end in few ways, so most rows find their line worded already."""
+    row = {
+        "status": status,
+        "terminal_reason": terminal_reason,
+        "terminal_message": terminal_message,
+        "stale_terminal": stale_terminal,
+        "pending_calls": pending_calls,
+        "open_deferrals": open_deferrals,
+        "waiting_for": waiting_for,
+        "last_stop_reason": last_stop_reason,
+    }
+    return why_of(ending_of_row(row, reopening=reopening))
 
 
 def _reopening(native: native_fold.NativeRun, reopens: bool) -> str | None:

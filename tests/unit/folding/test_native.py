@@ -281,3 +281,43 @@ def test_the_environment_sets_the_native_fold_aside(monkeypatch: pytest.MonkeyPa
     with native_fold.disabled():
         assert not native_fold.active()
     assert native_fold.active()
+
+
+# --- a directory folded in place: the batch path against the reference ------------------------------------------
+
+
+def mixed_directory(target: Path, root: Path) -> Path:
+    """Every kind of journal a load meets in one directory: the corpus's clean, random and broken journals, copies
+    under other names, proven journals whose lines were dropped, doubled or swapped (some of which the walk gives
+    back), an August journal holding a newest field, and a compressed one (never read in place)."""
+    import gzip
+
+    chooser = random.Random(20261206)
+    target.mkdir()
+    for folder in ("file", "random", "broken"):
+        for run, data in journals_of(root / folder):
+            (target / f"{run}.json").write_bytes(data)
+            (target / f"copy-{run}.json").write_bytes(data)
+            if folder == "broken":
+                continue
+            for number, mutated in enumerate(line_mutations(data, chooser, 2)):
+                (target / f"{run}-m{number}.json").write_bytes(mutated)
+    run, data = next(journals_of(root / "file"))
+    (target / f"zipped-{run}.json.gz").write_bytes(gzip.compress(data))
+    return target
+
+
+@pytest.mark.parametrize("root", [CORPUS, NEWEST_CORPUS], ids=["august", "newest"])
+@pytest.mark.parametrize("records", [True, False], ids=["with-records", "no-records"])
+def test_a_directory_folded_in_place_tables_as_the_reference_tables_it(
+    root: Path, records: bool, tmp_path: Path
+) -> None:
+    """``load`` reads local journals into one buffer and folds each proven one from its lines there: every table
+    equals the reference's, journal for journal, whatever mix of journals the directory holds."""
+    directory = mixed_directory(tmp_path / "runs", root)
+    ours = load(directory, progress=False, workers=1, records=records, strict=False)
+    with native_fold.disabled():
+        reference = load(directory, progress=False, workers=1, records=records, strict=False)
+    assert_same_tables(ours, reference, str(root))
+    assert len(ours.runs) == len(list(directory.iterdir()))
+    assert (len(ours.records) > 0) == records
