@@ -264,9 +264,20 @@ def journal_generation(first_line: bytes | None) -> Generation:
             record = decode_line(first_line, rules).record
         except UndecodableLine:
             continue
-        meta = record.meta if record.kind == "meta" else None
-        return rules_for_version(meta.version if meta is not None else None)
+        return generation_of_first(record)
     return NEWEST
+
+
+def generation_of_first(record: Record) -> Generation:
+    """``journal_generation`` of a journal whose first line decodes to ``record``."""
+    meta = record.meta if record.kind == "meta" else None
+    return rules_for_version(meta.version if meta is not None else None)
+
+
+def generation_of_proven(first_line: bytes | memoryview, decoded: Record | None) -> Generation:
+    """``journal_generation`` of a journal the scanner proved, whose first line is ``first_line``: ``decoded`` that
+    line already decoded (a proven line decodes alike by both builds' rules), None when it did not decode."""
+    return generation_of_first(decoded) if decoded is not None else journal_generation(bytes(first_line))
 
 
 def _first_line(data: bytes) -> bytes | None:
@@ -403,6 +414,8 @@ __all__ = [
     "FileJournal",
     "ProvenRecords",
     "ResumedAfterTornTail",
+    "generation_of_first",
+    "generation_of_proven",
     "is_blank",
     "journal_generation",
     "read_file_journal",

@@ -21,7 +21,7 @@ from journaltools.folding import native as native_fold
 from journaltools.folding.reads import RunReadLike
 from journaltools.protocol import native
 from journaltools.protocol.findings import Finding
-from journaltools.protocol.journal import journal_generation, read_file_journal
+from journaltools.protocol.journal import generation_of_proven, read_file_journal
 from journaltools.sources.base import Backend
 from journaltools.sources.registry import open_source
 from journaltools.sources.scan import max_journal_bytes, read_journals_into, run_read, updated_at
@@ -189,7 +189,6 @@ def _folded_in_place(
     scan = native.scan_batch(buffer, [length or 0 for length in lengths])
     assert scan is not None  # the caller checked the scanner is active
     counts: list[int] = np.frombuffer(scan.proven, np.int64).tolist()
-    august = _august_with_newest_fields(scan, counts, buffer)
     builder = TablesBuilder(records=False, folded=True)
     body = memoryview(buffer)  # type: ignore[arg-type]  # numpy arrays export the buffer protocol
     offsets = memoryview(scan.offsets).cast("q")
@@ -199,27 +198,27 @@ def _folded_in_place(
     first_line = 0
     with paused_gc():
         for index, ((run, path), count) in enumerate(zip(paths, counts, strict=True)):
-            if count >= 0 and index not in august:
-                lines = first_line
-                first_line += count
-                first = native_fold.proven_first(
-                    body[offsets[lines] : offsets[lines + 1]], protocols[lines], holds_newest=bool(newest[index])
-                )
-                taken = first is not None and builder.add_lines(
-                    run,
-                    backend.url,
-                    times[index],
-                    first,
-                    body[: offsets[first_line]],
-                    scan.offsets[lines * 8 : first_line * 8],
-                    kinds[lines:first_line],
-                )
-                if not taken:
-                    builder.add_folding(
-                        _read_of_lines(run, backend.url, path, body, offsets[lines : first_line + 1], times[index])
-                    )
-                continue
+            lines = first_line
             first_line += max(count, 0)
+            if count >= 0:
+                line = body[offsets[lines] : offsets[lines + 1]]
+                first = native_fold.decoded_first(line)
+                # A newest field beside an August meta record is not what that build writes: read the usual way.
+                if not (newest[index] and not generation_of_proven(line, first).extended_records):
+                    usable = native_fold.proven_first(first, protocols[lines], holds_newest=bool(newest[index]))
+                    taken = usable is not None and builder.add_lines(
+                        run,
+                        backend.url,
+                        times[index],
+                        usable,
+                        body[: offsets[first_line]],
+                        scan.offsets[lines * 8 : first_line * 8],
+                        kinds[lines:first_line],
+                    )
+                    if not taken:
+                        where = offsets[lines : first_line + 1]
+                        builder.add_folding(_read_of_lines(run, backend.url, path, body, where, times[index]))
+                    continue
             read = backend.read_local_runs([run], [path], strict=False)[0]
             builder.add_folding(read)
             if options.wants_records(default=True):
@@ -255,7 +254,7 @@ def _august_with_newest_fields(scan: native.BatchScan, counts: list[int], body: 
             continue
         if scan.newest[index]:
             line = bytes(body[offsets[first_line] : offsets[first_line + 1]])
-            if not journal_generation(line).extended_records:
+            if not generation_of_proven(line, native_fold.decoded_first(line)).extended_records:
                 found.add(index)
         first_line += count
     return found

@@ -23,6 +23,7 @@ from journaltools.protocol import native
 from journaltools.protocol.generations import AUGUST, NEWEST
 from journaltools.protocol.journal import ProvenRecords, read_file_journal
 from journaltools.sources.scan import run_read
+from journaltools.tables import batch as batch_module
 from journaltools.tables import load
 from journaltools.tables.build import TablesBuilder, fold_read
 from journaltools.tables.schema import TABLE_NAMES, Tables, with_plain_strings
@@ -289,9 +290,8 @@ def test_the_environment_sets_the_native_fold_aside(monkeypatch: pytest.MonkeyPa
 def mixed_directory(target: Path, root: Path) -> Path:
     """Every kind of journal a load meets in one directory: the corpus's clean, random and broken journals, copies
     under other names, proven journals whose lines were dropped, doubled or swapped (some of which the walk gives
-    back), an August journal holding a newest field, and a compressed one (never read in place)."""
-    import gzip
-
+    back), an August journal holding a newest field. (No compressed one: a source holding one is read journal by
+    journal, never in place.)"""
     chooser = random.Random(20261206)
     target.mkdir()
     for folder in ("file", "random", "broken"):
@@ -302,22 +302,34 @@ def mixed_directory(target: Path, root: Path) -> Path:
                 continue
             for number, mutated in enumerate(line_mutations(data, chooser, 2)):
                 (target / f"{run}-m{number}.json").write_bytes(mutated)
-    run, data = next(journals_of(root / "file"))
-    (target / f"zipped-{run}.json.gz").write_bytes(gzip.compress(data))
+    august, august_data = next(journals_of(CORPUS / "file"))
+    assistant = b'"seq":2,"protocol":"io.choria.fisk-ai.v1.session.assistant",'
+    dated = august_data.replace(assistant, assistant + b'"time":"2026-08-21T07:00:00Z",')
+    assert dated != august_data
+    (target / f"dated-{august}.json").write_bytes(dated)
     return target
 
 
 @pytest.mark.parametrize("root", [CORPUS, NEWEST_CORPUS], ids=["august", "newest"])
 @pytest.mark.parametrize("records", [True, False], ids=["with-records", "no-records"])
 def test_a_directory_folded_in_place_tables_as_the_reference_tables_it(
-    root: Path, records: bool, tmp_path: Path
+    root: Path, records: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``load`` reads local journals into one buffer and folds each proven one from its lines there: every table
     equals the reference's, journal for journal, whatever mix of journals the directory holds."""
     directory = mixed_directory(tmp_path / "runs", root)
+    folded_in_place = []
+    in_place = batch_module._folded_in_place
+
+    def spied(*args: object) -> object:
+        folded_in_place.append(True)
+        return in_place(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(batch_module, "_folded_in_place", spied)
     ours = load(directory, progress=False, workers=1, records=records, strict=False)
     with native_fold.disabled():
         reference = load(directory, progress=False, workers=1, records=records, strict=False)
     assert_same_tables(ours, reference, str(root))
     assert len(ours.runs) == len(list(directory.iterdir()))
+    assert folded_in_place, "the directory was not folded in place"
     assert (len(ours.records) > 0) == records
