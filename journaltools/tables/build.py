@@ -71,23 +71,28 @@ def _meta_of(records: Sequence[Record]) -> Meta | None:
     return records[0].meta if records else None
 
 
-def _meta_values(meta: Meta | None, fit: ValueFit) -> dict[str, Any]:
-    """The runs row's columns its meta record gives (all null without one)."""
+#: The runs row's columns its meta record gives, in ``_meta_row``'s order.
+_META_COLUMNS: Final = (
+    *("generation", "created", "model", "provider", "prompt", "interactive", "agent", "caller", "conversation"),
+)
+
+
+def _meta_row(meta: Meta | None, fit: ValueFit) -> tuple[Any, ...]:
+    """The values of ``_META_COLUMNS`` (all null without a meta record)."""
     if meta is None:
-        names = ("generation", "created", "agent", "model", "provider", "prompt", "interactive", "caller")
-        return dict.fromkeys((*names, "conversation"))
+        return (None,) * len(_META_COLUMNS)
     fingerprint = meta.fingerprint
-    return {
-        "generation": _generation_name(meta),
-        "created": fit.time("runs.created", meta.created),
-        "agent": meta.agent or None,
-        "model": fingerprint.model,
-        "provider": fingerprint.provider,
-        "prompt": meta.prompt,
-        "interactive": meta.interactive,
-        "caller": meta.caller or None,
-        "conversation": digest12(meta.conversation_token),
-    }
+    return (
+        _generation_name(meta),
+        fit.time("runs.created", meta.created),
+        fingerprint.model,
+        fingerprint.provider,
+        meta.prompt,
+        meta.interactive,
+        meta.agent or None,
+        meta.caller or None,
+        digest12(meta.conversation_token),
+    )
 
 
 def _message_row(message: Message) -> tuple[str, int, int, int, int]:
@@ -264,7 +269,7 @@ class TablesBuilder:
         values: dict[str, Any] = {
             "run": read.run,
             "status": status,
-            **_meta_values(meta, fit),
+            **dict(zip(_META_COLUMNS, _meta_row(meta, fit), strict=True)),
             # The newest line dates a run by its last record; an undated one (and every August one) by the store.
             "updated": fit.time("runs.updated", last_time) if last_time else read.updated,
             "ended": fit.time("runs.ended", state.ended) if state is not None and state.ended != ZERO_TIME else None,
@@ -329,41 +334,9 @@ class TablesBuilder:
         # The walk gave back every journal with a record time or a call's duration no column holds; the creation
         # time and the wall clock are the run's own, checked here.
         fit = ValueFit(run)
-        values: dict[str, Any] = {
-            "run": run,
-            "status": ending or "open",
-            **_meta_values(meta, fit),
-            "updated": go_time(native.last_time)
-            if native.last_time and generation.dates_records
-            else (updated_at(updated) if isinstance(updated, int) else updated),
-            "ended": native.ended,
-            "wall_clock": fit.duration("runs.wall_clock", wall_clock_of(meta, first.time, native.last_dated_time)),
-            "reopened": native.reopened,
-            "turns": native.turns,
-            "context_tokens": native.context_tokens,
-            "tool_calls_by_kind": native.tool_calls_by_kind,
-            "last_seq": native.last_seq,
-            "records": native.records,
-            "segments": native.segments,
-            "resumes": native.resumes,
-            "stale_terminal": native.stale_terminal,
-            "terminal_reason": native.terminal_reason,
-            "terminal_message": native.terminal_message,
-            "last_stop_reason": native.last_stop_reason,
-            "next_iteration": native.next_iteration,
-            "waiting_for": native.waiting_for,
-            "pending_calls": native.pending_calls,
-            "open_deferrals": native.open_deferrals,
-            "approvals": native.approvals,
-            "call_approvals": native.call_approvals,
-            "memory_keys": sorted(native.memory_keys),
-            "task_state": self.task_states.get(run),
-            "error_findings": 0,
-            "warning_findings": len(warnings),
-            "source": source,
-        }
-        values["why"] = _why_of_row(
-            values["status"],
+        status = ending or "open"
+        why = _why_of_row(
+            status,
             _reopening(native, generation.reopens_after_terminal),
             native.terminal_reason,
             native.terminal_message,
@@ -373,12 +346,52 @@ class TablesBuilder:
             native.waiting_for,
             native.last_stop_reason,
         )
+        if native.last_time and generation.dates_records:
+            updated = go_time(native.last_time)
+        elif isinstance(updated, int):
+            updated = updated_at(updated)
+        generation_name, created, *described = _meta_row(meta, fit)
+        # In _NATIVE_ROW's order (the runs schema's): a tuple made at once, this row being made per journal.
+        row = (
+            run,
+            status,
+            generation_name,
+            created,
+            updated,
+            native.ended,
+            fit.duration("runs.wall_clock", wall_clock_of(meta, first.time, native.last_dated_time)),
+            *described,
+            native.last_seq,
+            native.records,
+            native.segments,
+            native.resumes,
+            native.stale_terminal,
+            native.reopened,
+            native.turns,
+            native.context_tokens,
+            native.terminal_reason,
+            native.terminal_message,
+            native.last_stop_reason,
+            native.next_iteration,
+            native.waiting_for,
+            why,
+            *native.counters,
+            native.tool_calls_by_kind,
+            native.pending_calls,
+            native.open_deferrals,
+            native.approvals,
+            native.call_approvals,
+            sorted(native.memory_keys),
+            self.task_states.get(run),
+            0,
+            len(warnings),
+            source,
+        )
         unfit = fit.finding()
         if unfit is not None:
             self.findings.append(with_source(unfit, source))
-            values["warning_findings"] += 1
-        values.update(zip(COUNTER_NAMES, native.counters, strict=True))
-        self._put_run(values)
+            row = (*row[:-2], row[-2] + 1, source)
+        self._run_rows.append(row)
 
     def _add_segments(self, run: str, result: FoldResult, facts: RunFacts, fit: ValueFit) -> None:
         columns = self._segments.columns
@@ -457,6 +470,15 @@ class TablesBuilder:
 #: A run row's values but ``tool_errors``, which ``finish`` counts from the tool_calls table for either fold.
 _RUN_COLUMNS: Final = tuple(name for name in RUNS_SCHEMA.names if name != "tool_errors")
 _RUN_ROW: Final = itemgetter(*_RUN_COLUMNS)
+#: The order ``_add_native`` makes a run row in, name by name: ``_RUN_COLUMNS`` (a test holds them equal).
+_NATIVE_ROW: Final = (
+    *("run", "status", "generation", "created", "updated", "ended", "wall_clock", "model", "provider", "prompt"),
+    *("interactive", "agent", "caller", "conversation", "last_seq", "records", "segments", "resumes"),
+    *("stale_terminal", "reopened", "turns", "context_tokens", "terminal_reason", "terminal_message"),
+    *("last_stop_reason", "next_iteration", "waiting_for", "why", *COUNTER_NAMES, "tool_calls_by_kind"),
+    *("pending_calls", "open_deferrals", "approvals", "call_approvals", "memory_keys", "task_state"),
+    *("error_findings", "warning_findings", "source"),
+)
 _TOOL_ERRORS_AT: Final = RUNS_SCHEMA.names.index("tool_errors")
 _TOOL_CALLS_AT: Final = _RUN_COLUMNS.index("tool_calls")
 

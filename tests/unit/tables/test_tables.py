@@ -368,3 +368,11 @@ def test_load_with_no_source_reads_the_runtimes_default_directory(
     )
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
     assert load().runs["status"].to_pylist() == ["completed"]
+
+
+def test_the_native_run_row_is_made_in_the_runs_schemas_order() -> None:
+    """``_add_native`` makes its row as a tuple in ``_NATIVE_ROW``'s order, which must be the schema's."""
+    from journaltools.tables import build
+
+    assert build._NATIVE_ROW == build._RUN_COLUMNS
+    assert build._META_COLUMNS[2:] == build._RUN_COLUMNS[7:14]
