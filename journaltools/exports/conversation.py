@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import bisect
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
 
-from journaltools.exports.conversation_places import Target, targets_of
+from journaltools.exports.conversation_places import Target, call_marks_of, targets_of
 from journaltools.exports.facts import (
     Prices,
     RecordFacts,
@@ -51,12 +51,13 @@ from journaltools.exports.html import (
 from journaltools.exports.why import Why, finding_text
 from journaltools.folding import FoldResult, Segment
 from journaltools.folding.conversation import (
+    CallState,
     CallView,
     MessageView,
+    MessageViews,
     Part,
     PendingView,
     header_of,
-    message_views,
     pending_view,
 )
 from journaltools.folding.phrases import ending_text, shown_time
@@ -67,6 +68,8 @@ from journaltools.sources.base import RunRead, StoredRecord
 
 #: Findings listed open in the header; more than this are collapsed behind their count.
 OPEN_FINDINGS = 3
+#: Process-run chips in the header: a run with more shows the first and the last half of these.
+SEGMENT_CHIPS = 40
 
 
 @dataclass(slots=True)
@@ -78,7 +81,7 @@ class ConversationModel:
 
     run: str
     status: str
-    messages: list[MessageView]
+    messages: Sequence[MessageView]
     pending: PendingView | None
     why: Why
     segments: list[Segment]
@@ -105,7 +108,7 @@ class ConversationModel:
         return cls(
             run=result.run,
             status=shown_status,
-            messages=message_views(result.messages, result.message_seqs),
+            messages=MessageViews(result.messages, result.message_seqs),
             pending=pending_view(result),
             why=Why.of(result, shown_status),
             segments=list(result.segments),
@@ -168,7 +171,7 @@ class ConversationModel:
     def page(self, number: int) -> list[MessageView]:
         number = min(max(0, number), self.page_count - 1)
         start = number * self.page_size
-        return self.messages[start : start + self.page_size]
+        return list(self.messages[start : start + self.page_size])
 
     # -- finding a seq -------------------------------------------------------------------------
 
@@ -178,15 +181,21 @@ class ConversationModel:
         flight, which follows every message."""
         if self.pending is not None and seq >= self.pending.seq:
             return None
-        seqs = [message.seq for message in self.messages]
+        seqs = self.message_seqs
         return max(0, bisect.bisect_right(seqs, seq) - 1) if seqs else None
+
+    @property
+    def message_seqs(self) -> Sequence[int]:
+        """Each message's seq, in order: a jump to a seq is a search in it, never a walk that makes every view."""
+        messages = self.messages
+        return messages.seqs if isinstance(messages, MessageViews) else [message.seq for message in messages]
 
     def anchor_seq(self, seq: int) -> int:
         """The seq of the element on the page that ``seq`` lands on (a message's, or the turn in flight's)."""
         index = self.index_of_seq(seq)
         if index is None:
             return self.pending.seq if self.pending is not None else seq
-        return self.messages[index].seq
+        return self.message_seqs[index]
 
     def anchor(self, seq: int) -> str:
         return f"jt-{self.uid}-seq-{self.anchor_seq(seq)}"
@@ -227,6 +236,10 @@ class ConversationModel:
         """Every place "jump to" reaches (``conversation_places``)."""
         return targets_of(self)
 
+    def call_marks(self) -> Iterator[tuple[int, str, bool, CallState]]:
+        """Each call of the run and of its turn in flight as ``(seq, tool name, is_error, state)``, in order."""
+        return call_marks_of(self.messages, self.pending)
+
     # -- plain text ----------------------------------------------------------------------------
 
     def run_tokens(self) -> Tokens:
@@ -254,13 +267,20 @@ class ConversationModel:
 
     def segments_html(self) -> str:
         """The process runs as one compact bar: a chip per run (who claimed it, when, how it ended) that links
-        to the run's first message; details in the tooltip. The chips wrap onto more lines when they do not fit,
-        so none is hidden. A last process run with no terminal says "no ending recorded" and, where the store
+        to the run's first message; details in the tooltip. The chips wrap onto more lines when they do not fit.
+        A run of thousands of process runs shows its first and last ``SEGMENT_CHIPS // 2`` and says how many are
+        between (each is still in "jump to" and in the report's process-run table): a header of ten thousand chips
+        would be megabytes. A last process run with no terminal says "no ending recorded" and, where the store
         kept a time, when the run was last heard from (it may have died long ago: it is not "running")."""
         chips = []
         created = self.facts.created if self.facts is not None else None
         last_activity = self.last_activity()
-        for s in self.segments:
+        segments = self.segments
+        half = SEGMENT_CHIPS // 2
+        between = len(segments) - 2 * half if len(segments) > SEGMENT_CHIPS else 0
+        for s in [*segments[:half], *segments[-half:]] if between else segments:
+            if between and s.index == segments[-half].index:
+                chips.append(f'<span class="jt-muted jt-segments-more">… {between:,} more process runs …</span>')
             who = s.claimed_by or "first run"
             when = s.claimed_at or (created if s.index == 0 else None)
             message = f"; {s.terminal_message}" if s.terminal_message else ""

@@ -10,13 +10,13 @@ by the same kinds of place in its own page (``report_page``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
 from journaltools.exports.why import Why
 from journaltools.folding import Segment
-from journaltools.folding.conversation import CallView, MessageView, Part, PendingView
+from journaltools.folding.conversation import CallState, CallView, MessageView, MessageViews, Part, PendingView
 from journaltools.folding.phrases import NO_ENDING, ending_text
 from journaltools.protocol.findings import Finding
 
@@ -33,13 +33,15 @@ class Arranged(Protocol):
     """What the places are read from: a conversation arranged for display (``conversation.ConversationModel``)."""
 
     status: str
-    messages: list[MessageView]
+    messages: Sequence[MessageView]
     pending: PendingView | None
     why: Why
     segments: list[Segment]
     finding_values: list[Finding]
 
     def ending_seq(self) -> int: ...
+
+    def call_marks(self) -> Iterable[tuple[int, str, bool, CallState]]: ...
 
 
 #: How each call that went wrong or waits is named in "jump to", by its state (an error first, whatever its state).
@@ -66,21 +68,29 @@ def targets_of(model: Arranged) -> list[Target]:
     for finding in model.finding_values:
         if finding.seq is not None:
             found.append(Target(f"finding at seq {finding.seq}: {finding.code}", finding.seq))
-    for seq, call in _calls(model.messages, model.pending):
-        kind = "error" if call.is_error else call.state
+    for seq, name, is_error, state in model.call_marks():
+        kind = "error" if is_error else state
         if kind in CALL_PLACES:
-            found.append(Target(f"{CALL_PLACES[kind]}: {call.name} (seq {seq})", seq))
+            found.append(Target(f"{CALL_PLACES[kind]}: {name} (seq {seq})", seq))
     return found
 
 
-def _calls(messages: Sequence[MessageView], pending: PendingView | None) -> Iterable[tuple[int, CallView]]:
+def call_marks_of(
+    messages: Sequence[MessageView], pending: PendingView | None
+) -> Iterator[tuple[int, str, bool, CallState]]:
+    """Each call of ``messages`` and of the turn in flight as ``(seq, tool name, is_error, state)``, in order."""
+    marks = messages.call_marks() if isinstance(messages, MessageViews) else _marks_of_views(messages)
+    yield from marks
+    if pending is not None:
+        for call in pending.calls:
+            yield pending.seq, call.name, call.is_error, call.state
+
+
+def _marks_of_views(messages: Sequence[MessageView]) -> Iterator[tuple[int, str, bool, CallState]]:
     for message in messages:
         for part in message.parts:
             if part.call is not None:
-                yield message.seq, part.call
-    if pending is not None:
-        for call in pending.calls:
-            yield pending.seq, call
+                yield message.seq, part.call.name, part.call.is_error, part.call.state
 
 
 def _call_words(call: CallView) -> list[str]:
@@ -119,4 +129,4 @@ def _holds(text: str, words: Sequence[str]) -> bool:
     return all(word in text for word in words)
 
 
-__all__: Sequence[str] = ["CALL_PLACES", "Arranged", "Target", "find_seqs", "haystack", "targets_of"]
+__all__: Sequence[str] = ["CALL_PLACES", "Arranged", "Target", "call_marks_of", "find_seqs", "haystack", "targets_of"]

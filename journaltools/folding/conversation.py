@@ -3,8 +3,9 @@ results that answer them, provider blocks), the turn in flight and what it waits
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 from journaltools._base.readable import readable_json
 from journaltools.folding import FoldResult
@@ -82,15 +83,6 @@ class PendingView:
         return sum(1 for call in self.calls if call.state != "answered")
 
 
-def _results_by_call(messages: list[Message]) -> dict[str, ToolResultBlock]:
-    results: dict[str, ToolResultBlock] = {}
-    for message in messages:
-        for block in message.content or ():
-            if block.tool_result is not None:
-                results.setdefault(block.tool_result.tool_use_id, block.tool_result)
-    return results
-
-
 def _call(
     use: ToolUseBlock, answer: ToolResultBlock | None, state: CallState, note: str = "", handle: str = ""
 ) -> CallView:
@@ -111,44 +103,121 @@ def _provider_part(block: ProviderBlock) -> Part:
     return Part("provider", readable_json(raw_json_text(block.raw, indent=False)), label=block.kind)
 
 
-def message_views(messages: list[Message], seqs: list[int] | None = None) -> list[MessageView]:
-    """Every message as parts, with its record's seq; a tool_result that answers a call shown is drawn with
-    that call, not again."""
-    results = _results_by_call(messages)
-    shown: set[str] = set()
-    call_at: dict[str, int] = {}
-    views: list[MessageView] = []
-    for index, message in enumerate(messages):
+class MessageViews(Sequence[MessageView]):
+    """Every committed message as parts (``message_views``), each made when first asked for: a page of a run of
+    100,000 records draws its 50 messages without making the other views. What pairs a result with its call is
+    read once, in one walk over the blocks; a view then needs only its own message.
+
+    A tool_result that answers a call made before it (in an earlier message, or earlier in the same one) is drawn
+    with that call, not again; ``call_marks`` says what each call is (its seq, name, error, state) without drawing
+    its input."""
+
+    __slots__ = ("_first_call", "_messages", "_results", "_seqs", "_views")
+
+    def __init__(self, messages: Sequence[Message], seqs: Sequence[int] | None = None) -> None:
+        # A copy: a run followed as it is written folds on into the same list, and these views are of this moment.
+        self._messages = tuple(messages)
+        self._seqs = [seqs[i] if seqs is not None and i < len(seqs) else 0 for i in range(len(messages))]
+        self._results: dict[str, ToolResultBlock] = {}
+        #: Where each call id is first made: (message index, block index).
+        self._first_call: dict[str, tuple[int, int]] = {}
+        for index, message in enumerate(messages):
+            for position, block in enumerate(message.content or ()):
+                if block.tool_use is not None:
+                    self._first_call.setdefault(block.tool_use.id, (index, position))
+                elif block.tool_result is not None:
+                    self._results.setdefault(block.tool_result.tool_use_id, block.tool_result)
+        self._views: list[MessageView | None] = [None] * len(messages)
+
+    @property
+    def seqs(self) -> list[int]:
+        """Each message's record seq, in order (do not change it)."""
+        return self._seqs
+
+    @property
+    def made(self) -> int:
+        """How many of the views have been made so far (a page makes its own, a find every one)."""
+        return sum(1 for view in self._views if view is not None)
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    @overload
+    def __getitem__(self, index: int) -> MessageView: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[MessageView]: ...
+    def __getitem__(self, index: int | slice) -> MessageView | list[MessageView]:
+        if isinstance(index, slice):
+            return [self._view(i) for i in range(*index.indices(len(self._messages)))]
+        if index < 0:
+            index += len(self._messages)
+        if not 0 <= index < len(self._messages):
+            raise IndexError(index)
+        return self._view(index)
+
+    def __iter__(self) -> Iterator[MessageView]:
+        return (self._view(index) for index in range(len(self._messages)))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (MessageViews, list)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"MessageViews({len(self)} messages)"
+
+    def call_marks(self) -> Iterator[tuple[int, str, bool, CallState]]:
+        """Each call of the committed messages, in order, as ``(seq, tool name, is_error, state)``: what "jump to"
+        needs of a call, without drawing its input (the view of the call says the same)."""
+        for index, message in enumerate(self._messages):
+            for block in message.content or ():
+                use = block.tool_use
+                if use is not None:
+                    answer = self._results.get(use.id)
+                    error = answer.is_error if answer is not None else False
+                    yield self._seqs[index], use.name, error, "answered" if answer is not None else "waiting"
+
+    def _view(self, index: int) -> MessageView:
+        view = self._views[index]
+        if view is None:
+            view = self._views[index] = self._made(index)
+        return view
+
+    def _made(self, index: int) -> MessageView:
+        message = self._messages[index]
         parts: list[Part] = []
         paired = 0
         paired_from: int | None = None
         paired_parts: list[Part] = []
-        for block in message.content or ():
+        for position, block in enumerate(message.content or ()):
             if block.text is not None:
                 parts.append(Part("text", block.text.text))
             elif block.thinking is not None:
                 parts.append(Part("thinking", block.thinking.text))
             elif block.tool_use is not None:
-                answer = results.get(block.tool_use.id)
-                call_at.setdefault(block.tool_use.id, index)
-                if answer is not None:
-                    shown.add(block.tool_use.id)
+                answer = self._results.get(block.tool_use.id)
                 parts.append(Part("call", call=_call(block.tool_use, answer, "answered" if answer else "waiting")))
             elif block.tool_result is not None:
-                if block.tool_result.tool_use_id not in shown:  # never paired with a call: show it on its own
+                made = self._first_call.get(block.tool_result.tool_use_id)
+                if made is None or made >= (index, position):  # never paired with a call: show it on its own
                     parts.append(Part("result", block.tool_result.content, label=block.tool_result.tool_use_id))
                 else:
                     paired += 1
-                    at = call_at.get(block.tool_result.tool_use_id, index)
-                    paired_from = at if paired_from is None else min(paired_from, at)
+                    paired_from = made[0] if paired_from is None else min(paired_from, made[0])
                     paired_parts.append(Part("result", block.tool_result.content, label=block.tool_result.tool_use_id))
             elif block.provider is not None:
                 parts.append(_provider_part(block.provider))
             else:
                 parts.append(Part("empty"))
-        seq = seqs[index] if seqs is not None and index < len(seqs) else 0
-        views.append(MessageView(index, message.role, parts, seq, paired, paired_from, paired_parts))
-    return views
+        return MessageView(index, message.role, parts, self._seqs[index], paired, paired_from, paired_parts)
+
+
+def message_views(messages: list[Message], seqs: list[int] | None = None) -> list[MessageView]:
+    """Every message as parts, with its record's seq; a tool_result that answers a call shown is drawn with
+    that call, not again (``MessageViews``, made at once)."""
+    return list(MessageViews(messages, seqs))
 
 
 def pending_view(result: FoldResult) -> PendingView | None:

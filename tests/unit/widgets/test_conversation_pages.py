@@ -1,0 +1,110 @@
+"""A large run in the conversation view: folded once, each page made from the fold's messages of its range alone
+(``folding.conversation.MessageViews``), a jump to a seq a search in the messages' seqs. Small generated runs and
+small pages stand in for 100,000 records (``benchmarks/bench_large_runs.py`` times the real size)."""
+
+from __future__ import annotations
+
+import bisect
+import re
+from pathlib import Path
+
+import pytest
+
+from journaltools.exports import conversation as conversation_module
+from journaltools.exports.conversation import ConversationModel
+from journaltools.folding.conversation import MessageViews, message_views
+from journaltools.folding.run import fold_run
+from journaltools.sources.registry import open_source
+from journaltools.testing.generate import generate_corpus, run_id
+from journaltools.widgets import ConversationView
+from journaltools.widgets.conversation_surface import ConversationPlace
+
+PAGE = 7
+RECORDS = 400
+
+
+@pytest.fixture(scope="module")
+def long_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    root = tmp_path_factory.mktemp("long-run")
+    generate_corpus(root, runs=1, records=RECORDS, seed=3, workers=1)
+    return root, run_id(0, 3)
+
+
+def _shown_seqs(html: str) -> list[int]:
+    return [
+        int(seq)
+        for seq in re.findall(
+            r'<div class="jt-msg jt-msg-\w+[^"]*" id="jt-\w+-seq-\d+" data-index="\d+" '
+            r'data-seq="(\d+)"',
+            html,
+        )
+    ]
+
+
+def _folded_seqs(source: Path, run: str) -> list[int]:
+    with open_source(source) as backend:
+        return fold_run(backend.read_run(run, strict=False)).result.message_seqs
+
+
+def test_every_page_shows_exactly_the_folds_messages_of_its_range(long_run: tuple[Path, str]) -> None:
+    source, run = long_run
+    seqs = _folded_seqs(source, run)
+    view = ConversationView.from_source(source, run, page_size=PAGE, follow=False)
+    model = view.model
+    assert isinstance(model.messages, MessageViews) and len(model.messages) == len(seqs) > 10 * PAGE
+    assert model.messages.made <= PAGE  # opening made the first page's views, not the run's
+    for number in range(model.page_count):
+        view.show_page(number)
+        assert _shown_seqs(view.body.value) == seqs[number * PAGE : (number + 1) * PAGE], number
+        assert view.pager_text.startswith(f"messages {number * PAGE + 1:,}-")
+        assert f"(page {number + 1} of {model.page_count})" in view.pager_text
+    # The views made page by page are the views the whole run makes at once.
+    with open_source(source) as backend:
+        result = fold_run(backend.read_run(run, strict=False)).result
+    assert list(model.messages) == message_views(result.messages, result.message_seqs)
+
+
+def test_a_jump_to_any_seq_lands_on_the_window_holding_its_message(long_run: tuple[Path, str]) -> None:
+    source, run = long_run
+    seqs = _folded_seqs(source, run)
+    view = ConversationView.from_source(source, run, page_size=PAGE, follow=False)
+    model = view.model
+    last = int(model.header["last_seq"])
+    for seq in [*range(1, last + 1, 37), seqs[-1], last]:
+        view.jump_to_seq(seq)
+        holding = seqs[max(0, bisect.bisect_right(seqs, seq) - 1)]
+        if model.pending is not None and seq >= model.pending.seq:
+            holding = model.pending.seq
+        marked = re.findall(r'jt-target" id="jt-\w+-seq-(\d+)"', view.body.value)
+        assert marked == [str(holding)], seq
+        if holding in seqs:
+            shown = _shown_seqs(view.body.value)
+            assert holding in shown and shown == seqs[view.start : view.start + PAGE]
+    assert model.messages.made < len(seqs)  # jumping made the windows it showed, not the run
+
+
+def test_the_anywidget_pages_the_same_ranges(long_run: tuple[Path, str]) -> None:
+    source, run = long_run
+    seqs = _folded_seqs(source, run)
+    place = ConversationPlace(ConversationModel.from_source(source, run, page_size=PAGE))
+    for number in range(4):
+        assert _shown_seqs(place.html()) == seqs[number * PAGE : (number + 1) * PAGE]
+        assert place.act("messages", "1")
+    assert place.act("jump", str(seqs[-3]))
+    assert seqs[-3] in _shown_seqs(place.html())
+
+
+def test_a_header_of_many_process_runs_shows_the_first_and_last_and_counts_the_rest(
+    long_run: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source, run = long_run
+    model = ConversationModel.from_source(source, run, page_size=PAGE)
+    segments = len(model.segments)
+    assert segments > 6
+    monkeypatch.setattr(conversation_module, "SEGMENT_CHIPS", 6)
+    header = model.header_html()
+    chips = [int(index) for index in re.findall(r'class="jt-segment [^"]*" data-segment="(\d+)"', header)]
+    assert chips == [0, 1, 2, segments - 3, segments - 2, segments - 1]
+    assert f"… {segments - 6:,} more process runs …" in header
+    # Every process run is still a place "jump to" reaches.
+    assert sum(1 for target in model.targets() if target.label.startswith("process run #")) == segments
