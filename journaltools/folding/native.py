@@ -246,15 +246,16 @@ def _taken_first(first: Record) -> Record | None:
     return first if generation_of_version(meta.version) is not None else None
 
 
-def warnings_of(run: str, meta: Meta, native: NativeRun) -> list[Finding]:
+def warnings_of(run: str, meta: Meta, native: NativeRun, source: str = "") -> list[Finding]:
     """The warnings the native walk reports of a journal (``usable_first`` gave its ``meta``), worded, and in the
-    order, of the reference's fold: the meta record's, then per record its time's, then the turn it closes."""
+    order, of the reference's fold: the meta record's, then per record its time's, then the turn it closes; each
+    with ``source`` (where the journal is)."""
     if not native.backsteps and not native.unanswered and meta.run_id == run:
         return []  # most journals: nothing to word (run_id_mismatch says nothing of a journal under its own name)
-    found = [] if (renamed := run_id_mismatch(run, meta, 1)) is None else [renamed]  # usable_first: seq 1
-    steps = [(step[0], 0, times_out_of_order(run, *step)) for step in native.backsteps]
+    found = [] if (renamed := run_id_mismatch(run, meta, 1, source)) is None else [renamed]  # usable_first: seq 1
+    steps = [(step[0], 0, times_out_of_order(run, *step, source)) for step in native.backsteps]
     closes = [
-        (closed_by, 1, unanswered_call(run, seq, call_id, tool, closed_by))
+        (closed_by, 1, unanswered_call(run, seq, call_id, tool, closed_by, source))
         for seq, call_id, tool, closed_by in native.unanswered
     ]
     if closes:  # both come in journal order: one merge, each record's time before the turn it closes

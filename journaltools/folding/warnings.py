@@ -10,9 +10,10 @@ from journaltools.protocol.findings import Finding
 from journaltools.protocol.kinds import Meta
 
 
-def run_id_mismatch(run: str, meta: Meta, seq: int) -> Finding | None:
+def run_id_mismatch(run: str, meta: Meta, seq: int, source: str = "") -> Finding | None:
     """The warning of a journal whose meta record (at ``seq``) names another run (a copied or renamed journal); None
-    when the meta record names ``run``."""
+    when the meta record names ``run``. ``source``: where the journal is, when the caller knows (each warning here
+    takes it, so a finding is made once)."""
     if meta.run_id == run:
         return None
     return Finding.of(
@@ -20,20 +21,22 @@ def run_id_mismatch(run: str, meta: Meta, seq: int) -> Finding | None:
         seq,
         "run_id_mismatch",
         f"meta.run_id is {go_quoted(meta.run_id)}, not the journal's name: the runtime lists the run by it",
+        source,
     )
 
 
-def unanswered_call(run: str, seq: int, call_id: str, tool: str, closed_by: int) -> Finding:
+def unanswered_call(run: str, seq: int, call_id: str, tool: str, closed_by: int, source: str = "") -> Finding:
     """The warning of a call the turn at ``seq`` made and the record ``closed_by`` closed unanswered."""
     return Finding.of(
         run,
         seq,
         "unanswered_call",
         f"call {call_id!r} ({tool}) has no result; the turn was closed at seq {closed_by}",
+        source,
     )
 
 
-def times_out_of_order(run: str, seq: int, time: str, before_seq: int, before_time: str) -> Finding:
+def times_out_of_order(run: str, seq: int, time: str, before_seq: int, before_time: str, source: str = "") -> Finding:
     """The warning of record ``seq``, dated before ``before_seq``, the dated record before it."""
     behind = (time_ns(before_time) or 0) - (time_ns(time) or 0)
     return Finding.of(
@@ -42,6 +45,7 @@ def times_out_of_order(run: str, seq: int, time: str, before_seq: int, before_ti
         "times_out_of_order",
         f"seq {seq} is dated {behind / 1e9:.3f} s before seq {before_seq} ({time} after {before_time}): the "
         "records' clocks disagree, so no interval across them is a duration",
+        source,
     )
 
 

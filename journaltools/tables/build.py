@@ -319,8 +319,8 @@ class TablesBuilder:
         nanoseconds, made a time only when the row needs it)."""
         meta = first.meta
         assert meta is not None
-        warnings = native_fold.warnings_of(run, meta, native)
-        self.findings.extend(with_source(warning, source) for warning in warnings)
+        warnings = native_fold.warnings_of(run, meta, native, source)
+        self.findings.extend(warnings)
         degraded = native_fold.degraded_of(run, meta, native)
         if degraded is not None:
             self.findings.append(with_source(degraded, source))
