@@ -997,18 +997,32 @@ static Py_ssize_t read_one_file(const char *path, char *into, Py_ssize_t room, P
     Py_ssize_t size = -1;
     if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size <= byte_limit && info.st_size <= room) {
         Py_ssize_t want = (Py_ssize_t)info.st_size, got = 0;
-        while (got < want) {
-            ssize_t n = read(fd, into + got, (size_t)(want - got));
+        /* A byte more than the size where the buffer has room: a regular file's short read is its end, so one
+         * read says both that the file is whole and that it did not grow. */
+        Py_ssize_t ask = want < room ? want + 1 : want;
+        int ended = 0;
+        while (got < ask) {
+            ssize_t n = read(fd, into + got, (size_t)(ask - got));
             if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) break;
+            if (n <= 0) {
+                ended = n == 0;
+                break;
+            }
             got += n;
+            if (n < ask - (got - n)) {
+                ended = 1;
+                break;
+            }
         }
-        char extra;
-        ssize_t more;
-        do {
-            more = read(fd, &extra, 1);
-        } while (more < 0 && errno == EINTR);
-        if (got == want && more == 0) size = want;
+        if (got == want && !ended) {
+            char extra;
+            ssize_t more;
+            do {
+                more = read(fd, &extra, 1);
+            } while (more < 0 && errno == EINTR);
+            ended = more == 0;
+        }
+        if (got == want && ended) size = want;
         *modified = (int64_t)info.st_mtim.tv_sec * 1000000000 + (int64_t)info.st_mtim.tv_nsec;
     }
     close(fd);
