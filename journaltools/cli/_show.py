@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
-from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+import contextlib
+import io
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
-from journaltools.folding import FoldResult
+from journaltools.folding import FoldResult, Segment
 from journaltools.folding.facts import time_ns, undated, wall_clock_ns
 from journaltools.folding.phrases import reopening_text, shown_time
 from journaltools.folding.run import fold_run
@@ -60,12 +62,11 @@ def show_document(
     the fold of the lines that decoded says."""
     state = result.state
     pending = state.pending if state is not None else None
-    counters: dict[str, Any] = state.counters.to_json() if state is not None else dict.fromkeys(COUNTER_NAMES, 0)
-    counters["tool_calls_by_kind"] = state.counters.by_kind_tokens() if state is not None else {}
     ending = state.ending() if state is not None else None
+    account = account_of(result, read_findings, refused=refused)
     return {
         "run": result.run,
-        "status": "invalid" if refused else result.status,
+        "status": account["status"],
         "generation": state.generation.name if state is not None else None,
         "agent": state.agent if state is not None else None,
         "prompt": state.prompt if state is not None else None,
@@ -106,6 +107,27 @@ def show_document(
             for call in result.pending_calls
         ],
         "open_deferrals": [go_value(deferred) for deferred in pending.open_deferrals()] if pending is not None else [],
+        "counters": account["counters"],
+        "resume": account["resume"],
+        "approvals": account["approvals"],
+        "call_approvals": go_value(state.call_approvals) if state is not None else None,
+        "memory_revisions": state.memory_revisions if state is not None else None,
+        "terminal": go_value(state.terminal) if state is not None else None,
+        "stale_terminal": account["stale_terminal"],
+        "segments": account["segments"],
+        "findings": account["findings"],
+    }
+
+
+def account_of(result: FoldResult, read_findings: Sequence[Finding] = (), *, refused: bool = False) -> dict[str, Any]:
+    """What the readable ``show`` says of a fold besides its messages, as ``show --json`` says it (its status,
+    counters, resume point, approvals, process runs and findings): the JSON document's own fields, without the
+    messages encoded as Go would (the readable account draws each message as it prints it)."""
+    state = result.state
+    counters: dict[str, Any] = state.counters.to_json() if state is not None else dict.fromkeys(COUNTER_NAMES, 0)
+    counters["tool_calls_by_kind"] = state.counters.by_kind_tokens() if state is not None else {}
+    return {
+        "status": "invalid" if refused else result.status,
         "counters": counters,
         "resume": {
             "last_seq": result.last_seq,
@@ -114,13 +136,15 @@ def show_document(
             "waiting_for": result.waiting_for,
         },
         "approvals": state.approvals if state is not None else None,
-        "call_approvals": go_value(state.call_approvals) if state is not None else None,
-        "memory_revisions": state.memory_revisions if state is not None else None,
-        "terminal": go_value(state.terminal) if state is not None else None,
         "stale_terminal": result.stale_terminal,
-        "segments": [asdict(segment) for segment in result.segments],
+        # A process run holds scalars only: a shallow dict is ``asdict``'s, at a fraction of its cost.
+        "segments": [{name: getattr(segment, name) for name in SEGMENT_FIELDS} for segment in result.segments],
         "findings": [finding_json(finding) for finding in [*read_findings, *result.findings]],
     }
+
+
+#: The fields of a process run, in order (the JSON's keys).
+SEGMENT_FIELDS: Final = tuple(field.name for field in fields(Segment))
 
 
 def _time_or_null(time: str) -> str | None:
@@ -145,18 +169,19 @@ def cmd_show(args: argparse.Namespace) -> int:
         # Whether a process writes the run now: the kernel's lock table, never the runtime's lock itself.
         writer = SourceLocks.of(backend).writer(read.run)
     result = _fold_read(read, strict=strict)
-    document = show_document(result, read.findings, refused=not read.complete)
-    if args.anthropic:
-        from journaltools.folding.conversation import anthropic_input
-
-        document["messages"] = anthropic_input(result)
     if args.json:
         if args.tail is not None or args.from_seq is not None:
             raise UsageError("--tail and --from-seq shape the readable output; --json always holds the whole run")
+        document = show_document(result, read.findings, refused=not read.complete)
+        if args.anthropic:
+            from journaltools.folding.conversation import anthropic_input
+
+            document["messages"] = anthropic_input(result)
         _emit_json(document)
     else:
+        # Written as it is drawn: the run's first lines are out before its last message is made.
         _print_run(
-            document,
+            account_of(result, read.findings, refused=not read.complete),
             result,
             first=_first_shown(result, args.tail, args.from_seq),
             times=_times_line(read, result, writer),
@@ -215,43 +240,60 @@ def _times_line(read: RunRead, result: FoldResult, writer: Writer = "unknown") -
 
 
 def _print_run(
-    document: dict[str, Any],
+    document: Mapping[str, Any],
     result: FoldResult,
     *,
     first: int = 0,
     times: str | None = None,
     record_times: dict[int, str] | None = None,
 ) -> None:
-    _say(f"run {document['run']}: {document['status']}")
+    """The readable account of a run (``run_lines``), each line printed as soon as it is drawn."""
+    for line in run_lines(document, result, first=first, times=times, record_times=record_times):
+        _say(line)
+
+
+def run_lines(
+    document: Mapping[str, Any],
+    result: FoldResult,
+    *,
+    first: int = 0,
+    times: str | None = None,
+    record_times: dict[int, str] | None = None,
+) -> Iterator[str]:
+    """The readable account of a run, line by line, each drawn only when the one before it was taken: the status,
+    times, ending, resume point, counters and process runs, then the messages from index ``first``, the turn in
+    flight, the pending calls and the findings. ``document`` is ``account_of`` the fold (or ``show_document``,
+    which holds the same fields). A line may hold journal text: the caller escapes it for its terminal."""
+    yield f"run {result.run}: {document['status']}"
     state = result.state
     if state is not None:
         agent = f" · agent {state.agent}" if state.agent else ""
-        _say(f"written by {state.generation.title}{agent}")
+        yield f"written by {state.generation.title}{agent}"
     if times:
-        _say(times)
+        yield times
     terminal = state.terminal if state is not None else None
     if terminal is not None:
         said = f": {shown_part(terminal.message)}" if terminal.message else ""
         at = f" at {shown_time(state.ended)}" if state is not None and not undated(state.ended) else ""
-        _say(f"ended: {terminal.reason}{said}{at}")
+        yield f"ended: {terminal.reason}{said}{at}"
         reopened = reopening_text(result)
         if reopened is not None:
             # The August build lists the last terminal whatever follows it; the newest line reopens the run.
-            _say(f"reopened: {reopened}, so the runtime lists the run open again")
+            yield f"reopened: {reopened}, so the runtime lists the run open again"
     if document["stale_terminal"]:
-        _say("a new turn follows the last terminal: the status names the previous turn's ending")
+        yield "a new turn follows the last terminal: the status names the previous turn's ending"
     resume = document["resume"]
-    _say(
+    yield (
         f"resume: last seq {resume['last_seq']}, next iteration {resume['next_iteration']}, "
         f"last stop reason {resume['last_stop_reason'] or '-'}, waiting for {resume['waiting_for'] or 'nothing'}"
     )
     counters = dict(document["counters"])
     by_kind = counters.pop("tool_calls_by_kind", {})
-    _say("counters: " + ", ".join(f"{key} {value}" for key, value in counters.items()))
+    yield "counters: " + ", ".join(f"{key} {value}" for key, value in counters.items())
     if by_kind:
-        _say("tool calls by provider: " + ", ".join(f"{kind} {count}" for kind, count in by_kind.items()))
+        yield "tool calls by provider: " + ", ".join(f"{kind} {count}" for kind, count in by_kind.items())
     if len(document["segments"]) > 1:
-        _say("")
+        yield ""
         # A last process run with no terminal may have died long ago: the table does not call it "running"
         # (the JSON keeps the fold's word).
         dated = record_times or {}
@@ -267,40 +309,39 @@ def _print_run(
             for row in document["segments"]
         ]
         spans = ["started", "ended"] if dated else []
-        print_table(
-            unended,
-            ["index", "first_seq", "last_seq", "claimed_by", "claimed_at", *spans, "ending", "llm_calls", "tool_calls"],
-        )
+        # The table is aligned over all its rows, so it is drawn whole (print_table escapes its cells, and a line
+        # escaped twice reads the same), then given line by line.
+        table = io.StringIO()
+        columns = ["index", "first_seq", "last_seq", "claimed_by", "claimed_at", *spans, "ending", "llm_calls"]
+        with contextlib.redirect_stdout(table):
+            print_table(unended, [*columns, "tool_calls"])
+        yield from table.getvalue().splitlines()
     seqs = result.message_seqs
     if first > 0:
-        _say(f"\n({first:,} earlier messages not shown; --tail and --from-seq choose where to start)")
+        yield f"\n({first:,} earlier messages not shown; --tail and --from-seq choose where to start)"
     message_times = state.times if state is not None else []
-    for index, message in enumerate(result.messages):
-        if index < first:
-            continue
+    for index, message in enumerate(result.messages[first:], first):
         # Labelled by the record's seq, the number every finding and ending names, when it was journaled, and how
         # long after the message before it (a long wait, such as a suspension, stands out).
         seq = seqs[index] if index < len(seqs) else "?"
         time = message_times[index] if index < len(message_times) else ""
         before = message_times[index - 1] if 0 < index <= len(message_times) else ""
         shown = f"  {shown_time(time)}{_gap_text(before, time)}" if not undated(time) else ""
-        _say(f"\n[seq {seq}] {message.role}{shown}")
-        for line in message_lines(message):
-            _say(line)
+        yield f"\n[seq {seq}] {message.role}{shown}"
+        yield from message_lines(message)
     pending = result.state.pending if result.state is not None else None
     if pending is not None:
         # Nothing of a turn in flight is in the committed messages yet: show what the model said, thought and
         # asked for last (what a post-mortem of a stuck run opens it for), thinking in full.
         at = f", at {shown_time(pending.time)}" if not undated(pending.time) else ""
-        _say(
+        yield (
             f"\n[seq {pending.seq}] assistant, turn in flight (not committed): iteration {pending.iteration}, "
             f"stop reason {pending.stop_reason or '-'}{at}"
         )
-        for line in message_lines(pending.assistant, whole_thinking=True):
-            _say(line)
+        yield from message_lines(pending.assistant, whole_thinking=True)
         for done in pending.results:
             flag = " (error)" if done.is_error else ""
-            _say(f"  <- {done.tool_use_id}{flag}: {shown_part(done.content)}")
+            yield f"  <- {done.tool_use_id}{flag}: {shown_part(done.content)}"
     for call in result.pending_calls:
         deferred = call.deferred
         where = "not yet run" if deferred is None else "deferred"
@@ -311,14 +352,14 @@ def _print_run(
         if call.call_approved:
             where += ", approved once"
         shown = shown_part(readable_json(call.input.decode("utf-8", "replace")))
-        _say(f"\npending: {call.name}({shown}) [{call.id}]: {where}")
+        yield f"\npending: {call.name}({shown}) [{call.id}]: {where}"
     if document["approvals"]:
-        _say("\nstanding approvals: " + ", ".join(document["approvals"]))
+        yield "\nstanding approvals: " + ", ".join(document["approvals"])
     if document["findings"]:
-        _say("")
+        yield ""
     for finding in document["findings"]:
         seq = "-" if finding["seq"] is None else finding["seq"]
-        _say(f"{finding['severity']}: seq {seq}: {finding['code']}: {shown_part(finding['message'])}")
+        yield f"{finding['severity']}: seq {seq}: {finding['code']}: {shown_part(finding['message'])}"
 
 
 #: A gap between two messages at least this long is called out as a wait (a suspension, an operator's answer).
