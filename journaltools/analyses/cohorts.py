@@ -21,7 +21,7 @@ from typing import Any, Final
 
 from journaltools.tables.costs import total_tokens
 from journaltools.tables.schema import Tables
-from journaltools.tables.where import filtered_tables, where_filter
+from journaltools.tables.where import filtered_tables, tables_of_runs, where_filter
 
 #: How many runs "moved most" names for each measure.
 STANDOUTS: Final = 5
@@ -224,9 +224,26 @@ def _seconds(value: Any) -> float | None:
     return float(seconds) if seconds is not None else None
 
 
-def cohort_of(tables: Tables, expression: str) -> Cohort:
-    """The runs of ``tables`` that ``expression`` keeps, added up."""
-    kept = filtered_tables(tables, where_filter(expression, priced="cost" in tables.runs.schema.names))
+@dataclass(frozen=True, slots=True)
+class ChosenRuns:
+    """A cohort named by its runs rather than by a filter expression: the runs a person picked (the run browser's
+    "A: these runs"), and a label that says how (the search and the chips in force)."""
+
+    label: str
+    runs: frozenset[str]
+
+
+#: What names a cohort: a filter expression over the runs table, or the runs themselves.
+CohortChoice = str | ChosenRuns
+
+
+def cohort_of(tables: Tables, choice: CohortChoice) -> Cohort:
+    """The runs of ``tables`` that ``choice`` keeps (an expression's, or the chosen runs among them), added up."""
+    if isinstance(choice, ChosenRuns):
+        expression, kept = choice.label, tables_of_runs(tables, choice.runs)
+    else:
+        expression = choice
+        kept = filtered_tables(tables, where_filter(choice, priced="cost" in tables.runs.schema.names))
     rows = kept.runs.to_pylist()
     runs = tuple(str(row["run"]) for row in rows)
     endings = Counter(str(row["status"]) for row in rows)
@@ -270,11 +287,12 @@ def _standouts(a: Cohort, b: Cohort, label_a: str, label_b: str) -> tuple[Stando
     return tuple(found)
 
 
-def diff_cohorts(source: Tables | str | os.PathLike[str], a: str, b: str) -> CohortDiff:
+def diff_cohorts(source: Tables | str | os.PathLike[str], a: CohortChoice, b: CohortChoice) -> CohortDiff:
     """The runs ``a`` keeps beside the runs ``b`` keeps (two filter expressions over the runs table, as
-    ``ls --where`` takes them): endings, tools and their errors, tokens and time per run, findings by code, and the
-    runs of each that stand out most against the other. ``source`` is the tables ``load`` made, or a source to
-    load (leniently: a journal the runtime would refuse is an ``invalid`` run of its cohort)."""
+    ``ls --where`` takes them, or runs chosen by hand, ``ChosenRuns``): endings, tools and their errors, tokens and
+    time per run, findings by code, and the runs of each that stand out most against the other. ``source`` is the
+    tables ``load`` made, or a source to load (leniently: a journal the runtime would refuse is an ``invalid`` run
+    of its cohort)."""
     if isinstance(source, Tables):
         tables = source
     else:
@@ -286,7 +304,9 @@ def diff_cohorts(source: Tables | str | os.PathLike[str], a: str, b: str) -> Coh
 
 
 __all__: Sequence[str] = [
+    "ChosenRuns",
     "Cohort",
+    "CohortChoice",
     "CohortDiff",
     "Section",
     "Spread",

@@ -26,7 +26,7 @@ import io
 import keyword
 import re
 import tokenize
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
@@ -37,7 +37,7 @@ import pyarrow.compute as pc
 from journaltools.errors import InvalidFilter
 from journaltools.tables.schema import COST_COLUMNS, Tables, schema_of
 
-__all__ = ["RunFilter", "filtered_tables", "parse_filter", "where_filter"]
+__all__ = ["RunFilter", "filtered_tables", "parse_filter", "tables_of_runs", "where_filter"]
 
 #: Lower-case spellings of the constants, for those who write JSON or SQL (a column of that name would win).
 _WORD_CONSTANTS: Final[dict[str, object]] = {"true": True, "false": False, "null": None, "none": None}
@@ -176,7 +176,18 @@ def filtered_tables(tables: Tables, run_filter: RunFilter | None) -> Tables:
     that names no run, the source's own, is kept: it is about the source, not a run)."""
     if run_filter is None:
         return tables
-    runs = run_filter.apply(tables.runs)
+    return _with_runs(tables, run_filter.apply(tables.runs))
+
+
+def tables_of_runs(tables: Tables, runs: Collection[str]) -> Tables:
+    """``tables`` kept to the rows of ``runs`` (ids; one the tables do not hold is ignored), as ``filtered_tables``
+    keeps them: a cohort chosen run by run, not by an expression."""
+    chosen = pa.array(sorted(runs), pa.string())
+    return _with_runs(tables, tables.runs.filter(pc.is_in(pc.cast(tables.runs.column("run"), pa.string()), chosen)))
+
+
+def _with_runs(tables: Tables, runs: pa.Table) -> Tables:
+    """``tables`` with ``runs`` (some of its runs rows, in order) and every other table's rows of those runs."""
     if runs.num_rows == tables.runs.num_rows:
         return tables
     kept = pa.array(runs.column("run").to_pylist(), pa.string())

@@ -3,17 +3,18 @@
 What ``journaltools diff SOURCE --cohort A --cohort B`` prints, as tables: who is in each cohort, how the runs ended
 (counts, shares, the change in points), tokens and wall clock per run (median and p90), tool calls and their errors
 by tool, findings by code, and the runs of each cohort farthest from the other's median, each a run id. The run
-browser opens it on two filter expressions (``RunBrowser.compare_cohorts``). Journal text (a tool's name, a run id,
-the expressions) is escaped.
+browser opens it on two filter expressions (``RunBrowser.compare_cohorts``), or on the runs it showed when a person
+pressed "A: these runs" and then "B: these runs" (``CohortPicker``). Journal text (a tool's name, a run id, the
+expressions) is escaped.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
-from journaltools.analyses.cohorts import CohortDiff, diff_cohorts
+from journaltools.analyses.cohorts import ChosenRuns, CohortChoice, CohortDiff, diff_cohorts
 from journaltools.exports.facts import duration_text
 from journaltools.exports.html import esc, id_html, themed
 from journaltools.tables.schema import Tables
@@ -52,9 +53,9 @@ class CohortDiffView:
         self.widget = w.HTML(cohort_diff_html(diff))
 
     @classmethod
-    def from_source(cls, source: Tables | str | os.PathLike[str], a: str, b: str) -> CohortDiffView:
+    def from_source(cls, source: Tables | str | os.PathLike[str], a: CohortChoice, b: CohortChoice) -> CohortDiffView:
         """Load ``source`` (or take the tables ``load`` made) and compare the runs ``a`` keeps with those ``b``
-        keeps (filter expressions, as ``ls --where`` takes them)."""
+        keeps (filter expressions, as ``ls --where`` takes them, or ``ChosenRuns``)."""
         return cls(diff_cohorts(source, a, b))
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
@@ -62,7 +63,7 @@ class CohortDiffView:
 
 
 def cohorts_shown(
-    backend: Any, a: str, b: str, close: Callable[[], None]
+    backend: Any, a: CohortChoice, b: CohortChoice, close: Callable[[], None]
 ) -> tuple[CohortDiffView | None, tuple[Any, ...]]:
     """The run browser's cohorts (``RunBrowser.compare_cohorts``): the view of its source's runs ``a`` and ``b``
     keep, and what its box shows (a close button, then the view, or the one line that says why there is none)."""
@@ -76,8 +77,62 @@ def cohorts_shown(
     if backend is None:
         note = "no cohorts: a comparison loads the source's tables; open the browser on a source"
         return None, (w.HTML(themed(f"<p>{esc(note)}</p>")), button)
+    chosen = [choice.runs for choice in (a, b) if isinstance(choice, ChosenRuns)]
+    # Two hand-picked cohorts need only their own runs' tables; an expression judges every run of the source.
+    runs = sorted(chosen[0] | chosen[1]) if len(chosen) == 2 else None
     try:
-        view = CohortDiffView.from_source(load(backend, strict=False, records=False, progress=False), a, b)
+        tables = load(backend, runs, strict=False, records=False, progress=False)
+        view = CohortDiffView.from_source(tables, a, b)
     except JournalError as error:
         return None, (w.HTML(themed(f"<p>No cohorts: {esc(error)}</p>")), button)
     return view, (button, view.widget)
+
+
+def chosen_label(text: str, statuses: Collection[str]) -> str:
+    """How a person chose the runs the browser shows, in a few words: the chips in force and the search."""
+    parts = [f"status {' or '.join(sorted(statuses))}"] if statuses else []
+    parts += [f"search {' '.join(text.split())!r}"] if text.strip() else []
+    return " · ".join(parts) or "every run"
+
+
+class CohortPicker:
+    """Two buttons beside the run browser's search: "A: these runs" and "B: these runs", each taking the runs the
+    browser shows now (``shown``: their ids and how they were chosen). Once both are taken, ``compare`` gets them
+    (the browser then shows their ``CohortDiffView``); a cohort taken again replaces the one before."""
+
+    def __init__(self, shown: Callable[[], ChosenRuns], compare: Callable[[ChosenRuns, ChosenRuns], object]) -> None:
+        import ipywidgets as w
+
+        self._shown = shown
+        self._compare = compare
+        self.a: ChosenRuns | None = None
+        self.b: ChosenRuns | None = None
+        self.take_a = w.Button(description="A: these runs", tooltip="the runs listed now are cohort A")
+        self.take_b = w.Button(description="B: these runs", tooltip="the runs listed now are cohort B: compare")
+        self.take_a.on_click(lambda _button: self.take("a"))
+        self.take_b.on_click(lambda _button: self.take("b"))
+        for button in (self.take_a, self.take_b):
+            button.add_class("jt-chip")
+        self.note = w.HTML()
+        self.widget = w.HBox([self.take_a, self.take_b, self.note])
+        self.widget.add_class("jt-cohort-picker")
+        self._say()
+
+    def take(self, side: str) -> None:
+        """Take the runs listed now as cohort ``side`` (``a`` or ``b``); compare once both are taken."""
+        chosen = self._shown()
+        if side == "a":
+            self.a = chosen
+        else:
+            self.b = chosen
+        self._say()
+        if self.a is not None and self.b is not None:
+            self._compare(self.a, self.b)
+
+    def _say(self) -> None:
+        def side(name: str, chosen: ChosenRuns | None) -> str:
+            if chosen is None:
+                return f"<b>{name}</b> not chosen"
+            return f"<b>{name}</b> {len(chosen.runs):,} runs ({esc(chosen.label)})"
+
+        self.note.value = f'<span class="jt-muted">{side("A", self.a)} · {side("B", self.b)}</span>'

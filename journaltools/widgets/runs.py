@@ -38,6 +38,7 @@ from journaltools.widgets.runs_parts import Handover, after_this_cell, load_in_p
 from journaltools.widgets.runs_row import RUN_SHOWN, RunRow
 
 if TYPE_CHECKING:
+    from journaltools.analyses.cohorts import ChosenRuns, CohortChoice
     from journaltools.exports.report import RunReport
     from journaltools.stores.tasks import TaskStore
 
@@ -202,7 +203,11 @@ class RunBrowser:
         #: Two cohorts of this source compared (``compare_cohorts``), under the toolbar until closed.
         self.cohorts_box = w.VBox()
         self.cohorts: Any = None
-        self.widget = w.VBox([style, toolbar, self.cohorts_box, self.detail, pager, self.table, self.actions, keys])
+        from journaltools.widgets.cohorts import CohortPicker
+
+        self.picker = CohortPicker(self._listed, self.compare_cohorts)
+        parts = [style, toolbar, self.picker.widget, self.cohorts_box, self.detail, pager, self.table]
+        self.widget = w.VBox([*parts, self.actions, keys])
         self.widget.add_class("jt")
         self.widget.add_class("jt-browser")
         self._render()
@@ -554,10 +559,18 @@ class RunBrowser:
         self.comparison_box.children = (w.HBox([title, self.compare_close]), self.comparison.widget)
         return self.comparison
 
-    def compare_cohorts(self, a: str, b: str) -> Any:
-        """Compare the runs of this browser's source that filter ``a`` keeps with those ``b`` keeps (expressions as
-        the search box and ``ls --where`` take them), shown under the toolbar (``widgets.cohorts``); None when there
-        is no source to load or an expression is refused (said there, in one line)."""
+    def _listed(self) -> ChosenRuns:
+        from journaltools.analyses.cohorts import ChosenRuns
+        from journaltools.widgets.cohorts import chosen_label
+
+        with self._lock:
+            runs = frozenset(row.run for row in self.model.visible())
+            return ChosenRuns(chosen_label(self.model.text_filter, self.model.statuses), runs)
+
+    def compare_cohorts(self, a: CohortChoice, b: CohortChoice) -> Any:
+        """Compare the runs of this browser's source that ``a`` keeps with those ``b`` keeps (filter expressions as
+        the search box and ``ls --where`` take them, or runs chosen with "A: these runs"), shown under the toolbar
+        (``widgets.cohorts``); None when there is no source to load or an expression is refused (said there)."""
         from journaltools.widgets.cohorts import cohorts_shown
 
         self.cohorts, children = cohorts_shown(getattr(self.loader, "backend", None), a, b, self.close_cohorts)

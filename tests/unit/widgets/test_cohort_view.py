@@ -50,3 +50,32 @@ def test_the_browser_opens_two_cohorts_of_its_source_and_says_why_when_it_cannot
     browser.close_cohorts()
     assert browser.cohorts_box.children == ()
     browser.close()
+
+
+def test_the_runs_listed_when_each_button_is_pressed_are_the_two_cohorts() -> None:
+    """Search or chips narrow the list, "A: these runs" takes what is listed, another narrowing and "B: these runs"
+    take the other side, and the comparison opens on exactly those runs, labelled by how they were chosen."""
+    browser = RunBrowser.from_source(str(SAMPLES), follow=False)
+    assert browser.wait_loaded(30)
+    statuses = sorted(browser.chips)
+    assert len(statuses) >= 2
+    browser.chips[statuses[0]].value = True
+    listed_a = {row.run for row in browser.model.visible()}
+    browser.picker.take_a.click()
+    assert browser.cohorts is None and "not chosen" in browser.picker.note.value
+    browser.chips[statuses[0]].value = False
+    browser.chips[statuses[1]].value = True
+    listed_b = {row.run for row in browser.model.visible()}
+    browser.picker.take_b.click()
+    view = browser.cohorts
+    assert isinstance(view, CohortDiffView)
+    assert set(view.diff.a.runs) == listed_a and set(view.diff.b.runs) == listed_b
+    assert view.diff.a.expression == f"status {statuses[0]}" and view.diff.b.expression == f"status {statuses[1]}"
+    by_expression = diff_cohorts(
+        jt.load(str(SAMPLES), strict=False, progress=False, records=False),
+        f"status == {statuses[0]!r}",
+        f"status == {statuses[1]!r}",
+    )
+    assert view.diff.a.endings == by_expression.a.endings and view.diff.b.tools == by_expression.b.tools
+    assert f"{len(listed_b):,} runs" in browser.picker.note.value
+    browser.close()
