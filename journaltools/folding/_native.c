@@ -1656,13 +1656,15 @@ static PyObject *fold_rows(PyObject *Py_UNUSED(module), PyObject *args) {
     Py_ssize_t count = kinds.len;
     const int64_t *line_starts = (const int64_t *)starts.buf;
     const int8_t *line_kinds = (const int8_t *)kinds.buf;
-    if (PyTuple_GET_SIZE(columns) != ALL_COLUMNS || starts.len != count * (Py_ssize_t)sizeof(int64_t) || count < 1 ||
-        line_kinds[0] != K_META) {
+    /* No columns: the caller wants the summary only (a listing), and no row is kept. */
+    int tabled = PyTuple_GET_SIZE(columns) != 0;
+    if ((tabled && PyTuple_GET_SIZE(columns) != ALL_COLUMNS) || starts.len != count * (Py_ssize_t)sizeof(int64_t) ||
+        count < 1 || line_kinds[0] != K_META) {
         PyErr_SetString(PyExc_ValueError, "fold_rows: columns, starts and kinds disagree");
         goto done;
     }
     target targets[ALL_COLUMNS];
-    for (int i = 0; i < ALL_COLUMNS; i++) {
+    for (int i = 0; i < (tabled ? ALL_COLUMNS : 0); i++) {
         PyObject *item = PyTuple_GET_ITEM(columns, i);
         if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 3) goto bad_columns;
         targets[i].values = PyTuple_GET_ITEM(item, 0);
@@ -1691,7 +1693,7 @@ static PyObject *fold_rows(PyObject *Py_UNUSED(module), PyObject *args) {
         result = summary(&w, &walked);
         if (result == NULL) status = STOP_ERROR;
         /* Only a journal tabled whole reaches the caller's buffers. */
-        if (status == 0 && commit_columns(&w, targets) < 0) {
+        if (status == 0 && tabled && commit_columns(&w, targets) < 0) {
             Py_CLEAR(result);
             status = STOP_ERROR;
         }

@@ -18,16 +18,19 @@ import sys
 from array import array
 from collections.abc import Sequence
 from contextlib import contextmanager
+from functools import lru_cache
 from itertools import accumulate
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 import msgspec
 
 from journaltools.folding.facts import JournalGaps, degraded_finding
+from journaltools.folding.fold import AfterTerminal
+from journaltools.folding.phrases import ending_of_row, reopening_phrase, why_of
 from journaltools.folding.schema import schema_problem
 from journaltools.folding.warnings import run_id_mismatch, times_out_of_order, unanswered_call
 from journaltools.protocol.findings import Finding
-from journaltools.protocol.generations import generation_of_version
+from journaltools.protocol.generations import Generation, generation_of_version
 from journaltools.protocol.journal import ProvenRecords
 from journaltools.protocol.kinds import KINDS, PROTOCOLS, Meta, Record
 from journaltools.protocol.native import OTHER_PROTOCOL, PROTOCOL_IDS
@@ -265,6 +268,62 @@ def warnings_of(run: str, meta: Meta, native: NativeRun, source: str = "") -> li
     return found
 
 
+def status_of(native: NativeRun, generation: Generation) -> str:
+    """The run's status (``fold.status_of``): the August build reads the last terminal, the newest line its
+    ``Ending()``, none once reopened; ``open`` without one."""
+    reopened = generation.reopens_after_terminal and native.reopened
+    return (native.terminal_reason if not reopened else None) or "open"
+
+
+def why_of_native(native: NativeRun, generation: Generation, status: str) -> str:
+    """``phrases.why_of`` a run the walk took, from what it answered (``status``: ``status_of``)."""
+    return _why(
+        status,
+        _reopening(native, generation.reopens_after_terminal),
+        native.terminal_reason,
+        native.terminal_message,
+        native.stale_terminal,
+        native.pending_calls,
+        native.open_deferrals,
+        native.waiting_for,
+        native.last_stop_reason,
+    )
+
+
+@lru_cache(maxsize=4096)
+def _why(
+    status: str,
+    reopening: str | None,
+    terminal_reason: str | None,
+    terminal_message: str | None,
+    stale_terminal: bool,
+    pending_calls: int,
+    open_deferrals: int,
+    waiting_for: str | None,
+    last_stop_reason: str | None,
+) -> str:
+    # Runs end in few ways: most find their line worded already.
+    row = {
+        "status": status,
+        "terminal_reason": terminal_reason,
+        "terminal_message": terminal_message,
+        "stale_terminal": stale_terminal,
+        "pending_calls": pending_calls,
+        "open_deferrals": open_deferrals,
+        "waiting_for": waiting_for,
+        "last_stop_reason": last_stop_reason,
+    }
+    return why_of(ending_of_row(row, reopening=reopening))
+
+
+def _reopening(native: NativeRun, reopens: bool) -> str | None:
+    """Who reopened a run the walk took, and where (``phrases.reopening_text`` of its fold)."""
+    after = native.after_terminal
+    if not (reopens and native.reopened and native.terminal_reason is not None and after is not None):
+        return None
+    return reopening_phrase(native.terminal_reason, AfterTerminal(*after))
+
+
 def degraded_of(run: str, meta: Meta, native: NativeRun) -> Finding | None:
     """``facts.degraded_finding`` of a journal the walk took, without making its ``JournalGaps`` when it lacks none
     of what that finding names (a time on every record, ``meta.agent``, a provider kind on every result)."""
@@ -334,6 +393,8 @@ __all__ = [
     "fold_rows",
     "kinds_of_protocols",
     "proven_first",
+    "status_of",
     "usable_first",
     "warnings_of",
+    "why_of_native",
 ]

@@ -15,7 +15,6 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import lru_cache
 from operator import itemgetter
 from typing import Any, Final
 
@@ -29,8 +28,7 @@ from journaltools.folding.facts import (
     wall_clock_ns,
     wall_clock_of,
 )
-from journaltools.folding.fold import AfterTerminal
-from journaltools.folding.phrases import Ending, ending_of, ending_of_row, problem_text, reopening_phrase, why_of
+from journaltools.folding.phrases import Ending, ending_of, problem_text, why_of
 from journaltools.folding.reads import RunReadLike
 from journaltools.folding.run import fold_run
 from journaltools.folding.state import COUNTER_NAMES
@@ -329,23 +327,11 @@ class TablesBuilder:
         self._calls.rows_of(run, native.calls, natively=True)
         self._responses.rows_of(run, native.counters[0], natively=True)  # a response per assistant record: llm_calls
         generation = rules_for_version(meta.version)
-        # status_of: the August build reads the last terminal, the newest line its Ending (none once reopened).
-        ending = native.terminal_reason if not (generation.reopens_after_terminal and native.reopened) else None
         # The walk gave back every journal with a record time or a call's duration no column holds; the creation
         # time and the wall clock are the run's own, checked here.
         fit = ValueFit(run)
-        status = ending or "open"
-        why = _why_of_row(
-            status,
-            _reopening(native, generation.reopens_after_terminal),
-            native.terminal_reason,
-            native.terminal_message,
-            native.stale_terminal,
-            native.pending_calls,
-            native.open_deferrals,
-            native.waiting_for,
-            native.last_stop_reason,
-        )
+        status = native_fold.status_of(native, generation)
+        why = native_fold.why_of_native(native, generation, status)
         if native.last_time and generation.dates_records:
             updated = go_time(native.last_time)
         elif isinstance(updated, int):
@@ -537,37 +523,3 @@ def _ending(status: str, result: FoldResult | None, findings: Sequence[Finding])
     if result is None:
         return Ending(status, problem=problem)
     return dataclasses.replace(ending_of(result), status=status, problem=problem)
-
-
-@lru_cache(maxsize=4096)
-def _why_of_row(
-    status: str,
-    reopening: str | None,
-    terminal_reason: str | None,
-    terminal_message: str | None,
-    stale_terminal: bool,
-    pending_calls: int,
-    open_deferrals: int,
-    waiting_for: str | None,
-    last_stop_reason: str | None,
-) -> str:
-    """``why_of`` a natively tabled run's row: runs end in few ways, so most rows find their line worded already."""
-    row = {
-        "status": status,
-        "terminal_reason": terminal_reason,
-        "terminal_message": terminal_message,
-        "stale_terminal": stale_terminal,
-        "pending_calls": pending_calls,
-        "open_deferrals": open_deferrals,
-        "waiting_for": waiting_for,
-        "last_stop_reason": last_stop_reason,
-    }
-    return why_of(ending_of_row(row, reopening=reopening))
-
-
-def _reopening(native: native_fold.NativeRun, reopens: bool) -> str | None:
-    """Who reopened a run the native walk tabled, and where (``phrases.reopening_text`` of its fold)."""
-    after = native.after_terminal
-    if not (reopens and native.reopened and native.terminal_reason is not None and after is not None):
-        return None
-    return reopening_phrase(native.terminal_reason, AfterTerminal(*after))
