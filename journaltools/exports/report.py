@@ -17,6 +17,12 @@ had; tables stop after ``TABLE_ROWS`` rows (``FEWER_ROWS`` where those would not
 message would pass the bound the messages left are left out, with a note naming how many and the seq to read on
 from (``journaltools show --from-seq``). Nothing is left out without saying so.
 
+**Compressed pages.** When the messages would pass the bound as plain HTML, the pages between the first and the last
+are stored gzipped (base64, in a data attribute) and the page's script inflates each when it is opened, found in or
+jumped into (``DecompressionStream``, which needs no request and works from ``file://``); the first and last pages
+stay plain, and a compressed page says, for a reader without scripts, the command that prints it. A 20,000-record run
+then fits whole in the 10 MB bound (about a quarter of its plain size).
+
 **Times.** Durations are shown only between records that carry their own time (the newest line dates every record).
 An August journal's records carry none: the report says "undated" and shows no duration, whatever store it is in (a
 JetStream copy's message times are when it was copied, not when the run did the work).
@@ -24,7 +30,10 @@ JetStream copy's message times are when it was copied, not when the run did the 
 
 from __future__ import annotations
 
+import base64
+import bisect
 import dataclasses
+import gzip
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -96,6 +105,8 @@ class RunReport:
     pages: int
     left_out_from_seq: int | None = None
     path: Path | None = None
+    #: Pages stored compressed in the file (inflated by its script when read).
+    compressed_pages: int = 0
 
     def contents(self) -> str:
         """Its size against its bound, how many messages it holds, and what the bound left out."""
@@ -103,6 +114,8 @@ class RunReport:
             f"{self.size:,} bytes (bound {self.max_bytes:,}), {self.messages_shown:,} of {self.messages:,} "
             f"messages in {self.pages:,} page{'s' if self.pages != 1 else ''}"
         )
+        if self.compressed_pages:
+            line += f" ({self.compressed_pages:,} of them compressed)"
         if self.left_out_from_seq is not None:
             line += f"; the size bound left out the messages from seq {self.left_out_from_seq} on"
         return line
@@ -143,12 +156,14 @@ def render_report(
     prices: Prices | None = None,
     generated_at: datetime | None = None,
     index_href: str = "",
+    compress: bool | None = None,
 ) -> RunReport:
     """The report of one folded run (I/O free: what ``report`` does once the journal is read). ``result`` is the
     fold a view shows (``FoldedRun.as_fold_result()``: the run's status, the reader's findings first); ``facts``
     what the records say beyond it (``widgets._source.facts_of_read``): times, tokens per turn, call durations.
     ``source`` is named in the page (credentials masked); ``index_href`` links back to the site the page is part of
-    (``exports.site``)."""
+    (``exports.site``). ``compress``: store the middle pages compressed (None: only when the plain messages would
+    pass ``max_bytes``)."""
     if max_bytes < MIN_MAX_BYTES:
         raise ValueError(f"a report's size bound must be at least {MIN_MAX_BYTES:,} bytes, not {max_bytes:,}")
     from journaltools._base.version import __version__
@@ -221,7 +236,7 @@ def render_report(
     section("findings", f"Findings ({len(model.finding_values)})", lambda rows: findings_html(model, rows))
 
     room.left += kept_aside
-    conversation, shown, left_out = _conversation(model, room, source, max_bytes)
+    conversation, shown, left_out, compressed = _conversation(model, room, source, max_bytes, compress)
     parts.append(conversation)
     html = top + "".join(parts) + bottom
     return RunReport(
@@ -233,6 +248,7 @@ def render_report(
         messages_shown=shown,
         pages=model.page_count,
         left_out_from_seq=left_out,
+        compressed_pages=compressed,
     )
 
 
@@ -251,28 +267,44 @@ def _conversation_frame(model: ConversationModel) -> tuple[str, str]:
     return intro, "</section>"
 
 
-def _conversation(model: ConversationModel, room: _Room, source: str, max_bytes: int) -> tuple[str, int, int | None]:
+def _conversation(
+    model: ConversationModel, room: _Room, source: str, max_bytes: int, compress: bool | None
+) -> tuple[str, int, int | None, int]:
     """The conversation section, page by page, message by message, while the bound has room; then a note saying
-    what was left out. Returns the HTML, how many messages it holds and the seq of the first one left out."""
+    what was left out. The pages between the first and the last are stored compressed when ``compress`` says so (None:
+    when the plain pages would not fit). Returns the HTML, how many messages it holds, the seq of the first one left
+    out and how many pages are compressed."""
     pages = model.page_count
     intro, closing = _conversation_frame(model)
     # The note on what was left out must always fit: keep room for it from the start.
     note_room = _size(left_out_html(model, 10**12, 10**12, source, max_bytes))
     room.left -= _size(intro) + _size(closing) + note_room
-    body: list[str] = []
-    shown = 0
-    left_out: int | None = None
     budget = RenderBudget(MARKDOWN_SECONDS)
-    for number in range(pages):
-        start = number * model.page_size
+    drawn = [model.window_items(number * model.page_size, budget=budget) for number in range(pages)]
+    if compress is None:
+        frames = pages * _size("".join(_frame(model, pages - 1, pages)))
+        compress = frames + sum(_size(html) for items in drawn for _seq, html in items) > room.left
+    body: list[str] = []
+    shown = compressed = 0
+    left_out: int | None = None
+    for number, items in enumerate(drawn):
         messages_here = len(model.page(number)) if model.messages else 0
-        items = model.window_items(start, budget=budget)
-        opened = " open" if number in (0, pages - 1) else ""
-        frame_head = (
-            f'<details class="jt-page" id="page-{number + 1}"{opened}>'
-            f"<summary>{esc(page_summary_html(model, number, pages))}</summary>"
-        )
-        frame_tail = "</details>"
+        frame_head, frame_tail = _frame(model, number, pages)
+        if compress and items:
+            # The first and last pages stay plain (they start open, and read without scripts) when they fit whole;
+            # any other page, or one of those that does not fit, is stored compressed when that fits; else the
+            # messages that fit are kept plain, one by one, so what is left out starts at an exact seq.
+            whole = frame_head + "".join(html for _seq, html in items) + frame_tail
+            if number in (0, pages - 1) and room.take(whole):
+                body.append(whole)
+                shown += messages_here
+                continue
+            packed = _packed_page(model, number, pages, items, source)
+            if room.take(packed):
+                body.append(packed)
+                shown += messages_here
+                compressed += 1
+                continue
         if items and not room.take(frame_head + frame_tail):
             left_out = items[0][0]
             break
@@ -291,11 +323,43 @@ def _conversation(model: ConversationModel, room: _Room, source: str, max_bytes:
             break
     room.left += note_room
     if left_out is not None:
-        messages_left = sum(1 for message in model.messages if message.seq >= left_out)
+        messages_left = len(model.message_seqs) - bisect.bisect_left(model.message_seqs, left_out)
         body.append(left_out_html(model, left_out, messages_left, source, max_bytes))
     elif not model.messages and model.pending is None:
         body.append('<p class="jt-muted">no messages</p>')
-    return intro + "".join(body) + closing, shown, left_out
+    return intro + "".join(body) + closing, shown, left_out, compressed
+
+
+def _frame(model: ConversationModel, number: int, pages: int) -> tuple[str, str]:
+    """A plain page's opening and closing: a ``<details>`` that opens by its title (the first and last start open)."""
+    opened = " open" if number in (0, pages - 1) else ""
+    return (
+        f'<details class="jt-page" id="page-{number + 1}"{opened}>'
+        f"<summary>{esc(page_summary_html(model, number, pages))}</summary>",
+        "</details>",
+    )
+
+
+def packed_html(html: str) -> str:
+    """``html`` as a compressed page holds it: gzip (no time in its header, so one run makes one file) in base64,
+    which the page's script inflates with ``DecompressionStream("gzip")``."""
+    return base64.b64encode(gzip.compress(html.encode("utf-8", "replace"), compresslevel=6, mtime=0)).decode("ascii")
+
+
+def _packed_page(
+    model: ConversationModel, number: int, pages: int, items: Sequence[tuple[int, str]], source: str
+) -> str:
+    """A page stored compressed: its title as a plain page's, its messages inflated by the script when it opens,
+    and for a reader without scripts the command that prints them."""
+    first = items[0][0]
+    command = f"journaltools show {source or 'SOURCE'} {model.run} --from-seq {first}"
+    return (
+        f'<details class="jt-page jt-packed" id="page-{number + 1}" data-first-seq="{first}">'
+        f"<summary>{esc(page_summary_html(model, number, pages))}</summary>"
+        f'<div class="jt-packed-body" data-jt-gz="{packed_html("".join(html for _seq, html in items))}">'
+        f'<p class="jt-cut jt-packed-note">this page is stored compressed in the file and opens with scripts on; '
+        f"without them, <code>{esc(command)}</code> prints it</p></div></details>"
+    )
 
 
 # -- reading a source ----------------------------------------------------------------------------------------------
@@ -310,6 +374,7 @@ def report_of_read(
     page_size: int = PAGE_SIZE,
     prices: Prices | None = None,
     index_href: str = "",
+    compress: bool | None = None,
 ) -> RunReport:
     """The report of one journal as a backend read it: folded (``folding.run``), with its records' facts."""
     folded = fold_run(read, strict=strict)
@@ -321,6 +386,7 @@ def report_of_read(
         page_size=page_size,
         prices=prices,
         index_href=index_href,
+        compress=compress,
     )
 
 
@@ -333,17 +399,21 @@ def report(
     max_bytes: int = DEFAULT_MAX_BYTES,
     page_size: int = PAGE_SIZE,
     prices: Prices | None = None,
+    compress: bool | None = None,
 ) -> RunReport:
     """Read ``run`` from ``source`` (a directory, a journal file, ``nats://host:port/STREAM``, ...) and make its
     report: one self-contained HTML file of at most ``max_bytes`` bytes, written to ``path`` when one is given (the
     HTML is ``.html`` either way). Lenient by default: a journal the runtime would refuse is reported as far as it
-    reads, ``invalid``, with the reader's findings first; ``strict=True`` raises instead."""
+    reads, ``invalid``, with the reader's findings first; ``strict=True`` raises instead. ``compress``: store the
+    middle pages compressed (None, the default: when the plain messages would pass ``max_bytes``)."""
     from journaltools.sources.registry import open_source
 
     with open_source(source) as backend:
         read = backend.read_run(run, strict=strict)
         url = backend.url
-    made = report_of_read(read, source=url, strict=strict, max_bytes=max_bytes, page_size=page_size, prices=prices)
+    made = report_of_read(
+        read, source=url, strict=strict, max_bytes=max_bytes, page_size=page_size, prices=prices, compress=compress
+    )
     return made if path is None else write_report(made, path)
 
 

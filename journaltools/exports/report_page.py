@@ -126,25 +126,63 @@ REPORT_SCRIPT: Final = r"""(function () {
     }
     return best;
   }
+  // A long run's middle pages are stored gzipped in base64 (data-jt-gz): inflated in the page, with no request,
+  // when one is opened, when a link points into it, and all at once for find and the jumps.
+  function inflatedText(body) {
+    if (!body.jtText) {
+      var bytes = Uint8Array.from(atob(body.getAttribute("data-jt-gz")), function (c) { return c.charCodeAt(0); });
+      body.jtText = new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text();
+    }
+    return body.jtText;
+  }
+  function inflate(body) {
+    if (!body.jtInflated) {
+      body.jtInflated = inflatedText(body).then(function (html) {
+        body.innerHTML = html;  // the report's own HTML, escaped when it was drawn, as every plain page is
+        body.removeAttribute("data-jt-gz");
+      });
+    }
+    return body.jtInflated;
+  }
+  function packedBodies() { return [].slice.call(document.querySelectorAll(".jt-packed-body[data-jt-gz]")); }
+  function inflateAll() { return Promise.all(packedBodies().map(inflate)); }
+  document.addEventListener("toggle", function (event) {
+    var body = event.target.open && event.target.querySelector(".jt-packed-body[data-jt-gz]");
+    if (body) inflate(body);
+  }, true);
+  function packedHolding(id) {
+    var seq = /seq-(\d+)$/.exec(id), holding = null;
+    if (!seq || document.getElementById(id)) return null;
+    var pages = document.querySelectorAll("details.jt-packed");
+    for (var i = 0; i < pages.length; i++) {
+      if (Number(pages[i].getAttribute("data-first-seq")) <= Number(seq[1])) holding = pages[i];
+    }
+    return holding && holding.querySelector(".jt-packed-body[data-jt-gz]");
+  }
   function reveal(id) {
-    var target = byId(id);
-    for (var node = target; node; node = node.parentElement) if (node.tagName === "DETAILS") node.open = true;
-    if (target && target.id !== id) target.scrollIntoView();
+    var packed = packedHolding(id);
+    (packed ? inflate(packed) : Promise.resolve()).then(function () {
+      var target = byId(id);
+      for (var node = target; node; node = node.parentElement) if (node.tagName === "DETAILS") node.open = true;
+      if (target && (packed || target.id !== id)) target.scrollIntoView();
+    });
   }
   document.addEventListener("click", function (event) {
     var link = event.target.closest ? event.target.closest("a[href^='#']") : null;
     if (link) reveal(decodeURIComponent(link.getAttribute("href").slice(1)));
   });
   if (location.hash) reveal(decodeURIComponent(location.hash.slice(1)));
+  window.addEventListener("hashchange", function () { reveal(decodeURIComponent(location.hash.slice(1))); });
   // Find in the whole run, every page (what the file holds: a value past the size bound is cut in it too).
   var findBox = document.getElementById("jt-find"), findCount = document.getElementById("jt-find-count");
-  var messages = [].slice.call(document.querySelectorAll("#conversation .jt-msg"));
-  var found = [], at = -1;
+  var messages = [], found = [], at = -1;
   function show(target) {
     for (var node = target; node; node = node.parentElement) if (node.tagName === "DETAILS") node.open = true;
     target.scrollIntoView({block: "center"});
   }
-  function find() {
+  function find() { inflateAll().then(findNow); }
+  function findNow() {
+    messages = [].slice.call(document.querySelectorAll("#conversation .jt-msg"));
     var words = findBox.value.toLowerCase().split(/\s+/).filter(function (word) { return word; });
     for (var i = 0; i < found.length; i++) found[i].classList.remove("jt-found", "jt-found-current");
     found = !words.length ? [] : messages.filter(function (message) {
@@ -172,25 +210,36 @@ REPORT_SCRIPT: Final = r"""(function () {
   document.getElementById("jt-find-previous").addEventListener("click", function () { step(-1); });
   // One key to the next place of a kind, after the last place reached (the kinds are the classes the calls carry).
   var kinds = {
-    e: "#conversation .jt-call-error",
-    p: "#conversation .jt-call[data-state='waiting'], #conversation .jt-pending",
-    d: "#conversation .jt-call[data-state='deferred']",
-    a: "#conversation .jt-call[data-state='approved once']",
-    r: ".jt-segment[href]"
+    e: ".jt-call-error",
+    p: ".jt-call[data-state='waiting'], .jt-pending",
+    d: ".jt-call[data-state='deferred']",
+    a: ".jt-call[data-state='approved once']"
   };
+  var conversation = document.getElementById("conversation");
+  // A process run is reached at the message where it starts, which its chip and its row in the table link to.
+  var runLinks = ".jt-segment[href], #segments .jt-seq-link";
+  function runStarts() {
+    var hrefs = [];
+    [].forEach.call(document.querySelectorAll(runLinks), function (link) {
+      var href = link.getAttribute("href");
+      if (hrefs.indexOf(href) < 0) hrefs.push(href);
+    });
+    return hrefs;
+  }
   function placesOf(key) {
-    var places = [].slice.call(document.querySelectorAll(kinds[key]));
-    if (key !== "r") return places;
-    // A process run is reached at the message where it starts, which its chip links to.
+    if (key !== "r") return [].slice.call(conversation.querySelectorAll(kinds[key]));
     var starts = [];
-    places.forEach(function (chip) {
-      var start = byId(decodeURIComponent(chip.getAttribute("href").slice(1)));
+    runStarts().forEach(function (href) {
+      var start = byId(decodeURIComponent(href.slice(1)));
       if (start && starts.indexOf(start) < 0) starts.push(start);
     });
-    return starts;
+    return starts.sort(function (a, b) {
+      return a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1;
+    });
   }
   var here = null;
-  function jump(key) {
+  function jump(key) { inflateAll().then(function () { jumpNow(key); }); }
+  function jumpNow(key) {
     var places = placesOf(key);
     if (!places.length) return;
     var next = places.filter(function (place) {
@@ -203,12 +252,30 @@ REPORT_SCRIPT: Final = r"""(function () {
     show(here);
   }
   var jumpButtons = document.querySelectorAll("button[data-jump]");
+  // Each kind counted in the plain pages and, read apart without being shown, in each page still compressed.
+  function countIn(root, key) { return key === "r" ? 0 : root.querySelectorAll(kinds[key]).length; }
+  function showCounts(packedCounts) {
+    for (var b = 0; b < jumpButtons.length; b++) {
+      var key = jumpButtons[b].getAttribute("data-jump");
+      var count = key === "r" ? runStarts().length : countIn(conversation, key);
+      packedCounts.forEach(function (counts) {
+        if (counts.body.hasAttribute("data-jt-gz")) count += counts[key] || 0;  // not yet among the plain pages
+      });
+      jumpButtons[b].querySelector(".jt-jump-count").textContent = count;
+      jumpButtons[b].disabled = !count;
+    }
+  }
   for (var b = 0; b < jumpButtons.length; b++) {
-    var key = jumpButtons[b].getAttribute("data-jump"), count = placesOf(key).length;
-    jumpButtons[b].querySelector(".jt-jump-count").textContent = count;
-    jumpButtons[b].disabled = !count;
     jumpButtons[b].addEventListener("click", function (event) { jump(event.currentTarget.getAttribute("data-jump")); });
   }
+  showCounts([]);
+  Promise.all(packedBodies().map(function (body) {
+    return inflatedText(body).then(function (html) {
+      var page = new DOMParser().parseFromString(html, "text/html"), counts = {body: body};
+      Object.keys(kinds).forEach(function (key) { counts[key] = countIn(page, key); });
+      return counts;
+    });
+  })).then(showCounts);
   document.addEventListener("keydown", function (event) {
     var typing = event.target.closest && event.target.closest("input, textarea, select");
     if (typing || event.altKey || event.ctrlKey || event.metaKey) return;

@@ -38,8 +38,16 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         # Named by its path in the repository, as the screenshots in docs/ show it (not this machine's path).
         "stuck": write_report(stuck_report(), folder / "stuck.html"),
         "hostile": jt.report(str(hostile), "hostile", folder / "hostile.html"),
+        "packed": write_report(packed_report(), folder / "packed.html"),
     }
     return {name: report.path for name, report in made.items() if report.path is not None}
+
+
+def packed_report() -> RunReport:
+    """The long run's report with its middle pages stored compressed, as a run too long for the bound has them."""
+    with open_source(str(AUGUST_FILES)) as source:
+        read = source.read_run(scenarios(AUGUST_FILES)["long-run"])
+    return report_of_read(read, source=str(AUGUST_FILES), compress=True)
 
 
 def stuck_report() -> RunReport:
@@ -268,3 +276,43 @@ def test_text_contrast_is_at_least_4_5_to_1(chromium: Any, reports: dict[str, Pa
             assert ratio >= MIN_CONTRAST, f"{scheme} {selector}: {ratio:.2f}"
     finally:
         opened.page.context.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_compressed_pages_inflate_offline_and_find_and_jumps_read_them(
+    chromium: Any, reports: dict[str, Path], scheme: str
+) -> None:
+    """The long run with its five middle pages compressed reads as the plain one: a page opens with its messages, a
+    link into a compressed page opens it, find and the jump counts see every page; no request, no error."""
+    plain = open_report(chromium, reports["long"], scheme)
+    try:
+        page_three = plain.page.locator("#page-3 .jt-msg").evaluate_all("els => els.map(el => el.dataset.seq)")
+        words = " ".join((plain.page.locator("#page-4 .jt-msg").nth(2).text_content() or "").split()[-3:])
+        plain.page.locator("#jt-find").fill(words)
+        found = plain.page.locator("#jt-find-count").inner_text()
+        counts = plain.page.locator("button[data-jump]").all_inner_texts()
+    finally:
+        plain.page.context.close()
+    opened = open_report(chromium, reports["packed"], scheme)
+    page = opened.page
+    try:
+        assert page.locator("details.jt-packed").count() == 5 and page.locator("#page-3 .jt-msg").count() == 0
+        page.wait_for_function(
+            "counts => [...document.querySelectorAll('button[data-jump]')].map(b => b.innerText).join() == counts",
+            arg=",".join(counts),
+        )
+        page.locator("#page-3 > summary").click()
+        page.wait_for_selector("#page-3 .jt-msg")
+        assert page.locator("#page-3 .jt-msg").evaluate_all("els => els.map(el => el.dataset.seq)") == page_three
+        assert page.locator("#page-3 .jt-msg").first.is_visible()
+        target = page.locator("#page-5 .jt-packed-note")
+        assert target.count() == 1 and not target.is_visible()
+        first_of_five = page.locator("#page-5").get_attribute("data-first-seq")
+        page.evaluate("seq => { location.hash = '#seq-' + seq; }", first_of_five)
+        page.wait_for_selector(f"#jt-r-seq-{first_of_five}", state="visible")
+        page.locator("#jt-find").fill(words)
+        page.wait_for_function("found => document.getElementById('jt-find-count').innerText == found", arg=found)
+        assert page.locator(".jt-packed-body[data-jt-gz]").count() == 0  # find inflated every page
+        assert opened.errors == [] and opened.requests == [reports["packed"].as_uri()]
+    finally:
+        page.context.close()

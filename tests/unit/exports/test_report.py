@@ -152,7 +152,10 @@ def test_a_huge_tool_result_is_cut_with_a_note_saying_how_much_more(tmp_path: Pa
 
 def test_the_file_keeps_under_its_bound_and_says_what_it_left_out(tmp_path: Path) -> None:
     source = write_journal(tmp_path, "big", huge_run("big", results=40, size=30_000))
-    made = jt.report(str(source), "big", max_bytes=MIN_MAX_BYTES)
+    # Compressed, these pages fit (test_report_large.py): plain, they show what the bound leaves out.
+    packed = jt.report(str(source), "big", max_bytes=MIN_MAX_BYTES)
+    assert packed.left_out_from_seq is None and packed.compressed_pages > 0 and packed.size <= MIN_MAX_BYTES
+    made = jt.report(str(source), "big", max_bytes=MIN_MAX_BYTES, compress=False)
     assert made.size <= MIN_MAX_BYTES and len(made.html.encode()) == made.size
     assert made.left_out_from_seq is not None and 0 < made.messages_shown < made.messages
     note = re.search(r'data-left-out-from="(\d+)">… (\d+) messages from seq (\d+) on left out', made.html)
