@@ -24,6 +24,7 @@ BENCHMARKS = (
     "benchmarks.bench_grep",
     "benchmarks.bench_first_render",
     "benchmarks.bench_follow",
+    "benchmarks.bench_large_runs",
 )
 
 
