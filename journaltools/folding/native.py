@@ -211,15 +211,16 @@ def usable_first(read: RunReadLike) -> Record | None:
     if isinstance(records, ProvenRecords):
         scan = records.scan
         end = int.from_bytes(scan.starts[8:16], sys.byteorder) if scan.count > 1 else len(records.data)
-        return proven_first(decoded_first(records.data[:end]), scan.protocols[0], holds_newest=bool(scan.newest))
+        return proven_first(decoded_line(records.data[:end]), scan.protocols[0], holds_newest=bool(scan.newest))
     if any(stored.noncanonical is not None for stored in records):
         # Canonical for the journal's own build: an August line holding a newest field is noncanonical.
         return None
     return _taken_first(records[0].record)
 
 
-def decoded_first(line: bytes | memoryview) -> Record | None:
-    """A proven journal's first line decoded alone (None when it does not decode as a record)."""
+def decoded_line(line: bytes | memoryview) -> Record | None:
+    """One proven line decoded alone, the meta record of its journal or any other (None when it does not decode as a
+    record)."""
     try:
         return _RECORD.decode(line)
     except msgspec.DecodeError:
@@ -227,7 +228,7 @@ def decoded_first(line: bytes | memoryview) -> Record | None:
 
 
 def proven_first(first: Record | None, protocol: int, *, holds_newest: bool) -> Record | None:
-    """``usable_first`` of a journal the scanner proved: ``first`` its first line decoded (``decoded_first``),
+    """``usable_first`` of a journal the scanner proved: ``first`` its first line decoded (``decoded_line``),
     ``protocol`` that line's protocol index in the scan, ``holds_newest`` whether the journal holds a field only the
     newest line writes (never what the August build writes beside its meta record)."""
     if first is None or protocol == OTHER_PROTOCOL or PROTOCOLS[PROTOCOL_IDS[protocol]] != "meta":
@@ -385,7 +386,7 @@ __all__ = [
     "SEGMENT_COLUMNS",
     "NativeRun",
     "active",
-    "decoded_first",
+    "decoded_line",
     "degraded_of",
     "disabled",
     "extension_kinds",

@@ -58,7 +58,7 @@ from journaltools.sources.base import (
     raw_seq,
     vanished_read,
 )
-from journaltools.sources.listing import RunSummary, summarize_file
+from journaltools.sources.listing import RunSummary
 from journaltools.sources.scan import (
     COMPRESSED_SUFFIXES,
     JOURNAL_SUFFIX,
@@ -375,15 +375,19 @@ class _LocalJournals(Backend):
         return list(self.iter_listing())
 
     def iter_listing(self) -> Iterator[RunSummary]:
-        """The file rule one journal at a time: each is read, folded and summarized, then let go."""
-        for run in self.list_runs_now():
-            read = self._read_listed(run, strict=False)
-            if is_vanished(read):
-                self._vanished.extend(read.findings)
-                continue
-            yield summarize_file(
-                run, read.records, updated=read.updated, complete=read.complete, findings=read.findings
-            )
+        """The file rule a batch of journals at a time (``sources.file_listing``): each is read, folded and
+        summarized, then let go."""
+        from journaltools.sources.file_listing import file_summaries
+
+        return file_summaries(self, self.list_runs_now())
+
+    def read_listed(self, run: str, path: str | None = None) -> RunRead:
+        """A run the listing named, read leniently (at ``path`` when the listing said where); one gone since is a
+        ``vanished`` read, whose finding ``vanished_findings`` then holds."""
+        read = self._read_listed(run, strict=False, path=path)
+        if is_vanished(read):
+            self._vanished.extend(read.findings)
+        return read
 
     async def listing_async(self) -> list[RunSummary]:
         return self.listing_now()

@@ -29,19 +29,20 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from journaltools.errors import InvalidPage
+from journaltools.folding.native import NativeRun, status_of, warnings_of, why_of_native
 from journaltools.folding.phrases import why_stopped
 from journaltools.folding.run import fold_run
 from journaltools.goencoding.json import go_quoted
 from journaltools.goencoding.time import go_time, parse_go_time
 from journaltools.protocol.findings import Finding
-from journaltools.protocol.generations import generation_of_version, unsupported_version
-from journaltools.protocol.kinds import ZERO_TIME, Record, Summary
+from journaltools.protocol.generations import Generation, generation_of_version, unsupported_version
+from journaltools.protocol.kinds import PROTOCOLS, ZERO_TIME, Record, Summary
 
 Rule = Literal["file", "jetstream"]
 #: Kinds that start a turn: after a terminal, they mean the conversation's next turn is in flight.
@@ -149,7 +150,12 @@ def _sha256(raw: bytes | None) -> str | None:
 
 
 def _kind_label(record: Record) -> str:
-    return record.kind or record.protocol
+    return kind_label(record.protocol)
+
+
+def kind_label(protocol: str) -> str:
+    """What a listing calls a record by its protocol id: its payload kind, or the id itself when unknown."""
+    return PROTOCOLS.get(protocol) or protocol
 
 
 def _first_problem(findings: Sequence[Finding]) -> str | None:
@@ -171,32 +177,15 @@ def summarize_file(
     """The file rule's row. ``complete`` is False for a journal the reader refused (a corrupt line):
     it is not folded, and ``findings`` (the reader's) say why."""
     records = [item.record for item in stored]
-    first = records[0] if records else None
-    meta = first.meta if first is not None and first.kind == "meta" else None
     last = stored[-1] if stored else None
-    generation = generation_of_version(meta.version) if meta is not None else None
-    dated = (
-        _record_time(last.record if last is not None else None)
-        if generation is None or generation.dates_records
-        else None
+    common, generation = _file_common(
+        run,
+        records[0] if records else None,
+        last.record if last is not None else None,
+        last.raw if last is not None else None,
+        len(records),
+        updated,
     )
-    common: dict[str, Any] = {
-        "run": run,
-        "created": meta.created if meta is not None else None,
-        "updated": dated[0] if dated is not None else updated,
-        "updated_text": dated[1] if dated is not None else None,
-        "generation": generation.name if generation is not None else None,
-        "agent": meta.agent if meta is not None else None,
-        "caller": meta.caller if meta is not None else None,
-        "model": meta.fingerprint.model if meta is not None else None,
-        "prompt": meta.prompt if meta is not None else None,
-        "last_seq": records[-1].seq if records else 0,
-        "records": len(records),
-        "rule": "file",
-        "meta_run_id": meta.run_id if meta is not None else None,
-        "last_kind": _kind_label(last.record) if last is not None else None,
-        "last_sha256": _sha256(last.raw) if last is not None else None,
-    }
     if not complete:
         problem = _first_problem(findings) or "the journal was refused: a line does not decode"
         return RunSummary(status="invalid", problem=problem, findings=tuple(findings), why=problem, **common)
@@ -215,6 +204,70 @@ def summarize_file(
         why=why_stopped(result),
         **common,
     )
+
+
+def summarize_file_natively(
+    run: str,
+    first: Record,
+    last: Record,
+    last_raw: bytes,
+    records: int,
+    after_terminal: tuple[str, ...] | None,
+    updated: datetime | None,
+    native: NativeRun,
+    ending_terminal: Callable[[], Record | None],
+) -> RunSummary:
+    """``summarize_file`` of a journal the native walk took (``folding.native``): ``first`` its meta record, ``last``
+    and ``last_raw`` its last record and line, ``records`` how many it holds, ``after_terminal`` the kind labels
+    (``kind_label``) of the records after its last terminal, ``native`` what the walk answered, ``ending_terminal``
+    its last terminal record, decoded only when the row needs it (the newest line's ending). The same row as the
+    fold's, the walk's warnings its only findings."""
+    common, generation = _file_common(run, first, last, last_raw, records, updated)
+    assert first.meta is not None and generation is not None  # the walk takes only such journals
+    status = status_of(native, generation)
+    ending = (
+        ending_terminal()
+        if generation.reopens_after_terminal and native.terminal_reason is not None and not native.reopened
+        else None
+    )
+    ended = ending.time if ending is not None and ending.time and ending.time != ZERO_TIME else None
+    return RunSummary(
+        status=status,
+        ended=ended,
+        summary=ending.terminal.summary if ending is not None and ending.terminal is not None else None,
+        after_terminal=after_terminal,
+        findings=tuple(warnings_of(run, first.meta, native)),
+        why=why_of_native(native, generation, status),
+        **common,
+    )
+
+
+def _file_common(
+    run: str, first: Record | None, last: Record | None, last_raw: bytes | None, records: int, updated: datetime | None
+) -> tuple[dict[str, Any], Generation | None]:
+    """The file rule's row but what the fold decides, from the journal's first and last records, and its
+    generation."""
+    meta = first.meta if first is not None and first.kind == "meta" else None
+    generation = generation_of_version(meta.version) if meta is not None else None
+    dated = _record_time(last) if generation is None or generation.dates_records else None
+    common: dict[str, Any] = {
+        "run": run,
+        "created": meta.created if meta is not None else None,
+        "updated": dated[0] if dated is not None else updated,
+        "updated_text": dated[1] if dated is not None else None,
+        "generation": generation.name if generation is not None else None,
+        "agent": meta.agent if meta is not None else None,
+        "caller": meta.caller if meta is not None else None,
+        "model": meta.fingerprint.model if meta is not None else None,
+        "prompt": meta.prompt if meta is not None else None,
+        "last_seq": last.seq if last is not None else 0,
+        "records": records,
+        "rule": "file",
+        "meta_run_id": meta.run_id if meta is not None else None,
+        "last_kind": _kind_label(last) if last is not None else None,
+        "last_sha256": _sha256(last_raw),
+    }
+    return common, generation
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,13 +18,13 @@ import pyarrow as pa
 
 from journaltools._base.perf import paused_gc
 from journaltools.folding import native as native_fold
-from journaltools.folding.reads import RunReadLike
 from journaltools.protocol import native
 from journaltools.protocol.findings import Finding
-from journaltools.protocol.journal import generation_of_proven, read_file_journal
+from journaltools.protocol.journal import generation_of_proven
 from journaltools.sources.base import Backend
+from journaltools.sources.in_place import InPlace, Proven, in_place_available
 from journaltools.sources.registry import open_source
-from journaltools.sources.scan import max_journal_bytes, read_journals_into, run_read, updated_at
+from journaltools.sources.scan import max_journal_bytes, read_journals_into
 from journaltools.tables.build import TablesBuilder
 from journaltools.tables.options import LoadOptions
 from journaltools.tables.records import records_table, scanned_batch_rows
@@ -84,7 +84,7 @@ def reads_in_place(batch: RunBatch, options: LoadOptions) -> bool:
 def folds_natively(batch: RunBatch, options: LoadOptions) -> bool:
     """Whether a folded load's ``batch`` is folded natively where its journals allow (``folding.native``): local plain
     journals, read and proven by the C scanner, with the native fold in use."""
-    return options.fold and native.active() and native_fold.active() and batch.paths is not None
+    return options.fold and in_place_available() and batch.paths is not None
 
 
 def tables_of_batch(backend: Backend, batch: RunBatch, options: LoadOptions) -> BatchResult:
@@ -178,67 +178,34 @@ def _records_in_order(scanned: pa.Table, counts: list[int], usual: dict[int, pa.
 def _folded_in_place(
     backend: Backend, batch: RunBatch, options: LoadOptions, paths: list[tuple[str, str]]
 ) -> BatchResult:
-    """``tables_of_batch`` of local plain journals read into one buffer and proven there as
-    ``_records_read_in_place`` reads them, each proven journal then folded natively from its lines where the walk
-    takes it (``native_fold.proven_first``, ``TablesBuilder.add_lines``): no journal becomes a read or a record
-    object. A proven journal the walk gives back is folded in Python from the same bytes; any other journal is
-    read again and taken the usual way (``add_folding``). Rows stay in run order."""
-    capacity = min(batch.size, max_journal_bytes() * len(paths))
-    modified = np.zeros(len(paths), np.int64)
-    buffer, lengths = read_journals_into([path for _, path in paths], capacity, modified)
-    scan = native.scan_batch(buffer, [length or 0 for length in lengths])
-    assert scan is not None  # the caller checked the scanner is active
-    counts: list[int] = np.frombuffer(scan.proven, np.int64).tolist()
+    """``tables_of_batch`` of local plain journals read into one buffer and proven there (``sources.in_place``),
+    as ``_records_read_in_place`` reads them, each proven journal then folded natively from its lines where the
+    walk takes it (``TablesBuilder.add_lines``): no journal becomes a read or a record object. A proven journal the
+    walk gives back is folded in Python from the same bytes; any other journal is read again and taken the usual
+    way (``add_folding``). Rows stay in run order."""
+    batch_read = InPlace.read(paths, batch.size)
     builder = TablesBuilder(records=False, folded=True)
-    body = memoryview(buffer)  # type: ignore[arg-type]  # numpy arrays export the buffer protocol
-    offsets = memoryview(scan.offsets).cast("q")
-    kinds = native_fold.kinds_of_protocols(scan.protocols)
-    protocols, newest, times = scan.protocols, scan.newest, modified.tolist()
     usual: dict[int, pa.Table] = {}
-    first_line = 0
+    source = backend.url
     with paused_gc():
-        for index, ((run, path), count) in enumerate(zip(paths, counts, strict=True)):
-            lines = first_line
-            first_line += max(count, 0)
-            if count >= 0:
-                line = body[offsets[lines] : offsets[lines + 1]]
-                first = native_fold.decoded_first(line)
-                # A newest field beside an August meta record is not what that build writes: read the usual way.
-                if not (newest[index] and not generation_of_proven(line, first).extended_records):
-                    usable = native_fold.proven_first(first, protocols[lines], holds_newest=bool(newest[index]))
-                    taken = usable is not None and builder.add_lines(
-                        run,
-                        backend.url,
-                        times[index],
-                        usable,
-                        body[: offsets[first_line]],
-                        scan.offsets[lines * 8 : first_line * 8],
-                        kinds[lines:first_line],
-                    )
-                    if not taken:
-                        where = offsets[lines : first_line + 1]
-                        builder.add_folding(_read_of_lines(run, backend.url, path, body, where, times[index]))
-                    continue
-            read = backend.read_local_runs([run], [path], strict=False)[0]
+        for journal in batch_read.journals():
+            if isinstance(journal, Proven):
+                usable = journal.usable
+                if usable is None or not builder.add_lines(
+                    journal.run, source, journal.modified_ns, usable, journal.data, journal.starts, journal.kinds
+                ):
+                    builder.add_folding(journal.read(source))
+                continue
+            read = backend.read_local_runs([journal.run], [journal.path], strict=False)[0]
             builder.add_folding(read)
             if options.wants_records(default=True):
-                usual[index] = records_table([read])
+                usual[journal.position] = records_table([read])
         tables = builder.finish()
     if options.wants_records(default=True):
-        records = _records_in_order(_scanned_rows(paths, counts, backend.url, scan, buffer), counts, usual)
-        tables = dataclasses.replace(tables, records=records)
+        counts = batch_read.counts
+        scanned = _scanned_rows(paths, counts, source, batch_read.scan, batch_read.buffer)
+        tables = dataclasses.replace(tables, records=_records_in_order(scanned, counts, usual))
     return BatchResult(tables, len(paths), builder.bad_runs)
-
-
-def _read_of_lines(
-    run: str, source: str, where: str, body: memoryview, offsets: memoryview, modified_ns: int
-) -> RunReadLike:
-    """The read of a journal the scanner proved, from its lines in ``body`` (``offsets``: each one's start, then
-    the end of the last): the journal's bytes again, one line each, as its file held them when read."""
-    data = b"".join(bytes(body[offsets[line] : offsets[line + 1]]) + b"\n" for line in range(len(offsets) - 1))
-    return run_read(
-        run, read_file_journal(data), source=source, where=where, strict=False, updated=updated_at(modified_ns)
-    )
 
 
 def _august_with_newest_fields(scan: native.BatchScan, counts: list[int], body: np.ndarray) -> set[int]:
@@ -254,7 +221,7 @@ def _august_with_newest_fields(scan: native.BatchScan, counts: list[int], body: 
             continue
         if scan.newest[index]:
             line = bytes(body[offsets[first_line] : offsets[first_line + 1]])
-            if not generation_of_proven(line, native_fold.decoded_first(line)).extended_records:
+            if not generation_of_proven(line, native_fold.decoded_line(line)).extended_records:
                 found.add(index)
         first_line += count
     return found

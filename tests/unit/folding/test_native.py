@@ -9,7 +9,7 @@ journal the runtime wrote that the reference folds without a finding is taken na
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -27,6 +27,7 @@ from journaltools.tables import batch as batch_module
 from journaltools.tables import load
 from journaltools.tables.build import TablesBuilder, fold_read
 from journaltools.tables.schema import TABLE_NAMES, Tables, with_plain_strings
+from tests.mixed_journals import journals_of, line_mutations, mixed_directory
 from tests.paths import SAMPLES
 from tests.runstate_corpus import CORPUS, NEWEST_CORPUS, random_ones_slow
 from tests.strategies import valid_runs
@@ -87,11 +88,6 @@ def taken_natively(read: object) -> bool:
 
 def corpus_folders() -> list[Path]:
     return [root / folder for root in (CORPUS, NEWEST_CORPUS) for folder in ("file", "random", "broken")]
-
-
-def journals_of(folder: Path) -> Iterator[tuple[str, bytes]]:
-    for path in sorted(folder.glob("*.json")):
-        yield path.name.removesuffix(".json"), path.read_bytes()
 
 
 # --- the real corpora ---------------------------------------------------------------------------------------------
@@ -200,24 +196,6 @@ def test_load_is_the_same_natively_and_in_python_strict_and_lenient(source: Path
 # --- mutations: canonical lines in orders and places the runtime never writes ---------------------------------------
 
 
-def line_mutations(data: bytes, chooser: random.Random, count: int) -> Iterator[bytes]:
-    """``data`` with a line dropped, doubled, or swapped with the next, at random places: every line stays
-    canonical (so the journal stays proven), while the fold meets gaps, repeats, results before their calls,
-    turns after terminals, claims out of place."""
-    lines = data.split(b"\n")[:-1]
-    for _ in range(count):
-        where = chooser.randrange(1, len(lines)) if len(lines) > 1 else 0
-        how = chooser.choice(["drop", "double", "swap"])
-        changed = list(lines)
-        if how == "drop":
-            del changed[where]
-        elif how == "double":
-            changed.insert(where, changed[where])
-        elif where + 1 < len(changed):
-            changed[where], changed[where + 1] = changed[where + 1], changed[where]
-        yield b"".join(line + b"\n" for line in changed)
-
-
 @pytest.mark.parametrize("root", [CORPUS, NEWEST_CORPUS], ids=["august", "newest"])
 def test_reordered_corpus_journals_table_as_the_reference_tables_them(root: Path) -> None:
     chooser = random.Random(20261202)
@@ -285,29 +263,6 @@ def test_the_environment_sets_the_native_fold_aside(monkeypatch: pytest.MonkeyPa
 
 
 # --- a directory folded in place: the batch path against the reference ------------------------------------------
-
-
-def mixed_directory(target: Path, root: Path) -> Path:
-    """Every kind of journal a load meets in one directory: the corpus's clean, random and broken journals, copies
-    under other names, proven journals whose lines were dropped, doubled or swapped (some of which the walk gives
-    back), an August journal holding a newest field. (No compressed one: a source holding one is read journal by
-    journal, never in place.)"""
-    chooser = random.Random(20261206)
-    target.mkdir()
-    for folder in ("file", "random", "broken"):
-        for run, data in journals_of(root / folder):
-            (target / f"{run}.json").write_bytes(data)
-            (target / f"copy-{run}.json").write_bytes(data)
-            if folder == "broken":
-                continue
-            for number, mutated in enumerate(line_mutations(data, chooser, 2)):
-                (target / f"{run}-m{number}.json").write_bytes(mutated)
-    august, august_data = next(journals_of(CORPUS / "file"))
-    assistant = b'"seq":2,"protocol":"io.choria.fisk-ai.v1.session.assistant",'
-    dated = august_data.replace(assistant, assistant + b'"time":"2026-08-21T07:00:00Z",')
-    assert dated != august_data
-    (target / f"dated-{august}.json").write_bytes(dated)
-    return target
 
 
 @pytest.mark.parametrize("root", [CORPUS, NEWEST_CORPUS], ids=["august", "newest"])

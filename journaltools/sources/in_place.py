@@ -1,0 +1,133 @@
+"""Local plain journals read into one buffer and proven there, journal by journal, for whoever folds them.
+
+A load and a file listing both meet thousands of small journals, where what costs is not the bytes but the objects
+made per journal. Here a batch of journals is read in C into one buffer (``scan.read_journals_into``), proven by the
+scanner in place (``protocol.native.scan_batch``), and handed out one at a time: a journal the scanner proved as
+its lines in the buffer (``Proven``: its meta record decoded alone, and whether the native walk may take it), any
+other as its path (``Usual``: to be read the usual way, whose findings then say what is wrong with it). Nothing
+here folds: the tables (``tables.batch``) and the listing (``sources.listing``) each fold what they are handed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from journaltools.folding import native as native_fold
+from journaltools.protocol import native
+from journaltools.protocol.journal import generation_of_proven, read_file_journal
+from journaltools.protocol.kinds import Record
+from journaltools.sources.base import RunRead
+from journaltools.sources.scan import max_journal_bytes, read_journals_into, run_read, updated_at
+
+
+def in_place_available() -> bool:
+    """Whether journals can be read and proven in place here: this build has the scanner and the native walk is in
+    use (neither set aside by the environment)."""
+    return native.active() and native_fold.active()
+
+
+class Proven(NamedTuple):
+    """A journal the scanner proved, as its lines in the batch's buffer."""
+
+    #: Its place in the batch.
+    position: int
+    run: str
+    path: str
+    #: Its meta record when the native walk may take the journal (``native_fold.proven_first``), else None.
+    usable: Record | None
+    #: The buffer up to the journal's end, and its lines' starts there (``int64``) and payload kinds.
+    data: memoryview
+    starts: bytes
+    kinds: bytes
+    #: Its lines' offsets in ``data`` (each one's start, then the end of the last), for ``read``.
+    offsets: memoryview
+    #: The file's modification time when read (nanoseconds since 1970).
+    modified_ns: int
+
+    @property
+    def lines(self) -> int:
+        return len(self.kinds)
+
+    def line(self, number: int) -> memoryview:
+        """Line ``number`` (0 the first) without its newline."""
+        return self.data[self.offsets[number] : self.offsets[number + 1]]
+
+    def read(self, source: str) -> RunRead:
+        """The journal's read as the file backend makes it, from the same bytes (its lines, one per line): for a
+        journal the walk gives back, folded in Python."""
+        data = b"".join(bytes(self.line(number)) + b"\n" for number in range(self.lines))
+        updated = updated_at(self.modified_ns)
+        return run_read(
+            self.run, read_file_journal(data), source=source, where=self.path, strict=False, updated=updated
+        )
+
+
+class Usual(NamedTuple):
+    """A journal to read the usual way: one the scanner did not prove, one that did not read whole here, or an
+    August journal holding a field only the newest line writes (not what that build writes)."""
+
+    position: int
+    run: str
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class InPlace:
+    """One batch read and proven in place: its buffer, the scan, and each journal's line count (-1: not proven)."""
+
+    paths: Sequence[tuple[str, str]]
+    buffer: np.ndarray
+    scan: native.BatchScan
+    counts: list[int]
+    modified: list[int]
+
+    @classmethod
+    def read(cls, paths: Sequence[tuple[str, str]], size: int) -> InPlace:
+        """Read ``paths`` (run, path) whose listing said they hold ``size`` bytes in all (``in_place_available``
+        must be true)."""
+        # A journal past the bound is never read here, so the buffer need not hold more than the bound per journal.
+        capacity = min(size, max_journal_bytes() * len(paths))
+        modified = np.zeros(len(paths), np.int64)
+        buffer, lengths = read_journals_into([path for _, path in paths], capacity, modified)
+        scan = native.scan_batch(buffer, [length or 0 for length in lengths])
+        if scan is None:
+            raise RuntimeError("InPlace.read: this build has no scanner (ask in_place_available first)")
+        counts: list[int] = np.frombuffer(scan.proven, np.int64).tolist()
+        return cls(paths, buffer, scan, counts, modified.tolist())
+
+    def journals(self) -> Iterator[Proven | Usual]:
+        """Each journal in order, proven or to be read the usual way."""
+        scan = self.scan
+        body = memoryview(self.buffer)  # type: ignore[arg-type]  # numpy arrays export the buffer protocol
+        offsets = memoryview(scan.offsets).cast("q")
+        kinds = native_fold.kinds_of_protocols(scan.protocols)
+        protocols, newest = scan.protocols, scan.newest
+        end = 0
+        for index, ((run, path), count) in enumerate(zip(self.paths, self.counts, strict=True)):
+            start, end = end, end + max(count, 0)
+            if count >= 0:
+                line = body[offsets[start] : offsets[start + 1]]
+                first = native_fold.decoded_line(line)
+                # A newest field beside an August meta record is not what that build writes: read the usual way.
+                if not (newest[index] and not generation_of_proven(line, first).extended_records):
+                    usable = native_fold.proven_first(first, protocols[start], holds_newest=bool(newest[index]))
+                    yield Proven(
+                        index,
+                        run,
+                        path,
+                        usable,
+                        body[: offsets[end]],
+                        scan.offsets[start * 8 : end * 8],
+                        kinds[start:end],
+                        offsets[start : end + 1],
+                        self.modified[index],
+                    )
+                    continue
+            yield Usual(index, run, path)
+
+
+__all__ = ["InPlace", "Proven", "Usual", "in_place_available"]

@@ -1,0 +1,65 @@
+"""The file rule's listing, batch by batch: rows made from the native walk equal the rows of the Python fold, field
+for field, on every kind of journal a directory holds, both generations; and the batches read in place only when
+they can."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from journaltools.folding import native as native_fold
+from journaltools.sources import file_listing
+from journaltools.sources.file import FileBackend
+from journaltools.sources.listing import RunSummary
+from tests.mixed_journals import mixed_directory
+from tests.runstate_corpus import CORPUS, NEWEST_CORPUS
+
+
+def listing_both_ways(directory: Path) -> tuple[list[RunSummary], list[RunSummary]]:
+    ours = FileBackend(directory).listing_now()
+    with native_fold.disabled():
+        reference = FileBackend(directory).listing_now()
+    return ours, reference
+
+
+@pytest.mark.parametrize("root", [CORPUS, NEWEST_CORPUS], ids=["august", "newest"])
+def test_every_row_of_a_mixed_directory_is_the_python_folds_row(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    directory = mixed_directory(tmp_path / "runs", root)
+    taken: list[str] = []
+    natively = file_listing._natively
+
+    def spied(journal: file_listing.Proven) -> RunSummary | None:
+        summary = natively(journal)
+        if summary is not None:
+            taken.append(summary.run)
+        return summary
+
+    monkeypatch.setattr(file_listing, "_natively", spied)
+    ours, reference = listing_both_ways(directory)
+    assert [row.run for row in ours] == [row.run for row in reference]
+    for mine, theirs in zip(ours, reference, strict=True):
+        assert mine == theirs, mine.run
+    # Most rows came from the walk; the others (given back, unproven, August with a newest field) from Python.
+    assert len(reference) // 2 < len(taken) < len(reference)
+    assert any(row.ended for row in ours if row.run in taken) or root is CORPUS
+    assert any(row.after_terminal for row in ours if row.run in taken)
+
+
+@pytest.mark.parametrize("folder", ["file", "random", "broken"])
+@pytest.mark.parametrize("root", [CORPUS, NEWEST_CORPUS], ids=["august", "newest"])
+def test_the_corpus_listings_are_the_same_both_ways(root: Path, folder: str) -> None:
+    ours, reference = listing_both_ways(root / folder)
+    assert ours == reference
+
+
+def test_batches_keep_the_order_and_the_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Journals past a batch's bound in bytes or in count go to the next batch, in order, none lost."""
+    monkeypatch.setattr(file_listing, "BATCH_JOURNALS", 3)
+    directory = mixed_directory(tmp_path / "runs", NEWEST_CORPUS)
+    ours, reference = listing_both_ways(directory)
+    assert ours == reference
+    monkeypatch.setattr(file_listing, "BATCH_BYTES", 1)
+    assert FileBackend(directory).listing_now() == reference
