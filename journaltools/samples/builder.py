@@ -8,11 +8,14 @@ import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
 from journaltools.protocol import encode
+
+if TYPE_CHECKING:
+    from journaltools.folding.fold import FoldResult, Walk
 from journaltools.protocol.blocks import (
     ASSISTANT,
     USER,
@@ -131,6 +134,10 @@ class JournalBuilder:
     ) -> None:
         self.run_id = run_id
         self.records: list[Record] = []
+        #: The fold of the records so far (``_fold_so_far``): how many it was fed, and the last of them.
+        self._walk: Walk | None = None
+        self._fed = 0
+        self._fed_last: Record | None = None
         self.next_iteration = 0
         self.generation = generation
         self.newest = generation is not AUGUST
@@ -254,9 +261,7 @@ class JournalBuilder:
 
     def summary(self) -> Summary:
         """What the fold of the records so far counts: the summary a newest terminal written now carries."""
-        from journaltools.folding import fold
-
-        state = fold(self.records, strict=False).state
+        state = self._fold_so_far().state
         assert state is not None  # the builder always starts with its meta record
         counters = state.counters
         by_kind = {str(kind): count for kind, count in sorted((counters.tool_calls_by_kind or {}).items())}
@@ -276,6 +281,19 @@ class JournalBuilder:
                 thinking_tokens=counters.thinking_tokens,
             ),
         )
+
+    def _fold_so_far(self) -> FoldResult:
+        """The fold of ``records``, fed only the records added since the last time it was asked: a run of a
+        hundred thousand records ends many turns, and folding it whole at each terminal took minutes. A record
+        taken back or replaced since (a story tearing a journal's tail) starts the fold again."""
+        from journaltools.folding.fold import Walk
+
+        fed = self._fed
+        if self._walk is None or len(self.records) < fed or (fed and self.records[fed - 1] is not self._fed_last):
+            self._walk, fed = Walk(None, strict=False), 0
+        self._walk.feed(self.records[fed:])
+        self._fed, self._fed_last = len(self.records), self.records[-1]
+        return self._walk.result()
 
     def claim(self, by: str, claimed: str) -> Record:
         return self.add(Claim(by=by, claimed=claimed))

@@ -182,3 +182,29 @@ def test_the_notebooks_fall_back_to_the_samples_without_runs_of_ones_own(
     (tmp_path / "fisk-ai" / "runs").mkdir(parents=True)
     (tmp_path / "fisk-ai" / "runs" / "notes.txt").write_text("not a journal")
     assert notebook_source() == str(SAMPLES)  # a runtime directory with no journal in it
+
+
+def test_each_terminal_carries_the_summary_of_the_records_before_it_even_after_records_are_taken_back() -> None:
+    """The builder folds as it goes (a terminal's summary is the fold so far); a record taken back or replaced
+    starts that fold again, so every summary equals a whole fold of the records before its terminal."""
+    from journaltools.protocol.generations import NEWEST
+    from journaltools.samples.builder import JournalBuilder, text
+    from journaltools.samples.stories import sample_fingerprint
+
+    j = JournalBuilder(
+        "run-1", prompt="p", created="2026-12-01T00:00:00Z", fingerprint=sample_fingerprint(), generation=NEWEST
+    )
+    terminals = []
+    for turn in range(6):
+        j.assistant(text(f"turn {turn}"), in_tokens=10 * turn + 1)
+        if turn == 3:
+            j.records.pop()  # taken back, as a story tears a journal's tail
+            j.assistant(text("again"), in_tokens=7)
+        terminals.append((len(j.records), j.terminal("completed")))
+        j.user(f"more {turn}")
+    for before, terminal in terminals:
+        state = fold(j.records[:before], strict=False).state
+        assert state is not None and terminal.terminal is not None
+        assert terminal.terminal.summary.counters.llm_calls == state.counters.llm_calls  # type: ignore[union-attr]
+        assert terminal.terminal.summary.counters.in_tokens == state.counters.in_tokens  # type: ignore[union-attr]
+        assert terminal.terminal.summary.turns == state.turns  # type: ignore[union-attr]
