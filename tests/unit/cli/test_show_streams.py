@@ -14,20 +14,13 @@ from journaltools.cli import _show as cli_show
 from journaltools.cli import main
 from journaltools.cli._show import account_of, run_lines, show_document
 from journaltools.folding import FoldResult
-from journaltools.folding.run import fold_run
 from journaltools.protocol.blocks import Message
-from journaltools.sources.registry import open_source
-from journaltools.testing.generate import generate_corpus, run_id
+from tests.generated_runs import generated_run
 
 
 @pytest.fixture(scope="module")
 def long_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, FoldResult]:
-    root = tmp_path_factory.mktemp("show-long-run")
-    generate_corpus(root, runs=1, records=300, seed=5, workers=1)
-    run = run_id(0, 5)
-    with open_source(root) as backend:
-        result = fold_run(backend.read_run(run, strict=False)).result
-    return root, run, result
+    return generated_run(tmp_path_factory.mktemp("show-long-run"), 300, 5)
 
 
 class Drawn:

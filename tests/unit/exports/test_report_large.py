@@ -14,9 +14,8 @@ import pytest
 
 from journaltools.exports.report import MIN_MAX_BYTES, RunReport, report, report_of_read
 from journaltools.folding import FoldResult
-from journaltools.folding.run import fold_run
 from journaltools.sources.registry import open_source
-from journaltools.testing.generate import generate_corpus, run_id
+from tests.generated_runs import generated_run
 from tests.report_pages import SECTIONS, assert_self_contained, sections_of
 
 MESSAGE = re.compile(r'<div class="jt-msg jt-msg-\w+[^"]*" id="jt-r-seq-(\d+)" data-index="(\d+)" data-seq="\d+">')
@@ -27,23 +26,13 @@ PACKED = re.compile(
 
 @pytest.fixture(scope="module")
 def long_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, FoldResult]:
-    root = tmp_path_factory.mktemp("report-long-run")
-    generate_corpus(root, runs=1, records=700, seed=2, workers=1)
-    run = run_id(0, 2)
-    with open_source(root) as backend:
-        result = fold_run(backend.read_run(run, strict=False)).result
-    return root, run, result
+    return generated_run(tmp_path_factory.mktemp("report-long-run"), 700, 2)
 
 
 @pytest.fixture(scope="module")
 def longer_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, FoldResult]:
     """A run whose compressed pages still pass the least bound."""
-    root = tmp_path_factory.mktemp("report-longer-run")
-    generate_corpus(root, runs=1, records=3_000, seed=2, workers=1)
-    run = run_id(0, 2)
-    with open_source(root) as backend:
-        result = fold_run(backend.read_run(run, strict=False)).result
-    return root, run, result
+    return generated_run(tmp_path_factory.mktemp("report-longer-run"), 3_000, 2)
 
 
 def inflated(html: str) -> tuple[str, dict[int, str]]:
