@@ -36,6 +36,7 @@ from journaltools.protocol.kinds import (
     ZERO_TIME,
     Assistant,
     Deferred,
+    Kind,
     Record,
     ToolResult,
     provider_of,
@@ -177,8 +178,8 @@ class Walk:
         segments = self.segments
         for record in records:
             self.records += 1
-            segments.add(record)
-            kind = record.kind
+            kind = record.kind  # a dictionary lookup per call: asked once per record, handed on
+            segments.add(record, kind)
             if kind == "terminal":
                 self.saw_terminal, self.turn_after_terminal = True, False
             elif kind == "user" or kind == "assistant":
@@ -190,7 +191,7 @@ class Walk:
                 if not self.headless:
                     self._start(record)
                 continue
-            self._check_schema(record)
+            self._check_schema(record, kind)
             if record.seq <= self.last_seq:
                 self._refuse(record.seq, "seq_not_increasing", f"seq {record.seq} not increasing after {self.last_seq}")
                 continue
@@ -202,7 +203,7 @@ class Walk:
                     self.after_terminal = _after_terminal(self.last_terminal_seq, record)
                 state.reopened = True
             try:
-                self._apply(record)
+                self._apply(record, kind)
             except _Refusal as refusal:
                 if self.strict:
                     raise FoldError(self.run, refusal.seq, refusal.code, refusal.rule) from None
@@ -239,7 +240,7 @@ class Walk:
         renamed = run_id_mismatch(self.run, meta, first.seq)
         if renamed is not None:
             self.findings.append(renamed)
-        self._check_schema(first)
+        self._check_schema(first, first.kind)
         self._check_time_order(first)
         self.last_seq = first.seq
 
@@ -267,8 +268,8 @@ class Walk:
             raise FoldError(self.run, seq, code, rule)
         self.findings.append(Finding.of(self.run, seq, code, rule))
 
-    def _check_schema(self, record: Record) -> None:
-        problem = schema_problem(record)
+    def _check_schema(self, record: Record, kind: Kind | None) -> None:
+        problem = schema_problem(record, kind)
         if problem is not None:
             self._warn(record.seq, "schema_violation", f"the published record schemas refuse this record: {problem}")
 
@@ -290,8 +291,7 @@ class Walk:
 
     # -- one record ------------------------------------------------------------------------------------------------
 
-    def _apply(self, record: Record) -> None:
-        kind = record.kind
+    def _apply(self, record: Record, kind: Kind | None) -> None:
         seq = record.seq
         state = self.state
         assert state is not None

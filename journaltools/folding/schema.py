@@ -20,15 +20,17 @@ from __future__ import annotations
 from operator import attrgetter
 from typing import Final
 
-from journaltools.protocol.kinds import KINDS, ZERO_TIME, Record
+from journaltools.protocol.kinds import KINDS, ZERO_TIME, Kind, Record
 
 #: All ten payload fields of a record in one C call: this check runs on every record of every load.
 _PAYLOADS: Final = attrgetter(*KINDS)
 
 
-def schema_problem(record: Record) -> str | None:
-    """What the published schemas refuse in ``record`` (one line), or None."""
-    kind = record.kind
+def schema_problem(record: Record, kind: Kind | None = None) -> str | None:
+    """What the published schemas refuse in ``record`` (one line), or None; ``kind`` its ``record.kind`` where the
+    caller has it already."""
+    if kind is None:
+        kind = record.kind
     if record.seq < 1:
         return f"seq {record.seq} is below 1"
     payloads = _PAYLOADS(record)

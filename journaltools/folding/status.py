@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from journaltools.folding.state import wrap_int64
-from journaltools.protocol.kinds import Claim, Record, Terminal
+from journaltools.protocol.kinds import Claim, Kind, Record, Terminal
 
 if TYPE_CHECKING:
     from journaltools.folding.state import PendingCall, RunState
@@ -91,8 +91,10 @@ class SegmentWalk:
         self._terminal: Terminal | None = None
         self._llm = self._tools = self._in = self._out = 0
 
-    def add(self, record: Record) -> None:
-        kind = record.kind
+    def add(self, record: Record, kind: Kind | None = None) -> None:
+        """One record more (``kind``: its ``record.kind``, where the caller has it already)."""
+        if kind is None:
+            kind = record.kind
         if kind == "claim" and self._records > 0:
             # A claim starts the next process run; the one before it ends in its terminal, or crashed.
             self._closed.append(self._segment("crashed"))
