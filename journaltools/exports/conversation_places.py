@@ -5,7 +5,8 @@ still waits (a tool error, a call waiting for its result, a deferral, a call app
 looks through every message of the run, whatever page it is on: its text, thinking, provider blocks, and each
 call's tool name, input and result (with a deferral's note and handle), every word of the query in one message, in
 any case. The notebook's conversation view and the anywidget one read these; the offline report finds and jumps
-by the same kinds of place in its own page (``report_page``).
+by the same kinds of place in its own page (``report_page``). Every face answers the same keys (``JUMPS``,
+``FIND_STEPS``, ``FIND_BOX_KEY``), declared here once.
 """
 
 from __future__ import annotations
@@ -20,13 +21,23 @@ from journaltools.folding.conversation import CallState, CallView, MessageView, 
 from journaltools.folding.phrases import NO_ENDING, ending_text
 from journaltools.protocol.findings import Finding
 
+#: The places one key reaches, after the last place reached: its key, and the kind of place (the name on the
+#: report's button). The report, the notebook's conversation view and the anywidget one all read this table.
+JUMPS: Final = (("e", "error"), ("p", "pending call"), ("d", "deferral"), ("a", "approval"), ("r", "process run"))
+#: The keys that step through what a find found: to the next message found, and to the previous one.
+FIND_STEPS: Final = {"n": 1, "N": -1}
+#: The key that puts the keyboard in the find box.
+FIND_BOX_KEY: Final = "/"
+
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """A place "jump to" reaches: a label and the seq it names."""
+    """A place "jump to" reaches: a label and the seq it names, and the kind of place a key of ``JUMPS`` reaches
+    it as ("error", "process run"...; "" for a place no key reaches: the ending, a finding)."""
 
     label: str
     seq: int
+    jump: str = ""
 
 
 class Arranged(Protocol):
@@ -51,6 +62,8 @@ CALL_PLACES: Final = {
     "deferred": "deferral",
     "approved once": "approved once, not run yet",
 }
+#: The kind of place (a name of ``JUMPS``) each such call is for its key, by the same states.
+CALL_JUMPS: Final = {"error": "error", "waiting": "pending call", "deferred": "deferral", "approved once": "approval"}
 
 
 def targets_of(model: Arranged) -> list[Target]:
@@ -61,18 +74,64 @@ def targets_of(model: Arranged) -> list[Target]:
     else:
         found = [Target(f"the ending: {model.why.banner().title.lower()} (seq {ending})", ending)]
     if model.pending is not None:
-        found.append(Target(f"the turn in flight (seq {model.pending.seq})", model.pending.seq))
+        found.append(Target(f"the turn in flight (seq {model.pending.seq})", model.pending.seq, "pending call"))
     for segment in model.segments:
         who = segment.claimed_by or "first run"
-        found.append(Target(f"process run #{segment.index}: {who} → {ending_text(segment.ending)}", segment.first_seq))
+        label = f"process run #{segment.index}: {who} → {ending_text(segment.ending)}"
+        found.append(Target(label, segment.first_seq, "process run"))
     for finding in model.finding_values:
         if finding.seq is not None:
             found.append(Target(f"finding at seq {finding.seq}: {finding.code}", finding.seq))
     for seq, name, is_error, state in model.call_marks():
         kind = "error" if is_error else state
         if kind in CALL_PLACES:
-            found.append(Target(f"{CALL_PLACES[kind]}: {name} (seq {seq})", seq))
+            found.append(Target(f"{CALL_PLACES[kind]}: {name} (seq {seq})", seq, CALL_JUMPS[kind]))
     return found
+
+
+def next_place(targets: Sequence[Target], key: str, here: Target | None) -> Target | None:
+    """The place of the kind ``key`` reaches (``JUMPS``) after ``here`` (the place last reached, by any key or
+    "jump to"), in journal order (places of one seq in the order ``targets`` gives them); round again to the first
+    past the last. None for a key of no kind, or a kind the run has no place of."""
+    kind = dict(JUMPS).get(key)
+    places = sorted(
+        ((target.seq, index, target) for index, target in enumerate(targets) if target.jump == kind and kind),
+        key=lambda place: place[:2],
+    )
+    if not places:
+        return None
+    if here is not None:
+        # ``here`` may be of a list since grown (a followed run): past its seq when it is no longer among them.
+        at = next((index for index, target in enumerate(targets) if target == here), len(targets))
+        later = [target for seq, index, target in places if (seq, index) > (here.seq, at)]
+        if later:
+            return later[0]
+    return places[0][2]
+
+
+class Found:
+    """What a find found (the seqs, in journal order) and which of them is shown: the one "n of m" of every face."""
+
+    def __init__(self, model: Arranged | None = None, query: str = "") -> None:
+        self.query = query
+        self.seqs = find_seqs(model, query) if model is not None else []
+        #: The index in ``seqs`` of the message shown, -1 before the first step.
+        self.at = -1
+
+    def label(self) -> str:
+        """ "3 of 12" once stepped, "0 of 12" before, "no match", or "" for a query of no words."""
+        if not self.query.split():
+            return ""
+        if not self.seqs:
+            return "no match"
+        return f"{self.at + 1:,} of {len(self.seqs):,}"
+
+    def step(self, step: int) -> int | None:
+        """The seq of the next (``step`` 1) or previous (-1) message found, round again past either end."""
+        if not self.seqs:
+            return None
+        self.at = (self.at + step) % len(self.seqs) if self.at >= 0 or step > 0 else len(self.seqs) - 1
+        return self.seqs[self.at]
 
 
 def call_marks_of(
@@ -129,4 +188,18 @@ def _holds(text: str, words: Sequence[str]) -> bool:
     return all(word in text for word in words)
 
 
-__all__: Sequence[str] = ["CALL_PLACES", "Arranged", "Target", "call_marks_of", "find_seqs", "haystack", "targets_of"]
+__all__: Sequence[str] = [
+    "CALL_JUMPS",
+    "CALL_PLACES",
+    "FIND_BOX_KEY",
+    "FIND_STEPS",
+    "JUMPS",
+    "Arranged",
+    "Found",
+    "Target",
+    "call_marks_of",
+    "find_seqs",
+    "haystack",
+    "next_place",
+    "targets_of",
+]

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Final
 
 from journaltools._base.urls import masked
 from journaltools.exports.conversation import ConversationModel
+from journaltools.exports.conversation_places import JUMPS
 from journaltools.exports.facts import Prices, RecordFacts, facts_of_read, time_text
 from journaltools.exports.html import STYLE, RenderBudget, esc, status_badge
 from journaltools.exports.report_page import CONTENT_SECURITY_POLICY, REPORT_SCRIPT, REPORT_STYLE
@@ -74,9 +75,6 @@ PAGE_SIZE: Final = 50
 #: The Markdown time of a whole report (seconds); the messages after it are shown as plain text, as a notebook page
 #: does past its own budget.
 MARKDOWN_SECONDS: Final = 10.0
-#: The places one key reaches, after the last place reached (``report_page.REPORT_SCRIPT`` finds them by the classes
-#: the conversation's HTML gives them): its key, and its name on the button.
-JUMPS: Final = (("e", "error"), ("p", "pending call"), ("d", "deferral"), ("a", "approval"), ("r", "process run"))
 #: What the document's id attributes start with (``jt-r-seq-12``: the conversation's anchors).
 ANCHOR_UID: Final = "r"
 

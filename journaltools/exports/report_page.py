@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from typing import TYPE_CHECKING, Final
+import json
+from typing import Final
 
-if TYPE_CHECKING:
-    pass
-
+from journaltools.exports.conversation_places import FIND_BOX_KEY, FIND_STEPS, JUMPS
 
 #: JupyterLab's theme variables, which every colour of ``exports.html.STYLE`` reads, for each theme.
 _LIGHT: Final = {
@@ -96,7 +95,7 @@ body {{ margin: 0; background: var(--jp-layout-color0); }}
 #: The file's one script: the theme switch, "open / close every page", and opening the page a link points into
 #: (a message on a closed page). Fixed code: no journal text is ever in it. The buttons it drives are hidden until it
 #: runs, so a reader whose viewer runs no script sees no dead buttons (every page still opens by its summary).
-REPORT_SCRIPT: Final = r"""(function () {
+_REPORT_SCRIPT_CODE: Final = r"""(function () {
   var root = document.documentElement;
   var themes = ["auto", "light", "dark"];
   var themeButton = document.getElementById("jt-theme");
@@ -209,12 +208,7 @@ REPORT_SCRIPT: Final = r"""(function () {
   document.getElementById("jt-find-next").addEventListener("click", function () { step(1); });
   document.getElementById("jt-find-previous").addEventListener("click", function () { step(-1); });
   // One key to the next place of a kind, after the last place reached (the kinds are the classes the calls carry).
-  var kinds = {
-    e: ".jt-call-error",
-    p: ".jt-call[data-state='waiting'], .jt-pending",
-    d: ".jt-call[data-state='deferred']",
-    a: ".jt-call[data-state='approved once']"
-  };
+  var kinds = __JT_KINDS__, runKey = __JT_RUN_KEY__, findSteps = __JT_FIND_STEPS__;
   var conversation = document.getElementById("conversation");
   // A process run is reached at the message where it starts, which its chip and its row in the table link to.
   var runLinks = ".jt-segment[href], #segments .jt-seq-link";
@@ -227,7 +221,7 @@ REPORT_SCRIPT: Final = r"""(function () {
     return hrefs;
   }
   function placesOf(key) {
-    if (key !== "r") return [].slice.call(conversation.querySelectorAll(kinds[key]));
+    if (key !== runKey) return [].slice.call(conversation.querySelectorAll(kinds[key]));
     var starts = [];
     runStarts().forEach(function (href) {
       var start = byId(decodeURIComponent(href.slice(1)));
@@ -253,11 +247,11 @@ REPORT_SCRIPT: Final = r"""(function () {
   }
   var jumpButtons = document.querySelectorAll("button[data-jump]");
   // Each kind counted in the plain pages and, read apart without being shown, in each page still compressed.
-  function countIn(root, key) { return key === "r" ? 0 : root.querySelectorAll(kinds[key]).length; }
+  function countIn(root, key) { return key === runKey ? 0 : root.querySelectorAll(kinds[key]).length; }
   function showCounts(packedCounts) {
     for (var b = 0; b < jumpButtons.length; b++) {
       var key = jumpButtons[b].getAttribute("data-jump");
-      var count = key === "r" ? runStarts().length : countIn(conversation, key);
+      var count = key === runKey ? runStarts().length : countIn(conversation, key);
       packedCounts.forEach(function (counts) {
         if (counts.body.hasAttribute("data-jt-gz")) count += counts[key] || 0;  // not yet among the plain pages
       });
@@ -279,13 +273,33 @@ REPORT_SCRIPT: Final = r"""(function () {
   document.addEventListener("keydown", function (event) {
     var typing = event.target.closest && event.target.closest("input, textarea, select");
     if (typing || event.altKey || event.ctrlKey || event.metaKey) return;
-    if (event.key === "/") { event.preventDefault(); findBox.focus(); }
-    else if (event.key === "n" || event.key === "N") step(event.key === "n" ? 1 : -1);
-    else if (kinds[event.key]) jump(event.key);
+    if (event.key === __JT_FIND_BOX_KEY__) { event.preventDefault(); findBox.focus(); }
+    else if (findSteps[event.key]) step(findSteps[event.key]);
+    else if (kinds[event.key] || event.key === runKey) jump(event.key);
   });
   var controls = document.querySelectorAll(".jt-script-only");
   for (var i = 0; i < controls.length; i++) controls[i].hidden = false;
 })();"""
+
+#: How the report's script finds each kind of place a key of ``JUMPS`` reaches, by the classes the conversation's
+#: HTML gives a call (a process run is found by the links to where it starts).
+_JUMP_SELECTORS: Final = {
+    "error": ".jt-call-error",
+    "pending call": ".jt-call[data-state='waiting'], .jt-pending",
+    "deferral": ".jt-call[data-state='deferred']",
+    "approval": ".jt-call[data-state='approved once']",
+}
+_RUN_KEY: Final = next(key for key, kind in JUMPS if kind == "process run")
+
+# The keys come from the one table every face reads; JSON is a JavaScript literal.
+REPORT_SCRIPT: Final = (
+    _REPORT_SCRIPT_CODE.replace(
+        "__JT_KINDS__", json.dumps({key: _JUMP_SELECTORS[kind] for key, kind in JUMPS if kind in _JUMP_SELECTORS})
+    )
+    .replace("__JT_RUN_KEY__", json.dumps(_RUN_KEY))
+    .replace("__JT_FIND_STEPS__", json.dumps(FIND_STEPS))
+    .replace("__JT_FIND_BOX_KEY__", json.dumps(FIND_BOX_KEY))
+)
 
 
 def script_hash(script: str) -> str:
