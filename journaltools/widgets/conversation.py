@@ -2,7 +2,9 @@
 
 The view draws ``exports.conversation.ConversationModel`` (the same model the offline report draws): the header,
 a navigation bar whose "jump to" reaches any process run, finding, the ending and the turn in flight on any page,
-one window of messages rendered at a time, and the rest of any value cut short, on demand.
+a find bar that looks through every page, one window of messages rendered at a time, and the rest of any value cut
+short, on demand. The report's keys work in it (``conversation_keys``): one key to the next error, pending call,
+deferral, approval or process run, ``n`` / ``N`` through what was found, ``/`` to the find box.
 
 A run still being written can be followed (``from_source(..., follow=)``, on by default for an open run; see
 ``widgets.live``): a "live" badge, each new message added below those shown (the window already drawn is not drawn
@@ -20,11 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from journaltools.exports.conversation import ConversationModel
-from journaltools.exports.conversation_places import Target
+from journaltools.exports.conversation_places import FIND_STEPS, Found, Target, next_place
 from journaltools.exports.facts import Prices, RecordFacts
 from journaltools.exports.html import RenderBudget, Values, esc, themed
 from journaltools.folding import FoldResult
 from journaltools.folding.run import FoldedRun
+from journaltools.widgets.conversation_keys import FIND_BAR, KEY_ACTIONS, SCRIPT, key_of
 from journaltools.widgets.live import LiveUpdate, RunFollow, badge_html, is_open
 
 
@@ -57,6 +60,8 @@ class ConversationView:
         self.page_label = w.Label(layout=w.Layout(width="auto", flex="0 0 auto"))
         self.page_label.add_class("jt-page-label")
         self._targets: list[Target] = []
+        #: The place last reached by a key or "jump to": the next key goes on from there.
+        self._here: Target | None = None
         self.jump = w.Dropdown(options=[("jump to…", -1)], value=-1, layout=w.Layout(width="22em"))
         self.jump.observe(self._on_jump, names="value")
         self.seq_box = w.BoundedIntText(
@@ -87,11 +92,17 @@ class ConversationView:
             button.layout.width = "3em"
         self.find_previous.on_click(lambda _b: self.step_found(-1))
         self.find_next.on_click(lambda _b: self.step_found(1))
-        self._found: list[int] = []
-        self._found_at = -1
+        self._found = Found()
         find_bar = w.HBox([self.find_box, self.find_previous, self.find_next, self.find_label])
         find_bar.add_class("jt-pager")
-        find_bar.add_class("jt-find-bar")
+        find_bar.add_class(FIND_BAR)
+        # A key pressed in the view comes back through ``keys`` (``conversation_keys.SCRIPT``).
+        self.keys = w.Text(continuous_update=True)
+        self.keys.add_class(KEY_ACTIONS)
+        self.keys.layout.display = "none"
+        self.keys.observe(self._on_key, names="value")
+        key_script = w.HTML(SCRIPT)
+        key_script.layout.display = "none"
         self.body = w.HTML()
         self.rest_choice = w.Dropdown(options=[], description="", layout=w.Layout(width="28em"))
         self.rest_button = w.Button(description="show the rest", tooltip="the next part of the value chosen")
@@ -103,7 +114,9 @@ class ConversationView:
         # A followed view draws messages added below the window ``tail`` and the turn in flight in ``in_flight``.
         self.tail = w.VBox()
         self.in_flight = w.HTML()
-        self.widget = w.VBox([self.header, nav, find_bar, self.body, self.tail, self.in_flight, self.rest_bar])
+        self.widget = w.VBox(
+            [self.header, nav, find_bar, self.body, self.tail, self.in_flight, self.rest_bar, self.keys, key_script]
+        )
         self.widget.add_class("jt-conversation")
         # Closing the widget (``close()``, or the kernel's ``Widget.close_all()``) ends the follow with it.
         self.widget.observe(self._on_comm, names="comm")
@@ -115,6 +128,7 @@ class ConversationView:
         self.stop_following()
         with self._lock:
             self.model = model
+            self._here = None
             self._show_header()
             self.show_window(0)
             self.find(self.find_box.value)  # what was found was the other run's
@@ -354,31 +368,52 @@ class ConversationView:
     def find(self, query: str) -> list[int]:
         """Find the messages holding every word of ``query`` (any case, any page) and say how many; the first is
         shown by ``step_found``. The seqs found, in journal order."""
-        from journaltools.exports.conversation_places import find_seqs
-
         with self._lock:
-            self._found, self._found_at = find_seqs(self.model, query), -1
-            words = bool(query.split())
-            self.find_label.value = (f"0 of {len(self._found):,}" if self._found else "no match") if words else ""
-            self.find_previous.disabled = self.find_next.disabled = not self._found
-        return self._found
+            self._found = Found(self.model, query)
+            self.find_label.value = self._found.label()
+            self.find_previous.disabled = self.find_next.disabled = not self._found.seqs
+        return self._found.seqs
 
     def step_found(self, step: int) -> int | None:
         """Show the next (``step`` 1) or previous (-1) message found, marked, and say which it is ("3 of 12")."""
         with self._lock:
-            if not self._found:
-                return None
-            self._found_at = (self._found_at + step) % len(self._found)
-            seq = self._found[self._found_at]
-            self.jump_to_seq(seq)
-            self.find_label.value = f"{self._found_at + 1:,} of {len(self._found):,}"
+            seq = self._found.step(step)
+            if seq is not None:
+                self.jump_to_seq(seq)
+                self.find_label.value = self._found.label()
             return seq
+
+    def jump_next(self, key: str) -> Target | None:
+        """Show the next place of the kind ``key`` reaches (``conversation_places.JUMPS``: "e" the next error...)
+        after the place last reached, marked, as "jump to" shows it; the place, or None when the run has none."""
+        with self._lock:
+            place = next_place(self._targets, key, self._here)
+            if place is not None:
+                self._here = place
+                self.jump_to_seq(place.seq)
+            return place
+
+    def act(self, action: str, argument: str) -> None:
+        """What the page asks (``conversation_keys.SCRIPT``): ``key`` with a key pressed in the view. Anything else
+        is let go."""
+        if action != "key":
+            return
+        if argument in FIND_STEPS:
+            self.step_found(FIND_STEPS[argument])
+        else:
+            self.jump_next(argument)
+
+    def _on_key(self, change: dict[str, Any]) -> None:
+        key = key_of(str(change["new"]))
+        if key is not None:
+            self.act("key", key)
 
     def _on_jump(self, change: dict[str, Any]) -> None:
         index = int(change["new"])
         if index < 0:
             return
-        self.jump_to_seq(self._targets[index].seq)
+        self._here = self._targets[index]
+        self.jump_to_seq(self._here.seq)
         self.jump.value = -1  # so the same place can be chosen again
 
     def show_rest(self) -> None:

@@ -14,6 +14,9 @@ focused element keeps the focus, and a field its text and caret, across a redraw
 in the HTML sends the keyboard to the element of that key once drawn. Escape on the surface sends ``close`` when a
 ``.jt-detail .jt-close`` is shown; ArrowUp and ArrowDown move between the rows of a ``.jt-rows`` table; a finding's
 seq link (``a.jt-seq-link``) scrolls to its message, or sends ``jump`` with its seq when the window does not hold it.
+Enter in a field with ``data-jt-enter`` sends that action with ``1`` (Shift+Enter: ``-1``); a key pressed outside
+a field, within an element whose ``data-jt-keys`` lists it (space-separated), sends ``key`` with the key. A click on
+the surface's text gives it the keyboard (it is focusable), so such keys work after a click anywhere in it.
 
 The theme is the host's: the surface reads the text colour its host gives it, and a light text on a dark page
 switches its colours to the dark set (``DARK_STYLE``), again whenever the page's theme changes. JupyterLab's own
@@ -80,6 +83,7 @@ function lightText(el) {
 function render({ model, el }) {
   const root = document.createElement("div");
   root.className = "jt jt-surface";
+  root.tabIndex = -1;
   el.appendChild(root);
   const send = (act, arg) => model.send({ act: act, arg: arg == null ? "" : String(arg) });
   const keyed = (key) =>
@@ -132,7 +136,24 @@ function render({ model, el }) {
   root.addEventListener("input", sendField("INPUT"));
   root.addEventListener("change", sendField("SELECT"));
   root.addEventListener("keydown", (event) => {
-    if (event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
+    if (event.altKey || event.ctrlKey || event.metaKey || event.isComposing || !event.target.closest) return;
+    const field = event.target.closest("input, textarea, select, [contenteditable]");
+    if (field && event.key === "Enter" && field.hasAttribute("data-jt-enter")) {
+      event.preventDefault();
+      event.stopPropagation();
+      send(field.getAttribute("data-jt-enter"), event.shiftKey ? "-1" : "1");
+      return;
+    }
+    // Outside a field (where a key is a letter typed); a host's own single-key shortcuts never see it.
+    const keyed = field ? null : event.target.closest("[data-jt-keys]") ||
+      (event.target === root ? root.querySelector("[data-jt-keys]") : null);
+    if (keyed && root.contains(keyed) && keyed.getAttribute("data-jt-keys").split(" ").indexOf(event.key) >= 0) {
+      event.preventDefault();
+      event.stopPropagation();
+      send("key", event.key);
+      return;
+    }
+    if (event.shiftKey) return;
     if (event.key === "Escape") {
       if (root.querySelector(".jt-detail .jt-close")) {
         event.preventDefault();
