@@ -497,6 +497,15 @@ def test_in_jupyterlab_a_clicked_row_opens_its_conversation(lab: tuple[Any, list
         timeout=30_000,
     )
     assert page.locator(".jt-browser .jt-tr.jt-selected").inner_text().startswith(target)
+    # The report's keys work in the opened run: "r" marks its first process run, and "a" (the next approval here)
+    # never reaches JupyterLab, whose command mode would add a cell.
+    cells = page.locator(".jp-Cell").count()
+    page.locator(".jt-browser .jt-detail .jt-conversation .jt-msg").first.click()
+    assert page.locator(".jt-browser .jt-detail .jt-conversation .jt-target").count() == 0
+    page.keyboard.press("r")
+    page.locator(".jt-browser .jt-detail .jt-conversation .jt-target").first.wait_for(timeout=30_000)
+    page.keyboard.press("a")
+    assert page.locator(".jp-Cell").count() == cells
     for name, selector in CONTRAST_TARGETS:
         if name in ("table header",):  # no ListingComparison in this notebook
             continue
