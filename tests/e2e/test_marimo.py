@@ -9,6 +9,7 @@ request the page makes that is not to the server is blocked, and the test says s
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -186,6 +187,17 @@ def test_in_marimo_the_conversation_jumps_to_a_place_chosen(quickstart: tuple[An
     chooser.select_option(seq)
     alone.locator(".jt-target").first.wait_for(timeout=30_000)
     assert alone.locator(".jt-page-label").inner_text().startswith("messages ")
+    # The find bar reads every page: a word of the first message is found ("1 of n" once stepped to with Enter), and
+    # the report's keys move through the run from the view ("r": its first process run).
+    word = max(re.findall(r"[A-Za-z]{4,}", alone.locator(".jt-msg").first.inner_text()), key=len)
+    field = alone.locator(".jt-find-bar input")
+    field.fill(word)
+    alone.locator(".jt-find-count", has_text=" of ").wait_for(timeout=30_000)
+    field.press("Enter")
+    alone.locator(".jt-find-count", has_text="1 of ").wait_for(timeout=30_000)
+    alone.locator(".jt-msg").first.click()
+    page.keyboard.press("r")
+    alone.locator(".jt-target").first.wait_for(timeout=30_000)
 
 
 def test_the_quick_start_runs_as_a_script() -> None:
