@@ -124,6 +124,9 @@ def _diff_cohorts(args: argparse.Namespace) -> int:
     with _open(source, "diff") as backend:
         tables = load(backend, strict=False, records=False, progress=False)
     result = diff_cohorts(tables, args.cohort[0], args.cohort[1])
+    for name, side in (("A", result.a), ("B", result.b)):
+        if not side.runs:  # figures of no run read as if a cohort had been measured: say so first
+            _note("diff", f"cohort {name} keeps no run of {source}: {side.expression}")
     if args.json:
         _emit_json(result.to_dict())
         return 0

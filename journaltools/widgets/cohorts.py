@@ -39,7 +39,8 @@ def cohort_diff_html(diff: CohortDiff) -> str:
             + "</tr>"
             for row in section.rows
         )
-        parts.append(f'<h4>{esc(section.title)}</h4><table class="jt-table jt-cohorts"><tr>{head}</tr>{body}</table>')
+        table = f'<table class="jt-table jt-cohorts"><tr>{head}</tr>{body}</table>'
+        parts.append(f'<h4>{esc(section.title)}</h4><div class="jt-cohort-scroll">{table}</div>')
     return themed(f'<div class="jt-cohort-diff">{"".join(parts)}</div>')
 
 
@@ -73,7 +74,12 @@ def cohorts_shown(
     from journaltools.tables import load
 
     button = w.Button(description="close the cohorts", layout=w.Layout(width="auto"))
+    button.add_class("jt-cohort-close")
     button.on_click(lambda _button: close())
+    empty = [name for name, choice in (("A", a), ("B", b)) if isinstance(choice, ChosenRuns) and not choice.runs]
+    if empty:
+        note = f"no cohorts: {' and '.join(empty)} holds no run (the list was empty when it was taken)"
+        return None, (w.HTML(themed(f"<p>{esc(note)}</p>")), button)
     if backend is None:
         note = "no cohorts: a comparison loads the source's tables; open the browser on a source"
         return None, (w.HTML(themed(f"<p>{esc(note)}</p>")), button)
@@ -119,8 +125,12 @@ class CohortPicker:
         self._say()
 
     def take(self, side: str) -> None:
-        """Take the runs listed now as cohort ``side`` (``a`` or ``b``); compare once both are taken."""
+        """Take the runs listed now as cohort ``side`` (``a`` or ``b``); compare once both are taken. An empty list
+        is not taken: the note says so."""
         chosen = self._shown()
+        if not chosen.runs:
+            self._say(f"no run is listed ({chosen.label}): nothing to take as {side.upper()}")
+            return
         if side == "a":
             self.a = chosen
         else:
@@ -129,10 +139,16 @@ class CohortPicker:
         if self.a is not None and self.b is not None:
             self._compare(self.a, self.b)
 
-    def _say(self) -> None:
+    def clear(self) -> None:
+        """Forget both cohorts (the comparison was closed): the next two presses choose afresh."""
+        self.a = self.b = None
+        self._say()
+
+    def _say(self, problem: str = "") -> None:
         def side(name: str, chosen: ChosenRuns | None) -> str:
             if chosen is None:
                 return f"<b>{name}</b> not chosen"
             return f"<b>{name}</b> {len(chosen.runs):,} runs ({esc(chosen.label)})"
 
-        self.note.value = f'<span class="jt-muted">{side("A", self.a)} · {side("B", self.b)}</span>'
+        said = f"{side('A', self.a)} · {side('B', self.b)}" + (f" · {esc(problem)}" if problem else "")
+        self.note.value = f'<span class="jt-muted">{said}</span>'

@@ -580,6 +580,7 @@ class RunBrowser:
     def close_cohorts(self) -> None:
         self.cohorts = None
         self.cohorts_box.children = ()
+        self.picker.clear()
 
     def _close_comparison(self) -> None:
         self.comparison = None

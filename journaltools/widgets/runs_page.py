@@ -148,6 +148,14 @@ BROWSER_STYLE = """<style>
     width: auto; margin: 0 2px; }
 .jt-browser .jt-chip.jupyter-button.mod-active { background: var(--jt-surface-2); border-color: var(--jt-brand);
     box-shadow: inset 0 0 0 1px var(--jt-brand); }
+/* The cohort picker wraps as the toolbar does, its buttons never shrunk to an ellipsis, its note on their line. */
+.jt-browser .jt-cohort-picker { align-items: center; gap: 6px; flex-wrap: wrap; overflow: visible; }
+.jt-browser .jt-cohort-picker .jupyter-button { flex: none; }
+.jt-browser .jt-cohort-picker .widget-html { margin: 0; line-height: 24px; }
+.jt-browser .jt-cohort-picker .widget-html-content { line-height: 20px; }
+.jt-browser .jt-cohort-close.jupyter-button { width: auto; flex: none; }
+/* Each table of a comparison scrolls sideways on its own where the notebook is narrow. */
+.jt-cohort-diff .jt-cohort-scroll { overflow-x: auto; max-width: 100%; }
 .jt-browser .jt-rows { overflow-x: auto; overflow-y: visible; line-height: normal; }
 /* The table's widget is as wide as the browser, never its rows' width: the rows scroll sideways inside it. */
 .jt-browser .jt-table-view { width: 100%; max-width: 100%; min-width: 0; margin: 0; }

@@ -110,3 +110,11 @@ def test_the_command_prints_both_cohorts_and_its_json_is_the_documented_shape(
         assert main(["diff", str(RANDOM), *wrong]) == 2
         err = capsys.readouterr().err
         assert said in err and "Traceback" not in err
+
+
+def test_a_cohort_that_keeps_no_run_is_said_to_be_empty(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["diff", str(RANDOM), "--cohort", 'model ~ "no-model-is-named-so"', "--cohort", "records > 0"]) == 0
+    captured = capsys.readouterr()
+    assert "cohort A keeps no run of" in captured.err and "no-model-is-named-so" in captured.err
+    assert "cohort B keeps no run" not in captured.err
+    assert "(0 runs)" in captured.out

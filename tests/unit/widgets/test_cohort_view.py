@@ -79,3 +79,19 @@ def test_the_runs_listed_when_each_button_is_pressed_are_the_two_cohorts() -> No
     assert view.diff.a.endings == by_expression.a.endings and view.diff.b.tools == by_expression.b.tools
     assert f"{len(listed_b):,} runs" in browser.picker.note.value
     browser.close()
+
+
+def test_an_empty_list_is_not_taken_as_a_cohort_and_closing_forgets_both() -> None:
+    browser = RunBrowser.from_source(str(SAMPLES), follow=False)
+    assert browser.wait_loaded(30)
+    browser.filter_box.value = "no-run-says-this-zzqx"
+    assert browser.model.visible() == []
+    browser.picker.take_a.click()
+    assert browser.picker.a is None and "nothing to take as A" in browser.picker.note.value
+    browser.filter_box.value = ""
+    browser.picker.take_a.click()
+    browser.picker.take_b.click()
+    assert browser.cohorts is not None
+    browser.close_cohorts()
+    assert browser.picker.a is None and browser.picker.b is None and "A</b> not chosen" in browser.picker.note.value
+    browser.close()
