@@ -13,7 +13,7 @@ import msgspec
 
 from journaltools.folding import FoldResult, Segment
 from journaltools.folding.facts import time_ns, undated, wall_clock_ns
-from journaltools.folding.phrases import reopening_text, shown_time
+from journaltools.folding.phrases import approvals_text, reopening_text, shown_time
 from journaltools.folding.run import fold_run
 from journaltools.folding.state import COUNTER_NAMES
 from journaltools.folding.texts import message_lines
@@ -354,7 +354,7 @@ def run_lines(
         shown = shown_part(readable_json(call.input.decode("utf-8", "replace")))
         yield f"\npending: {call.name}({shown}) [{call.id}]: {where}"
     if document["approvals"]:
-        yield "\nstanding approvals: " + ", ".join(document["approvals"])
+        yield "\nstanding approvals: " + approvals_text(document["approvals"])
     if document["findings"]:
         yield ""
     for finding in document["findings"]:

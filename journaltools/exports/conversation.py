@@ -60,7 +60,7 @@ from journaltools.folding.conversation import (
     header_of,
     pending_view,
 )
-from journaltools.folding.phrases import ending_text, shown_time
+from journaltools.folding.phrases import approvals_text, ending_text, shown_time
 from journaltools.folding.run import FoldedRun, fold_run
 from journaltools.folding.state import COUNTER_NAMES
 from journaltools.protocol.findings import Finding
@@ -360,7 +360,7 @@ class ConversationModel:
                 ("caller", h["caller"]),
                 ("interactive", "yes" if h["interactive"] else "no"),
                 ("conversation", h["conversation"]),
-                ("approvals", ", ".join(h["approvals"]) or None),
+                ("approvals", approvals_text(h["approvals"]) or None),
                 ("approved once", ", ".join(h["call_approvals"]) or None),
                 ("memory", ", ".join(f"{k}@{v}" for k, v in sorted(h["memory_revisions"].items())) or None),
             ]

@@ -10,7 +10,8 @@ Nothing here is HTML or terminal-safe: the views escape what they show, the CLI 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
@@ -72,6 +73,13 @@ def reopening_phrase(terminal_reason: str, after: AfterTerminal) -> str:
         return f"{ending}, then reopened by {after.claimed_by} at seq {after.seq}"
     what = f"a {after.kind} record" if after.kind != "unknown" else "a record of no known kind"
     return f"{ending}, then reopened by {what} at seq {after.seq}"
+
+
+def approvals_text(approvals: Sequence[str]) -> str:
+    """A run's standing approvals in one line: each tool once, in the order first approved, with how many decision
+    records approved it when more than one (a long run journals one per decision: hundreds of the same names)."""
+    counts = Counter(approvals)
+    return ", ".join(tool if counts[tool] == 1 else f"{tool} ({counts[tool]:,} times)" for tool in dict.fromkeys(approvals))
 
 
 def unanswered_text(count: int, *, ended: bool) -> str:
