@@ -79,7 +79,8 @@ def approvals_text(approvals: Sequence[str]) -> str:
     """A run's standing approvals in one line: each tool once, in the order first approved, with how many decision
     records approved it when more than one (a long run journals one per decision: hundreds of the same names)."""
     counts = Counter(approvals)
-    return ", ".join(tool if counts[tool] == 1 else f"{tool} ({counts[tool]:,} times)" for tool in dict.fromkeys(approvals))
+    named = dict.fromkeys(approvals)
+    return ", ".join(tool if counts[tool] == 1 else f"{tool} ({counts[tool]:,} times)" for tool in named)
 
 
 def unanswered_text(count: int, *, ended: bool) -> str:

@@ -125,3 +125,11 @@ def test_every_face_states_the_status_and_why_the_fold_decided(folder: Path) -> 
             assert set(said.values()) == {status}, (run, said)
             assert f">{status}</span>" in report_of_read(read).html, run
             assert row_of_fold(run, result).reason == table_rows[run].reason == why, (run, table_rows[run].reason, why)
+
+
+def test_standing_approvals_name_each_tool_once_with_how_many_decisions_approved_it() -> None:
+    from journaltools.folding.phrases import approvals_text
+
+    assert approvals_text([]) == ""
+    assert approvals_text(["a", "b"]) == "a, b"
+    assert approvals_text(["server_run", "stream_rm", "server_run", "server_run"]) == "server_run (3 times), stream_rm"
