@@ -5,10 +5,14 @@
   a thread per core (at most four; ``workers`` caps them): the reads and the C scanner release the GIL, so two
   cores read 107 MB in 0.71-0.78x the time of one. Batches still come out in order, and no more than one per
   thread waits beyond the one the caller holds.
-- Local journals the scanner proves are folded natively (``folding.native``) and stay in this process by default:
-  sending a batch's tables back from a worker costs more than the fold it did there (308 MB of journals: 1.85 s
-  with a worker process beside this one, 1.76 s alone). A thread per core gains nothing measurable either, as the
-  per-journal work around the native fold holds the GIL about as long as the fold runs without it.
+- Local journals the scanner proves are folded natively (``folding.native``, read in place: ``sources.in_place``)
+  and stay in this process by default. A worker process pays off only once it runs: with one started, a load
+  shares its batches in 0.77x the time alone for 3,000 August runs (107 MB) and 0.86x for 15,000 small newest ones
+  (69 MB), 0.97x for 40 runs of 1.9 MB; but a load in a fresh interpreter that starts it is slower than alone
+  (69 MB: 1.06-1.17 s against 1.01-1.04 s; 107 MB: 0.49-0.64 s against 0.48-0.50 s), and even 320 MB gains nothing
+  reliable. So ``workers=2`` is for whoever loads again and again in one process (a notebook). A thread per core
+  gains nothing measurable either, as the per-journal Python around the native fold holds the GIL about as long as
+  the fold runs without it (15,000 small runs: 1.03-1.07 s on threads against 1.00-1.03 s alone).
 - Folding in Python is slow, so a load that folds enough journal bytes in Python (``FOLD_POOL_FROM``: a
   source the scanner cannot read in place, such as JetStream, or the native fold set aside) on a machine with
   more than one core shares its batches with worker processes (``workers.py``): one per further core, started once
