@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import shutil
+import textwrap
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any, Final
@@ -23,12 +25,13 @@ from journaltools.sources.liveness import SourceLocks, Writer, liveness_text, si
 
 if TYPE_CHECKING:
     from journaltools.sources.base import RunRead
-from journaltools._base.readable import readable_json, shown_part
+from journaltools._base.readable import readable_json, shorten_end, shown_part
 from journaltools.cli._output import (
     UsageError,
     _emit_json,
     _say,
     finding_json,
+    fitted_columns,
     human_duration,
     print_table,
 )
@@ -247,9 +250,29 @@ def _print_run(
     times: str | None = None,
     record_times: dict[int, str] | None = None,
 ) -> None:
-    """The readable account of a run (``run_lines``), each line printed as soon as it is drawn."""
-    for line in run_lines(document, result, first=first, times=times, record_times=record_times):
+    """The readable account of a run (``run_lines``) at the terminal's width, each line printed as soon as it is
+    drawn."""
+    width = shutil.get_terminal_size((SHOW_WIDTH, 24)).columns
+    for line in run_lines(document, result, first=first, times=times, record_times=record_times, width=width):
         _say(line)
+
+
+#: The width ``show`` fits its account to off a terminal (a pipe, a file): on a terminal, the terminal's.
+SHOW_WIDTH: Final = 120
+#: The columns of the process-run table that step aside, in this order, when it is wider than the terminal.
+SEGMENTS_DROPPABLE: Final = ("claimed_at", "ended", "tool_calls", "llm_calls", "started")
+
+
+def _fitted(line: str, width: int | None) -> Iterator[str]:
+    """A line of the account's head (it may hold several, one per newline), each wrapped at ``width`` (its
+    continuations indented); whole when it fits or ``width`` is None."""
+    for part in line.split("\n"):
+        if width is None or len(part) <= width:
+            yield part
+        else:
+            yield from textwrap.wrap(
+                part, width, subsequent_indent="    ", break_on_hyphens=False, break_long_words=False
+            )
 
 
 def run_lines(
@@ -259,39 +282,43 @@ def run_lines(
     first: int = 0,
     times: str | None = None,
     record_times: dict[int, str] | None = None,
+    width: int | None = None,
 ) -> Iterator[str]:
     """The readable account of a run, line by line, each drawn only when the one before it was taken: the status,
     times, ending, resume point, counters and process runs, then the messages from index ``first``, the turn in
     flight, the pending calls and the findings. ``document`` is ``account_of`` the fold (or ``show_document``,
-    which holds the same fields). A line may hold journal text: the caller escapes it for its terminal."""
+    which holds the same fields). A line may hold journal text: the caller escapes it for its terminal. With
+    ``width``, the head's lines are wrapped and the process-run table fitted to it."""
     yield f"run {result.run}: {document['status']}"
     state = result.state
     if state is not None:
         agent = f" · agent {state.agent}" if state.agent else ""
         yield f"written by {state.generation.title}{agent}"
     if times:
-        yield times
+        yield from _fitted(times, width)
     terminal = state.terminal if state is not None else None
     if terminal is not None:
         said = f": {shown_part(terminal.message)}" if terminal.message else ""
         at = f" at {shown_time(state.ended)}" if state is not None and not undated(state.ended) else ""
-        yield f"ended: {terminal.reason}{said}{at}"
+        yield from _fitted(f"ended: {terminal.reason}{said}{at}", width)
         reopened = reopening_text(result)
         if reopened is not None:
             # The August build lists the last terminal whatever follows it; the newest line reopens the run.
-            yield f"reopened: {reopened}, so the runtime lists the run open again"
+            yield from _fitted(f"reopened: {reopened}, so the runtime lists the run open again", width)
     if document["stale_terminal"]:
         yield "a new turn follows the last terminal: the status names the previous turn's ending"
     resume = document["resume"]
-    yield (
+    resumed = (
         f"resume: last seq {resume['last_seq']}, next iteration {resume['next_iteration']}, "
         f"last stop reason {resume['last_stop_reason'] or '-'}, waiting for {resume['waiting_for'] or 'nothing'}"
     )
+    yield from _fitted(resumed, width)
     counters = dict(document["counters"])
     by_kind = counters.pop("tool_calls_by_kind", {})
-    yield "counters: " + ", ".join(f"{key} {value}" for key, value in counters.items())
+    yield from _fitted("counters: " + ", ".join(f"{key} {value}" for key, value in counters.items()), width)
     if by_kind:
-        yield "tool calls by provider: " + ", ".join(f"{kind} {count}" for kind, count in by_kind.items())
+        by_provider = "tool calls by provider: " + ", ".join(f"{kind} {count}" for kind, count in by_kind.items())
+        yield from _fitted(by_provider, width)
     if len(document["segments"]) > 1:
         yield ""
         # A last process run with no terminal may have died long ago: the table does not call it "running"
@@ -313,8 +340,14 @@ def run_lines(
         # escaped twice reads the same), then given line by line.
         table = io.StringIO()
         columns = ["index", "first_seq", "last_seq", "claimed_by", "claimed_at", *spans, "ending", "llm_calls"]
+        kept, cuts = fitted_columns(
+            unended, [*columns, "tool_calls"], width, flexible={"claimed_by": 12}, droppable=SEGMENTS_DROPPABLE
+        )
+        fitted = [
+            {**row, **{key: shorten_end(str(row[key] or ""), limit) for key, limit in cuts.items()}} for row in unended
+        ]
         with contextlib.redirect_stdout(table):
-            print_table(unended, [*columns, "tool_calls"])
+            print_table(fitted, kept)
         yield from table.getvalue().splitlines()
     seqs = result.message_seqs
     if first > 0:

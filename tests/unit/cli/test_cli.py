@@ -478,9 +478,13 @@ def test_show_says_when_record_times_run_backwards(capsys: pytest.CaptureFixture
     # An answer journaled by a clock 4.6 s behind the one that dated the deferral before it.
     code, out, _ = run_cli(capsys, "show", str(NEWEST_FILES), "3MtgeORUyjqNtTnpuv2wKMRNDfC")
     lines = out.splitlines()
-    header = next(line for line in lines if line.startswith("created "))
+    # The head's lines wrap at the width (120 off a terminal), their continuations indented.
+    unwrapped = out.replace("\n    ", " ").splitlines()
+    header = next(line for line in unwrapped if line.startswith("created "))
     answer = next(line for line in lines if line.startswith("[seq 5] "))
     assert code == 0 and header.endswith("wall clock unknown: record times run backwards at seq 5")
+    head = lines[: next(index for index, line in enumerate(lines) if line.startswith("[seq"))]
+    assert all(len(line) <= 120 for line in head)
     assert answer.endswith("(dated 2.1s before the message above it: the clocks disagree)")
     assert any(
         line.startswith("warning: seq 5: times_out_of_order: seq 5 is dated 4.618 s before seq 4") for line in lines
