@@ -254,8 +254,11 @@ def _conversation_frame(model: ConversationModel) -> tuple[str, str]:
     """The conversation section's opening (its heading, how it is paged, the page buttons) and its closing."""
     pages = model.page_count
     in_flight = " and the turn in flight" if model.pending is not None else ""
+    # Every process run's first seq, for the "r" key: the table and the chips link to only some of a long run's.
+    starts = " ".join(str(segment.first_seq) for segment in model.segments)
     intro = (
-        f'<section id="conversation"><h2>Conversation</h2><p>{len(model.messages):,} message'
+        f'<section id="conversation"><h2 data-jt-run-starts="{starts}">Conversation</h2>'
+        f"<p>{len(model.messages):,} message"
         f"{'s' if len(model.messages) != 1 else ''}{in_flight} in {pages:,} "
         f"page{'s' if pages != 1 else ''} of {model.page_size}; a page opens and closes by its title (the first and "
         "the last are open). "

@@ -210,26 +210,30 @@ _REPORT_SCRIPT_CODE: Final = r"""(function () {
   // One key to the next place of a kind, after the last place reached (the kinds are the classes the calls carry).
   var kinds = __JT_KINDS__, runKey = __JT_RUN_KEY__, findSteps = __JT_FIND_STEPS__;
   var conversation = document.getElementById("conversation");
-  // A process run is reached at the message where it starts, which its chip and its row in the table link to.
-  var runLinks = ".jt-segment[href], #segments .jt-seq-link";
-  function runStarts() {
-    var hrefs = [];
-    [].forEach.call(document.querySelectorAll(runLinks), function (link) {
-      var href = link.getAttribute("href");
-      if (hrefs.indexOf(href) < 0) hrefs.push(href);
-    });
-    return hrefs;
+  // A process run is reached at the message where it starts (at or before its first seq, as a link to it lands):
+  // every run's, listed on the section's heading, where the chips and the table link to only some of a long run's.
+  function runStartsListed() {
+    var listing = conversation.querySelector("[data-jt-run-starts]");
+    return ((listing && listing.getAttribute("data-jt-run-starts")) || "").split(" ").filter(Boolean);
   }
   function placesOf(key) {
     if (key !== runKey) return [].slice.call(conversation.querySelectorAll(kinds[key]));
-    var starts = [];
-    runStarts().forEach(function (href) {
-      var start = byId(decodeURIComponent(href.slice(1)));
-      if (start && starts.indexOf(start) < 0) starts.push(start);
+    var messages = [].slice.call(conversation.querySelectorAll(".jt-msg[id]"));
+    var seqs = messages.map(function (message) {
+      var found = /-seq-(\d+)$/.exec(message.id);
+      return found ? Number(found[1]) : -1;
     });
-    return starts.sort(function (a, b) {
-      return a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1;
+    var listed = runStartsListed();
+    var starts = [], taken = new Set();
+    listed.map(Number).sort(function (a, b) { return a - b; }).forEach(function (seq) {
+      var low = 0, high = seqs.length - 1, best = -1;
+      while (low <= high) {
+        var middle = (low + high) >> 1;
+        if (seqs[middle] <= seq) { best = middle; low = middle + 1; } else { high = middle - 1; }
+      }
+      if (best >= 0 && !taken.has(best)) { taken.add(best); starts.push(messages[best]); }
     });
+    return starts;
   }
   var here = null;
   function jump(key) { inflateAll().then(function () { jumpNow(key); }); }
@@ -251,7 +255,7 @@ _REPORT_SCRIPT_CODE: Final = r"""(function () {
   function showCounts(packedCounts) {
     for (var b = 0; b < jumpButtons.length; b++) {
       var key = jumpButtons[b].getAttribute("data-jump");
-      var count = key === runKey ? runStarts().length : countIn(conversation, key);
+      var count = key === runKey ? runStartsListed().length : countIn(conversation, key);
       packedCounts.forEach(function (counts) {
         if (counts.body.hasAttribute("data-jt-gz")) count += counts[key] || 0;  // not yet among the plain pages
       });

@@ -10,6 +10,7 @@ browser download.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -214,6 +215,11 @@ def test_find_reads_every_page_and_one_key_jumps_to_the_next_place(
         page.locator("body").press("d")
         jumped = page.locator("#conversation .jt-jumped")
         assert jumped.count() == 1 and jumped.get_attribute("data-state") == "deferred" and jumped.is_visible()
+        # "r" counts every process run the heading counts, and reaches the message where the first one starts.
+        runs = int(re.search(r"Process runs \((\d+)\)", page.locator("#segments h2").inner_text()).group(1))
+        assert page.locator("button[data-jump='r'] .jt-jump-count").inner_text() == str(runs)
+        page.locator("body").press("r")
+        assert page.locator("#conversation .jt-jumped").first.get_attribute("id") == "jt-r-seq-1"
         assert opened.errors == [] and len(opened.requests) == 1
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"report-jump-{scheme}.png"))
