@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import io
 import shutil
+import sys
 import textwrap
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import fields
@@ -251,14 +252,12 @@ def _print_run(
     record_times: dict[int, str] | None = None,
 ) -> None:
     """The readable account of a run (``run_lines``) at the terminal's width, each line printed as soon as it is
-    drawn."""
-    width = shutil.get_terminal_size((SHOW_WIDTH, 24)).columns
+    drawn. Off a terminal (a pipe, a file) a line stays whole: one fact a line, for grep."""
+    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
     for line in run_lines(document, result, first=first, times=times, record_times=record_times, width=width):
         _say(line)
 
 
-#: The width ``show`` fits its account to off a terminal (a pipe, a file): on a terminal, the terminal's.
-SHOW_WIDTH: Final = 120
 #: The columns of the process-run table that step aside, in this order, when it is wider than the terminal.
 SEGMENTS_DROPPABLE: Final = ("claimed_at", "ended", "tool_calls", "llm_calls", "started")
 

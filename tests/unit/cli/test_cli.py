@@ -478,13 +478,9 @@ def test_show_says_when_record_times_run_backwards(capsys: pytest.CaptureFixture
     # An answer journaled by a clock 4.6 s behind the one that dated the deferral before it.
     code, out, _ = run_cli(capsys, "show", str(NEWEST_FILES), "3MtgeORUyjqNtTnpuv2wKMRNDfC")
     lines = out.splitlines()
-    # The head's lines wrap at the width (120 off a terminal), their continuations indented.
-    unwrapped = out.replace("\n    ", " ").splitlines()
-    header = next(line for line in unwrapped if line.startswith("created "))
+    header = next(line for line in lines if line.startswith("created "))
     answer = next(line for line in lines if line.startswith("[seq 5] "))
     assert code == 0 and header.endswith("wall clock unknown: record times run backwards at seq 5")
-    head = lines[: next(index for index, line in enumerate(lines) if line.startswith("[seq"))]
-    assert all(len(line) <= 120 for line in head)
     assert answer.endswith("(dated 2.1s before the message above it: the clocks disagree)")
     assert any(
         line.startswith("warning: seq 5: times_out_of_order: seq 5 is dated 4.618 s before seq 4") for line in lines
@@ -578,3 +574,23 @@ def test_ls_pages_a_listing_as_the_newest_runtime_does(capsys: pytest.CaptureFix
     assert code == 1 and 'invalid list cursor: "not-a-cursor!"' in err
     code, _, err = run_cli(capsys, "ls", str(NEWEST_FILES), "--cursor", "x")
     assert code == 2 and "--limit" in err
+
+
+def test_on_a_terminal_show_fits_its_head_to_the_width_and_off_one_keeps_each_line_whole() -> None:
+    """The head's lines wrap at the terminal's width with their continuations indented, and the process-run table
+    steps columns aside; the same lines joined again are the unwrapped account."""
+    from journaltools.cli._show import account_of, run_lines
+    from journaltools.folding.run import fold_run
+    from journaltools.sources.registry import open_source
+
+    with open_source(str(NEWEST_FILES)) as backend:
+        read = backend.read_run("3MtgeRBxFqFRdJsUaqqP0IVU8fy", strict=False)
+    result = fold_run(read).result
+    whole = list(run_lines(account_of(result), result))
+    fitted = list(run_lines(account_of(result), result, width=100))
+    head = fitted[: next(index for index, line in enumerate(fitted) if line.startswith("\n[seq"))]
+    assert all(len(part) <= 100 for line in head for part in line.split("\n"))
+    assert any(len(line) > 100 for line in whole)
+    rejoined = "\n".join(fitted).replace("\n    ", " ").splitlines()
+    for start in ("counters: ", "reopened: ", "resume: "):
+        assert next(line for line in rejoined if line.startswith(start)) in whole
