@@ -44,17 +44,20 @@ lab: setup
 	$(BIN)/python scripts/generate-notebooks.py --working-copies out/notebooks
 	$(BIN)/jupyter lab --ServerApp.root_dir=out/notebooks $(if $(filter 0,$(shell id -u)),--allow-root,) $(LAB_ARGS)
 
-# Everything, in three passes. The unit tests on both cores (they share nothing but read-only corpora) and, at the
-# same time, the tests that run whole programs (the installed wheel's, which waits mostly on pip, then the notebooks,
-# each in a fresh kernel on its own scratch directory, then the README's examples, on a server of their own): 106 s
-# for the first two where they took 131 s one after the other, and the README's 15 s fit in the unit tests' time; the
-# programs' output is kept aside and shown after the unit tests'. Then the tests that start servers, browsers,
+# Everything: the lint and the types (checked while the browser tests' tools are fetched), then three passes. The unit
+# tests on both cores (they share nothing but read-only corpora) and, at the same time, the tests that run whole
+# programs (the installed wheel's, which waits mostly on pip, then the notebooks, each in a fresh kernel on its own
+# scratch directory, then the README's examples, on a server of their own): 106 s for the first two where they took
+# 131 s one after the other, and the README's 15 s fit in the unit tests' time; the programs' output is kept aside
+# and shown after the unit tests'. Then the tests that start servers, browsers,
 # Jupyter or writers one at a time, as their timeouts assume a machine to themselves; that pass takes the unit
 # folder's cases that need a server too (marked integration).
 PROGRAM_TESTS := tests/e2e/test_wheel.py tests/e2e/test_notebooks.py tests/e2e/test_readme.py
 PROGRAM_LOG := build/program-tests.log
-test: setup lint typecheck
-	sh scripts/setup-browser-tests.sh
+test: setup
+	sh scripts/setup-browser-tests.sh & browsers=$$!; \
+	$(MAKE) --no-print-directory lint typecheck; checked=$$?; \
+	wait $$browsers && test $$checked -eq 0
 	mkdir -p build
 	$(BIN)/python -m pytest -q $(PROGRAM_TESTS) > $(PROGRAM_LOG) 2>&1 & programs=$$!; \
 	$(BIN)/python -m pytest -q -n 2 -m "not integration" tests/unit; unit=$$?; \

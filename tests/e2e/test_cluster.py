@@ -89,9 +89,10 @@ def test_an_existing_stream_is_checked_as_before_whatever_replicas_the_url_asks(
 
 
 def test_r3_stream_keeps_every_acknowledged_record_while_its_leader_is_killed(nats_cluster: EmbeddedCluster) -> None:
-    """Kill the stream leader three times under a writer that keeps appending; restart it each time and let it
-    catch up. Every acknowledged record is there afterwards, in order, and the writer goes on."""
-    kills, cap = 3, 50_000
+    """Kill the stream leader twice under a writer that keeps appending (the second kill lands on a leader elected
+    after the first); restart it each time and let it catch up. Every acknowledged record is there afterwards, in
+    order, and the writer goes on."""
+    kills, cap = 2, 50_000
     backend = open_jetstream_source(nats_cluster.source_url("R3", replicas=3), create=True, options=CLUSTER_OPTIONS)
     admin = NatsAdmin(nats_cluster.url)
     try:
