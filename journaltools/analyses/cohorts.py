@@ -23,6 +23,8 @@ from journaltools.tables.costs import total_tokens
 from journaltools.tables.schema import Tables
 from journaltools.tables.where import filtered_tables, tables_of_runs, where_filter
 
+#: What a person reads for a measure the JSON names by its unit (its values are durations, spelled by the face).
+_MEASURE_WORDS: Final = {"seconds": "wall clock"}
 #: How many runs "moved most" names for each measure.
 STANDOUTS: Final = 5
 
@@ -165,7 +167,7 @@ class CohortDiff:
             ]),
             Section("moved most (each cohort's runs farthest from the other's median)",
                     ("cohort", "run", "measure", "value", "other's median"), [
-                {"cohort": s.cohort, "run": s.run, "measure": s.measure,
+                {"cohort": s.cohort, "run": s.run, "measure": _MEASURE_WORDS.get(s.measure, s.measure),
                  "value": figure(s.value, s.measure == "seconds"),
                  "other's median": figure(s.other_median, s.measure == "seconds")}
                 for s in self.standouts

@@ -404,7 +404,7 @@ STYLE = """<style>
 .jt-segment { flex: 0 0 auto; display: inline-block; padding: 0 8px; border-radius: 9px; line-height: 18px;
               border: 1px solid var(--jt-tone); color: var(--jt-fg); background: var(--jt-tint-fallback);
               background: color-mix(in srgb, var(--jt-tone) 14%, transparent); text-decoration: none;
-              max-width: 22em; overflow: hidden; text-overflow: ellipsis; }
+              max-width: 22em; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 a.jt-segment:hover { text-decoration: underline; }
 .jt-findings-box > summary { cursor: pointer; font-size: 12px; color: var(--jt-fg); }
 .jt-seq-link { color: var(--jt-link); }

@@ -179,7 +179,11 @@ _REPORT_SCRIPT_CODE: Final = r"""(function () {
     for (var node = target; node; node = node.parentElement) if (node.tagName === "DETAILS") node.open = true;
     target.scrollIntoView({block: "center"});
   }
-  function find() { inflateAll().then(findNow); }
+  function find() {
+    // The first find of a long run unpacks its stored pages first: say so rather than look stuck.
+    if (packedBodies().length && findBox.value.trim()) findCount.textContent = "searching every page…";
+    inflateAll().then(findNow);
+  }
   function findNow() {
     messages = [].slice.call(document.querySelectorAll("#conversation .jt-msg"));
     var words = findBox.value.toLowerCase().split(/\s+/).filter(function (word) { return word; });
