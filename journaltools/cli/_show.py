@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
+from journaltools.errors import CorruptJournal, FoldError
 from journaltools.folding import FoldResult, Segment
 from journaltools.folding.facts import time_ns, undated, wall_clock_ns
 from journaltools.folding.phrases import approvals_text, reopening_text, shown_time
@@ -30,6 +31,7 @@ from journaltools._base.readable import readable_json, shorten_end, shown_part
 from journaltools.cli._output import (
     UsageError,
     _emit_json,
+    _note,
     _say,
     finding_json,
     fitted_columns,
@@ -168,11 +170,16 @@ def _fold_read(read: RunRead, *, strict: bool) -> FoldResult:
 def cmd_show(args: argparse.Namespace) -> int:
     source, run = _source_and_optional_run(args.targets)
     strict = not args.lenient
-    with _open(source, "show") as backend:
-        read = read_named(backend, run, strict=strict)
-        # Whether a process writes the run now: the kernel's lock table, never the runtime's lock itself.
-        writer = SourceLocks.of(backend).writer(read.run)
-    result = _fold_read(read, strict=strict)
+    try:
+        with _open(source, "show") as backend:
+            read = read_named(backend, run, strict=strict)
+            # Whether a process writes the run now: the kernel's lock table, never the runtime's lock itself.
+            writer = SourceLocks.of(backend).writer(read.run)
+        result = _fold_read(read, strict=strict)
+    except (CorruptJournal, FoldError) as refused:
+        # The runtime refuses the journal; a post-mortem still wants what can be read of it.
+        _note("show", f"{refused} (--lenient shows what can be read of the run, its problems listed)")
+        return 1
     if args.json:
         if args.tail is not None or args.from_seq is not None:
             raise UsageError("--tail and --from-seq shape the readable output; --json always holds the whole run")
