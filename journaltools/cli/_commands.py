@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from journaltools._base.readable import shorten_middle
+from journaltools._base.readable import shorten_end, shorten_middle
 from journaltools._base.text import for_terminal
 from journaltools.cli._options import where_of
 from journaltools.cli._output import (
@@ -46,7 +46,7 @@ def _shortened(text: str | None, limit: int | None = None) -> str | None:
     if text is None:
         return None
     flat = " ".join(text.split())
-    return flat if limit is None or len(flat) <= limit else flat[: limit - 3] + "..."
+    return flat if limit is None else shorten_end(flat, limit)
 
 
 def _listing_rows(sources: Sequence[str], where: RunFilter | None = None) -> Iterator[dict[str, Any]]:
