@@ -43,11 +43,12 @@ def mixed_directory(target: Path, root: Path) -> Path:
     for folder in ("file", "random", "broken"):
         for run, data in journals_of(root / folder):
             (target / f"{run}.json").write_bytes(data)
-            (target / f"copy-{run}.json").write_bytes(data)
-            if folder == "broken":
+            if folder != "file":  # a copy of each runtime journal, a mutation of each random one
+                if folder == "random":
+                    (target / f"{run}-m.json").write_bytes(next(line_mutations(data, chooser, 1)))
                 continue
-            for number, mutated in enumerate(line_mutations(data, chooser, 2)):
-                (target / f"{run}-m{number}.json").write_bytes(mutated)
+            (target / f"copy-{run}.json").write_bytes(data)
+            (target / f"{run}-m.json").write_bytes(next(line_mutations(data, chooser, 1)))
     august, august_data = next(journals_of(CORPUS / "file"))
     assistant = b'"seq":2,"protocol":"io.choria.fisk-ai.v1.session.assistant",'
     dated = august_data.replace(assistant, assistant + b'"time":"2026-08-21T07:00:00Z",')

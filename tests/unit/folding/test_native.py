@@ -149,6 +149,7 @@ def test_renamed_journals_are_taken_natively_with_the_reference_run_id_mismatch(
 NATIVE_WARNINGS = {"run_id_mismatch", "times_out_of_order", "unanswered_call"}
 
 
+@pytest.mark.slow  # a few hundred mutated corpus journals folded both ways: `make test` runs it
 @pytest.mark.parametrize("root", [CORPUS, NEWEST_CORPUS], ids=["august", "newest"])
 def test_journals_whose_only_findings_the_walk_reports_are_taken_natively(root: Path) -> None:
     """Turns closed with calls unanswered (lines dropped from real journals), records dated backwards, renamed

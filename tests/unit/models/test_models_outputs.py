@@ -108,6 +108,7 @@ def _candidates(tmp_path: Path, fingerprint: dict[str, Any]) -> Iterator[tuple[P
         yield path, flags
 
 
+@pytest.mark.slow  # runs the gate over every corpus journal: `make test` runs it
 def test_gate_documents_fit_their_schema(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     verdicts: set[str] = set()
     for source in (SAMPLES, SOURCES["file"]):

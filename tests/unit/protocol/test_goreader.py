@@ -76,6 +76,7 @@ def refusal(line: bytes | str) -> str:
 # --- the corpus ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # every corpus line through the exact reader: `make test` runs it
 def test_every_canonical_corpus_line_reads_as_the_fast_path_does() -> None:
     lines = corpus_lines()
     assert len(lines) > 27_000

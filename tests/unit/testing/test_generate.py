@@ -64,6 +64,7 @@ def test_every_generated_run_is_canonical_and_folds_strictly_without_a_finding(t
     assert total == stats.records
 
 
+@pytest.mark.slow  # generates a corpus: `make test` runs it
 def test_content_is_varied_and_realistically_sized() -> None:
     kinds: Counter[str] = Counter()
     statuses: Counter[str] = Counter()

@@ -217,6 +217,7 @@ def test_the_browser_pane_and_its_row_follow_the_opened_run(tmp_path: Path) -> N
         writer.close()
 
 
+@pytest.mark.slow  # follows journals as they are written: `make test` runs it
 def test_the_browser_rows_of_open_runs_follow_their_journals(tmp_path: Path) -> None:
     built = _builder()
     writer = _create(tmp_path, built)
