@@ -49,11 +49,15 @@ lab: setup
 # programs (the installed wheel's, which waits mostly on pip, then the notebooks, each in a fresh kernel on its own
 # scratch directory, then the README's examples, on a server of their own): 106 s for the first two where they took
 # 131 s one after the other, and the README's 15 s fit in the unit tests' time; the programs' output is kept aside
-# and shown after the unit tests'. Then the tests that start servers, browsers,
-# Jupyter or writers one at a time, as their timeouts assume a machine to themselves; that pass takes the unit
-# folder's cases that need a server too (marked integration).
+# and shown after the unit tests'. Then, in two processes side by side, the tests that draw in a notebook host
+# (JupyterLab, Notebook 7, marimo: waiting mostly on the browser, with timeouts of half a minute and more) and the
+# others (servers, writers, a cluster, the offline report and site in a browser; timeouts of seconds: each process
+# runs its tests one at a time); the second takes the unit folder's cases that need a server too (marked
+# integration). The two took 150-165 s one after the other; the notebook hosts' output is shown after the others'.
 PROGRAM_TESTS := tests/e2e/test_wheel.py tests/e2e/test_notebooks.py tests/e2e/test_readme.py
 PROGRAM_LOG := build/program-tests.log
+WEB_TESTS := tests/e2e/test_browser.py tests/e2e/test_notebook7.py tests/e2e/test_marimo.py
+WEB_LOG := build/web-tests.log
 test: setup
 	sh scripts/setup-browser-tests.sh & browsers=$$!; \
 	$(MAKE) --no-print-directory lint typecheck; checked=$$?; \
@@ -62,7 +66,10 @@ test: setup
 	$(BIN)/python -m pytest -q $(PROGRAM_TESTS) > $(PROGRAM_LOG) 2>&1 & programs=$$!; \
 	$(BIN)/python -m pytest -q -n 2 -m "not integration" tests/unit; unit=$$?; \
 	wait $$programs; ran=$$?; cat $(PROGRAM_LOG); test $$unit -eq 0 && test $$ran -eq 0
-	$(BIN)/python -m pytest -q -m "integration or e2e" $(addprefix --ignore=,$(PROGRAM_TESTS)) tests/unit tests/integration tests/e2e
+	$(BIN)/python -m pytest -q $(WEB_TESTS) > $(WEB_LOG) 2>&1 & web=$$!; \
+	$(BIN)/python -m pytest -q -m "integration or e2e" $(addprefix --ignore=,$(PROGRAM_TESTS) $(WEB_TESTS)) \
+		tests/unit tests/integration tests/e2e; servers=$$?; \
+	wait $$web; shown=$$?; cat $(WEB_LOG); test $$servers -eq 0 && test $$shown -eq 0
 
 # The export's end-to-end test loads traces into a real trace viewer, Arize Phoenix with its embedded database: an
 # install of about 150 packages (850 MB) that would double a clean clone's setup, so it is its own target. Without
