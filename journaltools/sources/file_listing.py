@@ -16,7 +16,7 @@ from typing import Final, Protocol
 from journaltools.folding import native as native_fold
 from journaltools.protocol.kinds import KINDS, Record
 from journaltools.sources.base import LocalJournal, RunRead, is_vanished
-from journaltools.sources.in_place import InPlace, Proven, in_place_available
+from journaltools.sources.in_place import BATCH_BYTES, BATCH_JOURNALS, InPlace, Proven, batched, in_place_available
 from journaltools.sources.listing import RunSummary, kind_label, summarize_file, summarize_file_natively
 from journaltools.sources.scan import updated_at
 
@@ -32,9 +32,6 @@ class LocalSource(Protocol):
     def read_listed(self, run: str, path: str | None = None) -> RunRead: ...
 
 
-#: What a batch holds at most: journal bytes, and journals (what a batch holds per journal is bounded too).
-BATCH_BYTES: Final = 8 << 20
-BATCH_JOURNALS: Final = 1024
 #: A terminal record among a journal's payload kinds (``native_fold.kinds_of_protocols``).
 _TERMINAL: Final = bytes([KINDS.index("terminal")])
 
@@ -53,7 +50,7 @@ def file_summaries(source: LocalSource, runs: Sequence[str]) -> Iterator[RunSumm
                 if summary is not None:
                     yield summary
             continue
-        for batch in _batches(journals):
+        for batch in batched(journals, BATCH_BYTES, BATCH_JOURNALS):
             yield from _batch_summaries(source, batch)
 
 
@@ -66,17 +63,6 @@ def _batch_summaries(source: LocalSource, batch: Sequence[LocalJournal]) -> Iter
             summary = _read_and_summarized(source, journal.run, journal.path)
             if summary is not None:
                 yield summary
-
-
-def _batches(journals: Sequence[LocalJournal]) -> Iterator[Sequence[LocalJournal]]:
-    start = size = 0
-    for index, journal in enumerate(journals):
-        if index > start and size + journal.size > BATCH_BYTES:
-            yield journals[start:index]
-            start, size = index, 0
-        size += journal.size
-    if start < len(journals):
-        yield journals[start:]
 
 
 def _natively(journal: Proven) -> RunSummary | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 import numpy as np
 
@@ -20,8 +20,26 @@ from journaltools.folding import native as native_fold
 from journaltools.protocol import native
 from journaltools.protocol.journal import generation_of_proven, read_file_journal
 from journaltools.protocol.kinds import Record
-from journaltools.sources.base import RunRead
+from journaltools.sources.base import LocalJournal, RunRead
 from journaltools.sources.scan import max_journal_bytes, read_journals_into, run_read, updated_at
+
+#: What one batch holds at most: journal bytes (``LoadOptions.batch_bytes``' default), and journals (what a batch
+#: holds per journal, its rows and its fold, is bounded too, not only its bytes).
+BATCH_BYTES: Final = 8 << 20
+BATCH_JOURNALS: Final = 1024
+
+
+def batched(journals: Sequence[LocalJournal], max_bytes: int, max_journals: int) -> Iterator[Sequence[LocalJournal]]:
+    """``journals`` in order, in batches of at most ``max_bytes`` by the sizes they were listed with (a journal larger
+    than that alone) and at most ``max_journals``: what a load and a listing each read in place at a time."""
+    start = size = 0
+    for index, journal in enumerate(journals):
+        if index > start and (size + journal.size > max_bytes or index - start >= max_journals):
+            yield journals[start:index]
+            start, size = index, 0
+        size += journal.size
+    if start < len(journals):
+        yield journals[start:]
 
 
 def in_place_available() -> bool:
@@ -96,8 +114,30 @@ class InPlace:
         scan = native.scan_batch(buffer, [length or 0 for length in lengths])
         if scan is None:
             raise RuntimeError("InPlace.read: this build has no scanner (ask in_place_available first)")
+        # A journal left to the usual read was given length 0, which the scan never proves: its count is -1 too.
         counts: list[int] = np.frombuffer(scan.proven, np.int64).tolist()
         return cls(paths, buffer, scan, counts, modified.tolist())
+
+    def beside_august(self) -> set[int]:
+        """The positions of the proven journals that hold a field only the newest line writes beside an August meta
+        record (``_beside_august``): to be read the usual way. Only the first line of a journal flagged so is
+        decoded."""
+        scan = self.scan
+        if not any(scan.newest):
+            return set()
+        body = memoryview(self.buffer)  # type: ignore[arg-type]  # numpy arrays export the buffer protocol
+        offsets = memoryview(scan.offsets).cast("q")
+        found: set[int] = set()
+        first_line = 0
+        for index, count in enumerate(self.counts):
+            if count < 0:
+                continue
+            if scan.newest[index]:
+                line = body[offsets[first_line] : offsets[first_line + 1]]
+                if _beside_august(line, native_fold.decoded_line(line)):
+                    found.add(index)
+            first_line += count
+        return found
 
     def journals(self) -> Iterator[Proven | Usual]:
         """Each journal in order, proven or to be read the usual way."""
@@ -112,8 +152,7 @@ class InPlace:
             if count >= 0:
                 line = body[offsets[start] : offsets[start + 1]]
                 first = native_fold.decoded_line(line)
-                # A newest field beside an August meta record is not what that build writes: read the usual way.
-                if not (newest[index] and not generation_of_proven(line, first).extended_records):
+                if not (newest[index] and _beside_august(line, first)):
                     usable = native_fold.proven_first(first, protocols[start], holds_newest=bool(newest[index]))
                     yield Proven(
                         index,
@@ -130,4 +169,11 @@ class InPlace:
             yield Usual(index, run, path)
 
 
-__all__ = ["InPlace", "Proven", "Usual", "in_place_available"]
+def _beside_august(first_line: memoryview, decoded: Record | None) -> bool:
+    """Whether a proven journal holding a field only the newest line writes has an August meta record by its first
+    line (``decoded``: that line decoded, None when it does not): not what that build's encoder writes, so the
+    journal is read the usual way (its lines noncanonical)."""
+    return not generation_of_proven(first_line, decoded).extended_records
+
+
+__all__ = ["BATCH_BYTES", "BATCH_JOURNALS", "InPlace", "Proven", "Usual", "batched", "in_place_available"]

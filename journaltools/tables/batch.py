@@ -17,21 +17,18 @@ import numpy as np
 import pyarrow as pa
 
 from journaltools._base.perf import paused_gc
-from journaltools.folding import native as native_fold
 from journaltools.protocol import native
 from journaltools.protocol.findings import Finding
-from journaltools.protocol.journal import generation_of_proven
 from journaltools.sources.base import Backend
-from journaltools.sources.in_place import InPlace, Proven, in_place_available
+from journaltools.sources.in_place import BATCH_JOURNALS, InPlace, Proven, batched, in_place_available
 from journaltools.sources.registry import open_source
-from journaltools.sources.scan import max_journal_bytes, read_journals_into
 from journaltools.tables.build import TablesBuilder
 from journaltools.tables.options import LoadOptions
 from journaltools.tables.records import records_table, scanned_batch_rows
 from journaltools.tables.schema import Tables
 
-#: Journals per batch at most: what a batch holds per run (its fold, its rows) is bounded too, not only bytes.
-BATCH_RUNS: Final = 1024
+#: Journals per batch at most (``sources.in_place``: a load and a listing batch alike).
+BATCH_RUNS: Final = BATCH_JOURNALS
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,18 +58,9 @@ def batches_of(backend: Backend, runs: Sequence[str], options: LoadOptions) -> I
         for start in range(0, len(runs), step):
             yield RunBatch(backend.url, tuple(runs[start : start + step]))
         return
-    current: list[str] = []
-    current_paths: list[str] = []
-    size = 0
-    for run, path, length in paths:
-        if current and (size + length > options.batch_bytes or len(current) >= BATCH_RUNS):
-            yield RunBatch(backend.url, tuple(current), size, tuple(current_paths))
-            current, current_paths, size = [], [], 0
-        current.append(run)
-        current_paths.append(path)
-        size += length
-    if current:
-        yield RunBatch(backend.url, tuple(current), size, tuple(current_paths))
+    for part in batched(paths, options.batch_bytes, BATCH_RUNS):
+        runs_of = tuple(journal.run for journal in part)
+        yield RunBatch(backend.url, runs_of, sum(journal.size for journal in part), tuple(j.path for j in part))
 
 
 def reads_in_place(batch: RunBatch, options: LoadOptions) -> bool:
@@ -114,16 +102,9 @@ def _records_read_in_place(backend: Backend, batch: RunBatch, paths: list[tuple[
     the scanner proves each journal and moves its lines into place, so no journal's bytes are kept twice and no
     record is decoded. A journal it does not prove (or that would not read whole) is read the usual way, and its
     rows and findings take its place in run order."""
-    # A journal past the bound is never read here, so the buffer need not hold more than the bound per journal
-    # (a sparse file of a terabyte lists as a terabyte).
-    capacity = min(batch.size, max_journal_bytes() * len(paths))
-    buffer, lengths = read_journals_into([path for _, path in paths], capacity)
-    scan = native.scan_batch(buffer, [length or 0 for length in lengths])
-    assert scan is not None  # the caller checked the scanner is active
-    # A journal left to the usual read was given length 0, which the scan never proves: its count is -1 too.
-    counts: list[int] = np.frombuffer(scan.proven, np.int64).tolist()
-    august = _august_with_newest_fields(scan, counts, buffer)
-    scanned = _scanned_rows(paths, counts, backend.url, scan, buffer)
+    batch_read = InPlace.read(paths, batch.size)
+    counts, august = batch_read.counts, batch_read.beside_august()
+    scanned = _scanned_rows(paths, counts, backend.url, batch_read.scan, batch_read.buffer)
     if all(count >= 0 for count in counts) and not august:
         return BatchResult(Tables.of(records=scanned), len(paths), [])
     usual: dict[int, pa.Table] = {}
@@ -206,25 +187,6 @@ def _folded_in_place(
         scanned = _scanned_rows(paths, counts, source, batch_read.scan, batch_read.buffer)
         tables = dataclasses.replace(tables, records=_records_in_order(scanned, counts, usual))
     return BatchResult(tables, len(paths), builder.bad_runs)
-
-
-def _august_with_newest_fields(scan: native.BatchScan, counts: list[int], body: np.ndarray) -> set[int]:
-    """The journals the scan proved holding fields only the newest line writes whose meta record is the August
-    build's: what its encoder never writes, so they are read the usual way (as noncanonical lines)."""
-    if not any(scan.newest):
-        return set()
-    offsets = np.frombuffer(scan.offsets, np.int64)
-    found: set[int] = set()
-    first_line = 0
-    for index, count in enumerate(counts):
-        if count < 0:
-            continue
-        if scan.newest[index]:
-            line = bytes(body[offsets[first_line] : offsets[first_line + 1]])
-            if not generation_of_proven(line, native_fold.decoded_line(line)).extended_records:
-                found.add(index)
-        first_line += count
-    return found
 
 
 _opened: dict[str, Backend] = {}

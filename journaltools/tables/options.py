@@ -15,6 +15,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from journaltools.protocol.findings import Finding
+from journaltools.sources.in_place import BATCH_BYTES
 from journaltools.stores.turns.recovery import DEFAULT_STUCK_AFTER
 from journaltools.tables.prices import PricesLike
 
@@ -36,7 +37,7 @@ class LoadOptions:
     ``findings`` only."""
     records: bool | None = None
     """Build the ``records`` table (every record's bytes). None: a load builds it, an audit does not write it."""
-    batch_bytes: int = 8 << 20
+    batch_bytes: int = BATCH_BYTES
     """Journal bytes per batch of work (and per Dask task of file journals): memory holds a few batches
     besides the tables, never the whole source."""
     runs_per_batch: int = 256
