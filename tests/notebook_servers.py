@@ -129,6 +129,17 @@ def set_jupyter_theme(page: Any, theme: str) -> None:
     )
 
 
+def opened_run_shows(page: Any, run: str) -> None:
+    """Wait until the run browser's pane shows ``run`` opened: its bar on screen and its header, both naming it."""
+    page.wait_for_function(
+        "(run) => { const bar = document.querySelector('.jt-browser .jt-detail-bar');"
+        " const h = document.querySelector('.jt-browser .jt-detail .jt-header h3');"
+        " return bar && bar.offsetParent && h && bar.innerText.includes(run) && h.innerText.includes(run); }",
+        arg=run,
+        timeout=30_000,
+    )
+
+
 #: The element that has the keyboard, looked for through open shadow roots (marimo draws its widgets in them).
 FOCUSED_JS = (
     "() => { let a = document.activeElement;"

@@ -54,6 +54,7 @@ from tests.notebook_servers import (
     free_port,
     guarded_page,
     jupyter_home,
+    opened_run_shows,
     run_all_cells_once_ready,
     serving,
     set_jupyter_theme,
@@ -642,13 +643,7 @@ def click_run(page: Any, run: str) -> None:
     row = page.locator(f".jt-browser .jt-tr:has(.jt-col-run[title='{run}'])").first  # the tooltip holds the whole id
     row.scroll_into_view_if_needed()
     row.locator(".jt-col-status").click()
-    page.wait_for_function(
-        "(run) => { const t = document.querySelector('.jt-browser .jt-detail-bar');"
-        " const h = document.querySelector('.jt-browser .jt-detail .jt-header h3');"
-        " return t && h && t.innerText.includes(run) && h.innerText.includes(run); }",
-        arg=run,
-        timeout=30_000,
-    )
+    opened_run_shows(page, run)
 
 
 @pytest.mark.parametrize("theme", THEMES)

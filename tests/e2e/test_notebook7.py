@@ -21,6 +21,7 @@ from tests.notebook_servers import (
     free_port,
     guarded_page,
     jupyter_home,
+    opened_run_shows,
     run_all_cells_once_ready,
     serving,
     set_jupyter_theme,
@@ -86,16 +87,6 @@ def explore(chromium: Any, notebook_server: str) -> Iterator[tuple[Any, list[str
         page.close()
 
 
-def detail_shows(page: Any, run: str) -> None:
-    page.wait_for_function(
-        "(run) => { const bar = document.querySelector('.jt-browser .jt-detail-bar');"
-        " const h = document.querySelector('.jt-browser .jt-detail .jt-header h3');"
-        " return bar && bar.offsetParent && h && bar.innerText.includes(run) && h.innerText.includes(run); }",
-        arg=run,
-        timeout=30_000,
-    )
-
-
 @pytest.mark.parametrize("theme", THEMES)
 def test_in_notebook_7_notebook_01_runs_and_a_clicked_row_opens_its_run(
     explore: tuple[Any, list[str]], theme: str
@@ -107,7 +98,7 @@ def test_in_notebook_7_notebook_01_runs_and_a_clicked_row_opens_its_run(
     row = page.locator(".jt-browser .jt-tr:visible").nth(2 if theme == "light" else 5)
     run = row.locator(".jt-col-run").get_attribute("title")
     row.locator(".jt-col-status").click()
-    detail_shows(page, run)
+    opened_run_shows(page, run)
     assert page.locator(".jt-browser .jt-tr.jt-selected .jt-col-run").get_attribute("title") == run
     for selector in (".jt-browser .jt-td.jt-col-reason", ".jt-browser .jt-th", ".jt-browser .jt-detail .jt-header h3"):
         ratio = rendered_contrast(page.locator(selector).first)
@@ -126,7 +117,7 @@ def test_in_notebook_7_enter_opens_a_row_and_escape_closes_it(explore: tuple[Any
     cell.scroll_into_view_if_needed()
     cell.focus()
     page.keyboard.press("Enter")
-    detail_shows(page, run)
+    opened_run_shows(page, run)
     page.keyboard.press("Escape")
     page.wait_for_function(
         "() => { const pane = document.querySelector('.jt-browser .jt-detail'); return pane && !pane.offsetParent; }",
