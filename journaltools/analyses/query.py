@@ -13,14 +13,13 @@ from journaltools.analyses.runtime_bytes import (
     json_int,
     json_object,
     json_string,
-    read_records,
 )
 from journaltools.errors import InvalidPattern
-from journaltools.folding.facts import CallFact, RunFacts, undated
+from journaltools.folding.facts import CallAnswer, CallDeferral, CallFact, RunFacts, undated
 from journaltools.goencoding.json import go_utf8
 from journaltools.goencoding.json_values import compact
 from journaltools.goencoding.regexp import GoRegexp, GoRegexpError, compile_go
-from journaltools.protocol.kinds import Deferred, Record, ToolResult
+from journaltools.sources.registry import run_facts
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,8 +33,8 @@ class Call:
     input: bytes
     #: When the assistant record that made it was journaled (``""`` when undated).
     time: str
-    deferred: Deferred | None
-    answer: ToolResult | None
+    deferred: CallDeferral | None
+    answer: CallAnswer | None
     answer_time: str
     #: By the runtime's timing rule (not in its document); None when untimed or not ended.
     duration_ns: int | None
@@ -108,13 +107,13 @@ class CallFilter:
         return [call for call in calls if self.matches(call)]
 
 
-def run_calls(records: Sequence[Record], facts: RunFacts | None = None) -> list[Call]:
-    """``runstate.Calls`` over a journal's records: every call in the order made, each with its answer."""
-    facts = facts if facts is not None else RunFacts.of(records)
+def run_calls(facts: RunFacts) -> list[Call]:
+    """``runstate.Calls`` of a journal, from the facts of its records: every call in the order made, each with its
+    answer."""
     return [Call.of(fact) for fact in facts.calls]
 
 
-def _deferred_json(deferred: Deferred) -> bytes:
+def _deferred_json(deferred: CallDeferral) -> bytes:
     pairs = [("tool_use_id", json_string(deferred.tool_use_id)), ("tool_name", json_string(deferred.tool_name))]
     for key, text in (("note", deferred.note), ("handle", deferred.handle), ("kind", deferred.kind)):
         if text:
@@ -124,7 +123,7 @@ def _deferred_json(deferred: Deferred) -> bytes:
     return json_object(pairs)
 
 
-def _answer_json(answer: ToolResult) -> bytes:
+def _answer_json(answer: CallAnswer) -> bytes:
     result = answer.result
     inner = [("tool_use_id", json_string(result.tool_use_id)), ("content", json_string(result.content))]
     if result.is_error:
@@ -187,4 +186,4 @@ def calls(
         input=compile_pattern("input-match", input_match),
         output=compile_pattern("output-match", output_match),
     )
-    return call_filter.select(run_calls(read_records(source, run)))
+    return call_filter.select(run_calls(run_facts(source, run)))

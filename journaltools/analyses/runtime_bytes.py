@@ -1,17 +1,14 @@
-"""What the runtime's three inspection commands share: a run's records read from a source, Go's zero time and
-instants, and the pieces of their ``--json`` documents written byte for byte as the runtime's Go encoder writes
-them."""
+"""What the runtime's three inspection commands share: Go's zero time and instants, and the pieces of their
+``--json`` documents written byte for byte as the runtime's Go encoder writes them."""
 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable
 
 from journaltools.folding.facts import undated
 from journaltools.goencoding.json_values import go_string, indent
 from journaltools.goencoding.time import GoTime, canonical_go_time, parse_go_time
-from journaltools.protocol.kinds import Record
 
 
 def go_time_text(time: str) -> str:
@@ -52,13 +49,3 @@ def json_bool(value: bool) -> bytes:
 
 def json_number(value: float | None) -> bytes:
     return b"null" if value is None else json.dumps(value).encode()
-
-
-def read_records(source: str | os.PathLike[str] | None, run: str) -> list[Record]:
-    """A run's records as the runtime's ``Store.Records`` returns them: read without folding, refused when a
-    line does not decode (what ``Store.Records`` refuses)."""
-    from journaltools.sources.registry import default_source, open_source
-
-    with open_source(str(source) if source is not None else str(default_source())) as backend:
-        read = backend.read_run(run, strict=True)
-    return read.typed()

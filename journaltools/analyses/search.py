@@ -4,9 +4,9 @@
 The newest fisk-ai line ships three inspection commands over its journals (NEWEST A1-A4). journaltools answers the
 same questions from the same records, with the same rules, and writes the same bytes for ``--json``:
 
-- ``statistics(records)``: what a run cost (``session stats``): the frame from the meta record, the tokens of each
+- ``statistics(facts)``: what a run cost (``session stats``): the frame from the meta record, the tokens of each
   model response and in total, and a row per tool (calls, kinds, dispatched, not run, unanswered, errors, time);
-- ``run_calls(records)``: each tool call paired with the record that answered it (``session query``), selected by
+- ``run_calls(facts)``: each tool call paired with the record that answered it (``session query``), selected by
   a ``CallFilter``;
 - ``select_runs(summaries, SearchFilter)``: runs by agent, model, caller, status, creation time and prompt
   (``session search``), over the listing rows of a source.

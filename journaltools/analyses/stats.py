@@ -4,7 +4,7 @@ runtime's rules (NEWEST A2), with the same ``--json`` bytes; a cost when the use
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -15,12 +15,11 @@ from journaltools.analyses.runtime_bytes import (
     json_number,
     json_object,
     json_string,
-    read_records,
 )
-from journaltools.folding.facts import CallFact, RunFacts, undated
+from journaltools.folding.facts import CallFact, RunFacts
 from journaltools.folding.state import wrap_int64
 from journaltools.goencoding.time import parse_go_time
-from journaltools.protocol.kinds import Record
+from journaltools.sources.registry import run_facts
 from journaltools.tables.prices import TIERS, Cost, PriceTable, TokenCounts, cost_of, unpriced
 
 
@@ -151,23 +150,19 @@ def statistics_cost(stats: Statistics, prices: PriceTable) -> StatisticsCost:
     return StatisticsCost(prices.currency, cost_of(prices, model, counts), responses, unpriced(prices, model, counts))
 
 
-def statistics(records: Sequence[Record], facts: RunFacts | None = None) -> Statistics:
-    """``runstate.Stats`` over a journal's records (pure; ``facts`` when already made)."""
-    facts = facts if facts is not None else RunFacts.of(records)
-    run_id = agent = model = caller = created = updated = terminal = ended = ""
+def statistics(facts: RunFacts) -> Statistics:
+    """``runstate.Stats`` of a journal, from the facts of its records (pure)."""
+    run_id = agent = model = caller = created = terminal = ended = ""
     max_iterations = max_tokens = 0
-    first = records[0] if records else None
-    if first is not None and first.kind == "meta" and first.meta is not None:
-        meta = first.meta
-        run_id, agent, model, caller = meta.run_id, meta.agent, meta.fingerprint.model, meta.caller
-        created = go_time_text(meta.created) or go_time_text(first.time)
-        max_iterations, max_tokens = meta.fingerprint.max_iterations, meta.fingerprint.max_tokens
-    # The last record carrying a time Go does not call zero.
-    updated = next((go_time_text(record.time) for record in reversed(records) if not undated(record.time)), "")
-    last = records[-1] if records else None
+    meta = facts.meta
+    if meta is not None:
+        run_id, agent, model, caller = meta.run_id, meta.agent, meta.model, meta.caller
+        created = go_time_text(meta.created) or go_time_text(meta.time)
+        max_iterations, max_tokens = meta.max_iterations, meta.max_tokens
+    updated = go_time_text(facts.last_go_time())
     # Reported only when nothing follows the last terminal (the runtime's Ending()).
-    if last is not None and last.kind == "terminal" and last.terminal is not None:
-        terminal, ended = last.terminal.reason, go_time_text(last.time)
+    if facts.ends_with_terminal and facts.terminal_seq is not None:
+        terminal, ended = facts.terminal_reason, go_time_text(facts.times.get(facts.terminal_seq, ""))
     responses = tuple(
         ResponseTokens(
             response.iteration,
@@ -321,4 +316,4 @@ def _statistics_json(stats: Statistics, cost: StatisticsCost | None = None) -> b
 def stats(source: str | os.PathLike[str] | None, run: str) -> Statistics:
     """``session stats`` of ``run`` in ``source`` (a directory, journal file, ``nats://`` URL...; None: the
     runtime's own directory). ``.to_json()`` gives the runtime's bytes."""
-    return statistics(read_records(source, run))
+    return statistics(run_facts(source, run))

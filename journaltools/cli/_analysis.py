@@ -60,9 +60,8 @@ def _says_dispatch(tool: ToolStats) -> bool:
 def cmd_stats(args: argparse.Namespace) -> int:
     prices = read_prices(args.prices) if args.prices else None  # a wrong price file: bad usage, before any read
     read = _read("stats", args.targets)
-    run, records = read.run, read.typed()
     folded = _degraded_note("stats", read)
-    stats = statistics(records)
+    run, stats = read.run, statistics(folded.facts())
     cost = statistics_cost(stats, prices) if prices is not None else None
     if args.json:
         _write(stats.to_json(cost))
@@ -211,9 +210,8 @@ def _call_filter(args: argparse.Namespace) -> CallFilter:
 def cmd_query(args: argparse.Namespace) -> int:
     call_filter = _call_filter(args)
     read = _read("query", args.targets)
-    run, records = read.run, read.typed()
-    _degraded_note("query", read)
-    selected = call_filter.select(run_calls(records))
+    run = read.run
+    selected = call_filter.select(run_calls(_degraded_note("query", read).facts()))
     if args.json:
         _write(query_json(run, selected, calls_only=args.calls_only, results_only=args.results_only))
         return 0

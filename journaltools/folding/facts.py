@@ -26,6 +26,7 @@ from datetime import date
 from functools import lru_cache
 from typing import Final
 
+from journaltools.folding.texts import conversation_digest
 from journaltools.goencoding.time import parse_go_time
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.kinds import FORMAT_VERSION as AUGUST_VERSION
@@ -80,6 +81,56 @@ def time_ns(text: str) -> int | None:
     return moment
 
 
+#: A call's deferral and its answer as the journal holds them (the newest line's ``kind`` and ``dispatched`` are
+#: empty in an August journal): what a call's facts carry, so nobody above reads the records for them.
+CallDeferral = Deferred
+CallAnswer = ToolResult
+
+
+@dataclass(frozen=True, slots=True)
+class MetaFacts:
+    """What a journal's meta record says of its run, for both generations alike (a field the August build does not
+    write is empty). The conversation token is a credential: only its digest is here."""
+
+    run_id: str
+    #: The journal's format version (which build wrote it).
+    version: int
+    #: ``meta.created`` as the journal wrote it, and the meta record's own time (``""`` when undated).
+    created: str
+    time: str
+    prompt: str
+    interactive: bool
+    agent: str
+    caller: str
+    provider: str
+    model: str
+    reasoning_effort: str
+    max_tokens: int
+    max_iterations: int
+    #: The first 12 hex characters of the conversation token's SHA-256 (None without a token).
+    conversation: str | None
+
+    @classmethod
+    def of(cls, meta: Meta, time: str) -> MetaFacts:
+        fingerprint = meta.fingerprint
+        return cls(
+            meta.run_id,
+            meta.version,
+            str(meta.created),
+            time,
+            meta.prompt,
+            meta.interactive,
+            meta.agent,
+            meta.caller,
+            fingerprint.provider,
+            fingerprint.model,
+            fingerprint.reasoning_effort,
+            fingerprint.max_tokens,
+            fingerprint.max_iterations,
+            conversation_digest(meta.conversation_token),
+        )
+
+
 @dataclass(slots=True)
 class CallFact:
     """One tool call: the ``tool_use`` block that made it and what later records say of it."""
@@ -92,9 +143,9 @@ class CallFact:
     #: The assistant record that made it, and its time (``""`` when undated).
     made_seq: int
     made_time: str
-    deferral: Deferred | None = None
+    deferral: CallDeferral | None = None
     deferred_seq: int | None = None
-    answer: ToolResult | None = None
+    answer: CallAnswer | None = None
     answered_seq: int | None = None
     answered_time: str = ""
     #: An allow-once approval names it.
@@ -172,6 +223,12 @@ class RunFacts:
     kinds_recorded: bool = False
     #: ``meta.created`` as the journal wrote it, when its first record is the meta record (None otherwise).
     created: str | None = None
+    #: What the meta record says, when the first record is one.
+    meta: MetaFacts | None = None
+    #: The last terminal record's reason (``""`` when none).
+    terminal_reason: str = ""
+    #: The kind of the last record (``""`` for no record).
+    last_kind: str = ""
 
     @property
     def dated(self) -> bool:
@@ -184,6 +241,16 @@ class RunFacts:
             if seq in self.times:
                 return self.times[seq]
         return ""
+
+    def last_go_time(self) -> str:
+        """The time of the last record dated with a time Go does not call zero (``""`` when none is)."""
+        times = self.times
+        return next((times[seq] for seq in reversed(self.seqs) if seq in times and not undated(times[seq])), "")
+
+    @property
+    def ends_with_terminal(self) -> bool:
+        """Whether the last record is a terminal one: nothing follows the run's ending (the runtime's ``Ending()``)."""
+        return self.last_kind == "terminal"
 
     @classmethod
     def of(cls, records: Sequence[Record]) -> RunFacts:
@@ -256,11 +323,15 @@ class FactsWalk:
                     approved[-1].approved_once = True
             elif kind == "terminal":
                 facts.terminal_seq = seq
+                facts.terminal_reason = record.terminal.reason if record.terminal is not None else ""
             elif kind == "claim":
                 facts.claim_seqs.append(seq)
             elif kind == "meta" and record.meta is not None and len(facts.seqs) == 1:
                 facts.created = str(record.meta.created) or None
+                facts.meta = MetaFacts.of(record.meta, record.time)
             before = record
+        if before is not None:
+            facts.last_kind = before.kind or ""
         self._before = before
 
 
@@ -370,9 +441,12 @@ def _gap(before: Record | None, record: Record) -> int | None:
 
 
 __all__ = [
+    "CallAnswer",
+    "CallDeferral",
     "CallFact",
     "FactsWalk",
     "JournalGaps",
+    "MetaFacts",
     "ResponseFact",
     "RunFacts",
     "degraded_analysis",

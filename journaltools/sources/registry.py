@@ -14,6 +14,7 @@ from pathlib import Path
 
 from journaltools._base.urls import file_url_path, parse_url
 from journaltools.errors import InvalidSource, SourceError
+from journaltools.folding.facts import RunFacts
 from journaltools.sources.base import Backend
 
 Opener = Callable[[str, bool], Backend]
@@ -101,3 +102,12 @@ def open_source(url: str | Path | None = None, *, create: bool = False) -> Backe
             "(use a directory, a journal file or glob, file://, nats://, embedded or embedded:DIR)"
         )
     return opener(text, create)
+
+
+def run_facts(source: str | os.PathLike[str] | None, run: str) -> RunFacts:
+    """The facts of a run's records as the runtime's ``Store.Records`` returns them: read without folding,
+    refused when a line does not decode (what ``Store.Records`` refuses). ``source`` None: the runtime's own
+    directory."""
+    with open_source(os.fspath(source) if source is not None else default_source()) as backend:
+        read = backend.read_run(run, strict=True)
+    return RunFacts.of(read.typed())

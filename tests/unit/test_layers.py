@@ -52,9 +52,6 @@ WIRE_MODULES: Final = ("journaltools.protocol.kinds", "journaltools.protocol.blo
 WIRE_READERS_TODAY: Final = {
     "journaltools",  # re-exports ``Record`` and ``Message`` as public names
     "journaltools.analyses.rundiff_values",
-    "journaltools.analyses.query",
-    "journaltools.analyses.runtime_bytes",
-    "journaltools.analyses.stats",
     "journaltools.analyses.textgrep",
     "journaltools.exports.otlp",
     "journaltools.exports.runview",
