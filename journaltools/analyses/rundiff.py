@@ -46,7 +46,7 @@ from journaltools.errors import NoSuchSegment
 from journaltools.folding.facts import CallFact, ResponseFact, time_ns
 from journaltools.folding.fold import fold
 from journaltools.folding.run import FoldedRun, fold_run
-from journaltools.ops.gate import FIELD_CLASSES, Candidate, GateResult, resume_gate
+from journaltools.ops.gate import FIELD_CLASSES, GateResult, resume_gate
 from journaltools.protocol.journal import typed_records
 
 if TYPE_CHECKING:
@@ -76,7 +76,12 @@ def side_of(folded: FoldedRun, source: str = "", segment: int | None = None) -> 
         segment=segment,
         first_seq=first,
         last_seq=last,
-        records=[records[index] for index in inside],
+        record_times=[records[index].time for index in inside],
+        response_texts={
+            record.seq: "\n".join(block.text.text for block in record.assistant.message.content or () if block.text)
+            for record in (records[index] for index in inside)
+            if record.assistant is not None
+        },
         raws=_raws([stored[index] for index in inside]),
         responses=responses,
         calls=[call for call in facts.calls if first <= call.made_seq <= last],
@@ -138,15 +143,6 @@ def _turn_keys(side: DiffSide) -> list[tuple[int, int, ResponseFact]]:
     return keys
 
 
-def _assistant_texts(side: DiffSide) -> dict[int, str]:
-    """seq -> the text of each model response in scope (found once: a long run has thousands of turns)."""
-    return {
-        record.seq: "\n".join(block.text.text for block in record.assistant.message.content or () if block.text)
-        for record in side.records
-        if record.assistant is not None
-    }
-
-
 def _model_ns(side: DiffSide, response: ResponseFact | None) -> int | None:
     if response is None or not response.time:
         return None
@@ -160,7 +156,7 @@ def _tools_ns(calls: Sequence[CallFact]) -> int | None:
 
 
 def _elapsed_ns(side: DiffSide) -> int | None:
-    moments = [moment for moment in (time_ns(record.time) for record in side.records) if moment is not None]
+    moments = [moment for moment in map(time_ns, side.record_times) if moment is not None]
     return max(moments) - min(moments) if moments else None
 
 
@@ -175,7 +171,7 @@ def diff_sides(a: DiffSide, b: DiffSide) -> RunDiff:
     keys_a, keys_b = _turn_keys(a), _turn_keys(b)
     index_a = {(turn, occurrence): response for turn, occurrence, response in keys_a}
     index_b = {(turn, occurrence): response for turn, occurrence, response in keys_b}
-    texts_a, texts_b = _assistant_texts(a), _assistant_texts(b)
+    texts_a, texts_b = a.response_texts, b.response_texts
     calls_by_seq_a = _calls_by_seq(a.calls)
     calls_by_seq_b = _calls_by_seq(b.calls)
     turns: list[TurnPair] = []
@@ -252,8 +248,8 @@ def _fingerprint_changes(a: DiffSide, b: DiffSide) -> list[FieldChange]:
         FieldChange(
             name,
             kind,
-            getattr(fingerprint_a, name) if fingerprint_a is not None else None,
-            getattr(fingerprint_b, name) if fingerprint_b is not None else None,
+            fingerprint_a[name] if fingerprint_a is not None else None,
+            fingerprint_b[name] if fingerprint_b is not None else None,
         )
         for name, kind in FIELD_CLASSES.items()
     ]
@@ -271,8 +267,8 @@ def _fingerprint_changes(a: DiffSide, b: DiffSide) -> list[FieldChange]:
 
 def _gate(a: DiffSide, b: DiffSide) -> GateResult | None:
     """The resume gate's word on B's fingerprint as the candidate for A (A's state as of its scope's end)."""
-    fingerprint_b, state_b = b.fingerprint, b.folded.state
-    if fingerprint_b is None or state_b is None or a.fingerprint is None:
+    candidate = b.as_candidate()
+    if candidate is None or a.fingerprint is None:
         return None
     state = a.folded.state
     if a.segment is not None:
@@ -280,9 +276,6 @@ def _gate(a: DiffSide, b: DiffSide) -> GateResult | None:
         state = fold(prefix, run=a.run, strict=False).state
     if state is None:
         return None
-    candidate = Candidate(
-        **{name: getattr(fingerprint_b, name) for name in FIELD_CLASSES}, interactive=state_b.interactive
-    )
     return resume_gate(state, candidate, follow_up=True)
 
 

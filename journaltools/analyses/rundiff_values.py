@@ -12,9 +12,8 @@ import msgspec
 from journaltools.folding.facts import CallFact, ResponseFact
 from journaltools.folding.phrases import ending_text, why_stopped
 from journaltools.folding.run import FoldedRun
-from journaltools.ops.gate import GateResult
+from journaltools.ops.gate import FIELD_CLASSES, Candidate, GateResult
 from journaltools.protocol.journal import StoredRecord
-from journaltools.protocol.kinds import Fingerprint, Record
 
 if TYPE_CHECKING:
     pass
@@ -63,7 +62,10 @@ class DiffSide:
     segment: int | None
     first_seq: int
     last_seq: int
-    records: list[Record]
+    #: Each record's own time, in stored order (``""`` when undated).
+    record_times: list[str]
+    #: seq -> the text of each model response (its text blocks joined by newlines).
+    response_texts: dict[int, str]
     raws: list[bytes]
     responses: list[ResponseFact]
     calls: list[CallFact]
@@ -79,7 +81,7 @@ class DiffSide:
     @property
     def dated(self) -> bool:
         """Whether any record in scope carries its own time."""
-        return any(record.time for record in self.records)
+        return any(self.record_times)
 
     @property
     def problems(self) -> dict[str, int]:
@@ -100,9 +102,20 @@ class DiffSide:
         return sum(1 for call in self.calls if call.answer is not None and call.answer.result.is_error)
 
     @property
-    def fingerprint(self) -> Fingerprint | None:
+    def fingerprint(self) -> dict[str, object] | None:
+        """The fingerprint's fields the resume gate compares, by name (``ops.gate.FIELD_CLASSES``)."""
         state = self.folded.state
-        return state.fingerprint if state is not None else None
+        if state is None:
+            return None
+        return {name: getattr(state.fingerprint, name) for name in FIELD_CLASSES}
+
+    def as_candidate(self) -> Candidate | None:
+        """This side's fingerprint and mode as a resume's candidate configuration (``ops.gate``)."""
+        state = self.folded.state
+        if state is None:
+            return None
+        fields = {name: getattr(state.fingerprint, name) for name in FIELD_CLASSES}
+        return Candidate(**fields, interactive=state.interactive)
 
     @property
     def ending(self) -> str:
@@ -124,7 +137,7 @@ class DiffSide:
             "status": self.folded.status,
             "first_seq": self.first_seq,
             "last_seq": self.last_seq,
-            "records": len(self.records),
+            "records": len(self.record_times),
             "dated": self.dated,
         }
 
@@ -323,7 +336,7 @@ def _side_line(label: str, side: DiffSide) -> str:
     dated = "dated" if side.dated else "undated"
     return (
         f"{label}: {side.run}{where} in {side.source} ({generation.name if generation else 'unknown build'}, "
-        f"{side.folded.status}, seq {side.first_seq}-{side.last_seq}, {len(side.records)} records, {dated})"
+        f"{side.folded.status}, seq {side.first_seq}-{side.last_seq}, {len(side.record_times)} records, {dated})"
     )
 
 

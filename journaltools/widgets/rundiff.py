@@ -29,7 +29,7 @@ def _side_html(label: str, side: DiffSide) -> str:
         f'<div class="jt-diff-side"><b>{esc(label)}</b> {id_html(side.run)}{esc(segment)} '
         f'{status_badge(side.folded.status)} <span class="jt-muted">{esc(side.source)} · '
         f"{esc(generation.name if generation else 'unknown build')} · seq {side.first_seq}-{side.last_seq} · "
-        f"{len(side.records)} records · {dated}</span></div>"
+        f"{len(side.record_times)} records · {dated}</span></div>"
     )
 
 
