@@ -9,11 +9,10 @@ from journaltools.exports.otlp import SERVICE_NAME
 from journaltools.exports.runview import (
     RunView,
     checked,
-    json_of,
     outcome,
-    text_of,
     tool_kind,
 )
+from journaltools.folding.exchanges import json_of
 from journaltools.folding.facts import CallFact
 from journaltools.folding.run import FoldedRun
 
@@ -54,7 +53,6 @@ def atif_trajectory_of(run: RunView, content: bool) -> dict[str, Any]:
     state = folded.state
     assert state is not None
     meta, facts = run.meta, run.facts
-    fingerprint = meta.fingerprint
     calls_by_seq: dict[int, list[CallFact]] = {}
     for call in facts.calls:
         calls_by_seq.setdefault(call.made_seq, []).append(call)
@@ -70,25 +68,24 @@ def atif_trajectory_of(run: RunView, content: bool) -> dict[str, Any]:
         step["extra"] = {"seq": seq}
         steps.append(step)
 
-    for record in run.records:
-        if record.meta is not None and record.kind == "meta":
-            user_step(record.seq, meta.prompt)
-        elif record.kind == "user" and record.user is not None:
-            user_step(record.seq, text_of(record.user.message))
-        elif record.kind == "assistant" and record.assistant is not None:
-            assistant = record.assistant
+    for said in run.exchanges:
+        if said.role == "prompt":
+            user_step(said.seq, meta.prompt)
+        elif said.role == "user":
+            user_step(said.seq, said.text())
+        elif said.role == "assistant":
             step: dict[str, Any] = {"step_id": len(steps) + 1}
-            stamp = _timestamp(run, record.seq)
+            stamp = _timestamp(run, said.seq)
             if stamp is not None:
                 step["timestamp"] = stamp
-            step.update({"source": "agent", "model_name": fingerprint.model})
-            if fingerprint.reasoning_effort:
-                step["reasoning_effort"] = fingerprint.reasoning_effort
-            step["message"] = text_of(assistant.message) if content else ""
-            reasoning = text_of(assistant.message, thinking=True) if content else ""
+            step.update({"source": "agent", "model_name": meta.model})
+            if meta.reasoning_effort:
+                step["reasoning_effort"] = meta.reasoning_effort
+            step["message"] = said.text() if content else ""
+            reasoning = said.thinking() if content else ""
             if reasoning:
                 step["reasoning_content"] = reasoning
-            calls = calls_by_seq.get(record.seq, [])
+            calls = calls_by_seq.get(said.seq, [])
             if calls:
                 step["tool_calls"] = [
                     {
@@ -108,7 +105,7 @@ def atif_trajectory_of(run: RunView, content: bool) -> dict[str, Any]:
                     results.append(result)
                 if results:
                     step["observation"] = {"results": results}
-            response = responses[record.seq]
+            response = responses[said.seq]
             step["metrics"] = {
                 "prompt_tokens": response.in_tokens + response.cache_read_tokens + response.cache_create_tokens,
                 "completion_tokens": response.out_tokens,
@@ -118,9 +115,9 @@ def atif_trajectory_of(run: RunView, content: bool) -> dict[str, Any]:
                     "reasoning_tokens": response.thinking_tokens,
                 },
             }
-            extra: dict[str, Any] = {"seq": record.seq, "iteration": assistant.iteration}
-            if assistant.stop_reason:
-                extra["stop_reason"] = assistant.stop_reason
+            extra: dict[str, Any] = {"seq": said.seq, "iteration": said.iteration}
+            if said.stop_reason:
+                extra["stop_reason"] = said.stop_reason
             if calls:
                 extra["tool_calls"] = [
                     {
@@ -139,7 +136,7 @@ def atif_trajectory_of(run: RunView, content: bool) -> dict[str, Any]:
     counters = state.counters
     terminal = state.terminal
     extra_root: dict[str, Any] = {
-        "provider": fingerprint.provider,
+        "provider": meta.provider,
         "generation": state.generation.name,
         "format_version": meta.version,
         "status": folded.status,
@@ -154,7 +151,7 @@ def atif_trajectory_of(run: RunView, content: bool) -> dict[str, Any]:
     agent: dict[str, Any] = {
         "name": run.agent or SERVICE_NAME,
         "version": state.generation.title,
-        "model_name": fingerprint.model,
+        "model_name": meta.model,
     }
     notes = []
     if not run.dated:

@@ -12,13 +12,12 @@ from journaltools.exports.runview import (
     RunView,
     checked,
     dumps,
-    message_parts,
     moment_ns,
     outcome,
     tool_kind,
 )
+from journaltools.folding.exchanges import Exchange
 from journaltools.folding.run import FoldedRun
-from journaltools.protocol.kinds import Meta, Record
 
 if TYPE_CHECKING:
     pass
@@ -139,21 +138,16 @@ def _span(
     return span
 
 
-def _chat_inputs(records: Sequence[Record], meta: Meta) -> dict[int, list[dict[str, Any]]]:
-    """For each assistant record's seq, the messages journaled since the model's previous response: what that
-    call added to the conversation (fisk-ai's ``delta`` capture)."""
+def _chat_inputs(exchanges: Sequence[Exchange], prompt: str) -> dict[int, list[dict[str, Any]]]:
+    """For each model response's seq, the messages journaled since the model's previous response: what that call
+    added to the conversation (fisk-ai's ``delta`` capture)."""
     inputs: dict[int, list[dict[str, Any]]] = {}
-    pending: list[dict[str, Any]] = [{"role": "user", "parts": [{"type": "text", "content": meta.prompt}]}]
-    for record in records:
-        kind = record.kind
-        if kind == "user" and record.user is not None:
-            pending.append(message_parts(record.user.message))
-        elif kind == "tool_result" and record.tool_result is not None:
-            result = record.tool_result
-            part = {"type": "tool_call_response", "id": result.tool_use_id, "response": result.result.content}
-            pending.append({"role": "tool", "parts": [part]})
-        elif kind == "assistant" and record.assistant is not None:
-            inputs[record.seq], pending = pending, []
+    pending: list[dict[str, Any]] = [{"role": "user", "parts": [{"type": "text", "content": prompt}]}]
+    for exchange in exchanges:
+        if exchange.role == "assistant":
+            inputs[exchange.seq], pending = pending, []
+        elif exchange.role != "prompt":
+            pending.append(exchange.message())
     return inputs
 
 
@@ -168,25 +162,24 @@ def otlp_trace_of(run: RunView, content: bool) -> dict[str, Any]:
     state = folded.state
     assert state is not None  # checked refuses a run without one
     meta, facts = run.meta, run.facts
-    fingerprint = meta.fingerprint
     clock = _Clock(run, moment_ns(meta.created))
     undated = not run.dated
     root_id = _hex_id(run.run, "invoke_agent", 8)
     agent = run.agent or None
     common: dict[str, object] = {
-        "gen_ai.provider.name": fingerprint.provider or None,
+        "gen_ai.provider.name": meta.provider or None,
         "gen_ai.conversation.id": run.run,
     }
 
     spans: list[dict[str, Any]] = []
-    inputs = _chat_inputs(run.records, meta) if content else {}
-    assistants = {record.seq: record.assistant for record in run.records if record.assistant is not None}
+    inputs = _chat_inputs(run.exchanges, meta.prompt) if content else {}
+    responses = {exchange.seq: exchange for exchange in run.exchanges if exchange.role == "assistant"}
     for response in facts.responses:
         attributes: dict[str, object] = {
             "gen_ai.operation.name": "chat",
             **common,
-            "gen_ai.request.model": fingerprint.model,
-            "gen_ai.request.max_tokens": fingerprint.max_tokens if fingerprint.max_tokens > 0 else None,
+            "gen_ai.request.model": meta.model,
+            "gen_ai.request.max_tokens": meta.max_tokens if meta.max_tokens > 0 else None,
             "gen_ai.response.finish_reasons": [response.stop_reason] if response.stop_reason else None,
             **_usage(
                 response.in_tokens,
@@ -198,9 +191,9 @@ def otlp_trace_of(run: RunView, content: bool) -> dict[str, Any]:
             "fisk.llm.iteration": response.iteration,
             "fisk.seq": response.seq,
         }
-        assistant = assistants.get(response.seq)
-        if content and assistant is not None:
-            output = message_parts(assistant.message)
+        said = responses.get(response.seq)
+        if content and said is not None:
+            output = said.message()
             if response.stop_reason:
                 output["finish_reason"] = response.stop_reason
             attributes["gen_ai.input.messages"] = dumps(inputs.get(response.seq, []))
@@ -210,7 +203,7 @@ def otlp_trace_of(run: RunView, content: bool) -> dict[str, Any]:
             _span(
                 run,
                 f"chat\x00{response.seq}",
-                f"chat {fingerprint.model}" if fingerprint.model else "chat",
+                f"chat {meta.model}" if meta.model else "chat",
                 _SPAN_KIND_CLIENT,
                 clock.before(response.seq),
                 end,
@@ -266,8 +259,8 @@ def otlp_trace_of(run: RunView, content: bool) -> dict[str, Any]:
         "gen_ai.operation.name": "invoke_agent",
         "gen_ai.agent.name": agent,
         **common,
-        "gen_ai.request.model": fingerprint.model or None,
-        "gen_ai.request.max_tokens": fingerprint.max_tokens if fingerprint.max_tokens > 0 else None,
+        "gen_ai.request.model": meta.model or None,
+        "gen_ai.request.max_tokens": meta.max_tokens if meta.max_tokens > 0 else None,
         **_usage(
             counters.in_tokens,
             counters.out_tokens,
@@ -282,7 +275,7 @@ def otlp_trace_of(run: RunView, content: bool) -> dict[str, Any]:
         "fisk.run.turns": state.turns if meta.interactive else None,
         "fisk.run.tool_calls": counters.tool_calls,
         "fisk.run.remote_tool_calls": counters.remote_tool_calls,
-        "fisk.llm.thinking": fingerprint.thinking_mode or None,
+        "fisk.llm.thinking": meta.thinking_mode or None,
         "fisk.generation": state.generation.name,
         "fisk.undated": undated,
     }

@@ -105,6 +105,7 @@ class MetaFacts:
     provider: str
     model: str
     reasoning_effort: str
+    thinking_mode: str
     max_tokens: int
     max_iterations: int
     #: The first 12 hex characters of the conversation token's SHA-256 (None without a token).
@@ -125,6 +126,7 @@ class MetaFacts:
             fingerprint.provider,
             fingerprint.model,
             fingerprint.reasoning_effort,
+            fingerprint.thinking_mode,
             fingerprint.max_tokens,
             fingerprint.max_iterations,
             conversation_digest(meta.conversation_token),

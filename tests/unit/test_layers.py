@@ -52,8 +52,6 @@ WIRE_MODULES: Final = ("journaltools.protocol.kinds", "journaltools.protocol.blo
 WIRE_READERS_TODAY: Final = {
     "journaltools",  # re-exports ``Record`` and ``Message`` as public names
     "journaltools.analyses.textgrep",
-    "journaltools.exports.otlp",
-    "journaltools.exports.runview",
     "journaltools.tables.build",
     "journaltools.tables.records",
     "journaltools.widgets.timetravel",
