@@ -1,7 +1,7 @@
 """TimeTravel: a slider over a run's records showing the fold of the prefix up to each one.
 
-``TimeTravelModel`` holds the run's typed records and folds prefixes lazily and leniently (and caches them),
-so stepping through a long run costs one fold per position visited, not one per record up front.
+``TimeTravelModel`` is the run's history (``folding.history``): it folds prefixes lazily and leniently (and caches
+them), so stepping through a long run costs one fold per position visited, not one per record up front.
 ``status_changes()`` finds the moments the status moved, to step straight to where a run went wrong. Every
 snapshot carries the banner of its prefix: why the run had stopped by then, or what it was waiting for.
 The record shown is its typed value as JSON with the conversation token replaced by a digest and thinking
@@ -10,16 +10,13 @@ signatures left out: never the stored bytes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from journaltools.exports.html import Banner, esc, long_text, role_class, status_badge, themed
 from journaltools.exports.why import banner_for, finding_text, pending_text
-from journaltools.folding import FoldResult, fold
-from journaltools.folding.fold import Walk
-from journaltools.folding.texts import message_text, record_text
-from journaltools.protocol.kinds import Record
+from journaltools.folding.history import Records, RunHistory
+from journaltools.folding.texts import message_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,65 +37,30 @@ class Snapshot:
     stale_terminal: bool = False
 
 
-@dataclass(slots=True)
-class TimeTravelModel:
-    run: str | None
-    records: Sequence[Record]
-    last_n: int = 3
-    _cache: dict[int, FoldResult] = field(default_factory=dict)
+class TimeTravelModel(RunHistory):
+    """A run's history (``folding.history.RunHistory``) as snapshots: what a reader saw after each record."""
 
-    @property
-    def seqs(self) -> list[int]:
-        return [record.seq for record in self.records]
-
-    def __len__(self) -> int:
-        return len(self.records)
-
-    def fold_at(self, index: int) -> FoldResult:
-        if not 0 <= index < len(self.records):
-            raise IndexError(f"no record at position {index} (the run has {len(self.records)})")
-        if index not in self._cache:
-            self._cache[index] = fold(self.records[: index + 1], strict=False, run=self.run)
-        return self._cache[index]
-
-    def index_of_seq(self, seq: int) -> int:
-        return self.seqs.index(seq)
+    #: The messages a snapshot shows, the last ones of its prefix's conversation.
+    last_n = 3
 
     def snapshot(self, index: int) -> Snapshot:
         result = self.fold_at(index)
-        record = self.records[index]
         state = result.state
         last = [(m.role, message_text(m)) for m in result.messages[-self.last_n :]]
         return Snapshot(
             index=index,
-            seq=record.seq,
-            kind=record.kind or record.protocol,
+            seq=self.seq_at(index),
+            kind=self.kind_at(index),
             status=result.status,
             waiting_for=result.waiting_for,
             pending=[pending_text(call) for call in result.pending_calls],
             last_messages=last,
             counters=state.counters.to_json() if state is not None else {},
             findings=[finding_text(f) for f in result.findings],
-            record_text=record_text(record),
+            record_text=self.record_text_at(index),
             banner=banner_for(result),
             stale_terminal=result.stale_terminal,
         )
-
-    def status_changes(self) -> list[tuple[int, str, str]]:
-        """``(seq, before, after)`` for every record after which the status differs from the one before.
-
-        One walk fed a record at a time (``folding.fold.Walk``: each prefix's result at the cost of its new
-        record), not a fold of every prefix: 2,000 records took 10 s that way, and the time grew as their square."""
-        changes: list[tuple[int, str, str]] = []
-        previous: str | None = None
-        walk = Walk(self.run, strict=False)
-        for record in self.records:
-            walk.feed([record])
-            status = walk.result().status
-            if previous is not None and status != previous:
-                changes.append((record.seq, previous, status))
-            previous = status
-        return changes
 
     def snapshot_html(self, index: int) -> str:
         snap = self.snapshot(index)
@@ -175,7 +137,7 @@ class TimeTravel:
         self.show(len(model) - 1)
 
     @classmethod
-    def from_records(cls, run: str | None, records: Sequence[Record], reader_note: str = "") -> TimeTravel:
+    def from_records(cls, run: str | None, records: Records, reader_note: str = "") -> TimeTravel:
         return cls(TimeTravelModel(run, records), reader_note=reader_note)
 
     @classmethod

@@ -54,7 +54,6 @@ WIRE_READERS_TODAY: Final = {
     "journaltools.analyses.textgrep",
     "journaltools.tables.build",
     "journaltools.tables.records",
-    "journaltools.widgets.timetravel",
 }
 
 #: The most lines a Python module holds: past it, a file holds more than one idea.
