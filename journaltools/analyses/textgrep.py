@@ -18,20 +18,19 @@ for. Tool inputs are searched as the raw JSON the journal holds.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-import msgspec
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from journaltools.errors import InvalidGrep
+from journaltools.folding.texts import SearchableText, texts_of
 from journaltools.protocol.encode import encode_go_json
 from journaltools.protocol.findings import Finding
-from journaltools.protocol.journal import ProvenRecords
-from journaltools.protocol.kinds import Record
+from journaltools.protocol.journal import ProvenRecords, decode_records
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -212,44 +211,14 @@ class GrepResult:
         }
 
 
-def texts_of(record: Record) -> Iterator[tuple[str, str | None, str]]:
-    """Every searchable text of one record: (where, call id, text)."""
-    kind = record.kind
-    if kind == "meta" and record.meta is not None:
-        if record.meta.prompt:
-            yield "prompt", None, record.meta.prompt
-        return
-    if kind == "tool_result" and record.tool_result is not None:
-        yield "tool_result", record.tool_result.tool_use_id, record.tool_result.result.content
-        return
-    if kind == "assistant" and record.assistant is not None:
-        message, said = record.assistant.message, "assistant"
-    elif kind == "user" and record.user is not None:
-        message, said = record.user.message, "user"
-    else:
-        return
-    for block in message.content or ():
-        if block.text is not None:
-            yield said, None, block.text.text
-        elif block.thinking is not None:
-            yield "thinking", None, block.thinking.text
-        elif block.tool_use is not None:
-            yield "tool_input", block.tool_use.id, bytes(block.tool_use.input).decode("utf-8", "replace")
-        elif block.tool_result is not None:
-            yield "tool_result", block.tool_result.tool_use_id, block.tool_result.content
-
-
-_RECORDS: Final = msgspec.json.Decoder(list[Record])
-
-
 class _Batch:
     """The candidate records of a batch of reads, found from their lines (see the module doc)."""
 
     def __init__(self, pattern: Pattern) -> None:
         self.spellings = pattern.line_spellings()
         self.ignore_case = pattern.ignore_case
-        #: (read, the record's index in it, the record) of every record to match exactly.
-        self.candidates: list[tuple[int, int, Record]] = []
+        #: (read, the record's index in it, its seq, its searchable texts) of every record to match exactly.
+        self.candidates: list[tuple[int, int, int, list[SearchableText]]] = []
         self._chunks: list[bytes] = []
         #: Per chunk: its read, and the record index of each of its lines (None: line i is record i, and the
         #: journal was proven canonical whole, so its records are not decoded yet).
@@ -258,7 +227,9 @@ class _Batch:
     def add(self, number: int, read: RunRead) -> None:
         records = read.records
         if self.spellings is None:
-            self.candidates.extend((number, index, record) for index, record in enumerate(read.typed()))
+            self.candidates.extend(
+                (number, index, record.seq, texts_of(record)) for index, record in enumerate(read.typed())
+            )
         elif isinstance(records, ProvenRecords):
             data = records.data
             self._chunks.append(data if data.endswith(b"\n") else data + b"\n")
@@ -270,7 +241,7 @@ class _Batch:
                 if stored.noncanonical is None and b"\n" not in stored.raw:
                     canonical.append(index)
                 else:
-                    self.candidates.append((number, index, stored.record))
+                    self.candidates.append((number, index, stored.record.seq, texts_of(stored.record)))
             if canonical:
                 self._chunks.append(b"".join(records[index].raw + b"\n" for index in canonical))
                 self._chunk_reads.append((number, canonical))
@@ -296,11 +267,13 @@ class _Batch:
                 proven_lines.append(buffer[starts[line] : starts[line + 1] - 1])
             else:
                 index = indices[position]
-                self.candidates.append((number, index, reads[number].records[index].record))
+                record = reads[number].records[index].record
+                self.candidates.append((number, index, record.seq, texts_of(record)))
         if proven_lines:
-            decoded = _RECORDS.decode(b"[" + b",".join(proven_lines) + b"]")
+            decoded = decode_records(proven_lines)
             self.candidates.extend(
-                (number, position, record) for (number, position), record in zip(proven, decoded, strict=True)
+                (number, position, record.seq, texts_of(record))
+                for (number, position), record in zip(proven, decoded, strict=True)
             )
 
 
@@ -353,11 +326,11 @@ def grep_reads(
     places: list[str] = []
     calls: list[str | None] = []
     texts: list[str] = []
-    for number, _, record in sorted(batch.candidates, key=lambda candidate: candidate[:2]):
-        for place, call, text in texts_of(record):
+    for number, _, seq, found in sorted(batch.candidates, key=lambda candidate: candidate[:2]):
+        for place, call, text in found:
             if place in wanted and text:
                 runs.append(reads[number].run)
-                seqs.append(record.seq)
+                seqs.append(seq)
                 places.append(place)
                 calls.append(call)
                 texts.append(text)

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 #: What stands where a hidden value was (the token's digest follows it).
 HIDDEN = "hidden"
 
+#: A text ``grep`` searches: where it sits in its record, the call it belongs to (a tool input or result), the text.
+SearchableText = tuple[str, str | None, str]
+
 
 def conversation_digest(token: str) -> str | None:
     """The first 12 hex characters of the token's SHA-256, or None for no token: what grouping may show."""
@@ -129,3 +132,33 @@ def searchable_words(result: FoldResult) -> list[str]:
         if call.deferred is not None:
             words.extend((call.deferred.note, call.deferred.handle))
     return words
+
+
+def texts_of(record: Record) -> list[SearchableText]:
+    """Every searchable text of one record (what ``grep`` matches): (where, call id, text), where is one of
+    prompt, user, assistant, thinking, tool_input, tool_result."""
+    found: list[SearchableText] = []
+    kind = record.kind
+    if kind == "meta" and record.meta is not None:
+        if record.meta.prompt:
+            found.append(("prompt", None, record.meta.prompt))
+        return found
+    if kind == "tool_result" and record.tool_result is not None:
+        found.append(("tool_result", record.tool_result.tool_use_id, record.tool_result.result.content))
+        return found
+    if kind == "assistant" and record.assistant is not None:
+        message, said = record.assistant.message, "assistant"
+    elif kind == "user" and record.user is not None:
+        message, said = record.user.message, "user"
+    else:
+        return found
+    for block in message.content or ():
+        if block.text is not None:
+            found.append((said, None, block.text.text))
+        elif block.thinking is not None:
+            found.append(("thinking", None, block.thinking.text))
+        elif block.tool_use is not None:
+            found.append(("tool_input", block.tool_use.id, bytes(block.tool_use.input).decode("utf-8", "replace")))
+        elif block.tool_result is not None:
+            found.append(("tool_result", block.tool_result.tool_use_id, block.tool_result.content))
+    return found

@@ -51,7 +51,6 @@ WIRE_MODULES: Final = ("journaltools.protocol.kinds", "journaltools.protocol.blo
 #: (a conversation model that owns its text, the run row from the folded run). This list only shrinks.
 WIRE_READERS_TODAY: Final = {
     "journaltools",  # re-exports ``Record`` and ``Message`` as public names
-    "journaltools.analyses.textgrep",
     "journaltools.tables.build",
     "journaltools.tables.records",
 }
