@@ -351,9 +351,9 @@ class ConversationView:
             return condition()
 
     def close(self) -> None:
-        """Stop following and close the widget."""
+        """Stop following and close the widget, with every widget inside it."""
         self.stop_following()
-        self.widget.close()
+        _close_tree(self.widget)
 
     def _on_comm(self, change: dict[str, Any]) -> None:
         if change["new"] is None and self.live is not None:
@@ -456,3 +456,14 @@ def _html(value: str) -> Any:
     import ipywidgets as w
 
     return w.HTML(value)
+
+
+def _close_tree(widget: Any) -> None:
+    """Close ``widget``, its children and their layouts and styles. ipywidgets closes only the box it is asked to:
+    the rest stay registered for the kernel's lifetime, and with them this view and the whole run it holds."""
+    for child in getattr(widget, "children", ()):
+        _close_tree(child)
+    for part in (getattr(widget, "layout", None), getattr(widget, "style", None)):
+        if part is not None:
+            part.close()
+    widget.close()

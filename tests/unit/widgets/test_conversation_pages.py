@@ -108,3 +108,16 @@ def test_a_header_of_many_process_runs_shows_the_first_and_last_and_counts_the_r
     assert f"… {segments - 6:,} more process runs …" in header
     # Every process run is still a place "jump to" reaches.
     assert sum(1 for target in model.targets() if target.label.startswith("process run #")) == segments
+
+
+def test_closing_the_view_lets_go_of_every_widget_it_made(long_run: tuple[Path, str]) -> None:
+    # Every widget model made and not closed: a view left in it keeps its run's records alive for the kernel's life.
+    from ipywidgets.widgets.widget import _instances
+
+    source, run = long_run
+    before = set(_instances)
+    view = ConversationView.from_source(source, run, page_size=PAGE, follow=False)
+    view.show_page(1)
+    assert set(_instances) - before
+    view.close()
+    assert set(_instances) - before == set()
