@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from journaltools._base.perf import paused_gc
 from journaltools.exports.conversation import ConversationModel
 from journaltools.exports.conversation_places import FIND_STEPS, Found, Target, next_place
 from journaltools.exports.facts import Prices, RecordFacts
@@ -172,6 +173,15 @@ class ConversationView:
         ``ConversationModel.from_source``). ``follow``: update the view in place as the run is written, on a
         thread, until it ends or the view is closed; None (the default) follows a run that is still open (not
         ended, not refused) whose journal can be followed (a plain file, a stream)."""
+        # Opening a long run makes a few objects per record and frees none of them: the collector would scan all it
+        # holds again and again while they are made (a third of a 100,000-record run's open).
+        with paused_gc():
+            return cls._opened(source, run, page_size, prices, follow)
+
+    @classmethod
+    def _opened(
+        cls, source: str | Path, run: str, page_size: int, prices: Prices | None, follow: bool | None
+    ) -> ConversationView:
         from journaltools.errors import JournalError
 
         if follow is False:
