@@ -26,7 +26,16 @@ from journaltools.folding.state import Counters, PendingCall, PendingTurn, RunSt
 from journaltools.folding.status import Segment, SegmentWalk, Status, status_of, waiting_for_of
 from journaltools.folding.warnings import run_id_mismatch, times_out_of_order, unanswered_call
 from journaltools.goencoding.json import go_quoted
-from journaltools.protocol.blocks import ASSISTANT, USER, Block, Message, ToolResultBlock, tool_uses, user_text
+from journaltools.protocol.blocks import (
+    ASSISTANT,
+    USER,
+    Block,
+    Message,
+    ToolResultBlock,
+    ToolUseBlock,
+    tool_uses,
+    user_text,
+)
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.generations import generation_of_version, rules_for_version, unsupported_version
 from journaltools.protocol.kinds import (
@@ -84,6 +93,10 @@ class FoldResult:
         return waiting_for_of(self.state, self.pending_calls)
 
 
+#: How a ``schema_violation`` begins.
+_SCHEMA_REFUSES = "the published record schemas refuse this record"
+
+
 class _Refusal(Exception):
     """A record the Go fold refuses; strict mode raises it as FoldError, lenient mode records it."""
 
@@ -95,11 +108,13 @@ class _Refusal(Exception):
 
 @dataclass(slots=True)
 class _Turn:
-    """The assistant turn being gathered: its record, results in journal order, answered and deferred ids."""
+    """The assistant turn being gathered: its record and the calls it makes, results in journal order, answered and
+    deferred ids."""
 
     assistant: Assistant
     seq: int
     time: str
+    calls: list[ToolUseBlock]
     results: list[ToolResultBlock] = field(default_factory=list)
     result_seqs: list[int] = field(default_factory=list)
     answered: set[str] = field(default_factory=set)
@@ -175,27 +190,30 @@ class Walk:
             raise
 
     def _feed(self, records: Iterable[Record]) -> None:
-        segments = self.segments
+        add_to_segments = self.segments.add
         for record in records:
             self.records += 1
+            seq = record.seq
             kind = record.kind  # a dictionary lookup per call: asked once per record, handed on
-            segments.add(record, kind)
+            add_to_segments(record, kind)
             if kind == "terminal":
                 self.saw_terminal, self.turn_after_terminal = True, False
             elif kind == "user" or kind == "assistant":
                 self.turn_after_terminal = True
-            if record.seq > self.max_seq:
-                self.max_seq = record.seq
+            if seq > self.max_seq:
+                self.max_seq = seq
             state = self.state
             if state is None:
                 if not self.headless:
                     self._start(record)
                 continue
-            self._check_schema(record, kind)
-            if record.seq <= self.last_seq:
-                self._refuse(record.seq, "seq_not_increasing", f"seq {record.seq} not increasing after {self.last_seq}")
+            problem = schema_problem(record, kind)  # ``_check_schema`` inlined: it runs on every record
+            if problem is not None:
+                self._warn(seq, "schema_violation", f"{_SCHEMA_REFUSES}: {problem}")
+            if seq <= self.last_seq:
+                self._refuse(seq, "seq_not_increasing", f"seq {seq} not increasing after {self.last_seq}")
                 continue
-            self.last_seq = record.seq
+            self.last_seq = seq
             if record.time:
                 self._check_time_order(record)
             if state.terminal is not None and kind != "terminal":
@@ -271,7 +289,7 @@ class Walk:
     def _check_schema(self, record: Record, kind: Kind | None) -> None:
         problem = schema_problem(record, kind)
         if problem is not None:
-            self._warn(record.seq, "schema_violation", f"the published record schemas refuse this record: {problem}")
+            self._warn(record.seq, "schema_violation", f"{_SCHEMA_REFUSES}: {problem}")
 
     def _check_time_order(self, record: Record) -> None:
         """A record dated before the dated record before it: the runtime accepts it (a resume on a machine whose
@@ -309,8 +327,25 @@ class Walk:
             if kind == "tool_result":
                 label = "tool_result"
             raise _Refusal(seq, "missing_payload", f"{label} record with no payload at seq {seq}")
-        if kind == "assistant":
+        # The kinds in the order of how often a journal holds them: a result for nearly every other record.
+        if kind == "tool_result":
+            self._tool_result(payload, seq, record.time)
+        elif kind == "assistant":
             self._assistant(payload, seq, record.time)
+        elif kind == "claim":
+            self.claim_since_terminal = True
+        elif kind == "terminal":
+            state.terminal = payload
+            state.reopened = False
+            state.ended = _time(record.time)
+            state.call_approvals = None
+            self.terminal_seq = seq
+            self.last_terminal_seq, self.after_terminal = seq, None
+            self.claim_since_terminal = False
+            if payload.reason not in TERMINAL_REASONS:
+                self._warn(
+                    seq, "unknown_terminal_reason", f"terminal reason {payload.reason!r} is not one the runtime writes"
+                )
         elif kind == "user":
             self._new_turn_after_terminal(seq)
             if self.turn is not None:
@@ -320,30 +355,6 @@ class Walk:
             if not _append_or_merge_user(state.messages, payload.message):
                 self.message_seqs.append(seq)
                 state.times.append(_time(record.time))
-        elif kind == "tool_result":
-            turn = self._open_turn(seq, "tool_result")
-            result = payload.result
-            if payload.tool_use_id not in turn.call_ids:
-                self._warn(
-                    seq, "unknown_call_result", f"a result for {payload.tool_use_id!r}, which the turn never called"
-                )
-            elif payload.tool_use_id in turn.answered:
-                self._warn(seq, "duplicate_result", f"a second result for call {payload.tool_use_id!r}")
-            if result.tool_use_id != payload.tool_use_id:
-                self._warn(
-                    seq,
-                    "tool_use_id_mismatch",
-                    f"the record answers {payload.tool_use_id!r} but its result block names {result.tool_use_id!r}",
-                )
-            turn.results.append(result)
-            turn.result_seqs.append(seq)
-            turn.answered.add(payload.tool_use_id)
-            turn.last_result_time = _time(record.time)
-            if record.time:
-                if state.result_times is None:
-                    state.result_times = {}
-                state.result_times[payload.tool_use_id] = record.time
-            self._count_tool_call(payload)
         elif kind == "deferred":
             turn = self._open_turn(seq, "deferred")
             if payload.tool_use_id not in turn.call_ids:
@@ -357,20 +368,36 @@ class Walk:
             state.call_approvals = [*(state.call_approvals or ()), payload]
         elif kind == "memory_revisions":
             state.memory_revisions = payload.revisions
-        elif kind == "terminal":
-            state.terminal = payload
-            state.reopened = False
-            state.ended = _time(record.time)
-            state.call_approvals = None
-            self.terminal_seq = seq
-            self.last_terminal_seq, self.after_terminal = seq, None
-            self.claim_since_terminal = False
-            if payload.reason not in TERMINAL_REASONS:
-                self._warn(
-                    seq, "unknown_terminal_reason", f"terminal reason {payload.reason!r} is not one the runtime writes"
-                )
-        elif kind == "claim":
-            self.claim_since_terminal = True
+
+    def _tool_result(self, payload: ToolResult, seq: int, time: str) -> None:
+        turn = self.turn
+        if turn is None:
+            raise _Refusal(seq, "result_outside_turn", f"tool_result before any assistant at seq {seq}")
+        called = payload.tool_use_id
+        result = payload.result
+        if called not in turn.call_ids:
+            self._warn(seq, "unknown_call_result", f"a result for {called!r}, which the turn never called")
+        elif called in turn.answered:
+            self._warn(seq, "duplicate_result", f"a second result for call {called!r}")
+        if result.tool_use_id != called:
+            self._warn(
+                seq,
+                "tool_use_id_mismatch",
+                f"the record answers {called!r} but its result block names {result.tool_use_id!r}",
+            )
+        turn.results.append(result)
+        turn.result_seqs.append(seq)
+        turn.answered.add(called)
+        if time:
+            turn.last_result_time = time
+            state = self.state
+            assert state is not None
+            if state.result_times is None:
+                state.result_times = {}
+            state.result_times[called] = time
+        else:
+            turn.last_result_time = ZERO_TIME
+        self._count_tool_call(payload)
 
     def _count_tool_call(self, result: ToolResult) -> None:
         """The newest line's rule, which reads an August result (no kind) as the August build counted it: a
@@ -392,9 +419,8 @@ class Walk:
         state = self.state
         assert state is not None
         state.context_tokens = assistant.in_tokens + assistant.cache_read_tokens + assistant.cache_create_tokens
-        self.turn = _Turn(
-            assistant, seq, _time(time), call_ids=frozenset(call.id for call in tool_uses(assistant.message))
-        )
+        calls = tool_uses(assistant.message)
+        self.turn = _Turn(assistant, seq, _time(time), calls, call_ids=frozenset([call.id for call in calls]))
         self.last_iteration = assistant.iteration
         self.last_stop = assistant.stop_reason
         self.saw_assistant = True
@@ -425,7 +451,7 @@ class Walk:
         state = self.state
         assert state is not None
         if committed_by is not None:
-            for call in tool_uses(turn.assistant.message):
+            for call in turn.calls:
                 if call.id not in turn.answered:
                     self.findings.append(unanswered_call(self.run, turn.seq, call.id, call.name, committed_by))
         state.messages.append(turn.assistant.message)
@@ -443,7 +469,7 @@ class Walk:
         assert state is not None
         turn = self.turn
         if turn is not None:
-            if all(call.id in turn.answered for call in tool_uses(turn.assistant.message)):
+            if all(call.id in turn.answered for call in turn.calls):
                 before = len(state.messages)
                 self._commit(turn, committed_by=None)
                 self.provisional = len(state.messages) - before
