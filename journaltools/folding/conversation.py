@@ -112,22 +112,39 @@ class MessageViews(Sequence[MessageView]):
     with that call, not again; ``call_marks`` says what each call is (its seq, name, error, state) without drawing
     its input."""
 
-    __slots__ = ("_first_call", "_messages", "_results", "_seqs", "_views")
+    __slots__ = ("_call_messages", "_calls", "_first_call", "_messages", "_results", "_seqs", "_views")
 
     def __init__(self, messages: Sequence[Message], seqs: Sequence[int] | None = None) -> None:
         # A copy: a run followed as it is written folds on into the same list, and these views are of this moment.
         self._messages = tuple(messages)
-        self._seqs = [seqs[i] if seqs is not None and i < len(seqs) else 0 for i in range(len(messages))]
-        self._results: dict[str, ToolResultBlock] = {}
+        count = len(self._messages)
+        known = list(seqs[:count]) if seqs is not None else []
+        self._seqs = known + [0] * (count - len(known))
+        results: dict[str, ToolResultBlock] = {}
         #: Where each call id is first made: (message index, block index).
-        self._first_call: dict[str, tuple[int, int]] = {}
-        for index, message in enumerate(messages):
-            for position, block in enumerate(message.content or ()):
-                if block.tool_use is not None:
-                    self._first_call.setdefault(block.tool_use.id, (index, position))
-                elif block.tool_result is not None:
-                    self._results.setdefault(block.tool_result.tool_use_id, block.tool_result)
-        self._views: list[MessageView | None] = [None] * len(messages)
+        first_call: dict[str, tuple[int, int]] = {}
+        #: Every call, in order, and the index of the message making it: ``call_marks`` without a second walk.
+        calls: list[ToolUseBlock] = []
+        call_messages: list[int] = []
+        # One walk over every block of a run's messages, its open's share of them: so kept to the bare loop.
+        for index, message in enumerate(self._messages):
+            content = message.content
+            if not content:
+                continue
+            for position, block in enumerate(content):
+                use = block.tool_use
+                if use is not None:
+                    calls.append(use)
+                    call_messages.append(index)
+                    if use.id not in first_call:
+                        first_call[use.id] = (index, position)
+                    continue
+                result = block.tool_result
+                if result is not None and result.tool_use_id not in results:
+                    results[result.tool_use_id] = result
+        self._results, self._first_call = results, first_call
+        self._calls, self._call_messages = calls, call_messages
+        self._views: list[MessageView | None] = [None] * count
 
     @property
     def seqs(self) -> list[int]:
@@ -171,13 +188,13 @@ class MessageViews(Sequence[MessageView]):
     def call_marks(self) -> Iterator[tuple[int, str, bool, CallState]]:
         """Each call of the committed messages, in order, as ``(seq, tool name, is_error, state)``: what "jump to"
         needs of a call, without drawing its input (the view of the call says the same)."""
-        for index, message in enumerate(self._messages):
-            for block in message.content or ():
-                use = block.tool_use
-                if use is not None:
-                    answer = self._results.get(use.id)
-                    error = answer.is_error if answer is not None else False
-                    yield self._seqs[index], use.name, error, "answered" if answer is not None else "waiting"
+        results, seqs = self._results, self._seqs
+        for use, index in zip(self._calls, self._call_messages, strict=True):
+            answer = results.get(use.id)
+            if answer is None:
+                yield seqs[index], use.name, False, "waiting"
+            else:
+                yield seqs[index], use.name, answer.is_error, "answered"
 
     def _view(self, index: int) -> MessageView:
         view = self._views[index]

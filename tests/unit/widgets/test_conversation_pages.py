@@ -8,12 +8,14 @@ import bisect
 import re
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from journaltools.exports import conversation as conversation_module
 from journaltools.exports.conversation import ConversationModel
-from journaltools.folding.conversation import MessageViews, message_views
+from journaltools.folding.conversation import MessageView, MessageViews, message_views
 from journaltools.folding.run import fold_run
+from journaltools.protocol.blocks import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock
 from journaltools.sources.registry import open_source
 from journaltools.testing.generate import generate_corpus, run_id
 from journaltools.widgets import ConversationView
@@ -121,3 +123,44 @@ def test_closing_the_view_lets_go_of_every_widget_it_made(long_run: tuple[Path, 
     assert set(_instances) - before
     view.close()
     assert set(_instances) - before == set()
+
+
+def _marks_drawn(views: list[MessageView]) -> list[tuple[int, str, bool, str]]:
+    """What a page draws of each call: the seq of its message, its tool, error and state."""
+    return [
+        (view.seq, part.call.name, part.call.is_error, part.call.state)
+        for view in views
+        for part in view.parts
+        if part.call is not None
+    ]
+
+
+def test_the_jump_lists_calls_are_the_calls_the_pages_draw(long_run: tuple[Path, str]) -> None:
+    # "jump to" reads each call's mark off the one walk that pairs results with calls, without drawing a page.
+    source, run = long_run
+    with open_source(source) as backend:
+        result = fold_run(backend.read_run(run, strict=False)).result
+    views = MessageViews(result.messages, result.message_seqs)
+    assert list(views.call_marks()) == _marks_drawn(message_views(result.messages, result.message_seqs))
+    assert views.made == 0
+
+
+def test_the_calls_of_hand_made_messages_pair_as_drawn() -> None:
+    # A call made twice, a result before its call, one after it in the same message, an error, a call never answered.
+    def use(call: str) -> Block:
+        return Block(tool_use=ToolUseBlock(id=call, name=f"tool-{call}", input=msgspec.Raw(b"{}")))
+
+    def answer(call: str, error: bool = False) -> Block:
+        return Block(tool_result=ToolResultBlock(tool_use_id=call, content=f"ran {call}", is_error=error))
+
+    messages = [
+        Message(role="user", content=[answer("early"), Block(text=TextBlock(text="hi"))]),
+        Message(role="assistant", content=[use("a"), use("early"), use("b"), answer("b", error=True)]),
+        Message(role="assistant", content=None),
+        Message(role="user", content=[answer("a"), answer("a")]),
+        Message(role="assistant", content=[use("a"), use("never")]),
+    ]
+    views = MessageViews(messages, [1, 2, 4])
+    assert views.seqs == [1, 2, 4, 0, 0]
+    assert list(views.call_marks()) == _marks_drawn(list(views))
+    assert [state for *_, state in views.call_marks()] == ["answered", "answered", "answered", "answered", "waiting"]
