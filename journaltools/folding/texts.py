@@ -57,6 +57,25 @@ def message_text(message: Message) -> str:
     return "\n".join(block_text(block) for block in message.content or ())
 
 
+def message_columns(message: Message) -> tuple[str, int, int, int, int]:
+    """A message as the messages table holds it: its text (its text blocks joined), its thinking characters, and
+    its tool_use, tool_result and provider block counts."""
+    texts: list[str] = []
+    thinking = uses = results = providers = 0
+    for block in message.content or ():
+        if block.text is not None:
+            texts.append(block.text.text)
+        elif block.thinking is not None:
+            thinking += len(block.thinking.text)
+        elif block.tool_use is not None:
+            uses += 1
+        elif block.tool_result is not None:
+            results += 1
+        elif block.provider is not None:
+            providers += 1
+    return "\n".join(texts), thinking, uses, results, providers
+
+
 def message_lines(message: Message, *, whole_thinking: bool = False) -> list[str]:
     """A message's blocks for a person reading a terminal: a line each, indented two spaces, Go's escapes in raw
     JSON shown as the characters they stand for, each cut to what a face shows of one value (``show``, the

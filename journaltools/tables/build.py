@@ -15,35 +15,27 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from operator import itemgetter
 from typing import Any, Final
 
 import pyarrow as pa
 
 from journaltools.folding import FoldResult
 from journaltools.folding import native as native_fold
-from journaltools.folding.facts import (
-    RunFacts,
-    degraded_analysis,
-    wall_clock_ns,
-    wall_clock_of,
-)
+from journaltools.folding.facts import RunFacts, degraded_analysis, undated, wall_clock_of
 from journaltools.folding.phrases import Ending, ending_of, problem_text, why_of
 from journaltools.folding.reads import RunReadLike
 from journaltools.folding.run import fold_run
 from journaltools.folding.state import COUNTER_NAMES
-from journaltools.protocol.blocks import Message
+from journaltools.folding.summary import FirstRecord, RunSummary, meta_columns, python_summary
+from journaltools.folding.texts import message_columns
 from journaltools.protocol.findings import Finding
-from journaltools.protocol.generations import generation_of_version, rules_for_version
+from journaltools.protocol.generations import Generation, rules_for_version
 from journaltools.protocol.journal import typed_records
-from journaltools.protocol.kinds import ZERO_TIME, Meta, Record
 from journaltools.sources.scan import updated_at
 from journaltools.tables.columns import (
     TABLE_MEMORY_POOL,
     ValueFit,
-    digest12,
     findings_table,
-    go_time,
     with_source,
 )
 from journaltools.tables.per_run import PerRunTable
@@ -57,59 +49,6 @@ from journaltools.tables.schema import (
     Tables,
     empty_table,
 )
-
-
-def _generation_name(meta: Meta | None) -> str | None:
-    """Which build wrote the journal, from its meta record's version (also for a journal that did not fold)."""
-    generation = generation_of_version(meta.version) if meta is not None else None
-    return generation.name if generation is not None else None
-
-
-def _meta_of(records: Sequence[Record]) -> Meta | None:
-    return records[0].meta if records else None
-
-
-#: The runs row's columns its meta record gives, in ``_meta_row``'s order.
-_META_COLUMNS: Final = (
-    *("generation", "created", "model", "provider", "prompt", "interactive", "agent", "caller", "conversation"),
-)
-
-
-def _meta_row(meta: Meta | None, fit: ValueFit) -> tuple[Any, ...]:
-    """The values of ``_META_COLUMNS`` (all null without a meta record)."""
-    if meta is None:
-        return (None,) * len(_META_COLUMNS)
-    fingerprint = meta.fingerprint
-    return (
-        _generation_name(meta),
-        fit.time("runs.created", meta.created),
-        fingerprint.model,
-        fingerprint.provider,
-        meta.prompt,
-        meta.interactive,
-        meta.agent or None,
-        meta.caller or None,
-        digest12(meta.conversation_token),
-    )
-
-
-def _message_row(message: Message) -> tuple[str, int, int, int, int]:
-    """A message's text (its text blocks joined), its thinking characters, and its tool_use, tool_result and
-    provider block counts."""
-    texts: list[str] = []
-    thinking = uses = results = providers = 0
-    for block in message.content or ():
-        if block.text is not None:
-            texts.append(block.text.text)
-        elif block.thinking is not None:
-            thinking += len(block.thinking.text)
-        elif block.tool_use is not None:
-            uses += 1
-        elif block.tool_result is not None:
-            results += 1
-        elif block.provider is not None:
-            providers += 1
-    return "\n".join(texts), thinking, uses, results, providers
 
 
 def _call_rows(facts: RunFacts, fit: ValueFit) -> list[dict[str, Any]]:
@@ -205,7 +144,7 @@ class TablesBuilder:
         return self.add(read, fold_read(read) if self.folded else None)
 
     def add_lines(
-        self, run: str, source: str, modified_ns: int, first: Record, data: memoryview, starts: bytes, kinds: bytes
+        self, run: str, source: str, modified_ns: int, first: FirstRecord, data: memoryview, starts: bytes, kinds: bytes
     ) -> bool:
         """Add one journal the scanner proved, natively, from its lines (``native_fold.fold_lines``) and its file's
         modification time; ``first`` is its meta record (``native_fold.proven_first``). False, with nothing added,
@@ -246,71 +185,41 @@ class TablesBuilder:
                 self._add_calls(read.run, facts, fit)
                 self._add_responses(read.run, facts, fit)
             invalid = first_error is not None or not read.complete
-            self._add_run(read, records, result, findings, fit, invalid=invalid)
+            first = records[0] if records else None
+            summary = python_summary(records, result, read.last_seq)
+            self._add_run(read, first, summary, result, findings, fit, invalid=invalid)
         return first_error
 
     def _add_run(
         self,
         read: RunReadLike,
-        records: Sequence[Record],
+        first: FirstRecord | None,
+        summary: RunSummary,
         result: FoldResult | None,
         findings: list[Finding],
         fit: ValueFit,
         invalid: bool,
     ) -> None:
+        """The runs row of a journal the Python path tabled (``result``: its lenient fold, None when not folded)."""
         state = result.state if result is not None else None
-        meta = _meta_of(records)
         status = "invalid" if invalid or result is None else result.status
-        terminal = state.terminal if state is not None else None
-        pending = state.pending if state is not None else None
-        last_time = records[-1].time if records and state is not None and state.generation.dates_records else ""
-        values: dict[str, Any] = {
-            "run": read.run,
-            "status": status,
-            **dict(zip(_META_COLUMNS, _meta_row(meta, fit), strict=True)),
-            # The newest line dates a run by its last record; an undated one (and every August one) by the store.
-            "updated": fit.time("runs.updated", last_time) if last_time else read.updated,
-            "ended": fit.time("runs.ended", state.ended) if state is not None and state.ended != ZERO_TIME else None,
-            "wall_clock": fit.duration("runs.wall_clock", wall_clock_ns(records)),
-            "reopened": state.reopened if state is not None else None,
-            "turns": state.turns if state is not None else None,
-            "context_tokens": state.context_tokens if state is not None else None,
-            "tool_calls_by_kind": list(state.counters.by_kind_tokens().items()) if state is not None else None,
-            "last_seq": result.last_seq if result is not None else read.last_seq,
-            "records": len(records),
-            "segments": len(result.segments) if result is not None else 0,
-            "resumes": sum(1 for record in records if record.kind == "claim"),
-            "stale_terminal": result.stale_terminal if result is not None else False,
-            "terminal_reason": terminal.reason if terminal is not None else None,
-            "terminal_message": (terminal.message or None) if terminal is not None else None,
-            "last_stop_reason": (state.last_stop_reason or None) if state is not None else None,
-            "next_iteration": state.next_iteration if state is not None else None,
-            "waiting_for": result.waiting_for if result is not None else None,
-            "why": why_of(_ending(status, result, findings)),
-            "pending_calls": len(result.pending_calls) if result is not None and state is not None else None,
-            "open_deferrals": len(pending.open_deferrals()) if pending is not None else (0 if state else None),
-            "approvals": list(state.approvals or ()) if state is not None else None,
-            "call_approvals": [a.tool_use_id for a in state.call_approvals or ()] if state is not None else None,
-            "memory_keys": sorted(state.memory_revisions or {}) if state is not None else None,
-            "task_state": self.task_states.get(read.run),
-            "source": read.source,
-        }
-        unfit = fit.finding()
-        if unfit is not None:
-            findings = [*findings, with_source(unfit, read.source)]
-            self.findings.append(findings[-1])
-        values["error_findings"] = sum(1 for f in findings if f.severity == "error")
-        values["warning_findings"] = sum(1 for f in findings if f.severity == "warning")
-        counters = state.counters if state is not None else None
-        for name in COUNTER_NAMES:
-            values[name] = getattr(counters, name) if counters is not None else None
-        self._put_run(values)
-
-    def _put_run(self, values: dict[str, Any]) -> None:
-        self._run_rows.append(_RUN_ROW(values))
+        ended = fit.time("runs.ended", state.ended) if state is not None and not undated(state.ended) else None
+        self._put_run(
+            read.run,
+            read.source,
+            status,
+            why_of(_ending(status, result, findings)),
+            first,
+            summary,
+            read.updated,
+            ended,
+            fit,
+            errors=sum(1 for f in findings if f.severity == "error"),
+            warnings=sum(1 for f in findings if f.severity == "warning"),
+        )
 
     def _add_native(
-        self, run: str, source: str, updated: datetime | int | None, first: Record, native: native_fold.NativeRun
+        self, run: str, source: str, updated: datetime | int | None, first: FirstRecord, native: native_fold.NativeRun
     ) -> None:
         """A journal the native fold tabled (its other rows are in place): its runs row and what counts its rows;
         ``first`` is its meta record, ``updated`` when its store last changed it (a file's modification time in
@@ -327,56 +236,78 @@ class TablesBuilder:
         self._calls.rows_of(run, native.calls, natively=True)
         self._responses.rows_of(run, native.counters[0], natively=True)  # a response per assistant record: llm_calls
         generation = rules_for_version(meta.version)
-        # The walk gave back every journal with a record time or a call's duration no column holds; the creation
-        # time and the wall clock are the run's own, checked here.
-        fit = ValueFit(run)
         status = native_fold.status_of(native, generation)
+        # The walk gave back every journal with a record time or a call's duration no column holds; the creation
+        # time and the wall clock are the run's own, checked in the row.
         why = native_fold.why_of_native(native, generation, status)
-        if native.last_time and generation.dates_records:
-            updated = go_time(native.last_time)
-        elif isinstance(updated, int):
-            updated = updated_at(updated)
-        generation_name, created, *described = _meta_row(meta, fit)
-        # In _NATIVE_ROW's order (the runs schema's): a tuple made at once, this row being made per journal.
+        self._put_run(run, source, status, why, first, native, updated, native.ended, ValueFit(run), 0, len(warnings))
+
+    def _put_run(
+        self,
+        run: str,
+        source: str,
+        status: str,
+        why: str,
+        first: FirstRecord | None,
+        summary: RunSummary,
+        store_updated: datetime | int | None,
+        ended: datetime | int | None,
+        fit: ValueFit,
+        errors: int,
+        warnings: int,
+    ) -> None:
+        """The one runs row, whichever fold made ``summary`` (``folding.summary``): a tuple in the schema's order
+        (``_ROW_ORDER``), made at once, this row being made per journal. ``first`` is the journal's first record,
+        ``store_updated`` when its store last changed it (a file's modification time in nanoseconds, made a time
+        only when the row needs it), ``ended`` the ending's time as its column holds it."""
+        meta, generation = meta_columns(first)
+        # The newest line dates a run by its last record; an undated one (and every August one) by the store.
+        if summary.last_time and _dates_records(generation):
+            updated = fit.time("runs.updated", summary.last_time)
+        else:
+            updated = updated_at(store_updated) if isinstance(store_updated, int) else store_updated
+        wall_clock = None
+        if first is not None and first.meta is not None:
+            wall_clock = fit.duration("runs.wall_clock", wall_clock_of(first.meta, first.time, summary.last_dated_time))
         row = (
             run,
             status,
-            generation_name,
-            created,
+            meta.generation,
+            fit.time("runs.created", meta.created),
             updated,
-            native.ended,
-            fit.duration("runs.wall_clock", wall_clock_of(meta, first.time, native.last_dated_time)),
-            *described,
-            native.last_seq,
-            native.records,
-            native.segments,
-            native.resumes,
-            native.stale_terminal,
-            native.reopened,
-            native.turns,
-            native.context_tokens,
-            native.terminal_reason,
-            native.terminal_message,
-            native.last_stop_reason,
-            native.next_iteration,
-            native.waiting_for,
+            ended,
+            wall_clock,
+            *meta[2:],
+            summary.last_seq,
+            summary.records,
+            summary.segments,
+            summary.resumes,
+            summary.stale_terminal,
+            summary.reopened,
+            summary.turns,
+            summary.context_tokens,
+            summary.terminal_reason,
+            summary.terminal_message,
+            summary.last_stop_reason,
+            summary.next_iteration,
+            summary.waiting_for,
             why,
-            *native.counters,
-            native.tool_calls_by_kind,
-            native.pending_calls,
-            native.open_deferrals,
-            native.approvals,
-            native.call_approvals,
-            sorted(native.memory_keys),
+            *summary.counters,
+            summary.tool_calls_by_kind,
+            summary.pending_calls,
+            summary.open_deferrals,
+            summary.approvals,
+            summary.call_approvals,
+            sorted(summary.memory_keys) if summary.memory_keys is not None else None,
             self.task_states.get(run),
-            0,
-            len(warnings),
+            errors,
+            warnings,
             source,
         )
         unfit = fit.finding()
         if unfit is not None:
             self.findings.append(with_source(unfit, source))
-            row = (*row[:-2], row[-2] + 1, source)
+            row = (*row[:-2], warnings + 1, source)
         self._run_rows.append(row)
 
     def _add_segments(self, run: str, result: FoldResult, facts: RunFacts, fit: ValueFit) -> None:
@@ -410,7 +341,7 @@ class TablesBuilder:
         if pending is not None:
             messages.append(pending.assistant)
             seqs.append(pending.seq)
-        rows = [_message_row(message) for message in messages]
+        rows = [message_columns(message) for message in messages]
         columns["index"].extend(range(len(rows)))
         columns["seq"].extend(seqs)
         columns["pending"].extend([False] * len(result.messages) + ([True] if pending is not None else []))
@@ -452,12 +383,10 @@ class TablesBuilder:
         )
 
 
-#: A runs row's values (a dict by column name) as a tuple in the schema's order.
-#: A run row's values but ``tool_errors``, which ``finish`` counts from the tool_calls table for either fold.
+#: A run row's columns but ``tool_errors``, which ``finish`` counts from the tool_calls table for either fold.
 _RUN_COLUMNS: Final = tuple(name for name in RUNS_SCHEMA.names if name != "tool_errors")
-_RUN_ROW: Final = itemgetter(*_RUN_COLUMNS)
-#: The order ``_add_native`` makes a run row in, name by name: ``_RUN_COLUMNS`` (a test holds them equal).
-_NATIVE_ROW: Final = (
+#: The order ``_put_run`` makes a run row in, name by name: ``_RUN_COLUMNS`` (a test holds them equal).
+_ROW_ORDER: Final = (
     *("run", "status", "generation", "created", "updated", "ended", "wall_clock", "model", "provider", "prompt"),
     *("interactive", "agent", "caller", "conversation", "last_seq", "records", "segments", "resumes"),
     *("stale_terminal", "reopened", "turns", "context_tokens", "terminal_reason", "terminal_message"),
@@ -467,6 +396,12 @@ _NATIVE_ROW: Final = (
 )
 _TOOL_ERRORS_AT: Final = RUNS_SCHEMA.names.index("tool_errors")
 _TOOL_CALLS_AT: Final = _RUN_COLUMNS.index("tool_calls")
+
+
+def _dates_records(generation: Generation | None) -> bool:
+    """Whether a run's last record dates it: the newest line's do; a version no build writes is taken at its word
+    (the Python fold then dated it or not)."""
+    return generation is None or generation.dates_records
 
 
 def _transposed(rows: list[tuple[Any, ...]], width: int) -> list[Sequence[Any]]:

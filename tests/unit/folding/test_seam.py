@@ -21,11 +21,9 @@ PACKAGE = ROOT / "journaltools"
 FACES = [*sorted((PACKAGE / "tables").glob("*.py")), *sorted((PACKAGE / "widgets").glob("*.py"))]
 FACES += [*sorted((PACKAGE / "cli").glob("*.py")), *sorted((PACKAGE / "audits").glob("*.py"))]
 FACES += [*sorted((PACKAGE / "exports").glob("*.py")), PACKAGE / "sources" / "listing.py"]
-#: Faces that fold something other than a read, each with its reason.
-FOLDS_OF_THEIR_OWN = {
-    # The time-travel view folds each prefix of a journal, to show the state as it stood after each record.
-    PACKAGE / "widgets" / "timetravel.py",
-}
+#: Faces that fold something other than a read, each with its reason. None: the time-travel view, which shows the
+#: state as it stood after each record, reads each prefix's fold from ``folding.history``.
+FOLDS_OF_THEIR_OWN: set[Path] = set()
 
 
 def _calls_the_fold(path: Path) -> bool:

@@ -370,9 +370,12 @@ def test_load_with_no_source_reads_the_runtimes_default_directory(
     assert load().runs["status"].to_pylist() == ["completed"]
 
 
-def test_the_native_run_row_is_made_in_the_runs_schemas_order() -> None:
-    """``_add_native`` makes its row as a tuple in ``_NATIVE_ROW``'s order, which must be the schema's."""
+def test_the_run_row_is_made_in_the_runs_schemas_order() -> None:
+    """``_put_run`` makes every run row, from either fold, as a tuple in ``_ROW_ORDER``'s order, which must be the
+    schema's; the meta columns it splices in keep theirs."""
+    from journaltools.folding.summary import MetaColumns
     from journaltools.tables import build
 
-    assert build._NATIVE_ROW == build._RUN_COLUMNS
-    assert build._META_COLUMNS[2:] == build._RUN_COLUMNS[7:14]
+    assert build._ROW_ORDER == build._RUN_COLUMNS
+    assert MetaColumns._fields[:2] == build._RUN_COLUMNS[2:4]
+    assert MetaColumns._fields[2:] == build._RUN_COLUMNS[7:14]
