@@ -236,9 +236,10 @@ class ConversationModel:
         """Every place "jump to" reaches (``conversation_places``)."""
         return targets_of(self)
 
-    def call_marks(self) -> Iterator[tuple[int, str, bool, CallState]]:
-        """Each call of the run and of its turn in flight as ``(seq, tool name, is_error, state)``, in order."""
-        return call_marks_of(self.messages, self.pending)
+    def call_marks(self, *, settled: bool = True) -> Iterator[tuple[int, str, bool, CallState]]:
+        """Each call of the run and of its turn in flight as ``(seq, tool name, is_error, state)``, in order;
+        ``settled=False`` leaves out the calls answered without an error."""
+        return call_marks_of(self.messages, self.pending, settled=settled)
 
     # -- plain text ----------------------------------------------------------------------------
 

@@ -52,7 +52,7 @@ class Arranged(Protocol):
 
     def ending_seq(self) -> int: ...
 
-    def call_marks(self) -> Iterable[tuple[int, str, bool, CallState]]: ...
+    def call_marks(self, *, settled: bool = True) -> Iterable[tuple[int, str, bool, CallState]]: ...
 
 
 #: How each call that went wrong or waits is named in "jump to", by its state (an error first, whatever its state).
@@ -82,7 +82,7 @@ def targets_of(model: Arranged) -> list[Target]:
     for finding in model.finding_values:
         if finding.seq is not None:
             found.append(Target(f"finding at seq {finding.seq}: {finding.code}", finding.seq))
-    for seq, name, is_error, state in model.call_marks():
+    for seq, name, is_error, state in model.call_marks(settled=False):
         kind = "error" if is_error else state
         if kind in CALL_PLACES:
             found.append(Target(f"{CALL_PLACES[kind]}: {name} (seq {seq})", seq, CALL_JUMPS[kind]))
@@ -135,21 +135,26 @@ class Found:
 
 
 def call_marks_of(
-    messages: Sequence[MessageView], pending: PendingView | None
+    messages: Sequence[MessageView], pending: PendingView | None, *, settled: bool = True
 ) -> Iterator[tuple[int, str, bool, CallState]]:
-    """Each call of ``messages`` and of the turn in flight as ``(seq, tool name, is_error, state)``, in order."""
-    marks = messages.call_marks() if isinstance(messages, MessageViews) else _marks_of_views(messages)
-    yield from marks
+    """Each call of ``messages`` and of the turn in flight as ``(seq, tool name, is_error, state)``, in order;
+    ``settled=False`` leaves out the calls answered without an error."""
+    if isinstance(messages, MessageViews):
+        yield from messages.call_marks(settled=settled)
+    else:
+        yield from _marks_of_views(messages, settled)
     if pending is not None:
         for call in pending.calls:
-            yield pending.seq, call.name, call.is_error, call.state
+            if settled or call.is_error or call.state != "answered":
+                yield pending.seq, call.name, call.is_error, call.state
 
 
-def _marks_of_views(messages: Sequence[MessageView]) -> Iterator[tuple[int, str, bool, CallState]]:
+def _marks_of_views(messages: Sequence[MessageView], settled: bool) -> Iterator[tuple[int, str, bool, CallState]]:
     for message in messages:
         for part in message.parts:
-            if part.call is not None:
-                yield message.seq, part.call.name, part.call.is_error, part.call.state
+            call = part.call
+            if call is not None and (settled or call.is_error or call.state != "answered"):
+                yield message.seq, call.name, call.is_error, call.state
 
 
 def _call_words(call: CallView) -> list[str]:

@@ -185,15 +185,16 @@ class MessageViews(Sequence[MessageView]):
     def __repr__(self) -> str:
         return f"MessageViews({len(self)} messages)"
 
-    def call_marks(self) -> Iterator[tuple[int, str, bool, CallState]]:
+    def call_marks(self, *, settled: bool = True) -> Iterator[tuple[int, str, bool, CallState]]:
         """Each call of the committed messages, in order, as ``(seq, tool name, is_error, state)``: what "jump to"
-        needs of a call, without drawing its input (the view of the call says the same)."""
+        needs of a call, without drawing its input (the view of the call says the same). ``settled=False`` leaves
+        out the calls answered without an error, which "jump to" does not list (most calls of a long run)."""
         results, seqs = self._results, self._seqs
         for use, index in zip(self._calls, self._call_messages, strict=True):
             answer = results.get(use.id)
             if answer is None:
                 yield seqs[index], use.name, False, "waiting"
-            else:
+            elif settled or answer.is_error:
                 yield seqs[index], use.name, answer.is_error, "answered"
 
     def _view(self, index: int) -> MessageView:

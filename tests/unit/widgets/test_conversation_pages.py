@@ -141,7 +141,9 @@ def test_the_jump_lists_calls_are_the_calls_the_pages_draw(long_run: tuple[Path,
     with open_source(source) as backend:
         result = fold_run(backend.read_run(run, strict=False)).result
     views = MessageViews(result.messages, result.message_seqs)
-    assert list(views.call_marks()) == _marks_drawn(message_views(result.messages, result.message_seqs))
+    drawn = _marks_drawn(message_views(result.messages, result.message_seqs))
+    assert list(views.call_marks()) == drawn
+    assert list(views.call_marks(settled=False)) == [mark for mark in drawn if mark[2] or mark[3] != "answered"]
     assert views.made == 0
 
 
@@ -164,3 +166,7 @@ def test_the_calls_of_hand_made_messages_pair_as_drawn() -> None:
     assert views.seqs == [1, 2, 4, 0, 0]
     assert list(views.call_marks()) == _marks_drawn(list(views))
     assert [state for *_, state in views.call_marks()] == ["answered", "answered", "answered", "answered", "waiting"]
+    assert [(name, error) for _seq, name, error, _state in views.call_marks(settled=False)] == [
+        ("tool-b", True),
+        ("tool-never", False),
+    ]
