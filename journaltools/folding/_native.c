@@ -26,18 +26,25 @@
 #include <emmintrin.h>
 #endif
 
-/* The payload kinds, in protocol.kinds.KINDS order (the keys a record's payload is written under). */
+/* The payload kinds this walk folds (the keys a record's payload is written under), in its own order: the
+ * Python side maps each protocol to one of them by name (``KINDS`` below), and a kind the Python declarations hold
+ * that is not here to a code that gives the journal back (below -1). */
 enum { K_META, K_ASSISTANT, K_USER, K_TOOL_RESULT, K_DEFERRED, K_DECISION, K_CALL_APPROVAL, K_MEMORY, K_TERMINAL,
        K_CLAIM, K_COUNT };
 static const char *const KIND_NAMES[K_COUNT] = {"meta",     "assistant",     "user",
                                                 "tool_result", "deferred", "decision",
                                                 "call_approval", "memory_revisions", "terminal",
                                                 "claim"};
-static const char *const TERMINAL_REASONS[] = {"completed", "suspended", "error", "budget", "max_iterations"};
-/* kinds.KIND_TOKENS: a provider kind's number is its index. */
-static const char *const KIND_TOKENS[] = {"unknown", "application", "builtin", "remote", "custom", "mcp"};
-#define KIND_TOKEN_COUNT 6
-#define KIND_REMOTE 3
+/* The terminal reasons the runtime knows and the provider kinds' tokens (a kind's number is its index; 0 is the
+ * kind of a result that names none), as ``protocol.kinds`` declares them: handed over once by ``configure`` at
+ * import, never restated here. */
+#define MAX_NAMES 32
+static PyObject *configured = NULL; /* the two tuples of str, kept alive: the pointers below are into them */
+static const char *TERMINAL_REASONS[MAX_NAMES];
+static int terminal_reason_count = 0;
+static const char *KIND_TOKENS[MAX_NAMES];
+static int kind_token_count = 0;
+static int kind_remote = -1;
 #define KIND_MCP 5
 /* A turn with more calls than this is left to Python: results and deferrals find their call by a linear search. */
 #define MAX_TURN_CALLS 512
@@ -523,8 +530,8 @@ typedef struct {
     int64_t search_budget;
     /* the state */
     uint64_t counters[9]; /* llm, tool, remote, mcp, in, out, cache_read, cache_create, thinking (wrapping) */
-    int64_t by_kind[KIND_TOKEN_COUNT];
-    int by_kind_seen[KIND_TOKEN_COUNT];
+    int64_t by_kind[MAX_NAMES];
+    int by_kind_seen[MAX_NAMES];
     uint64_t turns;
     uint64_t context_tokens;
     int saw_assistant;
@@ -946,7 +953,7 @@ static call *turn_call(walk *w, text_ref id) {
 }
 
 static int parse_kind(walk *w, text_ref token) {
-    for (int i = 1; i < KIND_TOKEN_COUNT; i++) {
+    for (int i = 1; i < kind_token_count; i++) {
         if (arena_is(w, token, KIND_TOKENS[i])) return i;
     }
     return 0;
@@ -993,7 +1000,7 @@ static int read_tool_result(walk *w, cursor *c, uint64_t seq, const moment *time
         number = parse_kind(w, kind);
         ran = dispatched;
     } else if (remote) {
-        number = KIND_REMOTE;
+        number = kind_remote;
         ran = 1;
     } else {
         number = 0;
@@ -1013,7 +1020,7 @@ static int read_tool_result(walk *w, cursor *c, uint64_t seq, const moment *time
     w->counters[1] += 1;
     w->by_kind[number] += 1;
     w->by_kind_seen[number] = 1;
-    if (ran && number == KIND_REMOTE) w->counters[2] += 1;
+    if (ran && number == kind_remote) w->counters[2] += 1;
     if (ran && number == KIND_MCP) w->counters[3] += 1;
     w->segment_tools++;
     w->results++;
@@ -1130,7 +1137,7 @@ static int read_terminal(walk *w, cursor *c, const moment *time) {
     }
     if (more < 0) return more;
     int known = 0;
-    for (size_t i = 0; i < sizeof(TERMINAL_REASONS) / sizeof(*TERMINAL_REASONS); i++) {
+    for (int i = 0; i < terminal_reason_count; i++) {
         if (arena_is(w, reason, TERMINAL_REASONS[i])) known = 1;
     }
     if (!known) return STOP_OTHER; /* unknown_terminal_reason */
@@ -1204,6 +1211,8 @@ static int read_claim(walk *w, cursor *c, uint64_t seq, const moment *time, uint
 static int read_record(walk *w, cursor *c, int kind, int index, uint64_t *seq_out, moment *time, uint64_t last_seq,
                        const moment *before) {
     int status;
+    /* A kind the Python declarations hold and this walk does not fold (a newer generation's): given back. */
+    if (kind < -1 || kind >= K_COUNT) return STOP_OTHER;
     uint64_t seq = 0;
     int payloads = 0, optional = 0;
     time->dated = 0;
@@ -1430,7 +1439,7 @@ static PyObject *summary(walk *w, const journal_walk *journal) {
     }
     PyObject *by_kind = PyList_New(0);
     if (by_kind == NULL) return NULL;
-    for (int i = 0; i < KIND_TOKEN_COUNT; i++) {
+    for (int i = 0; i < kind_token_count; i++) {
         if (!w->by_kind_seen[i]) continue;
         PyObject *pair = Py_BuildValue("(sL)", KIND_TOKENS[i], (long long)w->by_kind[i]);
         if (pair == NULL || PyList_Append(by_kind, pair) < 0) {
@@ -1648,6 +1657,10 @@ static int walk_journal(walk *w, journal_walk *journal) {
 static PyObject *fold_rows(PyObject *Py_UNUSED(module), PyObject *args) {
     Py_buffer data, starts, kinds;
     PyObject *prompt, *columns;
+    if (kind_token_count == 0) {
+        PyErr_SetString(PyExc_RuntimeError, "fold_rows: configure the walk first (folding.native does at import)");
+        return NULL;
+    }
     if (!PyArg_ParseTuple(args, "y*y*y*UO!", &data, &starts, &kinds, &prompt, &PyTuple_Type, &columns)) return NULL;
     PyObject *result = NULL;
     walk w;
@@ -1710,7 +1723,61 @@ done:
     return result;
 }
 
+/* Copies the tuple's strings' UTF-8 pointers into ``names`` (the tuple outlives them: ``configured`` holds it). */
+static int take_names(PyObject *tuple, const char **names, int *count, const char *what) {
+    Py_ssize_t size = PyTuple_GET_SIZE(tuple);
+    if (size < 1 || size > MAX_NAMES) {
+        PyErr_Format(PyExc_ValueError, "configure: %s: between 1 and %d names, not %zd", what, MAX_NAMES, size);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < size; i++) {
+        PyObject *name = PyTuple_GET_ITEM(tuple, i);
+        if (!PyUnicode_Check(name) || (names[i] = PyUnicode_AsUTF8(name)) == NULL) {
+            if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "configure: %s: names are str", what);
+            return -1;
+        }
+    }
+    *count = (int)size;
+    return 0;
+}
+
+/*
+ * configure(terminal_reasons, kind_tokens) -> None
+ *
+ * The runtime's terminal reasons and the provider kinds' tokens (``protocol.kinds.TERMINAL_REASONS``,
+ * ``KIND_TOKENS``: the first the kind of a result that names none, ``remote`` among them), as tuples of str.
+ */
+static PyObject *configure(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *reasons, *tokens;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyTuple_Type, &reasons, &PyTuple_Type, &tokens)) return NULL;
+    PyObject *kept = PyTuple_Pack(2, reasons, tokens);
+    if (kept == NULL) return NULL;
+    const char *reason_names[MAX_NAMES], *token_names[MAX_NAMES];
+    int reason_count = 0, token_count = 0, remote = -1;
+    if (take_names(reasons, reason_names, &reason_count, "terminal reasons") < 0 ||
+        take_names(tokens, token_names, &token_count, "kind tokens") < 0) {
+        Py_DECREF(kept);
+        return NULL;
+    }
+    for (int i = 1; i < token_count; i++) {
+        if (strcmp(token_names[i], "remote") == 0) remote = i;
+    }
+    if (remote < 0) {
+        Py_DECREF(kept);
+        PyErr_SetString(PyExc_ValueError, "configure: the kind tokens name no 'remote' after the first");
+        return NULL;
+    }
+    memcpy(TERMINAL_REASONS, reason_names, sizeof(reason_names));
+    memcpy(KIND_TOKENS, token_names, sizeof(token_names));
+    terminal_reason_count = reason_count;
+    kind_token_count = token_count;
+    kind_remote = remote;
+    Py_XSETREF(configured, kept);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
+    {"configure", configure, METH_VARARGS, "The terminal reasons and provider kind tokens, from protocol.kinds."},
     {"fold_rows", fold_rows, METH_VARARGS, "The table rows of one clean proven journal, or None (see the module)."},
     {NULL, NULL, 0, NULL},
 };

@@ -32,7 +32,7 @@ from journaltools.folding.warnings import run_id_mismatch, times_out_of_order, u
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.generations import Generation, generation_of_version
 from journaltools.protocol.journal import ProvenRecords
-from journaltools.protocol.kinds import KINDS, PROTOCOLS, Meta, Record
+from journaltools.protocol.kinds import KIND_TOKENS, KINDS, PROTOCOLS, TERMINAL_REASONS, Meta, Record
 from journaltools.protocol.native import OTHER_PROTOCOL, PROTOCOL_IDS
 
 if TYPE_CHECKING:
@@ -164,8 +164,16 @@ class NativeRun(NamedTuple):
         )
 
 
-#: A protocol id → its payload kind's index in ``KINDS`` (an id the runtime does not know is absent).
-_KIND_OF_ID: Final = {protocol: KINDS.index(kind) for protocol, kind in PROTOCOLS.items()}
+#: The payload kinds the extension folds, in its order (each named as ``protocol.kinds.KINDS`` names it).
+_WALKED_KINDS: Final[tuple[str, ...]] = _native.KINDS if _native is not None else KINDS
+#: The int8 for a kind the record model holds and the walk does not fold (a newer generation's, until the walk learns
+#: it): the walk gives its journal back.
+_NOT_WALKED: Final = 254
+#: A protocol id → its payload kind's number in the walk, matched by name (an id the runtime does not know is absent).
+_KIND_OF_ID: Final = {
+    protocol: _WALKED_KINDS.index(kind) if kind in _WALKED_KINDS else _NOT_WALKED
+    for protocol, kind in PROTOCOLS.items()
+}
 #: A scan's protocol index → the same, as the int8 the extension reads (-1 for an id the runtime does not know),
 #: for every index a scan can give.
 _KIND_OF_PROTOCOL: Final = bytes(
@@ -173,6 +181,9 @@ _KIND_OF_PROTOCOL: Final = bytes(
 )
 _RECORD: Final = msgspec.json.Decoder(Record)
 _disabled = False
+if _native is not None:
+    # The walk's rules name the runtime's terminal reasons and the provider kinds: the record model's, never its own.
+    _native.configure(TERMINAL_REASONS, KIND_TOKENS)
 
 
 def active() -> bool:
@@ -194,7 +205,7 @@ def disabled() -> Iterator[None]:
 
 
 def extension_kinds() -> tuple[str, ...]:
-    """The payload kinds as the extension names them, in its order (which must be ``kinds.KINDS``)."""
+    """The payload kinds the extension folds, in its order (each one of ``kinds.KINDS``, matched by name)."""
     assert _native is not None
     names: tuple[str, ...] = _native.KINDS
     return names

@@ -22,6 +22,7 @@ from journaltools.folding import native as native_fold
 from journaltools.protocol import native
 from journaltools.protocol.generations import AUGUST, NEWEST
 from journaltools.protocol.journal import ProvenRecords, read_file_journal
+from journaltools.protocol.kinds import PROTOCOLS
 from journaltools.sources.scan import run_read
 from journaltools.tables import batch as batch_module
 from journaltools.tables import load
@@ -247,10 +248,56 @@ def test_a_journal_given_back_late_leaves_no_row_behind() -> None:
     assert [len(column) for column in builder._native_columns] == before
 
 
-def test_the_extension_names_the_payload_kinds_as_the_record_model_does() -> None:
+def test_the_extension_folds_only_kinds_the_record_model_declares() -> None:
     from journaltools.protocol.kinds import KINDS
 
-    assert native_fold.extension_kinds() == KINDS
+    assert set(native_fold.extension_kinds()) <= set(KINDS)
+    # Each protocol reaches the walk as the kind of the same name.
+    walked = native_fold.extension_kinds()
+    for protocol, kind in PROTOCOLS.items():
+        assert walked[native_fold._KIND_OF_ID[protocol]] == kind
+
+
+def test_a_kind_the_walk_does_not_fold_gives_the_journal_back() -> None:
+    """A kind the record model holds and the walk does not (a newer generation's, until the walk learns it) reaches
+    the walk as its own number: the journal goes to the Python fold, and no row is left behind."""
+    run, data = next(journals_of(CORPUS / "file"))
+    read = journal_read(run, data)
+    assert isinstance(read.records, ProvenRecords)  # type: ignore[attr-defined]
+    first = native_fold.usable_first(read)  # type: ignore[arg-type]
+    assert first is not None and first.meta is not None
+    scan = read.records.scan  # type: ignore[attr-defined]
+    kinds = bytearray(native_fold.kinds_of_protocols(scan.protocols))
+    builder = TablesBuilder()
+    before = [len(column) for column in builder._native_columns]
+    data = read.records.data  # type: ignore[attr-defined]
+    assert native_fold.fold_lines(data, scan.starts, bytes(kinds), first.meta, builder._native_columns)
+    builder = TablesBuilder()
+    kinds[len(kinds) - 1] = native_fold._NOT_WALKED
+    found = native_fold.fold_lines(data, scan.starts, bytes(kinds), first.meta, builder._native_columns)
+    assert found is None
+    assert [len(column) for column in builder._native_columns] == before
+
+
+@pytest.mark.parametrize(
+    ("reasons", "tokens", "why"),
+    [
+        ((), ("unknown", "remote"), "between 1 and"),
+        (("completed",), ("unknown", "builtin"), "no 'remote'"),
+        (("completed",), ("remote",), "no 'remote'"),
+        (("completed",), ("unknown", 3), "names are str"),
+    ],
+)
+def test_the_walk_refuses_a_configuration_it_cannot_fold_by(
+    reasons: tuple[str, ...], tokens: tuple[object, ...], why: str
+) -> None:
+    from journaltools.folding import _native  # type: ignore[attr-defined]
+
+    with pytest.raises((ValueError, TypeError), match=why):
+        _native.configure(reasons, tokens)
+    # A refused configuration leaves the one in force: the walk still folds.
+    run, data = next(journals_of(CORPUS / "file"))
+    assert taken_natively(journal_read(run, data))
 
 
 def test_the_environment_sets_the_native_fold_aside(monkeypatch: pytest.MonkeyPatch) -> None:
