@@ -26,8 +26,8 @@ from datetime import date
 from functools import lru_cache
 from typing import Final
 
-from journaltools.folding.texts import conversation_digest
 from journaltools.goencoding.time import parse_go_time
+from journaltools.protocol.credentials import conversation_digest
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.kinds import FORMAT_VERSION as AUGUST_VERSION
 from journaltools.protocol.kinds import ZERO_TIME, Deferred, Meta, Record, ToolResult, kind_token, provider_of

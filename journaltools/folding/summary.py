@@ -15,7 +15,7 @@ from typing import NamedTuple, Protocol
 from journaltools.folding.facts import undated
 from journaltools.folding.fold import FoldResult
 from journaltools.folding.state import COUNTER_NAMES
-from journaltools.folding.texts import conversation_digest
+from journaltools.protocol.credentials import conversation_digest
 from journaltools.protocol.generations import Generation, generation_of_version, rules_for_version
 from journaltools.protocol.kinds import Meta, Record
 

@@ -9,13 +9,13 @@ encoded again, so a number like ``1.50e3`` or a 20-digit integer is shown as the
 from __future__ import annotations
 
 import contextlib
-import hashlib
 from typing import TYPE_CHECKING
 
 import msgspec
 
 from journaltools._base.readable import shown_part
 from journaltools.protocol.blocks import Block, Message, ThinkingBlock, block_line
+from journaltools.protocol.credentials import conversation_digest as conversation_digest
 from journaltools.protocol.encode import encode_go_json
 from journaltools.protocol.kinds import Assistant, Meta, Payload, Record, User
 
@@ -27,13 +27,6 @@ HIDDEN = "hidden"
 
 #: A text ``grep`` searches: where it sits in its record, the call it belongs to (a tool input or result), the text.
 SearchableText = tuple[str, str | None, str]
-
-
-def conversation_digest(token: str) -> str | None:
-    """The first 12 hex characters of the token's SHA-256, or None for no token: what grouping may show."""
-    if not token:
-        return None
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()[:12]
 
 
 def raw_json_text(raw: bytes | msgspec.Raw, *, indent: bool = True) -> str:

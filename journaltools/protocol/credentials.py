@@ -5,6 +5,7 @@ only the text meant for people is masked."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from typing import Any, Final
 
 import msgspec
@@ -27,4 +28,12 @@ def masked_repr(value: Any, *credentials: str) -> str:
     return f"{type(value).__name__}({', '.join(shown)})"
 
 
-__all__ = ["HIDDEN", "masked_repr"]
+def conversation_digest(token: str) -> str | None:
+    """The first 12 hex characters of the conversation token's SHA-256, or None for no token: what a table or a
+    view may show, and group runs by, in its place."""
+    if not token:
+        return None
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()[:12]
+
+
+__all__ = ["HIDDEN", "conversation_digest", "masked_repr"]
