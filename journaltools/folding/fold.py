@@ -109,16 +109,18 @@ class _Refusal(Exception):
 @dataclass(slots=True)
 class _Turn:
     """The assistant turn being gathered: its record and the calls it makes, results in journal order, answered and
-    deferred ids."""
+    deferred ids. A run makes one per model call, so what most turns never hold is not made for each (``deferred``
+    until the first deferral)."""
 
     assistant: Assistant
     seq: int
     time: str
     calls: list[ToolUseBlock]
     results: list[ToolResultBlock] = field(default_factory=list)
-    result_seqs: list[int] = field(default_factory=list)
+    #: The seq of the first result: the synthetic results message's.
+    first_result_seq: int = 0
     answered: set[str] = field(default_factory=set)
-    deferred: dict[str, Deferred] = field(default_factory=dict)
+    deferred: dict[str, Deferred] | None = None
     call_ids: frozenset[str] = frozenset()
     #: The time of the batch's last result record: the synthetic results message's.
     last_result_time: str = ZERO_TIME
@@ -361,6 +363,8 @@ class Walk:
                 self._warn(
                     seq, "unknown_deferral", f"a deferral of {payload.tool_use_id!r}, which the turn never called"
                 )
+            if turn.deferred is None:
+                turn.deferred = {}
             turn.deferred[payload.tool_use_id] = payload
         elif kind == "decision":
             state.approvals = [*(state.approvals or ()), payload.tool]
@@ -385,8 +389,9 @@ class Walk:
                 "tool_use_id_mismatch",
                 f"the record answers {called!r} but its result block names {result.tool_use_id!r}",
             )
+        if not turn.results:
+            turn.first_result_seq = seq
         turn.results.append(result)
-        turn.result_seqs.append(seq)
         turn.answered.add(called)
         if time:
             turn.last_result_time = time
@@ -458,7 +463,7 @@ class Walk:
         self.message_seqs.append(turn.seq)
         state.times.append(turn.time)
         if turn.results:
-            self.message_seqs.append(turn.result_seqs[0])
+            self.message_seqs.append(turn.first_result_seq)
             state.messages.append(Message(role=USER, content=[Block(tool_result=result) for result in turn.results]))
             state.times.append(turn.last_result_time)
 
@@ -480,7 +485,7 @@ class Walk:
                     stop_reason=turn.assistant.stop_reason,
                     results=tuple(turn.results),
                     answered=frozenset(turn.answered),
-                    deferred=dict(turn.deferred),
+                    deferred=dict(turn.deferred or {}),
                     seq=turn.seq,
                     time=turn.time,
                 )
