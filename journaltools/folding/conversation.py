@@ -112,7 +112,16 @@ class MessageViews(Sequence[MessageView]):
     with that call, not again; ``call_marks`` says what each call is (its seq, name, error, state) without drawing
     its input."""
 
-    __slots__ = ("_call_messages", "_calls", "_first_call", "_messages", "_results", "_seqs", "_views")
+    __slots__ = (
+        "_call_messages",
+        "_call_positions",
+        "_calls",
+        "_first_call",
+        "_messages",
+        "_results",
+        "_seqs",
+        "_views",
+    )
 
     def __init__(self, messages: Sequence[Message], seqs: Sequence[int] | None = None) -> None:
         # A copy: a run followed as it is written folds on into the same list, and these views are of this moment.
@@ -121,11 +130,14 @@ class MessageViews(Sequence[MessageView]):
         known = list(seqs[:count]) if seqs is not None else []
         self._seqs = known + [0] * (count - len(known))
         results: dict[str, ToolResultBlock] = {}
-        #: Where each call id is first made: (message index, block index).
-        first_call: dict[str, tuple[int, int]] = {}
-        #: Every call, in order, and the index of the message making it: ``call_marks`` without a second walk.
+        #: Every call, in order, with the index of the message making it and its block's index there: ``call_marks``
+        #: without a second walk. Plain lists of ints: a pair per call would be one more object per call for the
+        #: collector to scan.
         calls: list[ToolUseBlock] = []
         call_messages: list[int] = []
+        call_positions: list[int] = []
+        #: Where each call id is first made: its index in ``calls``.
+        first_call: dict[str, int] = {}
         # One walk over every block of a run's messages, its open's share of them: so kept to the bare loop.
         for index, message in enumerate(self._messages):
             content = message.content
@@ -134,16 +146,17 @@ class MessageViews(Sequence[MessageView]):
             for position, block in enumerate(content):
                 use = block.tool_use
                 if use is not None:
+                    if use.id not in first_call:
+                        first_call[use.id] = len(calls)
                     calls.append(use)
                     call_messages.append(index)
-                    if use.id not in first_call:
-                        first_call[use.id] = (index, position)
+                    call_positions.append(position)
                     continue
                 result = block.tool_result
                 if result is not None and result.tool_use_id not in results:
                     results[result.tool_use_id] = result
         self._results, self._first_call = results, first_call
-        self._calls, self._call_messages = calls, call_messages
+        self._calls, self._call_messages, self._call_positions = calls, call_messages, call_positions
         self._views: list[MessageView | None] = [None] * count
 
     @property
@@ -203,6 +216,11 @@ class MessageViews(Sequence[MessageView]):
             view = self._views[index] = self._made(index)
         return view
 
+    def _made_at(self, call: str) -> tuple[int, int] | None:
+        """Where the call ``call`` is first made: (message index, block index)."""
+        first = self._first_call.get(call)
+        return None if first is None else (self._call_messages[first], self._call_positions[first])
+
     def _made(self, index: int) -> MessageView:
         message = self._messages[index]
         parts: list[Part] = []
@@ -218,7 +236,7 @@ class MessageViews(Sequence[MessageView]):
                 answer = self._results.get(block.tool_use.id)
                 parts.append(Part("call", call=_call(block.tool_use, answer, "answered" if answer else "waiting")))
             elif block.tool_result is not None:
-                made = self._first_call.get(block.tool_result.tool_use_id)
+                made = self._made_at(block.tool_result.tool_use_id)
                 if made is None or made >= (index, position):  # never paired with a call: show it on its own
                     parts.append(Part("result", block.tool_result.content, label=block.tool_result.tool_use_id))
                 else:
