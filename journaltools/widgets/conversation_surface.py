@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Final
 
+from journaltools._base.perf import paused_gc
 from journaltools.exports.conversation import ConversationModel
 from journaltools.exports.conversation_places import FIND_BOX_KEY, FIND_STEPS, JUMPS, Found, Target, next_place
 from journaltools.exports.facts import Prices
@@ -160,7 +161,8 @@ class ConversationSurface:
         cls, source: str | Path, run: str, page_size: int = 50, prices: Prices | None = None
     ) -> ConversationSurface:
         """``run`` of ``source``, read and folded with every time its records keep."""
-        return cls(ConversationModel.from_source(source, run, page_size=page_size, prices=prices))
+        with paused_gc():  # as ``ConversationView.from_source``: what a long run's open makes, it keeps
+            return cls(ConversationModel.from_source(source, run, page_size=page_size, prices=prices))
 
     def act(self, action: str, argument: str) -> None:
         """What the page asked (``ConversationPlace.act``); the window is drawn again when it moved."""
