@@ -21,6 +21,7 @@
 #include <Python.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -976,6 +977,98 @@ static PyObject *join_lines(PyObject *Py_UNUSED(module), PyObject *arg) {
 }
 
 
+/* The directory of the paths last looked up, held open so each file is found there by its name alone: the journals
+ * a reader or a listing meets one after another share a directory, and walking its whole path again cost a lookup
+ * per component of every file. A path whose directory does not open is looked up whole, and meets the same error. */
+typedef struct {
+    int fd;
+    size_t length; /* of the directory's path, its final slash included */
+    char path[PATH_MAX];
+} directory_cache;
+
+#ifndef O_PATH
+#define O_PATH O_RDONLY
+#endif
+
+/* Where ``path`` is to be looked up: the descriptor to look it up from, and the name to look up there. */
+static const char *name_in(directory_cache *cache, const char *path, int *at) {
+    const char *slash = strrchr(path, '/');
+    size_t length = slash == NULL ? 0 : (size_t)(slash - path) + 1;
+    if (length == 0 || length >= sizeof cache->path) {
+        *at = AT_FDCWD;
+        return path;
+    }
+    if (cache->length != length || memcmp(cache->path, path, length) != 0) {
+        if (cache->fd >= 0) close(cache->fd);
+        memcpy(cache->path, path, length);
+        cache->path[length] = '\0';
+        cache->length = length;
+        cache->fd = open(cache->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    }
+    if (cache->fd < 0) {
+        *at = AT_FDCWD;
+        return path;
+    }
+    *at = cache->fd;
+    return slash + 1;
+}
+
+static void directory_cache_close(directory_cache *cache) {
+    if (cache->fd >= 0) close(cache->fd);
+    cache->fd = -1;
+    cache->length = 0;
+}
+
+/* Each item of ``paths`` (a tuple) is a bytes path without a NUL (a NUL would name another file in C); sets
+ * TypeError and answers 0 otherwise. */
+static int bytes_paths(PyObject *paths, const char *refusal) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(paths); i++) {
+        PyObject *path = PyTuple_GET_ITEM(paths, i);
+        if (!PyBytes_Check(path) || strlen(PyBytes_AS_STRING(path)) != (size_t)PyBytes_GET_SIZE(path)) {
+            PyErr_SetString(PyExc_TypeError, refusal);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+PyDoc_STRVAR(stat_files_doc,
+             "stat_files(paths, readable) -> bytes\n\n"
+             "Per path (a tuple of bytes paths) its size (int64, native order) when it is a regular file, looked "
+             "at without following a link (and, when ``readable``, one this process may read by ``access``), "
+             "else -1; with the GIL released.");
+
+static PyObject *stat_files(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *paths;
+    int readable;
+    if (!PyArg_ParseTuple(args, "O!p", &PyTuple_Type, &paths, &readable)) return NULL;
+    if (!bytes_paths(paths, "stat_files takes a tuple of bytes paths without NUL")) return NULL;
+    Py_ssize_t count = PyTuple_GET_SIZE(paths);
+    PyObject *sizes = PyBytes_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(int64_t));
+    if (sizes == NULL) return NULL;
+    int64_t *out = (int64_t *)PyBytes_AS_STRING(sizes);
+    directory_cache *cache = PyMem_RawMalloc(sizeof(directory_cache));
+    if (cache == NULL) {
+        Py_DECREF(sizes);
+        return PyErr_NoMemory();
+    }
+    cache->fd = -1;
+    cache->length = 0;
+    /* The tuple holds every path (immutable bytes) while the GIL is released. */
+    Py_BEGIN_ALLOW_THREADS;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int at;
+        const char *name = name_in(cache, PyBytes_AS_STRING(PyTuple_GET_ITEM(paths, i)), &at);
+        struct stat info;
+        int plain = fstatat(at, name, &info, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(info.st_mode);
+        out[i] = plain && (!readable || faccessat(at, name, R_OK, 0) == 0) ? (int64_t)info.st_size : -1;
+    }
+    directory_cache_close(cache);
+    Py_END_ALLOW_THREADS;
+    PyMem_RawFree(cache);
+    return sizes;
+}
+
 PyDoc_STRVAR(read_files_into_doc,
              "read_files_into(paths, buffer, byte_limit, record_limit, times=None) -> bytes\n\n"
              "Plain journal files (a tuple of bytes paths) read one after another into ``buffer`` with the GIL "
@@ -986,13 +1079,14 @@ PyDoc_STRVAR(read_files_into_doc,
              "writable buffer of an int64 per path that gets each file read's modification time (nanoseconds "
              "since 1970, from the descriptor it read).");
 
-/* One journal into ``into`` (at most ``room`` bytes): its length, or -1 (see read_files_into). */
-static Py_ssize_t read_one_file(const char *path, char *into, Py_ssize_t room, Py_ssize_t byte_limit,
+/* One journal, ``name`` in the directory ``at``, into ``into`` (at most ``room`` bytes): its length, or -1 (see
+ * read_files_into). */
+static Py_ssize_t read_one_file(int at, const char *name, char *into, Py_ssize_t room, Py_ssize_t byte_limit,
                                 Py_ssize_t record_limit, int64_t *modified) {
     struct stat info;
     /* Looked at first: opening a device can act on it. */
-    if (lstat(path, &info) != 0 || !S_ISREG(info.st_mode)) return -1;
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fstatat(at, name, &info, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(info.st_mode)) return -1;
+    int fd = openat(at, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return -1;
     Py_ssize_t size = -1;
     if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size <= byte_limit && info.st_size <= room) {
@@ -1043,18 +1137,24 @@ static PyObject *read_files_into(PyObject *Py_UNUSED(module), PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!w*nn|w*", &PyTuple_Type, &paths, &buffer, &byte_limit, &record_limit, &times))
         return NULL;
     Py_ssize_t count = PyTuple_GET_SIZE(paths);
-    const char *refused = NULL;
-    for (Py_ssize_t i = 0; i < count; i++)
-        if (!PyBytes_Check(PyTuple_GET_ITEM(paths, i))) refused = "read_files_into takes a tuple of bytes paths";
-    if (times.buf != NULL && times.len != count * (Py_ssize_t)sizeof(int64_t))
-        refused = "read_files_into: times holds an int64 per path";
-    PyObject *lengths = refused ? NULL : PyBytes_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(int64_t));
-    if (lengths == NULL) {
-        if (refused) PyErr_SetString(PyExc_TypeError, refused);
+    int paths_ok = bytes_paths(paths, "read_files_into takes a tuple of bytes paths without NUL");
+    if (paths_ok && times.buf != NULL && times.len != count * (Py_ssize_t)sizeof(int64_t)) {
+        PyErr_SetString(PyExc_TypeError, "read_files_into: times holds an int64 per path");
+        paths_ok = 0;
+    }
+    PyObject *lengths = paths_ok ? PyBytes_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(int64_t)) : NULL;
+    directory_cache *cache = lengths != NULL ? PyMem_RawMalloc(sizeof(directory_cache)) : NULL;
+    if (cache == NULL) {
+        if (lengths != NULL) {
+            Py_DECREF(lengths);
+            PyErr_NoMemory();
+        }
         PyBuffer_Release(&buffer);
         if (times.buf != NULL) PyBuffer_Release(&times);
         return NULL;
     }
+    cache->fd = -1;
+    cache->length = 0;
     int64_t unused_time, *modified = times.buf;
     int64_t *out = (int64_t *)PyBytes_AS_STRING(lengths);
     char *into = buffer.buf;
@@ -1062,13 +1162,16 @@ static PyObject *read_files_into(PyObject *Py_UNUSED(module), PyObject *args) {
     /* The tuple holds every path (immutable bytes) while the GIL is released. */
     Py_BEGIN_ALLOW_THREADS;
     for (Py_ssize_t i = 0; i < count; i++) {
-        Py_ssize_t size = read_one_file(PyBytes_AS_STRING(PyTuple_GET_ITEM(paths, i)), into + position,
-                                        buffer.len - position, byte_limit, record_limit,
+        int at;
+        const char *name = name_in(cache, PyBytes_AS_STRING(PyTuple_GET_ITEM(paths, i)), &at);
+        Py_ssize_t size = read_one_file(at, name, into + position, buffer.len - position, byte_limit, record_limit,
                                         modified != NULL ? modified + i : &unused_time);
         out[i] = size;
         if (size > 0) position += size;
     }
+    directory_cache_close(cache);
     Py_END_ALLOW_THREADS;
+    PyMem_RawFree(cache);
     PyBuffer_Release(&buffer);
     if (times.buf != NULL) PyBuffer_Release(&times);
     return lengths;
@@ -1077,6 +1180,7 @@ static PyObject *read_files_into(PyObject *Py_UNUSED(module), PyObject *args) {
 static PyMethodDef methods[] = {
     {"join_lines", join_lines, METH_O, join_lines_doc},
     {"read_files_into", read_files_into, METH_VARARGS, read_files_into_doc},
+    {"stat_files", stat_files, METH_VARARGS, stat_files_doc},
     {"json_array", json_array, METH_O, json_array_doc},
     {"proves_line", proves_line, METH_O, proves_line_doc},
     {"scan_batch", scan_batch, METH_VARARGS, scan_batch_doc},

@@ -19,6 +19,7 @@ extension) answers None and takes the Python fast path, which gives the same rec
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from array import array
 from collections.abc import Iterator, Sequence
@@ -238,6 +239,24 @@ def read_files_into(
     else:
         found = _canonical.read_files_into(encoded, buffer, byte_limit, record_limit, times)
     return [None if length < 0 else length for length in array("q", found)]
+
+
+def stat_files(paths: Sequence[str], *, readable: bool) -> list[int]:
+    """Each path's size when it is a regular file, looked at without following a link (and, when ``readable``, one
+    this process may read by ``os.access``), else -1. In C where it is built, in one call without the GIL: a Python
+    ``lstat`` costs twice its system call in the objects it makes for one number."""
+    if _canonical is not None:
+        return array("q", _canonical.stat_files(tuple(os.fsencode(path) for path in paths), readable)).tolist()
+    sizes = []
+    for path in paths:
+        try:
+            info = os.lstat(path)
+        except OSError:
+            sizes.append(-1)
+            continue
+        plain = stat.S_ISREG(info.st_mode) and (not readable or os.access(path, os.R_OK))
+        sizes.append(info.st_size if plain else -1)
+    return sizes
 
 
 def scan_journal(data: bytes) -> CanonicalScan | None:

@@ -40,6 +40,7 @@ from journaltools.errors import (
     RunNotFound,
     SourceError,
 )
+from journaltools.protocol import native
 from journaltools.protocol.encode import encode_record
 from journaltools.protocol.findings import Finding
 from journaltools.protocol.journal import read_file_journal
@@ -341,19 +342,16 @@ class _LocalJournals(Backend):
         each); None otherwise, so the loader reads through ``read_run`` (which decompresses and turns an
         unreadable journal into a finding)."""
         check_access = os.geteuid() != 0
-        journals = []
-        for run in runs:
-            try:
-                path = self.plain_journal_file(run)
-                info = os.lstat(path)
-            except (OSError, RunNotFound):
-                return None
-            if path.endswith(COMPRESSED_SUFFIXES) or not stat.S_ISREG(info.st_mode):
-                return None
-            if check_access and not os.access(path, os.R_OK):
-                return None
-            journals.append(LocalJournal(run, path, info.st_size))
-        return journals
+        try:
+            paths = [self.plain_journal_file(run) for run in runs]
+        except (OSError, RunNotFound):
+            return None
+        if any(path.endswith(COMPRESSED_SUFFIXES) for path in paths):
+            return None
+        sizes = native.stat_files(paths, readable=check_access)
+        if min(sizes, default=0) < 0:
+            return None
+        return list(map(LocalJournal, runs, paths, sizes))
 
     def plain_journal_file(self, run: str) -> str:
         """Where ``run``'s journal is when it is a plain one (whether it is there is the caller's ``lstat``): a
@@ -453,6 +451,7 @@ class FileBackend(_LocalJournals):
         if not stat.S_ISDIR(info.st_mode):
             raise SourceError(f"{self.root}: not a directory of journals")
         self.url = self.root.resolve().as_uri()
+        self._prefix = os.path.join(self.root, "")  # a journal's path is this and its name: a join cost more
 
     def _where(self) -> str:
         return str(self.root)
@@ -462,7 +461,7 @@ class FileBackend(_LocalJournals):
 
     def plain_journal_file(self, run: str) -> str:
         # The plain name wins when a run has both (``journal_file``): a missing one is the caller's lstat's error.
-        return os.path.join(self.root, validate_run_id(run) + JOURNAL_SUFFIX)
+        return self._prefix + validate_run_id(run) + JOURNAL_SUFFIX
 
     def journal_file(self, run: str) -> str:
         stem = os.path.join(self.root, validate_run_id(run))
