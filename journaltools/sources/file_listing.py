@@ -14,7 +14,8 @@ from collections.abc import Iterator, Sequence
 from typing import Final, Protocol
 
 from journaltools.folding import native as native_fold
-from journaltools.protocol.kinds import KINDS, Record
+from journaltools.protocol.kinds import Record, protocol_of
+from journaltools.protocol.native import PROTOCOL_IDS
 from journaltools.sources.base import LocalJournal, RunRead, is_vanished
 from journaltools.sources.in_place import BATCH_BYTES, BATCH_JOURNALS, InPlace, Proven, batched, in_place_available
 from journaltools.sources.listing import RunSummary, kind_label, summarize_file, summarize_file_natively
@@ -32,8 +33,8 @@ class LocalSource(Protocol):
     def read_listed(self, run: str, path: str | None = None) -> RunRead: ...
 
 
-#: A terminal record among a journal's payload kinds (``native_fold.kinds_of_protocols``).
-_TERMINAL: Final = bytes([KINDS.index("terminal")])
+#: A terminal record among a journal's payload kinds, as the walk numbers them (``native_fold.kinds_of_protocols``).
+_TERMINAL: Final = native_fold.kinds_of_protocols(bytes([PROTOCOL_IDS.index(protocol_of("terminal"))]))
 
 
 def file_summaries(source: LocalSource, runs: Sequence[str]) -> Iterator[RunSummary]:
@@ -95,9 +96,14 @@ def _natively(journal: Proven) -> RunSummary | None:
 
 
 def _label(journal: Proven, line: int) -> str:
-    record = native_fold.decoded_line(journal.line(line))
-    assert record is not None  # every line of a proven journal decodes
-    return kind_label(record.protocol)
+    """What the listing calls line ``line``'s record, by the protocol the scan matched: decoding it cost more than
+    the row's every other field, as a proven journal often ends with records after its terminal one."""
+    protocol = journal.protocol(line)
+    if protocol is None:  # an id the scan does not know: the line holds it
+        record = native_fold.decoded_line(journal.line(line))
+        assert record is not None  # every line of a proven journal decodes
+        protocol = record.protocol
+    return kind_label(protocol)
 
 
 def _read_and_summarized(backend: LocalSource, run: str, path: str | None) -> RunSummary | None:

@@ -87,10 +87,18 @@ class Proven(NamedTuple):
     offsets: memoryview
     #: The file's modification time when read (nanoseconds since 1970).
     modified_ns: int
+    #: The batch's protocol index of every line (``BatchScan.protocols``), and where the journal's first line is there.
+    batch_protocols: bytes
+    first_line: int
 
     @property
     def lines(self) -> int:
         return len(self.kinds)
+
+    def protocol(self, number: int) -> str | None:
+        """Line ``number``'s protocol id as the scan matched it, None for one it does not know (the line holds it)."""
+        index = self.batch_protocols[self.first_line + number]
+        return None if index == native.OTHER_PROTOCOL else native.PROTOCOL_IDS[index]
 
     def line(self, number: int) -> memoryview:
         """Line ``number`` (0 the first) without its newline."""
@@ -187,6 +195,8 @@ class InPlace:
                         kinds[start:end],
                         offsets[start : end + 1],
                         self.modified[index],
+                        protocols,
+                        start,
                     )
                     continue
             yield Usual(index, run, path)

@@ -9,9 +9,12 @@ from pathlib import Path
 import pytest
 
 from journaltools.folding import native as native_fold
+from journaltools.protocol.kinds import Claim, make_record
 from journaltools.sources import file_listing
+from journaltools.sources.base import meta_record
 from journaltools.sources.file import FileBackend
 from journaltools.sources.listing import RunSummary
+from tests.backend_records import line, meta, terminal, user
 from tests.mixed_journals import mixed_directory
 from tests.runstate_corpus import CORPUS, NEWEST_CORPUS
 
@@ -63,3 +66,32 @@ def test_batches_keep_the_order_and_the_bound(tmp_path: Path, monkeypatch: pytes
     assert ours == reference
     monkeypatch.setattr(file_listing, "BATCH_BYTES", 1)
     assert FileBackend(directory).listing_now() == reference
+
+
+def test_records_after_the_terminal_are_named_by_their_protocol_known_or_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The labels of what follows a run's terminal record come from the scan's protocols, a line decoded only for
+    an id the scan does not know: the same labels the Python fold's row gives."""
+    directory = tmp_path / "runs"
+    directory.mkdir()
+    claim = line(make_record(3, Claim(by="worker@host pid 1", claimed="2026-08-21T10:00:00Z")))
+    unknown = line(user(5)).replace(b"session.user", b"session.unheard_of")
+    for run, tail in {"known": line(user(5)), "unknown": unknown, "both": line(user(5)) + unknown}.items():
+        journal = line(meta_record(meta(run))) + line(terminal(2)) + claim + line(user(4)) + tail
+        (directory / f"{run}.json").write_bytes(journal)
+    taken: list[str] = []
+    natively = file_listing._natively
+
+    def spied(journal: file_listing.Proven) -> RunSummary | None:
+        summary = natively(journal)
+        if summary is not None:
+            taken.append(summary.run)
+        return summary
+
+    monkeypatch.setattr(file_listing, "_natively", spied)
+    ours, reference = listing_both_ways(directory)
+    assert ours == reference
+    assert "known" in taken  # (the walk gives a journal holding an unknown id back today: its rows are compared too)
+    labels = {row.run: row.after_terminal for row in ours}
+    assert labels["both"] == ("claim", "user", "user", "io.choria.fisk-ai.v1.session.unheard_of")
