@@ -14,12 +14,14 @@ run ends or the view is closed.
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from journaltools._base.perf import paused_gc
 from journaltools.exports.conversation import ConversationModel
@@ -173,9 +175,7 @@ class ConversationView:
         ``ConversationModel.from_source``). ``follow``: update the view in place as the run is written, on a
         thread, until it ends or the view is closed; None (the default) follows a run that is still open (not
         ended, not refused) whose journal can be followed (a plain file, a stream)."""
-        # Opening a long run makes a few objects per record and frees none of them: the collector would scan all it
-        # holds again and again while they are made (a third of a 100,000-record run's open).
-        with paused_gc():
+        with opening():
             return cls._opened(source, run, page_size, prices, follow)
 
     @classmethod
@@ -448,6 +448,26 @@ class ConversationView:
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.widget._repr_mimebundle_(**kwargs)
+
+
+#: Objects an open may leave for the collector before it collects them itself, at its end.
+COLLECT_AFTER: Final = 100_000
+
+
+@contextmanager
+def opening() -> Iterator[None]:
+    """Open a run with the collector paused, then collect once if the open made many objects.
+
+    Opening a long run makes a few objects per record and frees none of them: with the collector on, it scanned all
+    the process holds again and again while they were made (a third of a 100,000-record run's open). Those objects
+    still make one full collection due (CPython runs one once what survived grows by a quarter); left to itself it
+    came a few clicks later, inside a page (140-180 ms), so it is run here, at the end of the open, once."""
+    collecting = gc.isenabled()
+    with paused_gc():
+        yield
+        # While still paused: once it resumes, the next object made would have it scan these as young ones first.
+        if collecting and gc.get_count()[0] > COLLECT_AFTER:
+            gc.collect()
 
 
 def window_label(model: ConversationModel, start: int) -> str:

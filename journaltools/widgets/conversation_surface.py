@@ -16,12 +16,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Final
 
-from journaltools._base.perf import paused_gc
 from journaltools.exports.conversation import ConversationModel
 from journaltools.exports.conversation_places import FIND_BOX_KEY, FIND_STEPS, JUMPS, Found, Target, next_place
 from journaltools.exports.facts import Prices
 from journaltools.exports.html import STYLE, Values, esc
-from journaltools.widgets.conversation import window_label
+from journaltools.widgets.conversation import opening, window_label
 from journaltools.widgets.surface import Surface, button
 
 #: The keys the page sends as ``key`` when pressed in the conversation outside a field (``surface.ESM``).
@@ -161,7 +160,7 @@ class ConversationSurface:
         cls, source: str | Path, run: str, page_size: int = 50, prices: Prices | None = None
     ) -> ConversationSurface:
         """``run`` of ``source``, read and folded with every time its records keep."""
-        with paused_gc():  # as ``ConversationView.from_source``: what a long run's open makes, it keeps
+        with opening():  # as ``ConversationView.from_source`` opens one
             return cls(ConversationModel.from_source(source, run, page_size=page_size, prices=prices))
 
     def act(self, action: str, argument: str) -> None:

@@ -5,6 +5,7 @@ small pages stand in for 100,000 records (``benchmarks/bench_large_runs.py`` tim
 from __future__ import annotations
 
 import bisect
+import gc
 import re
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from journaltools.protocol.blocks import Block, Message, TextBlock, ToolResultBl
 from journaltools.sources.registry import open_source
 from journaltools.testing.generate import generate_corpus, run_id
 from journaltools.widgets import ConversationView
+from journaltools.widgets import conversation as view_module
 from journaltools.widgets.conversation_surface import ConversationPlace
 
 PAGE = 7
@@ -170,3 +172,27 @@ def test_the_calls_of_hand_made_messages_pair_as_drawn() -> None:
         ("tool-b", True),
         ("tool-never", False),
     ]
+
+
+def _full_collections() -> int:
+    return int(gc.get_stats()[2]["collections"])
+
+
+def test_an_open_that_made_many_objects_collects_once_at_its_end(
+    long_run: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Left to itself, the collection a long run's objects make due came a few clicks later, inside a page.
+    source, run = long_run
+    gc.collect()  # nothing due: only the open's own collection may run
+    before = _full_collections()
+    ConversationView.from_source(source, run, page_size=PAGE, follow=False).close()
+    assert _full_collections() == before and gc.isenabled()  # a small run: nothing to collect for
+    monkeypatch.setattr(view_module, "COLLECT_AFTER", 0)
+    ConversationView.from_source(source, run, page_size=PAGE, follow=False).close()
+    assert _full_collections() == before + 1 and gc.isenabled()
+    gc.disable()  # a caller that turned the collector off keeps it off, and has nothing collected for it
+    try:
+        ConversationView.from_source(source, run, page_size=PAGE, follow=False).close()
+        assert _full_collections() == before + 1 and not gc.isenabled()
+    finally:
+        gc.enable()
