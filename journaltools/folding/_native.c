@@ -565,6 +565,10 @@ typedef struct {
     int64_t undated, results, kindless;
     moment last_time, last_dated;
     uint64_t last_dated_seq;
+    /* ``meta.created`` and the meta record's own time: the run's start, and its wall clock to the last dated record */
+    moment created, first_time;
+    int wall_timed;
+    int64_t wall_clock;
     /* each record dated before the dated record before it: the times_out_of_order findings */
     backstep *backsteps;
     Py_ssize_t backstep_count, backstep_capacity;
@@ -1122,6 +1126,19 @@ static int read_memory(walk *w, cursor *c) {
     return take(c, '}');
 }
 
+/* The meta payload: only ``created`` is read (the caller decoded the rest, the prompt among it, from the line). */
+static int read_meta(walk *w, cursor *c) {
+    int status;
+    const unsigned char *key;
+    Py_ssize_t length;
+    int started = 0, more;
+    while ((more = next_key(c, &started, &key, &length)) > 0) {
+        status = key_is(key, length, "created") ? read_time(c, &w->created) : skip_value(c, 0);
+        if (status < 0) return status;
+    }
+    return more;
+}
+
 static int read_terminal(walk *w, cursor *c, const moment *time) {
     text_ref reason = {0, 0}, message = {0, 0};
     int status;
@@ -1242,7 +1259,7 @@ static int read_record(walk *w, cursor *c, int kind, int index, uint64_t *seq_ou
             } else {
                 if (!key_is(key, length, KIND_NAMES[kind])) return STOP_OTHER; /* missing_payload */
                 switch (kind) {
-                case K_META: status = index == 0 ? skip_value(c, 0) : STOP_OTHER; break; /* duplicate_meta */
+                case K_META: status = index == 0 ? read_meta(w, c) : STOP_OTHER; break; /* duplicate_meta */
                 case K_ASSISTANT: status = read_assistant(w, c, seq, time); break;
                 case K_USER: status = read_user(w, c, seq); break;
                 case K_TOOL_RESULT: status = read_tool_result(w, c, seq, time, before); break;
@@ -1470,11 +1487,14 @@ static PyObject *summary(walk *w, const journal_walk *journal) {
     /* The runtime's Ended is Go's zero time for an undated terminal or a reopened run: no value in the column. */
     PyObject *ended =
         w->terminal_set && !w->reopened && !is_zero_time(&w->ended) ? micros_or_none(&w->ended) : Py_NewRef(Py_None);
+    PyObject *created = micros_or_none(&w->created);
+    PyObject *updated = micros_or_none(&w->last_time);
+    PyObject *wall_clock = w->wall_timed ? PyLong_FromLongLong(w->wall_clock) : Py_NewRef(Py_None);
     PyObject *result = NULL;
     if (approvals && call_approvals && memory_keys && backsteps && unanswered && after && terminal_reason &&
-        terminal_message && last_stop && ended) {
+        terminal_message && last_stop && ended && created && updated && wall_clock) {
         result = Py_BuildValue(
-            "(nnnnOOOOLL(LLLLLLLLL)OOLznnOOOKLONNnnnLLOOO)", (Py_ssize_t)w->message_index, (Py_ssize_t)w->call_count,
+            "(nnnnOOOOLL(LLLLLLLLL)OOLznnOOOKLONNnnnLLOOOOOO)", (Py_ssize_t)w->message_index, (Py_ssize_t)w->call_count,
             journal->count,
             (Py_ssize_t)w->segment_index, terminal_reason, terminal_message, w->reopened ? Py_True : Py_False, ended,
             (long long)(int64_t)w->turns, (long long)(int64_t)w->context_tokens, (long long)(int64_t)w->counters[0],
@@ -1486,7 +1506,7 @@ static PyObject *summary(walk *w, const journal_walk *journal) {
             pending_calls, open_deferrals, approvals, call_approvals, memory_keys, (unsigned long long)journal->last_seq,
             (long long)w->resumes, (w->any_terminal && w->turn_after_terminal) ? Py_True : Py_False,
             time_text(&w->last_time), time_text(&w->last_dated), (Py_ssize_t)w->undated, ended_calls, untimed,
-            (long long)w->results, (long long)w->kindless, backsteps, unanswered, after);
+            (long long)w->results, (long long)w->kindless, backsteps, unanswered, after, created, updated, wall_clock);
     }
     Py_DECREF(by_kind);
     Py_XDECREF(approvals);
@@ -1498,6 +1518,9 @@ static PyObject *summary(walk *w, const journal_walk *journal) {
     Py_XDECREF(terminal_reason);
     Py_XDECREF(terminal_message);
     Py_XDECREF(last_stop);
+    Py_XDECREF(created);
+    Py_XDECREF(updated);
+    Py_XDECREF(wall_clock);
     Py_XDECREF(ended);
     return result;
 }
@@ -1616,6 +1639,7 @@ static int walk_journal(walk *w, journal_walk *journal) {
         }
         if (i == 0) {
             /* The prompt message, dated by the meta record, and the first segment. */
+            w->first_time = time;
             open_user_message(w, seq);
             w->last.text_blocks = 1;
             if (buffer_put(&w->text, journal->prompt, journal->prompt_length) < 0) return STOP_ERROR;
@@ -1642,6 +1666,12 @@ static int walk_journal(walk *w, journal_walk *journal) {
         return status;
     if (!pending) w->in_turn = 0;
     if ((status = end_segment(w, "running", last_seq, &before)) < 0) return status;
+    /* The runtime's Stats.WallClock: from meta.created (else the meta record's own time) to the last record dated
+     * with a time Go does not call zero (facts.wall_clock_of); one beyond the duration column is left to Python. */
+    const moment *start = w->created.dated && !is_zero_time(&w->created) ? &w->created
+                          : w->first_time.dated && !is_zero_time(&w->first_time) ? &w->first_time
+                                                                                  : NULL;
+    if (start != NULL && (status = gap(start, &w->last_dated, &w->wall_timed, &w->wall_clock)) < 0) return status;
     return put_calls(w);
 }
 

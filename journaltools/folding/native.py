@@ -152,6 +152,11 @@ class NativeRun(NamedTuple):
     unanswered: list[tuple[int, str, str, int]]
     #: ``(terminal_seq, seq, kind, claimed_by)`` of the first record after the last terminal (``fold.AfterTerminal``).
     after_terminal: tuple[int, int, str, str | None] | None
+    #: ``meta.created`` and the last record's own time in microseconds (None when not written), and the wall clock
+    #: in nanoseconds (``facts.wall_clock_of``; None when it cannot be told): the run row's, as the columns hold them.
+    created_us: int | None
+    updated_us: int | None
+    wall_clock: int | None
 
     def gaps(self) -> JournalGaps:
         return JournalGaps(

@@ -240,7 +240,20 @@ class TablesBuilder:
         # The walk gave back every journal with a record time or a call's duration no column holds; the creation
         # time and the wall clock are the run's own, checked in the row.
         why = native_fold.why_of_native(native, generation, status)
-        self._put_run(run, source, status, why, first, native, updated, native.ended, ValueFit(run), 0, len(warnings))
+        self._put_run(
+            run,
+            source,
+            status,
+            why,
+            first,
+            native,
+            updated,
+            native.ended,
+            ValueFit(run),
+            0,
+            len(warnings),
+            walked=(native.created_us, native.updated_us, native.wall_clock),
+        )
 
     def _put_run(
         self,
@@ -255,25 +268,38 @@ class TablesBuilder:
         fit: ValueFit,
         errors: int,
         warnings: int,
+        walked: tuple[int | None, int | None, int | None] | None = None,
     ) -> None:
         """The one runs row, whichever fold made ``summary`` (``folding.summary``): a tuple in the schema's order
         (``_ROW_ORDER``), made at once, this row being made per journal. ``first`` is the journal's first record,
         ``store_updated`` when its store last changed it (a file's modification time in nanoseconds, made a time
-        only when the row needs it), ``ended`` the ending's time as its column holds it."""
+        only when the row needs it), ``ended`` the ending's time as its column holds it. ``walked``: the creation
+        time, the last record's time and the wall clock as the native walk read them (it leaves every journal whose
+        values a column cannot hold to the Python fold), for the same rules said here over the journal's text."""
         meta, generation = meta_columns(first)
+        created: datetime | int | None
+        last_time: datetime | int | None
+        if walked is not None:
+            created, last_time, wall_clock = walked
+            dated = last_time is not None
+        else:
+            created, dated = fit.time("runs.created", meta.created), bool(summary.last_time)
+            last_time = fit.time("runs.updated", summary.last_time) if dated else None
+            wall_clock = None
+            if first is not None and first.meta is not None:
+                start = wall_clock_of(first.meta, first.time, summary.last_dated_time)
+                wall_clock = fit.duration("runs.wall_clock", start)
         # The newest line dates a run by its last record; an undated one (and every August one) by the store.
-        if summary.last_time and _dates_records(generation):
-            updated = fit.time("runs.updated", summary.last_time)
+        updated: datetime | int | None
+        if dated and _dates_records(generation):
+            updated = last_time
         else:
             updated = updated_at(store_updated) if isinstance(store_updated, int) else store_updated
-        wall_clock = None
-        if first is not None and first.meta is not None:
-            wall_clock = fit.duration("runs.wall_clock", wall_clock_of(first.meta, first.time, summary.last_dated_time))
         row = (
             run,
             status,
             meta.generation,
-            fit.time("runs.created", meta.created),
+            created,
             updated,
             ended,
             wall_clock,

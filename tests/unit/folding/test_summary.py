@@ -5,13 +5,16 @@ native walk's, field by field, on every journal of both real corpora that the wa
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from journaltools.folding import native as native_fold
+from journaltools.folding.facts import wall_clock_of
 from journaltools.folding.run import fold_run
 from journaltools.folding.summary import NO_META, PythonSummary, meta_columns, python_summary
+from journaltools.goencoding.time import go_time
 from journaltools.protocol.journal import read_file_journal, typed_records
 from journaltools.sources.scan import run_read
 from journaltools.tables.build import TablesBuilder
@@ -75,3 +78,25 @@ def test_the_meta_columns_never_hold_the_token() -> None:
     assert not meta.conversation_token or all(meta.conversation_token not in str(value) for value in columns)
     assert meta_columns(None) == (NO_META, None)
     assert meta_columns(records[1]) == (NO_META, None)
+
+
+def _micros(moment: datetime | None) -> int | None:
+    return None if moment is None else (moment - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
+
+
+@pytest.mark.skipif(not native_fold.AVAILABLE, reason="the native walk is not built: nothing to compare with")
+@pytest.mark.parametrize("folder", FOLDERS, ids=lambda folder: str(folder.relative_to(CORPUS)))
+def test_the_walk_reads_the_run_times_as_the_python_rules_do(folder: Path) -> None:
+    """The creation time, the last record's time and the wall clock the walk gives the run row are those the Python
+    rules read off the journal's text (``go_time``, ``facts.wall_clock_of``)."""
+    for run, data in journals_of(folder):
+        read = _read(run, data)
+        first = native_fold.usable_first(read)  # type: ignore[arg-type]
+        if first is None or first.meta is None:
+            continue
+        walked = native_fold.fold_rows(read, first.meta, TablesBuilder()._native_columns)  # type: ignore[arg-type]
+        if walked is None:
+            continue
+        assert walked.created_us == _micros(go_time(first.meta.created)), run
+        assert walked.updated_us == _micros(go_time(walked.last_time)), run
+        assert walked.wall_clock == wall_clock_of(first.meta, first.time, walked.last_dated_time), run
