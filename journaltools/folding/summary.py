@@ -113,18 +113,30 @@ def python_summary(records: Sequence[Record], result: FoldResult | None, read_la
     resumes = sum(1 for record in records if record.kind == "claim")
     last_dated = next((record.time for record in reversed(records) if not undated(record.time)), "")
     if result is None or state is None:
+        # Nothing the runtime's state would say: only what the records and the fold's own walk tell.
         return PythonSummary(
-            len(records),
-            result.last_seq if result is not None else read_last_seq,
-            len(result.segments) if result is not None else 0,
-            resumes,
-            result.stale_terminal if result is not None else False,
-            *(None,) * 7,
-            result.waiting_for if result is not None else None,
-            _NO_COUNTERS,
-            *(None,) * 6,
-            "",
-            last_dated,
+            records=len(records),
+            last_seq=result.last_seq if result is not None else read_last_seq,
+            segments=len(result.segments) if result is not None else 0,
+            resumes=resumes,
+            stale_terminal=result.stale_terminal if result is not None else False,
+            reopened=None,
+            turns=None,
+            context_tokens=None,
+            terminal_reason=None,
+            terminal_message=None,
+            last_stop_reason=None,
+            next_iteration=None,
+            waiting_for=result.waiting_for if result is not None else None,
+            counters=_NO_COUNTERS,
+            tool_calls_by_kind=None,
+            pending_calls=None,
+            open_deferrals=None,
+            approvals=None,
+            call_approvals=None,
+            memory_keys=None,
+            last_time="",
+            last_dated_time=last_dated,
         )
     terminal, pending, counters = state.terminal, state.pending, state.counters
     return PythonSummary(
