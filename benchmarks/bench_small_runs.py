@@ -20,6 +20,9 @@ The figures, per shape (the issue's goals in brackets):
 - ``records_vs_duckdb`` and ``records_vs_pyarrow``: DuckDB's ``read_json`` over the directory's glob (its
   threads) and ``pyarrow.json.read_json`` of the same lines joined in one file, over ``load(fold=False)``
   (at least 1.5x and 1.0x: above 1 means journaltools is faster);
+- ``reading_us_per_run``: what the reading alone costs per run, folding nothing: the directory listed, its journals
+  looked at and read a batch at a time into one buffer and proven there (``sources.in_place``), as ``load()`` and
+  ``ls`` both read them;
 - ``ls_vs_load`` and ``audit_parquet_vs_load``: ``journaltools ls`` and ``journaltools audit --parquet`` (the
   commands, in this process, output discarded) over ``load()`` (at most 1.0x: as fast per run);
 - ``records_peak_over_input`` and ``load_peak_over_input``: peak resident memory of ``load(fold=False)`` and of
@@ -96,6 +99,25 @@ def orjson_parse(lines: list[bytes]) -> Callable[[], object]:
     return parse
 
 
+def reading(corpus: Path) -> Callable[[], object]:
+    """The reading a load and a listing share, alone: the runs listed, their journals looked at, every batch read
+    and proven in place (``sources.in_place``), nothing folded."""
+    from journaltools.sources.file import FileBackend
+    from journaltools.sources.in_place import BATCH_BYTES, BATCH_JOURNALS, InPlace, batched
+
+    def read() -> object:
+        backend = FileBackend(corpus)
+        runs = backend.list_runs()
+        backend.source_findings()
+        journals = backend.local_journals(runs)
+        assert journals is not None, "the corpus holds plain journals only"
+        for batch in batched(journals, BATCH_BYTES, BATCH_JOURNALS):
+            InPlace.read([(journal.run, journal.path) for journal in batch], sum(j.size for j in batch))
+        return runs
+
+    return read
+
+
 def command(*argv: str) -> Callable[[], object]:
     """A journaltools command run in this process, its output discarded."""
     from journaltools.cli import main
@@ -134,6 +156,7 @@ def bench_shape(name: str, corpus: Path, scratch: Path, rounds: int, processes: 
             "load": lambda: load(corpus, progress=False),
             "load_one_process": lambda: load(corpus, progress=False, workers=1),
             "records": lambda: load(corpus, fold=False, progress=False),
+            "reading": reading(corpus),
             "pyarrow": lambda: pyarrow_json(joined),
             "duckdb": lambda: duckdb_json(corpus / "*.json"),
             "ls": command("ls", str(corpus), "--json"),
@@ -158,6 +181,8 @@ def bench_shape(name: str, corpus: Path, scratch: Path, rounds: int, processes: 
         figure(f"{name}_load_one_process_vs_orjson", warm.ratio("load_one_process", "orjson"), "for reference"),
         f"{name}_beyond_bytes_us_per_run {beyond[0]:.1f} us (median of rounds; {beyond[1]:.1f} us best vs best)  "
         f"goal: at most 15 us  [whole load {whole[0]:.1f} us per run median, {whole[1]:.1f} us best]",
+        f"{name}_reading_us_per_run {sorted(warm.times['reading'])[rounds // 2] / runs * 1e6:.1f} us (median of "
+        f"rounds; {warm.best('reading') / runs * 1e6:.1f} us best)  for reference: listed, looked at, read, proven",
         figure(f"{name}_records_vs_duckdb", warm.ratio("duckdb", "records"), "at least 1.5x (above 1: faster)"),
         figure(f"{name}_records_vs_pyarrow", warm.ratio("pyarrow", "records"), "at least 1.0x (above 1: faster)"),
         figure(f"{name}_ls_vs_load", warm.ratio("ls", "load"), "at most 1.0x (as fast per run as load)"),
