@@ -15,6 +15,7 @@ run ends or the view is closed.
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -456,18 +457,29 @@ COLLECT_AFTER: Final = 100_000
 
 @contextmanager
 def opening() -> Iterator[None]:
-    """Open a run with the collector paused, then collect once if the open made many objects.
+    """Open a run with the collector paused; if the open made many objects, collect them once at its end.
 
     Opening a long run makes a few objects per record and frees none of them: with the collector on, it scanned all
-    the process holds again and again while they were made (a third of a 100,000-record run's open). Those objects
-    still make one full collection due (CPython runs one once what survived grows by a quarter); left to itself it
-    came a few clicks later, inside a page (140-180 ms), so it is run here, at the end of the open, once."""
+    the process holds again and again while they were made (a third of a 100,000-record run's open). Left to itself
+    once resumed, it scans them twice more, as young objects and then as older ones, the second time inside a page a
+    few clicks later (137 ms under load); and when they grow the process by more than a quarter, they make a full
+    collection due, which came inside a page too (184 ms). So the open runs them itself, at its end, once: the full
+    collection when it is due (``collection_due``), else the young one that moves them to the oldest generation."""
     collecting = gc.isenabled()
+    held = sys.getallocatedblocks()
     with paused_gc():
         yield
         # While still paused: once it resumes, the next object made would have it scan these as young ones first.
         if collecting and gc.get_count()[0] > COLLECT_AFTER:
-            gc.collect()
+            gc.collect(2 if collection_due(held, sys.getallocatedblocks()) else 1)
+
+
+def collection_due(held: int, holds: int) -> bool:
+    """Whether CPython's rule would soon run a full collection after the process grew from ``held`` memory blocks to
+    ``holds``: once what survived since the last one is a quarter of what that one kept. Blocks stand in for objects
+    (the count of objects costs a walk over all of them, as much as the collection); in a process holding far more
+    than the open made, a full collection is left to CPython, which may never need one."""
+    return (holds - held) * 4 > held
 
 
 def window_label(model: ConversationModel, start: int) -> str:

@@ -21,6 +21,7 @@ from journaltools.sources.registry import open_source
 from journaltools.testing.generate import generate_corpus, run_id
 from journaltools.widgets import ConversationView
 from journaltools.widgets import conversation as view_module
+from journaltools.widgets.conversation import collection_due
 from journaltools.widgets.conversation_surface import ConversationPlace
 
 PAGE = 7
@@ -174,25 +175,36 @@ def test_the_calls_of_hand_made_messages_pair_as_drawn() -> None:
     ]
 
 
-def _full_collections() -> int:
-    return int(gc.get_stats()[2]["collections"])
+def _collections() -> tuple[int, int]:
+    """How many young (generation 1) and full collections have run."""
+    stats = gc.get_stats()
+    return int(stats[1]["collections"]), int(stats[2]["collections"])
 
 
+@pytest.mark.parametrize("due", [True, False])
 def test_an_open_that_made_many_objects_collects_once_at_its_end(
-    long_run: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
+    long_run: tuple[Path, str], monkeypatch: pytest.MonkeyPatch, due: bool
 ) -> None:
-    # Left to itself, the collection a long run's objects make due came a few clicks later, inside a page.
+    # Left to itself, the collector scanned a long run's objects again inside the first pages (137 and 184 ms).
     source, run = long_run
+    monkeypatch.setattr(view_module, "collection_due", lambda _held, _holds: due)
     gc.collect()  # nothing due: only the open's own collection may run
-    before = _full_collections()
+    young, full = _collections()
     ConversationView.from_source(source, run, page_size=PAGE, follow=False).close()
-    assert _full_collections() == before and gc.isenabled()  # a small run: nothing to collect for
+    assert _collections() == (young, full) and gc.isenabled()  # a small run: nothing collected for it
     monkeypatch.setattr(view_module, "COLLECT_AFTER", 0)
     ConversationView.from_source(source, run, page_size=PAGE, follow=False).close()
-    assert _full_collections() == before + 1 and gc.isenabled()
+    assert _collections() == ((young, full + 1) if due else (young + 1, full)) and gc.isenabled()
     gc.disable()  # a caller that turned the collector off keeps it off, and has nothing collected for it
     try:
+        collected = _collections()
         ConversationView.from_source(source, run, page_size=PAGE, follow=False).close()
-        assert _full_collections() == before + 1 and not gc.isenabled()
+        assert _collections() == collected and not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_full_collection_is_due_once_the_process_grew_by_a_quarter() -> None:
+    assert collection_due(1_000, 1_251) and not collection_due(1_000, 1_250)
+    assert collection_due(400_000, 1_750_000)  # a fresh process opening 100,000 records
+    assert not collection_due(8_000_000, 9_350_000)  # one holding much more than the open made
