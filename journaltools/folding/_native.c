@@ -44,8 +44,7 @@ static const char *TERMINAL_REASONS[MAX_NAMES];
 static int terminal_reason_count = 0;
 static const char *KIND_TOKENS[MAX_NAMES];
 static int kind_token_count = 0;
-static int kind_remote = -1;
-#define KIND_MCP 5
+static int kind_remote = -1, kind_mcp = -1;
 /* A turn with more calls than this is left to Python: results and deferrals find their call by a linear search. */
 #define MAX_TURN_CALLS 512
 /* Steps of the searches a call approval makes through earlier turns, per record on average, before giving up. */
@@ -1025,7 +1024,7 @@ static int read_tool_result(walk *w, cursor *c, uint64_t seq, const moment *time
     w->by_kind[number] += 1;
     w->by_kind_seen[number] = 1;
     if (ran && number == kind_remote) w->counters[2] += 1;
-    if (ran && number == KIND_MCP) w->counters[3] += 1;
+    if (ran && number == kind_mcp) w->counters[3] += 1;
     w->segment_tools++;
     w->results++;
     if (!kind.length) w->kindless++;
@@ -1775,7 +1774,8 @@ static int take_names(PyObject *tuple, const char **names, int *count, const cha
  * configure(terminal_reasons, kind_tokens) -> None
  *
  * The runtime's terminal reasons and the provider kinds' tokens (``protocol.kinds.TERMINAL_REASONS``,
- * ``KIND_TOKENS``: the first the kind of a result that names none, ``remote`` among them), as tuples of str.
+ * ``KIND_TOKENS``: the first the kind of a result that names none, ``remote`` and ``mcp`` among them), as tuples of
+ * str.
  */
 static PyObject *configure(PyObject *Py_UNUSED(module), PyObject *args) {
     PyObject *reasons, *tokens;
@@ -1783,18 +1783,20 @@ static PyObject *configure(PyObject *Py_UNUSED(module), PyObject *args) {
     PyObject *kept = PyTuple_Pack(2, reasons, tokens);
     if (kept == NULL) return NULL;
     const char *reason_names[MAX_NAMES], *token_names[MAX_NAMES];
-    int reason_count = 0, token_count = 0, remote = -1;
+    int reason_count = 0, token_count = 0, remote = -1, mcp = -1;
     if (take_names(reasons, reason_names, &reason_count, "terminal reasons") < 0 ||
         take_names(tokens, token_names, &token_count, "kind tokens") < 0) {
         Py_DECREF(kept);
         return NULL;
     }
+    /* The two kinds the runtime's counters name: the remote calls and the MCP calls that ran. */
     for (int i = 1; i < token_count; i++) {
         if (strcmp(token_names[i], "remote") == 0) remote = i;
+        if (strcmp(token_names[i], "mcp") == 0) mcp = i;
     }
-    if (remote < 0) {
+    if (remote < 0 || mcp < 0) {
         Py_DECREF(kept);
-        PyErr_SetString(PyExc_ValueError, "configure: the kind tokens name no 'remote' after the first");
+        PyErr_SetString(PyExc_ValueError, "configure: the kind tokens name no 'remote' or no 'mcp' after the first");
         return NULL;
     }
     memcpy(TERMINAL_REASONS, reason_names, sizeof(reason_names));
@@ -1802,6 +1804,7 @@ static PyObject *configure(PyObject *Py_UNUSED(module), PyObject *args) {
     terminal_reason_count = reason_count;
     kind_token_count = token_count;
     kind_remote = remote;
+    kind_mcp = mcp;
     Py_XSETREF(configured, kept);
     Py_RETURN_NONE;
 }

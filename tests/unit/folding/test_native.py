@@ -283,8 +283,9 @@ def test_a_kind_the_walk_does_not_fold_gives_the_journal_back() -> None:
     ("reasons", "tokens", "why"),
     [
         ((), ("unknown", "remote"), "between 1 and"),
-        (("completed",), ("unknown", "builtin"), "no 'remote'"),
-        (("completed",), ("remote",), "no 'remote'"),
+        (("completed",), ("unknown", "builtin"), "no .remote. or no .mcp."),
+        (("completed",), ("remote", "mcp"), "no .remote. or no .mcp."),
+        (("completed",), ("unknown", "remote"), "no .remote. or no .mcp."),
         (("completed",), ("unknown", 3), "names are str"),
     ],
 )
