@@ -5,6 +5,8 @@ and the native fold of clean proven journals into table rows.
 (``journaltools.protocol.native``) and folds every journal in Python (``journaltools.folding.native``).
 """
 
+from glob import glob
+
 from setuptools import Extension, setup
 
 setup(
@@ -18,6 +20,8 @@ setup(
         Extension(
             "journaltools.folding._native",
             sources=["journaltools/folding/_native.c"],
+            # Its parts, included into the one translation unit: a change to any rebuilds it.
+            depends=sorted(glob("journaltools/folding/_native/*.h")),
             extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra", "-Werror=implicit-function-declaration"],
             optional=True,
         ),
