@@ -21,7 +21,7 @@ setup(
             "journaltools.folding._native",
             sources=["journaltools/folding/_native.c"],
             # Its parts, included into the one translation unit: a change to any rebuilds it.
-            depends=sorted(glob("journaltools/folding/_native/*.h")),
+            depends=sorted(glob("journaltools/folding/_native_parts/*.h")),
             extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra", "-Werror=implicit-function-declaration"],
             optional=True,
         ),

@@ -55,13 +55,13 @@ static int kind_remote = -1, kind_mcp = -1;
 
 /* The walk, in parts of one idea each: one translation unit, so its functions stay static and the compiler sees
  * every call whole. */
-#include "_native/json.h"
-#include "_native/times.h"
-#include "_native/rows.h"
-#include "_native/turns.h"
-#include "_native/records.h"
-#include "_native/summary.h"
-#include "_native/walk.h"
+#include "_native_parts/json.h"
+#include "_native_parts/times.h"
+#include "_native_parts/rows.h"
+#include "_native_parts/turns.h"
+#include "_native_parts/records.h"
+#include "_native_parts/summary.h"
+#include "_native_parts/walk.h"
 
 /*
  * fold_rows(data, starts, kinds, prompt, columns) -> tuple | None
@@ -210,18 +210,37 @@ static struct PyModuleDef module_definition = {
     NULL, NULL, NULL, NULL,
 };
 
+/* A tuple of str from ``count`` names, or NULL with the error set. */
+static PyObject *names_tuple(const char *const *names, Py_ssize_t count) {
+    PyObject *tuple = PyTuple_New(count);
+    for (Py_ssize_t i = 0; tuple != NULL && i < count; i++) {
+        PyObject *name = PyUnicode_FromString(names[i]);
+        if (name == NULL) Py_CLEAR(tuple);
+        else PyTuple_SET_ITEM(tuple, i, name);
+    }
+    return tuple;
+}
+
 PyMODINIT_FUNC PyInit__native(void) {
     PyObject *module = PyModule_Create(&module_definition);
     if (module == NULL) return NULL;
-    PyObject *kinds = PyTuple_New(K_COUNT);
-    if (kinds == NULL) {
+    PyObject *kinds = names_tuple(KIND_NAMES, K_COUNT);
+    /* The walk's columns by table (messages, tool_calls, responses, segments), each in the walk's order. */
+    PyObject *columns = PyTuple_New(4);
+    const Py_ssize_t counts[4] = {M_COLUMNS, C_COLUMNS, R_COLUMNS, S_COLUMNS};
+    for (Py_ssize_t table = 0, first = 0; columns != NULL && table < 4; first += counts[table++]) {
+        PyObject *names = names_tuple(COLUMN_NAMES + first, counts[table]);
+        if (names == NULL) Py_CLEAR(columns);
+        else PyTuple_SET_ITEM(columns, table, names);
+    }
+    if (kinds == NULL || columns == NULL || PyModule_AddObject(module, "KINDS", kinds) < 0) {
         Py_XDECREF(kinds);
+        Py_XDECREF(columns);
         Py_DECREF(module);
         return NULL;
     }
-    for (int i = 0; i < K_COUNT; i++) PyTuple_SET_ITEM(kinds, i, PyUnicode_FromString(KIND_NAMES[i]));
-    if (PyModule_AddObject(module, "KINDS", kinds) < 0) {
-        Py_DECREF(kinds);
+    if (PyModule_AddObject(module, "COLUMNS", columns) < 0) {
+        Py_DECREF(columns);
         Py_DECREF(module);
         return NULL;
     }

@@ -50,64 +50,11 @@ AVAILABLE: Final = _native is not None
 #: Set to ``0`` to fold every journal in Python (the reference), e.g. to compare the two paths by hand.
 NATIVE_ROWS_VARIABLE: Final = "JOURNALTOOLS_NATIVE_ROWS"
 
-#: The columns the extension appends to, in its order (``_native.c``), by table.
-MESSAGE_COLUMNS: Final = (
-    "index",
-    "seq",
-    "pending",
-    "role",
-    "text",
-    "thinking_chars",
-    "tool_use_count",
-    "tool_result_count",
-    "provider_blocks",
-)
-CALL_COLUMNS: Final = (
-    "call_id",
-    "name",
-    "input",
-    "call_seq",
-    "result_seq",
-    "is_error",
-    "remote",
-    "kind",
-    "dispatched",
-    "made_at",
-    "answered_at",
-    "duration",
-    "timed",
-    "deferred",
-    "deferred_note",
-    "deferred_handle",
-    "call_approved",
-    "result_chars",
-)
-RESPONSE_COLUMNS: Final = (
-    "seq",
-    "iteration",
-    "time",
-    "stop_reason",
-    "in_tokens",
-    "out_tokens",
-    "cache_read_tokens",
-    "cache_create_tokens",
-    "thinking_tokens",
-)
-SEGMENT_COLUMNS: Final = (
-    "started_at",
-    "ended_at",
-    "segment",
-    "first_seq",
-    "last_seq",
-    "claimed_by",
-    "claimed_at",
-    "ending",
-    "terminal_message",
-    "llm_calls",
-    "tool_calls",
-    "in_tokens",
-    "out_tokens",
-)
+#: The columns the extension appends to, by table (messages, tool_calls, responses, segments), in its order: it
+#: names them (``_native.COLUMNS``), and the builder hands it the buffers of the columns so named. None without it.
+_NO_COLUMNS: Final[tuple[tuple[str, ...], ...]] = ((), (), (), ())
+_COLUMNS: Final[tuple[tuple[str, ...], ...]] = _native.COLUMNS if _native is not None else _NO_COLUMNS
+MESSAGE_COLUMNS, CALL_COLUMNS, RESPONSE_COLUMNS, SEGMENT_COLUMNS = _COLUMNS
 
 
 class NativeRun(NamedTuple):

@@ -258,6 +258,17 @@ def test_the_extension_folds_only_kinds_the_record_model_declares() -> None:
         assert walked[native_fold._KIND_OF_ID[protocol]] == kind
 
 
+def test_the_walk_names_columns_its_tables_have() -> None:
+    """The walk names the columns it appends to (the builder hands it the buffers of those names): each is a column
+    of its table, once, and every column of its table but the run is one of them."""
+    from journaltools.tables.schema import MESSAGES_SCHEMA, RESPONSES_SCHEMA, SEGMENTS_SCHEMA, TOOL_CALLS_SCHEMA
+
+    tables = [MESSAGES_SCHEMA, TOOL_CALLS_SCHEMA, RESPONSES_SCHEMA, SEGMENTS_SCHEMA]
+    named = [native_fold.MESSAGE_COLUMNS, native_fold.CALL_COLUMNS, native_fold.RESPONSE_COLUMNS]
+    for schema, columns in zip(tables, [*named, native_fold.SEGMENT_COLUMNS], strict=True):
+        assert len(set(columns)) == len(columns) and set(columns) == set(schema.names) - {"run"}
+
+
 def test_a_kind_the_walk_does_not_fold_gives_the_journal_back() -> None:
     """A kind the record model holds and the walk does not (a newer generation's, until the walk learns it) reaches
     the walk as its own number: the journal goes to the Python fold, and no row is left behind."""

@@ -9,7 +9,7 @@
 
 /* -- the walk ---------------------------------------------------------------------------------------------------- */
 
-/* The columns the walk appends to, in this order (the caller's TablesBuilder names them). */
+/* The columns the walk appends to, by table, in this order (named below, ``COLUMN_NAMES``). */
 enum {
     M_INDEX, M_SEQ, M_PENDING, M_ROLE, M_TEXT, M_THINKING, M_USES, M_RESULTS, M_PROVIDERS, M_COLUMNS
 };
@@ -25,6 +25,22 @@ enum {
     S_TERMINAL_MESSAGE, S_LLM_CALLS, S_TOOL_CALLS, S_IN, S_OUT, S_COLUMNS
 };
 #define ALL_COLUMNS (M_COLUMNS + C_COLUMNS + R_COLUMNS + S_COLUMNS)
+/* Each column's name in its table's schema, in the order above: the module hands them to Python (``COLUMNS``),
+ * whose builder gives the walk the buffers of the columns so named, in this order. */
+static const char *const COLUMN_NAMES[ALL_COLUMNS] = {
+    /* messages */
+    "index", "seq", "pending", "role", "text", "thinking_chars", "tool_use_count", "tool_result_count",
+    "provider_blocks",
+    /* tool_calls */
+    "call_id", "name", "input", "call_seq", "result_seq", "is_error", "remote", "kind", "dispatched", "made_at",
+    "answered_at", "duration", "timed", "deferred", "deferred_note", "deferred_handle", "call_approved", "result_chars",
+    /* responses */
+    "seq", "iteration", "time", "stop_reason", "in_tokens", "out_tokens", "cache_read_tokens", "cache_create_tokens",
+    "thinking_tokens",
+    /* segments */
+    "started_at", "ended_at", "segment", "first_seq", "last_seq", "claimed_by", "claimed_at", "ending",
+    "terminal_message", "llm_calls", "tool_calls", "in_tokens", "out_tokens",
+};
 
 /* How a column is laid out (tables.columns.ColumnBuffer): 8-byte integers, 1-byte booleans, or text (each row's
  * end offset as an int64 in ``values``, its bytes in ``data``); every column has one validity byte per row. */
