@@ -205,4 +205,19 @@ def meta_columns(first: FirstRecord | None) -> tuple[MetaColumns, Generation | N
     return columns, rules_for_version(meta.version) if generation is not None else None
 
 
-__all__ = ["NO_META", "FirstRecord", "MetaColumns", "PythonSummary", "RunSummary", "meta_columns", "python_summary"]
+def dated_by_last_record(generation: Generation | None) -> bool:
+    """Whether a run is dated by its last record's own time (the newest line dates every record), else by its
+    store's; a version no build writes is taken at its word (the Python fold then dated it or not)."""
+    return generation is None or generation.dates_records
+
+
+__all__ = [
+    "NO_META",
+    "FirstRecord",
+    "MetaColumns",
+    "PythonSummary",
+    "RunSummary",
+    "dated_by_last_record",
+    "meta_columns",
+    "python_summary",
+]

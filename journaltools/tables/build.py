@@ -26,10 +26,10 @@ from journaltools.folding.phrases import Ending, ending_of, problem_text, why_of
 from journaltools.folding.reads import RunReadLike
 from journaltools.folding.run import fold_run
 from journaltools.folding.state import COUNTER_NAMES
-from journaltools.folding.summary import FirstRecord, RunSummary, meta_columns, python_summary
+from journaltools.folding.summary import FirstRecord, RunSummary, dated_by_last_record, meta_columns, python_summary
 from journaltools.folding.texts import message_columns
 from journaltools.protocol.findings import Finding
-from journaltools.protocol.generations import Generation, rules_for_version
+from journaltools.protocol.generations import rules_for_version
 from journaltools.protocol.journal import typed_records
 from journaltools.sources.scan import updated_at
 from journaltools.tables.columns import (
@@ -291,7 +291,7 @@ class TablesBuilder:
                 wall_clock = fit.duration("runs.wall_clock", start)
         # The newest line dates a run by its last record; an undated one (and every August one) by the store.
         updated: datetime | int | None
-        if dated and _dates_records(generation):
+        if dated and dated_by_last_record(generation):
             updated = last_time
         else:
             updated = updated_at(store_updated) if isinstance(store_updated, int) else store_updated
@@ -422,12 +422,6 @@ _ROW_ORDER: Final = (
 )
 _TOOL_ERRORS_AT: Final = RUNS_SCHEMA.names.index("tool_errors")
 _TOOL_CALLS_AT: Final = _RUN_COLUMNS.index("tool_calls")
-
-
-def _dates_records(generation: Generation | None) -> bool:
-    """Whether a run's last record dates it: the newest line's do; a version no build writes is taken at its word
-    (the Python fold then dated it or not)."""
-    return generation is None or generation.dates_records
 
 
 def _transposed(rows: list[tuple[Any, ...]], width: int) -> list[Sequence[Any]]:
