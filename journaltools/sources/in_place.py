@@ -176,25 +176,28 @@ class InPlace:
         body = memoryview(self.buffer)  # type: ignore[arg-type]  # numpy arrays export the buffer protocol
         offsets = memoryview(scan.offsets).cast("q")
         kinds = native_fold.kinds_of_protocols(scan.protocols)
-        protocols, newest = scan.protocols, scan.newest
+        # Looked up once: each lookup was a measurable part of what handing a small journal out costs.
+        protocols, newest, modified = scan.protocols, scan.newest, self.modified
+        decoded_line, proven_first = native_fold.decoded_line, native_fold.proven_first
         end = 0
         for index, ((run, path), count) in enumerate(zip(self.paths, self.counts, strict=True)):
-            start, end = end, end + max(count, 0)
             if count >= 0:
+                start = end
+                end += count
                 line = body[offsets[start] : offsets[start + 1]]
-                first = native_fold.decoded_line(line)
-                if not (newest[index] and _beside_august(line, first)):
-                    usable = native_fold.proven_first(first, protocols[start], holds_newest=bool(newest[index]))
+                first = decoded_line(line)
+                holds_newest = newest[index] != 0
+                if not (holds_newest and _beside_august(line, first)):
                     yield Proven(
                         index,
                         run,
                         path,
-                        usable,
+                        proven_first(first, protocols[start], holds_newest=holds_newest),
                         body[: offsets[end]],
                         scan.offsets[start * 8 : end * 8],
                         kinds[start:end],
                         offsets[start : end + 1],
-                        self.modified[index],
+                        modified[index],
                         protocols,
                         start,
                     )
