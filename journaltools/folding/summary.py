@@ -16,7 +16,7 @@ from journaltools.folding.facts import undated
 from journaltools.folding.fold import FoldResult
 from journaltools.folding.state import COUNTER_NAMES
 from journaltools.protocol.credentials import conversation_digest
-from journaltools.protocol.generations import Generation, generation_of_version, rules_for_version
+from journaltools.protocol.generations import Generation, generation_of_version
 from journaltools.protocol.kinds import Meta, Record
 
 #: A proven meta record, first in a journal the native walk takes (``native.usable_first``), or any journal's
@@ -202,7 +202,7 @@ def meta_columns(first: FirstRecord | None) -> tuple[MetaColumns, Generation | N
         meta.caller or None,
         conversation_digest(meta.conversation_token),
     )
-    return columns, rules_for_version(meta.version) if generation is not None else None
+    return columns, generation
 
 
 def dated_by_last_record(generation: Generation | None) -> bool:
