@@ -10,6 +10,7 @@ its place. Both rows are the same: the tests hold the two ways to one answer on 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Sequence
 from typing import Final, Protocol
 
@@ -17,7 +18,15 @@ from journaltools.folding import native as native_fold
 from journaltools.protocol.kinds import Record, protocol_of
 from journaltools.protocol.native import PROTOCOL_IDS
 from journaltools.sources.base import LocalJournal, RunRead, is_vanished
-from journaltools.sources.in_place import BATCH_BYTES, BATCH_JOURNALS, InPlace, Proven, batched, in_place_available
+from journaltools.sources.in_place import (
+    BATCH_BYTES,
+    BATCH_JOURNALS,
+    InPlace,
+    Proven,
+    batched,
+    in_place_available,
+    read_ahead,
+)
 from journaltools.sources.listing import RunSummary, kind_label, summarize_file, summarize_file_natively
 from journaltools.sources.scan import updated_at
 
@@ -39,24 +48,41 @@ _TERMINAL: Final = native_fold.kinds_of_protocols(bytes([PROTOCOL_IDS.index(prot
 
 def file_summaries(source: LocalSource, runs: Sequence[str]) -> Iterator[RunSummary]:
     """The file rule's row of each of ``runs`` in order; a journal gone since it was listed is left out, and its
-    ``vanished`` finding kept by the source (``vanished_findings``). What is held at once is one batch's journals
-    and rows, however many runs the source lists."""
+    ``vanished`` finding kept by the source (``vanished_findings``). What is held at once is two batches' journals
+    (the next one is read ahead, ``in_place.read_ahead``) and one batch's rows, however many runs the source lists."""
+    with contextlib.closing(read_ahead(_parts(source, runs), _read_part, ahead=in_place_available())) as parts:
+        for (chunk, batch), read in parts:
+            if batch is not None and read is not None:
+                yield from _batch_summaries(source, read)
+                continue
+            for run in chunk:
+                summary = _read_and_summarized(source, run, None)
+                if summary is not None:
+                    yield summary
+
+
+def _parts(source: LocalSource, runs: Sequence[str]) -> Iterator[tuple[Sequence[str], Sequence[LocalJournal] | None]]:
+    """``runs`` a part at a time: a batch of local plain journals to read in place, or a chunk of runs (with no
+    batch) to read the usual way."""
     in_place = in_place_available()
     for start in range(0, len(runs), BATCH_JOURNALS):
         chunk = runs[start : start + BATCH_JOURNALS]
         journals = source.local_journals(chunk) if in_place else None
         if journals is None:
-            for run in chunk:
-                summary = _read_and_summarized(source, run, None)
-                if summary is not None:
-                    yield summary
+            yield chunk, None
             continue
         for batch in batched(journals, BATCH_BYTES, BATCH_JOURNALS):
-            yield from _batch_summaries(source, batch)
+            yield chunk, batch
 
 
-def _batch_summaries(source: LocalSource, batch: Sequence[LocalJournal]) -> Iterator[RunSummary]:
-    read = InPlace.read([(journal.run, journal.path) for journal in batch], sum(j.size for j in batch))
+def _read_part(part: tuple[Sequence[str], Sequence[LocalJournal] | None]) -> InPlace | None:
+    batch = part[1]
+    if batch is None:
+        return None
+    return InPlace.read([(journal.run, journal.path) for journal in batch], sum(j.size for j in batch))
+
+
+def _batch_summaries(source: LocalSource, read: InPlace) -> Iterator[RunSummary]:
     for journal in read.journals():
         if isinstance(journal, Proven):
             yield _natively(journal) or _summarized(journal.read(source.url))

@@ -8,6 +8,7 @@ journals never travel through a pipe.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from journaltools._base.perf import paused_gc
 from journaltools.protocol import native
 from journaltools.protocol.findings import Finding
 from journaltools.sources.base import Backend
-from journaltools.sources.in_place import BATCH_JOURNALS, InPlace, Proven, batched, in_place_available
+from journaltools.sources.in_place import BATCH_JOURNALS, InPlace, Proven, batched, in_place_available, read_ahead
 from journaltools.sources.registry import open_source
 from journaltools.tables.build import TablesBuilder
 from journaltools.tables.options import LoadOptions
@@ -156,15 +157,38 @@ def _records_in_order(scanned: pa.Table, counts: list[int], usual: dict[int, pa.
     return pa.concat_tables(parts)
 
 
+def folded_reading_ahead(backend: Backend, batches: Sequence[RunBatch], options: LoadOptions) -> Iterator[BatchResult]:
+    """``tables_of_batch`` of each of ``batches`` in turn, every one folded in place (``folds_natively``), the next
+    batch read and proven on a thread while this one is folded (``in_place.read_ahead``)."""
+
+    def read(batch: RunBatch) -> InPlace:
+        return InPlace.read(_paths_of(batch), batch.size)
+
+    with contextlib.closing(read_ahead(batches, read)) as reads:
+        for batch, batch_read in reads:
+            yield _folded_in_place(backend, batch, options, _paths_of(batch), batch_read)
+
+
+def _paths_of(batch: RunBatch) -> list[tuple[str, str]]:
+    """(run, path) of each journal of a batch of local journals."""
+    return list(zip(batch.runs, batch.paths or (), strict=True))
+
+
 def _folded_in_place(
-    backend: Backend, batch: RunBatch, options: LoadOptions, paths: list[tuple[str, str]]
+    backend: Backend,
+    batch: RunBatch,
+    options: LoadOptions,
+    paths: list[tuple[str, str]],
+    batch_read: InPlace | None = None,
 ) -> BatchResult:
     """``tables_of_batch`` of local plain journals read into one buffer and proven there (``sources.in_place``),
     as ``_records_read_in_place`` reads them, each proven journal then folded natively from its lines where the
     walk takes it (``TablesBuilder.add_lines``): no journal becomes a read or a record object. A proven journal the
     walk gives back is folded in Python from the same bytes; any other journal is read again and taken the usual
-    way (``add_folding``). Rows stay in run order."""
-    batch_read = InPlace.read(paths, batch.size)
+    way (``add_folding``). Rows stay in run order. ``batch_read``: the batch read already (``folded_reading_ahead``).
+    """
+    if batch_read is None:
+        batch_read = InPlace.read(paths, batch.size)
     builder = TablesBuilder(records=False, folded=True)
     usual: dict[int, pa.Table] = {}
     source = backend.url

@@ -27,6 +27,7 @@ from journaltools.tables.batch import (
     BatchResult,
     RunBatch,
     batches_of,
+    folded_reading_ahead,
     folds_natively,
     reads_in_place,
     tables_of_batch,
@@ -73,6 +74,9 @@ def _batch_results(backend: Backend, runs: list[str], options: LoadOptions) -> I
     processes = processes_for(options.workers, size, folds_natively=natively) if options.fold and size else 1
     if processes > 1 and len(batches) > 1:
         yield from shared_batches(batches, processes - 1, options.for_batches(), here)
+        return
+    if natively and threads > 1:  # a second thread reads the next batch while this one is folded
+        yield from folded_reading_ahead(backend, batches, options)
         return
     for batch in batches:
         yield here(batch, options)
