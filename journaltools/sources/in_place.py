@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import mmap
-import sys
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -32,8 +31,6 @@ from journaltools.sources.scan import max_journal_bytes, max_journal_records, ru
 #: holds per journal, its rows and its fold, is bounded too, not only its bytes).
 BATCH_BYTES: Final = 8 << 20
 BATCH_JOURNALS: Final = 1024
-#: ``madvise``'s advice to make a range's pages present, writable (Linux's number; Python does not name it).
-_MADV_POPULATE_WRITE: Final = 23 if sys.platform == "linux" else None
 
 T = TypeVar("T")
 
@@ -52,18 +49,18 @@ def batched(journals: Sequence[LocalJournal], max_bytes: int, max_journals: int)
 
 
 def fresh_pages(size: int) -> np.ndarray:
-    """``size`` bytes of fresh memory, for a batch read into it, its pages made present at once.
+    """``size`` bytes of fresh memory, for a batch read into it (``native.read_files_into`` makes its pages present
+    at once, without the GIL).
 
     Private anonymous pages: shared ones (``mmap``'s default) are backed by the kernel's shared memory, whose every
-    page fault and release cost more. Made present in one call where the kernel can (``MADV_POPULATE_WRITE``, Linux
-    5.14), not faulted in a page at a time by the reads: a small journal's pages cost 4.6 µs shared, 2.7 private and
-    1.6 made present at once. Never huge pages, which ``scan.read_journals_into`` found made the kernel compact
-    memory on a machine a load has churned. Not a bytearray, which would first write zeros over every byte."""
+    page fault and release cost more: a small journal's pages cost 4.6 µs shared, 2.7 private and 1.6 made present
+    at once. Never huge pages, which ``scan.read_journals_into`` found made the kernel compact memory on a machine a
+    load has churned. Not a bytearray, which would first write zeros over every byte."""
     pages = mmap.mmap(-1, max(size, 1), flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    for advice in (getattr(mmap, "MADV_NOHUGEPAGE", None), _MADV_POPULATE_WRITE):
-        if advice is not None:
-            with contextlib.suppress(OSError):  # an older kernel: the reads fault the pages in as before
-                pages.madvise(advice)
+    no_huge_pages = getattr(mmap, "MADV_NOHUGEPAGE", None)
+    if no_huge_pages is not None:
+        with contextlib.suppress(OSError):  # a kernel without transparent huge pages
+            pages.madvise(no_huge_pages)
     return np.frombuffer(pages, np.uint8)[:size]
 
 
