@@ -275,19 +275,22 @@ class FactsWalk:
 
     def add(self, records: Iterable[Record]) -> None:
         facts, open_calls, before = self.facts, self._open_calls, self._before
+        # Bound once: a run of 100,000 records opens in a view that waits for this walk.
+        add_seq, times, calls, responses = facts.seqs.append, facts.times, facts.calls, facts.responses
         for record in records:
-            seq = record.seq
-            facts.seqs.append(seq)
-            if record.time:
-                facts.times[seq] = record.time
+            seq, time = record.seq, record.time
+            add_seq(seq)
+            if time:
+                times[seq] = time
             kind = record.kind
             if kind == "assistant" and record.assistant is not None:
                 assistant = record.assistant
-                facts.responses.append(
+                iteration = assistant.iteration
+                responses.append(
                     ResponseFact(
                         seq,
-                        assistant.iteration,
-                        record.time,
+                        iteration,
+                        time,
                         assistant.stop_reason,
                         assistant.in_tokens,
                         assistant.out_tokens,
@@ -299,26 +302,28 @@ class FactsWalk:
                 for block in assistant.message.content or ():
                     use = block.tool_use
                     if use is not None:
-                        call = CallFact(assistant.iteration, use.id, use.name, bytes(use.input), seq, record.time)
-                        facts.calls.append(call)
-                        open_calls.setdefault(use.id, []).append(call)
+                        call = CallFact(iteration, use.id, use.name, bytes(use.input), seq, time)
+                        calls.append(call)
+                        made = open_calls.get(use.id)
+                        if made is None:
+                            open_calls[use.id] = [call]
+                        else:
+                            made.append(call)
             elif kind == "deferred" and record.deferred is not None:
                 deferral = record.deferred
                 facts.kinds_recorded |= bool(deferral.kind)
-                waiting = [call for call in open_calls.get(deferral.tool_use_id, ()) if call.answer is None]
-                if waiting and waiting[-1].deferral is None:
-                    call = waiting[-1]
-                    call.deferral, call.deferred_seq = deferral, seq
-                    call.duration_ns = _gap(before, record)
+                waiting = _last_unanswered(open_calls.get(deferral.tool_use_id))
+                if waiting is not None and waiting.deferral is None:
+                    waiting.deferral, waiting.deferred_seq = deferral, seq
+                    waiting.duration_ns = _gap(before, record)
             elif kind == "tool_result" and record.tool_result is not None:
                 result = record.tool_result
                 facts.kinds_recorded |= bool(result.kind)
-                waiting = [call for call in open_calls.get(result.tool_use_id, ()) if call.answer is None]
-                if waiting:
-                    call = waiting[-1]
-                    call.answer, call.answered_seq, call.answered_time = result, seq, record.time
-                    if call.deferral is None:
-                        call.duration_ns = _gap(before, record)
+                waiting = _last_unanswered(open_calls.get(result.tool_use_id))
+                if waiting is not None:
+                    waiting.answer, waiting.answered_seq, waiting.answered_time = result, seq, time
+                    if waiting.deferral is None:
+                        waiting.duration_ns = _gap(before, record)
             elif kind == "call_approval" and record.call_approval is not None:
                 approved = open_calls.get(record.call_approval.tool_use_id)
                 if approved:
@@ -330,11 +335,19 @@ class FactsWalk:
                 facts.claim_seqs.append(seq)
             elif kind == "meta" and record.meta is not None and len(facts.seqs) == 1:
                 facts.created = str(record.meta.created) or None
-                facts.meta = MetaFacts.of(record.meta, record.time)
+                facts.meta = MetaFacts.of(record.meta, time)
             before = record
         if before is not None:
             facts.last_kind = before.kind or ""
         self._before = before
+
+
+def _last_unanswered(made: list[CallFact] | None) -> CallFact | None:
+    """The most recent call with this id still waiting for its answer (None when none is)."""
+    for call in reversed(made or ()):
+        if call.answer is None:
+            return call
+    return None
 
 
 def wall_clock_ns(records: Sequence[Record]) -> int | None:
