@@ -14,6 +14,8 @@ setup(
         Extension(
             "journaltools.protocol._canonical",
             sources=["journaltools/protocol/_canonical.c"],
+            # Its parts, included into the one translation unit: a change to any rebuilds it.
+            depends=sorted(glob("journaltools/protocol/_canonical_parts/*.h")),
             extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra", "-Werror=implicit-function-declaration"],
             optional=True,
         ),

@@ -147,6 +147,17 @@ def test_no_module_holds_more_than_one_idea() -> None:
     assert long == set(), f"split it: no module over {MAX_LINES} lines"
 
 
+def test_no_c_source_holds_more_than_one_idea() -> None:
+    # Each C extension is one translation unit made of parts, each holding one idea (``folding/_native_parts/``,
+    # ``protocol/_canonical_parts/``).
+    long = {
+        str(path.relative_to(ROOT))
+        for path in sorted(PACKAGE.rglob("*.[ch]"))
+        if len(path.read_text(encoding="utf-8").splitlines()) > MAX_LINES
+    }
+    assert long == set(), f"split it into parts: no C source over {MAX_LINES} lines"
+
+
 def test_the_top_of_the_package_holds_few_public_modules() -> None:
     public = sorted(path.name for path in PACKAGE.glob("*.py") if not path.name.startswith("_"))
     assert len(public) + 2 <= MAX_PUBLIC_TOP_MODULES, public  # with __init__ and __main__
