@@ -53,6 +53,10 @@ class HeldLocks:
         """Whether a process holds ``lock`` (the path is only looked up, never opened)."""
         if self.held is None:
             return "unknown"
+        if not self.held:
+            # The table shows no lock held at all: this one is not held either, and a listing of thousands of runs
+            # need not look each lock file up (5 us a run, a tenth of a small run's load).
+            return "free"
         try:
             info = os.stat(lock)
         except FileNotFoundError:

@@ -66,6 +66,21 @@ def test_no_lock_file_is_free_and_an_unreadable_table_is_unknown(tmp_path: Path)
     assert HeldLocks.now(table).writer(lock) == "held"
 
 
+def test_an_empty_table_says_free_without_looking_the_lock_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    journal = tmp_path / "run.json"
+    journal.touch()
+    unreachable = journal / "run.lock"  # a path through a file: looking it up fails with NotADirectoryError
+    table = tmp_path / "locks"
+    table.write_text("1: FLOCK  ADVISORY  WRITE 7 00:01:2 0 EOF\n")
+    assert HeldLocks.now(table).writer(unreachable) == "unknown"  # some lock is held: this one cannot be told
+    table.write_text("")
+    looked_up: list[object] = []
+    real_stat = os.stat
+    monkeypatch.setattr(os, "stat", lambda path, *a, **k: looked_up.append(path) or real_stat(path, *a, **k))
+    assert HeldLocks.now(table).writer(unreachable) == "free"  # no lock is held anywhere: nor is this one
+    assert looked_up == []
+
+
 def test_silence_is_counted_from_the_last_time_heard_and_never_negative() -> None:
     now = datetime(2026, 12, 6, tzinfo=UTC)
     assert silent_for(now - timedelta(minutes=3), now) == 180.0
