@@ -44,6 +44,7 @@ def read_ahead(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return used
 
 
+@pytest.mark.slow  # ten corpus folders loaded twice in batches as small as one journal: `make test` runs it
 @settings(
     max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )
