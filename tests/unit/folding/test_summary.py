@@ -5,6 +5,7 @@ native walk's, field by field, on every journal of both real corpora that the wa
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from journaltools.folding.run import fold_run
 from journaltools.folding.summary import NO_META, PythonSummary, meta_columns, python_summary
 from journaltools.goencoding.time import go_time
 from journaltools.protocol.journal import read_file_journal, typed_records
+from journaltools.protocol.kinds import Record
 from journaltools.sources.scan import run_read
 from journaltools.tables.build import TablesBuilder
 from tests.mixed_journals import journals_of
@@ -28,19 +30,24 @@ def _read(run: str, data: bytes) -> object:
     return run_read(run, read_file_journal(data), source="file:///test", where=run, strict=False, updated=None)
 
 
-def _both(folder: Path) -> list[tuple[str, PythonSummary, native_fold.NativeRun]]:
-    pairs = []
+def _walked(folder: Path) -> Iterator[tuple[str, object, Record, native_fold.NativeRun]]:
+    """Each journal of ``folder`` the native walk takes: its run, its read, its meta record and the walk's answer."""
     for run, data in journals_of(folder):
         read = _read(run, data)
         first = native_fold.usable_first(read)  # type: ignore[arg-type]
         if first is None or first.meta is None:
             continue
-        native = native_fold.fold_rows(read, first.meta, TablesBuilder()._native_columns)  # type: ignore[arg-type]
-        if native is None:
-            continue
+        walked = native_fold.fold_rows(read, first.meta, TablesBuilder()._native_columns)  # type: ignore[arg-type]
+        if walked is not None:
+            yield run, read, first, walked
+
+
+def _both(folder: Path) -> list[tuple[str, PythonSummary, native_fold.NativeRun]]:
+    pairs = []
+    for run, read, _first, walked in _walked(folder):
         records = typed_records(read.records)  # type: ignore[attr-defined]
         result = fold_run(read).result  # type: ignore[arg-type]
-        pairs.append((run, python_summary(records, result, result.last_seq), native))
+        pairs.append((run, python_summary(records, result, result.last_seq), walked))
     return pairs
 
 
@@ -89,14 +96,8 @@ def _micros(moment: datetime | None) -> int | None:
 def test_the_walk_reads_the_run_times_as_the_python_rules_do(folder: Path) -> None:
     """The creation time, the last record's time and the wall clock the walk gives the run row are those the Python
     rules read off the journal's text (``go_time``, ``facts.wall_clock_of``)."""
-    for run, data in journals_of(folder):
-        read = _read(run, data)
-        first = native_fold.usable_first(read)  # type: ignore[arg-type]
-        if first is None or first.meta is None:
-            continue
-        walked = native_fold.fold_rows(read, first.meta, TablesBuilder()._native_columns)  # type: ignore[arg-type]
-        if walked is None:
-            continue
+    for run, _read_of_it, first, walked in _walked(folder):
+        assert first.meta is not None
         assert walked.created_us == _micros(go_time(first.meta.created)), run
         assert walked.updated_us == _micros(go_time(walked.last_time)), run
         assert walked.wall_clock == wall_clock_of(first.meta, first.time, walked.last_dated_time), run

@@ -26,11 +26,8 @@ def listing_both_ways(directory: Path) -> tuple[list[RunSummary], list[RunSummar
     return ours, reference
 
 
-@pytest.mark.parametrize("root", [CORPUS, NEWEST_CORPUS], ids=["august", "newest"])
-def test_every_row_of_a_mixed_directory_is_the_python_folds_row(
-    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    directory = mixed_directory(tmp_path / "runs", root)
+def _runs_taken_natively(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The runs the listing makes rows of from the native walk, in order, as the listing goes."""
     taken: list[str] = []
     natively = file_listing._natively
 
@@ -41,6 +38,15 @@ def test_every_row_of_a_mixed_directory_is_the_python_folds_row(
         return summary
 
     monkeypatch.setattr(file_listing, "_natively", spied)
+    return taken
+
+
+@pytest.mark.parametrize("root", [CORPUS, NEWEST_CORPUS], ids=["august", "newest"])
+def test_every_row_of_a_mixed_directory_is_the_python_folds_row(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    directory = mixed_directory(tmp_path / "runs", root)
+    taken = _runs_taken_natively(monkeypatch)
     ours, reference = listing_both_ways(directory)
     assert [row.run for row in ours] == [row.run for row in reference]
     for mine, theirs in zip(ours, reference, strict=True):
@@ -80,16 +86,7 @@ def test_records_after_the_terminal_are_named_by_their_protocol_known_or_not(
     for run, tail in {"known": line(user(5)), "unknown": unknown, "both": line(user(5)) + unknown}.items():
         journal = line(meta_record(meta(run))) + line(terminal(2)) + claim + line(user(4)) + tail
         (directory / f"{run}.json").write_bytes(journal)
-    taken: list[str] = []
-    natively = file_listing._natively
-
-    def spied(journal: file_listing.Proven) -> RunSummary | None:
-        summary = natively(journal)
-        if summary is not None:
-            taken.append(summary.run)
-        return summary
-
-    monkeypatch.setattr(file_listing, "_natively", spied)
+    taken = _runs_taken_natively(monkeypatch)
     ours, reference = listing_both_ways(directory)
     assert ours == reference
     assert "known" in taken  # (the walk gives a journal holding an unknown id back today: its rows are compared too)
