@@ -42,6 +42,7 @@ def threads_used(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return used
 
 
+@pytest.mark.slow  # ten corpus folders loaded threaded and not, in batches down to one journal: `make test` runs it
 @settings(
     max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )

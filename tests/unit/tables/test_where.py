@@ -135,6 +135,7 @@ def test_the_newest_corpus_and_both_generations_filter_alike() -> None:
 # -- property: any expression the grammar makes, against a reference reading over the rows ------------------------
 
 
+@pytest.mark.slow  # 300 generated expressions over both generations' runs: `make test` runs it
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(conditions())
 def test_any_expression_keeps_what_the_reference_reading_keeps(condition: tuple[str, Any]) -> None:
