@@ -23,6 +23,11 @@ from journaltools.widgets.runs_model import RunBrowserModel, row_of_fold
 from tests.runstate_corpus import CORPUS, NEWEST_CORPUS
 
 FOLDERS = [CORPUS / "file", NEWEST_CORPUS / "file", NEWEST_CORPUS / "random", NEWEST_CORPUS / "version3"]
+#: The same, for the tests that render every face: the 147 random runs through every face are left to `make test`,
+#: the fast lane renders the real files alone.
+FACE_FOLDERS = [
+    pytest.param(folder, marks=pytest.mark.slow) if folder.name == "random" else folder for folder in FOLDERS
+]
 
 
 def _faces(folder: Path) -> dict[str, dict[str, str]]:
@@ -51,7 +56,7 @@ def _faces(folder: Path) -> dict[str, dict[str, str]]:
     return said
 
 
-@pytest.mark.parametrize("folder", FOLDERS, ids=lambda folder: str(folder.relative_to(CORPUS)))
+@pytest.mark.parametrize("folder", FACE_FOLDERS, ids=lambda folder: str(folder.relative_to(CORPUS)))
 def test_every_face_says_a_reopened_run_was_reopened(folder: Path) -> None:
     reopened = 0
     for run, faces in _faces(folder).items():
@@ -95,7 +100,7 @@ def test_time_travel_says_an_ended_run_waits_for_nothing() -> None:
                 assert "ended" in html
 
 
-@pytest.mark.parametrize("folder", FOLDERS, ids=lambda folder: str(folder.relative_to(CORPUS)))
+@pytest.mark.parametrize("folder", FACE_FOLDERS, ids=lambda folder: str(folder.relative_to(CORPUS)))
 def test_every_face_states_the_status_and_why_the_fold_decided(folder: Path) -> None:
     """For every run: ls, the run browser (tables and folds), the conversation, TimeTravel's last step, the report,
     show and diff say the status the fold decided, and the one-line faces its why, word for word."""
