@@ -30,10 +30,11 @@ def masked_repr(value: Any, *credentials: str) -> str:
 
 def conversation_digest(token: str) -> str | None:
     """The first 12 hex characters of the conversation token's SHA-256, or None for no token: what a table or a
-    view may show, and group runs by, in its place."""
+    view may show, and group runs by, in its place (enough to group runs of one conversation, never enough to use
+    it). A lone surrogate, which no reader makes but a string built by hand may hold, is digested as it is."""
     if not token:
         return None
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()[:12]
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 __all__ = ["HIDDEN", "conversation_digest", "masked_repr"]

@@ -3,7 +3,6 @@ per run, findings."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any, Final
@@ -94,14 +93,6 @@ def _go_reads(text: str) -> bool:
     except GoJSONError:
         return False
     return True
-
-
-def digest12(secret: str) -> str | None:
-    """The first 12 hex characters of the SHA-256 of ``secret`` (None for an empty one): what a table may hold
-    of a credential, enough to group runs of one conversation, never enough to use it."""
-    if not secret:
-        return None
-    return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 def _is_text(arrow_type: pa.DataType) -> bool:
