@@ -223,14 +223,17 @@ class RunFacts:
     claim_seqs: list[int] = field(default_factory=list)
     #: Whether any record names a provider kind (a newest result or deferral does).
     kinds_recorded: bool = False
-    #: ``meta.created`` as the journal wrote it, when its first record is the meta record (None otherwise).
-    created: str | None = None
     #: What the meta record says, when the first record is one.
     meta: MetaFacts | None = None
     #: The last terminal record's reason (``""`` when none).
     terminal_reason: str = ""
     #: The kind of the last record (``""`` for no record).
     last_kind: str = ""
+
+    @property
+    def created(self) -> str | None:
+        """``meta.created`` as the journal wrote it, when its first record is the meta record (None otherwise)."""
+        return (self.meta.created or None) if self.meta is not None else None
 
     @property
     def dated(self) -> bool:
@@ -334,7 +337,6 @@ class FactsWalk:
             elif kind == "claim":
                 facts.claim_seqs.append(seq)
             elif kind == "meta" and record.meta is not None and len(facts.seqs) == 1:
-                facts.created = str(record.meta.created) or None
                 facts.meta = MetaFacts.of(record.meta, time)
             before = record
         if before is not None:
