@@ -1,7 +1,7 @@
 """What a runs row takes from a journal's fold, the same whichever fold made it.
 
 The native walk (``folding.native``) answers a ``NativeRun`` for each journal it takes; the Python fold answers a
-``FoldResult``, of which ``python_summary`` keeps the same values under the same names (``RunSummary``). The tables'
+``FoldResult``, of which ``python_summary`` keeps the same values under the same names (``PythonSummary``). The tables'
 one run row (``tables.build``) is made from either, so a rule for a column is said once. A journal the Python path
 could not fold (a refused read), or that has no meta record to fold from, has no value for what the runtime's state
 would have said: those are None.
@@ -10,10 +10,11 @@ would have said: those are None.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
 from journaltools.folding.facts import undated
 from journaltools.folding.fold import FoldResult
+from journaltools.folding.native import NativeRun
 from journaltools.folding.state import COUNTER_NAMES
 from journaltools.protocol.credentials import conversation_digest
 from journaltools.protocol.generations import Generation, generation_of_version
@@ -24,57 +25,9 @@ from journaltools.protocol.kinds import Meta, Record
 FirstRecord = Record
 
 
-class RunSummary(Protocol):
-    """The fold's values a runs row holds (``NativeRun`` and ``PythonSummary`` both have them)."""
-
-    @property
-    def records(self) -> int: ...
-    @property
-    def last_seq(self) -> int: ...
-    @property
-    def segments(self) -> int: ...
-    @property
-    def resumes(self) -> int: ...
-    @property
-    def stale_terminal(self) -> bool: ...
-    @property
-    def reopened(self) -> bool | None: ...
-    @property
-    def turns(self) -> int | None: ...
-    @property
-    def context_tokens(self) -> int | None: ...
-    @property
-    def terminal_reason(self) -> str | None: ...
-    @property
-    def terminal_message(self) -> str | None: ...
-    @property
-    def last_stop_reason(self) -> str | None: ...
-    @property
-    def next_iteration(self) -> int | None: ...
-    @property
-    def waiting_for(self) -> str | None: ...
-    @property
-    def counters(self) -> tuple[int | None, ...]: ...
-    @property
-    def tool_calls_by_kind(self) -> list[tuple[str, int]] | None: ...
-    @property
-    def pending_calls(self) -> int | None: ...
-    @property
-    def open_deferrals(self) -> int | None: ...
-    @property
-    def approvals(self) -> list[str] | None: ...
-    @property
-    def call_approvals(self) -> list[str] | None: ...
-    @property
-    def memory_keys(self) -> list[str] | None: ...
-    @property
-    def last_time(self) -> str: ...
-    @property
-    def last_dated_time(self) -> str: ...
-
-
 class PythonSummary(NamedTuple):
-    """``RunSummary`` of a journal the Python fold tabled (``python_summary``)."""
+    """What the runs row of a journal the Python fold tabled takes from it (``python_summary``): ``NativeRun``'s
+    values under its names."""
 
     records: int
     last_seq: int
@@ -97,11 +50,13 @@ class PythonSummary(NamedTuple):
     approvals: list[str] | None
     call_approvals: list[str] | None
     memory_keys: list[str] | None
-    #: The last record's own time when the fold knows the build dates records (``""`` otherwise), and the last one
-    #: Go does not call zero.
+    #: The last record's own time (``""`` when undated or not folded), and the last one Go does not call zero.
     last_time: str
     last_dated_time: str
 
+
+#: The fold's values a runs row holds, whichever fold made them.
+RunSummary = PythonSummary | NativeRun
 
 _NO_COUNTERS = (None,) * len(COUNTER_NAMES)
 
@@ -160,7 +115,7 @@ def python_summary(records: Sequence[Record], result: FoldResult | None, read_la
         list(state.approvals or ()),
         [approval.tool_use_id for approval in state.call_approvals or ()],
         sorted(state.memory_revisions or {}),
-        records[-1].time if records and state.generation.dates_records else "",
+        records[-1].time if records else "",
         last_dated,
     )
 
@@ -207,7 +162,7 @@ def meta_columns(first: FirstRecord | None) -> tuple[MetaColumns, Generation | N
 
 def dated_by_last_record(generation: Generation | None) -> bool:
     """Whether a run is dated by its last record's own time (the newest line dates every record), else by its
-    store's; a version no build writes is taken at its word (the Python fold then dated it or not)."""
+    store's; a version no build writes (None) is read by the newest line's rules, which date every record."""
     return generation is None or generation.dates_records
 
 
