@@ -1,7 +1,7 @@
 """Local plain journals read into one buffer and proven there, journal by journal, for whoever folds them.
 
 A load and a file listing both meet thousands of small journals, where what costs is not the bytes but the objects
-made per journal. Here a batch of journals is read in C into one buffer (``protocol.native.read_files_into``),
+made per journal. Here a batch of journals is read in C into one buffer (``scan.read_journals_into``),
 proven by the scanner in place (``protocol.native.scan_batch``), and handed out one at a time: a journal the scanner
 proved as its lines in the buffer (``Proven``: its meta record decoded alone, and whether the native walk may take
 it), any other as its path (``Usual``: to be read the usual way, whose findings then say what is wrong with it).
@@ -11,8 +11,6 @@ handed.
 
 from __future__ import annotations
 
-import contextlib
-import mmap
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -25,7 +23,7 @@ from journaltools.protocol import native
 from journaltools.protocol.journal import generation_of_proven, read_file_journal
 from journaltools.protocol.kinds import Record
 from journaltools.sources.base import LocalJournal, RunRead
-from journaltools.sources.scan import max_journal_bytes, max_journal_records, run_read, updated_at
+from journaltools.sources.scan import max_journal_bytes, read_journals_into, run_read, updated_at
 
 #: What one batch holds at most: journal bytes (``LoadOptions.batch_bytes``' default), and journals (what a batch
 #: holds per journal, its rows and its fold, is bounded too, not only its bytes).
@@ -46,22 +44,6 @@ def batched(journals: Sequence[LocalJournal], max_bytes: int, max_journals: int)
         size += journal.size
     if start < len(journals):
         yield journals[start:]
-
-
-def fresh_pages(size: int) -> np.ndarray:
-    """``size`` bytes of fresh memory, for a batch read into it (``native.read_files_into`` makes its pages present
-    at once, without the GIL).
-
-    Private anonymous pages: shared ones (``mmap``'s default) are backed by the kernel's shared memory, whose every
-    page fault and release cost more: a small journal's pages cost 4.6 µs shared, 2.7 private and 1.6 made present
-    at once. Never huge pages, which ``scan.read_journals_into`` found made the kernel compact memory on a machine a
-    load has churned. Not a bytearray, which would first write zeros over every byte."""
-    pages = mmap.mmap(-1, max(size, 1), flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    no_huge_pages = getattr(mmap, "MADV_NOHUGEPAGE", None)
-    if no_huge_pages is not None:
-        with contextlib.suppress(OSError):  # a kernel without transparent huge pages
-            pages.madvise(no_huge_pages)
-    return np.frombuffer(pages, np.uint8)[:size]
 
 
 def read_ahead(
@@ -162,12 +144,11 @@ class InPlace:
     def read(cls, paths: Sequence[tuple[str, str]], size: int) -> InPlace:
         """Read ``paths`` (run, path) whose listing said they hold ``size`` bytes in all (``in_place_available``
         must be true)."""
-        limit = max_journal_bytes()
         # A journal past the bound is never read here, so the buffer need not hold more than the bound per journal.
-        buffer = fresh_pages(min(size, limit * len(paths)))
+        capacity = min(size, max_journal_bytes() * len(paths))
         modified = np.zeros(len(paths), np.int64)
-        lengths = native.read_files_into([path for _, path in paths], buffer, limit, max_journal_records(), modified)
-        scan = None if lengths is None else native.scan_batch(buffer, [length or 0 for length in lengths])
+        buffer, lengths = read_journals_into([path for _, path in paths], capacity, modified)
+        scan = native.scan_batch(buffer, [length or 0 for length in lengths])
         if scan is None:
             raise RuntimeError("InPlace.read: this build has no scanner (ask in_place_available first)")
         # A journal left to the usual read was given length 0, which the scan never proves: its count is -1 too.
