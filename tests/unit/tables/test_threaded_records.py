@@ -14,7 +14,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from journaltools.errors import JournalError
 from journaltools.tables import load
 from journaltools.tables import loader as loader_module
 from journaltools.tables.loader import iter_tables
@@ -22,7 +21,7 @@ from journaltools.tables.options import LoadOptions
 from journaltools.tables.schema import Tables
 from tests.paths import SAMPLES
 from tests.runstate_corpus import CORPUS
-from tests.table_checks import same_tables
+from tests.table_checks import parts_until_refused, same_tables
 
 #: Every folder holds more than 16 KiB of journals: at least two batches, so the load has threads to share them.
 FOLDERS = ["file", "random", "broken", "newest/file", "newest/broken"]
@@ -62,11 +61,9 @@ def test_threads_give_the_tables_one_thread_gives(
 
 
 def _until_refused(source: Path, workers: int) -> tuple[list[Tables], str]:
-    parts: list[Tables] = []
-    options = LoadOptions(strict=True, fold=False, batch_bytes=1, workers=workers, progress=False)
-    with pytest.raises(JournalError) as refused:
-        parts.extend(iter_tables(source, None, options))
-    return parts, str(refused.value)
+    return parts_until_refused(
+        source, LoadOptions(strict=True, fold=False, batch_bytes=1, workers=workers, progress=False)
+    )
 
 
 def test_a_refused_journal_is_raised_at_its_place_in_the_order(threads_used: list[int]) -> None:
